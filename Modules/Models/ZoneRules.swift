@@ -1,0 +1,133 @@
+import Foundation
+
+/// The offset history of one IANA time zone, with wall-clock to UTC conversion that is exact
+/// across daylight-saving changes.
+///
+/// Built once per zone from the system's tz database (through Foundation's `TimeZone`), then
+/// answered by binary search over a small array: no Foundation call on the hot path.
+///
+/// Conversion rules, for wall times that do not name exactly one instant:
+/// - a time that does not exist (the spring-forward gap, 02:30 in New York on the second
+///   Sunday of March) resolves to the first instant after the gap (03:00 EDT);
+/// - a time that occurs twice (the fall-back repeat) resolves to its first occurrence, so a
+///   daily reminder at 01:30 fires once that day, not twice.
+public struct ZoneRules: Sendable, Hashable, CustomStringConvertible {
+    /// The IANA identifier, e.g. `Asia/Kathmandu`.
+    public let identifier: String
+    /// Instants (seconds since the epoch) at which the offset changes, ascending.
+    @usableFromInline let transitionInstants: [Int64]
+    /// `offsetsAfter[i]` is the UTC offset in seconds from `transitionInstants[i]` on.
+    @usableFromInline let offsetsAfter: [Int32]
+    /// The offset before the first transition.
+    @usableFromInline let initialOffset: Int32
+
+    /// Rules covering `from ..< through` (default 1970-2100); outside that range the nearest
+    /// known offset holds. Returns nil for an identifier the tz database does not know.
+    public init?(identifier: String, from: Instant = Instant(secondsSinceEpoch: 0),
+                 through: Instant = Instant(secondsSinceEpoch: 4_102_444_800)) {
+        guard ZoneRules.isValidIdentifier(identifier), let zone = TimeZone(identifier: identifier) else { return nil }
+        self.identifier = identifier
+        var instants: [Int64] = []
+        var offsets: [Int32] = []
+        initialOffset = Int32(zone.secondsFromGMT(for: from.date))
+        var cursor = from.date
+        var previousOffset = initialOffset
+        while instants.count < 1_000, let next = zone.nextDaylightSavingTimeTransition(after: cursor),
+            next < through.date
+        {
+            let offset = Int32(zone.secondsFromGMT(for: next))
+            if offset != previousOffset {
+                instants.append(Int64(next.timeIntervalSince1970.rounded()))
+                offsets.append(offset)
+                previousOffset = offset
+            }
+            cursor = next
+        }
+        transitionInstants = instants
+        offsetsAfter = offsets
+    }
+
+    /// A fixed-offset zone with no transitions (tests, and `UTC`).
+    public init(fixedIdentifier identifier: String, offsetSeconds: Int) {
+        self.identifier = identifier
+        transitionInstants = []
+        offsetsAfter = []
+        initialOffset = Int32(offsetSeconds)
+    }
+
+    public static let utc = ZoneRules(fixedIdentifier: "UTC", offsetSeconds: 0)
+
+    /// True for identifiers of the IANA form (`Area/Location`, or `UTC`) that the tz database
+    /// knows. Abbreviations such as `EST` or `GMT+5` are rejected: they do not follow DST.
+    public static func isValidIdentifier(_ identifier: String) -> Bool {
+        guard identifier == "UTC" || identifier.contains("/") else { return false }
+        guard !identifier.hasPrefix("Etc/") || identifier == "Etc/UTC" else { return false }
+        return TimeZone(identifier: identifier) != nil
+    }
+
+    /// The UTC offset in seconds in effect at `instant`.
+    @inlinable public func offsetSeconds(at instant: Instant) -> Int {
+        Int(offset(atSeconds: instant.secondsSinceEpoch))
+    }
+
+    @inlinable func offset(atSeconds seconds: Int64) -> Int32 {
+        // Index of the last transition at or before `seconds`.
+        var low = 0
+        var high = transitionInstants.count
+        while low < high {
+            let middle = (low + high) >> 1
+            if transitionInstants[middle] <= seconds { low = middle + 1 } else { high = middle }
+        }
+        return low == 0 ? initialOffset : offsetsAfter[low - 1]
+    }
+
+    /// The wall-clock reading at `instant`.
+    @inlinable public func localDateTime(at instant: Instant) -> LocalDateTime {
+        LocalDateTime(localSeconds: instant.secondsSinceEpoch + Int64(offset(atSeconds: instant.secondsSinceEpoch)))
+    }
+
+    /// The local calendar date at `instant`.
+    public func localDate(at instant: Instant) -> LocalDate { localDateTime(at: instant).date }
+
+    /// ISO 8601 local time with its offset, e.g. `2027-03-14T03:00:00-04:00`.
+    public func formatted(_ instant: Instant) -> String {
+        localDateTime(at: instant).formatted(offsetSeconds: offsetSeconds(at: instant))
+    }
+
+    /// How a wall time mapped to an instant.
+    public enum Resolution: Sendable, Equatable {
+        /// The wall time names exactly one instant.
+        case exact
+        /// The wall time fell in a spring-forward gap; the instant is the end of the gap.
+        case skippedGap
+        /// The wall time occurs twice; the instant is the first occurrence.
+        case firstOfRepeated
+    }
+
+    /// The instant at which the wall clock reads `local`, with the gap and repeat rules above.
+    public func instant(for local: LocalDateTime) -> Instant { resolve(local).instant }
+
+    /// The instant for `local` and how it was resolved.
+    public func resolve(_ local: LocalDateTime) -> (instant: Instant, resolution: Resolution) {
+        let wall = local.localSeconds
+        // No zone changes offset twice within two days, so the offsets a day either side
+        // are the only candidates.
+        let offsetBefore = Int64(offset(atSeconds: wall - .secondsPerDay))
+        let offsetAfter = Int64(offset(atSeconds: wall + .secondsPerDay))
+        let early = wall - max(offsetBefore, offsetAfter)  // the candidate under the larger offset
+        let late = wall - min(offsetBefore, offsetAfter)
+        let earlyValid = Int64(offset(atSeconds: early)) == max(offsetBefore, offsetAfter)
+        let lateValid = Int64(offset(atSeconds: late)) == min(offsetBefore, offsetAfter)
+        switch (earlyValid, lateValid) {
+        case (true, true) where early != late: return (Instant(secondsSinceEpoch: early), .firstOfRepeated)
+        case (true, _): return (Instant(secondsSinceEpoch: early), .exact)
+        case (false, true): return (Instant(secondsSinceEpoch: late), .exact)
+        case (false, false):
+            // In a gap: the first instant after it is the transition between the candidates.
+            let transition = transitionInstants.first { $0 > min(early, late) && $0 <= max(early, late) }
+            return (Instant(secondsSinceEpoch: transition ?? late), .skippedGap)
+        }
+    }
+
+    public var description: String { identifier }
+}

@@ -1,0 +1,60 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// MARK: - Settings shared by every target
+
+/// One settings list for every target: Swift 6 language mode is the package default;
+/// strict concurrency is complete in that mode, and these make the intent explicit.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+// MARK: - Dependencies
+
+let swiftLog = Target.Dependency.product(name: "Logging", package: "swift-log")
+
+// MARK: - Targets
+
+/// A library target under `Modules/<name>` with its test target under `Tests/<name>Tests`.
+func module(_ name: String, dependencies: [Target.Dependency] = []) -> [Target] {
+    [
+        .target(name: name, dependencies: dependencies, path: "Modules/\(name)", swiftSettings: swiftSettings),
+        .testTarget(
+            name: "\(name)Tests", dependencies: [.target(name: name)] + dependencies,
+            path: "Tests/\(name)Tests", swiftSettings: swiftSettings),
+    ]
+}
+
+let libraries = ["Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Simulation"]
+
+let package = Package(
+    name: "EngagementEngine",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: libraries.map { .library(name: $0, targets: [$0]) } + [
+        .executable(name: "simulate", targets: ["simulate"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2")
+    ],
+    targets: module("Models")
+        + module("Storage", dependencies: ["Models"])
+        + module("Scheduling", dependencies: ["Models"])
+        + module("LiveActivity", dependencies: ["Models"])
+        + module("Content", dependencies: ["Models"])
+        + module("Delivery", dependencies: ["Models"])
+        + module("Engagement", dependencies: ["Models", "Scheduling", "Content", "Delivery", "Storage", swiftLog])
+        + [
+            .target(
+                name: "Simulation",
+                dependencies: ["Models", "Scheduling", "Delivery", "Engagement", swiftLog],
+                path: "Simulation", exclude: ["Scenarios"], swiftSettings: swiftSettings),
+            .testTarget(
+                name: "SimulationTests", dependencies: ["Simulation", "Models", "Scheduling", "Delivery", "Engagement"],
+                path: "Tests/SimulationTests", swiftSettings: swiftSettings),
+            .executableTarget(
+                name: "simulate", dependencies: ["Simulation", "Models", swiftLog], path: "Apps/Simulator",
+                swiftSettings: swiftSettings),
+        ]
+)
