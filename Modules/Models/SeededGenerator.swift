@@ -6,7 +6,7 @@ import Foundation
 /// by the caller, so a run is reproducible from its seed. `derived(_:)` gives independent
 /// streams (one per user, per purpose) that do not depend on how many values other streams drew.
 public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
-    public private(set) var state: UInt64
+    public var state: UInt64
 
     public init(seed: UInt64) { state = seed }
 
@@ -40,7 +40,7 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
     }
 
     /// An exponentially distributed value with the given mean.
-    @inlinable public mutating func exponential(mean: Double) -> Double {
+    public mutating func exponential(mean: Double) -> Double {
         -mean * log(1 - nextUnit())
     }
 
