@@ -1,0 +1,60 @@
+public import Models
+public import Scheduling
+
+/// Tunables of the engine; the defaults are the seeds' values.
+public struct EngineConfiguration: Hashable, Sendable {
+    /// Inactive longer than this: lapsed (seed: 3 days).
+    public var lapseAfterSeconds: Int64 = 3 * .secondsPerDay
+    /// Inactive longer than this: at churn risk (seed: 7 days).
+    public var churnRiskAfterSeconds: Int64 = 7 * .secondsPerDay
+    /// How far ahead routine reminders are planned.
+    public var horizonSeconds: Int64 = 48 * .secondsPerHour
+    /// iOS keeps at most this many pending requests.
+    public var pendingLimit: Int = 64
+    /// Pending slots the planner leaves free for urgent arrivals (snoozes, transactional kinds).
+    public var reservedSlots: Int = 4
+    /// Local time for re-engagement nudges when the user named no preferred time.
+    public var nudgeTime: LocalTimeOfDay = LocalTimeOfDay(minutesSinceMidnight: 10 * 60)
+    /// Days after the last activity at which light_nudge users get a (light) check-in.
+    public var lightNudgeAttemptDays: [Int] = [3]
+    /// Days after the last activity for check_in_on_me users; from `strongerFromDay` on the tone is stronger.
+    public var checkInOnMeAttemptDays: [Int] = [3, 7, 14]
+    public var strongerFromDay: Int = 7
+
+    public init() {}
+}
+
+/// Something that happened to one user, stamped by the caller with the time it happened.
+public enum EngineInput: Hashable, Sendable {
+    /// The app started (first launch or a cold start): register background jobs and plan.
+    case appLaunched
+    /// The user did something in the app.
+    case activity(ActivityKind)
+    /// The user answered a notification.
+    case notificationResponse(requestID: String, kind: NotificationKind, action: NotificationActionID)
+    /// The system launched a background job.
+    case backgroundTaskLaunched(BackgroundJob)
+    /// The user changed their notification preferences.
+    case preferencesChanged(NotificationPreferences)
+    /// The device moved to another time zone.
+    case timeZoneChanged(ZoneRules)
+}
+
+/// What the engine asks its shell to do. Effects are values; the shell executes them in order.
+public enum Effect: Hashable, Sendable {
+    /// Add (or replace, by identifier) a pending local notification expected to fire at `fireAt`.
+    case schedule(NotificationRequest, fireAt: Instant)
+    /// Remove pending requests.
+    case cancel(requestIDs: [String])
+    case setBadge(Int)
+    case submitBackgroundTask(BackgroundTaskRequest)
+    /// Navigate the app.
+    case openDeepLink(DeepLink)
+    /// Record a decision.
+    case trace(TraceEntry)
+}
+
+/// Where a user stands in the lapse model.
+public enum LapseStage: String, Codable, Sendable, CaseIterable {
+    case active, lapsed, churnRisk
+}

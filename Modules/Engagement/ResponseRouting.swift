@@ -1,0 +1,58 @@
+public import Models
+
+/// Where each action and each kind leads, and how each kind sounds.
+public enum ResponseRouting {
+    /// The deep link an action opens; nil for actions handled in the background (snooze, skip,
+    /// complete, dismiss).
+    public static func deepLink(for action: NotificationActionID, kind: NotificationKind) -> DeepLink? {
+        switch action {
+        case .logMood: .moodLog
+        case .quickChat: .coachChat
+        case .startWorkout, .startWorkoutAction: .workoutStart
+        case .logMeal: .mealLog(nil)
+        case .quickAdd: .quickAdd
+        case .logEnergyAction: .energyLog
+        case .logWorkout: .workoutLog
+        case .startNow: .checkIn
+        case .defaultTap: defaultLink(for: kind, meal: nil)
+        case .snooze30, .snoozeReminder, .snooze, .skipTodayAction, .skipWorkout, .completeWorkout, .dismiss: nil
+        }
+    }
+
+    /// Where tapping a notification of `kind` leads (seed 001: the dashboard by default).
+    public static func defaultLink(for kind: NotificationKind, meal: MealType?) -> DeepLink {
+        switch kind {
+        case .mealReminder: .mealLog(meal)
+        case .workoutReminder, .preWorkout: .workoutStart
+        case .postWorkoutCheckIn: .workoutLog
+        case .weeklyReview: .weeklyReview
+        case .achievement, .streakReminder: .achievements
+        case .energyLog: .energyLog
+        case .checkInReminder, .reflection: .checkIn
+        case .reEngagement: .coachChat
+        case .newFollower, .followRequest, .workoutKudos, .workoutComment, .mention, .challengeInvite,
+            .leaderboardChange, .securityAlert, .privacyUpdate, .featureAnnouncement, .maintenanceNotice:
+            .inbox
+        case .morningGreeting, .hydration: .dashboard
+        }
+    }
+
+    public static func sound(of kind: NotificationKind) -> NotificationSound {
+        switch kind {
+        case .achievement, .streakReminder: .achievement
+        case .securityAlert: .urgent
+        default: .reminder
+        }
+    }
+
+    /// Relevance in 0...1: how much this kind matters next to the app's others in the summary.
+    public static func relevance(of kind: NotificationKind) -> Double {
+        switch kind {
+        case .securityAlert: 1
+        case .workoutReminder, .preWorkout, .reEngagement: 0.8
+        case .morningGreeting, .mealReminder, .postWorkoutCheckIn, .checkInReminder: 0.6
+        case .hydration, .achievement, .streakReminder, .weeklyReview: 0.5
+        default: 0.3
+        }
+    }
+}

@@ -1,0 +1,83 @@
+/// What the engine decided about one notification occurrence.
+public enum TraceDecision: String, Codable, Sendable, CaseIterable {
+    /// Handed to the platform to fire at its planned time.
+    case scheduled
+    /// Handed to the platform to fire later than planned because a rule blocked the planned time.
+    case deferred
+    /// Given up: a rule blocked it until it went stale.
+    case dropped
+    /// Never scheduled: a rule or the user's wish rules it out.
+    case suppressed
+    /// Withdrawn from the platform after having been scheduled.
+    case cancelled
+    /// Merged into a digest or batch.
+    case folded
+}
+
+/// Why: the rule that decided. The raw value is the reason code written to traces and logs.
+public enum ReasonCode: String, Codable, Sendable, CaseIterable {
+    /// Scheduled at its planned time; no rule intervened.
+    case onTime
+    /// The planned time falls in the user's quiet hours.
+    case quietHours
+    /// The rolling 60-minute cap is reached.
+    case capPerHour
+    /// The cap per local day is reached.
+    case capPerDay
+    /// The user chose give_me_space: no re-engagement, ever.
+    case absenceGiveMeSpace
+    /// The re-engagement attempts of this lapse are used up.
+    case attemptsExhausted
+    /// The user already did what it reminds of.
+    case alreadyDone
+    /// The user came back; the lapse campaign ends.
+    case userReturned
+    /// The user is lapsed; routine reminders pause until they return.
+    case routinePausedWhileLapsed
+    /// A newer plan no longer contains it (preferences, time zone or inputs changed).
+    case replanned
+    /// The user disabled the kind.
+    case kindDisabled
+    /// The user snoozed it.
+    case snoozed
+    /// Still blocked when its staleness deadline passed.
+    case stale
+    /// Kinds exempt from caps (transactional) say so.
+    case capExemptTransactional
+}
+
+/// One decision with its rule and the values that decided it: the answer to
+/// "why didn't I get my reminder?".
+public struct TraceEntry: Codable, Hashable, Sendable {
+    /// When the decision was made.
+    public var at: Instant
+    public var userID: String
+    public var requestID: String
+    public var kind: NotificationKind
+    public var decision: TraceDecision
+    public var reason: ReasonCode
+    /// When it was meant to fire.
+    public var plannedAt: Instant?
+    /// When it will fire, for scheduled and deferred decisions.
+    public var fireAt: Instant?
+    public var level: InterruptionLevel?
+    /// The values that decided, for a person: "quiet 22:00-07:00", "3 in the last hour (cap 3)".
+    public var detail: String
+
+    public init(
+        at: Instant, userID: String, requestID: String, kind: NotificationKind, decision: TraceDecision,
+        reason: ReasonCode, plannedAt: Instant? = nil, fireAt: Instant? = nil, level: InterruptionLevel? = nil,
+        detail: String = ""
+    ) {
+        self.at = at
+        self.userID = userID
+        self.requestID = requestID
+        self.kind = kind
+        self.decision = decision
+        self.reason = reason
+        self.plannedAt = plannedAt
+        self.fireAt = fireAt
+        self.level = level
+        self.detail = detail
+    }
+}

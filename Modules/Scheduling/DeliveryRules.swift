@@ -1,0 +1,164 @@
+public import Models
+
+/// How long a kind may wait when a rule blocks its planned time before it is no longer worth
+/// sending: a pre-workout reminder after the workout, or a lunch reminder at tea time, is noise.
+public struct KindPolicy: Hashable, Sendable {
+    /// Latest acceptable delay after the planned time, in seconds; past it the occurrence is dropped.
+    public var stalenessSeconds: Int64
+
+    public init(stalenessSeconds: Int64) { self.stalenessSeconds = stalenessSeconds }
+
+    public static func standard(for kind: NotificationKind) -> KindPolicy {
+        switch kind {
+        case .morningGreeting: KindPolicy(stalenessSeconds: 3 * .secondsPerHour)
+        case .mealReminder: KindPolicy(stalenessSeconds: 60 * .secondsPerMinute)
+        case .hydration: KindPolicy(stalenessSeconds: 30 * .secondsPerMinute)
+        case .workoutReminder, .preWorkout: KindPolicy(stalenessSeconds: 10 * .secondsPerMinute)
+        case .postWorkoutCheckIn, .energyLog, .checkInReminder: KindPolicy(stalenessSeconds: 3 * .secondsPerHour)
+        case .reEngagement, .weeklyReview, .reflection: KindPolicy(stalenessSeconds: 18 * .secondsPerHour)
+        case .securityAlert: KindPolicy(stalenessSeconds: .secondsPerDay)
+        default: KindPolicy(stalenessSeconds: 6 * .secondsPerHour)
+        }
+    }
+}
+
+/// One occurrence the engine would like to send.
+public struct Candidate: Hashable, Sendable {
+    /// Deterministic request identifier of the occurrence (kind, local date, slot).
+    public var id: String
+    public var kind: NotificationKind
+    public var plannedAt: Instant
+    public var level: InterruptionLevel
+    public var policy: KindPolicy
+
+    public init(id: String, kind: NotificationKind, plannedAt: Instant, level: InterruptionLevel, policy: KindPolicy) {
+        self.id = id
+        self.kind = kind
+        self.plannedAt = plannedAt
+        self.level = level
+        self.policy = policy
+    }
+}
+
+/// The fire times a user has had and will have, for rolling caps. Sorted, small (about a day
+/// and a half of notifications), answered by binary search.
+public struct CapLedger: Hashable, Sendable {
+    public private(set) var instants: [Int64] = []
+
+    public init(_ instants: [Instant] = []) { self.instants = instants.map(\.secondsSinceEpoch).sorted() }
+
+    public var count: Int { instants.count }
+
+    /// Index of the first entry greater than `seconds`.
+    func upperBound(_ seconds: Int64) -> Int {
+        var low = 0
+        var high = instants.count
+        while low < high {
+            let middle = (low + high) >> 1
+            if instants[middle] <= seconds { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    public mutating func insert(_ instant: Instant) {
+        instants.insert(instant.secondsSinceEpoch, at: upperBound(instant.secondsSinceEpoch))
+    }
+
+    /// Drops entries before `instant`.
+    public mutating func prune(before instant: Instant) {
+        let keep = upperBound(instant.secondsSinceEpoch - 1)
+        if keep > 0 { instants.removeFirst(keep) }
+    }
+
+    /// Entries in `start ..< end`.
+    public func count(from start: Instant, to end: Instant) -> Int {
+        upperBound(end.secondsSinceEpoch - 1) - upperBound(start.secondsSinceEpoch - 1)
+    }
+
+    /// The earliest time at or after `instant` at which one more entry keeps every 60-minute
+    /// window, `(x - 3600, x]`, at no more than `cap` entries; nil if none within `limit`.
+    public func earliestWithinHourlyCap(from instant: Instant, cap: Int, limit: Instant) -> Instant? {
+        var t = instant.secondsSinceEpoch
+        for _ in 0..<256 {
+            guard t <= limit.secondsSinceEpoch else { return nil }
+            let k = upperBound(t)
+            var next: Int64? = nil
+            // Any cap + 1 consecutive entries including t must span at least an hour.
+            for before in 0...cap {
+                let after = cap - before
+                guard k - before >= 0, k + after - 1 < instants.count || after == 0 else { continue }
+                let first = before > 0 ? instants[k - before] : t
+                let last = after > 0 ? instants[k + after - 1] : t
+                if last - first < .secondsPerHour {
+                    // Moving later clears windows that start before t; otherwise step past the crowd.
+                    let candidate = before > 0 ? first + .secondsPerHour : last + .secondsPerMinute
+                    next = max(next ?? candidate, candidate)
+                }
+            }
+            guard let later = next else { return Instant(secondsSinceEpoch: t) }
+            t = later
+        }
+        return nil
+    }
+}
+
+/// The outcome of the delivery rules for one candidate.
+public enum RuleOutcome: Hashable, Sendable {
+    /// Send at `fireAt`; `reason` is `.onTime`, or the rule that moved it later.
+    case send(fireAt: Instant, reason: ReasonCode, detail: String)
+    /// Do not send; `reason` is the rule that blocked it.
+    case drop(reason: ReasonCode, detail: String)
+}
+
+/// Quiet hours, the hourly cap and the daily cap, applied to one candidate against the ledger
+/// of what is already sent or planned. Pure: the same inputs give the same outcome.
+public enum DeliveryRules {
+    public static func evaluate(
+        _ candidate: Candidate, preferences: NotificationPreferences, zone: ZoneRules, ledger: CapLedger
+    ) -> RuleOutcome {
+        let deadline = candidate.plannedAt + candidate.policy.stalenessSeconds
+        let exempt = candidate.kind.isTransactional
+        var t = candidate.plannedAt
+        var reason = ReasonCode.onTime
+        var detail = ""
+        for _ in 0..<16 {
+            if let quiet = preferences.quietHours, !candidate.level.breaksThroughQuietHours,
+                let end = quiet.endOfWindow(containing: zone.localDateTime(at: t))
+            {
+                let opensAt = zone.instant(for: end)
+                if reason == .onTime {
+                    reason = .quietHours
+                    detail = "quiet \(quiet.start)-\(quiet.end)"
+                }
+                guard opensAt <= deadline else {
+                    return .drop(reason: .quietHours, detail: "quiet \(quiet.start)-\(quiet.end) until past the deadline")
+                }
+                t = opensAt
+                continue
+            }
+            if exempt { return .send(fireAt: t, reason: reason == .onTime ? .capExemptTransactional : reason, detail: detail) }
+            if let dayCap = preferences.maxPerDay {
+                let date = zone.localDate(at: t)
+                let dayStart = zone.instant(for: LocalDateTime(date: date, secondOfDay: 0))
+                let dayEnd = zone.instant(for: LocalDateTime(date: date.adding(days: 1), secondOfDay: 0))
+                if ledger.count(from: dayStart, to: dayEnd) >= dayCap {
+                    return .drop(reason: .capPerDay, detail: "\(dayCap) already on \(date) (cap \(dayCap))")
+                }
+            }
+            let hourCap = preferences.maxPerHour
+            guard let allowed = ledger.earliestWithinHourlyCap(from: t, cap: hourCap, limit: deadline) else {
+                return .drop(reason: .capPerHour, detail: "hourly cap \(hourCap) full until past the deadline")
+            }
+            if allowed != t {
+                if reason == .onTime {
+                    reason = .capPerHour
+                    detail = "hourly cap \(hourCap) reached"
+                }
+                t = allowed
+                continue
+            }
+            return .send(fireAt: t, reason: reason, detail: detail)
+        }
+        return .drop(reason: .stale, detail: "no allowed time found before the deadline")
+    }
+}
