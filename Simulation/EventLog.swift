@@ -1,0 +1,153 @@
+import Foundation
+import Models
+
+/// Builds the JSON lines of events.jsonl into a byte buffer without Foundation's encoders
+/// (millions of lines per run), and chains each user's lines into that user's digest.
+struct LineBuilder {
+    private(set) var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(1 << 21) }
+
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// A JSON string; escapes quotes, backslashes and control characters.
+    mutating func string(_ text: String) {
+        bytes.append(34)
+        for byte in text.utf8 {
+            switch byte {
+            case 34, 92:
+                bytes.append(92)
+                bytes.append(byte)
+            case 0..<32:
+                raw("\\u00")
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 15))
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(34)
+    }
+
+    mutating func field(_ name: StaticString, _ value: String) {
+        raw(",\"")
+        raw(name)
+        raw("\":")
+        string(value)
+    }
+
+    mutating func digits(_ value: Int, width: Int) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(48 + rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// `"YYYY-MM-DDTHH:MM:SS"` followed by `Z` or the offset.
+    mutating func timestamp(_ name: StaticString, _ local: LocalDateTime, offsetSeconds: Int) {
+        raw(",\"")
+        raw(name)
+        raw("\":")
+        timestampValue(local, offsetSeconds: offsetSeconds)
+    }
+
+    /// A quoted ISO 8601 timestamp.
+    mutating func timestampValue(_ local: LocalDateTime, offsetSeconds: Int) {
+        bytes.append(34)
+        digits(local.date.year, width: 4)
+        bytes.append(45)
+        digits(local.date.month, width: 2)
+        bytes.append(45)
+        digits(local.date.day, width: 2)
+        bytes.append(84)
+        digits(local.hour, width: 2)
+        bytes.append(58)
+        digits(local.minute, width: 2)
+        bytes.append(58)
+        digits(local.second, width: 2)
+        if offsetSeconds == 0 {
+            bytes.append(90)
+        } else {
+            bytes.append(offsetSeconds < 0 ? 45 : 43)
+            let minutes = abs(offsetSeconds) / 60
+            digits(minutes / 60, width: 2)
+            bytes.append(58)
+            digits(minutes % 60, width: 2)
+        }
+        bytes.append(34)
+    }
+
+    private func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 48 + value : 87 + value }
+}
+
+/// Writes one shard's events to a file in large chunks.
+final class EventSink {
+    private let handle: FileHandle?
+    private(set) var line = LineBuilder()
+    private var pending: [UInt8] = []
+
+    init(path: String?) throws {
+        if let path {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                throw SimulationError.output("cannot create \(path)")
+            }
+            guard let handle = FileHandle(forWritingAtPath: path) else {
+                throw SimulationError.output("cannot write \(path)")
+            }
+            self.handle = handle
+        } else {
+            handle = nil
+        }
+        pending.reserveCapacity(1 << 22)
+    }
+
+    /// Starts a line: `{"at":...,"user":...,"event":...`.
+    func begin(at: Instant, user: String, event: StaticString) {
+        line.removeAll()
+        line.raw("{\"at\":")
+        line.timestampValue(LocalDateTime(localSeconds: at.secondsSinceEpoch), offsetSeconds: 0)
+        line.field("user", user)
+        line.raw(",\"event\":\"")
+        line.raw(event)
+        line.raw("\"")
+    }
+
+    func field(_ name: StaticString, _ value: String) { line.field(name, value) }
+
+    func local(_ zone: ZoneRules, _ instant: Instant, name: StaticString = "local") {
+        line.timestamp(name, zone.localDateTime(at: instant), offsetSeconds: zone.offsetSeconds(at: instant))
+    }
+
+    /// Ends the line and returns its bytes' hash chained onto `digest`.
+    func end(chaining digest: UInt64) throws -> UInt64 {
+        line.raw("}\n")
+        var hash = digest
+        for byte in line.bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        if handle != nil {
+            pending.append(contentsOf: line.bytes)
+            if pending.count >= 1 << 22 { try flush() }
+        }
+        return hash
+    }
+
+    func flush() throws {
+        guard let handle, !pending.isEmpty else { return }
+        try handle.write(contentsOf: pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    func close() throws {
+        try flush()
+        try handle?.close()
+    }
+}

@@ -1,0 +1,259 @@
+import Dispatch
+import Foundation
+import Models
+
+/// How to run a scenario.
+public struct RunOptions: Sendable {
+    public var scenario: Scenario
+    /// Output folder; nil writes nothing (tests).
+    public var outputDirectory: String?
+    /// Write events.jsonl (the digest is computed either way).
+    public var writeEvents: Bool
+    /// Show a progress line on standard error.
+    public var showProgress: Bool
+
+    public init(scenario: Scenario, outputDirectory: String?, writeEvents: Bool = true, showProgress: Bool = false) {
+        self.scenario = scenario
+        self.outputDirectory = outputDirectory
+        self.writeEvents = writeEvents
+        self.showProgress = showProgress
+    }
+}
+
+/// Percentiles of a set of timings, in microseconds, against a budget.
+public struct BudgetFigures: Codable, Sendable, Equatable {
+    public var samples: Int
+    public var p50Micros: Double
+    public var p99Micros: Double
+    public var maxMicros: Double
+    public var budgetMicros: Double
+    public var breached: Bool
+
+    init(nanos: [UInt32], budgetMicros: Double) {
+        let sorted = nanos.sorted()
+        func percentile(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            let index = min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)
+            return Double(sorted[max(0, index)]) / 1_000
+        }
+        samples = sorted.count
+        p50Micros = percentile(0.5)
+        p99Micros = percentile(0.99)
+        maxMicros = Double(sorted.last ?? 0) / 1_000
+        self.budgetMicros = budgetMicros
+        breached = maxMicros > budgetMicros
+    }
+}
+
+/// report.json.
+public struct Report: Codable, Sendable {
+    public var scenario: String
+    public var seed: UInt64
+    public var start: String
+    public var users: Int
+    public var weeks: Int
+    public var threads: Int
+    public var wallSeconds: Double
+    public var events: Int
+    public var eventsPerSecond: Double
+    public var engineCalls: Int
+    public var digest: String
+    public var peakMemoryMB: Double
+    public var budgets: [String: BudgetFigures]
+    public var invariantViolations: [String: Int]
+    public var violationExamples: [String]
+    public var deliveries: Int
+    public var deliveriesByKind: [String: Int]
+    public var decisions: [String: Int]
+    public var responses: [String: Int]
+    /// Local days with N deliveries, keyed by N, over all user-days of the run.
+    public var deliveriesPerUserDay: [String: Int]
+    public var platform: [String: Int]
+    public var reEngagementReturns: Int
+
+    public var invariantsHeld: Bool { invariantViolations.values.allSatisfy { $0 == 0 } }
+    public var budgetsHeld: Bool { budgets.values.allSatisfy { !$0.breached } }
+
+    /// 0 all held; 2 an invariant violated; 1 a budget breached.
+    public var exitStatus: Int32 { !invariantsHeld ? 2 : !budgetsHeld ? 1 : 0 }
+}
+
+/// Runs a scenario across threads and writes its outputs.
+public enum Simulator {
+    /// The scheduling-decision budget of the seeds: 100 ms.
+    public static let decisionBudgetMicros = 100_000.0
+    /// The background-run budget of the seeds: 30 s.
+    public static let backgroundBudgetMicros = 30_000_000.0
+
+    public static func run(_ options: RunOptions) throws -> Report {
+        let scenario = options.scenario
+        var zones: [String: ZoneRules] = [:]
+        for name in scenario.timeZones.names + ["UTC"] {
+            zones[name] = name == "UTC" ? .utc : ZoneRules(identifier: name)
+        }
+        if let directory = options.outputDirectory {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try writePopulation(scenario, to: directory + "/population.json")
+        }
+        let threadCount = min(scenario.threads, scenario.users)
+        let shards = try (0..<threadCount).map { shard in
+            let range = (scenario.users * shard / threadCount)..<(scenario.users * (shard + 1) / threadCount)
+            let path = options.outputDirectory.flatMap { options.writeEvents ? $0 + "/events.part\(shard).jsonl" : nil }
+            return try Shard(
+                scenario: scenario, zones: zones, userRange: range, eventsPath: path,
+                showProgress: options.showProgress && shard == 0)
+        }
+        let box = ShardBox(shards)
+        let started = DispatchTime.now().uptimeNanoseconds
+        DispatchQueue.concurrentPerform(iterations: threadCount) { index in
+            box.run(index)
+        }
+        let wallSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        if let failure = box.failure { throw failure }
+
+        var stats = ShardStats()
+        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        for shard in shards {
+            stats.merge(shard.stats)
+            for userDigest in shard.digests {
+                for shift in stride(from: 0, to: 64, by: 8) {
+                    digest ^= (userDigest >> UInt64(shift)) & 0xFF
+                    digest &*= 0x100_0000_01b3
+                }
+            }
+        }
+        if let directory = options.outputDirectory, options.writeEvents {
+            try concatenate((0..<threadCount).map { directory + "/events.part\($0).jsonl" }, into: directory + "/events.jsonl")
+        }
+        let userDays = scenario.users * scenario.weeks * 7
+        var perDay = Dictionary(uniqueKeysWithValues: stats.deliveriesPerUserDay.map { (String($0.key), $0.value) })
+        perDay["0"] = max(0, userDays - stats.deliveriesPerUserDay.values.reduce(0, +))
+        let report = Report(
+            scenario: scenario.name, seed: scenario.seed, start: scenario.start.description, users: scenario.users,
+            weeks: scenario.weeks, threads: threadCount, wallSeconds: wallSeconds, events: stats.events,
+            eventsPerSecond: Double(stats.events) / max(wallSeconds, 1e-9), engineCalls: stats.engineCalls,
+            digest: String(digest, radix: 16, uppercase: false).leftPadded(to: 16), peakMemoryMB: peakMemoryMB(),
+            budgets: [
+                "schedulingDecision": BudgetFigures(nanos: stats.decisionNanos, budgetMicros: decisionBudgetMicros),
+                "backgroundRun": BudgetFigures(nanos: stats.backgroundNanos, budgetMicros: backgroundBudgetMicros),
+            ],
+            invariantViolations: Dictionary(
+                uniqueKeysWithValues: Invariant.allCases.map { ($0.rawValue, stats.violations[$0] ?? 0) }),
+            violationExamples: stats.violationExamples, deliveries: stats.deliveries,
+            deliveriesByKind: Dictionary(uniqueKeysWithValues: stats.deliveriesByKind.map { ($0.key.rawValue, $0.value) }),
+            decisions: stats.decisionsByType, responses: stats.responsesByAction, deliveriesPerUserDay: perDay,
+            platform: [
+                "droppedByPendingLimit": stats.droppedByLimit,
+                "suppressedByAuthorization": stats.suppressedByAuthorization,
+                "scheduleRejected": stats.scheduleRejected,
+                "backgroundSubmitRejected": stats.backgroundSubmitRejected,
+                "backgroundRuns": stats.backgroundRuns,
+                "backgroundRunsOverTimeAllowed": stats.backgroundOverBudget,
+            ],
+            reEngagementReturns: stats.reEngagementReturns)
+        if let directory = options.outputDirectory {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(report).write(to: URL(fileURLWithPath: directory + "/report.json"))
+        }
+        return report
+    }
+
+    /// population.json: each user's traits, for independent audits of the event log.
+    static func writePopulation(_ scenario: Scenario, to path: String) throws {
+        struct Entry: Encodable {
+            var id: String
+            var persona: String
+            var timeZone: String
+            var quietHours: [String: String]?
+            var absenceResponse: String
+            var maxPerHour: Int
+            var maxPerDay: Int?
+            var disabledKinds: [String]
+            var privacyLevel: String
+
+            func encode(to encoder: any Encoder) throws {
+                enum Key: String, CodingKey {
+                    case id, persona, timeZone, quietHours, absenceResponse, maxPerHour, maxPerDay, disabledKinds
+                    case privacyLevel
+                }
+                var container = encoder.container(keyedBy: Key.self)
+                try container.encode(id, forKey: .id)
+                try container.encode(persona, forKey: .persona)
+                try container.encode(timeZone, forKey: .timeZone)
+                try container.encode(quietHours, forKey: .quietHours)  // null when none
+                try container.encode(absenceResponse, forKey: .absenceResponse)
+                try container.encode(maxPerHour, forKey: .maxPerHour)
+                try container.encode(maxPerDay, forKey: .maxPerDay)
+                try container.encode(disabledKinds, forKey: .disabledKinds)
+                try container.encode(privacyLevel, forKey: .privacyLevel)
+            }
+        }
+        let users = (0..<scenario.users).map { index -> Entry in
+            let traits = Population.traits(index: index, scenario: scenario)
+            let preferences = traits.profile.preferences
+            var quiet: [String: String]? = preferences.quietHours.map {
+                ["start": $0.start.description, "end": $0.end.description]
+            }
+            if let weekdays = preferences.quietHours?.weekdays, !weekdays.isEmpty {
+                quiet?["weekdays"] = weekdays.sorted().map { "\($0)" }.joined(separator: ",")
+            }
+            return Entry(
+                id: traits.profile.id, persona: traits.persona.rawValue, timeZone: traits.profile.timeZone,
+                quietHours: quiet, absenceResponse: traits.profile.communication.absenceResponse.rawValue,
+                maxPerHour: preferences.maxPerHour, maxPerDay: preferences.maxPerDay,
+                disabledKinds: preferences.disabledKinds.map(\.rawValue), privacyLevel: traits.profile.privacyLevel.rawValue)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try encoder.encode(["users": users]).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func concatenate(_ parts: [String], into path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let output = FileHandle(forWritingAtPath: path)
+        else { throw SimulationError.output("cannot write \(path)") }
+        defer { try? output.close() }
+        for part in parts {
+            guard let input = FileHandle(forReadingAtPath: part) else { continue }
+            while let chunk = try input.read(upToCount: 1 << 23), !chunk.isEmpty { try output.write(contentsOf: chunk) }
+            try input.close()
+            try FileManager.default.removeItem(atPath: part)
+        }
+    }
+
+    /// Peak resident memory of this process (VmHWM), in MB; 0 where /proc is missing.
+    static func peakMemoryMB() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return 0 }
+        let kilobytes = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
+        return (kilobytes / 1_024 * 10).rounded() / 10
+    }
+}
+
+/// Hands each thread its own shard. Safe to share: thread `i` touches only `shards[i]`, and the
+/// caller reads the shards only after `concurrentPerform` has joined every thread.
+private final class ShardBox: @unchecked Sendable {
+    let shards: [Shard]
+    private let lock = NSLock()
+    private(set) var failure: (any Error)?
+
+    init(_ shards: [Shard]) { self.shards = shards }
+
+    func run(_ index: Int) {
+        do {
+            try shards[index].run()
+        } catch {
+            lock.lock()
+            failure = failure ?? error
+            lock.unlock()
+        }
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
