@@ -54,6 +54,9 @@ let package = Package(
                 name: "SimulationTests", dependencies: ["Simulation", "Models", "Scheduling", "Delivery", "Engagement"],
                 path: "Tests/SimulationTests", swiftSettings: swiftSettings),
             .executableTarget(
+                name: "bench", dependencies: ["Engagement", "Scheduling", "Models"], path: "Apps/Bench",
+                swiftSettings: swiftSettings),
+            .executableTarget(
                 name: "simulate", dependencies: ["Simulation", "Models", swiftLog], path: "Apps/Simulator",
                 swiftSettings: swiftSettings),
         ]

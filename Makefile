@@ -1,0 +1,59 @@
+# EngagementEngine: small aggregate targets. `make help` lists them.
+SWIFT ?= swift
+SCENARIO ?= default
+SEED ?=
+ARGS ?=
+SEED_FLAG := $(if $(SEED),--seed $(SEED),)
+
+.PHONY: help setup build test simulate smoke bench lint format clean
+
+help:
+	@echo "make setup      install what a fresh machine needs (SQLite headers), resolve packages"
+	@echo "make build      debug build of every target"
+	@echo "make test       the whole test suite (Swift Testing)"
+	@echo "make simulate   release build, then the default scenario (SCENARIO=smoke SEED=42 ARGS='--users 500')"
+	@echo "make bench      release build, engine micro-benchmarks and the smoke simulation's budget table"
+	@echo "make lint       sans-I/O greps over Modules/ and swift format lint"
+	@echo "make format     swift format in place"
+
+setup:
+	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install Swift 6.1 or later"; exit 1; }
+	@if ! [ -e /usr/include/sqlite3.h ] && command -v apt-get >/dev/null; then \
+		echo "installing libsqlite3-dev"; \
+		(apt-get update -qq && apt-get install -y -qq libsqlite3-dev) >/dev/null; \
+	fi
+	$(SWIFT) package resolve
+
+build:
+	$(SWIFT) build
+
+test:
+	$(SWIFT) test
+
+simulate:
+	$(SWIFT) build -c release --product simulate
+	./.build/release/simulate --scenario $(SCENARIO) $(SEED_FLAG) $(ARGS)
+
+smoke:
+	$(SWIFT) build -c release --product simulate
+	./.build/release/simulate --scenario smoke $(SEED_FLAG) $(ARGS)
+
+bench:
+	$(SWIFT) build -c release --product simulate --product bench
+	./.build/release/bench
+	./.build/release/simulate --scenario smoke --no-events --out .simulate/bench-smoke
+
+# DESIGN.md section 2: the core reads no clock, draws no ambient randomness, never sleeps.
+lint:
+	@bad=$$(grep -rnE '\bDate\(\)|\bUUID\(\)|\.random\(|randomElement\(|Calendar\.current|Task\.sleep|Date\.now' \
+		--include='*.swift' Modules | grep -vE '^[^:]+:[0-9]+:\s*//'); \
+	if [ -n "$$bad" ]; then echo "ambient time or randomness in Modules/:"; echo "$$bad"; exit 1; fi
+	@bad=$$(grep -rnE 'Logger\(label:' --include='*.swift' Modules); \
+	if [ -n "$$bad" ]; then echo "modules must receive a Logger, not create one:"; echo "$$bad"; exit 1; fi
+	$(SWIFT) format lint --strict --recursive Package.swift Modules Simulation Apps Tests
+
+format:
+	$(SWIFT) format --in-place --recursive Package.swift Modules Simulation Apps Tests
+
+clean:
+	rm -rf .build .simulate
