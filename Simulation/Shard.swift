@@ -45,7 +45,11 @@ struct EventQueue {
     var isEmpty: Bool { items.isEmpty }
     var count: Int { items.count }
 
+    /// The time of the last event popped: nothing may be scheduled before it.
+    private(set) var now: Int64 = .min
+
     mutating func push(time: Int64, user: Int32, kind: EventKind) {
+        precondition(time >= now, "event scheduled in the past: \(time) < \(now)")
         items.append(Event(time: time, seq: nextSeq, user: user, kind: kind))
         nextSeq += 1
         var child = items.count - 1
@@ -60,6 +64,7 @@ struct EventQueue {
     mutating func pop() -> Event? {
         guard !items.isEmpty else { return nil }
         let top = items[0]
+        now = top.time
         let last = items.removeLast()
         if !items.isEmpty {
             items[0] = last
@@ -95,6 +100,10 @@ struct UserState {
     var launchEventAt: Int64?
     var deliveryDay: LocalDate?
     var deliveriesToday = 0
+    /// The pending day-start event; an older one (before a time-zone change) is stale.
+    var dayStartAt: Int64 = 0
+    /// The last local date whose behaviour was drawn, so travel never draws a day twice.
+    var lastPlannedDate: LocalDate?
 
     func isAway(at now: Int64) -> Bool { churned || now < lapsedUntil }
 }
@@ -232,6 +241,7 @@ final class Shard {
         let now = Instant(secondsSinceEpoch: event.time)
         switch event.kind {
         case .dayStart:
+            guard users[local].dayStartAt == event.time else { return }  // superseded by travel
             planDay(local, at: now)
             scheduleNextDay(local, after: now)
         case .activity(let activity):
@@ -404,9 +414,13 @@ final class Shard {
         }
         let zone = state.zone
         let date = zone.localDate(at: now + 60)
+        if let last = state.lastPlannedDate, date <= last { return }
+        users[local].lastPlannedDate = date
+        /// The instant of a local minute of the day; never in the past (the day may start late after travel).
         func at(_ minute: Int) -> Int64 {
             let wrapped = ((minute % 1_440) + 1_440) % 1_440
-            return zone.instant(for: LocalDateTime(date: date, secondOfDay: wrapped * 60)).secondsSinceEpoch
+            let instant = zone.instant(for: LocalDateTime(date: date, secondOfDay: wrapped * 60)).secondsSinceEpoch
+            return max(instant, now.secondsSinceEpoch)
         }
         let awakeMinutes = habits.wake < habits.sleep ? habits.sleep - habits.wake : habits.sleep + 1_440 - habits.wake
         let opens = Int(habits.opensPerDay) + (generator.chance(habits.opensPerDay.truncatingRemainder(dividingBy: 1)) ? 1 : 0)
@@ -439,6 +453,7 @@ final class Shard {
         users[local].center.setTimeZone(zone, at: now)
         log(local, now, "travel") { $0.field("timeZone", next) }
         step(local, .timeZoneChanged(zone), at: now)
+        scheduleNextDay(local, after: now)
     }
 
     // MARK: - Scheduling world events
@@ -447,6 +462,7 @@ final class Shard {
         let zone = users[local].zone
         let tomorrow = zone.localDate(at: now).adding(days: 1)
         let midnight = zone.instant(for: LocalDateTime(date: tomorrow, secondOfDay: 0))
+        users[local].dayStartAt = midnight.secondsSinceEpoch
         queue.push(time: midnight.secondsSinceEpoch, user: Int32(local), kind: .dayStart)
     }
 

@@ -24,14 +24,14 @@ public struct UserEngine: Sendable {
     private(set) var planned: [PlannedNotification] = []
     /// Fire times already passed, for the rolling caps.
     private var ledger = CapLedger()
-    /// Identifiers already fired (kept a few days), so an occurrence is never planned twice.
-    private var fired: [String: Instant] = [:]
+    /// Occurrences already fired (kept about a day), so an occurrence is never planned twice.
+    private var fired: [OccurrenceID: Instant] = [:]
     /// Occurrences made moot by what the user did (meal logged, workout done, skipped).
-    private var done: [String: Instant] = [:]
-    /// Snoozed occurrences waiting to come back.
+    private var done: [OccurrenceID: Instant] = [:]
+    /// Snoozed copies waiting to come back.
     private var snoozed: [Candidate] = []
     /// The last decision traced per occurrence, so a pass traces only what changed.
-    private var lastTraced: [String: TracedDecision] = [:]
+    private var lastTraced: [OccurrenceID: TracedDecision] = [:]
 
     public init(profile: UserProfile, zone: ZoneRules, now: Instant, configuration: EngineConfiguration = .init()) {
         self.profile = profile
@@ -41,7 +41,7 @@ public struct UserEngine: Sendable {
     }
 
     /// Requests the engine believes are pending on the device.
-    public var plannedRequestIDs: [String] { planned.map(\.id) }
+    public var plannedRequestIDs: [String] { planned.map(\.id.description) }
 
     public func lapseStage(at now: Instant) -> LapseStage {
         let idle = now - lastActiveAt
@@ -83,11 +83,9 @@ public struct UserEngine: Sendable {
         let today = zone.localDate(at: now)
         switch activity {
         case .mealLogged(let meal):
-            done[Occurrence.meal(today, meal)] = now
+            done[OccurrenceID(kind: .mealReminder, date: today, slot: MealType.allCases.firstIndex(of: meal)!)] = now
         case .workoutCompleted:
-            for workout in profile.preferences.workoutSchedule where workout.weekday == today.weekday {
-                done[Occurrence.workout(today, workout.time)] = now
-            }
+            markWorkoutsDone(on: today, at: now)
         default: break
         }
     }
@@ -102,10 +100,10 @@ public struct UserEngine: Sendable {
             case .snooze: .secondsPerHour
             default: nil
             }
-        if let snoozeSeconds {
-            let id = requestID.hasSuffix(".snooze") ? requestID : requestID + ".snooze"
-            fired.removeValue(forKey: id)
-            snoozed.removeAll { $0.id == id }
+        if let snoozeSeconds, let answered = OccurrenceID(requestID: requestID) {
+            var id = answered
+            id.snooze += 1
+            snoozed.removeAll { $0.id.original == id.original }
             snoozed.append(
                 Candidate(
                     id: id, kind: kind, plannedAt: now + snoozeSeconds,
@@ -121,12 +119,16 @@ public struct UserEngine: Sendable {
         let today = zone.localDate(at: now)
         switch action {
         case .completeWorkout, .skipTodayAction, .skipWorkout:
-            for workout in profile.preferences.workoutSchedule where workout.weekday == today.weekday {
-                done[Occurrence.workout(today, workout.time)] = now
-            }
+            markWorkoutsDone(on: today, at: now)
         default: break
         }
         if let link = ResponseRouting.deepLink(for: action, kind: kind) { effects.append(.openDeepLink(link)) }
+    }
+
+    private mutating func markWorkoutsDone(on date: LocalDate, at now: Instant) {
+        for workout in profile.preferences.workoutSchedule where workout.weekday == date.weekday {
+            done[OccurrenceID(kind: .workoutReminder, date: date, slot: workout.time.minutesSinceMidnight)] = now
+        }
     }
 
     private func nextRun(of job: BackgroundJob, after now: Instant) -> Instant {
@@ -143,79 +145,76 @@ public struct UserEngine: Sendable {
 
     private mutating func plan(at now: Instant, into effects: inout [Effect]) {
         retireFired(through: now)
-        var outcomes: [(Candidate, RuleOutcome)] = []
-        var suppressed: [(Candidate, ReasonCode, String)] = []
-        var candidates = routineCandidates(at: now) + snoozed
+        var candidates = routineCandidates(at: now)
+        candidates += snoozed
+        var suppressed: [(Candidate, ReasonCode)] = []
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
-        candidates.sort { ($0.plannedAt, $0.id) < ($1.plannedAt, $1.id) }
+        candidates.sort { $0.plannedAt != $1.plannedAt ? $0.plannedAt < $1.plannedAt : $0.id < $1.id }
 
-        let previous = Dictionary(uniqueKeysWithValues: planned.map { ($0.id, $0) })
+        var previous: [OccurrenceID: PlannedNotification] = [:]
+        previous.reserveCapacity(planned.count)
+        for item in planned { previous[item.id] = item }
         var ledger = self.ledger
         var next: [PlannedNotification] = []
+        next.reserveCapacity(planned.count + 4)
+        var outcomes: [(Candidate, RuleOutcome)] = []
+        outcomes.reserveCapacity(candidates.count)
         let slotBudget = configuration.pendingLimit - configuration.reservedSlots
         for candidate in candidates where next.count < slotBudget {
             guard fired[candidate.id] == nil else { continue }
-            if done[candidate.id] != nil {
-                suppressed.append((candidate, .alreadyDone, "already done"))
+            if done[candidate.id.original] != nil {
+                suppressed.append((candidate, .alreadyDone))
                 continue
             }
             // An occurrence whose time passed before it was ever planned is not sent late.
             guard candidate.plannedAt > now || previous[candidate.id] != nil else { continue }
-            let outcome = DeliveryRules.evaluate(
-                candidate, preferences: profile.preferences, zone: zone, ledger: ledger)
-            if case .send(let fireAt, _, _) = outcome {
+            let outcome = DeliveryRules.evaluate(candidate, preferences: profile.preferences, zone: zone, ledger: ledger)
+            if case .send(let fireAt, _) = outcome {
                 guard fireAt > now else { continue }
                 ledger.insert(fireAt)
                 next.append(PlannedNotification(candidate: candidate, fireAt: fireAt))
             }
             outcomes.append((candidate, outcome))
         }
-        next.sort { ($0.fireAt, $0.id) < ($1.fireAt, $1.id) }
+        next.sort { $0.fireAt != $1.fireAt ? $0.fireAt < $1.fireAt : $0.id < $1.id }
 
         // Cancel what the new plan no longer holds, with the reason when one is known.
-        let nextIDs = Set(next.map(\.id))
-        var reasons: [String: (ReasonCode, String)] = [:]
-        for (candidate, reason, detail) in suppressed { reasons[candidate.id] = (reason, detail) }
-        for (candidate, outcome) in outcomes {
-            if case .drop(let reason, let detail) = outcome { reasons[candidate.id] = (reason, detail) }
-        }
+        var nextIDs = Set<OccurrenceID>(minimumCapacity: next.count)
+        for item in next { nextIDs.insert(item.id) }
         let cancelled = planned.filter { !nextIDs.contains($0.id) }
         if !cancelled.isEmpty {
-            effects.append(.cancel(requestIDs: cancelled.map(\.id)))
+            effects.append(.cancel(requestIDs: cancelled.map(\.id.description)))
             for old in cancelled {
-                let (reason, detail) = reasons[old.id] ?? cancellationReason(for: old, at: now)
-                record(
-                    TraceEntry(
-                        at: now, userID: profile.id, requestID: old.id, kind: old.kind, decision: .cancelled,
-                        reason: reason, plannedAt: old.plannedAt, detail: detail), into: &effects)
+                let reason =
+                    suppressed.first { $0.0.id == old.id }?.1
+                    ?? outcomes.lazy.compactMap { item -> ReasonCode? in
+                        if item.0.id == old.id, case .drop(let reason) = item.1 { return reason }
+                        return nil
+                    }.first ?? cancellationReason(for: old, at: now)
+                record(old.id, .cancelled, reason, plannedAt: old.plannedAt, fireAt: nil, level: nil, at: now, into: &effects)
             }
         }
         for (candidate, outcome) in outcomes {
             switch outcome {
-            case .send(let fireAt, let reason, let detail):
+            case .send(let fireAt, let reason):
                 guard nextIDs.contains(candidate.id), previous[candidate.id]?.fireAt != fireAt else { continue }
-                let request = makeRequest(for: candidate, fireAt: fireAt, now: now)
+                let request = makeRequest(for: candidate, fireAt: fireAt)
                 effects.append(.schedule(request, fireAt: fireAt))
-                let deferred = fireAt != candidate.plannedAt
+                let decision: TraceDecision = fireAt != candidate.plannedAt ? .deferred : .scheduled
                 record(
-                    TraceEntry(
-                        at: now, userID: profile.id, requestID: candidate.id, kind: candidate.kind,
-                        decision: deferred ? .deferred : .scheduled, reason: reason, plannedAt: candidate.plannedAt,
-                        fireAt: fireAt, level: candidate.level, detail: detail), into: &effects)
-            case .drop(let reason, let detail):
+                    candidate.id, decision, reason, plannedAt: candidate.plannedAt, fireAt: fireAt,
+                    level: candidate.level, at: now, into: &effects)
+            case .drop(let reason):
                 guard previous[candidate.id] == nil else { continue }  // traced as cancelled above
                 record(
-                    TraceEntry(
-                        at: now, userID: profile.id, requestID: candidate.id, kind: candidate.kind, decision: .dropped,
-                        reason: reason, plannedAt: candidate.plannedAt, level: candidate.level, detail: detail),
-                    into: &effects)
+                    candidate.id, .dropped, reason, plannedAt: candidate.plannedAt, fireAt: nil, level: candidate.level,
+                    at: now, into: &effects)
             }
         }
-        for (candidate, reason, detail) in suppressed where previous[candidate.id] == nil {
+        for (candidate, reason) in suppressed where previous[candidate.id] == nil {
             record(
-                TraceEntry(
-                    at: now, userID: profile.id, requestID: candidate.id, kind: candidate.kind, decision: .suppressed,
-                    reason: reason, plannedAt: candidate.plannedAt, detail: detail), into: &effects)
+                candidate.id, .suppressed, reason, plannedAt: candidate.plannedAt, fireAt: nil, level: nil, at: now,
+                into: &effects)
         }
         planned = next
     }
@@ -229,30 +228,52 @@ public struct UserEngine: Sendable {
             fired[item.id] = item.fireAt
             ledger.insert(item.fireAt)
             if item.kind == .reEngagement { reEngagementAttemptsSent += 1 }
-            snoozed.removeAll { $0.id == item.id }
+            if item.id.snooze > 0 { snoozed.removeAll { $0.id == item.id } }
         }
+        guard firedCount > 0 || !snoozed.isEmpty else { return }
         planned.removeFirst(firedCount)
-        let keepFrom = now - 2 * .secondsPerDay
         ledger.prune(before: now - .secondsPerDay - .secondsPerHour)
-        if fired.count > 256 { fired = fired.filter { $0.value >= keepFrom - 16 * .secondsPerDay } }
-        if done.count > 64 { done = done.filter { $0.value >= keepFrom } }
-        if lastTraced.count > 512 { lastTraced = lastTraced.filter { $0.value.at >= keepFrom } }
+        // Candidates reach back at most a staleness window (18 h); keep a day of memory.
+        let horizonStart = now - .secondsPerDay - 2 * .secondsPerHour
+        if fired.count > 48 { fired = fired.filter { $0.value >= horizonStart } }
+        if done.count > 16 { done = done.filter { $0.value >= horizonStart } }
+        if lastTraced.count > 160 { lastTraced = lastTraced.filter { $0.value.plannedAt >= horizonStart } }
         snoozed.removeAll { $0.plannedAt + $0.policy.stalenessSeconds < now }
     }
 
-    private func cancellationReason(for old: PlannedNotification, at now: Instant) -> (ReasonCode, String) {
-        if !profile.preferences.isEnabled(old.kind) { return (.kindDisabled, "\(old.kind.rawValue) is disabled") }
+    private func cancellationReason(for old: PlannedNotification, at now: Instant) -> ReasonCode {
+        if !profile.preferences.isEnabled(old.kind) { return .kindDisabled }
         if old.kind == .reEngagement && lapseStage(at: now) == .active && lastActiveAt > now - .secondsPerHour {
-            return (.userReturned, "active again at \(zone.formatted(lastActiveAt))")
+            return .userReturned
         }
-        return (.replanned, "")
+        return .replanned
     }
 
-    private mutating func record(_ entry: TraceEntry, into effects: inout [Effect]) {
-        let decision = TracedDecision(decision: entry.decision, reason: entry.reason, fireAt: entry.fireAt, at: entry.at)
-        if let last = lastTraced[entry.requestID], last.sameOutcome(as: decision) { return }
-        lastTraced[entry.requestID] = decision
-        effects.append(.trace(entry))
+    /// Emits a trace entry unless the occurrence's last traced outcome is the same.
+    private mutating func record(
+        _ id: OccurrenceID, _ decision: TraceDecision, _ reason: ReasonCode, plannedAt: Instant, fireAt: Instant?,
+        level: InterruptionLevel?, at now: Instant, into effects: inout [Effect]
+    ) {
+        let traced = TracedDecision(decision: decision, reason: reason, fireAt: fireAt, plannedAt: plannedAt)
+        if lastTraced[id] == traced { return }
+        lastTraced[id] = traced
+        effects.append(
+            .trace(
+                TraceEntry(
+                    at: now, userID: profile.id, requestID: id.description, kind: id.kind, decision: decision,
+                    reason: reason, plannedAt: plannedAt, fireAt: fireAt, level: level,
+                    detail: detail(for: reason, decision: decision, now: now))))
+    }
+
+    private func detail(for reason: ReasonCode, decision: TraceDecision, now: Instant) -> String {
+        switch reason {
+        case .absenceGiveMeSpace: "absence response give_me_space: no nudges"
+        case .userReturned: "active again at \(zone.formatted(lastActiveAt))"
+        case .kindDisabled: "kind disabled in preferences"
+        case .alreadyDone: "already done"
+        default:
+            DeliveryRules.explain(reason, dropped: decision == .dropped || decision == .cancelled, preferences: profile.preferences)
+        }
     }
 
     // MARK: - Candidates
@@ -262,38 +283,46 @@ public struct UserEngine: Sendable {
         let preferences = profile.preferences
         let pauseAt = lastActiveAt + configuration.lapseAfterSeconds
         let end = min(now + configuration.horizonSeconds, pauseAt)
-        guard end > now - .secondsPerDay else { return [] }
+        let earliest = now - 4 * .secondsPerHour
+        guard end > earliest else { return [] }
         var result: [Candidate] = []
         result.reserveCapacity(64)
-        func add(_ kind: NotificationKind, _ id: String, _ date: LocalDate, _ time: LocalTimeOfDay) {
-            guard preferences.isEnabled(kind) else { return }
-            let at = zone.instant(for: LocalDateTime(date: date, time: time))
-            guard at <= end, at > now - 4 * .secondsPerHour else { return }
+        /// `date` names the occurrence; the reminder itself may fall on `fireDate` (the evening before).
+        func add(_ kind: NotificationKind, _ date: LocalDate, slot: Int, at time: LocalTimeOfDay, on fireDate: LocalDate? = nil) {
+            let at = zone.instant(for: LocalDateTime(date: fireDate ?? date, time: time))
+            guard at <= end, at > earliest else { return }
             result.append(
                 Candidate(
-                    id: id, kind: kind, plannedAt: at, level: preferences.interruptionLevel(for: kind),
-                    policy: .standard(for: kind)))
+                    id: OccurrenceID(kind: kind, date: date, slot: slot), kind: kind, plannedAt: at,
+                    level: preferences.interruptionLevel(for: kind), policy: .standard(for: kind)))
         }
-        var date = zone.localDate(at: now - 4 * .secondsPerHour)
+        let morning = preferences.isEnabled(.morningGreeting)
+        let meals = preferences.isEnabled(.mealReminder)
+        let hydration = preferences.isEnabled(.hydration) ? preferences.hydration : nil
+        let workouts = preferences.isEnabled(.workoutReminder)
+        var date = zone.localDate(at: earliest)
         let lastDate = zone.localDate(at: end)
         while date <= lastDate {
-            add(.morningGreeting, Occurrence.morning(date), date, preferences.morningTime)
-            for meal in MealType.allCases { add(.mealReminder, Occurrence.meal(date, meal), date, meal.defaultTime) }
-            if let frequency = preferences.hydration {
+            if morning { add(.morningGreeting, date, slot: 0, at: preferences.morningTime) }
+            if meals {
+                for (index, meal) in MealType.allCases.enumerated() { add(.mealReminder, date, slot: index, at: meal.defaultTime) }
+            }
+            if let hydration {
                 var minute = preferences.wakeTime.minutesSinceMidnight
                 while minute < preferences.sleepTime.minutesSinceMidnight {
-                    let time = LocalTimeOfDay(minutesSinceMidnight: minute)
-                    add(.hydration, Occurrence.hydration(date, time), date, time)
-                    minute += frequency.intervalMinutes
+                    add(.hydration, date, slot: minute, at: LocalTimeOfDay(minutesSinceMidnight: minute))
+                    minute += hydration.intervalMinutes
                 }
             }
-            for workout in preferences.workoutSchedule where workout.weekday == date.weekday {
-                let lead = preferences.workoutReminderLeadMinutes
-                let minute = workout.time.minutesSinceMidnight - lead
-                let (reminderDate, reminderMinute) = minute >= 0 ? (date, minute) : (date.adding(days: -1), minute + 1_440)
-                add(
-                    .workoutReminder, Occurrence.workout(date, workout.time), reminderDate,
-                    LocalTimeOfDay(minutesSinceMidnight: reminderMinute))
+            if workouts {
+                for workout in preferences.workoutSchedule where workout.weekday == date.weekday {
+                    let minute = workout.time.minutesSinceMidnight - preferences.workoutReminderLeadMinutes
+                    let (reminderDate, reminderMinute) =
+                        minute >= 0 ? (date, minute) : (date.adding(days: -1), minute + 1_440)
+                    add(
+                        .workoutReminder, date, slot: workout.time.minutesSinceMidnight,
+                        at: LocalTimeOfDay(minutesSinceMidnight: reminderMinute), on: reminderDate)
+                }
             }
             date = date.adding(days: 1)
         }
@@ -303,7 +332,7 @@ public struct UserEngine: Sendable {
     /// The lapse campaign: nudges planned ahead at the days after the last activity, so they
     /// fire even if the app never runs again, and are cancelled the moment the user returns.
     private func appendReEngagement(
-        to candidates: inout [Candidate], suppressed: inout [(Candidate, ReasonCode, String)], at now: Instant
+        to candidates: inout [Candidate], suppressed: inout [(Candidate, ReasonCode)], at now: Instant
     ) {
         let preferences = profile.preferences
         guard preferences.isEnabled(.reEngagement) else { return }
@@ -321,27 +350,25 @@ public struct UserEngine: Sendable {
             var date = zone.localDate(at: due)
             if zone.instant(for: LocalDateTime(date: date, time: time)) < due { date = date.adding(days: 1) }
             let candidate = Candidate(
-                id: Occurrence.reEngagement(lapseDate, attempt: index + 1), kind: .reEngagement,
+                id: OccurrenceID(kind: .reEngagement, date: lapseDate, slot: index + 1), kind: .reEngagement,
                 plannedAt: zone.instant(for: LocalDateTime(date: date, time: time)),
                 level: preferences.interruptionLevel(for: .reEngagement), policy: .standard(for: .reEngagement))
             if response == .giveMeSpace {
                 // Silence, and the trace says so, once the user is actually away.
-                if due <= now {
-                    suppressed.append((candidate, .absenceGiveMeSpace, "absence response give_me_space"))
-                }
+                if due <= now { suppressed.append((candidate, .absenceGiveMeSpace)) }
                 return
             }
             candidates.append(candidate)
         }
     }
 
-    private func makeRequest(for candidate: Candidate, fireAt: Instant, now: Instant) -> NotificationRequest {
+    private func makeRequest(for candidate: Candidate, fireAt: Instant) -> NotificationRequest {
         let local = zone.localDateTime(at: fireAt)
         let trigger: NotificationTrigger =
             local.second == 0 && zone.instant(for: local) == fireAt
             ? .calendar(CalendarMatch(local), repeats: false) : .date(fireAt)
         var context = CopyContext(firstName: profile.firstName)
-        if candidate.kind == .mealReminder { context.meal = Occurrence.meal(of: candidate.id) }
+        context.meal = candidate.id.meal
         if candidate.kind == .reEngagement {
             let daysAway = Int((fireAt - lastActiveAt) / .secondsPerDay)
             context.daysAway = daysAway
@@ -349,29 +376,31 @@ public struct UserEngine: Sendable {
                 profile.communication.absenceResponse == .checkInOnMe && daysAway >= configuration.strongerFromDay
         }
         if candidate.kind == .workoutReminder {
-            context.workoutType = profile.preferences.workoutSchedule.first { candidate.id.hasSuffix(Occurrence.clock($0.time)) }?.type
+            context.workoutType =
+                profile.preferences.workoutSchedule.first { $0.time.minutesSinceMidnight == Int(candidate.id.slot) }?.type
         }
+        let requestID = candidate.id.description
         let copy = TemplateCopy.render(
-            candidate.kind, style: profile.motivationalStyle, context: context, variant: Int(stableHash(candidate.id) % 997))
+            candidate.kind, style: profile.motivationalStyle, context: context,
+            variant: Int(stableHash(requestID) % 997))
         let content = NotificationContent(
             kind: candidate.kind, title: copy.title, body: copy.body, interruptionLevel: candidate.level,
             relevanceScore: ResponseRouting.relevance(of: candidate.kind),
             sound: profile.preferences.soundEnabled ? ResponseRouting.sound(of: candidate.kind) : nil,
             deepLink: ResponseRouting.defaultLink(for: candidate.kind, meal: context.meal))
-        return NotificationRequest(identifier: candidate.id, content: content, trigger: trigger)
+        return NotificationRequest(identifier: requestID, content: content, trigger: trigger)
     }
 }
 
 /// A notification the engine has handed to the platform.
 struct PlannedNotification: Hashable, Sendable {
-    var id: String
-    var kind: NotificationKind
+    var id: OccurrenceID
     var plannedAt: Instant
     var fireAt: Instant
+    var kind: NotificationKind { id.kind }
 
     init(candidate: Candidate, fireAt: Instant) {
         id = candidate.id
-        kind = candidate.kind
         plannedAt = candidate.plannedAt
         self.fireAt = fireAt
     }
@@ -381,27 +410,7 @@ struct TracedDecision: Hashable, Sendable {
     var decision: TraceDecision
     var reason: ReasonCode
     var fireAt: Instant?
-    var at: Instant
-
-    func sameOutcome(as other: TracedDecision) -> Bool {
-        decision == other.decision && reason == other.reason && fireAt == other.fireAt
-    }
-}
-
-/// Request identifiers: one per occurrence, derived from the kind, the local date and the slot,
-/// so re-planning replaces instead of duplicating, and a fired occurrence is never planned again.
-enum Occurrence {
-    static func clock(_ time: LocalTimeOfDay) -> String { "\(time.hour * 100 + time.minute)" }
-    static func morning(_ date: LocalDate) -> String { "morningGreeting.\(date)" }
-    static func meal(_ date: LocalDate, _ meal: MealType) -> String { "mealReminder.\(date).\(meal.rawValue)" }
-    static func hydration(_ date: LocalDate, _ time: LocalTimeOfDay) -> String { "hydration.\(date).\(clock(time))" }
-    static func workout(_ date: LocalDate, _ time: LocalTimeOfDay) -> String {
-        "workoutReminder.\(date).\(clock(time))"
-    }
-    static func reEngagement(_ lapseDate: LocalDate, attempt: Int) -> String { "reEngagement.\(lapseDate).\(attempt)" }
-    static func meal(of id: String) -> MealType? {
-        id.split(separator: ".").last.flatMap { MealType(rawValue: String($0)) }
-    }
+    var plannedAt: Instant
 }
 
 /// FNV-1a, for stable choices derived from identifiers.

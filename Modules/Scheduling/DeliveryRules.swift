@@ -24,14 +24,14 @@ public struct KindPolicy: Hashable, Sendable {
 
 /// One occurrence the engine would like to send.
 public struct Candidate: Hashable, Sendable {
-    /// Deterministic request identifier of the occurrence (kind, local date, slot).
-    public var id: String
+    /// The occurrence; its request identifier derives from it.
+    public var id: OccurrenceID
     public var kind: NotificationKind
     public var plannedAt: Instant
     public var level: InterruptionLevel
     public var policy: KindPolicy
 
-    public init(id: String, kind: NotificationKind, plannedAt: Instant, level: InterruptionLevel, policy: KindPolicy) {
+    public init(id: OccurrenceID, kind: NotificationKind, plannedAt: Instant, level: InterruptionLevel, policy: KindPolicy) {
         self.id = id
         self.kind = kind
         self.plannedAt = plannedAt
@@ -105,9 +105,9 @@ public struct CapLedger: Hashable, Sendable {
 /// The outcome of the delivery rules for one candidate.
 public enum RuleOutcome: Hashable, Sendable {
     /// Send at `fireAt`; `reason` is `.onTime`, or the rule that moved it later.
-    case send(fireAt: Instant, reason: ReasonCode, detail: String)
+    case send(fireAt: Instant, reason: ReasonCode)
     /// Do not send; `reason` is the rule that blocked it.
-    case drop(reason: ReasonCode, detail: String)
+    case drop(reason: ReasonCode)
 }
 
 /// Quiet hours, the hourly cap and the daily cap, applied to one candidate against the ledger
@@ -120,45 +120,48 @@ public enum DeliveryRules {
         let exempt = candidate.kind.isTransactional
         var t = candidate.plannedAt
         var reason = ReasonCode.onTime
-        var detail = ""
         for _ in 0..<16 {
             if let quiet = preferences.quietHours, !candidate.level.breaksThroughQuietHours,
                 let end = quiet.endOfWindow(containing: zone.localDateTime(at: t))
             {
                 let opensAt = zone.instant(for: end)
-                if reason == .onTime {
-                    reason = .quietHours
-                    detail = "quiet \(quiet.start)-\(quiet.end)"
-                }
-                guard opensAt <= deadline else {
-                    return .drop(reason: .quietHours, detail: "quiet \(quiet.start)-\(quiet.end) until past the deadline")
-                }
+                if reason == .onTime { reason = .quietHours }
+                guard opensAt <= deadline else { return .drop(reason: .quietHours) }
                 t = opensAt
                 continue
             }
-            if exempt { return .send(fireAt: t, reason: reason == .onTime ? .capExemptTransactional : reason, detail: detail) }
+            if exempt { return .send(fireAt: t, reason: reason == .onTime ? .capExemptTransactional : reason) }
             if let dayCap = preferences.maxPerDay {
                 let date = zone.localDate(at: t)
                 let dayStart = zone.instant(for: LocalDateTime(date: date, secondOfDay: 0))
                 let dayEnd = zone.instant(for: LocalDateTime(date: date.adding(days: 1), secondOfDay: 0))
-                if ledger.count(from: dayStart, to: dayEnd) >= dayCap {
-                    return .drop(reason: .capPerDay, detail: "\(dayCap) already on \(date) (cap \(dayCap))")
-                }
+                if ledger.count(from: dayStart, to: dayEnd) >= dayCap { return .drop(reason: .capPerDay) }
             }
-            let hourCap = preferences.maxPerHour
-            guard let allowed = ledger.earliestWithinHourlyCap(from: t, cap: hourCap, limit: deadline) else {
-                return .drop(reason: .capPerHour, detail: "hourly cap \(hourCap) full until past the deadline")
-            }
+            guard let allowed = ledger.earliestWithinHourlyCap(from: t, cap: preferences.maxPerHour, limit: deadline)
+            else { return .drop(reason: .capPerHour) }
             if allowed != t {
-                if reason == .onTime {
-                    reason = .capPerHour
-                    detail = "hourly cap \(hourCap) reached"
-                }
+                if reason == .onTime { reason = .capPerHour }
                 t = allowed
                 continue
             }
-            return .send(fireAt: t, reason: reason, detail: detail)
+            return .send(fireAt: t, reason: reason)
         }
-        return .drop(reason: .stale, detail: "no allowed time found before the deadline")
+        return .drop(reason: .stale)
+    }
+
+    /// The values behind a rule's reason, for a person reading the trace.
+    public static func explain(_ reason: ReasonCode, dropped: Bool, preferences: NotificationPreferences) -> String {
+        let quiet = preferences.quietHours.map { "quiet hours \($0.start)-\($0.end)" } ?? "quiet hours"
+        switch reason {
+        case .quietHours: return dropped ? "\(quiet) last past the deadline" : "held until \(quiet) end"
+        case .capPerHour:
+            return dropped
+                ? "\(preferences.maxPerHour) per hour already used until past the deadline"
+                : "moved after \(preferences.maxPerHour) per hour were used"
+        case .capPerDay: return "\(preferences.maxPerDay ?? 0) per day already used that local day"
+        case .stale: return "no allowed time before the deadline"
+        case .capExemptTransactional: return "transactional: exempt from caps"
+        default: return ""
+        }
     }
 }

@@ -23,7 +23,11 @@ extension [Effect] {
         compactMap { if case .schedule(let request, let fireAt) = $0 { (request, fireAt) } else { nil } }
     }
     var traces: [TraceEntry] { compactMap { if case .trace(let entry) = $0 { entry } else { nil } } }
-    var cancelledIDs: [String] { flatMap { if case .cancel(let ids) = $0 { ids } else { [] } } }
+    var cancelledIDs: [String] {
+        var ids: [String] = []
+        for effect in self { if case .cancel(let cancelled) = effect { ids += cancelled } }
+        return ids
+    }
 }
 
 @Suite struct UserEngineTests {

@@ -1,0 +1,88 @@
+/// The identity of one notification occurrence: its kind, the local date it belongs to and its
+/// slot that day. Request identifiers are derived from it, so re-planning replaces a request
+/// instead of duplicating it, and a fired occurrence is recognised and never planned again.
+///
+/// Request identifier forms (stable, readable in logs):
+/// - `morningGreeting.2027-03-01`
+/// - `mealReminder.2027-03-01.lunch`
+/// - `hydration.2027-03-01.0900`, `workoutReminder.2027-03-01.1830` (slot = local minute of day)
+/// - `reEngagement.2027-03-01.2` (date = the day of the last activity, slot = attempt)
+/// - any of these + `.snooze1`, `.snooze2`, ... for a snoozed copy.
+public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var kind: NotificationKind
+    /// The local date, as days since 1970-01-01.
+    public var day: Int32
+    /// Meaning depends on the kind: meal index, minute of day, attempt number, or 0.
+    public var slot: Int32
+    /// 0 for the occurrence itself, n for its n-th snoozed copy.
+    public var snooze: Int32
+
+    public init(kind: NotificationKind, date: LocalDate, slot: Int = 0, snooze: Int = 0) {
+        self.kind = kind
+        day = Int32(date.daysSinceEpoch)
+        self.slot = Int32(slot)
+        self.snooze = Int32(snooze)
+    }
+
+    public var date: LocalDate { LocalDate(daysSinceEpoch: Int64(day)) }
+
+    public static func < (a: OccurrenceID, b: OccurrenceID) -> Bool {
+        (a.day, a.kind.rawValue, a.slot, a.snooze) < (b.day, b.kind.rawValue, b.slot, b.snooze)
+    }
+
+    /// The occurrence this one is a snoozed copy of (itself when not snoozed).
+    public var original: OccurrenceID {
+        var copy = self
+        copy.snooze = 0
+        return copy
+    }
+
+    /// The request identifier.
+    public var description: String {
+        var text = kind.rawValue + "." + date.description
+        switch kind {
+        case .morningGreeting: break
+        case .mealReminder: text += "." + (MealType.allCases.indices.contains(Int(slot)) ? MealType.allCases[Int(slot)].rawValue : "\(slot)")
+        case .hydration, .workoutReminder, .preWorkout, .postWorkoutCheckIn:
+            text += "." + pad(Int(slot) / 60 * 100 + Int(slot) % 60, 4)
+        default: text += ".\(slot)"
+        }
+        if snooze > 0 { text += ".snooze\(snooze)" }
+        return text
+    }
+
+    /// Parses a request identifier of the forms above; nil for anything else.
+    public init?(requestID: String) {
+        var parts = requestID.split(separator: ".").map(String.init)
+        guard parts.count >= 2, let kind = NotificationKind(rawValue: parts[0]),
+            let parsed = LocalDateTime.parseWithOffset(parts[1]), parts[1].count == 10
+        else { return nil }
+        var snooze = 0
+        if let last = parts.last, last.hasPrefix("snooze"), let n = Int(last.dropFirst(6)), n > 0 {
+            snooze = n
+            parts.removeLast()
+        }
+        var slot = 0
+        if parts.count == 3 {
+            switch kind {
+            case .mealReminder:
+                guard let meal = MealType(rawValue: parts[2]) else { return nil }
+                slot = MealType.allCases.firstIndex(of: meal)!
+            case .hydration, .workoutReminder, .preWorkout, .postWorkoutCheckIn:
+                guard parts[2].count == 4, let clock = Int(parts[2]), clock % 100 < 60, clock / 100 < 24 else { return nil }
+                slot = clock / 100 * 60 + clock % 100
+            default:
+                guard let value = Int(parts[2]) else { return nil }
+                slot = value
+            }
+        } else if parts.count != 2 {
+            return nil
+        }
+        self.init(kind: kind, date: parsed.local.date, slot: slot, snooze: snooze)
+    }
+
+    /// The meal of a meal reminder.
+    public var meal: MealType? {
+        kind == .mealReminder && MealType.allCases.indices.contains(Int(slot)) ? MealType.allCases[Int(slot)] : nil
+    }
+}
