@@ -99,6 +99,7 @@ public struct LocalTimeOfDay: Hashable, Comparable, Sendable, CustomStringConver
     public init?(_ text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[1].count == 2, (1...2).contains(parts[0].count),
+            parts.allSatisfy({ $0.utf8.allSatisfy { (48...57).contains($0) } }),
             let hour = Int(parts[0]), let minute = Int(parts[1])
         else { return nil }
         self.init(hour: hour, minute: minute)

@@ -53,8 +53,10 @@ public struct CalendarMatch: Codable, Hashable, Sendable {
             if let weekday, date.weekday != weekday { continue }
             for h in hours {
                 for m in minutes {
-                    let instant = zone.instant(for: LocalDateTime(date: date, secondOfDay: h * 3_600 + m * 60))
-                    if instant > after { return instant }
+                    let resolved = zone.resolve(LocalDateTime(date: date, secondOfDay: h * 3_600 + m * 60))
+                    // A fixed time moves to the end of a gap; an hourly wildcard simply has no match there.
+                    if hour == nil && resolved.resolution == .skippedGap { continue }
+                    if resolved.instant > after { return resolved.instant }
                 }
             }
         }

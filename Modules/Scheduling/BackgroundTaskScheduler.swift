@@ -114,7 +114,8 @@ extension BackgroundLaunchModel: Codable {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(
                     codingPath: decoder.codingPath + [AnyKey(stringValue: unknown)],
-                    debugDescription: "unknown key \"\(unknown)\"; expected one of \(allowed.sorted().joined(separator: ", "))"
+                    debugDescription:
+                        "unknown key \"\(unknown)\"; expected one of \(allowed.sorted().joined(separator: ", "))"
                 ))
         }
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -215,7 +216,9 @@ public struct SimulatedBackgroundTaskScheduler: BackgroundTaskScheduling, Sendab
     /// Set when a suspension ended; cleared by the next call that carries a time.
     private var resumePending = false
 
-    public init(permittedIdentifiers: Set<String>, model: BackgroundLaunchModel = .standard, generator: SeededGenerator) {
+    public init(
+        permittedIdentifiers: Set<String>, model: BackgroundLaunchModel = .standard, generator: SeededGenerator
+    ) {
         self.permittedIdentifiers = permittedIdentifiers
         self.model = model
         self.generator = generator
@@ -250,7 +253,8 @@ public struct SimulatedBackgroundTaskScheduler: BackgroundTaskScheduling, Sendab
         })
         let limit =
             request.kind == .appRefresh
-            ? SimulatedBackgroundTaskScheduler.maxPendingAppRefresh : SimulatedBackgroundTaskScheduler.maxPendingProcessing
+            ? SimulatedBackgroundTaskScheduler.maxPendingAppRefresh
+            : SimulatedBackgroundTaskScheduler.maxPendingProcessing
         guard sameKind < limit else { throw .tooManyPendingTaskRequests }
 
         resumeIfNeeded(at: now)
@@ -286,7 +290,8 @@ public struct SimulatedBackgroundTaskScheduler: BackgroundTaskScheduling, Sendab
         entries.removeAll { entry in
             guard let planned = entry.plannedLaunch, planned <= now else { return false }
             due.append(
-                BackgroundLaunch(request: entry.request, launchedAt: planned, timeAllowedSeconds: entry.timeAllowedSeconds))
+                BackgroundLaunch(
+                    request: entry.request, launchedAt: planned, timeAllowedSeconds: entry.timeAllowedSeconds))
             return true
         }
         due.sort { ($0.launchedAt, $0.request.identifier) < ($1.launchedAt, $1.request.identifier) }
@@ -306,8 +311,8 @@ public struct SimulatedBackgroundTaskScheduler: BackgroundTaskScheduling, Sendab
         resumePending = false
         for index in entries.indices {
             guard let planned = entries[index].plannedLaunch, planned < now else { continue }
-            entries[index].plannedLaunch = now + SimulatedBackgroundTaskScheduler.seconds(
-                generator.exponential(mean: model.meanDelaySeconds))
+            let delay = generator.exponential(mean: model.meanDelaySeconds)
+            entries[index].plannedLaunch = now + SimulatedBackgroundTaskScheduler.seconds(delay)
         }
     }
 

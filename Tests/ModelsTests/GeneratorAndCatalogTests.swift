@@ -8,9 +8,10 @@ struct SeededGeneratorTests {
     @Test func matchesTheSplitMix64ReferenceOutput() {
         // The published SplitMix64 sequence for seed 0.
         var generator = SeededGenerator(seed: 0)
-        #expect([generator.next(), generator.next(), generator.next()] == [
-            0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F,
-        ])
+        #expect(
+            [generator.next(), generator.next(), generator.next()] == [
+                0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F,
+            ])
     }
 
     @Test func sameSeedSameSequence() {
@@ -121,8 +122,11 @@ extension SeededGenerator {
 @Suite("DeepLink")
 struct DeepLinkTests {
     static let all: [DeepLink] =
-        [.dashboard, .moodLog, .coachChat, .workoutStart, .workoutLog, .mealLog(nil), .quickAdd, .energyLog, .checkIn,
-         .weeklyReview, .achievements, .inbox] + MealType.allCases.map { .mealLog($0) }
+        [
+            .dashboard, .moodLog, .coachChat, .workoutStart, .workoutLog, .mealLog(nil), .quickAdd, .energyLog,
+            .checkIn,
+            .weeklyReview, .achievements, .inbox,
+        ] + MealType.allCases.map { .mealLog($0) }
 
     @Test func everyLinkRoundTripsThroughItsURL() {
         for link in DeepLinkTests.all {
@@ -139,8 +143,10 @@ struct DeepLinkTests {
         #expect(DeepLink(url: "engage://meal/log/dinner") == .mealLog(.dinner))
     }
 
-    @Test(arguments: ["", "engage://", "engage://nowhere", "https://dashboard", "engage://meal/log/brunch",
-        "ENGAGE://dashboard", "engage://dashboard/", " engage://dashboard"])
+    @Test(arguments: [
+        "", "engage://", "engage://nowhere", "https://dashboard", "engage://meal/log/brunch",
+        "ENGAGE://dashboard", "engage://dashboard/", " engage://dashboard",
+    ])
     func unknownURLsAreRejected(url: String) {
         #expect(DeepLink(url: url) == nil)
     }
@@ -149,7 +155,9 @@ struct DeepLinkTests {
         let data = try JSONEncoder().encode(DeepLinkTests.all)
         #expect(try JSONDecoder().decode([DeepLink].self, from: data) == DeepLinkTests.all)
         #expect(try JSONDecoder().decode([DeepLink].self, from: Data(#"["engage://check-in"]"#.utf8)) == [.checkIn])
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode([DeepLink].self, from: Data(#"["engage://x"]"#.utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode([DeepLink].self, from: Data(#"["engage://x"]"#.utf8))
+        }
     }
 }
 
@@ -196,7 +204,9 @@ struct CatalogTests {
 
     @Test func capExemptionsAndLevels() {
         #expect(NotificationKind.allCases.filter(\.isTransactional) == [.followRequest, .mention, .securityAlert])
-        #expect(NotificationKind.allCases.filter { $0.defaultInterruptionLevel.breaksThroughQuietHours } == [.securityAlert])
+        #expect(
+            NotificationKind.allCases.filter { $0.defaultInterruptionLevel.breaksThroughQuietHours } == [.securityAlert]
+        )
         #expect(InterruptionLevel.passive < .active && InterruptionLevel.active < .timeSensitive)
         #expect(InterruptionLevel.timeSensitive < .critical)
         #expect(InterruptionLevel.allCases.filter(\.breaksThroughQuietHours) == [.critical])

@@ -54,8 +54,9 @@ struct QuietHoursTests {
         #expect(quiet.endOfWindow(containing: at("15:00")) == nil)
         // Across the end of a month and a year.
         let newYearsEve = LocalDateTime(date: LocalDate(year: 2027, month: 12, day: 31), time: time("23:30"))
-        #expect(quiet.endOfWindow(containing: newYearsEve)
-            == LocalDateTime(date: LocalDate(year: 2028, month: 1, day: 1), time: time("07:00")))
+        #expect(
+            quiet.endOfWindow(containing: newYearsEve)
+                == LocalDateTime(date: LocalDate(year: 2028, month: 1, day: 1), time: time("07:00")))
     }
 
     @Test func withinOneDay() throws {
@@ -112,7 +113,9 @@ struct QuietHoursTests {
         #expect(quiet.start == time("22:00") && quiet.end == time("07:00"))
         #expect(quiet.weekdays == [.friday, .saturday])
         #expect(try decode(QuietHours.self, #"{"start": "22:00", "end": "07:00"}"#).weekdays.isEmpty)
-        #expect(decodingFailure(QuietHours.self, #"{"start": "22:00", "end": "07:00", "days": [1]}"#)?.hasPrefix("days:") == true)
+        #expect(
+            decodingFailure(QuietHours.self, #"{"start": "22:00", "end": "07:00", "days": [1]}"#)?.hasPrefix("days:")
+                == true)
         #expect(decodingFailure(QuietHours.self, #"{"start": "22:00"}"#)?.hasPrefix("end:") == true)
         #expect(decodingFailure(QuietHours.self, #"{"start": "10pm", "end": "07:00"}"#)?.hasPrefix("start:") == true)
         #expect(decodingFailure(QuietHours.self, #"{"start": "22:00", "end": "07:00", "weekdays": [8]}"#) != nil)
@@ -235,8 +238,9 @@ struct NotificationPreferencesTests {
         let p = try decode(NotificationPreferences.self, #"{"maxPerHour": 1, "batchingWindowMinutes": 1440}"#)
         #expect(p.maxPerHour == 1 && p.batchingWindowMinutes == 1_440)
         #expect(try decode(NotificationPreferences.self, #"{"maxPerHour": 60}"#).maxPerHour == 60)
-        #expect(try decode(NotificationPreferences.self, #"{"wakeTime": "00:00", "sleepTime": "23:59"}"#).wakeTime
-            == time("00:00"))
+        #expect(
+            try decode(NotificationPreferences.self, #"{"wakeTime": "00:00", "sleepTime": "23:59"}"#).wakeTime
+                == time("00:00"))
     }
 
     @Test func settingsFollowTheMasterSwitch() throws {
@@ -287,19 +291,28 @@ struct UserProfileTests {
 
     @Test func nestedErrorsCarryTheFullPath() {
         let quiet = #", "preferences": {"quietHours": {"start": "22:00", "end": "07:00", "wkdays": []}}"#
-        #expect(decodingFailure(UserProfile.self, json(timeZone: "UTC", extra: quiet))?
-            .hasPrefix("preferences.quietHours.wkdays:") == true)
+        #expect(
+            decodingFailure(UserProfile.self, json(timeZone: "UTC", extra: quiet))?
+                .hasPrefix("preferences.quietHours.wkdays:") == true)
         let cap = #", "preferences": {"maxPerHour": 0}"#
-        #expect(decodingFailure(UserProfile.self, json(timeZone: "UTC", extra: cap))?.hasPrefix("preferences.maxPerHour:") == true)
+        #expect(
+            decodingFailure(UserProfile.self, json(timeZone: "UTC", extra: cap))?.hasPrefix("preferences.maxPerHour:")
+                == true)
         let absence = #", "communication": {"absenceResponse": "never"}"#
-        #expect(decodingFailure(UserProfile.self, json(timeZone: "UTC", extra: absence))?
-            .hasPrefix("communication.absenceResponse:") == true)
+        #expect(
+            decodingFailure(UserProfile.self, json(timeZone: "UTC", extra: absence))?
+                .hasPrefix("communication.absenceResponse:") == true)
     }
 
     @Test func otherRejections() {
-        #expect(decodingFailure(UserProfile.self, json(timeZone: "UTC", extra: #", "nickname": "A""#))?.hasPrefix("nickname:") == true)
-        #expect(decodingFailure(UserProfile.self, #"{"id": "", "displayName": "A", "timeZone": "UTC"}"#)?.hasPrefix("id:") == true)
-        #expect(decodingFailure(UserProfile.self, #"{"id": "u1", "timeZone": "UTC"}"#)?.hasPrefix("displayName:") == true)
+        #expect(
+            decodingFailure(UserProfile.self, json(timeZone: "UTC", extra: #", "nickname": "A""#))?.hasPrefix(
+                "nickname:") == true)
+        #expect(
+            decodingFailure(UserProfile.self, #"{"id": "", "displayName": "A", "timeZone": "UTC"}"#)?.hasPrefix("id:")
+                == true)
+        #expect(
+            decodingFailure(UserProfile.self, #"{"id": "u1", "timeZone": "UTC"}"#)?.hasPrefix("displayName:") == true)
         #expect(decodingFailure(UserProfile.self, json(timeZone: "UTC", extra: #", "privacyLevel": "secret""#)) != nil)
     }
 

@@ -38,7 +38,9 @@ struct ZoneRulesTests {
             let expected = foundation.secondsFromGMT(for: t.date)
             if rules.offsetSeconds(at: t) != expected {
                 mismatches += 1
-                if mismatches < 5 { Issue.record("\(identifier) at \(t): \(rules.offsetSeconds(at: t)) != \(expected)") }
+                if mismatches < 5 {
+                    Issue.record("\(identifier) at \(t): \(rules.offsetSeconds(at: t)) != \(expected)")
+                }
             }
             t = t + 6 * .secondsPerHour + 7 * .secondsPerMinute
         }
@@ -59,8 +61,10 @@ struct ZoneRulesTests {
             transitions += 1
             cursor = next
         }
-        let hasDST = ["America/New_York", "Europe/London", "Australia/Sydney", "Australia/Lord_Howe", "Pacific/Chatham",
-                      "America/St_Johns", "Pacific/Auckland"].contains(identifier)
+        let hasDST = [
+            "America/New_York", "Europe/London", "Australia/Sydney", "Australia/Lord_Howe", "Pacific/Chatham",
+            "America/St_Johns", "Pacific/Auckland",
+        ].contains(identifier)
         if hasDST { #expect(transitions == 6, "\(identifier): \(transitions) transitions in 2026-2028") }
         if ["Asia/Kolkata", "Asia/Kathmandu", "UTC", "America/Sao_Paulo"].contains(identifier) {
             #expect(transitions == 0, "\(identifier)")
@@ -93,7 +97,8 @@ struct ZoneRulesTests {
         #expect(try zone("Pacific/Chatham").offsetSeconds(at: instant("2027-01-15T00:00:00Z")) == 13 * 3_600 + 45 * 60)
         #expect(try zone("Pacific/Chatham").offsetSeconds(at: instant("2027-07-15T00:00:00Z")) == 12 * 3_600 + 45 * 60)
         #expect(try zone("Australia/Lord_Howe").offsetSeconds(at: instant("2027-01-15T00:00:00Z")) == 11 * 3_600)
-        #expect(try zone("Australia/Lord_Howe").offsetSeconds(at: instant("2027-07-15T00:00:00Z")) == 10 * 3_600 + 1_800)
+        #expect(
+            try zone("Australia/Lord_Howe").offsetSeconds(at: instant("2027-07-15T00:00:00Z")) == 10 * 3_600 + 1_800)
         #expect(try zone("America/Sao_Paulo").offsetSeconds(at: instant("2027-01-15T00:00:00Z")) == -3 * 3_600)
         let newYork = try zone("America/New_York")
         #expect(newYork.offsetSeconds(at: try instant("2027-03-14T06:59:59Z")) == -5 * 3_600)
@@ -124,19 +129,22 @@ struct ZoneRulesTests {
         let t = try instant("2027-03-01T12:00:00Z")
         #expect(try zone("Pacific/Auckland").localDate(at: t) == LocalDate(year: 2027, month: 3, day: 2))
         #expect(try zone("America/New_York").localDate(at: t) == LocalDate(year: 2027, month: 3, day: 1))
-        #expect(try zone("Pacific/Chatham").localDate(at: try instant("2027-03-01T10:14:59Z"))
-            == LocalDate(year: 2027, month: 3, day: 1))
-        #expect(try zone("Pacific/Chatham").localDate(at: try instant("2027-03-01T10:15:00Z"))
-            == LocalDate(year: 2027, month: 3, day: 2))
+        #expect(
+            try zone("Pacific/Chatham").localDate(at: try instant("2027-03-01T10:14:59Z"))
+                == LocalDate(year: 2027, month: 3, day: 1))
+        #expect(
+            try zone("Pacific/Chatham").localDate(at: try instant("2027-03-01T10:15:00Z"))
+                == LocalDate(year: 2027, month: 3, day: 2))
     }
 
     @Test func identifiersMustBeIANA() {
         for good in ["UTC", "Etc/UTC", "America/New_York", "Asia/Kathmandu", "America/Argentina/Buenos_Aires"] {
             #expect(ZoneRules.isValidIdentifier(good), "\(good)")
         }
-        for bad in ["EST", "PST", "GMT", "GMT+5", "Etc/GMT+5", "Etc/GMT-14", "Mars/Olympus", "", "utc/x", "America/",
-            "America/Nowhere", "+05:00"]
-        {
+        for bad in [
+            "EST", "PST", "GMT", "GMT+5", "Etc/GMT+5", "Etc/GMT-14", "Mars/Olympus", "", "utc/x", "America/",
+            "America/Nowhere", "+05:00",
+        ] {
             #expect(!ZoneRules.isValidIdentifier(bad), "\(bad)")
             #expect(ZoneRules(identifier: bad) == nil, "\(bad)")
         }
@@ -212,11 +220,13 @@ struct ZoneRulesResolveTests {
             if result.instant != t {
                 repeats += 1
                 #expect(result.instant < t && result.resolution == .firstOfRepeated, "\(identifier) \(local)")
-                #expect(t - result.instant == Int64(rules.offsetSeconds(at: result.instant) - rules.offsetSeconds(at: t)))
+                #expect(
+                    t - result.instant == Int64(rules.offsetSeconds(at: result.instant) - rules.offsetSeconds(at: t)))
             }
             t = t + 15 * .secondsPerMinute
         }
-        let dst = rules.offsetSeconds(at: try instant("2027-01-15T00:00:00Z"))
+        let dst =
+            rules.offsetSeconds(at: try instant("2027-01-15T00:00:00Z"))
             != rules.offsetSeconds(at: try instant("2027-07-15T00:00:00Z"))
         #expect((repeats > 0) == dst, "\(identifier): \(repeats) repeated readings")
     }
@@ -241,7 +251,8 @@ struct ZoneRulesResolveTests {
             }
             date = date.adding(days: 1)
         }
-        let dst = rules.offsetSeconds(at: try instant("2027-01-15T00:00:00Z"))
+        let dst =
+            rules.offsetSeconds(at: try instant("2027-01-15T00:00:00Z"))
             != rules.offsetSeconds(at: try instant("2027-07-15T00:00:00Z"))
         #expect((gaps > 0) == dst, "\(identifier): \(gaps) gap readings")
     }

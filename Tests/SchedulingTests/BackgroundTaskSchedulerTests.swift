@@ -20,7 +20,8 @@ private func processing(_ id: String, at begin: Instant? = nil) -> BackgroundTas
 private func scheduler(
     permitted: Set<String> = allJobs, model: BackgroundLaunchModel = .standard, seed: UInt64 = 42
 ) -> SimulatedBackgroundTaskScheduler {
-    SimulatedBackgroundTaskScheduler(permittedIdentifiers: permitted, model: model, generator: SeededGenerator(seed: seed))
+    SimulatedBackgroundTaskScheduler(
+        permittedIdentifiers: permitted, model: model, generator: SeededGenerator(seed: seed))
 }
 
 /// A model in which every request runs, so tests of ordering and timing do not depend on luck.
