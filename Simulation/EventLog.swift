@@ -39,6 +39,16 @@ struct LineBuilder {
         string(value)
     }
 
+    /// A field whose value needs no escaping (identifiers, raw values of enums).
+    mutating func plainField(_ name: StaticString, _ value: String) {
+        raw(",\"")
+        raw(name)
+        raw("\":\"")
+        var value = value
+        value.withUTF8 { bytes.append(contentsOf: $0) }
+        bytes.append(34)
+    }
+
     mutating func digits(_ value: Int, width: Int) {
         var divisor = 1
         for _ in 1..<width { divisor *= 10 }
@@ -119,20 +129,20 @@ final class EventSink {
         line.raw("\"")
     }
 
+    /// A free-text field, escaped.
     func field(_ name: StaticString, _ value: String) { line.field(name, value) }
+
+    /// An identifier or enum raw value: no quotes, backslashes or control characters.
+    func id(_ name: StaticString, _ value: String) { line.plainField(name, value) }
 
     func local(_ zone: ZoneRules, _ instant: Instant, name: StaticString = "local") {
         line.timestamp(name, zone.localDateTime(at: instant), offsetSeconds: zone.offsetSeconds(at: instant))
     }
 
-    /// Ends the line and returns its bytes' hash chained onto `digest`.
+    /// Ends the line and returns the user's digest with the line folded in (`EventDigest.fold`).
     func end(chaining digest: UInt64) throws -> UInt64 {
         line.raw("}\n")
-        var hash = digest
-        for byte in line.bytes {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
-        }
+        let hash = EventDigest.fold(line.bytes, into: digest)
         if handle != nil {
             pending.append(contentsOf: line.bytes)
             if pending.count >= 1 << 22 { try flush() }
@@ -149,5 +159,39 @@ final class EventSink {
     func close() throws {
         try flush()
         try handle?.close()
+    }
+}
+
+/// The event-log digest. Each user's lines, newline included and in file order, are folded
+/// into a 64-bit state that starts at 0xcbf29ce484222325: 8 bytes at a time as a little-endian
+/// word `w`, `h = (h ^ w) * 0x100000001b3; h ^= h >> 32` (wrapping), the last partial word
+/// zero-padded and folded the same way after xoring in its length shifted left by 56. The run's
+/// digest folds each user's final state, in user order, as one word. It depends on the content
+/// and order of each user's events only, not on how users were split across threads.
+public enum EventDigest {
+    public static let initial: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    @inline(__always) public static func mix(_ state: UInt64, _ word: UInt64) -> UInt64 {
+        var h = (state ^ word) &* 0x100_0000_01b3
+        h ^= h >> 32
+        return h
+    }
+
+    public static func fold(_ bytes: [UInt8], into state: UInt64) -> UInt64 {
+        bytes.withUnsafeBytes { raw in
+            var h = state
+            var offset = 0
+            let count = raw.count
+            while offset + 8 <= count {
+                h = mix(h, UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+                offset += 8
+            }
+            if offset < count {
+                var word: UInt64 = 0
+                for index in 0..<(count - offset) { word |= UInt64(raw[offset + index]) << (8 * UInt64(index)) }
+                h = mix(h, word ^ (UInt64(count - offset) << 56))
+            }
+            return h
+        }
     }
 }

@@ -112,15 +112,10 @@ public enum Simulator {
         if let failure = box.failure { throw failure }
 
         var stats = ShardStats()
-        var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+        var digest = EventDigest.initial
         for shard in shards {
             stats.merge(shard.stats)
-            for userDigest in shard.digests {
-                for shift in stride(from: 0, to: 64, by: 8) {
-                    digest ^= (userDigest >> UInt64(shift)) & 0xFF
-                    digest &*= 0x100_0000_01b3
-                }
-            }
+            for userDigest in shard.digests { digest = EventDigest.mix(digest, userDigest) }
         }
         if let directory = options.outputDirectory, options.writeEvents {
             try concatenate((0..<threadCount).map { directory + "/events.part\($0).jsonl" }, into: directory + "/events.jsonl")
@@ -209,12 +204,15 @@ public enum Simulator {
         try encoder.encode(["users": users]).write(to: URL(fileURLWithPath: path))
     }
 
+    /// Joins the shards' files in shard order: the first is renamed, the others appended.
     static func concatenate(_ parts: [String], into path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-            let output = FileHandle(forWritingAtPath: path)
-        else { throw SimulationError.output("cannot write \(path)") }
+        let files = FileManager.default
+        if files.fileExists(atPath: path) { try files.removeItem(atPath: path) }
+        try files.moveItem(atPath: parts[0], toPath: path)
+        guard let output = FileHandle(forWritingAtPath: path) else { throw SimulationError.output("cannot write \(path)") }
         defer { try? output.close() }
-        for part in parts {
+        try output.seekToEnd()
+        for part in parts.dropFirst() {
             guard let input = FileHandle(forReadingAtPath: part) else { continue }
             while let chunk = try input.read(upToCount: 1 << 23), !chunk.isEmpty { try output.write(contentsOf: chunk) }
             try input.close()

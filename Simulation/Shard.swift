@@ -95,7 +95,7 @@ struct UserState {
     /// While in a lapse, the user does nothing until this time.
     var lapsedUntil: Int64 = 0
     var churned = false
-    var digest: UInt64 = 0xcbf2_9ce4_8422_2325
+    var digest = EventDigest.initial
     var fireEventAt: Int64?
     var launchEventAt: Int64?
     var deliveryDay: LocalDate?
@@ -246,7 +246,7 @@ final class Shard {
             scheduleNextDay(local, after: now)
         case .activity(let activity):
             guard !users[local].isAway(at: event.time) else { return }
-            log(local, now, "activity") { $0.field("activity", activity.name) }
+            log(local, now, "activity") { $0.id("activity", activity.name) }
             step(local, .activity(activity), at: now)
         case .fire:
             guard users[local].fireEventAt == event.time else { return }  // superseded
@@ -263,15 +263,15 @@ final class Shard {
                 let nanos = step(local, .backgroundTaskLaunched(job), at: now, background: true)
                 stats.backgroundRuns += 1
                 if Double(nanos) / 1e9 > launch.timeAllowedSeconds { stats.backgroundOverBudget += 1 }
-                log(local, now, "backgroundRun") { $0.field("job", job.rawValue) }
+                log(local, now, "backgroundRun") { $0.id("job", job.rawValue) }
             }
             rescheduleLaunch(local)
         case .response(let requestID, let kind, let action):
             stats.responsesByAction[action.rawValue, default: 0] += 1
             log(local, now, "response") {
-                $0.field("kind", kind.rawValue)
-                $0.field("id", requestID)
-                $0.field("action", action.rawValue)
+                $0.id("kind", kind.rawValue)
+                $0.id("id", requestID)
+                $0.id("action", action.rawValue)
             }
             step(local, .notificationResponse(requestID: requestID, kind: kind, action: action), at: now)
         case .travel:
@@ -279,7 +279,7 @@ final class Shard {
             scheduleTravel(local, after: now)
         case .permission(let granted):
             users[local].center.setAuthorizationStatus(granted ? .authorized : .denied)
-            log(local, now, "permission") { $0.field("status", granted ? "authorized" : "denied") }
+            log(local, now, "permission") { $0.id("status", granted ? "authorized" : "denied") }
             if !granted {
                 queue.push(time: event.time + 3 * .secondsPerDay, user: event.user, kind: .permission(granted: true))
             }
@@ -324,14 +324,17 @@ final class Shard {
             }
         case .openDeepLink:
             break
+        case .clearDeliveredNotifications:
+            let delivered = users[local].center.deliveredNotifications.map(\.request.identifier)
+            if !delivered.isEmpty { users[local].center.removeDeliveredNotifications(withIdentifiers: delivered) }
         case .trace(let entry):
             stats.decisionsByType[entry.decision.rawValue, default: 0] += 1
             let zone = users[local].zone
             log(local, now, entry.decision.eventName) {
-                $0.field("kind", entry.kind.rawValue)
-                $0.field("id", entry.requestID)
-                if let level = entry.level { $0.field("level", level.rawValue) }
-                $0.field("reason", entry.reason.rawValue)
+                $0.id("kind", entry.kind.rawValue)
+                $0.id("id", entry.requestID)
+                if let level = entry.level { $0.id("level", level.rawValue) }
+                $0.id("reason", entry.reason.rawValue)
                 if let fireAt = entry.fireAt { $0.local(zone, fireAt, name: "fireAt") }
                 if !entry.detail.isEmpty { $0.field("detail", entry.detail) }
             }
@@ -346,10 +349,10 @@ final class Shard {
         stats.deliveries += 1
         stats.deliveriesByKind[content.kind, default: 0] += 1
         log(local, notification.deliveredAt, "delivered") {
-            $0.field("kind", content.kind.rawValue)
-            $0.field("id", id)
-            $0.field("level", content.interruptionLevel.rawValue)
-            if notification.presentation == .quiet { $0.field("presentation", "quiet") }
+            $0.id("kind", content.kind.rawValue)
+            $0.id("id", id)
+            $0.id("level", content.interruptionLevel.rawValue)
+            if notification.presentation == .quiet { $0.id("presentation", "quiet") }
         }
         let observed = ObservedDelivery(
             id: id, kind: content.kind, level: content.interruptionLevel, at: notification.deliveredAt)
@@ -451,7 +454,7 @@ final class Shard {
         guard next != current, let zone = zones[next] else { return }
         users[local].zone = zone
         users[local].center.setTimeZone(zone, at: now)
-        log(local, now, "travel") { $0.field("timeZone", next) }
+        log(local, now, "travel") { $0.id("timeZone", next) }
         step(local, .timeZoneChanged(zone), at: now)
         scheduleNextDay(local, after: now)
     }
@@ -494,7 +497,7 @@ final class Shard {
             stats.violationExamples.append(
                 "\(violation.rawValue): user \(users[local].traits.profile.id) at \(instant) (\(users[local].zone.formatted(instant))) \(detail)")
         }
-        log(local, instant, "violation") { $0.field("invariant", violation.rawValue) }
+        log(local, instant, "violation") { $0.id("invariant", violation.rawValue) }
     }
 
     private func countDeliveryDay(_ local: Int, at instant: Instant) {

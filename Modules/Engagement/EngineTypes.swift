@@ -47,6 +47,8 @@ public enum Effect: Hashable, Sendable {
     /// Remove pending requests.
     case cancel(requestIDs: [String])
     case setBadge(Int)
+    /// Clear the app's delivered notifications from Notification Center (the user has seen the app).
+    case clearDeliveredNotifications
     case submitBackgroundTask(BackgroundTaskRequest)
     /// Navigate the app.
     case openDeepLink(DeepLink)

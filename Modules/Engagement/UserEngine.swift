@@ -43,6 +43,9 @@ public struct UserEngine: Sendable {
     /// Requests the engine believes are pending on the device.
     public var plannedRequestIDs: [String] { planned.map(\.id.description) }
 
+    /// When the requests the engine believes pending will fire, soonest first.
+    public var plannedFireTimes: [Instant] { planned.map(\.fireAt) }
+
     public func lapseStage(at now: Instant) -> LapseStage {
         let idle = now - lastActiveAt
         if idle > configuration.churnRiskAfterSeconds { return .churnRisk }
@@ -53,6 +56,8 @@ public struct UserEngine: Sendable {
     /// Applies one input at `now` and returns the effects to execute, in order.
     public mutating func handle(_ input: EngineInput, at now: Instant) -> [Effect] {
         var effects: [Effect] = []
+        // What fired since the last input is history before anything else looks at the plan.
+        retireFired(through: now)
         switch input {
         case .appLaunched:
             for job in [BackgroundJob.lapseDetection, .patternAnalysis] {
@@ -60,7 +65,10 @@ public struct UserEngine: Sendable {
             }
         case .activity(let activity):
             recordActivity(activity, at: now)
-            if case .appOpened = activity { effects.append(.setBadge(0)) }
+            if case .appOpened = activity {
+                effects.append(.setBadge(0))
+                effects.append(.clearDeliveredNotifications)
+            }
         case .notificationResponse(let requestID, let kind, let action):
             respond(to: action, requestID: requestID, kind: kind, at: now, effects: &effects)
         case .backgroundTaskLaunched(let job):
@@ -68,8 +76,7 @@ public struct UserEngine: Sendable {
         case .preferencesChanged(let preferences):
             profile.preferences = preferences
         case .timeZoneChanged(let newZone):
-            zone = newZone
-            profile.timeZone = newZone.identifier
+            movePlanned(to: newZone, at: now)
         }
         plan(at: now, into: &effects)
         return effects
@@ -125,6 +132,22 @@ public struct UserEngine: Sendable {
         if let link = ResponseRouting.deepLink(for: action, kind: kind) { effects.append(.openDeepLink(link)) }
     }
 
+    /// The device re-matches wall-clock (calendar) triggers in its new zone; follow it, so the
+    /// plan knows when each pending request will now fire. One that would now fire in the past
+    /// is dropped by the device and is re-planned like any other occurrence.
+    private mutating func movePlanned(to newZone: ZoneRules, at now: Instant) {
+        let oldZone = zone
+        zone = newZone
+        profile.timeZone = newZone.identifier
+        planned = planned.compactMap { item in
+            guard item.followsWallClock else { return item }
+            var moved = item
+            moved.fireAt = newZone.instant(for: oldZone.localDateTime(at: item.fireAt))
+            return moved.fireAt > now ? moved : nil
+        }
+        planned.sort { $0.fireAt != $1.fireAt ? $0.fireAt < $1.fireAt : $0.id < $1.id }
+    }
+
     private mutating func markWorkoutsDone(on date: LocalDate, at now: Instant) {
         for workout in profile.preferences.workoutSchedule where workout.weekday == date.weekday {
             done[OccurrenceID(kind: .workoutReminder, date: date, slot: workout.time.minutesSinceMidnight)] = now
@@ -144,7 +167,6 @@ public struct UserEngine: Sendable {
     // MARK: - Planning
 
     private mutating func plan(at now: Instant, into effects: inout [Effect]) {
-        retireFired(through: now)
         var candidates = routineCandidates(at: now)
         candidates += snoozed
         var suppressed: [(Candidate, ReasonCode)] = []
@@ -172,7 +194,7 @@ public struct UserEngine: Sendable {
             if case .send(let fireAt, _) = outcome {
                 guard fireAt > now else { continue }
                 ledger.insert(fireAt)
-                next.append(PlannedNotification(candidate: candidate, fireAt: fireAt))
+                next.append(PlannedNotification(candidate: candidate, fireAt: fireAt, zone: zone))
             }
             outcomes.append((candidate, outcome))
         }
@@ -362,11 +384,17 @@ public struct UserEngine: Sendable {
         }
     }
 
-    private func makeRequest(for candidate: Candidate, fireAt: Instant) -> NotificationRequest {
+    /// Wall-clock times on the minute go out as calendar triggers (they follow the device's zone,
+    /// as UNCalendarNotificationTrigger does); anything else as a date trigger.
+    static func usesCalendarTrigger(_ fireAt: Instant, in zone: ZoneRules) -> Bool {
         let local = zone.localDateTime(at: fireAt)
+        return local.second == 0 && zone.instant(for: local) == fireAt
+    }
+
+    private func makeRequest(for candidate: Candidate, fireAt: Instant) -> NotificationRequest {
         let trigger: NotificationTrigger =
-            local.second == 0 && zone.instant(for: local) == fireAt
-            ? .calendar(CalendarMatch(local), repeats: false) : .date(fireAt)
+            UserEngine.usesCalendarTrigger(fireAt, in: zone)
+            ? .calendar(CalendarMatch(zone.localDateTime(at: fireAt)), repeats: false) : .date(fireAt)
         var context = CopyContext(firstName: profile.firstName)
         context.meal = candidate.id.meal
         if candidate.kind == .reEngagement {
@@ -397,12 +425,15 @@ struct PlannedNotification: Hashable, Sendable {
     var id: OccurrenceID
     var plannedAt: Instant
     var fireAt: Instant
+    /// Scheduled with a calendar trigger, which the device re-matches when its zone changes.
+    var followsWallClock: Bool
     var kind: NotificationKind { id.kind }
 
-    init(candidate: Candidate, fireAt: Instant) {
+    init(candidate: Candidate, fireAt: Instant, zone: ZoneRules) {
         id = candidate.id
         plannedAt = candidate.plannedAt
         self.fireAt = fireAt
+        followsWallClock = UserEngine.usesCalendarTrigger(fireAt, in: zone)
     }
 }
 

@@ -9,7 +9,42 @@ public enum NotificationKind: String, Codable, CaseIterable, Sendable, CodingKey
     // System (seed 003)
     case securityAlert, privacyUpdate, featureAnnouncement, maintenanceNotice
 
-    public static func < (a: NotificationKind, b: NotificationKind) -> Bool { a.rawValue < b.rawValue }
+    public static func < (a: NotificationKind, b: NotificationKind) -> Bool { a.ordinal < b.ordinal }
+
+    /// Position in declaration order. Hashing and comparing by it avoids the String raw value,
+    /// which `RawRepresentable`'s default `Hashable` would hash on every dictionary access.
+    @inlinable public var ordinal: Int {
+        switch self {
+        case .morningGreeting: 0
+        case .workoutReminder: 1
+        case .preWorkout: 2
+        case .postWorkoutCheckIn: 3
+        case .mealReminder: 4
+        case .hydration: 5
+        case .achievement: 6
+        case .reEngagement: 7
+        case .weeklyReview: 8
+        case .streakReminder: 9
+        case .energyLog: 10
+        case .checkInReminder: 11
+        case .reflection: 12
+        case .newFollower: 13
+        case .followRequest: 14
+        case .workoutKudos: 15
+        case .workoutComment: 16
+        case .mention: 17
+        case .challengeInvite: 18
+        case .leaderboardChange: 19
+        case .securityAlert: 20
+        case .privacyUpdate: 21
+        case .featureAnnouncement: 22
+        case .maintenanceNotice: 23
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(UInt8(truncatingIfNeeded: ordinal)) }
+
+    public static func == (a: NotificationKind, b: NotificationKind) -> Bool { a.ordinal == b.ordinal }
 
     /// The category whose actions the notification offers.
     public var category: NotificationCategoryID {

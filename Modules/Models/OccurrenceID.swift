@@ -26,9 +26,19 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
 
     public var date: LocalDate { LocalDate(daysSinceEpoch: Int64(day)) }
 
-    public static func < (a: OccurrenceID, b: OccurrenceID) -> Bool {
-        (a.day, a.kind.rawValue, a.slot, a.snooze) < (b.day, b.kind.rawValue, b.slot, b.snooze)
+    /// All four fields in one word: day, kind, slot, snooze (orders by day, then kind, slot, snooze).
+    @inlinable var packed: UInt64 {
+        UInt64(UInt32(bitPattern: day &+ Int32.min)) << 32 | UInt64(UInt8(truncatingIfNeeded: kind.ordinal)) << 24
+            | UInt64(UInt16(truncatingIfNeeded: slot)) << 8 | UInt64(UInt8(truncatingIfNeeded: snooze))
     }
+
+    public static func < (a: OccurrenceID, b: OccurrenceID) -> Bool { a.packed < b.packed }
+
+    public static func == (a: OccurrenceID, b: OccurrenceID) -> Bool {
+        a.day == b.day && a.slot == b.slot && a.snooze == b.snooze && a.kind.ordinal == b.kind.ordinal
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(packed) }
 
     /// The occurrence this one is a snoozed copy of (itself when not snoozed).
     public var original: OccurrenceID {

@@ -188,9 +188,12 @@ extension [Effect] {
         var engine = UserEngine(profile: makeProfile(), zone: london, now: t0)
         _ = engine.handle(.appLaunched, at: t0)
         let tokyo = ZoneRules(identifier: "Asia/Tokyo")!
-        let effects = engine.handle(.timeZoneChanged(tokyo), at: t0 + 60)
-        let morning = effects.scheduled.first { $0.request.content.kind == .morningGreeting }
-        #expect(morning.map { tokyo.localDateTime(at: $0.fireAt).timeOfDay.description } == "07:00")
+        _ = engine.handle(.timeZoneChanged(tokyo), at: t0 + 60)
+        // Calendar triggers follow the device to Tokyo; the plan follows them: 07:00 Tokyo time.
+        let plan = Dictionary(uniqueKeysWithValues: zip(engine.plannedRequestIDs, engine.plannedFireTimes))
+        let mornings = plan.filter { $0.key.hasPrefix("morningGreeting.") }
+        #expect(!mornings.isEmpty)
+        for (_, fireAt) in mornings { #expect(tokyo.localDateTime(at: fireAt).timeOfDay.description == "07:00") }
         #expect(engine.profile.timeZone == "Asia/Tokyo")
     }
 
@@ -219,5 +222,33 @@ extension [Effect] {
             }
         }
         #expect(ResponseRouting.deepLink(for: .defaultTap, kind: .morningGreeting) == .dashboard)
+    }
+}
+
+@Suite struct TravelTests {
+    @Test func notificationsDeliveredBeforeAFlightStillCountTowardTheNewLocalDay() {
+        // New York to Lord Howe (+11): the New York afternoon is already the next local day there.
+        let newYork = ZoneRules(identifier: "America/New_York")!
+        let lordHowe = ZoneRules(identifier: "Australia/Lord_Howe")!
+        let profile = makeProfile(zone: "America/New_York") {
+            $0.hydration = .hourly
+            $0.maxPerDay = 6
+        }
+        let t0 = instant("2027-03-01T06:00:00-05:00")
+        var engine = UserEngine(profile: profile, zone: newYork, now: t0)
+        _ = engine.handle(.appLaunched, at: t0)
+        // The flight lands after the 13:00 New York reminder fired; no input in between.
+        let landed = instant("2027-03-01T13:44:00-05:00")
+        let firedBefore = engine.plannedFireTimes.filter { $0 <= landed }
+        #expect(!firedBefore.isEmpty)
+        _ = engine.handle(.timeZoneChanged(lordHowe), at: landed)
+        // Everything planned for the Lord Howe day must fit the daily cap with what already fired that day.
+        let date = lordHowe.localDate(at: landed)
+        let dayStart = lordHowe.instant(for: LocalDateTime(date: date, secondOfDay: 0))
+        let dayEnd = lordHowe.instant(for: LocalDateTime(date: date.adding(days: 1), secondOfDay: 0))
+        let firedThatDay = firedBefore.filter { $0 >= dayStart && $0 < dayEnd }.count
+        let plannedThatDay = engine.plannedFireTimes.filter { $0 >= dayStart && $0 < dayEnd }.count
+        #expect(firedThatDay + plannedThatDay <= 6)
+        #expect(engine.plannedFireTimes.allSatisfy { $0 > landed })
     }
 }
