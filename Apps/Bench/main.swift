@@ -63,9 +63,15 @@ timings.append(
         blackHole(effects)
     })
 
-// A planning pass with nothing new: the steady state of a second app open in the same minute.
+// A full planning pass that finds nothing to change (the preferences are re-applied unchanged).
 timings.append(
-    measure("planning pass (no change)", iterations: 20_000) { _ in
+    measure("planning pass (full, nothing to change)", iterations: 20_000) { _ in
+        blackHole(engine.handle(.preferencesChanged(preferences), at: clock))
+    })
+
+// An input whose plan inputs are unchanged: the engine skips the pass.
+timings.append(
+    measure("input with plan inputs unchanged", iterations: 20_000) { _ in
         blackHole(engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: clock))
     })
 

@@ -25,13 +25,20 @@ public struct UserEngine: Sendable {
     /// Fire times already passed, for the rolling caps.
     private var ledger = CapLedger()
     /// Occurrences already fired (kept about a day), so an occurrence is never planned twice.
-    private var fired: [OccurrenceID: Instant] = [:]
+    private var fired = OccurrenceMap<Instant>()
     /// Occurrences made moot by what the user did (meal logged, workout done, skipped).
-    private var done: [OccurrenceID: Instant] = [:]
+    private var done = OccurrenceMap<Instant>()
     /// Snoozed copies waiting to come back.
     private var snoozed: [Candidate] = []
     /// The last decision traced per occurrence, so a pass traces only what changed.
-    private var lastTraced: [OccurrenceID: TracedDecision] = [:]
+    private var lastTraced = OccurrenceMap<TracedDecision>()
+    /// Bumped by every change of state a plan depends on (preferences, zone, done, snoozes,
+    /// notifications fired).
+    private var planInputsVersion = 0
+    /// What the last plan was computed from; a pass with the same inputs would change nothing.
+    private var lastPlanKey: PlanKey?
+    /// When the next occurrence enters the horizon, as the time a new pass is due.
+    private var planValidUntil = Instant(secondsSinceEpoch: .min)
 
     public init(profile: UserProfile, zone: ZoneRules, now: Instant, configuration: EngineConfiguration = .init()) {
         self.profile = profile
@@ -75,6 +82,7 @@ public struct UserEngine: Sendable {
             effects.append(.submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
         case .preferencesChanged(let preferences):
             profile.preferences = preferences
+            planInputsVersion += 1
         case .timeZoneChanged(let newZone):
             movePlanned(to: newZone, at: now)
         }
@@ -90,6 +98,7 @@ public struct UserEngine: Sendable {
         let today = zone.localDate(at: now)
         switch activity {
         case .mealLogged(let meal):
+            planInputsVersion += 1
             done[OccurrenceID(kind: .mealReminder, date: today, slot: MealType.allCases.firstIndex(of: meal)!)] = now
         case .workoutCompleted:
             markWorkoutsDone(on: today, at: now)
@@ -111,6 +120,7 @@ public struct UserEngine: Sendable {
             var id = answered
             id.snooze += 1
             snoozed.removeAll { $0.id.original == id.original }
+            planInputsVersion += 1
             snoozed.append(
                 Candidate(
                     id: id, kind: kind, plannedAt: now + snoozeSeconds,
@@ -136,6 +146,7 @@ public struct UserEngine: Sendable {
     /// plan knows when each pending request will now fire. One that would now fire in the past
     /// is dropped by the device and is re-planned like any other occurrence.
     private mutating func movePlanned(to newZone: ZoneRules, at now: Instant) {
+        planInputsVersion += 1
         let oldZone = zone
         zone = newZone
         profile.timeZone = newZone.identifier
@@ -149,6 +160,7 @@ public struct UserEngine: Sendable {
     }
 
     private mutating func markWorkoutsDone(on date: LocalDate, at now: Instant) {
+        planInputsVersion += 1
         for workout in profile.preferences.workoutSchedule where workout.weekday == date.weekday {
             done[OccurrenceID(kind: .workoutReminder, date: date, slot: workout.time.minutesSinceMidnight)] = now
         }
@@ -167,15 +179,21 @@ public struct UserEngine: Sendable {
     // MARK: - Planning
 
     private mutating func plan(at now: Instant, into effects: inout [Effect]) {
-        var candidates = routineCandidates(at: now)
+        // Same inputs, same plan: skip the pass until a new occurrence enters the horizon.
+        // (What fired since is already in the plan's accounting; nothing else depends on time.)
+        let key = PlanKey(
+            version: planInputsVersion, lapseStage: lapseStage(at: now), routinePauseAt: routinePauseAt(at: now),
+            reEngagementTimes: reEngagementTimes())
+        if key == lastPlanKey, now < planValidUntil { return }
+        lastPlanKey = key
+        var (candidates, nextEntry) = routineCandidates(at: now)
+        planValidUntil = nextEntry - configuration.horizonSeconds
         candidates += snoozed
         var suppressed: [(Candidate, ReasonCode)] = []
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
         candidates.sort { $0.plannedAt != $1.plannedAt ? $0.plannedAt < $1.plannedAt : $0.id < $1.id }
 
-        var previous: [OccurrenceID: PlannedNotification] = [:]
-        previous.reserveCapacity(planned.count)
-        for item in planned { previous[item.id] = item }
+        let previous = OccurrenceMap(planned.lazy.map { ($0.id, $0) })
         var ledger = self.ledger
         var next: [PlannedNotification] = []
         next.reserveCapacity(planned.count + 4)
@@ -201,8 +219,7 @@ public struct UserEngine: Sendable {
         next.sort { $0.fireAt != $1.fireAt ? $0.fireAt < $1.fireAt : $0.id < $1.id }
 
         // Cancel what the new plan no longer holds, with the reason when one is known.
-        var nextIDs = Set<OccurrenceID>(minimumCapacity: next.count)
-        for item in next { nextIDs.insert(item.id) }
+        let nextIDs = OccurrenceMap(next.lazy.map { ($0.id, ()) })
         let cancelled = planned.filter { !nextIDs.contains($0.id) }
         if !cancelled.isEmpty {
             effects.append(.cancel(requestIDs: cancelled.map(\.id.description)))
@@ -257,9 +274,9 @@ public struct UserEngine: Sendable {
         ledger.prune(before: now - .secondsPerDay - .secondsPerHour)
         // Candidates reach back at most a staleness window (18 h); keep a day of memory.
         let horizonStart = now - .secondsPerDay - 2 * .secondsPerHour
-        if fired.count > 48 { fired = fired.filter { $0.value >= horizonStart } }
-        if done.count > 16 { done = done.filter { $0.value >= horizonStart } }
-        if lastTraced.count > 160 { lastTraced = lastTraced.filter { $0.value.plannedAt >= horizonStart } }
+        if fired.count > 48 { fired.filter { $0 >= horizonStart } }
+        if done.count > 16 { done.filter { $0 >= horizonStart } }
+        if lastTraced.count > 160 { lastTraced.filter { $0.plannedAt >= horizonStart } }
         snoozed.removeAll { $0.plannedAt + $0.policy.stalenessSeconds < now }
     }
 
@@ -300,55 +317,77 @@ public struct UserEngine: Sendable {
 
     // MARK: - Candidates
 
-    /// Routine reminders over the horizon, in the user's zone, paused once the user is lapsed.
-    private func routineCandidates(at now: Instant) -> [Candidate] {
-        let preferences = profile.preferences
+    /// When routine reminders pause for a user who stays away, if that falls within the horizon.
+    private func routinePauseAt(at now: Instant) -> Instant? {
         let pauseAt = lastActiveAt + configuration.lapseAfterSeconds
-        let end = min(now + configuration.horizonSeconds, pauseAt)
+        return pauseAt < now + configuration.horizonSeconds ? pauseAt : nil
+    }
+
+    /// Routine reminders over the horizon, in the user's zone, paused once the user is lapsed;
+    /// and the time of the first occurrence past the horizon (within a lookahead of six hours).
+    private func routineCandidates(at now: Instant) -> ([Candidate], nextEntry: Instant) {
+        let preferences = profile.preferences
+        let end = routinePauseAt(at: now) ?? now + configuration.horizonSeconds
+        let lookahead = now + configuration.horizonSeconds + 6 * .secondsPerHour
+        var nextEntry = lookahead
         let earliest = now - 4 * .secondsPerHour
-        guard end > earliest else { return [] }
+        guard end > earliest else { return ([], lookahead) }
         var result: [Candidate] = []
         result.reserveCapacity(64)
-        /// `date` names the occurrence; the reminder itself may fall on `fireDate` (the evening before).
-        func add(_ kind: NotificationKind, _ date: LocalDate, slot: Int, at time: LocalTimeOfDay, on fireDate: LocalDate? = nil) {
-            let at = zone.instant(for: LocalDateTime(date: fireDate ?? date, time: time))
-            guard at <= end, at > earliest else { return }
+        // The level of each routine kind, looked up once per pass rather than once per occurrence.
+        let levels = RoutineLevels(preferences)
+        /// `day` names the occurrence; the reminder itself may fall `dayOffset` days earlier.
+        func add(_ kind: NotificationKind, _ day: Int64, slot: Int, at time: LocalTimeOfDay, dayOffset: Int64 = 0) {
+            let at = zone.instant(for: LocalDateTime(daysSinceEpoch: day + dayOffset, time: time))
+            guard at <= end else {
+                if at < nextEntry { nextEntry = at }
+                return
+            }
+            guard at > earliest else { return }
             result.append(
                 Candidate(
-                    id: OccurrenceID(kind: kind, date: date, slot: slot), kind: kind, plannedAt: at,
-                    level: preferences.interruptionLevel(for: kind), policy: .standard(for: kind)))
+                    id: OccurrenceID(kind: kind, daysSinceEpoch: day, slot: slot), kind: kind, plannedAt: at,
+                    level: levels[kind], policy: .standard(for: kind)))
         }
         let morning = preferences.isEnabled(.morningGreeting)
         let meals = preferences.isEnabled(.mealReminder)
         let hydration = preferences.isEnabled(.hydration) ? preferences.hydration : nil
-        let workouts = preferences.isEnabled(.workoutReminder)
-        var date = zone.localDate(at: earliest)
-        let lastDate = zone.localDate(at: end)
-        while date <= lastDate {
-            if morning { add(.morningGreeting, date, slot: 0, at: preferences.morningTime) }
+        let workouts = preferences.isEnabled(.workoutReminder) ? preferences.workoutSchedule : []
+        var day = zone.localDateTime(at: earliest).daysSinceEpoch
+        let lastDay = zone.localDateTime(at: max(end, lookahead)).daysSinceEpoch
+        while day <= lastDay {
+            if morning { add(.morningGreeting, day, slot: 0, at: preferences.morningTime) }
             if meals {
-                for (index, meal) in MealType.allCases.enumerated() { add(.mealReminder, date, slot: index, at: meal.defaultTime) }
+                for (index, meal) in MealType.allCases.enumerated() { add(.mealReminder, day, slot: index, at: meal.defaultTime) }
             }
             if let hydration {
                 var minute = preferences.wakeTime.minutesSinceMidnight
                 while minute < preferences.sleepTime.minutesSinceMidnight {
-                    add(.hydration, date, slot: minute, at: LocalTimeOfDay(minutesSinceMidnight: minute))
+                    add(.hydration, day, slot: minute, at: LocalTimeOfDay(minutesSinceMidnight: minute))
                     minute += hydration.intervalMinutes
                 }
             }
-            if workouts {
-                for workout in preferences.workoutSchedule where workout.weekday == date.weekday {
+            if !workouts.isEmpty {
+                let weekday = Weekday(daysSinceEpoch: day)
+                for workout in workouts where workout.weekday == weekday {
                     let minute = workout.time.minutesSinceMidnight - preferences.workoutReminderLeadMinutes
-                    let (reminderDate, reminderMinute) =
-                        minute >= 0 ? (date, minute) : (date.adding(days: -1), minute + 1_440)
                     add(
-                        .workoutReminder, date, slot: workout.time.minutesSinceMidnight,
-                        at: LocalTimeOfDay(minutesSinceMidnight: reminderMinute), on: reminderDate)
+                        .workoutReminder, day, slot: workout.time.minutesSinceMidnight,
+                        at: LocalTimeOfDay(minutesSinceMidnight: minute >= 0 ? minute : minute + 1_440),
+                        dayOffset: minute >= 0 ? 0 : -1)
                 }
             }
-            date = date.adding(days: 1)
+            day += 1
         }
-        return result
+        return (result, nextEntry)
+    }
+
+    /// When the nudges of the current lapse campaign would be planned (they move with the last activity).
+    private func reEngagementTimes() -> [Int64] {
+        var candidates: [Candidate] = []
+        var suppressed: [(Candidate, ReasonCode)] = []
+        appendReEngagement(to: &candidates, suppressed: &suppressed, at: lastActiveAt)
+        return candidates.map { $0.plannedAt.secondsSinceEpoch } + [Int64(zone.localDate(at: lastActiveAt).daysSinceEpoch)]
     }
 
     /// The lapse campaign: nudges planned ahead at the days after the last activity, so they
@@ -435,6 +474,35 @@ struct PlannedNotification: Hashable, Sendable {
         self.fireAt = fireAt
         followsWallClock = UserEngine.usesCalendarTrigger(fireAt, in: zone)
     }
+}
+
+/// Interruption levels of the routine kinds, resolved once per planning pass.
+struct RoutineLevels {
+    let morning, meal, hydration, workout: InterruptionLevel
+
+    init(_ preferences: NotificationPreferences) {
+        morning = preferences.interruptionLevel(for: .morningGreeting)
+        meal = preferences.interruptionLevel(for: .mealReminder)
+        hydration = preferences.interruptionLevel(for: .hydration)
+        workout = preferences.interruptionLevel(for: .workoutReminder)
+    }
+
+    subscript(kind: NotificationKind) -> InterruptionLevel {
+        switch kind {
+        case .morningGreeting: morning
+        case .mealReminder: meal
+        case .hydration: hydration
+        default: workout
+        }
+    }
+}
+
+/// The inputs a plan is computed from, beyond the occurrences themselves.
+struct PlanKey: Hashable, Sendable {
+    var version: Int
+    var lapseStage: LapseStage
+    var routinePauseAt: Instant?
+    var reEngagementTimes: [Int64]
 }
 
 struct TracedDecision: Hashable, Sendable {

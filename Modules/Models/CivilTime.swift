@@ -130,30 +130,38 @@ extension LocalTimeOfDay: Codable {
 }
 
 /// A wall-clock date and time without a time zone, to the second.
+///
+/// Stored as seconds since local 1970-01-01 00:00; the calendar date is derived only when asked
+/// for, so time-of-day and day arithmetic on hot paths never divide into years and months.
 public struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvertible {
-    public var date: LocalDate
-    /// Seconds after local midnight, 0 ..< 86 400.
-    public var secondOfDay: Int
+    /// Seconds after local 1970-01-01 00:00: the instant this wall time names at UTC+0.
+    public let localSeconds: Int64
+
+    /// The wall-clock reading `localSeconds` seconds after local 1970-01-01 00:00.
+    @inlinable public init(localSeconds: Int64) { self.localSeconds = localSeconds }
 
     public init(date: LocalDate, secondOfDay: Int) {
-        self.date = date
-        self.secondOfDay = secondOfDay
+        localSeconds = date.daysSinceEpoch * .secondsPerDay + Int64(secondOfDay)
     }
 
     public init(date: LocalDate, time: LocalTimeOfDay) {
         self.init(date: date, secondOfDay: time.minutesSinceMidnight * 60)
     }
 
-    /// The wall-clock reading `localSeconds` seconds after local 1970-01-01 00:00.
-    public init(localSeconds: Int64) {
-        let days = localSeconds >= 0 ? localSeconds / .secondsPerDay : (localSeconds - 86_399) / .secondsPerDay
-        date = LocalDate(daysSinceEpoch: days)
-        secondOfDay = Int(localSeconds - days * .secondsPerDay)
+    /// The wall time `time` on the day `daysSinceEpoch`.
+    @inlinable public init(daysSinceEpoch day: Int64, time: LocalTimeOfDay) {
+        localSeconds = day * .secondsPerDay + Int64(time.minutesSinceMidnight) * 60
     }
 
-    /// Seconds after local 1970-01-01 00:00: the instant this wall time names at UTC+0.
-    public var localSeconds: Int64 { date.daysSinceEpoch * .secondsPerDay + Int64(secondOfDay) }
+    /// The local day, as days since 1970-01-01.
+    @inlinable public var daysSinceEpoch: Int64 {
+        localSeconds >= 0 ? localSeconds / .secondsPerDay : (localSeconds - 86_399) / .secondsPerDay
+    }
 
+    public var date: LocalDate { LocalDate(daysSinceEpoch: daysSinceEpoch) }
+    /// Seconds after local midnight, 0 ..< 86 400.
+    @inlinable public var secondOfDay: Int { Int(localSeconds - daysSinceEpoch * .secondsPerDay) }
+    @inlinable public var weekday: Weekday { Weekday(daysSinceEpoch: daysSinceEpoch) }
     public var hour: Int { secondOfDay / 3_600 }
     public var minute: Int { secondOfDay / 60 % 60 }
     public var second: Int { secondOfDay % 60 }

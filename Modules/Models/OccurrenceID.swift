@@ -24,10 +24,18 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         self.snooze = Int32(snooze)
     }
 
+    /// The occurrence of `kind` on the local day `daysSinceEpoch`.
+    @inlinable public init(kind: NotificationKind, daysSinceEpoch: Int64, slot: Int = 0, snooze: Int = 0) {
+        self.kind = kind
+        day = Int32(daysSinceEpoch)
+        self.slot = Int32(slot)
+        self.snooze = Int32(snooze)
+    }
+
     public var date: LocalDate { LocalDate(daysSinceEpoch: Int64(day)) }
 
     /// All four fields in one word: day, kind, slot, snooze (orders by day, then kind, slot, snooze).
-    @inlinable var packed: UInt64 {
+    @inlinable public var packed: UInt64 {
         UInt64(UInt32(bitPattern: day &+ Int32.min)) << 32 | UInt64(UInt8(truncatingIfNeeded: kind.ordinal)) << 24
             | UInt64(UInt16(truncatingIfNeeded: slot)) << 8 | UInt64(UInt8(truncatingIfNeeded: snooze))
     }

@@ -72,23 +72,25 @@ public struct QuietHours: Hashable, Sendable {
         let minute = local.secondOfDay / 60
         let startMinute = start.minutesSinceMidnight
         let endMinute = end.minutesSinceMidnight
+        let day = local.daysSinceEpoch
         if wrapsMidnight {
-            if minute >= startMinute { return appliesOn(local.date.weekday) }
-            if minute < endMinute { return appliesOn(local.date.adding(days: -1).weekday) }
+            if minute >= startMinute { return appliesOn(day) }
+            if minute < endMinute { return appliesOn(day - 1) }
             return false
         }
-        return minute >= startMinute && minute < endMinute && appliesOn(local.date.weekday)
+        return minute >= startMinute && minute < endMinute && appliesOn(day)
     }
 
     /// The end of the quiet window that contains `local`, as a wall time; nil when outside.
     public func endOfWindow(containing local: LocalDateTime) -> LocalDateTime? {
         guard contains(local) else { return nil }
         let startsToday = local.secondOfDay / 60 >= start.minutesSinceMidnight
-        let endDate = wrapsMidnight && startsToday ? local.date.adding(days: 1) : local.date
-        return LocalDateTime(date: endDate, time: end)
+        let endDay = wrapsMidnight && startsToday ? local.daysSinceEpoch + 1 : local.daysSinceEpoch
+        return LocalDateTime(daysSinceEpoch: endDay, time: end)
     }
 
-    private func appliesOn(_ weekday: Weekday) -> Bool { weekdays.isEmpty || weekdays.contains(weekday) }
+    /// Whether a window starting on the local day `day` (days since 1970-01-01) applies.
+    private func appliesOn(_ day: Int64) -> Bool { weekdays.isEmpty || weekdays.contains(Weekday(daysSinceEpoch: day)) }
 }
 
 extension QuietHours: Codable {

@@ -20,6 +20,11 @@ public struct ZoneRules: Sendable, Hashable, CustomStringConvertible {
     @usableFromInline let offsetsAfter: [Int32]
     /// The offset before the first transition.
     @usableFromInline let initialOffset: Int32
+    /// `firstTransitionInBucket[k]` is the index of the first transition at or after
+    /// `bucketBase + k << bucketShift`: a lookup scans at most the one or two transitions of its bucket.
+    @usableFromInline let firstTransitionInBucket: [Int32]
+    @usableFromInline let bucketBase: Int64
+    @usableFromInline static var bucketShift: Int64 { 22 }  // about 48.5 days
 
     /// Rules covering `from ..< through` (default 1970-2100); outside that range the nearest
     /// known offset holds. Returns nil for an identifier the tz database does not know.
@@ -45,6 +50,21 @@ public struct ZoneRules: Sendable, Hashable, CustomStringConvertible {
         }
         transitionInstants = instants
         offsetsAfter = offsets
+        (bucketBase, firstTransitionInBucket) = ZoneRules.buckets(instants)
+    }
+
+    private static func buckets(_ instants: [Int64]) -> (Int64, [Int32]) {
+        guard let first = instants.first, let last = instants.last else { return (0, []) }
+        let base = (first >> bucketShift) << bucketShift
+        let count = Int((last - base) >> bucketShift) + 1
+        var table = [Int32](repeating: 0, count: count)
+        var index = 0
+        for bucket in 0..<count {
+            let bucketStart = base + (Int64(bucket) << bucketShift)
+            while index < instants.count && instants[index] < bucketStart { index += 1 }
+            table[bucket] = Int32(index)
+        }
+        return (base, table)
     }
 
     /// A fixed-offset zone with no transitions (tests, and `UTC`).
@@ -53,6 +73,8 @@ public struct ZoneRules: Sendable, Hashable, CustomStringConvertible {
         transitionInstants = []
         offsetsAfter = []
         initialOffset = Int32(offsetSeconds)
+        firstTransitionInBucket = []
+        bucketBase = 0
     }
 
     public static let utc = ZoneRules(fixedIdentifier: "UTC", offsetSeconds: 0)
@@ -71,14 +93,13 @@ public struct ZoneRules: Sendable, Hashable, CustomStringConvertible {
     }
 
     @inlinable func offset(atSeconds seconds: Int64) -> Int32 {
-        // Index of the last transition at or before `seconds`.
-        var low = 0
-        var high = transitionInstants.count
-        while low < high {
-            let middle = (low + high) >> 1
-            if transitionInstants[middle] <= seconds { low = middle + 1 } else { high = middle }
-        }
-        return low == 0 ? initialOffset : offsetsAfter[low - 1]
+        guard let first = transitionInstants.first, seconds >= first else { return initialOffset }
+        let bucket = Int((seconds - bucketBase) >> ZoneRules.bucketShift)
+        guard bucket < firstTransitionInBucket.count else { return offsetsAfter[offsetsAfter.count - 1] }
+        // Index of the first transition after `seconds`, scanning from the bucket's first.
+        var index = Int(firstTransitionInBucket[bucket])
+        while index < transitionInstants.count && transitionInstants[index] <= seconds { index += 1 }
+        return offsetsAfter[index - 1]
     }
 
     /// The wall-clock reading at `instant`.

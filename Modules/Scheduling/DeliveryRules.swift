@@ -132,9 +132,9 @@ public enum DeliveryRules {
             }
             if exempt { return .send(fireAt: t, reason: reason == .onTime ? .capExemptTransactional : reason) }
             if let dayCap = preferences.maxPerDay {
-                let date = zone.localDate(at: t)
-                let dayStart = zone.instant(for: LocalDateTime(date: date, secondOfDay: 0))
-                let dayEnd = zone.instant(for: LocalDateTime(date: date.adding(days: 1), secondOfDay: 0))
+                let day = zone.localDateTime(at: t).daysSinceEpoch
+                let dayStart = zone.instant(for: LocalDateTime(localSeconds: day * .secondsPerDay))
+                let dayEnd = zone.instant(for: LocalDateTime(localSeconds: (day + 1) * .secondsPerDay))
                 if ledger.count(from: dayStart, to: dayEnd) >= dayCap { return .drop(reason: .capPerDay) }
             }
             guard let allowed = ledger.earliestWithinHourlyCap(from: t, cap: preferences.maxPerHour, limit: deadline)

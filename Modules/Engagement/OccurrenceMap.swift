@@ -1,0 +1,67 @@
+import Models
+
+/// A small map from occurrences to values, kept as a sorted array of packed keys.
+///
+/// The engine's per-user maps hold tens of entries and are read hundreds of times per planning
+/// pass; binary search over packed 64-bit keys is several times cheaper there than hashing.
+struct OccurrenceMap<Value: Sendable>: Sendable {
+    private var keys: [UInt64] = []
+    private var values: [Value] = []
+
+    var count: Int { keys.count }
+    var isEmpty: Bool { keys.isEmpty }
+
+    init() {}
+
+    /// Builds from entries in any order; a later duplicate key wins.
+    init(_ entries: some Sequence<(OccurrenceID, Value)>) {
+        for (key, value) in entries { self[key] = value }
+    }
+
+    @inline(__always) private func index(of key: UInt64) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = keys.count
+        while low < high {
+            let middle = (low + high) >> 1
+            if keys[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return (low, low < keys.count && keys[low] == key)
+    }
+
+    subscript(id: OccurrenceID) -> Value? {
+        get {
+            let (index, found) = index(of: id.packed)
+            return found ? values[index] : nil
+        }
+        set {
+            let key = id.packed
+            let (index, found) = index(of: key)
+            switch (found, newValue) {
+            case (true, let value?): values[index] = value
+            case (true, nil):
+                keys.remove(at: index)
+                values.remove(at: index)
+            case (false, let value?):
+                keys.insert(key, at: index)
+                values.insert(value, at: index)
+            case (false, nil): break
+            }
+        }
+    }
+
+    func contains(_ id: OccurrenceID) -> Bool { index(of: id.packed).found }
+
+    /// Keeps the entries whose value satisfies `keep`.
+    mutating func filter(_ keep: (Value) -> Bool) {
+        var keptKeys: [UInt64] = []
+        var keptValues: [Value] = []
+        keptKeys.reserveCapacity(keys.count)
+        keptValues.reserveCapacity(keys.count)
+        for (key, value) in zip(keys, values) where keep(value) {
+            keptKeys.append(key)
+            keptValues.append(value)
+        }
+        keys = keptKeys
+        values = keptValues
+    }
+}
