@@ -39,7 +39,9 @@ public struct ObservedDelivery: Sendable {
 /// own bookkeeping, so an engine bug cannot hide itself.
 public struct InvariantChecker: Sendable {
     private var capped: [Int64] = []
-    private var deliveredIDs: Set<String> = []
+    /// Request identifiers delivered, with when; identifiers carry their local date and nothing
+    /// is sent more than a day late, so a week of memory catches every duplicate.
+    private var deliveredIDs: [String: Int64] = [:]
     private var morningDates: Set<LocalDate> = []
 
     public init() {}
@@ -58,7 +60,13 @@ public struct InvariantChecker: Sendable {
             broken.append(.noReEngagementForGiveMeSpace)
         }
         if !preferences.isEnabled(delivery.kind) { broken.append(.disabledKindNeverDelivered) }
-        if !deliveredIDs.insert(delivery.id).inserted { broken.append(.noDuplicateDelivery) }
+        if deliveredIDs.updateValue(delivery.at.secondsSinceEpoch, forKey: delivery.id) != nil {
+            broken.append(.noDuplicateDelivery)
+        }
+        if deliveredIDs.count > 512 {
+            let keepFrom = delivery.at.secondsSinceEpoch - 7 * .secondsPerDay
+            deliveredIDs = deliveredIDs.filter { $0.value >= keepFrom }
+        }
         if delivery.kind == .morningGreeting && !morningDates.insert(local.date).inserted {
             broken.append(.morningGreetingOncePerLocalDay)
         }

@@ -15,6 +15,8 @@ public struct UserEngine: Sendable {
     public private(set) var profile: UserProfile
     public private(set) var zone: ZoneRules
     public let configuration: EngineConfiguration
+    /// The name copy may use, derived once from the profile.
+    private var firstName: String
     /// The last activity (app open, workout, meal, log, chat); starts at creation.
     public private(set) var lastActiveAt: Instant
     /// Re-engagement nudges delivered in the current lapse.
@@ -42,6 +44,7 @@ public struct UserEngine: Sendable {
 
     public init(profile: UserProfile, zone: ZoneRules, now: Instant, configuration: EngineConfiguration = .init()) {
         self.profile = profile
+        self.firstName = profile.firstName
         self.zone = zone
         self.configuration = configuration
         self.lastActiveAt = now
@@ -434,7 +437,7 @@ public struct UserEngine: Sendable {
         let trigger: NotificationTrigger =
             UserEngine.usesCalendarTrigger(fireAt, in: zone)
             ? .calendar(CalendarMatch(zone.localDateTime(at: fireAt)), repeats: false) : .date(fireAt)
-        var context = CopyContext(firstName: profile.firstName)
+        var context = CopyContext(firstName: firstName)
         context.meal = candidate.id.meal
         if candidate.kind == .reEngagement {
             let daysAway = Int((fireAt - lastActiveAt) / .secondsPerDay)
