@@ -51,7 +51,8 @@ let package = Package(
                 dependencies: ["Models", "Scheduling", "Delivery", "Engagement", swiftLog],
                 path: "Simulation", exclude: ["Scenarios"], swiftSettings: swiftSettings),
             .testTarget(
-                name: "SimulationTests", dependencies: ["Simulation", "Models", "Scheduling", "Delivery", "Engagement"],
+                name: "SimulationTests",
+                dependencies: ["Simulation", "Models", "Scheduling", "Delivery", "Engagement"],
                 path: "Tests/SimulationTests", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "bench", dependencies: ["Engagement", "Scheduling", "Models"], path: "Apps/Bench",

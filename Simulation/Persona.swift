@@ -8,30 +8,38 @@ public enum Persona: String, CaseIterable, Sendable, Codable {
     public var habits: Habits {
         switch self {
         case .morningRunner:
-            Habits(wake: 6 * 60, sleep: 22 * 60, opensPerDay: 3, workoutDays: [.monday, .wednesday, .friday, .saturday],
-                   workoutMinute: 6 * 60 + 30, adherence: 0.85, mealLogging: 0.7, actRate: 0.45, lapsePerDay: 0.005)
+            Habits(
+                wake: 6 * 60, sleep: 22 * 60, opensPerDay: 3, workoutDays: [.monday, .wednesday, .friday, .saturday],
+                workoutMinute: 6 * 60 + 30, adherence: 0.85, mealLogging: 0.7, actRate: 0.45, lapsePerDay: 0.005)
         case .eveningLifter:
-            Habits(wake: 7 * 60, sleep: 23 * 60, opensPerDay: 2.5, workoutDays: [.tuesday, .thursday, .sunday],
-                   workoutMinute: 18 * 60 + 30, adherence: 0.8, mealLogging: 0.5, actRate: 0.35, lapsePerDay: 0.008)
+            Habits(
+                wake: 7 * 60, sleep: 23 * 60, opensPerDay: 2.5, workoutDays: [.tuesday, .thursday, .sunday],
+                workoutMinute: 18 * 60 + 30, adherence: 0.8, mealLogging: 0.5, actRate: 0.35, lapsePerDay: 0.008)
         case .irregular:
-            Habits(wake: 8 * 60, sleep: 24 * 60 - 30, opensPerDay: 1.5, workoutDays: [.monday, .thursday],
-                   workoutMinute: 12 * 60, adherence: 0.4, mealLogging: 0.3, actRate: 0.2, lapsePerDay: 0.02)
+            Habits(
+                wake: 8 * 60, sleep: 24 * 60 - 30, opensPerDay: 1.5, workoutDays: [.monday, .thursday],
+                workoutMinute: 12 * 60, adherence: 0.4, mealLogging: 0.3, actRate: 0.2, lapsePerDay: 0.02)
         case .lapsing:
-            Habits(wake: 7 * 60, sleep: 23 * 60, opensPerDay: 2, workoutDays: [.tuesday, .saturday],
-                   workoutMinute: 17 * 60, adherence: 0.6, mealLogging: 0.4, actRate: 0.25, lapsePerDay: 0.06)
+            Habits(
+                wake: 7 * 60, sleep: 23 * 60, opensPerDay: 2, workoutDays: [.tuesday, .saturday],
+                workoutMinute: 17 * 60, adherence: 0.6, mealLogging: 0.4, actRate: 0.25, lapsePerDay: 0.06)
         case .churner:
-            Habits(wake: 7 * 60, sleep: 23 * 60, opensPerDay: 1.5, workoutDays: [.wednesday],
-                   workoutMinute: 19 * 60, adherence: 0.5, mealLogging: 0.2, actRate: 0.1, lapsePerDay: 0.1,
-                   returnRate: 0.3)
+            Habits(
+                wake: 7 * 60, sleep: 23 * 60, opensPerDay: 1.5, workoutDays: [.wednesday],
+                workoutMinute: 19 * 60, adherence: 0.5, mealLogging: 0.2, actRate: 0.1, lapsePerDay: 0.1,
+                returnRate: 0.3)
         case .giveMeSpace:
-            Habits(wake: 7 * 60, sleep: 23 * 60, opensPerDay: 1.5, workoutDays: [.monday, .friday],
-                   workoutMinute: 7 * 60, adherence: 0.6, mealLogging: 0.3, actRate: 0.2, lapsePerDay: 0.05)
+            Habits(
+                wake: 7 * 60, sleep: 23 * 60, opensPerDay: 1.5, workoutDays: [.monday, .friday],
+                workoutMinute: 7 * 60, adherence: 0.6, mealLogging: 0.3, actRate: 0.2, lapsePerDay: 0.05)
         case .nightShift:
-            Habits(wake: 16 * 60, sleep: 8 * 60, opensPerDay: 2, workoutDays: [.monday, .wednesday, .saturday],
-                   workoutMinute: 20 * 60, adherence: 0.7, mealLogging: 0.4, actRate: 0.3, lapsePerDay: 0.01)
+            Habits(
+                wake: 16 * 60, sleep: 8 * 60, opensPerDay: 2, workoutDays: [.monday, .wednesday, .saturday],
+                workoutMinute: 20 * 60, adherence: 0.7, mealLogging: 0.4, actRate: 0.3, lapsePerDay: 0.01)
         case .traveller:
-            Habits(wake: 7 * 60, sleep: 23 * 60, opensPerDay: 2.5, workoutDays: [.monday, .thursday, .saturday],
-                   workoutMinute: 7 * 60, adherence: 0.6, mealLogging: 0.5, actRate: 0.3, lapsePerDay: 0.01)
+            Habits(
+                wake: 7 * 60, sleep: 23 * 60, opensPerDay: 2.5, workoutDays: [.monday, .thursday, .saturday],
+                workoutMinute: 7 * 60, adherence: 0.6, mealLogging: 0.5, actRate: 0.3, lapsePerDay: 0.01)
         }
     }
 

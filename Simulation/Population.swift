@@ -41,7 +41,8 @@ public enum Population {
             preferences.settings[disabled] = .disabled
         }
         preferences.workoutSchedule = habits.workoutDays.sorted().map {
-            ScheduledWorkout(weekday: $0, time: LocalTimeOfDay(minutesSinceMidnight: habits.workoutMinute), type: "Workout")
+            ScheduledWorkout(
+                weekday: $0, time: LocalTimeOfDay(minutesSinceMidnight: habits.workoutMinute), type: "Workout")
         }
         let absence =
             persona == .giveMeSpace
@@ -55,5 +56,7 @@ public enum Population {
         return SimulatedUserTraits(index: index, persona: persona, profile: profile)
     }
 
-    static let firstNames = ["Ana", "Ben", "Chen", "Dara", "Emeka", "Fatima", "Gus", "Hana", "Ivo", "Jun", "Kiri", "Lea"]
+    static let firstNames = [
+        "Ana", "Ben", "Chen", "Dara", "Emeka", "Fatima", "Gus", "Hana", "Ivo", "Jun", "Kiri", "Lea",
+    ]
 }

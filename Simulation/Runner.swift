@@ -118,7 +118,8 @@ public enum Simulator {
             for userDigest in shard.digests { digest = EventDigest.mix(digest, userDigest) }
         }
         if let directory = options.outputDirectory, options.writeEvents {
-            try concatenate((0..<threadCount).map { directory + "/events.part\($0).jsonl" }, into: directory + "/events.jsonl")
+            try concatenate(
+                (0..<threadCount).map { directory + "/events.part\($0).jsonl" }, into: directory + "/events.jsonl")
         }
         let userDays = scenario.users * scenario.weeks * 7
         var perDay = Dictionary(uniqueKeysWithValues: stats.deliveriesPerUserDay.map { (String($0.key), $0.value) })
@@ -135,7 +136,8 @@ public enum Simulator {
             invariantViolations: Dictionary(
                 uniqueKeysWithValues: Invariant.allCases.map { ($0.rawValue, stats.violations[$0] ?? 0) }),
             violationExamples: stats.violationExamples, deliveries: stats.deliveries,
-            deliveriesByKind: Dictionary(uniqueKeysWithValues: stats.deliveriesByKind.map { ($0.key.rawValue, $0.value) }),
+            deliveriesByKind: Dictionary(
+                uniqueKeysWithValues: stats.deliveriesByKind.map { ($0.key.rawValue, $0.value) }),
             decisions: stats.decisionsByType, responses: stats.responsesByAction, deliveriesPerUserDay: perDay,
             platform: [
                 "droppedByPendingLimit": stats.droppedByLimit,
@@ -197,7 +199,8 @@ public enum Simulator {
                 id: traits.profile.id, persona: traits.persona.rawValue, timeZone: traits.profile.timeZone,
                 quietHours: quiet, absenceResponse: traits.profile.communication.absenceResponse.rawValue,
                 maxPerHour: preferences.maxPerHour, maxPerDay: preferences.maxPerDay,
-                disabledKinds: preferences.disabledKinds.map(\.rawValue), privacyLevel: traits.profile.privacyLevel.rawValue)
+                disabledKinds: preferences.disabledKinds.map(\.rawValue),
+                privacyLevel: traits.profile.privacyLevel.rawValue)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -209,7 +212,9 @@ public enum Simulator {
         let files = FileManager.default
         if files.fileExists(atPath: path) { try files.removeItem(atPath: path) }
         try files.moveItem(atPath: parts[0], toPath: path)
-        guard let output = FileHandle(forWritingAtPath: path) else { throw SimulationError.output("cannot write \(path)") }
+        guard let output = FileHandle(forWritingAtPath: path) else {
+            throw SimulationError.output("cannot write \(path)")
+        }
         defer { try? output.close() }
         try output.seekToEnd()
         for part in parts.dropFirst() {

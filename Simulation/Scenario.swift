@@ -96,11 +96,13 @@ extension Scenario {
     public static func parse(_ object: Any, file: String) throws(ScenarioError) -> Scenario {
         let reader = Reader(file: file)
         let top = try reader.dictionary(object, key: "(top level)", allowed: topKeys)
-        let preferences = try reader.dictionary(top["preferences"] ?? [String: Any](), key: "preferences", allowed: preferenceKeys)
+        let preferences = try reader.dictionary(
+            top["preferences"] ?? [String: Any](), key: "preferences", allowed: preferenceKeys)
         let faultsObject = try reader.dictionary(top["faults"] ?? [String: Any](), key: "faults", allowed: faultKeys)
 
         var faults = FaultRates()
-        func rate(_ key: String, _ keyPath: WritableKeyPath<FaultRates, Double>, max: Double = 1) throws(ScenarioError) {
+        func rate(_ key: String, _ keyPath: WritableKeyPath<FaultRates, Double>, max: Double = 1) throws(ScenarioError)
+        {
             if let value = faultsObject[key] {
                 faults[keyPath: keyPath] = try reader.number(value, key: "faults.\(key)", range: 0...max)
             }
@@ -111,13 +113,18 @@ extension Scenario {
         try rate("permissionRevokedPerUserWeek", \.permissionRevokedPerUserWeek)
         try rate("travelPerTravellerDay", \.travelPerTravellerDay)
 
-        func weights(_ key: String, in source: [String: Any], path: String, default fallback: [(String, Double)],
-                     validate: (String) -> String?) throws(ScenarioError) -> Weights {
+        func weights(
+            _ key: String, in source: [String: Any], path: String, default fallback: [(String, Double)],
+            validate: (String) -> String?
+        ) throws(ScenarioError) -> Weights {
             guard let value = source[key] else { return Weights(fallback) }
             return try reader.weights(value, key: path, validate: validate)
         }
         func oneOf(_ allowed: [String]) -> (String) -> String? {
-            { allowed.contains($0) ? nil : "unknown choice \"\($0)\"; expected one of \(allowed.joined(separator: ", "))" }
+            {
+                allowed.contains($0)
+                    ? nil : "unknown choice \"\($0)\"; expected one of \(allowed.joined(separator: ", "))"
+            }
         }
         return Scenario(
             name: try reader.string(top["name"], key: "name"),
@@ -129,24 +136,44 @@ extension Scenario {
             timeZones: try weights("timeZones", in: top, path: "timeZones", default: [("UTC", 1)]) {
                 ZoneRules.isValidIdentifier($0) ? nil : "unknown IANA time zone \"\($0)\""
             },
-            personas: try weights("personas", in: top, path: "personas", default: [("irregular", 1)],
-                                  validate: oneOf(Persona.allCases.map(\.rawValue))),
-            quietHours: try weights("quietHours", in: preferences, path: "preferences.quietHours",
-                                    default: [("none", 1)]) { QuietHours.parseRange($0).error },
-            hydration: try weights("hydration", in: preferences, path: "preferences.hydration", default: [("off", 1)],
-                                   validate: oneOf(["off"] + HydrationFrequency.allCases.map(\.rawValue))),
-            maxPerHour: try weights("maxPerHour", in: preferences, path: "preferences.maxPerHour",
-                                    default: [("10", 1)]) { Int($0).map { (1...60).contains($0) ? nil : "cap must be in 1...60, got \($0)" } ?? "not a whole number: \"\($0)\"" },
-            maxPerDay: try weights("maxPerDay", in: preferences, path: "preferences.maxPerDay",
-                                   default: [("none", 1)]) { $0 == "none" ? nil : Int($0).map { $0 >= 1 ? nil : "cap must be at least 1, got \($0)" } ?? "not a whole number or \"none\": \"\($0)\"" },
-            absenceResponse: try weights("absenceResponse", in: preferences, path: "preferences.absenceResponse",
-                                         default: [("light_nudge", 1)], validate: oneOf(AbsenceResponse.allCases.map(\.rawValue))),
-            motivationalStyle: try weights("motivationalStyle", in: preferences, path: "preferences.motivationalStyle",
-                                           default: [("encouraging", 1)], validate: oneOf(MotivationalStyle.allCases.map(\.rawValue))),
-            privacyLevel: try weights("privacyLevel", in: preferences, path: "preferences.privacyLevel",
-                                      default: [("friendsOnly", 1)], validate: oneOf(PrivacyLevel.allCases.map(\.rawValue))),
-            disabledKinds: try weights("disabledKinds", in: preferences, path: "preferences.disabledKinds",
-                                       default: [("none", 1)], validate: oneOf(["none"] + NotificationKind.allCases.map(\.rawValue))),
+            personas: try weights(
+                "personas", in: top, path: "personas", default: [("irregular", 1)],
+                validate: oneOf(Persona.allCases.map(\.rawValue))),
+            quietHours: try weights(
+                "quietHours", in: preferences, path: "preferences.quietHours",
+                default: [("none", 1)]
+            ) { QuietHours.parseRange($0).error },
+            hydration: try weights(
+                "hydration", in: preferences, path: "preferences.hydration", default: [("off", 1)],
+                validate: oneOf(["off"] + HydrationFrequency.allCases.map(\.rawValue))),
+            maxPerHour: try weights(
+                "maxPerHour", in: preferences, path: "preferences.maxPerHour",
+                default: [("10", 1)]
+            ) {
+                Int($0).map { (1...60).contains($0) ? nil : "cap must be in 1...60, got \($0)" }
+                    ?? "not a whole number: \"\($0)\""
+            },
+            maxPerDay: try weights(
+                "maxPerDay", in: preferences, path: "preferences.maxPerDay",
+                default: [("none", 1)]
+            ) {
+                $0 == "none"
+                    ? nil
+                    : Int($0).map { $0 >= 1 ? nil : "cap must be at least 1, got \($0)" }
+                        ?? "not a whole number or \"none\": \"\($0)\""
+            },
+            absenceResponse: try weights(
+                "absenceResponse", in: preferences, path: "preferences.absenceResponse",
+                default: [("light_nudge", 1)], validate: oneOf(AbsenceResponse.allCases.map(\.rawValue))),
+            motivationalStyle: try weights(
+                "motivationalStyle", in: preferences, path: "preferences.motivationalStyle",
+                default: [("encouraging", 1)], validate: oneOf(MotivationalStyle.allCases.map(\.rawValue))),
+            privacyLevel: try weights(
+                "privacyLevel", in: preferences, path: "preferences.privacyLevel",
+                default: [("friendsOnly", 1)], validate: oneOf(PrivacyLevel.allCases.map(\.rawValue))),
+            disabledKinds: try weights(
+                "disabledKinds", in: preferences, path: "preferences.disabledKinds",
+                default: [("none", 1)], validate: oneOf(["none"] + NotificationKind.allCases.map(\.rawValue))),
             faults: faults)
     }
 }
@@ -181,7 +208,9 @@ extension QuietHours {
 struct Reader {
     var file: String
 
-    func fail(_ key: String, _ problem: String) -> ScenarioError { ScenarioError(file: file, key: key, problem: problem) }
+    func fail(_ key: String, _ problem: String) -> ScenarioError {
+        ScenarioError(file: file, key: key, problem: problem)
+    }
 
     func dictionary(_ value: Any, key: String, allowed: Set<String>) throws(ScenarioError) -> [String: Any] {
         guard let dictionary = value as? [String: Any] else { throw fail(key, "expected an object") }
@@ -203,7 +232,9 @@ struct Reader {
         else { throw fail(key, "expected a whole number, got \(value)") }
         let integer = number.intValue
         guard range.contains(integer) else {
-            let bound = range.upperBound == Int.max ? "at least \(range.lowerBound)" : "in \(range.lowerBound)...\(range.upperBound)"
+            let bound =
+                range.upperBound == Int.max
+                ? "at least \(range.lowerBound)" : "in \(range.lowerBound)...\(range.upperBound)"
             throw fail(key, "must be \(bound), got \(integer)")
         }
         return integer

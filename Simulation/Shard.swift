@@ -1,9 +1,9 @@
+import Delivery
 import Dispatch
+import Engagement
 import Foundation
 import Models
 import Scheduling
-import Delivery
-import Engagement
 
 enum SimulationError: Error, CustomStringConvertible {
     case output(String)
@@ -296,7 +296,9 @@ final class Shard {
         if background { stats.backgroundNanos.append(sample) } else { stats.decisionNanos.append(sample) }
         stats.engineCalls += 1
         for effect in effects { execute(effect, local, at: now) }
-        for violation in users[local].checker.observePending(count: users[local].center.pendingNotificationRequests.count) {
+        for violation in users[local].checker.observePending(
+            count: users[local].center.pendingNotificationRequests.count)
+        {
             recordViolation(violation, local, at: now, detail: "pending")
         }
         rescheduleFire(local)
@@ -426,7 +428,8 @@ final class Shard {
             return max(instant, now.secondsSinceEpoch)
         }
         let awakeMinutes = habits.wake < habits.sleep ? habits.sleep - habits.wake : habits.sleep + 1_440 - habits.wake
-        let opens = Int(habits.opensPerDay) + (generator.chance(habits.opensPerDay.truncatingRemainder(dividingBy: 1)) ? 1 : 0)
+        let opens =
+            Int(habits.opensPerDay) + (generator.chance(habits.opensPerDay.truncatingRemainder(dividingBy: 1)) ? 1 : 0)
         for _ in 0..<opens {
             let minute = habits.wake + generator.int(in: 0...max(0, awakeMinutes - 1))
             let session = Int(generator.exponential(mean: 240)) + 10
@@ -495,7 +498,8 @@ final class Shard {
         stats.violations[violation, default: 0] += 1
         if stats.violationExamples.count < 20 {
             stats.violationExamples.append(
-                "\(violation.rawValue): user \(users[local].traits.profile.id) at \(instant) (\(users[local].zone.formatted(instant))) \(detail)")
+                "\(violation.rawValue): user \(users[local].traits.profile.id) at \(instant) (\(users[local].zone.formatted(instant))) \(detail)"
+            )
         }
         log(local, instant, "violation") { $0.id("invariant", violation.rawValue) }
     }

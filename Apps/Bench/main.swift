@@ -79,7 +79,8 @@ timings.append(
 var ledger = CapLedger()
 for hour in 0..<24 { ledger.insert(start + Int64(hour) * 3_600) }
 let candidate = Candidate(
-    id: OccurrenceID(kind: .hydration, date: LocalDate(year: 2027, month: 3, day: 12)), kind: .hydration, plannedAt: start + 30 * 60, level: .active,
+    id: OccurrenceID(kind: .hydration, date: LocalDate(year: 2027, month: 3, day: 12)), kind: .hydration,
+    plannedAt: start + 30 * 60, level: .active,
     policy: .standard(for: .hydration))
 timings.append(
     measure("policy decision (quiet hours + caps)", iterations: 200_000) { i in

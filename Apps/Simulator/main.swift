@@ -38,7 +38,9 @@ func parseFlags(_ arguments: [String]) -> Flags {
     var index = 0
     func value(_ name: String) -> String {
         index += 1
-        guard index < arguments.count, !arguments[index].hasPrefix("--") else { fail("\(name) needs a value", status: 64) }
+        guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+            fail("\(name) needs a value", status: 64)
+        }
         return arguments[index]
     }
     func positive(_ name: String, minimum: Int = 1) -> Int {
@@ -53,7 +55,9 @@ func parseFlags(_ arguments: [String]) -> Flags {
         case "--scenario": flags.scenario = value("--scenario")
         case "--seed":
             let text = value("--seed")
-            guard let seed = UInt64(text) else { fail("--seed must be a non-negative whole number, got \"\(text)\"", status: 64) }
+            guard let seed = UInt64(text) else {
+                fail("--seed must be a non-negative whole number, got \"\(text)\"", status: 64)
+            }
             flags.seed = seed
         case "--users": flags.users = positive("--users")
         case "--weeks": flags.weeks = positive("--weeks")
@@ -72,7 +76,8 @@ func parseFlags(_ arguments: [String]) -> Flags {
 
 let flags = parseFlags(Array(CommandLine.arguments.dropFirst()))
 let scenarioPath =
-    FileManager.default.fileExists(atPath: flags.scenario) ? flags.scenario : "Simulation/Scenarios/\(flags.scenario).json"
+    FileManager.default.fileExists(atPath: flags.scenario)
+    ? flags.scenario : "Simulation/Scenarios/\(flags.scenario).json"
 guard FileManager.default.fileExists(atPath: scenarioPath) else {
     fail("no scenario file \"\(flags.scenario)\" (looked for \(scenarioPath))", status: 64)
 }
@@ -110,8 +115,12 @@ do {
 
 func micros(_ value: Double) -> String { String(format: "%.1f", value) }
 print("")
-print("digest=\(report.digest) events=\(report.events) wall=\(String(format: "%.2f", report.wallSeconds))s eventsPerSecond=\(Int(report.eventsPerSecond)) peakMemoryMB=\(report.peakMemoryMB)")
-print("deliveries=\(report.deliveries) droppedByPendingLimit=\(report.platform["droppedByPendingLimit"] ?? 0) reEngagementReturns=\(report.reEngagementReturns)")
+print(
+    "digest=\(report.digest) events=\(report.events) wall=\(String(format: "%.2f", report.wallSeconds))s eventsPerSecond=\(Int(report.eventsPerSecond)) peakMemoryMB=\(report.peakMemoryMB)"
+)
+print(
+    "deliveries=\(report.deliveries) droppedByPendingLimit=\(report.platform["droppedByPendingLimit"] ?? 0) reEngagementReturns=\(report.reEngagementReturns)"
+)
 print("")
 print("budget               samples      p50 us      p99 us      max us   budget us  held")
 for name in report.budgets.keys.sorted() {
@@ -126,7 +135,9 @@ for name in report.budgets.keys.sorted() {
 print("")
 print("invariant                              violations")
 for name in report.invariantViolations.keys.sorted() {
-    print(name.padding(toLength: 38, withPad: " ", startingAt: 0) + String(report.invariantViolations[name]!).leftJustified(11))
+    print(
+        name.padding(toLength: 38, withPad: " ", startingAt: 0)
+            + String(report.invariantViolations[name]!).leftJustified(11))
 }
 for example in report.violationExamples { print("  " + example) }
 print("")

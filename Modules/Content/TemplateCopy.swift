@@ -67,7 +67,8 @@ public enum TemplateCopy {
         case (.mealReminder, _):
             return [
                 Copy(title: "Time for \(meal) 🍽️", body: "Log your \(meal) to keep your day on track."),
-                Copy(title: "\(meal.capitalizedFirst) check 🥗", body: "What's on the plate, \(name)? A quick log helps."),
+                Copy(
+                    title: "\(meal.capitalizedFirst) check 🥗", body: "What's on the plate, \(name)? A quick log helps."),
             ]
         case (.hydration, _):
             return [
@@ -85,11 +86,19 @@ public enum TemplateCopy {
             return [Copy(title: "How did it go? 🏁", body: "Log your \(workout) while it's fresh.")]
         case (.reEngagement, .challenging):
             return context.stronger
-                ? [Copy(title: "We miss you, \(name) 🔥", body: "It's been \(daysText(context.daysAway)). One workout resets the streak.")]
+                ? [
+                    Copy(
+                        title: "We miss you, \(name) 🔥",
+                        body: "It's been \(daysText(context.daysAway)). One workout resets the streak.")
+                ]
                 : [Copy(title: "Hey \(name) 👋", body: "Ready for a comeback? Ten minutes is enough today.")]
         case (.reEngagement, _):
             return context.stronger
-                ? [Copy(title: "Checking in, \(name) 💙", body: "It's been \(daysText(context.daysAway)). Want to talk it through with your coach?")]
+                ? [
+                    Copy(
+                        title: "Checking in, \(name) 💙",
+                        body: "It's been \(daysText(context.daysAway)). Want to talk it through with your coach?")
+                ]
                 : [Copy(title: "Thinking of you, \(name) 👋", body: "No pressure. Whenever you're ready, we're here.")]
         case (.weeklyReview, _):
             return [Copy(title: "Your week in review 📊", body: "See how this week went and plan the next one.")]

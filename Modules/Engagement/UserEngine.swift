@@ -1,6 +1,6 @@
+import Content
 public import Models
 import Scheduling
-import Content
 
 /// The engine for one user: a value-type state machine that takes timestamped inputs and
 /// returns effects. It reads no clock, draws no ambient randomness and performs no I/O, so the
@@ -71,7 +71,8 @@ public struct UserEngine: Sendable {
         switch input {
         case .appLaunched:
             for job in [BackgroundJob.lapseDetection, .patternAnalysis] {
-                effects.append(.submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
+                effects.append(
+                    .submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
             }
         case .activity(let activity):
             recordActivity(activity, at: now)
@@ -82,7 +83,8 @@ public struct UserEngine: Sendable {
         case .notificationResponse(let requestID, let kind, let action):
             respond(to: action, requestID: requestID, kind: kind, at: now, effects: &effects)
         case .backgroundTaskLaunched(let job):
-            effects.append(.submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
+            effects.append(
+                .submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
         case .preferencesChanged(let preferences):
             profile.preferences = preferences
             planInputsVersion += 1
@@ -211,7 +213,8 @@ public struct UserEngine: Sendable {
             }
             // An occurrence whose time passed before it was ever planned is not sent late.
             guard candidate.plannedAt > now || previous[candidate.id] != nil else { continue }
-            let outcome = DeliveryRules.evaluate(candidate, preferences: profile.preferences, zone: zone, ledger: ledger)
+            let outcome = DeliveryRules.evaluate(
+                candidate, preferences: profile.preferences, zone: zone, ledger: ledger)
             if case .send(let fireAt, _) = outcome {
                 guard fireAt > now else { continue }
                 ledger.insert(fireAt)
@@ -233,7 +236,9 @@ public struct UserEngine: Sendable {
                         if item.0.id == old.id, case .drop(let reason) = item.1 { return reason }
                         return nil
                     }.first ?? cancellationReason(for: old, at: now)
-                record(old.id, .cancelled, reason, plannedAt: old.plannedAt, fireAt: nil, level: nil, at: now, into: &effects)
+                record(
+                    old.id, .cancelled, reason, plannedAt: old.plannedAt, fireAt: nil, level: nil, at: now,
+                    into: &effects)
             }
         }
         for (candidate, outcome) in outcomes {
@@ -314,7 +319,8 @@ public struct UserEngine: Sendable {
         case .kindDisabled: "kind disabled in preferences"
         case .alreadyDone: "already done"
         default:
-            DeliveryRules.explain(reason, dropped: decision == .dropped || decision == .cancelled, preferences: profile.preferences)
+            DeliveryRules.explain(
+                reason, dropped: decision == .dropped || decision == .cancelled, preferences: profile.preferences)
         }
     }
 
@@ -361,7 +367,9 @@ public struct UserEngine: Sendable {
         while day <= lastDay {
             if morning { add(.morningGreeting, day, slot: 0, at: preferences.morningTime) }
             if meals {
-                for (index, meal) in MealType.allCases.enumerated() { add(.mealReminder, day, slot: index, at: meal.defaultTime) }
+                for (index, meal) in MealType.allCases.enumerated() {
+                    add(.mealReminder, day, slot: index, at: meal.defaultTime)
+                }
             }
             if let hydration {
                 var minute = preferences.wakeTime.minutesSinceMidnight
@@ -390,7 +398,9 @@ public struct UserEngine: Sendable {
         var candidates: [Candidate] = []
         var suppressed: [(Candidate, ReasonCode)] = []
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: lastActiveAt)
-        return candidates.map { $0.plannedAt.secondsSinceEpoch } + [Int64(zone.localDate(at: lastActiveAt).daysSinceEpoch)]
+        return candidates.map { $0.plannedAt.secondsSinceEpoch } + [
+            Int64(zone.localDate(at: lastActiveAt).daysSinceEpoch)
+        ]
     }
 
     /// The lapse campaign: nudges planned ahead at the days after the last activity, so they
@@ -447,7 +457,8 @@ public struct UserEngine: Sendable {
         }
         if candidate.kind == .workoutReminder {
             context.workoutType =
-                profile.preferences.workoutSchedule.first { $0.time.minutesSinceMidnight == Int(candidate.id.slot) }?.type
+                profile.preferences.workoutSchedule.first { $0.time.minutesSinceMidnight == Int(candidate.id.slot) }?
+                .type
         }
         let requestID = candidate.id.description
         let copy = TemplateCopy.render(

@@ -45,7 +45,8 @@ extension Instant: Codable {
         let text = try container.decode(String.self)
         guard let instant = Instant(iso8601: text) else {
             throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "expected an ISO 8601 date such as 2027-03-01T07:00:00Z, got \"\(text)\"")
+                in: container,
+                debugDescription: "expected an ISO 8601 date such as 2027-03-01T07:00:00Z, got \"\(text)\"")
         }
         self = instant
     }

@@ -55,8 +55,10 @@ public enum DeepLink: Hashable, Sendable, CustomStringConvertible {
     /// Parses the URL form; nil for anything else.
     public init?(url: String) {
         let all: [DeepLink] =
-            [.dashboard, .moodLog, .coachChat, .workoutStart, .workoutLog, .mealLog(nil), .quickAdd, .energyLog,
-             .checkIn, .weeklyReview, .achievements, .inbox] + MealType.allCases.map { .mealLog($0) }
+            [
+                .dashboard, .moodLog, .coachChat, .workoutStart, .workoutLog, .mealLog(nil), .quickAdd, .energyLog,
+                .checkIn, .weeklyReview, .achievements, .inbox,
+            ] + MealType.allCases.map { .mealLog($0) }
         guard let link = all.first(where: { $0.description == url }) else { return nil }
         self = link
     }

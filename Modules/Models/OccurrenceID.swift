@@ -60,7 +60,10 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         var text = kind.rawValue + "." + date.description
         switch kind {
         case .morningGreeting: break
-        case .mealReminder: text += "." + (MealType.allCases.indices.contains(Int(slot)) ? MealType.allCases[Int(slot)].rawValue : "\(slot)")
+        case .mealReminder:
+            text +=
+                "."
+                + (MealType.allCases.indices.contains(Int(slot)) ? MealType.allCases[Int(slot)].rawValue : "\(slot)")
         case .hydration, .workoutReminder, .preWorkout, .postWorkoutCheckIn:
             text += "." + pad(Int(slot) / 60 * 100 + Int(slot) % 60, 4)
         default: text += ".\(slot)"
@@ -87,7 +90,9 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
                 guard let meal = MealType(rawValue: parts[2]) else { return nil }
                 slot = MealType.allCases.firstIndex(of: meal)!
             case .hydration, .workoutReminder, .preWorkout, .postWorkoutCheckIn:
-                guard parts[2].count == 4, let clock = Int(parts[2]), clock % 100 < 60, clock / 100 < 24 else { return nil }
+                guard parts[2].count == 4, let clock = Int(parts[2]), clock % 100 < 60, clock / 100 < 24 else {
+                    return nil
+                }
                 slot = clock / 100 * 60 + clock % 100
             default:
                 guard let value = Int(parts[2]) else { return nil }

@@ -104,7 +104,8 @@ extension QuietHours: Codable {
         guard start != end else {
             throw decoder.invalid(CodingKeys.end, "equals start (\(start)); omit quietHours to have none")
         }
-        try self.init(start: start, end: end, weekdays: container.decodeIfPresent(Set<Weekday>.self, forKey: .weekdays) ?? [])
+        try self.init(
+            start: start, end: end, weekdays: container.decodeIfPresent(Set<Weekday>.self, forKey: .weekdays) ?? [])
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -308,6 +309,7 @@ extension UserProfile: Codable {
             try c.decodeIfPresent(CommunicationPreferences.self, forKey: .communication)
             ?? CommunicationPreferences(absenceResponse: .lightNudge)
         privacyLevel = try c.decodeIfPresent(PrivacyLevel.self, forKey: .privacyLevel) ?? .friendsOnly
-        preferences = try c.decodeIfPresent(NotificationPreferences.self, forKey: .preferences) ?? NotificationPreferences()
+        preferences =
+            try c.decodeIfPresent(NotificationPreferences.self, forKey: .preferences) ?? NotificationPreferences()
     }
 }

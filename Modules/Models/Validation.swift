@@ -32,7 +32,8 @@ extension Decoder {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(
                     codingPath: codingPath + [AnyCodingKey(stringValue: unknown)],
-                    debugDescription: "unknown key \"\(unknown)\"; expected one of \(allowed.sorted().joined(separator: ", "))"))
+                    debugDescription:
+                        "unknown key \"\(unknown)\"; expected one of \(allowed.sorted().joined(separator: ", "))"))
         }
     }
 

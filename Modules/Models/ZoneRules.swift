@@ -28,8 +28,10 @@ public struct ZoneRules: Sendable, Hashable, CustomStringConvertible {
 
     /// Rules covering `from ..< through` (default 1970-2100); outside that range the nearest
     /// known offset holds. Returns nil for an identifier the tz database does not know.
-    public init?(identifier: String, from: Instant = Instant(secondsSinceEpoch: 0),
-                 through: Instant = Instant(secondsSinceEpoch: 4_102_444_800)) {
+    public init?(
+        identifier: String, from: Instant = Instant(secondsSinceEpoch: 0),
+        through: Instant = Instant(secondsSinceEpoch: 4_102_444_800)
+    ) {
         guard ZoneRules.isValidIdentifier(identifier), let zone = TimeZone(identifier: identifier) else { return nil }
         self.identifier = identifier
         var instants: [Int64] = []

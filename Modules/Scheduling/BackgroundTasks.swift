@@ -36,7 +36,8 @@ public struct BackgroundTaskRequest: Codable, Hashable, Sendable {
     public var requiresExternalPower: Bool
 
     public init(
-        identifier: String, kind: BackgroundTaskKind, earliestBegin: Instant?, requiresNetworkConnectivity: Bool = false,
+        identifier: String, kind: BackgroundTaskKind, earliestBegin: Instant?,
+        requiresNetworkConnectivity: Bool = false,
         requiresExternalPower: Bool = false
     ) {
         self.identifier = identifier

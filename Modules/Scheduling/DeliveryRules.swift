@@ -31,7 +31,9 @@ public struct Candidate: Hashable, Sendable {
     public var level: InterruptionLevel
     public var policy: KindPolicy
 
-    public init(id: OccurrenceID, kind: NotificationKind, plannedAt: Instant, level: InterruptionLevel, policy: KindPolicy) {
+    public init(
+        id: OccurrenceID, kind: NotificationKind, plannedAt: Instant, level: InterruptionLevel, policy: KindPolicy
+    ) {
         self.id = id
         self.kind = kind
         self.plannedAt = plannedAt

@@ -77,8 +77,9 @@ struct AuthorizationTests {
 
     @Test func provisionalFlowDeliversQuietlyThenBannersOnceAuthorized() throws {
         var center = SimulatedNotificationCenter(timeZone: zone("Europe/London"), authorizationStatus: .notDetermined)
-        #expect(center.requestAuthorization(options: [.alert, .sound, .badge, .provisional], userAllows: false)
-            == .provisional)
+        #expect(
+            center.requestAuthorization(options: [.alert, .sound, .badge, .provisional], userAllows: false)
+                == .provisional)
         try center.add(request("daily", daily(9, 0)), at: at("2027-05-01T00:00:00Z"))
         let first = center.fireDue(through: at("2027-05-01T23:00:00Z"))
         #expect(first.map(\.presentation) == [.quiet])

@@ -49,7 +49,9 @@ extension [Effect] {
         let profile = makeProfile(zone: "Asia/Kathmandu")
         var engine = UserEngine(profile: profile, zone: kathmandu, now: instant("2027-03-01T00:00:00+05:45"))
         let effects = engine.handle(.appLaunched, at: instant("2027-03-01T00:00:00+05:45"))
-        let meals = effects.scheduled.filter { $0.request.content.kind == .mealReminder && $0.request.identifier.contains("2027-03-01") }
+        let meals = effects.scheduled.filter {
+            $0.request.content.kind == .mealReminder && $0.request.identifier.contains("2027-03-01")
+        }
         let local = meals.map { kathmandu.localDateTime(at: $0.fireAt).timeOfDay.description }
         #expect(local == ["08:00", "12:30", "15:00", "18:30"])
     }
@@ -108,7 +110,9 @@ extension [Effect] {
         var engine = UserEngine(profile: profile, zone: london, now: t0)
         var all = engine.handle(.appLaunched, at: t0)
         // No activity for 5 days: background runs keep planning.
-        for day in 1...5 { all += engine.handle(.backgroundTaskLaunched(.lapseDetection), at: t0 + Int64(day) * .secondsPerDay) }
+        for day in 1...5 {
+            all += engine.handle(.backgroundTaskLaunched(.lapseDetection), at: t0 + Int64(day) * .secondsPerDay)
+        }
         #expect(!all.scheduled.contains { $0.request.content.kind == .reEngagement })
         let traces = all.traces.filter { $0.kind == .reEngagement }
         #expect(traces.count == 1)
@@ -124,9 +128,10 @@ extension [Effect] {
         let effects = engine.handle(.appLaunched, at: t0)
         let nudges = effects.scheduled.filter { $0.request.content.kind == .reEngagement }
         // Planned ahead at 3, 7 and 14 days, at 10:00 local, so they fire even if the app never runs.
-        #expect(nudges.map { london.localDateTime(at: $0.fireAt).description } == [
-            "2027-06-05T10:00:00", "2027-06-09T10:00:00", "2027-06-16T10:00:00",
-        ])
+        #expect(
+            nudges.map { london.localDateTime(at: $0.fireAt).description } == [
+                "2027-06-05T10:00:00", "2027-06-09T10:00:00", "2027-06-16T10:00:00",
+            ])
         #expect(nudges.allSatisfy { $0.request.content.interruptionLevel == .timeSensitive })
         // The light tone first, the stronger one from day 7.
         #expect(nudges[0].request.content.body != nudges[1].request.content.body)
@@ -135,7 +140,9 @@ extension [Effect] {
         for nudge in nudges where nudge.request.identifier.hasPrefix("reEngagement.2027-06-01") {
             #expect(back.cancelledIDs.contains(nudge.request.identifier))
         }
-        #expect(back.traces.contains { $0.kind == .reEngagement && $0.decision == .cancelled && $0.reason == .userReturned })
+        #expect(
+            back.traces.contains { $0.kind == .reEngagement && $0.decision == .cancelled && $0.reason == .userReturned }
+        )
     }
 
     @Test func loggingAMealSuppressesItsReminder() {
@@ -146,7 +153,8 @@ extension [Effect] {
         #expect(engine.plannedRequestIDs.contains("mealReminder.2027-06-01.lunch"))
         let effects = engine.handle(.activity(.mealLogged(.lunch)), at: instant("2027-06-01T12:00:00+01:00"))
         #expect(effects.cancelledIDs == ["mealReminder.2027-06-01.lunch"])
-        #expect(effects.traces.contains { $0.requestID == "mealReminder.2027-06-01.lunch" && $0.reason == .alreadyDone })
+        #expect(
+            effects.traces.contains { $0.requestID == "mealReminder.2027-06-01.lunch" && $0.reason == .alreadyDone })
         #expect(!engine.plannedRequestIDs.contains("mealReminder.2027-06-01.lunch"))
     }
 
@@ -205,7 +213,9 @@ extension [Effect] {
         let effects = engine.handle(
             .notificationResponse(requestID: "mealReminder.2027-06-01.lunch", kind: .mealReminder, action: .snooze30),
             at: at)
-        let snoozed = effects.scheduled.filter { $0.request.identifier.hasPrefix("mealReminder.2027-06-01.lunch.snooze") }
+        let snoozed = effects.scheduled.filter {
+            $0.request.identifier.hasPrefix("mealReminder.2027-06-01.lunch.snooze")
+        }
         #expect(snoozed.count == 1)
         #expect(snoozed.first?.fireAt == at + 1_800)
         #expect(effects.traces.contains { $0.reason == .snoozed })

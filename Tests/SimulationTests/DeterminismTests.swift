@@ -37,11 +37,14 @@ import Testing
         scenario.threads = 2
         let folder = NSTemporaryDirectory() + "engagement-sim-\(getpid())"
         let report = try Simulator.run(RunOptions(scenario: scenario, outputDirectory: folder))
-        let population = try JSONSerialization.jsonObject(
-            with: Data(contentsOf: URL(fileURLWithPath: folder + "/population.json"))) as! [String: Any]
+        let population =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: folder + "/population.json"))) as! [String: Any]
         let users = population["users"] as! [[String: Any]]
         #expect(users.count == 30)
-        for key in ["id", "persona", "timeZone", "quietHours", "absenceResponse", "maxPerHour", "maxPerDay", "disabledKinds"] {
+        for key in [
+            "id", "persona", "timeZone", "quietHours", "absenceResponse", "maxPerHour", "maxPerDay", "disabledKinds",
+        ] {
             #expect(users[0].keys.contains(key), "population.json misses \(key)")
         }
         let lines = try String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8).split(separator: "\n")
@@ -62,11 +65,13 @@ import Testing
         }
         #expect(order.count == users.count)
         #expect(String(digest, radix: 16).leftPadded(to: 16) == report.digest)
-        let reportJSON = try JSONSerialization.jsonObject(
-            with: Data(contentsOf: URL(fileURLWithPath: folder + "/report.json"))) as! [String: Any]
-        for key in ["seed", "users", "weeks", "threads", "wallSeconds", "events", "eventsPerSecond", "digest", "budgets",
-            "invariantViolations", "deliveriesByKind", "deliveriesPerUserDay"]
-        {
+        let reportJSON =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: folder + "/report.json"))) as! [String: Any]
+        for key in [
+            "seed", "users", "weeks", "threads", "wallSeconds", "events", "eventsPerSecond", "digest", "budgets",
+            "invariantViolations", "deliveriesByKind", "deliveriesPerUserDay",
+        ] {
             #expect(reportJSON.keys.contains(key), "report.json misses \(key)")
         }
         try? FileManager.default.removeItem(atPath: folder)

@@ -29,11 +29,21 @@ import Testing
     }
 
     @Test func aDeliveryInQuietHoursThatWrapMidnightIsCaughtUnlessCritical() {
-        let user = profile { $0.quietHours = try! QuietHours(start: LocalTimeOfDay("22:00")!, end: LocalTimeOfDay("07:00")!) }
-        #expect(violations([delivery("a", .hydration, "2027-06-01T23:30:00+01:00")], profile: user) == [.noDeliveryInQuietHours])
-        #expect(violations([delivery("b", .hydration, "2027-06-02T06:59:00+01:00")], profile: user) == [.noDeliveryInQuietHours])
+        let user = profile {
+            $0.quietHours = try! QuietHours(start: LocalTimeOfDay("22:00")!, end: LocalTimeOfDay("07:00")!)
+        }
+        #expect(
+            violations([delivery("a", .hydration, "2027-06-01T23:30:00+01:00")], profile: user) == [
+                .noDeliveryInQuietHours
+            ])
+        #expect(
+            violations([delivery("b", .hydration, "2027-06-02T06:59:00+01:00")], profile: user) == [
+                .noDeliveryInQuietHours
+            ])
         #expect(violations([delivery("c", .hydration, "2027-06-02T07:00:00+01:00")], profile: user).isEmpty)
-        #expect(violations([delivery("d", .securityAlert, "2027-06-01T23:30:00+01:00", level: .critical)], profile: user).isEmpty)
+        #expect(
+            violations([delivery("d", .securityAlert, "2027-06-01T23:30:00+01:00", level: .critical)], profile: user)
+                .isEmpty)
     }
 
     @Test func reEngagementForGiveMeSpaceIsCaught() {
@@ -63,7 +73,8 @@ import Testing
         let user = profile { $0.maxPerDay = 2 }
         // 23:30 BST on June 1 and 00:30 BST on June 2 are different local days although both are June 1 UTC... or not.
         let twoDays = [
-            delivery("a", .hydration, "2027-06-01T08:00:00+01:00"), delivery("b", .hydration, "2027-06-01T23:30:00+01:00"),
+            delivery("a", .hydration, "2027-06-01T08:00:00+01:00"),
+            delivery("b", .hydration, "2027-06-01T23:30:00+01:00"),
             delivery("c", .hydration, "2027-06-02T00:30:00+01:00"),
         ]
         #expect(violations(twoDays, profile: user).isEmpty)
@@ -81,7 +92,10 @@ import Testing
 
     @Test func aDisabledKindDeliveredIsCaught() {
         let user = profile { $0.settings[.hydration] = .disabled }
-        #expect(violations([delivery("h", .hydration, "2027-06-01T12:00:00Z")], profile: user) == [.disabledKindNeverDelivered])
+        #expect(
+            violations([delivery("h", .hydration, "2027-06-01T12:00:00Z")], profile: user) == [
+                .disabledKindNeverDelivered
+            ])
     }
 
     @Test func twoMorningGreetingsOnOneLocalDayAreCaughtAcrossTheFallBack() {
