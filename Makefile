@@ -39,7 +39,7 @@ smoke:
 	./.build/release/simulate --scenario smoke $(SEED_FLAG) $(ARGS)
 
 bench:
-	$(SWIFT) build -c release --product simulate --product bench
+	$(SWIFT) build -c release
 	./.build/release/bench
 	./.build/release/simulate --scenario smoke --no-events --out .simulate/bench-smoke
 

@@ -55,7 +55,7 @@ let package = Package(
                 dependencies: ["Simulation", "Models", "Scheduling", "Delivery", "Engagement"],
                 path: "Tests/SimulationTests", swiftSettings: swiftSettings),
             .executableTarget(
-                name: "bench", dependencies: ["Engagement", "Scheduling", "Models"], path: "Apps/Bench",
+                name: "bench", dependencies: ["Engagement", "Scheduling", "Models", "Simulation"], path: "Apps/Bench",
                 swiftSettings: swiftSettings),
             .executableTarget(
                 name: "simulate", dependencies: ["Simulation", "Models", swiftLog], path: "Apps/Simulator",

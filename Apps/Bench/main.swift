@@ -5,6 +5,7 @@ import Engagement
 import Foundation
 import Models
 import Scheduling
+import Simulation
 
 struct Timing {
     var name: String
@@ -103,3 +104,6 @@ timings.append(
 print("engine benchmark (release)                       calls    p50 us    p99 us    max us")
 for timing in timings { print(timing.line()) }
 print("largest plan held \(plannedCount) pending requests (limit 64, 4 reserved)")
+
+let bare = BareLoopBenchmark.eventsPerSecond()
+print("bare event loop (the simulator's binary heap, no work): \(Int(bare)) events/s")

@@ -93,7 +93,7 @@ if let weeks = flags.weeks { scenario.weeks = weeks }
 if let threads = flags.threads { scenario.threads = threads }
 let outputDirectory = flags.out ?? ".simulate/\(scenario.name)"
 let reproduce =
-    "simulate --scenario \(scenarioPath) --seed \(scenario.seed) --users \(scenario.users) --weeks \(scenario.weeks) --threads \(scenario.threads)"
+    "\(CommandLine.arguments[0]) --scenario \(scenarioPath) --seed \(scenario.seed) --users \(scenario.users) --weeks \(scenario.weeks) --threads \(scenario.threads)"
 
 print("SEED=\(scenario.seed)")
 print(
