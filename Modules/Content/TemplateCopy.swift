@@ -28,103 +28,130 @@ public struct Copy: Hashable, Sendable {
     public var body: String
 }
 
+/// A title and body with `{field}` placeholders, filled from a `CopyContext`.
+public struct CopyTemplate: Hashable, Sendable {
+    public var title: String
+    public var body: String
+
+    public init(_ title: String, _ body: String) {
+        self.title = title
+        self.body = body
+    }
+
+    /// The placeholders a template may use.
+    public static let fields: Set<String> = ["name", "meal", "Meal", "workout", "Workout", "daysAway"]
+}
+
 /// Built-in English template copy per kind and motivational style: the fallback that is
 /// always available when the AI coach is not.
 ///
 /// `variant` picks among the templates of a kind and style (callers pass a value from their
-/// seeded generator or a stable hash); any integer is valid.
+/// seeded generator or a stable hash); any integer is valid. Only the chosen template is
+/// rendered.
 public enum TemplateCopy {
     public static func render(
         _ kind: NotificationKind, style: MotivationalStyle, context: CopyContext, variant: Int = 0
     ) -> Copy {
-        let name = context.firstName.isEmpty ? "there" : context.firstName
-        let options = templates(kind, style: style, context: context, name: name)
+        let options = templates(kind, style: style, stronger: context.stronger)
         let index = ((variant % options.count) + options.count) % options.count
-        return options[index]
+        let template = options[index]
+        return Copy(title: fill(template.title, context), body: fill(template.body, context))
     }
 
-    private static func templates(
-        _ kind: NotificationKind, style: MotivationalStyle, context: CopyContext, name: String
-    ) -> [Copy] {
-        let meal = context.meal?.rawValue ?? "meal"
-        let workout = context.workoutType ?? "workout"
-        switch (kind, style) {
-        case (.morningGreeting, .encouraging):
-            return [
-                Copy(title: "Good morning, \(name) ☀️", body: "A fresh day to move. How are you feeling?"),
-                Copy(title: "Rise and shine, \(name) 🌅", body: "Small steps count. Log your mood to start the day."),
-            ]
-        case (.morningGreeting, .challenging):
-            return [
-                Copy(title: "Morning, \(name) 💪", body: "Yesterday is done. What will you beat today?"),
-                Copy(title: "Up and at it, \(name) 🔥", body: "Set the tone: one strong choice before 9."),
-            ]
-        case (.morningGreeting, .supportive):
-            return [
-                Copy(title: "Good morning, \(name) 🌤️", body: "However you slept, today can be gentle. Check in?"),
-                Copy(title: "Hi \(name) 🌱", body: "A calm start counts too. How's your energy?"),
-            ]
-        case (.mealReminder, _):
-            return [
-                Copy(title: "Time for \(meal) 🍽️", body: "Log your \(meal) to keep your day on track."),
-                Copy(
-                    title: "\(meal.capitalizedFirst) check 🥗", body: "What's on the plate, \(name)? A quick log helps."),
-            ]
-        case (.hydration, _):
-            return [
-                Copy(title: "Water break 💧", body: "A glass now keeps the afternoon slump away."),
-                Copy(title: "Stay hydrated 💧", body: "Sip some water, \(name). Your body will thank you."),
-            ]
-        case (.workoutReminder, .challenging), (.preWorkout, .challenging):
-            return [Copy(title: "\(workout.capitalizedFirst) time 🏋️", body: "No excuses today. Let's get it done.")]
-        case (.workoutReminder, _), (.preWorkout, _):
-            return [
-                Copy(title: "\(workout.capitalizedFirst) coming up 🏃", body: "Your \(workout) starts soon. Ready?"),
-                Copy(title: "Almost time 🏃", body: "Get your gear on, \(name): \(workout) soon."),
-            ]
-        case (.postWorkoutCheckIn, _):
-            return [Copy(title: "How did it go? 🏁", body: "Log your \(workout) while it's fresh.")]
-        case (.reEngagement, .challenging):
-            return context.stronger
-                ? [
-                    Copy(
-                        title: "We miss you, \(name) 🔥",
-                        body: "It's been \(daysText(context.daysAway)). One workout resets the streak.")
-                ]
-                : [Copy(title: "Hey \(name) 👋", body: "Ready for a comeback? Ten minutes is enough today.")]
-        case (.reEngagement, _):
-            return context.stronger
-                ? [
-                    Copy(
-                        title: "Checking in, \(name) 💙",
-                        body: "It's been \(daysText(context.daysAway)). Want to talk it through with your coach?")
-                ]
-                : [Copy(title: "Thinking of you, \(name) 👋", body: "No pressure. Whenever you're ready, we're here.")]
-        case (.weeklyReview, _):
-            return [Copy(title: "Your week in review 📊", body: "See how this week went and plan the next one.")]
-        case (.achievement, _):
-            return [Copy(title: "Achievement unlocked 🏆", body: "Well earned, \(name)!")]
-        case (.streakReminder, _):
-            return [Copy(title: "Keep your streak alive 🔥", body: "One session today keeps it going.")]
-        case (.energyLog, _):
-            return [Copy(title: "How's your energy? ⚡", body: "A quick log helps your coach plan your week.")]
-        case (.checkInReminder, _):
-            return [Copy(title: "Time to check in ✅", body: "Your check-in is ready when you are.")]
-        case (.reflection, _):
-            return [Copy(title: "A moment to reflect 📝", body: "How have things been since your last check-in?")]
-        case (.newFollower, _), (.followRequest, _), (.workoutKudos, _), (.workoutComment, _), (.mention, _),
-            (.challengeInvite, _), (.leaderboardChange, _):
-            return [Copy(title: "New activity 👥", body: "You have new social activity.")]
-        case (.securityAlert, _):
-            return [Copy(title: "Security alert 🔒", body: "A new sign-in to your account. Was it you?")]
-        case (.privacyUpdate, _), (.featureAnnouncement, _), (.maintenanceNotice, _):
-            return [Copy(title: "News from your coach 📣", body: "Open the app to see what's new.")]
+    /// Replaces each `{field}` with its value from `context`.
+    static func fill(_ pattern: String, _ context: CopyContext) -> String {
+        guard pattern.utf8.contains(123) else { return pattern }  // no "{"
+        var result = ""
+        result.reserveCapacity(pattern.utf8.count + 16)
+        var rest = Substring(pattern)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            result += rest[..<open]
+            result += value(of: rest[rest.index(after: open)..<close], context)
+            rest = rest[rest.index(after: close)...]
+        }
+        result += rest
+        return result
+    }
+
+    private static func value(of field: Substring, _ context: CopyContext) -> String {
+        switch field {
+        case "name": return context.firstName.isEmpty ? "there" : context.firstName
+        case "meal": return context.meal?.rawValue ?? "meal"
+        case "Meal": return (context.meal?.rawValue ?? "meal").capitalizedFirst
+        case "workout": return context.workoutType?.lowercased() ?? "workout"
+        case "Workout": return (context.workoutType ?? "workout").capitalizedFirst
+        case "daysAway":
+            guard let days = context.daysAway else { return "a while" }
+            return days == 1 ? "a day" : "\(days) days"
+        default: return ""
         }
     }
 
-    private static func daysText(_ days: Int?) -> String {
-        guard let days else { return "a while" }
-        return days == 1 ? "a day" : "\(days) days"
+    /// The templates of a kind and style. Every kind has at least one for every style.
+    static func templates(_ kind: NotificationKind, style: MotivationalStyle, stronger: Bool) -> [CopyTemplate] {
+        switch (kind, style) {
+        case (.morningGreeting, .encouraging):
+            return [
+                CopyTemplate("Good morning, {name} ☀️", "A fresh day to move. How are you feeling?"),
+                CopyTemplate("Rise and shine, {name} 🌅", "Small steps count. Log your mood to start the day."),
+            ]
+        case (.morningGreeting, .challenging):
+            return [
+                CopyTemplate("Morning, {name} 💪", "Yesterday is done. What will you beat today?"),
+                CopyTemplate("Up and at it, {name} 🔥", "Set the tone: one strong choice before 9."),
+            ]
+        case (.morningGreeting, .supportive):
+            return [
+                CopyTemplate("Good morning, {name} 🌤️", "However you slept, today can be gentle. Check in?"),
+                CopyTemplate("Hi {name} 🌱", "A calm start counts too. How's your energy?"),
+            ]
+        case (.mealReminder, _):
+            return [
+                CopyTemplate("Time for {meal} 🍽️", "Log your {meal} to keep your day on track."),
+                CopyTemplate("{Meal} check 🥗", "What's on the plate, {name}? A quick log helps."),
+            ]
+        case (.hydration, _):
+            return [
+                CopyTemplate("Water break 💧", "A glass now keeps the afternoon slump away."),
+                CopyTemplate("Stay hydrated 💧", "Sip some water, {name}. Your body will thank you."),
+            ]
+        case (.workoutReminder, .challenging), (.preWorkout, .challenging):
+            return [CopyTemplate("{Workout} time 🏋️", "No excuses today. Let's get it done.")]
+        case (.workoutReminder, _), (.preWorkout, _):
+            return [
+                CopyTemplate("{Workout} coming up 🏃", "Your {workout} starts soon. Ready?"),
+                CopyTemplate("Almost time 🏃", "Get your gear on, {name}: {workout} soon."),
+            ]
+        case (.postWorkoutCheckIn, _):
+            return [CopyTemplate("How did it go? 🏁", "Log your {workout} while it's fresh.")]
+        case (.reEngagement, .challenging):
+            return stronger
+                ? [CopyTemplate("We miss you, {name} 🔥", "It's been {daysAway}. One workout resets the streak.")]
+                : [CopyTemplate("Hey {name} 👋", "Ready for a comeback? Ten minutes is enough today.")]
+        case (.reEngagement, _):
+            return stronger
+                ? [CopyTemplate("Checking in, {name} 💙", "It's been {daysAway}. Want to talk it through with your coach?")]
+                : [CopyTemplate("Thinking of you, {name} 👋", "No pressure. Whenever you're ready, we're here.")]
+        case (.weeklyReview, _):
+            return [CopyTemplate("Your week in review 📊", "See how this week went and plan the next one.")]
+        case (.achievement, _):
+            return [CopyTemplate("Achievement unlocked 🏆", "Well earned, {name}!")]
+        case (.streakReminder, _):
+            return [CopyTemplate("Keep your streak alive 🔥", "One session today keeps it going.")]
+        case (.energyLog, _):
+            return [CopyTemplate("How's your energy? ⚡", "A quick log helps your coach plan your week.")]
+        case (.checkInReminder, _):
+            return [CopyTemplate("Time to check in ✅", "Your check-in is ready when you are.")]
+        case (.reflection, _):
+            return [CopyTemplate("A moment to reflect 📝", "How have things been since your last check-in?")]
+        case (.newFollower, _), (.followRequest, _), (.workoutKudos, _), (.workoutComment, _), (.mention, _),
+            (.challengeInvite, _), (.leaderboardChange, _):
+            return [CopyTemplate("New activity 👥", "You have new social activity.")]
+        case (.securityAlert, _):
+            return [CopyTemplate("Security alert 🔒", "A new sign-in to your account. Was it you?")]
+        case (.privacyUpdate, _), (.featureAnnouncement, _), (.maintenanceNotice, _):
+            return [CopyTemplate("News from your coach 📣", "Open the app to see what's new.")]
+        }
     }
 }
 
