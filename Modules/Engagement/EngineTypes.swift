@@ -7,8 +7,9 @@ public struct EngineConfiguration: Hashable, Sendable {
     public var lapseAfterSeconds: Int64 = 3 * .secondsPerDay
     /// Inactive longer than this: at churn risk (seed: 7 days).
     public var churnRiskAfterSeconds: Int64 = 7 * .secondsPerDay
-    /// How far ahead routine reminders are planned.
-    public var horizonSeconds: Int64 = 48 * .secondsPerHour
+    /// How far ahead routine reminders are planned, at least: planning runs on to the local
+    /// midnight after `now + horizonSeconds`, so the horizon moves once a day (36 to 60 hours).
+    public var horizonSeconds: Int64 = 36 * .secondsPerHour
     /// iOS keeps at most this many pending requests.
     public var pendingLimit: Int = 64
     /// Pending slots the planner leaves free for urgent arrivals (snoozes, transactional kinds).

@@ -39,8 +39,6 @@ public struct UserEngine: Sendable {
     private var planInputsVersion = 0
     /// What the last plan was computed from; a pass with the same inputs would change nothing.
     private var lastPlanKey: PlanKey?
-    /// When the next occurrence enters the horizon, as the time a new pass is due.
-    private var planValidUntil = Instant(secondsSinceEpoch: .min)
 
     public init(profile: UserProfile, zone: ZoneRules, now: Instant, configuration: EngineConfiguration = .init()) {
         self.profile = profile
@@ -184,15 +182,16 @@ public struct UserEngine: Sendable {
     // MARK: - Planning
 
     private mutating func plan(at now: Instant, into effects: inout [Effect]) {
-        // Same inputs, same plan: skip the pass until a new occurrence enters the horizon.
-        // (What fired since is already in the plan's accounting; nothing else depends on time.)
+        // Same inputs, same plan: skip the pass. What fired since is already in the plan's
+        // accounting, and the horizon ends at a local midnight, so time alone changes nothing
+        // until that boundary moves (once a day).
+        let horizonEnd = routineHorizonEnd(at: now)
         let key = PlanKey(
-            version: planInputsVersion, lapseStage: lapseStage(at: now), routinePauseAt: routinePauseAt(at: now),
+            version: planInputsVersion, lapseStage: lapseStage(at: now), horizonEnd: horizonEnd,
             reEngagementTimes: reEngagementTimes())
-        if key == lastPlanKey, now < planValidUntil { return }
+        if key == lastPlanKey { return }
         lastPlanKey = key
-        var (candidates, nextEntry) = routineCandidates(at: now)
-        planValidUntil = nextEntry - configuration.horizonSeconds
+        var candidates = routineCandidates(at: now, until: horizonEnd)
         candidates += snoozed
         var suppressed: [(Candidate, ReasonCode)] = []
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
@@ -326,21 +325,19 @@ public struct UserEngine: Sendable {
 
     // MARK: - Candidates
 
-    /// When routine reminders pause for a user who stays away, if that falls within the horizon.
-    private func routinePauseAt(at now: Instant) -> Instant? {
-        let pauseAt = lastActiveAt + configuration.lapseAfterSeconds
-        return pauseAt < now + configuration.horizonSeconds ? pauseAt : nil
+    /// Where routine planning stops: the local midnight after `now + horizonSeconds`, or earlier
+    /// when the user would be lapsed by then (routine reminders pause for a user who stays away).
+    private func routineHorizonEnd(at now: Instant) -> Instant {
+        let day = zone.localDateTime(at: now + configuration.horizonSeconds).daysSinceEpoch
+        let endOfDay = zone.instant(for: LocalDateTime(localSeconds: (day + 1) * .secondsPerDay))
+        return min(endOfDay, lastActiveAt + configuration.lapseAfterSeconds)
     }
 
-    /// Routine reminders over the horizon, in the user's zone, paused once the user is lapsed;
-    /// and the time of the first occurrence past the horizon (within a lookahead of six hours).
-    private func routineCandidates(at now: Instant) -> ([Candidate], nextEntry: Instant) {
+    /// Routine reminders from a little before `now` until `end`, in the user's zone.
+    private func routineCandidates(at now: Instant, until end: Instant) -> [Candidate] {
         let preferences = profile.preferences
-        let end = routinePauseAt(at: now) ?? now + configuration.horizonSeconds
-        let lookahead = now + configuration.horizonSeconds + 6 * .secondsPerHour
-        var nextEntry = lookahead
         let earliest = now - 4 * .secondsPerHour
-        guard end > earliest else { return ([], lookahead) }
+        guard end > earliest else { return [] }
         var result: [Candidate] = []
         result.reserveCapacity(64)
         // The level of each routine kind, looked up once per pass rather than once per occurrence.
@@ -348,11 +345,7 @@ public struct UserEngine: Sendable {
         /// `day` names the occurrence; the reminder itself may fall `dayOffset` days earlier.
         func add(_ kind: NotificationKind, _ day: Int64, slot: Int, at time: LocalTimeOfDay, dayOffset: Int64 = 0) {
             let at = zone.instant(for: LocalDateTime(daysSinceEpoch: day + dayOffset, time: time))
-            guard at <= end else {
-                if at < nextEntry { nextEntry = at }
-                return
-            }
-            guard at > earliest else { return }
+            guard at < end, at > earliest else { return }
             result.append(
                 Candidate(
                     id: OccurrenceID(kind: kind, daysSinceEpoch: day, slot: slot), kind: kind, plannedAt: at,
@@ -363,7 +356,7 @@ public struct UserEngine: Sendable {
         let hydration = preferences.isEnabled(.hydration) ? preferences.hydration : nil
         let workouts = preferences.isEnabled(.workoutReminder) ? preferences.workoutSchedule : []
         var day = zone.localDateTime(at: earliest).daysSinceEpoch
-        let lastDay = zone.localDateTime(at: max(end, lookahead)).daysSinceEpoch
+        let lastDay = zone.localDateTime(at: end).daysSinceEpoch
         while day <= lastDay {
             if morning { add(.morningGreeting, day, slot: 0, at: preferences.morningTime) }
             if meals {
@@ -390,7 +383,7 @@ public struct UserEngine: Sendable {
             }
             day += 1
         }
-        return (result, nextEntry)
+        return result
     }
 
     /// When the nudges of the current lapse campaign would be planned (they move with the last activity).
@@ -515,7 +508,7 @@ struct RoutineLevels {
 struct PlanKey: Hashable, Sendable {
     var version: Int
     var lapseStage: LapseStage
-    var routinePauseAt: Instant?
+    var horizonEnd: Instant
     var reEngagementTimes: [Int64]
 }
 
