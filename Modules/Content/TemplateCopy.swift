@@ -58,19 +58,25 @@ public enum TemplateCopy {
         return Copy(title: fill(template.title, context), body: fill(template.body, context))
     }
 
-    /// Replaces each `{field}` with its value from `context`.
+    /// Replaces each `{field}` with its value from `context` (a byte scan: this runs for every
+    /// notification the engine schedules).
     static func fill(_ pattern: String, _ context: CopyContext) -> String {
-        guard pattern.utf8.contains(123) else { return pattern }  // no "{"
-        var result = ""
-        result.reserveCapacity(pattern.utf8.count + 16)
-        var rest = Substring(pattern)
-        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-            result += rest[..<open]
-            result += value(of: rest[rest.index(after: open)..<close], context)
-            rest = rest[rest.index(after: close)...]
+        let bytes = Array(pattern.utf8)
+        guard bytes.contains(123) else { return pattern }  // no "{"
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count + 24)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == 123, let close = bytes[index...].firstIndex(of: 125) {
+                let field = String(decoding: bytes[(index + 1)..<close], as: UTF8.self)
+                result.append(contentsOf: value(of: Substring(field), context).utf8)
+                index = close + 1
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
         }
-        result += rest
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 
     private static func value(of field: Substring, _ context: CopyContext) -> String {
