@@ -327,8 +327,7 @@ final class Shard {
         case .openDeepLink:
             break
         case .clearDeliveredNotifications:
-            let delivered = users[local].center.deliveredNotifications.map(\.request.identifier)
-            if !delivered.isEmpty { users[local].center.removeDeliveredNotifications(withIdentifiers: delivered) }
+            users[local].center.removeAllDeliveredNotifications()
         case .trace(let entry):
             stats.decisionsByType[entry.decision.rawValue, default: 0] += 1
             let zone = users[local].zone

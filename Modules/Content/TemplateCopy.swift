@@ -81,11 +81,11 @@ public enum TemplateCopy {
 
     private static func value(of field: Substring, _ context: CopyContext) -> String {
         switch field {
-        case "name": return context.firstName.isEmpty ? "there" : context.firstName
+        case "name": return context.firstName.trimmedOrNil ?? "there"
         case "meal": return context.meal?.rawValue ?? "meal"
         case "Meal": return (context.meal?.rawValue ?? "meal").capitalizedFirst
-        case "workout": return context.workoutType?.lowercased() ?? "workout"
-        case "Workout": return (context.workoutType ?? "workout").capitalizedFirst
+        case "workout": return context.workoutType?.trimmedOrNil?.lowercased() ?? "workout"
+        case "Workout": return (context.workoutType?.trimmedOrNil ?? "workout").capitalizedFirst
         case "daysAway":
             guard let days = context.daysAway else { return "a while" }
             return days == 1 ? "a day" : "\(days) days"
@@ -136,7 +136,10 @@ public enum TemplateCopy {
                 : [CopyTemplate("Hey {name} 👋", "Ready for a comeback? Ten minutes is enough today.")]
         case (.reEngagement, _):
             return stronger
-                ? [CopyTemplate("Checking in, {name} 💙", "It's been {daysAway}. Want to talk it through with your coach?")]
+                ? [
+                    CopyTemplate(
+                        "Checking in, {name} 💙", "It's been {daysAway}. Want to talk it through with your coach?")
+                ]
                 : [CopyTemplate("Thinking of you, {name} 👋", "No pressure. Whenever you're ready, we're here.")]
         case (.weeklyReview, _):
             return [CopyTemplate("Your week in review 📊", "See how this week went and plan the next one.")]
@@ -163,4 +166,12 @@ public enum TemplateCopy {
 
 extension String {
     var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+
+    /// The text without surrounding white space, or nil when nothing is left (free text from
+    /// users can be blank; copy must never read "Your  starts soon").
+    var trimmedOrNil: String? {
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
+        else { return nil }
+        return String(self[first...last])
+    }
 }

@@ -129,6 +129,8 @@ public protocol LocalNotificationCenter {
     var deliveredNotifications: [DeliveredNotification] { get }
     /// Removes the delivered notifications with these identifiers; unknown identifiers are ignored.
     mutating func removeDeliveredNotifications(withIdentifiers identifiers: [String])
+    /// Removes every delivered notification of the app from Notification Center.
+    mutating func removeAllDeliveredNotifications()
 
     /// Sets the app icon badge; 0 clears it, negative values clamp to 0; ignored without
     /// badge permission.

@@ -246,6 +246,10 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
         deliveredNotifications.removeAll { doomed.contains($0.request.identifier) }
     }
 
+    public mutating func removeAllDeliveredNotifications() {
+        deliveredNotifications.removeAll(keepingCapacity: true)
+    }
+
     public mutating func setBadgeCount(_ count: Int) {
         guard badgePermitted else { return }
         badgeCount = max(0, count)

@@ -123,10 +123,14 @@ public enum DeliveryRules {
         var t = candidate.plannedAt
         var reason = ReasonCode.onTime
         for _ in 0..<16 {
+            let local = zone.localDateTime(at: t)
             if let quiet = preferences.quietHours, !candidate.level.breaksThroughQuietHours,
-                let end = quiet.endOfWindow(containing: zone.localDateTime(at: t))
+                let end = quiet.endOfWindow(containing: local)
             {
-                let opensAt = zone.instant(for: end)
+                var opensAt = zone.instant(for: end)
+                // In the second pass of a repeated (fall-back) hour the first occurrence of the
+                // end is already past: wait out the remaining wall-clock time instead.
+                if opensAt <= t { opensAt = t + (end.localSeconds - local.localSeconds) }
                 if reason == .onTime { reason = .quietHours }
                 guard opensAt <= deadline else { return .drop(reason: .quietHours) }
                 t = opensAt

@@ -16,7 +16,8 @@ import Testing
                                 #expect(close != nil, "unclosed placeholder in \(text)")
                                 guard let close else { break }
                                 let field = String(rest[rest.index(after: open)..<close])
-                                #expect(CopyTemplate.fields.contains(field), "unknown placeholder {\(field)} in \(kind)")
+                                #expect(
+                                    CopyTemplate.fields.contains(field), "unknown placeholder {\(field)} in \(kind)")
                                 rest = rest[rest.index(after: close)...]
                             }
                         }
@@ -28,8 +29,9 @@ import Testing
 
     @Test func placeholdersAreFilledFromTheContext() {
         let context = CopyContext(firstName: "Ana", meal: .lunch, workoutType: "Run", daysAway: 9)
-        #expect(TemplateCopy.fill("Hi {name}, {Meal} and {workout} after {daysAway}", context)
-            == "Hi Ana, Lunch and run after 9 days")
+        #expect(
+            TemplateCopy.fill("Hi {name}, {Meal} and {workout} after {daysAway}", context)
+                == "Hi Ana, Lunch and run after 9 days")
         #expect(TemplateCopy.fill("No placeholders", context) == "No placeholders")
         #expect(TemplateCopy.fill("Hi {name}", CopyContext(firstName: "")) == "Hi there")
     }
