@@ -1,4 +1,5 @@
 public import Models
+import Scheduling
 
 /// The promises the simulator checks after every event.
 public enum Invariant: String, CaseIterable, Sendable, Codable {
@@ -18,6 +19,16 @@ public enum Invariant: String, CaseIterable, Sendable, Codable {
     case disabledKindNeverDelivered
     /// At most one morning greeting per local day, DST fall-back included.
     case morningGreetingOncePerLocalDay
+    /// Nothing is delivered after its staleness deadline (planned time + the kind's staleness).
+    case noDeliveryAfterDeadline
+    /// A batch or digest holds items of one key (kind and topic, or kind and period) only.
+    case groupNeverMixesKeys
+    /// Every folded item is delivered in exactly one batch or digest: never two, never lost.
+    case foldedItemInExactlyOneGroup
+    /// No pending request is silently dropped by the platform's 64 limit.
+    case noRequestDroppedByPendingLimit
+    /// No reminder for something the user already did (a meal logged, a workout done that day).
+    case noReminderForDoneThing
 }
 
 /// One delivery as the checker sees it.
@@ -26,12 +37,15 @@ public struct ObservedDelivery: Sendable {
     public var kind: NotificationKind
     public var level: InterruptionLevel
     public var at: Instant
+    /// From a repeating request: the same identifier fires once per occurrence.
+    public var repeats: Bool
 
-    public init(id: String, kind: NotificationKind, level: InterruptionLevel, at: Instant) {
+    public init(id: String, kind: NotificationKind, level: InterruptionLevel, at: Instant, repeats: Bool = false) {
         self.id = id
         self.kind = kind
         self.level = level
         self.at = at
+        self.repeats = repeats
     }
 }
 
@@ -39,6 +53,16 @@ public struct ObservedDelivery: Sendable {
 /// own bookkeeping, so an engine bug cannot hide itself.
 public struct InvariantChecker: Sendable {
     private var capped: [Int64] = []
+    /// Latest staleness deadline of each scheduled request, from the engine's traces.
+    private var deadlines: [String: Int64] = [:]
+    /// Folded item -> the group it is in now; group -> its key; items already delivered in a group.
+    private var groupOfItem: [String: String] = [:]
+    private var itemsOfGroup: [String: Set<String>] = [:]
+    private var keyOfGroup: [String: String] = [:]
+    private var sendAtOfGroup: [String: Int64] = [:]
+    private var deliveredItems: Set<String> = []
+    /// Things the user did, as "meal.<date>.<meal>" and "workout.<date>".
+    private var done: [String: Int64] = [:]
     /// Request identifiers delivered, with when; identifiers carry their local date and nothing
     /// is sent more than a day late, so a week of memory catches every duplicate.
     private var deliveredIDs: [String: Int64] = [:]
@@ -60,7 +84,11 @@ public struct InvariantChecker: Sendable {
             broken.append(.noReEngagementForGiveMeSpace)
         }
         if !preferences.isEnabled(delivery.kind) { broken.append(.disabledKindNeverDelivered) }
-        if deliveredIDs.updateValue(delivery.at.secondsSinceEpoch, forKey: delivery.id) != nil {
+        // A repeating request fires under the same identifier at every match: each firing is its
+        // own delivery (after a westward flight a daily 07:00 can match twice in one local date,
+        // as on a phone); a duplicate is the same firing delivered twice.
+        let deliveryKey = delivery.repeats ? "\(delivery.id)@\(delivery.at.secondsSinceEpoch)" : delivery.id
+        if deliveredIDs.updateValue(delivery.at.secondsSinceEpoch, forKey: deliveryKey) != nil {
             broken.append(.noDuplicateDelivery)
         }
         if deliveredIDs.count > 512 {
@@ -69,6 +97,27 @@ public struct InvariantChecker: Sendable {
         }
         if delivery.kind == .morningGreeting && !morningDates.insert(local.date).inserted {
             broken.append(.morningGreetingOncePerLocalDay)
+        }
+        if !delivery.repeats, let deadline = deadlines[delivery.id], delivery.at.secondsSinceEpoch > deadline {
+            broken.append(.noDeliveryAfterDeadline)
+        }
+        if let items = itemsOfGroup.removeValue(forKey: delivery.id) {
+            for item in items where !deliveredItems.insert(item).inserted {
+                broken.append(.foldedItemInExactlyOneGroup)
+            }
+        }
+        if let reminded = OccurrenceID(requestID: delivery.id) {
+            let date = reminded.date
+            let doneKey: String? =
+                switch reminded.kind {
+                case .mealReminder: reminded.meal.map { "meal.\(date).\($0.rawValue)" }
+                case .workoutReminder: "workout.\(date)"
+                default: nil
+                }
+            // Done before the reminder fired (at the same second the two simply cross).
+            if let doneKey, let doneAt = done[doneKey], doneAt < delivery.at.secondsSinceEpoch {
+                broken.append(.noReminderForDoneThing)
+            }
         }
         if !delivery.kind.isTransactional {
             let t = delivery.at.secondsSinceEpoch
@@ -87,6 +136,51 @@ public struct InvariantChecker: Sendable {
         return broken
     }
 
-    /// Checks the platform's pending count.
-    public func observePending(count: Int) -> [Invariant] { count > 64 ? [.atMost64Pending] : [] }
+    /// Checks the platform's pending count and its silent drops since the last call.
+    public func observePending(count: Int, droppedSinceLastCheck: Int = 0) -> [Invariant] {
+        (count > 64 ? [.atMost64Pending] : []) + (droppedSinceLastCheck > 0 ? [.noRequestDroppedByPendingLimit] : [])
+    }
+
+    /// Learns deadlines and group membership from one of the engine's trace entries.
+    public mutating func observe(_ trace: TraceEntry) -> [Invariant] {
+        switch trace.decision {
+        case .scheduled, .deferred:
+            guard let plannedAt = trace.plannedAt else { return [] }
+            let isGroup = keyOfGroup[trace.requestID] != nil
+            let staleness = isGroup ? .secondsPerDay : KindPolicy.standard(for: trace.kind).stalenessSeconds
+            deadlines[trace.requestID] = plannedAt.secondsSinceEpoch + staleness
+            return []
+        case .folded:
+            guard let group = trace.groupID, let key = trace.groupKey else { return [] }
+            if let previous = groupOfItem[trace.requestID], previous != group {
+                itemsOfGroup[previous]?.remove(trace.requestID)
+            }
+            groupOfItem[trace.requestID] = group
+            itemsOfGroup[group, default: []].insert(trace.requestID)
+            if let plannedAt = trace.plannedAt { sendAtOfGroup[group] = plannedAt.secondsSinceEpoch }
+            if let known = keyOfGroup[group], known != key { return [.groupNeverMixesKeys] }
+            keyOfGroup[group] = key
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// Records something the user did, for the "already done" invariant.
+    public mutating func observe(_ activity: ActivityKind, at instant: Instant, zone: ZoneRules) {
+        let date = zone.localDate(at: instant)
+        switch activity {
+        case .mealLogged(let meal): done["meal.\(date).\(meal.rawValue)"] = instant.secondsSinceEpoch
+        case .workoutCompleted: done["workout.\(date)"] = instant.secondsSinceEpoch
+        default: break
+        }
+    }
+
+    /// At the end of a run: items folded into a group that should have gone out by `end` and did not.
+    public func finish(at end: Instant) -> [Invariant] {
+        let lost = groupOfItem.contains { item, group in
+            !deliveredItems.contains(item) && (sendAtOfGroup[group] ?? .max) + .secondsPerDay < end.secondsSinceEpoch
+        }
+        return lost ? [.foldedItemInExactlyOneGroup] : []
+    }
 }

@@ -65,6 +65,8 @@ public struct Habits: Hashable, Sendable {
     public var lapsePerDay: Double
     /// Probability that a lapse ends with a return (else the user churns for good).
     public var returnRate: Double = 0.9
+    /// Reactions of other users (kudos) per day; comments come at a quarter of that rate.
+    public var socialPerDay: Double = 1.5
 
     public func isAwake(minuteOfDay minute: Int) -> Bool {
         wake < sleep ? minute >= wake && minute < sleep : minute >= wake || minute < sleep

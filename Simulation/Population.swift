@@ -40,6 +40,7 @@ public enum Population {
         if let disabled = NotificationKind(rawValue: scenario.disabledKinds.pick(&generator)) {
             preferences.settings[disabled] = .disabled
         }
+        preferences.settings[.workoutKudos] = NotificationSetting(rawValue: scenario.kudosSetting.pick(&generator))
         preferences.workoutSchedule = habits.workoutDays.sorted().map {
             ScheduledWorkout(
                 weekday: $0, time: LocalTimeOfDay(minutesSinceMidnight: habits.workoutMinute), type: "Workout")

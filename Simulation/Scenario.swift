@@ -57,6 +57,8 @@ public struct Scenario: Hashable, Sendable {
     public var motivationalStyle: Weights
     public var privacyLevel: Weights
     public var disabledKinds: Weights
+    /// The setting users choose for kudos: batched, daily or weekly digest, immediate, enabled.
+    public var kudosSetting: Weights
     public var faults: FaultRates
 
     public var startInstant: Instant { Instant(secondsSinceEpoch: start.daysSinceEpoch * .secondsPerDay) }
@@ -86,7 +88,7 @@ extension Scenario {
     ]
     static let preferenceKeys: Set<String> = [
         "quietHours", "hydration", "maxPerHour", "maxPerDay", "absenceResponse", "motivationalStyle", "privacyLevel",
-        "disabledKinds",
+        "disabledKinds", "kudosSetting",
     ]
     static let faultKeys: Set<String> = [
         "backgroundNeverRun", "backgroundMeanDelayMinutes", "backgroundEarlyExpiration",
@@ -174,6 +176,9 @@ extension Scenario {
             disabledKinds: try weights(
                 "disabledKinds", in: preferences, path: "preferences.disabledKinds",
                 default: [("none", 1)], validate: oneOf(["none"] + NotificationKind.allCases.map(\.rawValue))),
+            kudosSetting: try weights(
+                "kudosSetting", in: preferences, path: "preferences.kudosSetting", default: [("batched", 1)],
+                validate: oneOf(NotificationSetting.allCases.map(\.rawValue))),
             faults: faults)
     }
 }

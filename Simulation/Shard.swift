@@ -23,6 +23,7 @@ enum EventKind {
     case response(requestID: String, kind: NotificationKind, action: NotificationActionID)
     case travel
     case permission(granted: Bool)
+    case social(SocialEvent)
 }
 
 struct Event {
@@ -104,6 +105,13 @@ struct UserState {
     var dayStartAt: Int64 = 0
     /// The last local date whose behaviour was drawn, so travel never draws a day twice.
     var lastPlannedDate: LocalDate?
+    /// Requests the platform had dropped by the 64 limit at the last check.
+    var droppedSeen = 0
+    /// Numbers this user's social events.
+    var socialSequence = 0
+    /// The platform refused or silenced notifications at some point (permission denied or revoked):
+    /// what the engine planned may never have been shown, so "never lost" cannot be judged.
+    var notificationsBlocked = false
 
     func isAway(at now: Int64) -> Bool { churned || now < lapsedUntil }
 }
@@ -226,6 +234,9 @@ final class Shard {
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         for local in users.indices {
+            for violation in users[local].notificationsBlocked ? [] : users[local].checker.finish(at: scenario.endInstant) {
+                recordViolation(violation, local, at: scenario.endInstant, detail: "a folded item was never delivered")
+            }
             flushDeliveryDay(local)
             stats.droppedByLimit += users[local].center.droppedByLimitCount
             stats.suppressedByAuthorization += users[local].center.suppressedByAuthorizationCount
@@ -247,6 +258,7 @@ final class Shard {
         case .activity(let activity):
             guard !users[local].isAway(at: event.time) else { return }
             log(local, now, "activity") { $0.id("activity", activity.name) }
+            users[local].checker.observe(activity, at: now, zone: users[local].zone)
             step(local, .activity(activity), at: now)
         case .fire:
             guard users[local].fireEventAt == event.time else { return }  // superseded
@@ -277,8 +289,15 @@ final class Shard {
         case .travel:
             travel(local, at: now)
             scheduleTravel(local, after: now)
+        case .social(let social):
+            log(local, now, "social") {
+                $0.id("kind", social.kind.rawValue)
+                $0.id("id", social.id)
+            }
+            step(local, .socialEvent(social), at: now)
         case .permission(let granted):
             users[local].center.setAuthorizationStatus(granted ? .authorized : .denied)
+            if !granted { users[local].notificationsBlocked = true }
             log(local, now, "permission") { $0.id("status", granted ? "authorized" : "denied") }
             if !granted {
                 queue.push(time: event.time + 3 * .secondsPerDay, user: event.user, kind: .permission(granted: true))
@@ -296,11 +315,14 @@ final class Shard {
         if background { stats.backgroundNanos.append(sample) } else { stats.decisionNanos.append(sample) }
         stats.engineCalls += 1
         for effect in effects { execute(effect, local, at: now) }
+        let dropped = users[local].center.droppedByLimitCount
         for violation in users[local].checker.observePending(
-            count: users[local].center.pendingNotificationRequests.count)
+            count: users[local].center.pendingNotificationRequests.count,
+            droppedSinceLastCheck: dropped - users[local].droppedSeen)
         {
             recordViolation(violation, local, at: now, detail: "pending")
         }
+        users[local].droppedSeen = dropped
         rescheduleFire(local)
         rescheduleLaunch(local)
         return nanos
@@ -313,6 +335,7 @@ final class Shard {
                 try users[local].center.add(request, at: now)
             } catch {
                 stats.scheduleRejected += 1
+                users[local].notificationsBlocked = true
             }
         case .cancel(let ids):
             users[local].center.removePendingNotificationRequests(withIdentifiers: ids)
@@ -330,6 +353,9 @@ final class Shard {
             users[local].center.removeAllDeliveredNotifications()
         case .trace(let entry):
             stats.decisionsByType[entry.decision.rawValue, default: 0] += 1
+            for violation in users[local].checker.observe(entry) {
+                recordViolation(violation, local, at: now, detail: entry.requestID)
+            }
             let zone = users[local].zone
             log(local, now, entry.decision.eventName) {
                 $0.id("kind", entry.kind.rawValue)
@@ -337,6 +363,8 @@ final class Shard {
                 if let level = entry.level { $0.id("level", level.rawValue) }
                 $0.id("reason", entry.reason.rawValue)
                 if let fireAt = entry.fireAt { $0.local(zone, fireAt, name: "fireAt") }
+                if let group = entry.groupID { $0.id("group", group) }
+                if let key = entry.groupKey { $0.field("groupKey", key) }
                 if !entry.detail.isEmpty { $0.field("detail", entry.detail) }
             }
         }
@@ -356,7 +384,8 @@ final class Shard {
             if notification.presentation == .quiet { $0.id("presentation", "quiet") }
         }
         let observed = ObservedDelivery(
-            id: id, kind: content.kind, level: content.interruptionLevel, at: notification.deliveredAt)
+            id: id, kind: content.kind, level: content.interruptionLevel, at: notification.deliveredAt,
+            repeats: notification.request.trigger.repeats)
         let broken = users[local].checker.observe(
             observed, profile: users[local].engine.profile, zone: users[local].zone)
         for violation in broken { recordViolation(violation, local, at: notification.deliveredAt, detail: id) }
@@ -441,6 +470,21 @@ final class Shard {
         if habits.workoutDays.contains(date.weekday), generator.chance(habits.adherence) {
             let minute = habits.workoutMinute + generator.int(in: -20...30) + 45
             queue.push(time: at(minute), user: Int32(local), kind: .activity(.workoutCompleted(durationMinutes: 45)))
+        }
+        // Other users' reactions, at any hour (they live in other zones).
+        for (kind, perDay) in [(NotificationKind.workoutKudos, habits.socialPerDay), (.workoutComment, habits.socialPerDay / 4),
+                               (.newFollower, 0.1), (.mention, 0.05)] {
+            var count = Int(perDay)
+            if generator.chance(perDay - Double(count)) { count += 1 }
+            for _ in 0..<count {
+                users[local].socialSequence += 1
+                let topics = ["morning run", "evening lift", "yoga flow"]
+                let event = SocialEvent(
+                    id: "\(users[local].traits.profile.id)-s\(users[local].socialSequence)", kind: kind,
+                    actorName: Population.firstNames[generator.int(in: 0...Population.firstNames.count - 1)] + " Friend",
+                    topic: topics[generator.int(in: 0...topics.count - 1)], isMutualFriend: generator.chance(0.5))
+                queue.push(time: at(generator.int(in: 0...1_439)), user: Int32(local), kind: .social(event))
+            }
         }
         if generator.chance(scenario.faults.permissionRevokedPerUserWeek / 7) {
             queue.push(time: at(generator.int(in: 0...1_439)), user: Int32(local), kind: .permission(granted: false))

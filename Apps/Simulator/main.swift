@@ -7,6 +7,7 @@ import Simulation
 
 let usage = """
     usage: simulate [--scenario PATH|NAME] [--seed N] [--users N] [--weeks N] [--threads N] [--out DIR] [--no-events]
+                    [--explain USER]
 
       --scenario  a scenario file, or the name of one in Simulation/Scenarios (default: default)
       --seed      the seed of the run (default: the scenario's)
@@ -15,6 +16,7 @@ let usage = """
       --threads   worker threads; the digest does not depend on it (default: the scenario's)
       --out       output folder (default: .simulate/<scenario>/)
       --no-events skip events.jsonl (the digest is still computed)
+      --explain U print user U's timeline in local time, every decision with its rule, and exit
     """
 
 func fail(_ message: String, status: Int32) -> Never {
@@ -31,6 +33,7 @@ struct Flags {
     var threads: Int?
     var out: String?
     var writeEvents = true
+    var explain: String?
 }
 
 func parseFlags(_ arguments: [String]) -> Flags {
@@ -64,6 +67,7 @@ func parseFlags(_ arguments: [String]) -> Flags {
         case "--threads": flags.threads = min(positive("--threads"), 64)
         case "--out": flags.out = value("--out")
         case "--no-events": flags.writeEvents = false
+        case "--explain": flags.explain = value("--explain")
         case "--help", "-h":
             print(usage)
             exit(0)
@@ -94,6 +98,16 @@ if let threads = flags.threads { scenario.threads = threads }
 let outputDirectory = flags.out ?? ".simulate/\(scenario.name)"
 let reproduce =
     "\(CommandLine.arguments[0]) --scenario \(scenarioPath) --seed \(scenario.seed) --users \(scenario.users) --weeks \(scenario.weeks) --threads \(scenario.threads)"
+
+if let user = flags.explain {
+    do {
+        print("SEED=\(scenario.seed) scenario=\(scenario.name) weeks=\(scenario.weeks) start=\(scenario.start)")
+        for line in try Explainer.timeline(of: user, scenario: scenario) { print(line) }
+        exit(0)
+    } catch {
+        fail("\(error)", status: 64)
+    }
+}
 
 print("SEED=\(scenario.seed)")
 print(

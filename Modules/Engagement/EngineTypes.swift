@@ -21,6 +21,9 @@ public struct EngineConfiguration: Hashable, Sendable {
     /// Days after the last activity for check_in_on_me users; from `strongerFromDay` on the tone is stronger.
     public var checkInOnMeAttemptDays: [Int] = [3, 7, 14]
     public var strongerFromDay: Int = 7
+    /// Plan hydration as repeating daily requests (one pending slot per time of day) where the
+    /// rules allow it.
+    public var useDailySeries = true
 
     public init() {}
 }
@@ -39,6 +42,8 @@ public enum EngineInput: Hashable, Sendable {
     case preferencesChanged(NotificationPreferences)
     /// The device moved to another time zone.
     case timeZoneChanged(ZoneRules)
+    /// Another user did something that concerns this user (from the server).
+    case socialEvent(SocialEvent)
 }
 
 /// What the engine asks its shell to do. Effects are values; the shell executes them in order.

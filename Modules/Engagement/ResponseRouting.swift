@@ -44,15 +44,4 @@ public enum ResponseRouting {
         default: .reminder
         }
     }
-
-    /// Relevance in 0...1: how much this kind matters next to the app's others in the summary.
-    public static func relevance(of kind: NotificationKind) -> Double {
-        switch kind {
-        case .securityAlert: 1
-        case .workoutReminder, .preWorkout, .reEngagement: 0.8
-        case .morningGreeting, .mealReminder, .postWorkoutCheckIn, .checkInReminder: 0.6
-        case .hydration, .achievement, .streakReminder, .weeklyReview: 0.5
-        default: 0.3
-        }
-    }
 }

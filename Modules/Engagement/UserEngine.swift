@@ -16,7 +16,7 @@ public struct UserEngine: Sendable {
     public private(set) var zone: ZoneRules
     public let configuration: EngineConfiguration
     /// The name copy may use, derived once from the profile.
-    private var firstName: String
+    var firstName: String
     /// The last activity (app open, workout, meal, log, chat); starts at creation.
     public private(set) var lastActiveAt: Instant
     /// Re-engagement nudges delivered in the current lapse.
@@ -25,20 +25,28 @@ public struct UserEngine: Sendable {
     /// What the platform holds, as the engine planned it, sorted by fire time.
     private(set) var planned: [PlannedNotification] = []
     /// Fire times already passed, for the rolling caps.
-    private var ledger = CapLedger()
+    var ledger = CapLedger()
     /// Occurrences already fired (kept about a day), so an occurrence is never planned twice.
-    private var fired = OccurrenceMap<Instant>()
+    var fired = OccurrenceMap<Instant>()
     /// Occurrences made moot by what the user did (meal logged, workout done, skipped).
-    private var done = OccurrenceMap<Instant>()
+    var done = OccurrenceMap<Instant>()
     /// Snoozed copies waiting to come back.
-    private var snoozed: [Candidate] = []
+    var snoozed: [Candidate] = []
+    /// One-off follow-ups of something the user did (a reflection a day after a check-in).
+    var followUps: [Candidate] = []
     /// The last decision traced per occurrence, so a pass traces only what changed.
-    private var lastTraced = OccurrenceMap<TracedDecision>()
+    var lastTraced = OccurrenceMap<TracedDecision>()
     /// Bumped by every change of state a plan depends on (preferences, zone, done, snoozes,
     /// notifications fired).
-    private var planInputsVersion = 0
+    var planInputsVersion = 0
     /// What the last plan was computed from; a pass with the same inputs would change nothing.
-    private var lastPlanKey: PlanKey?
+    var lastPlanKey: PlanKey?
+    /// Social items waiting to go out: singles, batches and digests.
+    var groups: [NotificationGroup] = []
+    /// Numbers social occurrences; wraps within the 16 bits of an occurrence slot.
+    var groupSequence = 0
+    /// The end of the user's current app session: non-urgent notifications wait until then.
+    var activeUntil: Instant?
 
     public init(profile: UserProfile, zone: ZoneRules, now: Instant, configuration: EngineConfiguration = .init()) {
         self.profile = profile
@@ -74,9 +82,10 @@ public struct UserEngine: Sendable {
             }
         case .activity(let activity):
             recordActivity(activity, at: now)
-            if case .appOpened = activity {
+            if case .appOpened(let sessionSeconds) = activity {
                 effects.append(.setBadge(0))
                 effects.append(.clearDeliveredNotifications)
+                startSession(until: now + Int64(sessionSeconds))
             }
         case .notificationResponse(let requestID, let kind, let action):
             respond(to: action, requestID: requestID, kind: kind, at: now, effects: &effects)
@@ -87,7 +96,9 @@ public struct UserEngine: Sendable {
             profile.preferences = preferences
             planInputsVersion += 1
         case .timeZoneChanged(let newZone):
-            movePlanned(to: newZone, at: now)
+            movePlanned(to: newZone, at: now, into: &effects)
+        case .socialEvent(let event):
+            receive(event, at: now, into: &effects)
         }
         plan(at: now, into: &effects)
         return effects
@@ -105,8 +116,27 @@ public struct UserEngine: Sendable {
             done[OccurrenceID(kind: .mealReminder, date: today, slot: MealType.allCases.firstIndex(of: meal)!)] = now
         case .workoutCompleted:
             markWorkoutsDone(on: today, at: now)
+        case .checkInCompleted:
+            planInputsVersion += 1
+            // Today's check-in reminders are moot; a reflection follows a day later (seed 004).
+            done[OccurrenceID(kind: .checkInReminder, date: today, slot: 0)] = now
+            let reflectAt = now + .secondsPerDay
+            let minute = zone.localDateTime(at: reflectAt).secondOfDay / 60
+            followUps.removeAll { $0.kind == .reflection }
+            followUps.append(
+                Candidate(
+                    id: OccurrenceID(kind: .reflection, daysSinceEpoch: zone.localDateTime(at: reflectAt).daysSinceEpoch, slot: minute),
+                    kind: .reflection, plannedAt: reflectAt,
+                    level: profile.preferences.interruptionLevel(for: .reflection), policy: .standard(for: .reflection)))
         default: break
         }
+    }
+
+    /// Whether the user already did what the occurrence reminds of.
+    private func isDone(_ id: OccurrenceID) -> Bool {
+        if done[id.original] != nil { return true }
+        if id.kind == .checkInReminder { return done[OccurrenceID(kind: .checkInReminder, daysSinceEpoch: Int64(id.day), slot: 0)] != nil }
+        return false
     }
 
     private mutating func respond(
@@ -148,18 +178,37 @@ public struct UserEngine: Sendable {
     /// The device re-matches wall-clock (calendar) triggers in its new zone; follow it, so the
     /// plan knows when each pending request will now fire. One that would now fire in the past
     /// is dropped by the device and is re-planned like any other occurrence.
-    private mutating func movePlanned(to newZone: ZoneRules, at now: Instant) {
+    private mutating func movePlanned(to newZone: ZoneRules, at now: Instant, into effects: inout [Effect]) {
         planInputsVersion += 1
         let oldZone = zone
         zone = newZone
         profile.timeZone = newZone.identifier
-        planned = planned.compactMap { item in
-            guard item.followsWallClock else { return item }
-            var moved = item
-            moved.fireAt = newZone.instant(for: oldZone.localDateTime(at: item.fireAt))
-            return moved.fireAt > now ? moved : nil
+        // Digests arrive at the user's chosen local time, wherever the user is.
+        for index in groups.indices where groups[index].isDigest {
+            groups[index].sendAt = digestTime(weekly: groups[index].mode == .weeklyDigest, after: now)
         }
-        planned.sort { $0.fireAt != $1.fireAt ? $0.fireAt < $1.fireAt : $0.id < $1.id }
+        var moved: [PlannedNotification] = []
+        for item in planned {
+            guard item.followsWallClock else {
+                moved.append(item)
+                continue
+            }
+            var copy = item
+            if item.repeatsDaily {
+                copy.fireAt = nextSeriesFire(oldZone.localDateTime(at: item.fireAt).timeOfDay, after: now)
+                copy.plannedAt = copy.fireAt
+                moved.append(copy)
+                continue
+            }
+            copy.fireAt = newZone.instant(for: oldZone.localDateTime(at: item.fireAt))
+            copy.plannedAt = newZone.instant(for: oldZone.localDateTime(at: item.plannedAt))
+            guard copy.fireAt > now else { continue }
+            moved.append(copy)
+            record(
+                copy.id, copy.fireAt == copy.plannedAt ? .scheduled : .deferred, .timeZoneChanged,
+                plannedAt: copy.plannedAt, fireAt: copy.fireAt, level: nil, at: now, into: &effects)
+        }
+        planned = moved.sorted { $0.fireAt != $1.fireAt ? $0.fireAt < $1.fireAt : $0.id < $1.id }
     }
 
     private mutating func markWorkoutsDone(on date: LocalDate, at now: Instant) {
@@ -181,7 +230,7 @@ public struct UserEngine: Sendable {
 
     // MARK: - Planning
 
-    private mutating func plan(at now: Instant, into effects: inout [Effect]) {
+    private mutating func plan(at now: Instant, into effects: inout [Effect], depth: Int = 0) {
         // Same inputs, same plan: skip the pass. What fired since is already in the plan's
         // accounting, and the horizon ends at a local midnight, so time alone changes nothing
         // until that boundary moves (once a day).
@@ -191,29 +240,59 @@ public struct UserEngine: Sendable {
             reEngagementTimes: reEngagementTimes())
         if key == lastPlanKey { return }
         lastPlanKey = key
-        var candidates = routineCandidates(at: now, until: horizonEnd)
+        let series = lapseStage(at: now) == .active ? hydrationSeriesTimes() : nil
+        var candidates = routineCandidates(at: now, until: horizonEnd, skipHydration: series != nil)
         candidates += snoozed
+        candidates += followUps
+        candidates += groups.map { groupCandidate($0) }
         var suppressed: [(Candidate, ReasonCode)] = []
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
-        candidates.sort { $0.plannedAt != $1.plannedAt ? $0.plannedAt < $1.plannedAt : $0.id < $1.id }
+        // Value first, then time: caps and pending slots go to what matters most (a digest the
+        // user asked for before a routine hydration nudge), earlier before later within a value.
+        candidates.sort {
+            if $0.policy.relevance != $1.policy.relevance { return $0.policy.relevance > $1.policy.relevance }
+            return $0.plannedAt != $1.plannedAt ? $0.plannedAt < $1.plannedAt : $0.id < $1.id
+        }
 
         let previous = OccurrenceMap(planned.lazy.map { ($0.id, $0) })
         var ledger = self.ledger
         var next: [PlannedNotification] = []
         next.reserveCapacity(planned.count + 4)
+        // A daily series holds one slot each and fires every day: its past day and its future
+        // occurrences go into the cap ledger before anything else is planned around them.
+        var seriesCandidates: [Candidate] = []
+        for time in series ?? [] {
+            for at in seriesFireTimes(time, from: now - .secondsPerDay - .secondsPerHour, to: horizonEnd) { ledger.insert(at) }
+            let first = nextSeriesFire(time, after: now)
+            let candidate = Candidate(
+                id: .dailySeries(.hydration, minute: time.minutesSinceMidnight), kind: .hydration, plannedAt: first,
+                level: profile.preferences.interruptionLevel(for: .hydration), policy: .standard(for: .hydration))
+            seriesCandidates.append(candidate)
+            var item = PlannedNotification(candidate: candidate, fireAt: first, zone: zone)
+            item.repeatsDaily = true
+            next.append(item)
+        }
         var outcomes: [(Candidate, RuleOutcome)] = []
         outcomes.reserveCapacity(candidates.count)
         let slotBudget = configuration.pendingLimit - configuration.reservedSlots
         for candidate in candidates where next.count < slotBudget {
             guard fired[candidate.id] == nil else { continue }
-            if done[candidate.id.original] != nil {
+            if isDone(candidate.id) {
                 suppressed.append((candidate, .alreadyDone))
                 continue
             }
-            // An occurrence whose time passed before it was ever planned is not sent late.
-            guard candidate.plannedAt > now || previous[candidate.id] != nil else { continue }
+            // An occurrence whose time passed before it was ever planned is not sent late; one
+            // that was planned (a time-zone change moved it into the past) goes out now, within
+            // its original deadline.
+            var candidate = candidate
+            if candidate.plannedAt <= now {
+                guard previous[candidate.id] != nil else { continue }
+                let delay = now + 1 - candidate.plannedAt
+                candidate.plannedAt = now + 1
+                candidate.policy.stalenessSeconds = max(0, candidate.policy.stalenessSeconds - delay)
+            }
             let outcome = DeliveryRules.evaluate(
-                candidate, preferences: profile.preferences, zone: zone, ledger: ledger)
+                candidate, preferences: profile.preferences, zone: zone, ledger: ledger, activeUntil: activeUntil)
             if case .send(let fireAt, _) = outcome {
                 guard fireAt > now else { continue }
                 ledger.insert(fireAt)
@@ -240,10 +319,17 @@ public struct UserEngine: Sendable {
                     into: &effects)
             }
         }
+        for candidate in seriesCandidates where previous[candidate.id] == nil {
+            effects.append(.schedule(makeRequest(for: candidate, fireAt: candidate.plannedAt), fireAt: candidate.plannedAt))
+            record(
+                candidate.id, .scheduled, .dailySeries, plannedAt: candidate.plannedAt, fireAt: candidate.plannedAt,
+                level: candidate.level, at: now, into: &effects)
+        }
         for (candidate, outcome) in outcomes {
             switch outcome {
             case .send(let fireAt, let reason):
-                guard nextIDs.contains(candidate.id), previous[candidate.id]?.fireAt != fireAt else { continue }
+                guard nextIDs.contains(candidate.id) else { continue }
+                if let old = previous[candidate.id], old.fireAt == fireAt, old.revision == candidate.revision { continue }
                 let request = makeRequest(for: candidate, fireAt: fireAt)
                 effects.append(.schedule(request, fireAt: fireAt))
                 let decision: TraceDecision = fireAt != candidate.plannedAt ? .deferred : .scheduled
@@ -251,10 +337,16 @@ public struct UserEngine: Sendable {
                     candidate.id, decision, reason, plannedAt: candidate.plannedAt, fireAt: fireAt,
                     level: candidate.level, at: now, into: &effects)
             case .drop(let reason):
+                if candidate.kind.isSocial {
+                    regroup(candidate.id, because: reason, at: now, into: &effects)
+                    continue
+                }
                 guard previous[candidate.id] == nil else { continue }  // traced as cancelled above
                 record(
                     candidate.id, .dropped, reason, plannedAt: candidate.plannedAt, fireAt: nil, level: candidate.level,
                     at: now, into: &effects)
+            case .fold(let reason):
+                regroup(candidate.id, because: reason, at: now, into: &effects)
             }
         }
         for (candidate, reason) in suppressed where previous[candidate.id] == nil {
@@ -263,10 +355,20 @@ public struct UserEngine: Sendable {
                 into: &effects)
         }
         planned = next
+        // Items moved into a digest make a new group to plan in this same pass.
+        if lastPlanKey?.version != planInputsVersion, depth < 3 { plan(at: now, into: &effects, depth: depth + 1) }
     }
 
     /// Moves planned notifications whose time has come into the ledger of sent ones.
     private mutating func retireFired(through now: Instant) {
+        // A daily series stays pending: it only moves on to its next day.
+        if planned.contains(where: { $0.repeatsDaily && $0.fireAt <= now }) {
+            for index in planned.indices where planned[index].repeatsDaily && planned[index].fireAt <= now {
+                let local = zone.localDateTime(at: planned[index].fireAt).timeOfDay
+                planned[index].fireAt = nextSeriesFire(local, after: now)
+            }
+            planned.sort { $0.fireAt != $1.fireAt ? $0.fireAt < $1.fireAt : $0.id < $1.id }
+        }
         var firedCount = 0
         for item in planned {
             guard item.fireAt <= now else { break }
@@ -275,6 +377,8 @@ public struct UserEngine: Sendable {
             ledger.insert(item.fireAt)
             if item.kind == .reEngagement { reEngagementAttemptsSent += 1 }
             if item.id.snooze > 0 { snoozed.removeAll { $0.id == item.id } }
+            if item.kind == .reflection { followUps.removeAll { $0.id == item.id } }
+            if item.kind.isSocial { groups.removeAll { $0.id == item.id } }
         }
         guard firedCount > 0 || !snoozed.isEmpty else { return }
         planned.removeFirst(firedCount)
@@ -285,6 +389,7 @@ public struct UserEngine: Sendable {
         if done.count > 16 { done.filter { $0 >= horizonStart } }
         if lastTraced.count > 160 { lastTraced.filter { $0.plannedAt >= horizonStart } }
         snoozed.removeAll { $0.plannedAt + $0.policy.stalenessSeconds < now }
+        followUps.removeAll { $0.plannedAt + $0.policy.stalenessSeconds < now }
     }
 
     private func cancellationReason(for old: PlannedNotification, at now: Instant) -> ReasonCode {
@@ -296,7 +401,7 @@ public struct UserEngine: Sendable {
     }
 
     /// Emits a trace entry unless the occurrence's last traced outcome is the same.
-    private mutating func record(
+    mutating func record(
         _ id: OccurrenceID, _ decision: TraceDecision, _ reason: ReasonCode, plannedAt: Instant, fireAt: Instant?,
         level: InterruptionLevel?, at now: Instant, into effects: inout [Effect]
     ) {
@@ -334,7 +439,7 @@ public struct UserEngine: Sendable {
     }
 
     /// Routine reminders from a little before `now` until `end`, in the user's zone.
-    private func routineCandidates(at now: Instant, until end: Instant) -> [Candidate] {
+    private func routineCandidates(at now: Instant, until end: Instant, skipHydration: Bool) -> [Candidate] {
         let preferences = profile.preferences
         let earliest = now - 4 * .secondsPerHour
         guard end > earliest else { return [] }
@@ -353,7 +458,7 @@ public struct UserEngine: Sendable {
         }
         let morning = preferences.isEnabled(.morningGreeting)
         let meals = preferences.isEnabled(.mealReminder)
-        let hydration = preferences.isEnabled(.hydration) ? preferences.hydration : nil
+        let hydration = preferences.isEnabled(.hydration) && !skipHydration ? preferences.hydration : nil
         let workouts = preferences.isEnabled(.workoutReminder) ? preferences.workoutSchedule : []
         var day = zone.localDateTime(at: earliest).daysSinceEpoch
         let lastDay = zone.localDateTime(at: end).daysSinceEpoch
@@ -382,6 +487,23 @@ public struct UserEngine: Sendable {
                 }
             }
             day += 1
+        }
+        if preferences.isEnabled(.checkInReminder) {
+            let from = zone.localDateTime(at: earliest)
+            let level = preferences.interruptionLevel(for: .checkInReminder)
+            for reminder in preferences.reminders {
+                for occurrence in reminder.occurrences(from: from, limit: 64) {
+                    let at = zone.instant(for: occurrence)
+                    guard at < end else { break }
+                    guard at > earliest else { continue }
+                    result.append(
+                        Candidate(
+                            id: .reminder(
+                                number: reminder.number, daysSinceEpoch: occurrence.daysSinceEpoch,
+                                minute: occurrence.secondOfDay / 60),
+                            kind: .checkInReminder, plannedAt: at, level: level, policy: .standard(for: .checkInReminder)))
+                }
+            }
         }
         return result
     }
@@ -429,6 +551,12 @@ public struct UserEngine: Sendable {
         }
     }
 
+    /// The trigger of a request: wall-clock times on the minute as calendar triggers, else a date.
+    func trigger(for fireAt: Instant) -> NotificationTrigger {
+        UserEngine.usesCalendarTrigger(fireAt, in: zone)
+            ? .calendar(CalendarMatch(zone.localDateTime(at: fireAt)), repeats: false) : .date(fireAt)
+    }
+
     /// Wall-clock times on the minute go out as calendar triggers (they follow the device's zone,
     /// as UNCalendarNotificationTrigger does); anything else as a date trigger.
     static func usesCalendarTrigger(_ fireAt: Instant, in zone: ZoneRules) -> Bool {
@@ -437,9 +565,9 @@ public struct UserEngine: Sendable {
     }
 
     private func makeRequest(for candidate: Candidate, fireAt: Instant) -> NotificationRequest {
-        let trigger: NotificationTrigger =
-            UserEngine.usesCalendarTrigger(fireAt, in: zone)
-            ? .calendar(CalendarMatch(zone.localDateTime(at: fireAt)), repeats: false) : .date(fireAt)
+        if candidate.kind.isSocial, let group = groups.first(where: { $0.id == candidate.id }) {
+            return groupRequest(group, candidate: candidate, fireAt: fireAt)
+        }
         var context = CopyContext(firstName: firstName)
         context.meal = candidate.id.meal
         if candidate.kind == .reEngagement {
@@ -454,15 +582,19 @@ public struct UserEngine: Sendable {
                 .type
         }
         let requestID = candidate.id.description
+        let requestTrigger: NotificationTrigger =
+            candidate.id.isDailySeries
+            ? .calendar(.daily(at: LocalTimeOfDay(minutesSinceMidnight: Int(candidate.id.slot))), repeats: true)
+            : trigger(for: fireAt)
         let copy = TemplateCopy.render(
             candidate.kind, style: profile.motivationalStyle, context: context,
             variant: Int(stableHash(requestID) % 997))
         let content = NotificationContent(
-            kind: candidate.kind, title: copy.title, body: copy.body, interruptionLevel: candidate.level,
-            relevanceScore: ResponseRouting.relevance(of: candidate.kind),
+            kind: candidate.kind, title: copy.title, body: copy.body, threadID: candidate.policy.threadID,
+            interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,
             sound: profile.preferences.soundEnabled ? ResponseRouting.sound(of: candidate.kind) : nil,
             deepLink: ResponseRouting.defaultLink(for: candidate.kind, meal: context.meal))
-        return NotificationRequest(identifier: requestID, content: content, trigger: trigger)
+        return NotificationRequest(identifier: requestID, content: content, trigger: requestTrigger)
     }
 }
 
@@ -473,6 +605,10 @@ struct PlannedNotification: Hashable, Sendable {
     var fireAt: Instant
     /// Scheduled with a calendar trigger, which the device re-matches when its zone changes.
     var followsWallClock: Bool
+    /// The content revision scheduled (see `Candidate.revision`).
+    var revision: Int
+    /// A repeating daily request: it stays pending after it fires.
+    var repeatsDaily = false
     var kind: NotificationKind { id.kind }
 
     init(candidate: Candidate, fireAt: Instant, zone: ZoneRules) {
@@ -480,6 +616,7 @@ struct PlannedNotification: Hashable, Sendable {
         plannedAt = candidate.plannedAt
         self.fireAt = fireAt
         followsWallClock = UserEngine.usesCalendarTrigger(fireAt, in: zone)
+        revision = candidate.revision
     }
 }
 

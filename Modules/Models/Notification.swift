@@ -168,3 +168,26 @@ public struct ActivityEvent: Codable, Hashable, Sendable {
         self.kind = kind
     }
 }
+
+/// Something another user did that concerns this user (seed 003's social notifications),
+/// arriving from the server.
+public struct SocialEvent: Codable, Hashable, Sendable {
+    /// The server's identifier of the event; unique.
+    public var id: String
+    /// newFollower, followRequest, workoutKudos, workoutComment, mention, challengeInvite or leaderboardChange.
+    public var kind: NotificationKind
+    /// The other user's display name; shown only where the privacy level allows.
+    public var actorName: String
+    /// What it is about, e.g. "morning run"; events are grouped by kind and topic.
+    public var topic: String
+    /// Whether the actor and the user follow each other (friendsOnly shows names to mutual friends only).
+    public var isMutualFriend: Bool
+
+    public init(id: String, kind: NotificationKind, actorName: String, topic: String, isMutualFriend: Bool) {
+        self.id = id
+        self.kind = kind
+        self.actorName = actorName
+        self.topic = topic
+        self.isMutualFriend = isMutualFriend
+    }
+}

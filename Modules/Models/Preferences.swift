@@ -162,6 +162,14 @@ public struct NotificationPreferences: Hashable, Sendable {
     public var postWorkoutDelayMinutes: Int = 120
     public var soundEnabled: Bool = true
     public var badgeEnabled: Bool = true
+    /// When daily (and weekly) digests arrive, local time.
+    public var digestTime: LocalTimeOfDay = LocalTimeOfDay(minutesSinceMidnight: 19 * 60)
+    /// The day weekly digests arrive (seed 002's Sunday review day).
+    public var weeklyDigestDay: Weekday = .sunday
+    /// A batch closes early when it holds this many items.
+    public var maxBatchItems: Int = 10
+    /// Reminders the user set up, each with its own recurrence (seed 004).
+    public var reminders: [Reminder] = []
 
     public init() {}
 
@@ -184,7 +192,8 @@ extension NotificationPreferences: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case enabled, settings, interruptionLevels, morningTime, wakeTime, sleepTime, workoutSchedule, hydration
         case quietHours, maxPerHour, maxPerDay, batchingWindowMinutes, workoutReminderLeadMinutes
-        case preWorkoutLeadMinutes, postWorkoutDelayMinutes, soundEnabled, badgeEnabled
+        case preWorkoutLeadMinutes, postWorkoutDelayMinutes, soundEnabled, badgeEnabled, digestTime, weeklyDigestDay
+        case maxBatchItems, reminders
     }
 
     /// Every key is optional and falls back to the default; present keys are validated.
@@ -203,6 +212,8 @@ extension NotificationPreferences: Codable {
         p.hydration = try c.decodeIfPresent(HydrationFrequency.self, forKey: .hydration)
         p.quietHours = try c.decodeIfPresent(QuietHours.self, forKey: .quietHours)
         p.soundEnabled = try c.decodeIfPresent(Bool.self, forKey: .soundEnabled) ?? true
+        p.digestTime = try c.decodeIfPresent(LocalTimeOfDay.self, forKey: .digestTime) ?? p.digestTime
+        p.weeklyDigestDay = try c.decodeIfPresent(Weekday.self, forKey: .weeklyDigestDay) ?? p.weeklyDigestDay
         p.badgeEnabled = try c.decodeIfPresent(Bool.self, forKey: .badgeEnabled) ?? true
 
         func count(_ key: CodingKeys, default value: Int, range: ClosedRange<Int>) throws -> Int {
@@ -214,6 +225,11 @@ extension NotificationPreferences: Codable {
         }
         p.maxPerHour = try count(.maxPerHour, default: p.maxPerHour, range: 1...60)
         p.batchingWindowMinutes = try count(.batchingWindowMinutes, default: p.batchingWindowMinutes, range: 1...1_440)
+        p.reminders = try c.decodeIfPresent([Reminder].self, forKey: .reminders) ?? []
+        if let duplicate = Dictionary(grouping: p.reminders, by: \.number).first(where: { $0.value.count > 1 })?.key {
+            throw decoder.invalid(CodingKeys.reminders, "reminder number \(duplicate) is used twice")
+        }
+        p.maxBatchItems = try count(.maxBatchItems, default: p.maxBatchItems, range: 1...100)
         p.workoutReminderLeadMinutes = try count(.workoutReminderLeadMinutes, default: 15, range: 0...1_440)
         p.preWorkoutLeadMinutes = try count(.preWorkoutLeadMinutes, default: 45, range: 0...1_440)
         p.postWorkoutDelayMinutes = try count(.postWorkoutDelayMinutes, default: 120, range: 0...1_440)
@@ -245,6 +261,10 @@ extension NotificationPreferences: Codable {
         try c.encode(postWorkoutDelayMinutes, forKey: .postWorkoutDelayMinutes)
         try c.encode(soundEnabled, forKey: .soundEnabled)
         try c.encode(badgeEnabled, forKey: .badgeEnabled)
+        try c.encode(digestTime, forKey: .digestTime)
+        try c.encode(weeklyDigestDay, forKey: .weeklyDigestDay)
+        try c.encode(maxBatchItems, forKey: .maxBatchItems)
+        try c.encode(reminders, forKey: .reminders)
     }
 }
 

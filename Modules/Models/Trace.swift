@@ -44,6 +44,18 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     case stale
     /// Kinds exempt from caps (transactional) say so.
     case capExemptTransactional
+    /// Non-urgent kinds wait while the user is in the app.
+    case userActiveInApp
+    /// Batched with others of the same kind and thread into one grouped notification.
+    case batched
+    /// Collected into the user's daily or weekly digest (the kind's setting).
+    case digest
+    /// Sent as the grouped notification of a batch or digest.
+    case groupDelivered
+    /// The device moved to another time zone; wall-clock reminders follow it.
+    case timeZoneChanged
+    /// Planned as a repeating daily request (one pending slot for every day).
+    case dailySeries
 }
 
 /// One decision with its rule and the values that decided it: the answer to
@@ -63,11 +75,15 @@ public struct TraceEntry: Codable, Hashable, Sendable {
     public var level: InterruptionLevel?
     /// The values that decided, for a person: "quiet 22:00-07:00", "3 in the last hour (cap 3)".
     public var detail: String
+    /// For a folded item: the request identifier of the grouped notification (batch or digest) it joined.
+    public var groupID: String?
+    /// For a folded item: the grouping key (kind and topic); a group never mixes keys.
+    public var groupKey: String?
 
     public init(
         at: Instant, userID: String, requestID: String, kind: NotificationKind, decision: TraceDecision,
         reason: ReasonCode, plannedAt: Instant? = nil, fireAt: Instant? = nil, level: InterruptionLevel? = nil,
-        detail: String = ""
+        detail: String = "", groupID: String? = nil, groupKey: String? = nil
     ) {
         self.at = at
         self.userID = userID
@@ -79,5 +95,7 @@ public struct TraceEntry: Codable, Hashable, Sendable {
         self.fireAt = fireAt
         self.level = level
         self.detail = detail
+        self.groupID = groupID
+        self.groupKey = groupKey
     }
 }

@@ -1,27 +1,5 @@
 public import Models
 
-/// How long a kind may wait when a rule blocks its planned time before it is no longer worth
-/// sending: a pre-workout reminder after the workout, or a lunch reminder at tea time, is noise.
-public struct KindPolicy: Hashable, Sendable {
-    /// Latest acceptable delay after the planned time, in seconds; past it the occurrence is dropped.
-    public var stalenessSeconds: Int64
-
-    public init(stalenessSeconds: Int64) { self.stalenessSeconds = stalenessSeconds }
-
-    public static func standard(for kind: NotificationKind) -> KindPolicy {
-        switch kind {
-        case .morningGreeting: KindPolicy(stalenessSeconds: 3 * .secondsPerHour)
-        case .mealReminder: KindPolicy(stalenessSeconds: 60 * .secondsPerMinute)
-        case .hydration: KindPolicy(stalenessSeconds: 30 * .secondsPerMinute)
-        case .workoutReminder, .preWorkout: KindPolicy(stalenessSeconds: 10 * .secondsPerMinute)
-        case .postWorkoutCheckIn, .energyLog, .checkInReminder: KindPolicy(stalenessSeconds: 3 * .secondsPerHour)
-        case .reEngagement, .weeklyReview, .reflection: KindPolicy(stalenessSeconds: 18 * .secondsPerHour)
-        case .securityAlert: KindPolicy(stalenessSeconds: .secondsPerDay)
-        default: KindPolicy(stalenessSeconds: 6 * .secondsPerHour)
-        }
-    }
-}
-
 /// One occurrence the engine would like to send.
 public struct Candidate: Hashable, Sendable {
     /// The occurrence; its request identifier derives from it.
@@ -30,10 +8,14 @@ public struct Candidate: Hashable, Sendable {
     public var plannedAt: Instant
     public var level: InterruptionLevel
     public var policy: KindPolicy
+    /// Changes when the content changes (a batch gained an item), so the request is replaced.
+    public var revision: Int
 
     public init(
-        id: OccurrenceID, kind: NotificationKind, plannedAt: Instant, level: InterruptionLevel, policy: KindPolicy
+        id: OccurrenceID, kind: NotificationKind, plannedAt: Instant, level: InterruptionLevel, policy: KindPolicy,
+        revision: Int = 0
     ) {
+        self.revision = revision
         self.id = id
         self.kind = kind
         self.plannedAt = plannedAt
@@ -110,43 +92,68 @@ public enum RuleOutcome: Hashable, Sendable {
     case send(fireAt: Instant, reason: ReasonCode)
     /// Do not send; `reason` is the rule that blocked it.
     case drop(reason: ReasonCode)
+    /// Do not send alone: fold it into the kind's digest; `reason` is the rule that blocked it.
+    case fold(reason: ReasonCode)
 }
 
 /// Quiet hours, the hourly cap and the daily cap, applied to one candidate against the ledger
 /// of what is already sent or planned. Pure: the same inputs give the same outcome.
 public enum DeliveryRules {
+    /// Applies, in order, quiet hours (only critical breaks through), the user being in the app
+    /// (non-urgent kinds wait until the session ends), the daily cap and the rolling hourly cap
+    /// (transactional kinds are exempt). When a rule blocks the planned time, the kind's deferral
+    /// policy decides: wait (until the staleness deadline), drop, or fold into the digest.
     public static func evaluate(
-        _ candidate: Candidate, preferences: NotificationPreferences, zone: ZoneRules, ledger: CapLedger
+        _ candidate: Candidate, preferences: NotificationPreferences, zone: ZoneRules, ledger: CapLedger,
+        activeUntil: Instant? = nil
     ) -> RuleOutcome {
         let deadline = candidate.plannedAt + candidate.policy.stalenessSeconds
         let exempt = candidate.kind.isTransactional
+        let urgent = exempt || candidate.level >= .timeSensitive
         var t = candidate.plannedAt
         var reason = ReasonCode.onTime
+        /// A rule blocked `t`: the policy decides whether to look further.
+        func blocked(by rule: ReasonCode) -> RuleOutcome? {
+            if reason == .onTime { reason = rule }
+            switch candidate.policy.deferral {
+            case .deferUntilAllowed: return nil
+            case .drop: return .drop(reason: rule)
+            case .foldIntoDigest: return .fold(reason: rule)
+            }
+        }
         for _ in 0..<16 {
             let local = zone.localDateTime(at: t)
             if let quiet = preferences.quietHours, !candidate.level.breaksThroughQuietHours,
                 let end = quiet.endOfWindow(containing: local)
             {
+                if let outcome = blocked(by: .quietHours) { return outcome }
                 var opensAt = zone.instant(for: end)
                 // In the second pass of a repeated (fall-back) hour the first occurrence of the
                 // end is already past: wait out the remaining wall-clock time instead.
                 if opensAt <= t { opensAt = t + (end.localSeconds - local.localSeconds) }
-                if reason == .onTime { reason = .quietHours }
                 guard opensAt <= deadline else { return .drop(reason: .quietHours) }
                 t = opensAt
                 continue
             }
+            if !urgent, let activeUntil, t < activeUntil {
+                if let outcome = blocked(by: .userActiveInApp) { return outcome }
+                guard activeUntil <= deadline else { return .drop(reason: .userActiveInApp) }
+                t = activeUntil
+                continue
+            }
             if exempt { return .send(fireAt: t, reason: reason == .onTime ? .capExemptTransactional : reason) }
             if let dayCap = preferences.maxPerDay {
-                let day = zone.localDateTime(at: t).daysSinceEpoch
+                let day = local.daysSinceEpoch
                 let dayStart = zone.instant(for: LocalDateTime(localSeconds: day * .secondsPerDay))
                 let dayEnd = zone.instant(for: LocalDateTime(localSeconds: (day + 1) * .secondsPerDay))
-                if ledger.count(from: dayStart, to: dayEnd) >= dayCap { return .drop(reason: .capPerDay) }
+                if ledger.count(from: dayStart, to: dayEnd) >= dayCap {
+                    return candidate.policy.deferral == .foldIntoDigest ? .fold(reason: .capPerDay) : .drop(reason: .capPerDay)
+                }
             }
             guard let allowed = ledger.earliestWithinHourlyCap(from: t, cap: preferences.maxPerHour, limit: deadline)
-            else { return .drop(reason: .capPerHour) }
+            else { return blocked(by: .capPerHour) ?? .drop(reason: .capPerHour) }
             if allowed != t {
-                if reason == .onTime { reason = .capPerHour }
+                if let outcome = blocked(by: .capPerHour) { return outcome }
                 t = allowed
                 continue
             }
@@ -167,6 +174,7 @@ public enum DeliveryRules {
         case .capPerDay: return "\(preferences.maxPerDay ?? 0) per day already used that local day"
         case .stale: return "no allowed time before the deadline"
         case .capExemptTransactional: return "transactional: exempt from caps"
+        case .userActiveInApp: return dropped ? "the user stayed in the app past the deadline" : "held while the user is in the app"
         default: return ""
         }
     }

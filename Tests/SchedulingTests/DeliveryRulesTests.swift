@@ -37,12 +37,17 @@ private func preferences(quiet: QuietHours? = nil, perHour: Int = 10, perDay: In
     return p
 }
 
+/// A candidate with the kind's staleness. The rule mechanics are tested with the wait-until-allowed
+/// deferral (`deferral: nil`); the kinds' own drop and fold policies have their own tests below.
 private func candidate(
-    _ kind: NotificationKind, at planned: Instant, in zone: ZoneRules = .utc, level: InterruptionLevel = .active
+    _ kind: NotificationKind, at planned: Instant, in zone: ZoneRules = .utc, level: InterruptionLevel = .active,
+    deferral: DeferralPolicy? = .deferUntilAllowed
 ) -> Candidate {
-    Candidate(
+    var policy = KindPolicy.standard(for: kind)
+    if let deferral { policy.deferral = deferral }
+    return Candidate(
         id: OccurrenceID(kind: kind, date: zone.localDate(at: planned)), kind: kind, plannedAt: planned, level: level,
-        policy: .standard(for: kind))
+        policy: policy)
 }
 
 private func evaluate(
@@ -598,7 +603,7 @@ struct DeliveryRulesPropertyTests {
                 planned.secondsSinceEpoch + Int64(g.int(in: -600...900)) * 60
             }
             let ledger = entries.map { Instant(secondsSinceEpoch: $0) }
-            let c = candidate(kind, at: planned, in: z, level: level)
+            let c = candidate(kind, at: planned, in: z, level: level, deferral: nil)
             let deadline = planned + c.policy.stalenessSeconds
             let outcome = evaluate(c, p, in: z, ledger: ledger)
             let quietText = p.quietHours.map { "\($0.start)-\($0.end) on \($0.weekdays.sorted())" } ?? "none"
@@ -651,12 +656,63 @@ struct DeliveryRulesPropertyTests {
                 #expect(!DeliveryRules.explain(reason, dropped: true, preferences: p).isEmpty)
                 if kind.isTransactional { #expect(reason != .capPerHour && reason != .capPerDay, "\(context)") }
                 if reason == .capPerDay { #expect(p.maxPerDay != nil && !kind.isTransactional, "\(context)") }
-                if reason == .quietHours || reason == .capPerHour {
+                if (reason == .quietHours || reason == .capPerHour) && c.policy.deferral == .deferUntilAllowed {
                     let free = stride(from: planned.secondsSinceEpoch, through: deadline.secondsSinceEpoch, by: 60)
                         .first { !blocked($0) }
                     #expect(free == nil, "dropped though a minute was free: \(free ?? 0); \(context)")
                 }
+                if c.policy.deferral == .drop && (reason == .quietHours || reason == .capPerHour) {
+                    #expect(blocked(planned.secondsSinceEpoch), "\(context)")
+                }
+            case .fold(let reason):
+                // Folding kinds go to the digest as soon as a rule blocks them.
+                #expect(c.policy.deferral == .foldIntoDigest, "\(context)")
+                #expect([.quietHours, .capPerHour, .capPerDay].contains(reason), "\(context)")
             }
         }
+    }
+}
+
+@Suite("DeliveryRules: deferral policies")
+struct DeferralPolicyTests {
+    let quiet = { () -> NotificationPreferences in
+        var p = NotificationPreferences()
+        p.quietHours = try! QuietHours(start: LocalTimeOfDay("22:00")!, end: LocalTimeOfDay("07:00")!)
+        return p
+    }()
+
+    @Test func aDropKindIsDroppedTheMomentARuleBlocksIt() {
+        let c = candidate(.hydration, at: Instant(iso8601: "2027-03-02T06:50:00Z")!, deferral: .drop)
+        #expect(evaluate(c, quiet) == .drop(reason: .quietHours))
+    }
+
+    @Test func aFoldKindGoesToTheDigestTheMomentARuleBlocksIt() {
+        let c = candidate(.workoutKudos, at: Instant(iso8601: "2027-03-02T06:50:00Z")!, deferral: nil)
+        #expect(KindPolicy.standard(for: .workoutKudos).deferral == .foldIntoDigest)
+        #expect(evaluate(c, quiet) == .fold(reason: .quietHours))
+        var capped = NotificationPreferences()
+        capped.maxPerDay = 1
+        let planned = Instant(iso8601: "2027-03-02T12:00:00Z")!
+        #expect(evaluate(candidate(.workoutKudos, at: planned, deferral: nil), capped, ledger: [planned - 60]) == .fold(reason: .capPerDay))
+    }
+
+    @Test func unblockedKindsGoOutOnTimeWhateverTheirPolicy() {
+        for deferral in DeferralPolicy.allCases {
+            let planned = Instant(iso8601: "2027-03-02T12:00:00Z")!
+            #expect(evaluate(candidate(.hydration, at: planned, deferral: deferral), quiet) == .send(fireAt: planned, reason: .onTime))
+        }
+    }
+
+    @Test func nonUrgentKindsWaitForTheEndOfTheAppSessionAndUrgentOnesDoNot() {
+        let planned = Instant(iso8601: "2027-03-02T12:00:00Z")!
+        let sessionEnd = planned + 300
+        let routine = DeliveryRules.evaluate(
+            candidate(.mealReminder, at: planned), preferences: NotificationPreferences(), zone: .utc, ledger: CapLedger(),
+            activeUntil: sessionEnd)
+        #expect(routine == .send(fireAt: sessionEnd, reason: .userActiveInApp))
+        let urgent = DeliveryRules.evaluate(
+            candidate(.reEngagement, at: planned, level: .timeSensitive), preferences: NotificationPreferences(),
+            zone: .utc, ledger: CapLedger(), activeUntil: sessionEnd)
+        #expect(urgent == .send(fireAt: planned, reason: .onTime))
     }
 }

@@ -1,0 +1,202 @@
+import Content
+public import Models
+import Scheduling
+
+/// Social items waiting to go out as one notification: a single item, a batch (same kind and
+/// topic, closing at the end of the batching window or at the maximum count, as Knock's batch
+/// window) or a digest (same kind, at the user's digest time). A group never mixes keys.
+struct NotificationGroup: Hashable, Sendable {
+    enum Mode: String, Hashable, Sendable {
+        case single, batch, dailyDigest, weeklyDigest
+    }
+
+    var id: OccurrenceID
+    var mode: Mode
+    var kind: NotificationKind
+    /// The grouping key: kind and topic for batches and singles, kind and period for digests.
+    var key: String
+    var items: [SocialEvent]
+    var sendAt: Instant
+
+    var isDigest: Bool { mode == .dailyDigest || mode == .weeklyDigest }
+}
+
+extension NotificationKind {
+    /// Kinds that arrive from other users (seed 003's social notifications).
+    var isSocial: Bool {
+        switch self {
+        case .newFollower, .followRequest, .workoutKudos, .workoutComment, .mention, .challengeInvite,
+            .leaderboardChange:
+            true
+        default: false
+        }
+    }
+}
+
+extension UserEngine {
+    /// Takes a social event in according to the kind's setting: send it alone, batch it, fold it
+    /// into a digest, or (disabled) drop it and say so.
+    mutating func receive(_ event: SocialEvent, at now: Instant, into effects: inout [Effect]) {
+        let preferences = profile.preferences
+        let setting = event.kind.isSocial ? preferences.setting(for: event.kind) : .disabled
+        guard setting != .disabled else {
+            effects.append(
+                .trace(
+                    TraceEntry(
+                        at: now, userID: profile.id, requestID: event.id, kind: event.kind, decision: .suppressed,
+                        reason: .kindDisabled, detail: "\(event.kind.rawValue) is disabled in preferences")))
+            return
+        }
+        planInputsVersion += 1
+        switch setting {
+        case .immediate, .enabled:
+            let group = newGroup(.single, kind: event.kind, key: "\(event.kind.rawValue)/\(event.topic)", sendAt: now + 1, items: [event], at: now)
+            groups.append(group)
+        case .batched:
+            let key = "\(event.kind.rawValue)/\(event.topic)"
+            // A batch is open until it is sent.
+            if let index = groups.firstIndex(where: { $0.mode == .batch && $0.key == key && $0.sendAt > now }) {
+                groups[index].items.append(event)
+                if groups[index].items.count >= preferences.maxBatchItems { groups[index].sendAt = now + 1 }
+                traceFolded(event, into: groups[index], reason: .batched, at: now, into: &effects)
+            } else {
+                let window = Int64(preferences.batchingWindowMinutes) * .secondsPerMinute
+                let closes = preferences.maxBatchItems <= 1 ? now + 1 : now + window
+                let group = newGroup(.batch, kind: event.kind, key: key, sendAt: closes, items: [event], at: now)
+                groups.append(group)
+                traceFolded(event, into: group, reason: .batched, at: now, into: &effects)
+            }
+        case .daily, .weekly:
+            addToDigest(event, weekly: setting == .weekly, reason: .digest, at: now, into: &effects)
+        case .disabled:
+            break
+        }
+    }
+
+    /// Moves the items of a group that could not go out (blocked, or past its deadline) into the
+    /// next daily digest of its kind, so no item is lost and none is sent twice.
+    mutating func regroup(_ id: OccurrenceID, because reason: ReasonCode, at now: Instant, into effects: inout [Effect]) {
+        guard let index = groups.firstIndex(where: { $0.id == id }) else { return }
+        let group = groups.remove(at: index)
+        planInputsVersion += 1
+        for item in group.items {
+            addToDigest(item, weekly: false, reason: reason, at: now, after: group.sendAt, into: &effects)
+        }
+    }
+
+    private mutating func addToDigest(
+        _ event: SocialEvent, weekly: Bool, reason: ReasonCode, at now: Instant, after: Instant? = nil,
+        into effects: inout [Effect]
+    ) {
+        let mode: NotificationGroup.Mode = weekly ? .weeklyDigest : .dailyDigest
+        let key = "\(event.kind.rawValue)/\(mode.rawValue)"
+        let sendAt = digestTime(weekly: weekly, after: max(now, after ?? now))
+        let index: Int
+        if let open = groups.firstIndex(where: { $0.mode == mode && $0.key == key && $0.sendAt == sendAt }) {
+            groups[open].items.append(event)
+            index = open
+        } else {
+            groups.append(newGroup(mode, kind: event.kind, key: key, sendAt: sendAt, items: [event], at: now))
+            index = groups.count - 1
+        }
+        traceFolded(event, into: groups[index], reason: reason, at: now, into: &effects)
+    }
+
+    /// The next daily (or weekly) digest time after `instant`, in the user's zone.
+    func digestTime(weekly: Bool, after instant: Instant) -> Instant {
+        let preferences = profile.preferences
+        let match = CalendarMatch(
+            weekday: weekly ? preferences.weeklyDigestDay : nil, hour: preferences.digestTime.hour,
+            minute: preferences.digestTime.minute)
+        return match.nextMatch(after: instant, in: zone) ?? instant + .secondsPerDay
+    }
+
+    private mutating func newGroup(
+        _ mode: NotificationGroup.Mode, kind: NotificationKind, key: String, sendAt: Instant, items: [SocialEvent],
+        at now: Instant
+    ) -> NotificationGroup {
+        groupSequence = (groupSequence + 1) & 0x7FFF
+        let day = zone.localDateTime(at: now).daysSinceEpoch
+        return NotificationGroup(
+            id: OccurrenceID(kind: kind, daysSinceEpoch: day, slot: groupSequence), mode: mode, kind: kind, key: key,
+            items: items, sendAt: sendAt)
+    }
+
+    private func traceFolded(
+        _ event: SocialEvent, into group: NotificationGroup, reason: ReasonCode, at now: Instant,
+        into effects: inout [Effect]
+    ) {
+        effects.append(
+            .trace(
+                TraceEntry(
+                    at: now, userID: profile.id, requestID: event.id, kind: event.kind, decision: .folded,
+                    reason: reason, plannedAt: group.sendAt,
+                    detail: "\(group.mode.rawValue) of \(group.items.count) until \(zone.formatted(group.sendAt))",
+                    groupID: group.id.description, groupKey: group.key)))
+    }
+
+    /// The candidate of a group: singles follow their kind's policy (and fold into the digest when
+    /// blocked); batches and digests wait out any rule for up to a day and never fold again.
+    func groupCandidate(_ group: NotificationGroup) -> Candidate {
+        var policy = KindPolicy.standard(for: group.kind)
+        if group.mode != .single {
+            policy.deferral = .deferUntilAllowed
+            policy.stalenessSeconds = .secondsPerDay
+            // Several items the user chose to get together: worth more than any routine reminder.
+            policy.relevance = 0.9
+        }
+        return Candidate(
+            id: group.id, kind: group.kind, plannedAt: group.sendAt,
+            level: profile.preferences.interruptionLevel(for: group.kind), policy: policy, revision: group.items.count)
+    }
+
+    /// The grouped notification: a summary that never names other users beyond what the privacy
+    /// level allows ("3 people cheered your morning run").
+    func groupRequest(_ group: NotificationGroup, candidate: Candidate, fireAt: Instant) -> NotificationRequest {
+        let copy = GroupSummary.copy(for: group, privacy: profile.privacyLevel)
+        let content = NotificationContent(
+            kind: group.kind, title: copy.title, body: copy.body, threadID: "\(group.kind.threadID).\(group.key)",
+            interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,
+            sound: profile.preferences.soundEnabled ? ResponseRouting.sound(of: group.kind) : nil,
+            deepLink: .inbox)
+        return NotificationRequest(identifier: group.id.description, content: content, trigger: trigger(for: fireAt))
+    }
+
+    /// Starts an app session: non-urgent notifications due during it wait until it ends.
+    mutating func startSession(until end: Instant) {
+        activeUntil = end
+        if planned.contains(where: { $0.fireAt < end }) || groups.contains(where: { $0.sendAt < end }) {
+            planInputsVersion += 1
+        }
+    }
+}
+
+/// What grouped social notifications say.
+enum GroupSummary {
+    struct Text: Hashable {
+        var title: String
+        var body: String
+    }
+
+    static func copy(for group: NotificationGroup, privacy: PrivacyLevel) -> Text {
+        let count = group.items.count
+        let topic = group.items.first?.topic ?? ""
+        let verb: String
+        switch group.kind {
+        case .workoutKudos: verb = "cheered your \(topic)"
+        case .workoutComment: verb = count == 1 ? "commented on your \(topic)" : "commented on your workouts"
+        case .newFollower: verb = "started following you"
+        case .followRequest: verb = "asked to follow you"
+        case .mention: verb = "mentioned you"
+        case .challengeInvite: verb = "invited you to a challenge"
+        default: verb = "moved on the leaderboard"
+        }
+        if privacy == .private { return Text(title: "New activity 👥", body: "You have new notifications.") }
+        if count == 1, let item = group.items.first {
+            let allowed = privacy == .public || item.isMutualFriend
+            return Text(title: "New activity 👥", body: "\(allowed ? item.actorName : "Someone") \(verb).")
+        }
+        let period = group.mode == .weeklyDigest ? " this week" : group.mode == .dailyDigest ? " today" : ""
+        return Text(title: "New activity 👥", body: "\(count) people \(verb)\(period).")
+    }
+}
