@@ -14,15 +14,21 @@ let swiftSettings: [SwiftSetting] = [
 // MARK: - Dependencies
 
 let swiftLog = Target.Dependency.product(name: "Logging", package: "swift-log")
+let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 
 // MARK: - Targets
 
 /// A library target under `Modules/<name>` with its test target under `Tests/<name>Tests`.
-func module(_ name: String, dependencies: [Target.Dependency] = []) -> [Target] {
+func module(
+    _ name: String, dependencies: [Target.Dependency] = [], resources: [Resource]? = nil,
+    testDependencies: [Target.Dependency] = []
+) -> [Target] {
     [
-        .target(name: name, dependencies: dependencies, path: "Modules/\(name)", swiftSettings: swiftSettings),
+        .target(
+            name: name, dependencies: dependencies, path: "Modules/\(name)", resources: resources,
+            swiftSettings: swiftSettings),
         .testTarget(
-            name: "\(name)Tests", dependencies: [.target(name: name)] + dependencies,
+            name: "\(name)Tests", dependencies: [.target(name: name)] + dependencies + testDependencies,
             path: "Tests/\(name)Tests", swiftSettings: swiftSettings),
     ]
 }
@@ -36,13 +42,14 @@ let package = Package(
         .executable(name: "simulate", targets: ["simulate"])
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2")
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: module("Models")
-        + module("Storage", dependencies: ["Models"])
+        + module("Storage", dependencies: ["Models", grdb])
         + module("Scheduling", dependencies: ["Models"])
         + module("LiveActivity", dependencies: ["Models"])
-        + module("Content", dependencies: ["Models"])
+        + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
         + module("Delivery", dependencies: ["Models"])
         + module("Engagement", dependencies: ["Models", "Scheduling", "Content", "Delivery", "Storage", swiftLog])
         + [
@@ -59,6 +66,9 @@ let package = Package(
                 swiftSettings: swiftSettings),
             .executableTarget(
                 name: "simulate", dependencies: ["Simulation", "Models", swiftLog], path: "Apps/Simulator",
+                swiftSettings: swiftSettings),
+            .executableTarget(
+                name: "store-crash-writer", dependencies: ["Storage", "Models"], path: "Apps/StoreCrashWriter",
                 swiftSettings: swiftSettings),
         ]
 )

@@ -21,7 +21,9 @@ public enum Explainer {
             throw Failure.unknownUser(userID, users: scenario.users)
         }
         var zones: [String: ZoneRules] = [:]
-        for name in scenario.timeZones.names + ["UTC"] { zones[name] = name == "UTC" ? .utc : ZoneRules(identifier: name) }
+        for name in scenario.timeZones.names + ["UTC"] {
+            zones[name] = name == "UTC" ? .utc : ZoneRules(identifier: name)
+        }
         let path = NSTemporaryDirectory() + "explain-\(userID)-\(getpid()).jsonl"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let shard = try Shard(
@@ -67,7 +69,8 @@ public enum Explainer {
         case "dropped": what = "dropped \(id) because \(reason ?? "?")\(detail)"
         case "suppressed": what = "suppressed \(id) because \(reason ?? "?")\(detail)"
         case "cancelled": what = "cancelled \(id) because \(reason ?? "?")\(detail)"
-        case "folded": what = "folded \(kind) \(id) into \(object["group"] as? String ?? "?") because \(reason ?? "?")\(detail)"
+        case "folded":
+            what = "folded \(kind) \(id) into \(object["group"] as? String ?? "?") because \(reason ?? "?")\(detail)"
         case "delivered": what = "DELIVERED \(id)" + ((object["presentation"] as? String).map { " (\($0))" } ?? "")
         case "response": what = "responded \(object["action"] as? String ?? "?") to \(id)"
         case "activity": what = "did \(object["activity"] as? String ?? "?")"

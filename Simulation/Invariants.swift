@@ -60,7 +60,7 @@ public struct InvariantChecker: Sendable {
     private var itemsOfGroup: [String: Set<String>] = [:]
     private var keyOfGroup: [String: String] = [:]
     private var sendAtOfGroup: [String: Int64] = [:]
-    private var deliveredItems: Set<String> = []
+    private var deliveredItems: [String: Int64] = [:]
     /// Things the user did, as "meal.<date>.<meal>" and "workout.<date>".
     private var done: [String: Int64] = [:]
     /// Request identifiers delivered, with when; identifiers carry their local date and nothing
@@ -98,12 +98,27 @@ public struct InvariantChecker: Sendable {
         if delivery.kind == .morningGreeting && !morningDates.insert(local.date).inserted {
             broken.append(.morningGreetingOncePerLocalDay)
         }
-        if !delivery.repeats, let deadline = deadlines[delivery.id], delivery.at.secondsSinceEpoch > deadline {
+        if !delivery.repeats, let deadline = deadlines.removeValue(forKey: delivery.id),
+            delivery.at.secondsSinceEpoch > deadline
+        {
             broken.append(.noDeliveryAfterDeadline)
         }
+        if deadlines.count > 1_024 {
+            let keepFrom = delivery.at.secondsSinceEpoch - 2 * .secondsPerDay
+            deadlines = deadlines.filter { $0.value >= keepFrom }
+        }
         if let items = itemsOfGroup.removeValue(forKey: delivery.id) {
-            for item in items where !deliveredItems.insert(item).inserted {
-                broken.append(.foldedItemInExactlyOneGroup)
+            keyOfGroup.removeValue(forKey: delivery.id)
+            sendAtOfGroup.removeValue(forKey: delivery.id)
+            for item in items {
+                groupOfItem.removeValue(forKey: item)
+                if deliveredItems.updateValue(delivery.at.secondsSinceEpoch, forKey: item) != nil {
+                    broken.append(.foldedItemInExactlyOneGroup)
+                }
+            }
+            if deliveredItems.count > 512 {
+                let keepFrom = delivery.at.secondsSinceEpoch - 7 * .secondsPerDay
+                deliveredItems = deliveredItems.filter { $0.value >= keepFrom }
             }
         }
         if let reminded = OccurrenceID(requestID: delivery.id) {
@@ -179,7 +194,7 @@ public struct InvariantChecker: Sendable {
     /// At the end of a run: items folded into a group that should have gone out by `end` and did not.
     public func finish(at end: Instant) -> [Invariant] {
         let lost = groupOfItem.contains { item, group in
-            !deliveredItems.contains(item) && (sendAtOfGroup[group] ?? .max) + .secondsPerDay < end.secondsSinceEpoch
+            deliveredItems[item] == nil && (sendAtOfGroup[group] ?? .max) + .secondsPerDay < end.secondsSinceEpoch
         }
         return lost ? [.foldedItemInExactlyOneGroup] : []
     }

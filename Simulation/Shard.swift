@@ -5,6 +5,14 @@ import Foundation
 import Models
 import Scheduling
 
+/// CPU time of the calling thread, in nanoseconds: the cost of an engine call, unaffected by the
+/// thread being preempted while the other core's shard (or anything else) runs.
+@inline(__always) func threadCPUNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+}
+
 enum SimulationError: Error, CustomStringConvertible {
     case output(String)
     var description: String {
@@ -234,7 +242,9 @@ final class Shard {
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         for local in users.indices {
-            for violation in users[local].notificationsBlocked ? [] : users[local].checker.finish(at: scenario.endInstant) {
+            for violation in users[local].notificationsBlocked
+                ? [] : users[local].checker.finish(at: scenario.endInstant)
+            {
                 recordViolation(violation, local, at: scenario.endInstant, detail: "a folded item was never delivered")
             }
             flushDeliveryDay(local)
@@ -308,9 +318,9 @@ final class Shard {
     /// Runs the engine on one input, times it, and executes its effects.
     @discardableResult
     private func step(_ local: Int, _ input: EngineInput, at now: Instant, background: Bool = false) -> UInt64 {
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = threadCPUNanoseconds()
         let effects = users[local].engine.handle(input, at: now)
-        let nanos = DispatchTime.now().uptimeNanoseconds - started
+        let nanos = threadCPUNanoseconds() &- started
         let sample = UInt32(clamping: nanos)
         if background { stats.backgroundNanos.append(sample) } else { stats.decisionNanos.append(sample) }
         stats.engineCalls += 1
@@ -472,8 +482,10 @@ final class Shard {
             queue.push(time: at(minute), user: Int32(local), kind: .activity(.workoutCompleted(durationMinutes: 45)))
         }
         // Other users' reactions, at any hour (they live in other zones).
-        for (kind, perDay) in [(NotificationKind.workoutKudos, habits.socialPerDay), (.workoutComment, habits.socialPerDay / 4),
-                               (.newFollower, 0.1), (.mention, 0.05)] {
+        for (kind, perDay) in [
+            (NotificationKind.workoutKudos, habits.socialPerDay), (.workoutComment, habits.socialPerDay / 4),
+            (.newFollower, 0.1), (.mention, 0.05),
+        ] {
             var count = Int(perDay)
             if generator.chance(perDay - Double(count)) { count += 1 }
             for _ in 0..<count {
@@ -481,7 +493,8 @@ final class Shard {
                 let topics = ["morning run", "evening lift", "yoga flow"]
                 let event = SocialEvent(
                     id: "\(users[local].traits.profile.id)-s\(users[local].socialSequence)", kind: kind,
-                    actorName: Population.firstNames[generator.int(in: 0...Population.firstNames.count - 1)] + " Friend",
+                    actorName: Population.firstNames[generator.int(in: 0...Population.firstNames.count - 1)]
+                        + " Friend",
                     topic: topics[generator.int(in: 0...topics.count - 1)], isMutualFriend: generator.chance(0.5))
                 queue.push(time: at(generator.int(in: 0...1_439)), user: Int32(local), kind: .social(event))
             }

@@ -1,4 +1,4 @@
-public import Models
+import Models
 import Scheduling
 
 /// Daily series: a reminder that fires at the same local time every day can hold one pending
@@ -34,8 +34,12 @@ extension UserEngine {
         for weekdayIndex in 0..<7 {
             let base = weekdayIndex * 1_440
             week += times.map { base + $0.minutesSinceMidnight }
-            if preferences.isEnabled(.morningGreeting) { week.append(base + preferences.morningTime.minutesSinceMidnight) }
-            if preferences.isEnabled(.mealReminder) { week += MealType.allCases.map { base + $0.defaultTime.minutesSinceMidnight } }
+            if preferences.isEnabled(.morningGreeting) {
+                week.append(base + preferences.morningTime.minutesSinceMidnight)
+            }
+            if preferences.isEnabled(.mealReminder) {
+                week += MealType.allCases.map { base + $0.defaultTime.minutesSinceMidnight }
+            }
             let weekday = Weekday(rawValue: weekdayIndex + 1)!
             if preferences.isEnabled(.workoutReminder) {
                 for workout in preferences.workoutSchedule where workout.weekday == weekday {

@@ -1,5 +1,5 @@
 import Content
-public import Models
+import Models
 import Scheduling
 
 /// Social items waiting to go out as one notification: a single item, a batch (same kind and
@@ -50,7 +50,9 @@ extension UserEngine {
         planInputsVersion += 1
         switch setting {
         case .immediate, .enabled:
-            let group = newGroup(.single, kind: event.kind, key: "\(event.kind.rawValue)/\(event.topic)", sendAt: now + 1, items: [event], at: now)
+            let group = newGroup(
+                .single, kind: event.kind, key: "\(event.kind.rawValue)/\(event.topic)", sendAt: now + 1,
+                items: [event], at: now)
             groups.append(group)
         case .batched:
             let key = "\(event.kind.rawValue)/\(event.topic)"
@@ -75,7 +77,8 @@ extension UserEngine {
 
     /// Moves the items of a group that could not go out (blocked, or past its deadline) into the
     /// next daily digest of its kind, so no item is lost and none is sent twice.
-    mutating func regroup(_ id: OccurrenceID, because reason: ReasonCode, at now: Instant, into effects: inout [Effect]) {
+    mutating func regroup(_ id: OccurrenceID, because reason: ReasonCode, at now: Instant, into effects: inout [Effect])
+    {
         guard let index = groups.firstIndex(where: { $0.id == id }) else { return }
         let group = groups.remove(at: index)
         planInputsVersion += 1

@@ -125,9 +125,12 @@ public struct UserEngine: Sendable {
             followUps.removeAll { $0.kind == .reflection }
             followUps.append(
                 Candidate(
-                    id: OccurrenceID(kind: .reflection, daysSinceEpoch: zone.localDateTime(at: reflectAt).daysSinceEpoch, slot: minute),
+                    id: OccurrenceID(
+                        kind: .reflection, daysSinceEpoch: zone.localDateTime(at: reflectAt).daysSinceEpoch,
+                        slot: minute),
                     kind: .reflection, plannedAt: reflectAt,
-                    level: profile.preferences.interruptionLevel(for: .reflection), policy: .standard(for: .reflection)))
+                    level: profile.preferences.interruptionLevel(for: .reflection), policy: .standard(for: .reflection))
+            )
         default: break
         }
     }
@@ -135,7 +138,9 @@ public struct UserEngine: Sendable {
     /// Whether the user already did what the occurrence reminds of.
     private func isDone(_ id: OccurrenceID) -> Bool {
         if done[id.original] != nil { return true }
-        if id.kind == .checkInReminder { return done[OccurrenceID(kind: .checkInReminder, daysSinceEpoch: Int64(id.day), slot: 0)] != nil }
+        if id.kind == .checkInReminder {
+            return done[OccurrenceID(kind: .checkInReminder, daysSinceEpoch: Int64(id.day), slot: 0)] != nil
+        }
         return false
     }
 
@@ -176,8 +181,8 @@ public struct UserEngine: Sendable {
     }
 
     /// The device re-matches wall-clock (calendar) triggers in its new zone; follow it, so the
-    /// plan knows when each pending request will now fire. One that would now fire in the past
-    /// is dropped by the device and is re-planned like any other occurrence.
+    /// plan knows when each pending request will now fire. One whose wall time has passed in the
+    /// new zone was dropped by the device; it is planned again at once if still worth sending.
     private mutating func movePlanned(to newZone: ZoneRules, at now: Instant, into effects: inout [Effect]) {
         planInputsVersion += 1
         let oldZone = zone
@@ -202,8 +207,10 @@ public struct UserEngine: Sendable {
             }
             copy.fireAt = newZone.instant(for: oldZone.localDateTime(at: item.fireAt))
             copy.plannedAt = newZone.instant(for: oldZone.localDateTime(at: item.plannedAt))
-            guard copy.fireAt > now else { continue }
             moved.append(copy)
+            // The device dropped a request whose wall time has now passed; the pass that follows
+            // in this same input plans it again from now, within its original deadline.
+            guard copy.fireAt > now else { continue }
             record(
                 copy.id, copy.fireAt == copy.plannedAt ? .scheduled : .deferred, .timeZoneChanged,
                 plannedAt: copy.plannedAt, fireAt: copy.fireAt, level: nil, at: now, into: &effects)
@@ -261,8 +268,12 @@ public struct UserEngine: Sendable {
         // A daily series holds one slot each and fires every day: its past day and its future
         // occurrences go into the cap ledger before anything else is planned around them.
         var seriesCandidates: [Candidate] = []
+        // The series' occurrences go into the ledger as far as any candidate reaches (nudges are days ahead).
+        let ledgerEnd = max(horizonEnd, (candidates.map(\.plannedAt).max() ?? horizonEnd) + .secondsPerDay)
         for time in series ?? [] {
-            for at in seriesFireTimes(time, from: now - .secondsPerDay - .secondsPerHour, to: horizonEnd) { ledger.insert(at) }
+            for at in seriesFireTimes(time, from: now - .secondsPerDay - .secondsPerHour, to: ledgerEnd) {
+                ledger.insert(at)
+            }
             let first = nextSeriesFire(time, after: now)
             let candidate = Candidate(
                 id: .dailySeries(.hydration, minute: time.minutesSinceMidnight), kind: .hydration, plannedAt: first,
@@ -320,7 +331,8 @@ public struct UserEngine: Sendable {
             }
         }
         for candidate in seriesCandidates where previous[candidate.id] == nil {
-            effects.append(.schedule(makeRequest(for: candidate, fireAt: candidate.plannedAt), fireAt: candidate.plannedAt))
+            effects.append(
+                .schedule(makeRequest(for: candidate, fireAt: candidate.plannedAt), fireAt: candidate.plannedAt))
             record(
                 candidate.id, .scheduled, .dailySeries, plannedAt: candidate.plannedAt, fireAt: candidate.plannedAt,
                 level: candidate.level, at: now, into: &effects)
@@ -329,7 +341,9 @@ public struct UserEngine: Sendable {
             switch outcome {
             case .send(let fireAt, let reason):
                 guard nextIDs.contains(candidate.id) else { continue }
-                if let old = previous[candidate.id], old.fireAt == fireAt, old.revision == candidate.revision { continue }
+                if let old = previous[candidate.id], old.fireAt == fireAt, old.revision == candidate.revision {
+                    continue
+                }
                 let request = makeRequest(for: candidate, fireAt: fireAt)
                 effects.append(.schedule(request, fireAt: fireAt))
                 let decision: TraceDecision = fireAt != candidate.plannedAt ? .deferred : .scheduled
@@ -501,7 +515,8 @@ public struct UserEngine: Sendable {
                             id: .reminder(
                                 number: reminder.number, daysSinceEpoch: occurrence.daysSinceEpoch,
                                 minute: occurrence.secondOfDay / 60),
-                            kind: .checkInReminder, plannedAt: at, level: level, policy: .standard(for: .checkInReminder)))
+                            kind: .checkInReminder, plannedAt: at, level: level,
+                            policy: .standard(for: .checkInReminder)))
                 }
             }
         }

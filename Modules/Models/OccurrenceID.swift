@@ -112,7 +112,8 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
                 slot = minute
             case .checkInReminder:
                 let pieces = parts[2].dropFirst().split(separator: "-")
-                guard parts[2].hasPrefix("r"), pieces.count == 2, let number = Int(pieces[0]), (1...31).contains(number),
+                guard parts[2].hasPrefix("r"), pieces.count == 2, let number = Int(pieces[0]),
+                    (1...31).contains(number),
                     let minute = OccurrenceID.minuteOfDay(String(pieces[1]))
                 else { return nil }
                 slot = number << 11 | minute

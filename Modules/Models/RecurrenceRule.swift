@@ -48,7 +48,8 @@ public struct RecurrenceRule: Hashable, Sendable, CustomStringConvertible {
             var result: [Int] = []
             for item in value.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let number = Int(item), range.contains(number) else {
-                    throw ParseError(part: name, problem: "\"\(item)\" is not in \(range.lowerBound)...\(range.upperBound)")
+                    throw ParseError(
+                        part: name, problem: "\"\(item)\" is not in \(range.lowerBound)...\(range.upperBound)")
                 }
                 result.append(number)
             }
@@ -77,7 +78,8 @@ public struct RecurrenceRule: Hashable, Sendable, CustomStringConvertible {
                 for code in value.split(separator: ",") {
                     guard let day = RecurrenceRule.weekdayCodes[code.uppercased()] else {
                         throw ParseError(
-                            part: name, problem: "\"\(code)\" is not supported; use MO, TU, WE, TH, FR, SA, SU (no ordinals)")
+                            part: name,
+                            problem: "\"\(code)\" is not supported; use MO, TU, WE, TH, FR, SA, SU (no ordinals)")
                     }
                     rule.byDay.append(day)
                 }

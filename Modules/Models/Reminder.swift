@@ -66,12 +66,16 @@ extension Reminder: Codable {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         number = try c.decode(Int.self, forKey: .number)
-        guard (1...31).contains(number) else { throw decoder.invalid(CodingKeys.number, "must be in 1...31, got \(number)") }
+        guard (1...31).contains(number) else {
+            throw decoder.invalid(CodingKeys.number, "must be in 1...31, got \(number)")
+        }
         title = try c.decode(String.self, forKey: .title)
         let startText = try c.decode(String.self, forKey: .start)
-        guard let parsed = LocalDateTime.parseWithOffset(startText), parsed.offsetSeconds == 0, !startText.hasSuffix("Z")
+        guard let parsed = LocalDateTime.parseWithOffset(startText), parsed.offsetSeconds == 0,
+            !startText.hasSuffix("Z")
         else {
-            throw decoder.invalid(CodingKeys.start, "expected a local date and time YYYY-MM-DDTHH:MM, got \"\(startText)\"")
+            throw decoder.invalid(
+                CodingKeys.start, "expected a local date and time YYYY-MM-DDTHH:MM, got \"\(startText)\"")
         }
         start = parsed.local
         let recurrenceText = try c.decode(String.self, forKey: .recurrence)

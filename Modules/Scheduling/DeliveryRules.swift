@@ -147,7 +147,8 @@ public enum DeliveryRules {
                 let dayStart = zone.instant(for: LocalDateTime(localSeconds: day * .secondsPerDay))
                 let dayEnd = zone.instant(for: LocalDateTime(localSeconds: (day + 1) * .secondsPerDay))
                 if ledger.count(from: dayStart, to: dayEnd) >= dayCap {
-                    return candidate.policy.deferral == .foldIntoDigest ? .fold(reason: .capPerDay) : .drop(reason: .capPerDay)
+                    return candidate.policy.deferral == .foldIntoDigest
+                        ? .fold(reason: .capPerDay) : .drop(reason: .capPerDay)
                 }
             }
             guard let allowed = ledger.earliestWithinHourlyCap(from: t, cap: preferences.maxPerHour, limit: deadline)
@@ -174,7 +175,8 @@ public enum DeliveryRules {
         case .capPerDay: return "\(preferences.maxPerDay ?? 0) per day already used that local day"
         case .stale: return "no allowed time before the deadline"
         case .capExemptTransactional: return "transactional: exempt from caps"
-        case .userActiveInApp: return dropped ? "the user stayed in the app past the deadline" : "held while the user is in the app"
+        case .userActiveInApp:
+            return dropped ? "the user stayed in the app past the deadline" : "held while the user is in the app"
         default: return ""
         }
     }

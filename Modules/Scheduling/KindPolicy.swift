@@ -42,13 +42,15 @@ public struct KindPolicy: Hashable, Sendable {
         switch kind {
         case .morningGreeting: return KindPolicy(stalenessSeconds: 3 * hour, threadID: thread, relevance: 0.6)
         case .mealReminder: return KindPolicy(stalenessSeconds: 60 * minute, threadID: thread, relevance: 0.6)
-        case .hydration: return KindPolicy(stalenessSeconds: 30 * minute, deferral: .drop, threadID: thread, relevance: 0.4)
+        case .hydration:
+            return KindPolicy(stalenessSeconds: 30 * minute, deferral: .drop, threadID: thread, relevance: 0.4)
         case .workoutReminder, .preWorkout:
             return KindPolicy(stalenessSeconds: 10 * minute, threadID: thread, relevance: 0.8)
         case .postWorkoutCheckIn, .energyLog, .checkInReminder:
             return KindPolicy(stalenessSeconds: 3 * hour, threadID: thread, relevance: 0.6)
         case .reEngagement: return KindPolicy(stalenessSeconds: 18 * hour, threadID: thread, relevance: 0.8)
-        case .weeklyReview, .reflection: return KindPolicy(stalenessSeconds: 18 * hour, threadID: thread, relevance: 0.5)
+        case .weeklyReview, .reflection:
+            return KindPolicy(stalenessSeconds: 18 * hour, threadID: thread, relevance: 0.5)
         case .securityAlert: return KindPolicy(stalenessSeconds: .secondsPerDay, threadID: thread, relevance: 1)
         case .achievement, .streakReminder:
             return KindPolicy(stalenessSeconds: 6 * hour, deferral: .foldIntoDigest, threadID: thread, relevance: 0.5)

@@ -67,6 +67,10 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case diskFull(String)
     /// A file or record the store needs does not exist.
     case notFound(String)
+    /// The store could not do its work for a reason outside the data itself: an I/O error, a
+    /// database held locked by another process for too long, no memory. Nothing of the batch was
+    /// applied; retrying later may succeed.
+    case unavailable(String)
 
     public var description: String {
         switch self {
@@ -77,6 +81,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .readOnly(let detail): "store is read-only: \(detail)"
         case .diskFull(let detail): "disk full: \(detail)"
         case .notFound(let detail): "not found: \(detail)"
+        case .unavailable(let detail): "store unavailable: \(detail)"
         }
     }
 }

@@ -51,7 +51,7 @@ private let mojibakeFragments = ["Ã", "Â", "ð", "â€", "ï¸", "\u{FFFD}"]
 
 /// The number of templates of a kind and style: the period of the variant sequence.
 private func templateCount(_ kind: NotificationKind, _ style: MotivationalStyle, _ context: CopyContext) -> Int {
-    TemplateCopy.templates(kind, style: style, stronger: context.stronger).count
+    TemplateLibrary.english.eligibleTemplates(kind, style: style, context: context).count
 }
 
 // MARK: - Every kind and style
@@ -176,7 +176,8 @@ struct TemplateCopyNameTests {
         kind: NotificationKind, style: MotivationalStyle
     ) {
         for stronger in [false, true] {
-            let templates = TemplateCopy.templates(kind, style: style, stronger: stronger)
+            let context = CopyContext(firstName: "Bartholomew", daysAway: 4, stronger: stronger)
+            let templates = TemplateLibrary.english.eligibleTemplates(kind, style: style, context: context)
             for (index, template) in templates.enumerated() {
                 let copy = render(kind, style, name: "Bartholomew", variant: index, daysAway: 4, stronger: stronger)
                 let usesName = (template.title + template.body).contains("{name}")

@@ -4,35 +4,70 @@ import Testing
 @testable import Content
 
 @Suite struct TemplatePlaceholderTests {
-    @Test func everyTemplateUsesOnlyKnownPlaceholders() {
-        for kind in NotificationKind.allCases {
-            for style in MotivationalStyle.allCases {
-                for stronger in [false, true] {
-                    for template in TemplateCopy.templates(kind, style: style, stronger: stronger) {
-                        for text in [template.title, template.body] {
-                            var rest = Substring(text)
-                            while let open = rest.firstIndex(of: "{") {
-                                let close = rest[open...].firstIndex(of: "}")
-                                #expect(close != nil, "unclosed placeholder in \(text)")
-                                guard let close else { break }
-                                let field = String(rest[rest.index(after: open)..<close])
-                                #expect(
-                                    CopyTemplate.fields.contains(field), "unknown placeholder {\(field)} in \(kind)")
-                                rest = rest[rest.index(after: close)...]
-                            }
-                        }
-                    }
+    @Test(arguments: ["en", "de"])
+    func everyTemplateUsesOnlyKnownPlaceholders(language: String) throws {
+        for template in try TemplateLibrary.bundled(language: language).templates {
+            for text in [template.title, template.body] {
+                var rest = Substring(text)
+                while let open = rest.firstIndex(of: "{") {
+                    let close = rest[open...].firstIndex(of: "}")
+                    #expect(close != nil, "unclosed placeholder in \(text)")
+                    guard let close else { break }
+                    let field = String(rest[rest.index(after: open)..<close])
+                    #expect(CopyTemplate.fields.contains(field), "unknown placeholder {\(field)} in \(template.name)")
+                    rest = rest[rest.index(after: close)...]
                 }
             }
         }
     }
 
-    @Test func placeholdersAreFilledFromTheContext() {
+    @Test func placeholdersAreFilledFromTheContext() throws {
+        let english = TemplateLibrary.english
         let context = CopyContext(firstName: "Ana", meal: .lunch, workoutType: "Run", daysAway: 9)
         #expect(
-            TemplateCopy.fill("Hi {name}, {Meal} and {workout} after {daysAway}", context)
+            try english.fill("Hi {name}, {Meal} and {workout} after {daysAway}", context)
                 == "Hi Ana, Lunch and run after 9 days")
-        #expect(TemplateCopy.fill("No placeholders", context) == "No placeholders")
-        #expect(TemplateCopy.fill("Hi {name}", CopyContext(firstName: "")) == "Hi there")
+        #expect(try english.fill("No placeholders", context) == "No placeholders")
+        #expect(try english.fill("Hi {name}", CopyContext(firstName: "")) == "Hi there")
+    }
+
+    @Test func theGermanWordsFillTheSamePlaceholders() throws {
+        let german = try TemplateLibrary.bundled(language: "de")
+        let context = CopyContext(firstName: "", meal: .dinner, daysAway: 1)
+        #expect(
+            try german.fill("Hallo {name}: {Meal}, seit {daysAway}", context) == "Hallo du: Abendessen, seit einem Tag")
+        #expect(try german.fill("seit {daysAway}", CopyContext(firstName: "", daysAway: 12)) == "seit 12 Tagen")
+        #expect(try german.fill("seit {daysAway}", CopyContext(firstName: "")) == "seit einer Weile")
+    }
+
+    @Test func anUnknownPlaceholderInAPatternIsAnError() {
+        #expect(throws: TemplateLoadError.self) {
+            try TemplateLibrary.english.fill("Hi {nmae}", CopyContext(firstName: ""))
+        }
+    }
+
+    @Test func optionalFactsRenderWhenPresent() throws {
+        let english = TemplateLibrary.english
+        let context = CopyContext(
+            firstName: "Ana", streakDays: 12, workoutsCompleted: 4, workoutsPlanned: 5, achievementName: "First 5K",
+            sender: SocialSender(name: "Ben", isMutualFriend: true, text: "Great pace!"), topic: "morning run",
+            groupCount: 3)
+        #expect(
+            try english.fill(
+                "{streak} {completed}/{planned} {percent}% {achievement} {sender} {senderText} {topic} {count}", context
+            )
+                == "12 4/5 80% First 5K Ben Great pace! morning run 3")
+    }
+
+    @Test func overlongFreeTextFallsBackOrIsCut() throws {
+        let english = TemplateLibrary.english
+        let long = String(repeating: "x", count: 80)
+        let context = CopyContext(
+            firstName: long, workoutType: long, achievementName: long,
+            sender: SocialSender(name: long, isMutualFriend: true, text: long), topic: long)
+        #expect(try english.fill("{name}|{workout}|{topic}", context) == "there|workout|workout")
+        let cut = try english.fill("{sender}|{senderText}|{achievement}", context).split(separator: "|")
+        #expect(cut.map(\.count) == [30, 60, 40])
+        #expect(cut.allSatisfy { $0.hasSuffix("…") })
     }
 }

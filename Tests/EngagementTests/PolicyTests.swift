@@ -94,7 +94,8 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
             profile.privacyLevel = privacy
             var engine = UserEngine(profile: profile, zone: london, now: t0)
             let effects = engine.handle(.socialEvent(kudos(1, mutual: mutual)), at: t0)
-            #expect(effects.scheduled.first { $0.request.content.kind == .workoutKudos }?.request.content.body == expected)
+            #expect(
+                effects.scheduled.first { $0.request.content.kind == .workoutKudos }?.request.content.body == expected)
         }
     }
 
@@ -127,26 +128,31 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
         #expect(reminders.first.map { london.formatted($0.fireAt) } == "2027-06-03T20:00:00+01:00")
         let snoozeAt = Instant(iso8601: "2027-06-03T20:02:00+01:00")!
         let snoozed = engine.handle(
-            .notificationResponse(requestID: "checkInReminder.2027-06-03.r3-2000", kind: .checkInReminder, action: .snooze),
+            .notificationResponse(
+                requestID: "checkInReminder.2027-06-03.r3-2000", kind: .checkInReminder, action: .snooze),
             at: snoozeAt)
         let again = snoozed.scheduled.filter { $0.request.content.kind == .checkInReminder }
         #expect(again.map(\.request.identifier) == ["checkInReminder.2027-06-03.r3-2000.snooze1"])
         #expect(again.first?.fireAt == snoozeAt + 3_600)
         // The series goes on: the next Monday is still planned once the horizon reaches it.
-        let monday = engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: Instant(iso8601: "2027-06-06T09:00:00+01:00")!)
+        let monday = engine.handle(
+            .activity(.appOpened(sessionSeconds: 60)), at: Instant(iso8601: "2027-06-06T09:00:00+01:00")!)
         #expect(monday.scheduled.contains { $0.request.identifier == "checkInReminder.2027-06-07.r3-2000" })
     }
 
     @Test func aCompletedCheckInSilencesTodaysRemindersAndBringsAReflectionADayLater() throws {
         let start = LocalDateTime(date: LocalDate(year: 2027, month: 6, day: 1), secondOfDay: 20 * 3_600)
-        let profile = makeProfile { $0.reminders = [Reminder(number: 1, title: "Daily check-in", start: start, recurrence: .daily)] }
+        let profile = makeProfile {
+            $0.reminders = [Reminder(number: 1, title: "Daily check-in", start: start, recurrence: .daily)]
+        }
         let t0 = Instant(iso8601: "2027-06-01T09:00:00+01:00")!
         var engine = UserEngine(profile: profile, zone: london, now: t0)
         _ = engine.handle(.appLaunched, at: t0)
         let done = Instant(iso8601: "2027-06-01T18:00:00+01:00")!
         let effects = engine.handle(.activity(.checkInCompleted), at: done)
         #expect(effects.cancelledIDs.contains("checkInReminder.2027-06-01.r1-2000"))
-        #expect(effects.scheduled.contains { $0.request.content.kind == .reflection && $0.fireAt == done + .secondsPerDay })
+        #expect(
+            effects.scheduled.contains { $0.request.content.kind == .reflection && $0.fireAt == done + .secondsPerDay })
     }
 
     @Test func hourlyHydrationHoldsOneRepeatingSlotPerTimeWhenNoRuleCanBlockIt() {
@@ -159,7 +165,8 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
         let effects = engine.handle(.appLaunched, at: t0)
         let hydration = effects.scheduled.filter { $0.request.content.kind == .hydration }
         #expect(hydration.count == 15)
-        #expect(hydration.allSatisfy { $0.request.trigger.repeats && $0.request.identifier.hasPrefix("hydration.daily.") })
+        #expect(
+            hydration.allSatisfy { $0.request.trigger.repeats && $0.request.identifier.hasPrefix("hydration.daily.") })
         // A day later nothing needs re-sending: the series stays pending.
         let later = engine.handle(.backgroundTaskLaunched(.lapseDetection), at: t0 + .secondsPerDay)
         #expect(!later.scheduled.contains { $0.request.content.kind == .hydration })

@@ -76,8 +76,10 @@ struct OccurrenceIDTests {
         #expect(id.description == text)
     }
 
-    @Test(arguments: ["", "hydration", "bogusKind.2027-03-01", "hydration.2027-03-01.2460", "checkInReminder.2027-03-01.r40-2000",
-        "mealReminder.2027-03-01.brunch", "morningGreeting.2027-02-30"])
+    @Test(arguments: [
+        "", "hydration", "bogusKind.2027-03-01", "hydration.2027-03-01.2460", "checkInReminder.2027-03-01.r40-2000",
+        "mealReminder.2027-03-01.brunch", "morningGreeting.2027-02-30",
+    ])
     func malformedIdentifiersAreRejected(text: String) {
         #expect(OccurrenceID(requestID: text) == nil)
     }

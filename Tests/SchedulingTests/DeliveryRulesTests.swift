@@ -693,13 +693,17 @@ struct DeferralPolicyTests {
         var capped = NotificationPreferences()
         capped.maxPerDay = 1
         let planned = Instant(iso8601: "2027-03-02T12:00:00Z")!
-        #expect(evaluate(candidate(.workoutKudos, at: planned, deferral: nil), capped, ledger: [planned - 60]) == .fold(reason: .capPerDay))
+        #expect(
+            evaluate(candidate(.workoutKudos, at: planned, deferral: nil), capped, ledger: [planned - 60])
+                == .fold(reason: .capPerDay))
     }
 
     @Test func unblockedKindsGoOutOnTimeWhateverTheirPolicy() {
         for deferral in DeferralPolicy.allCases {
             let planned = Instant(iso8601: "2027-03-02T12:00:00Z")!
-            #expect(evaluate(candidate(.hydration, at: planned, deferral: deferral), quiet) == .send(fireAt: planned, reason: .onTime))
+            #expect(
+                evaluate(candidate(.hydration, at: planned, deferral: deferral), quiet)
+                    == .send(fireAt: planned, reason: .onTime))
         }
     }
 
@@ -707,7 +711,8 @@ struct DeferralPolicyTests {
         let planned = Instant(iso8601: "2027-03-02T12:00:00Z")!
         let sessionEnd = planned + 300
         let routine = DeliveryRules.evaluate(
-            candidate(.mealReminder, at: planned), preferences: NotificationPreferences(), zone: .utc, ledger: CapLedger(),
+            candidate(.mealReminder, at: planned), preferences: NotificationPreferences(), zone: .utc,
+            ledger: CapLedger(),
             activeUntil: sessionEnd)
         #expect(routine == .send(fireAt: sessionEnd, reason: .userActiveInApp))
         let urgent = DeliveryRules.evaluate(

@@ -1,0 +1,131 @@
+public import Models
+
+/// An APNs payload as sent: UTF-8 JSON, keys in a fixed order so equal content gives equal bytes.
+public struct PushPayload: Hashable, Sendable {
+    public var json: String
+    public var byteCount: Int { json.utf8.count }
+}
+
+/// A payload APNs would reject (413 PayloadTooLarge).
+public enum PayloadError: Error, Hashable, Sendable, CustomStringConvertible {
+    case tooLarge(bytes: Int, limit: Int)
+
+    public var description: String {
+        switch self {
+        case .tooLarge(let bytes, let limit): "payload of \(bytes) bytes exceeds the APNs limit of \(limit)"
+        }
+    }
+}
+
+/// Builds the remote-push (APNs) payload of a notification (reference items 26-27):
+///
+/// ```json
+/// {"aps":{"alert":{"title":"…","subtitle":"…","body":"…"},"badge":1,"sound":"reminder.caf",
+///   "thread-id":"mealReminder","category":"MEAL","interruption-level":"active","relevance-score":0.6,
+///   "mutable-content":1},"link":"engage://meal/log/lunch","kind":"mealReminder","image":"meal_lunch"}
+/// ```
+///
+/// Custom keys (the deep link, the kind, the image key a service extension attaches) go beside
+/// `aps`, never inside it. A critical notification carries the critical-sound dictionary. No
+/// user identifier is added: the device token already addresses the user.
+public enum PayloadBuilder {
+    /// APNs' limit for alert pushes (VoIP allows 5120).
+    public static let maxBytes = 4_096
+
+    /// The payload, or `PayloadError.tooLarge` when it exceeds `limit` bytes.
+    public static func payload(
+        for content: NotificationContent, imageKey: String? = nil, limit: Int = maxBytes
+    ) throws(PayloadError) -> PushPayload {
+        let payload = encode(content, imageKey: imageKey)
+        guard payload.byteCount <= limit else { throw .tooLarge(bytes: payload.byteCount, limit: limit) }
+        return payload
+    }
+
+    /// The payload without the size check.
+    public static func encode(_ content: NotificationContent, imageKey: String? = nil) -> PushPayload {
+        var json = ""
+        json.reserveCapacity(320 + content.title.utf8.count + content.body.utf8.count)
+        json += "{\"aps\":{\"alert\":{\"title\":"
+        appendString(content.title, to: &json)
+        if let subtitle = content.subtitle {
+            json += ",\"subtitle\":"
+            appendString(subtitle, to: &json)
+        }
+        json += ",\"body\":"
+        appendString(content.body, to: &json)
+        json += "}"
+        if let badge = content.badge { json += ",\"badge\":\(badge)" }
+        if let sound = content.sound {
+            if content.interruptionLevel == .critical {
+                json += ",\"sound\":{\"critical\":1,\"name\":\"\(sound.fileName)\",\"volume\":1.0}"
+            } else {
+                json += ",\"sound\":\"\(sound.fileName)\""
+            }
+        }
+        json += ",\"thread-id\":"
+        appendString(content.threadID, to: &json)
+        json += ",\"category\":\"\(content.category.rawValue)\""
+        json += ",\"interruption-level\":\"\(content.interruptionLevel.apnsValue)\""
+        json += ",\"relevance-score\":\(relevance(content.relevanceScore))"
+        if imageKey != nil { json += ",\"mutable-content\":1" }
+        json += "},\"link\":"
+        appendString(content.deepLink.description, to: &json)
+        json += ",\"kind\":\"\(content.kind.rawValue)\""
+        if let imageKey {
+            json += ",\"image\":"
+            appendString(imageKey, to: &json)
+        }
+        json += "}"
+        return PushPayload(json: json)
+    }
+
+    /// Two decimals are all a 0...1 ordering needs, and keep the bytes stable.
+    private static func relevance(_ score: Double) -> String {
+        let hundredths = Int((min(1, max(0, score)) * 100).rounded())
+        return hundredths == 100 ? "1" : hundredths < 10 ? "0.0\(hundredths)" : "0.\(hundredths)"
+    }
+
+    /// A JSON string literal (RFC 8259 escaping; non-ASCII is written as UTF-8).
+    static func appendString(_ text: String, to json: inout String) {
+        guard text.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) else {
+            json += "\""
+            json += text
+            json += "\""
+            return
+        }
+        var bytes: [UInt8] = [0x22]
+        bytes.reserveCapacity(text.utf8.count + 16)
+        for byte in text.utf8 {
+            switch byte {
+            case 0x22: bytes += [0x5C, 0x22]
+            case 0x5C: bytes += [0x5C, 0x5C]
+            case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
+            case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
+            case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(0x22)
+        json += String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension NotificationSound {
+    /// The sound file in the app bundle (seed 000).
+    public var fileName: String { "\(rawValue).caf" }
+}
+
+extension InterruptionLevel {
+    /// The `interruption-level` value APNs expects.
+    public var apnsValue: String {
+        switch self {
+        case .passive: "passive"
+        case .active: "active"
+        case .timeSensitive: "time-sensitive"
+        case .critical: "critical"
+        }
+    }
+}

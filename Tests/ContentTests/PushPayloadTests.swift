@@ -1,0 +1,93 @@
+import Foundation
+import Models
+import Testing
+
+@testable import Content
+
+@Suite("Push payload")
+struct PushPayloadTests {
+    func object(_ payload: PushPayload) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(payload.json.utf8)) as? [String: Any])
+    }
+
+    @Test func theApsDictionaryCarriesTheAlertAndItsPresentation() throws {
+        let content = NotificationContent(
+            kind: .mealReminder, title: "Time for lunch 🍽️", body: "Log your lunch.", interruptionLevel: .timeSensitive,
+            relevanceScore: 0.6, sound: .reminder, badge: 3, deepLink: .mealLog(.lunch))
+        let payload = try PayloadBuilder.payload(for: content, imageKey: "meal_lunch")
+        let root = try object(payload)
+        let aps = try #require(root["aps"] as? [String: Any])
+        let alert = try #require(aps["alert"] as? [String: String])
+        #expect(alert == ["title": "Time for lunch 🍽️", "body": "Log your lunch."])
+        #expect(aps["badge"] as? Int == 3)
+        #expect(aps["sound"] as? String == "reminder.caf")
+        #expect(aps["thread-id"] as? String == "mealReminder")
+        #expect(aps["category"] as? String == "MEAL")
+        #expect(aps["interruption-level"] as? String == "time-sensitive")
+        #expect(aps["relevance-score"] as? Double == 0.6)
+        #expect(aps["mutable-content"] as? Int == 1)
+        #expect(root["link"] as? String == "engage://meal/log/lunch")
+        #expect(root["kind"] as? String == "mealReminder")
+        #expect(root["image"] as? String == "meal_lunch")
+        #expect(Set(root.keys) == ["aps", "link", "kind", "image"], "custom keys go beside aps")
+    }
+
+    @Test func optionalKeysAreLeftOut() throws {
+        let content = NotificationContent(
+            kind: .hydration, title: "Water 💧", body: "Sip.", sound: nil, badge: nil)
+        let aps = try #require(try object(PayloadBuilder.encode(content))["aps"] as? [String: Any])
+        #expect(aps["badge"] == nil && aps["sound"] == nil && aps["mutable-content"] == nil)
+        #expect(aps["relevance-score"] as? Double == 0.5)
+    }
+
+    @Test func aCriticalAlertCarriesTheCriticalSound() throws {
+        let content = NotificationContent(
+            kind: .securityAlert, title: "Security alert 🔒", body: "New sign-in.", sound: .urgent)
+        let aps = try #require(try object(PayloadBuilder.encode(content))["aps"] as? [String: Any])
+        let sound = try #require(aps["sound"] as? [String: Any])
+        #expect(sound["critical"] as? Int == 1)
+        #expect(sound["name"] as? String == "urgent.caf")
+        #expect(aps["interruption-level"] as? String == "critical")
+    }
+
+    @Test(arguments: ["Quote \" and backslash \\", "Line\nbreak\tand\r", "Bell \u{7} and null \u{0}", "Zoë 👨‍👩‍👧 „Hallo“"])
+    func textIsEscapedAndRoundTrips(text: String) throws {
+        let content = NotificationContent(kind: .mention, title: text, body: text)
+        let alert = try #require(
+            (try object(PayloadBuilder.encode(content))["aps"] as? [String: Any])?["alert"] as? [String: String])
+        #expect(alert["title"] == text)
+        #expect(alert["body"] == text)
+    }
+
+    @Test func equalContentGivesEqualBytes() {
+        let content = NotificationContent(kind: .achievement, title: "Trophy 🥇", body: "Yours.", relevanceScore: 0.333)
+        #expect(PayloadBuilder.encode(content) == PayloadBuilder.encode(content))
+        #expect(PayloadBuilder.encode(content).json.contains("\"relevance-score\":0.33"))
+    }
+
+    @Test func thePayloadLimitIs4096BytesInclusive() throws {
+        var content = NotificationContent(kind: .mention, title: "Hi 👋", body: "")
+        let base = PayloadBuilder.encode(content).byteCount
+        content.body = String(repeating: "a", count: 4_096 - base)
+        #expect(try PayloadBuilder.payload(for: content).byteCount == 4_096)
+        content.body += "a"
+        #expect(throws: PayloadError.tooLarge(bytes: 4_097, limit: 4_096)) { try PayloadBuilder.payload(for: content) }
+    }
+
+    @Test func multiByteCharactersCountAsBytes() {
+        let content = NotificationContent(kind: .mention, title: "💧", body: String(repeating: "ü", count: 2_100))
+        #expect(PayloadBuilder.encode(content).byteCount > 4_200)
+        #expect(throws: PayloadError.self) { try PayloadBuilder.payload(for: content) }
+    }
+
+    @Test func templateCopyAlwaysFits() throws {
+        var memory = TemplateMemory()
+        var rng = SeededGenerator(seed: 8)
+        for kind in NotificationKind.allCases {
+            let decision = ContentGenerator().decide(
+                nil, for: request(kind, level: .public), memory: &memory, generator: &rng)
+            let content = NotificationContent(kind: kind, title: decision.copy.title, body: decision.copy.body)
+            #expect(try PayloadBuilder.payload(for: content, imageKey: decision.imageKey).byteCount < 1_024)
+        }
+    }
+}
