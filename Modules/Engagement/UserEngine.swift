@@ -271,9 +271,8 @@ public struct UserEngine: Sendable {
         // The series' occurrences go into the ledger as far as any candidate reaches (nudges are days ahead).
         let ledgerEnd = max(horizonEnd, (candidates.map(\.plannedAt).max() ?? horizonEnd) + .secondsPerDay)
         for time in series ?? [] {
-            for at in seriesFireTimes(time, from: now - .secondsPerDay - .secondsPerHour, to: ledgerEnd) {
-                ledger.insert(at)
-            }
+            // Past firings are already in the ledger (retireFired); add the future ones.
+            for at in seriesFireTimes(time, from: now + 1, to: ledgerEnd) { ledger.insert(at) }
             let first = nextSeriesFire(time, after: now)
             let candidate = Candidate(
                 id: .dailySeries(.hydration, minute: time.minutesSinceMidnight), kind: .hydration, plannedAt: first,
@@ -379,6 +378,9 @@ public struct UserEngine: Sendable {
         if planned.contains(where: { $0.repeatsDaily && $0.fireAt <= now }) {
             for index in planned.indices where planned[index].repeatsDaily && planned[index].fireAt <= now {
                 let local = zone.localDateTime(at: planned[index].fireAt).timeOfDay
+                // Every firing since the last input is history for the caps, like any delivery.
+                ledger.insert(planned[index].fireAt)
+                for at in seriesFireTimes(local, from: planned[index].fireAt + 1, to: now + 1) { ledger.insert(at) }
                 planned[index].fireAt = nextSeriesFire(local, after: now)
             }
             planned.sort { $0.fireAt != $1.fireAt ? $0.fireAt < $1.fireAt : $0.id < $1.id }
