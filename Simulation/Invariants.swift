@@ -29,6 +29,10 @@ public enum Invariant: String, CaseIterable, Sendable, Codable {
     case noRequestDroppedByPendingLimit
     /// No reminder for something the user already did (a meal logged, a workout done that day).
     case noReminderForDoneThing
+    /// Every delivered payload fits APNs' 4 KB.
+    case payloadWithin4KB
+    /// No delivered payload carries personal data the user's privacy level does not allow.
+    case noPersonalDataInPayload
 }
 
 /// One delivery as the checker sees it.
@@ -121,7 +125,9 @@ public struct InvariantChecker: Sendable {
                 deliveredItems = deliveredItems.filter { $0.value >= keepFrom }
             }
         }
-        if let reminded = OccurrenceID(requestID: delivery.id) {
+        if delivery.kind == .mealReminder || delivery.kind == .workoutReminder,
+            let reminded = OccurrenceID(requestID: delivery.id)
+        {
             let date = reminded.date
             let doneKey: String? =
                 switch reminded.kind {

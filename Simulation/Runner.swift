@@ -1,3 +1,4 @@
+import Content
 import Dispatch
 import Foundation
 import Models
@@ -45,6 +46,34 @@ public struct BudgetFigures: Codable, Sendable, Equatable {
     }
 }
 
+/// Content generation in virtual time.
+public struct ContentFigures: Codable, Sendable {
+    public var coachCalls: Int
+    public var aiShare: Double
+    public var bySource: [String: Int]
+    public var p50Millis: Double
+    public var p99Millis: Double
+    public var maxMillis: Double
+    public var budgetMillis: Double
+
+    init(millis: [UInt32], bySource: [String: Int], budgetMillis: Int) {
+        let sorted = millis.sorted()
+        func percentile(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            return Double(sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))])
+        }
+        coachCalls = sorted.count
+        let ai = bySource["ai"] ?? 0
+        let fallback = bySource["templateFallback"] ?? 0
+        aiShare = ai + fallback == 0 ? 0 : Double(ai) / Double(ai + fallback)
+        self.bySource = bySource
+        p50Millis = percentile(0.5)
+        p99Millis = percentile(0.99)
+        maxMillis = Double(sorted.last ?? 0)
+        self.budgetMillis = Double(budgetMillis)
+    }
+}
+
 /// report.json.
 public struct Report: Codable, Sendable {
     public var scenario: String
@@ -70,6 +99,11 @@ public struct Report: Codable, Sendable {
     public var deliveriesPerUserDay: [String: Int]
     public var platform: [String: Int]
     public var reEngagementReturns: Int
+    /// Copy: how many AI answers were used, how many fell back to templates and why, and the
+    /// virtual time until the copy was settled against the 2 s budget.
+    public var content: ContentFigures
+    /// The largest push payload delivered, in bytes (APNs allows 4096).
+    public var payloadBytesMax: Int
 
     public var invariantsHeld: Bool { invariantViolations.values.allSatisfy { $0 == 0 } }
     public var budgetsHeld: Bool { budgets.values.allSatisfy { !$0.breached } }
@@ -147,7 +181,11 @@ public enum Simulator {
                 "backgroundRuns": stats.backgroundRuns,
                 "backgroundRunsOverTimeAllowed": stats.backgroundOverBudget,
             ],
-            reEngagementReturns: stats.reEngagementReturns)
+            reEngagementReturns: stats.reEngagementReturns,
+            content: ContentFigures(
+                millis: stats.contentMillis, bySource: stats.contentBySource,
+                budgetMillis: scenario.coach.deadlineMillis),
+            payloadBytesMax: stats.payloadBytesMax)
         if let directory = options.outputDirectory {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

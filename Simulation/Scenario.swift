@@ -1,3 +1,4 @@
+public import Content
 import Foundation
 public import Models
 
@@ -60,6 +61,8 @@ public struct Scenario: Hashable, Sendable {
     /// The setting users choose for kudos: batched, daily or weekly digest, immediate, enabled.
     public var kudosSetting: Weights
     public var faults: FaultRates
+    /// How the simulated AI coach answers: latency, slow, failing and malformed shares.
+    public var coach: CoachBehaviour
 
     public var startInstant: Instant { Instant(secondsSinceEpoch: start.daysSinceEpoch * .secondsPerDay) }
     public var endInstant: Instant { startInstant + Int64(weeks) * 7 * .secondsPerDay }
@@ -84,12 +87,13 @@ extension Scenario {
     static let knownPersonas = Set(Persona.allCases.map(\.rawValue))
     static let topKeys: Set<String> = [
         "name", "seed", "start", "weeks", "users", "threads", "timeZones", "personas", "preferences", "faults",
-        "description",
+        "description", "coach",
     ]
     static let preferenceKeys: Set<String> = [
         "quietHours", "hydration", "maxPerHour", "maxPerDay", "absenceResponse", "motivationalStyle", "privacyLevel",
         "disabledKinds", "kudosSetting",
     ]
+    static let coachKeys: Set<String> = ["meanLatencyMillis", "slowShare", "failureShare", "malformedShare"]
     static let faultKeys: Set<String> = [
         "backgroundNeverRun", "backgroundMeanDelayMinutes", "backgroundEarlyExpiration",
         "permissionRevokedPerUserWeek", "travelPerTravellerDay",
@@ -102,6 +106,22 @@ extension Scenario {
             top["preferences"] ?? [String: Any](), key: "preferences", allowed: preferenceKeys)
         let faultsObject = try reader.dictionary(top["faults"] ?? [String: Any](), key: "faults", allowed: faultKeys)
 
+        let coachObject = try reader.dictionary(top["coach"] ?? [String: Any](), key: "coach", allowed: coachKeys)
+        var coach = CoachBehaviour.reliable
+        if let value = coachObject["meanLatencyMillis"] {
+            coach.meanLatencyMillis = try reader.number(value, key: "coach.meanLatencyMillis", range: 1...60_000)
+        }
+        for (key, path) in [
+            ("slowShare", \CoachBehaviour.slowShare), ("failureShare", \.failureShare),
+            ("malformedShare", \.malformedShare),
+        ] {
+            if let value = coachObject[key] {
+                coach[keyPath: path] = try reader.number(value, key: "coach.\(key)", range: 0...1)
+            }
+        }
+        guard coach.slowShare + coach.failureShare + coach.malformedShare <= 1 else {
+            throw reader.fail("coach", "slowShare + failureShare + malformedShare must not exceed 1")
+        }
         var faults = FaultRates()
         func rate(_ key: String, _ keyPath: WritableKeyPath<FaultRates, Double>, max: Double = 1) throws(ScenarioError)
         {
@@ -179,7 +199,7 @@ extension Scenario {
             kudosSetting: try weights(
                 "kudosSetting", in: preferences, path: "preferences.kudosSetting", default: [("batched", 1)],
                 validate: oneOf(NotificationSetting.allCases.map(\.rawValue))),
-            faults: faults)
+            faults: faults, coach: coach)
     }
 }
 

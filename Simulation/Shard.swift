@@ -1,3 +1,4 @@
+import Content
 import Delivery
 import Dispatch
 import Engagement
@@ -28,10 +29,13 @@ enum EventKind {
     case activity(ActivityKind)
     case fire
     case launch
-    case response(requestID: String, kind: NotificationKind, action: NotificationActionID)
+    // Boxed: keeps `Event` small, so the heap moves pointers instead of strings.
+    indirect case response(requestID: String, kind: NotificationKind, action: NotificationActionID)
     case travel
     case permission(granted: Bool)
-    case social(SocialEvent)
+    indirect case social(SocialEvent)
+    /// The coach's answer reaching the app (at most the content deadline after the request).
+    indirect case content(requestID: String, outcome: CoachOutcome)
 }
 
 struct Event {
@@ -117,6 +121,8 @@ struct UserState {
     var droppedSeen = 0
     /// Numbers this user's social events.
     var socialSequence = 0
+    /// Draws of the simulated coach for this user.
+    var coachRandom: SeededGenerator
     /// The platform refused or silenced notifications at some point (permission denied or revoked):
     /// what the engine planned may never have been shown, so "never lost" cannot be judged.
     var notificationsBlocked = false
@@ -144,6 +150,10 @@ struct ShardStats {
     var scheduleRejected = 0
     var backgroundSubmitRejected = 0
     var reEngagementReturns = 0
+    /// Virtual time until each copy was settled (coach latency, capped at the deadline), in ms.
+    var contentMillis: [UInt32] = []
+    var contentBySource: [String: Int] = [:]
+    var payloadBytesMax = 0
 
     mutating func merge(_ other: ShardStats) {
         events += other.events
@@ -164,6 +174,9 @@ struct ShardStats {
         scheduleRejected += other.scheduleRejected
         backgroundSubmitRejected += other.backgroundSubmitRejected
         reEngagementReturns += other.reEngagementReturns
+        contentMillis += other.contentMillis
+        contentBySource.merge(other.contentBySource, uniquingKeysWith: +)
+        payloadBytesMax = max(payloadBytesMax, other.payloadBytesMax)
     }
 }
 
@@ -175,6 +188,9 @@ final class Shard {
     let sink: EventSink
     let showProgress: Bool
     private var users: [UserState] = []
+    /// Template data and the simulated coach, shared by the shard's users (immutable).
+    private let content = ContentGenerator()
+    private lazy var coach = SimulatedCoach(behaviour: scenario.coach)
     private var queue = EventQueue()
     var stats = ShardStats()
     /// Per-user digests in user order, filled at the end.
@@ -213,8 +229,12 @@ final class Shard {
             let installAt = start + Int64(generator.int(in: 0...86_399))
             users.append(
                 UserState(
-                    traits: traits, engine: UserEngine(profile: traits.profile, zone: zone, now: installAt),
-                    center: center, background: background, generator: generator, zone: zone))
+                    traits: traits,
+                    engine: UserEngine(
+                        profile: traits.profile, zone: zone, now: installAt,
+                        contentSeed: generator.derived(2).state, content: content),
+                    center: center, background: background, generator: generator, zone: zone,
+                    coachRandom: generator.derived(3)))
             let local = Int32(users.count - 1)
             queue.push(time: installAt.secondsSinceEpoch, user: local, kind: .activity(.appOpened(sessionSeconds: 300)))
         }
@@ -299,6 +319,8 @@ final class Shard {
         case .travel:
             travel(local, at: now)
             scheduleTravel(local, after: now)
+        case .content(let requestID, let outcome):
+            step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now)
         case .social(let social):
             log(local, now, "social") {
                 $0.id("kind", social.kind.rawValue)
@@ -359,10 +381,34 @@ final class Shard {
             }
         case .openDeepLink:
             break
+        case .generateContent(let requestID, let request):
+            let outcome = coach.outcome(for: request, using: &users[local].coachRandom)
+            let deadline = scenario.coach.deadlineMillis
+            let millis: Int =
+                switch outcome {
+                case .text(_, let latency), .failed(_, let latency): min(latency, deadline)
+                case .timedOut: deadline
+                }
+            stats.contentMillis.append(UInt32(millis))
+            // A late answer is cut at the deadline: the app stops waiting then.
+            let settled: CoachOutcome =
+                if case .text(_, let latency) = outcome, latency > deadline { .timedOut } else { outcome }
+            let seconds = Int64((millis + 999) / 1_000)
+            queue.push(
+                time: now.secondsSinceEpoch + max(1, seconds), user: Int32(local),
+                kind: .content(requestID: requestID, outcome: settled))
         case .clearDeliveredNotifications:
             users[local].center.removeAllDeliveredNotifications()
         case .trace(let entry):
             stats.decisionsByType[entry.decision.rawValue, default: 0] += 1
+            if entry.reason == .coachCopy {
+                stats.contentBySource["ai", default: 0] += 1
+            } else if entry.reason == .templateFallback {
+                stats.contentBySource["templateFallback", default: 0] += 1
+                stats.contentBySource[
+                    String(entry.detail.split(separator: ":").last ?? "").trimmingCharacters(in: .whitespaces),
+                    default: 0] += 1
+            }
             for violation in users[local].checker.observe(entry) {
                 recordViolation(violation, local, at: now, detail: entry.requestID)
             }
@@ -399,6 +445,17 @@ final class Shard {
         let broken = users[local].checker.observe(
             observed, profile: users[local].engine.profile, zone: users[local].zone)
         for violation in broken { recordViolation(violation, local, at: notification.deliveredAt, detail: id) }
+        // Every delivered payload: within APNs' 4 KB and free of personal data the level forbids.
+        let payload = PayloadBuilder.encode(content)
+        stats.payloadBytesMax = max(stats.payloadBytesMax, payload.byteCount)
+        if payload.byteCount > PayloadBuilder.maxBytes {
+            recordViolation(
+                .payloadWithin4KB, local, at: notification.deliveredAt, detail: "\(id) \(payload.byteCount) bytes")
+        }
+        let leaks = PrivacyAudit.violations(in: content, for: Recipient(users[local].engine.profile))
+        if let leak = leaks.first {
+            recordViolation(.noPersonalDataInPayload, local, at: notification.deliveredAt, detail: "\(id) \(leak)")
+        }
         countDeliveryDay(local, at: notification.deliveredAt)
         decideResponse(local, to: notification, at: now)
     }

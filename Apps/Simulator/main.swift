@@ -135,6 +135,10 @@ print(
 print(
     "deliveries=\(report.deliveries) droppedByPendingLimit=\(report.platform["droppedByPendingLimit"] ?? 0) reEngagementReturns=\(report.reEngagementReturns)"
 )
+print(
+    "content: coachCalls=\(report.content.coachCalls) aiShare=\(String(format: "%.3f", report.content.aiShare)) "
+        + "p50=\(Int(report.content.p50Millis))ms p99=\(Int(report.content.p99Millis))ms max=\(Int(report.content.maxMillis))ms "
+        + "(budget \(Int(report.content.budgetMillis))ms, virtual) payloadBytesMax=\(report.payloadBytesMax)")
 print("")
 print("budget               samples      p50 us      p99 us      max us   budget us  held")
 for name in report.budgets.keys.sorted() {

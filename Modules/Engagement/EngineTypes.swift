@@ -1,3 +1,4 @@
+public import Content
 public import Models
 public import Scheduling
 
@@ -21,6 +22,9 @@ public struct EngineConfiguration: Hashable, Sendable {
     /// Days after the last activity for check_in_on_me users; from `strongerFromDay` on the tone is stronger.
     public var checkInOnMeAttemptDays: [Int] = [3, 7, 14]
     public var strongerFromDay: Int = 7
+    /// Kinds whose copy is asked of the AI coach (template copy is scheduled at once and replaced
+    /// when the coach answers in time with valid copy).
+    public var coachKinds: Set<NotificationKind> = [.morningGreeting, .reEngagement, .weeklyReview, .achievement]
     /// Plan hydration as repeating daily requests (one pending slot per time of day) where the
     /// rules allow it.
     public var useDailySeries = true
@@ -44,6 +48,8 @@ public enum EngineInput: Hashable, Sendable {
     case timeZoneChanged(ZoneRules)
     /// Another user did something that concerns this user (from the server).
     case socialEvent(SocialEvent)
+    /// The coach's answer (or failure, or timeout) for a `generateContent` effect.
+    case contentGenerated(requestID: String, outcome: CoachOutcome)
 }
 
 /// What the engine asks its shell to do. Effects are values; the shell executes them in order.
@@ -58,6 +64,9 @@ public enum Effect: Hashable, Sendable {
     case submitBackgroundTask(BackgroundTaskRequest)
     /// Navigate the app.
     case openDeepLink(DeepLink)
+    /// Ask the AI coach for the copy of a scheduled request, within the content deadline (2 s);
+    /// the answer comes back as `contentGenerated`. The request already carries template copy.
+    case generateContent(requestID: String, request: CoachRequest)
     /// Record a decision.
     case trace(TraceEntry)
 }

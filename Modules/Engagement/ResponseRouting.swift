@@ -36,12 +36,4 @@ public enum ResponseRouting {
         case .morningGreeting, .hydration: .dashboard
         }
     }
-
-    public static func sound(of kind: NotificationKind) -> NotificationSound {
-        switch kind {
-        case .achievement, .streakReminder: .achievement
-        case .securityAlert: .urgent
-        default: .reminder
-        }
-    }
 }

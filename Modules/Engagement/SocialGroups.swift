@@ -160,7 +160,7 @@ extension UserEngine {
         let content = NotificationContent(
             kind: group.kind, title: copy.title, body: copy.body, threadID: "\(group.kind.threadID).\(group.key)",
             interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,
-            sound: profile.preferences.soundEnabled ? ResponseRouting.sound(of: group.kind) : nil,
+            sound: profile.preferences.soundEnabled ? NotificationStyling.sound(for: group.kind) : nil,
             deepLink: .inbox)
         return NotificationRequest(identifier: group.id.description, content: content, trigger: trigger(for: fireAt))
     }

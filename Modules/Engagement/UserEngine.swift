@@ -1,4 +1,4 @@
-import Content
+public import Content
 public import Models
 import Scheduling
 
@@ -47,8 +47,22 @@ public struct UserEngine: Sendable {
     var groupSequence = 0
     /// The end of the user's current app session: non-urgent notifications wait until then.
     var activeUntil: Instant?
+    /// Writes copy: templates at once, the coach's answer when it is valid and in time.
+    let content: ContentGenerator
+    /// The last template and body per kind, so the same body never comes twice in a row.
+    var templateMemory = TemplateMemory()
+    /// Template choices; seeded by the caller, so runs are reproducible.
+    var contentRandom: SeededGenerator
 
-    public init(profile: UserProfile, zone: ZoneRules, now: Instant, configuration: EngineConfiguration = .init()) {
+    /// - Parameters:
+    ///   - contentSeed: seeds the template choices (variety without repetition, reproducibly).
+    ///   - content: the copy writer; shared, immutable template data.
+    public init(
+        profile: UserProfile, zone: ZoneRules, now: Instant, configuration: EngineConfiguration = .init(),
+        contentSeed: UInt64 = 0, content: ContentGenerator = ContentGenerator()
+    ) {
+        self.content = content
+        self.contentRandom = SeededGenerator(seed: contentSeed)
         self.profile = profile
         self.firstName = profile.firstName
         self.zone = zone
@@ -99,6 +113,8 @@ public struct UserEngine: Sendable {
             movePlanned(to: newZone, at: now, into: &effects)
         case .socialEvent(let event):
             receive(event, at: now, into: &effects)
+        case .contentGenerated(let requestID, let outcome):
+            applyCoachCopy(outcome, to: requestID, at: now, into: &effects)
         }
         plan(at: now, into: &effects)
         return effects
@@ -345,6 +361,7 @@ public struct UserEngine: Sendable {
                 }
                 let request = makeRequest(for: candidate, fireAt: fireAt)
                 effects.append(.schedule(request, fireAt: fireAt))
+                askCoach(for: candidate, fireAt: fireAt, into: &effects)
                 let decision: TraceDecision = fireAt != candidate.plannedAt ? .deferred : .scheduled
                 record(
                     candidate.id, decision, reason, plannedAt: candidate.plannedAt, fireAt: fireAt,
@@ -581,10 +598,8 @@ public struct UserEngine: Sendable {
         return local.second == 0 && zone.instant(for: local) == fireAt
     }
 
-    private func makeRequest(for candidate: Candidate, fireAt: Instant) -> NotificationRequest {
-        if candidate.kind.isSocial, let group = groups.first(where: { $0.id == candidate.id }) {
-            return groupRequest(group, candidate: candidate, fireAt: fireAt)
-        }
+    /// What the engine knows that copy may use; redacted for the privacy level by `ContentGenerator`.
+    private func contentRequest(for candidate: Candidate, fireAt: Instant) -> ContentRequest {
         var context = CopyContext(firstName: firstName)
         context.meal = candidate.id.meal
         if candidate.kind == .reEngagement {
@@ -598,20 +613,79 @@ public struct UserEngine: Sendable {
                 profile.preferences.workoutSchedule.first { $0.time.minutesSinceMidnight == Int(candidate.id.slot) }?
                 .type
         }
+        return ContentRequest(
+            kind: candidate.kind, style: profile.motivationalStyle, recipient: Recipient(profile), context: context)
+    }
+
+    private mutating func makeRequest(for candidate: Candidate, fireAt: Instant, copy: Copy? = nil)
+        -> NotificationRequest
+    {
+        if candidate.kind.isSocial, let group = groups.first(where: { $0.id == candidate.id }) {
+            return groupRequest(group, candidate: candidate, fireAt: fireAt)
+        }
         let requestID = candidate.id.description
         let requestTrigger: NotificationTrigger =
             candidate.id.isDailySeries
             ? .calendar(.daily(at: LocalTimeOfDay(minutesSinceMidnight: Int(candidate.id.slot))), repeats: true)
             : trigger(for: fireAt)
-        let copy = TemplateCopy.render(
-            candidate.kind, style: profile.motivationalStyle, context: context,
-            variant: Int(stableHash(requestID) % 997))
-        let content = NotificationContent(
-            kind: candidate.kind, title: copy.title, body: copy.body, threadID: candidate.policy.threadID,
+        let request = contentRequest(for: candidate, fireAt: fireAt)
+        let text: Copy
+        var imageKey: String?
+        if let copy {
+            text = copy
+        } else {
+            let decision = content.decide(nil, for: request, memory: &templateMemory, generator: &contentRandom)
+            text = decision.copy
+            imageKey = decision.imageKey
+        }
+        _ = imageKey
+        let body = NotificationContent(
+            kind: candidate.kind, title: text.title, body: text.body, threadID: candidate.policy.threadID,
             interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,
-            sound: profile.preferences.soundEnabled ? ResponseRouting.sound(of: candidate.kind) : nil,
-            deepLink: ResponseRouting.defaultLink(for: candidate.kind, meal: context.meal))
-        return NotificationRequest(identifier: requestID, content: content, trigger: requestTrigger)
+            sound: profile.preferences.soundEnabled ? NotificationStyling.sound(for: candidate.kind) : nil,
+            deepLink: ResponseRouting.defaultLink(for: candidate.kind, meal: request.context.meal))
+        return NotificationRequest(identifier: requestID, content: body, trigger: requestTrigger)
+    }
+
+    /// Asks the coach for the copy of a request just scheduled, for the kinds that use it.
+    private func askCoach(for candidate: Candidate, fireAt: Instant, into effects: inout [Effect]) {
+        guard configuration.coachKinds.contains(candidate.kind), !candidate.id.isDailySeries else { return }
+        let request = contentRequest(for: candidate, fireAt: fireAt)
+        effects.append(
+            .generateContent(requestID: candidate.id.description, request: content.coachRequest(for: request)))
+    }
+
+    /// The coach answered: replace the template copy if the answer is valid and the request still
+    /// pending; either way the trace says which copy goes out and why.
+    private mutating func applyCoachCopy(
+        _ outcome: CoachOutcome, to requestID: String, at now: Instant, into effects: inout [Effect]
+    ) {
+        guard let id = OccurrenceID(requestID: requestID), let item = planned.first(where: { $0.id == id }),
+            item.fireAt > now
+        else { return }
+        let candidate = Candidate(
+            id: id, kind: id.kind, plannedAt: item.plannedAt,
+            level: profile.preferences.interruptionLevel(for: id.kind),
+            policy: .standard(for: id.kind))
+        let request = contentRequest(for: candidate, fireAt: item.fireAt)
+        switch content.judge(outcome, for: request) {
+        case .accepted(let copy, _):
+            templateMemory.record(id.kind, body: copy.body)
+            effects.append(.schedule(makeRequest(for: candidate, fireAt: item.fireAt, copy: copy), fireAt: item.fireAt))
+            effects.append(
+                .trace(
+                    TraceEntry(
+                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .scheduled,
+                        reason: .coachCopy, plannedAt: item.plannedAt, fireAt: item.fireAt, detail: "AI copy accepted"))
+            )
+        case .rejected(let reason, _):
+            effects.append(
+                .trace(
+                    TraceEntry(
+                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .scheduled,
+                        reason: .templateFallback, plannedAt: item.plannedAt, fireAt: item.fireAt,
+                        detail: "template copy kept: \(reason.code)")))
+        }
     }
 }
 

@@ -56,6 +56,11 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     case timeZoneChanged
     /// Planned as a repeating daily request (one pending slot for every day).
     case dailySeries
+    /// The AI coach's copy replaced the template copy (valid, and within the content deadline).
+    case coachCopy
+    /// The template copy stays: the coach timed out, failed or wrote something invalid (the
+    /// detail names which).
+    case templateFallback
 }
 
 /// One decision with its rule and the values that decided it: the answer to
