@@ -55,7 +55,7 @@ let package = Package(
         + [
             .target(
                 name: "Simulation",
-                dependencies: ["Models", "Scheduling", "Delivery", "Engagement", swiftLog],
+                dependencies: ["Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", swiftLog],
                 path: "Simulation", exclude: ["Scenarios"], swiftSettings: swiftSettings),
             .testTarget(
                 name: "SimulationTests",

@@ -2,6 +2,7 @@ import Content
 import Dispatch
 import Foundation
 import Models
+import Storage
 
 /// How to run a scenario.
 public struct RunOptions: Sendable {
@@ -12,8 +13,24 @@ public struct RunOptions: Sendable {
     public var writeEvents: Bool
     /// Show a progress line on standard error.
     public var showProgress: Bool
+    /// Where the run's history is written through.
+    public var store: StoreKind
 
-    public init(scenario: Scenario, outputDirectory: String?, writeEvents: Bool = true, showProgress: Bool = false) {
+    /// The store the simulator writes through.
+    public enum StoreKind: String, Sendable, CaseIterable {
+        /// Nothing is stored (the fastest; the digest does not depend on the store).
+        case none
+        /// The in-memory store.
+        case memory
+        /// SQLite (`store.sqlite` in the output folder, replaced at each run).
+        case sqlite
+    }
+
+    public init(
+        scenario: Scenario, outputDirectory: String?, writeEvents: Bool = true, showProgress: Bool = false,
+        store: StoreKind = .none
+    ) {
+        self.store = store
         self.scenario = scenario
         self.outputDirectory = outputDirectory
         self.writeEvents = writeEvents
@@ -129,13 +146,24 @@ public enum Simulator {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try writePopulation(scenario, to: directory + "/population.json")
         }
+        let store: (any EngagementStore)?
+        switch options.store {
+        case .none: store = nil
+        case .memory: store = InMemoryEngagementStore()
+        case .sqlite:
+            let path = (options.outputDirectory ?? NSTemporaryDirectory()) + "/store.sqlite"
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+                try FileManager.default.removeItem(atPath: path + suffix)
+            }
+            store = try SQLiteEngagementStore(path: path, options: .init(durability: .fsyncAtCheckpoint))
+        }
         let threadCount = min(scenario.threads, scenario.users)
         let shards = try (0..<threadCount).map { shard in
             let range = (scenario.users * shard / threadCount)..<(scenario.users * (shard + 1) / threadCount)
             let path = options.outputDirectory.flatMap { options.writeEvents ? $0 + "/events.part\(shard).jsonl" : nil }
             return try Shard(
                 scenario: scenario, zones: zones, userRange: range, eventsPath: path,
-                showProgress: options.showProgress && shard == 0)
+                showProgress: options.showProgress && shard == 0, store: store)
         }
         let box = ShardBox(shards)
         let started = DispatchTime.now().uptimeNanoseconds

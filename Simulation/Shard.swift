@@ -5,6 +5,7 @@ import Engagement
 import Foundation
 import Models
 import Scheduling
+import Storage
 
 /// CPU time of the calling thread, in nanoseconds: the cost of an engine call, unaffected by the
 /// thread being preempted while the other core's shard (or anything else) runs.
@@ -187,6 +188,12 @@ final class Shard {
     let userRange: Range<Int>
     let sink: EventSink
     let showProgress: Bool
+    /// Where the run's history is written through (nil: nowhere); write-only, so it cannot
+    /// change what happens, and the digest is the same with any store.
+    let store: (any EngagementStore)?
+    /// Writes waiting for the next transaction: whole engine steps, flushed every few hundred.
+    private var pendingWrites = StoreBatch()
+    private var pendingSteps = 0
     private var users: [UserState] = []
     /// Template data and the simulated coach, shared by the shard's users (immutable).
     private let content = ContentGenerator()
@@ -196,9 +203,11 @@ final class Shard {
     /// Per-user digests in user order, filled at the end.
     private(set) var digests: [UInt64] = []
 
-    init(scenario: Scenario, zones: [String: ZoneRules], userRange: Range<Int>, eventsPath: String?, showProgress: Bool)
-        throws
-    {
+    init(
+        scenario: Scenario, zones: [String: ZoneRules], userRange: Range<Int>, eventsPath: String?, showProgress: Bool,
+        store: (any EngagementStore)? = nil
+    ) throws {
+        self.store = store
         self.scenario = scenario
         self.zones = zones
         self.userRange = userRange
@@ -238,6 +247,7 @@ final class Shard {
             let local = Int32(users.count - 1)
             queue.push(time: installAt.secondsSinceEpoch, user: local, kind: .activity(.appOpened(sessionSeconds: 300)))
         }
+        if store != nil { pendingWrites.profiles = users.map(\.traits.profile) }
         for local in users.indices {
             let state = users[local]
             let firstInstall = state.engine.lastActiveAt
@@ -271,6 +281,7 @@ final class Shard {
             stats.droppedByLimit += users[local].center.droppedByLimitCount
             stats.suppressedByAuthorization += users[local].center.suppressedByAuthorizationCount
         }
+        flushStore()
         digests = users.map(\.digest)
         try sink.close()
     }
@@ -315,6 +326,7 @@ final class Shard {
                 $0.id("id", requestID)
                 $0.id("action", action.rawValue)
             }
+            if store != nil { recordLedger(local, requestID, kind, .responded, at: now) }
             step(local, .notificationResponse(requestID: requestID, kind: kind, action: action), at: now)
         case .travel:
             travel(local, at: now)
@@ -357,7 +369,64 @@ final class Shard {
         users[local].droppedSeen = dropped
         rescheduleFire(local)
         rescheduleLaunch(local)
+        if store != nil { persist(input, effects: effects, local, at: now) }
         return nanos
+    }
+
+    // MARK: - Persistence
+
+    /// Adds one engine step's writes (the input if it is an activity, the ledger transitions of
+    /// its decisions, the user's lapse state after background runs) to the pending batch.
+    private func persist(_ input: EngineInput, effects: [Effect], _ local: Int, at now: Instant) {
+        let userID = users[local].traits.profile.id
+        if case .activity(let activity) = input {
+            pendingWrites.activityEvents.append(ActivityEvent(userID: userID, at: now, kind: activity))
+        }
+        if case .backgroundTaskLaunched = input {
+            let engine = users[local].engine
+            pendingWrites.engagementStates.append(
+                EngagementState(
+                    userID: userID, lapseStage: engine.lapseStage(at: now).rawValue,
+                    reEngagementAttempts: engine.reEngagementAttemptsSent,
+                    checkpoint: "\(now.secondsSinceEpoch)"))
+        }
+        for effect in effects {
+            guard case .trace(let entry) = effect else { continue }
+            let state: LedgerState
+            switch entry.decision {
+            case .scheduled, .deferred: state = .pending
+            case .cancelled, .dropped, .suppressed: state = .cancelled
+            case .folded: state = .planned
+            }
+            recordLedger(local, entry.requestID, entry.kind, state, at: now, reason: entry.reason)
+        }
+        pendingSteps += 1
+        if pendingSteps >= 256 { flushStore() }
+    }
+
+    private func recordLedger(
+        _ local: Int, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, at: Instant,
+        reason: ReasonCode? = nil
+    ) {
+        // One row per request and state at a time: a daily series or a re-planned request
+        // writes each transition once, and a replay of the same batch is a no-op.
+        pendingWrites.ledgerEntries.append(
+            LedgerEntry(
+                userID: users[local].traits.profile.id, requestID: requestID, kind: kind, state: state, at: at,
+                reason: reason,
+                idempotencyKey: LedgerEntry.transitionKey(requestID: requestID, state: state) + "@\(at.secondsSinceEpoch)"))
+    }
+
+    private func flushStore() {
+        guard let store, !pendingWrites.isEmpty else { return }
+        do {
+            try store.apply(pendingWrites)
+        } catch {
+            FileHandle.standardError.write(Data("error: the store refused a batch: \(error)\n".utf8))
+            exit(74)
+        }
+        pendingWrites = StoreBatch()
+        pendingSteps = 0
     }
 
     private func execute(_ effect: Effect, _ local: Int, at now: Instant) {
@@ -457,6 +526,7 @@ final class Shard {
             recordViolation(.noPersonalDataInPayload, local, at: notification.deliveredAt, detail: "\(id) \(leak)")
         }
         countDeliveryDay(local, at: notification.deliveredAt)
+        if store != nil { recordLedger(local, id, content.kind, .delivered, at: notification.deliveredAt) }
         decideResponse(local, to: notification, at: now)
     }
 

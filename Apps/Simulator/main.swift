@@ -7,7 +7,7 @@ import Simulation
 
 let usage = """
     usage: simulate [--scenario PATH|NAME] [--seed N] [--users N] [--weeks N] [--threads N] [--out DIR] [--no-events]
-                    [--explain USER]
+                    [--store none|memory|sqlite] [--explain USER]
 
       --scenario  a scenario file, or the name of one in Simulation/Scenarios (default: default)
       --seed      the seed of the run (default: the scenario's)
@@ -16,6 +16,8 @@ let usage = """
       --threads   worker threads; the digest does not depend on it (default: the scenario's)
       --out       output folder (default: .simulate/<scenario>/)
       --no-events skip events.jsonl (the digest is still computed)
+      --store S   write the run's history through a store: none (default), memory, or sqlite
+                  (store.sqlite in the output folder); the digest does not depend on it
       --explain U print user U's timeline in local time, every decision with its rule, and exit
     """
 
@@ -34,6 +36,7 @@ struct Flags {
     var out: String?
     var writeEvents = true
     var explain: String?
+    var store = RunOptions.StoreKind.none
 }
 
 func parseFlags(_ arguments: [String]) -> Flags {
@@ -68,6 +71,12 @@ func parseFlags(_ arguments: [String]) -> Flags {
         case "--out": flags.out = value("--out")
         case "--no-events": flags.writeEvents = false
         case "--explain": flags.explain = value("--explain")
+        case "--store":
+            let text = value("--store")
+            guard let kind = RunOptions.StoreKind(rawValue: text) else {
+                fail("--store must be none, memory or sqlite, got \"\(text)\"", status: 64)
+            }
+            flags.store = kind
         case "--help", "-h":
             print(usage)
             exit(0)
@@ -97,7 +106,7 @@ if let weeks = flags.weeks { scenario.weeks = weeks }
 if let threads = flags.threads { scenario.threads = threads }
 let outputDirectory = flags.out ?? ".simulate/\(scenario.name)"
 let reproduce =
-    "\(CommandLine.arguments[0]) --scenario \(scenarioPath) --seed \(scenario.seed) --users \(scenario.users) --weeks \(scenario.weeks) --threads \(scenario.threads)"
+    "\(CommandLine.arguments[0]) --scenario \(scenarioPath) --seed \(scenario.seed) --users \(scenario.users) --weeks \(scenario.weeks) --threads \(scenario.threads) --store \(flags.store.rawValue)"
 
 if let user = flags.explain {
     do {
@@ -122,7 +131,7 @@ do {
     report = try Simulator.run(
         RunOptions(
             scenario: scenario, outputDirectory: outputDirectory, writeEvents: flags.writeEvents,
-            showProgress: isatty(2) == 1))
+            showProgress: isatty(2) == 1, store: flags.store))
 } catch {
     fail("\(error)", status: 74)
 }

@@ -31,6 +31,20 @@ import Testing
         #expect(first.digest != other.digest)
     }
 
+    @Test func theStoreDoesNotChangeTheDigest() throws {
+        var scenario = try Scenario.parse(baseScenario(), file: "test.json")
+        scenario.users = 25
+        let folder = NSTemporaryDirectory() + "engagement-store-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let none = try Simulator.run(RunOptions(scenario: scenario, outputDirectory: nil))
+        let memory = try Simulator.run(RunOptions(scenario: scenario, outputDirectory: nil, store: .memory))
+        let sqlite = try Simulator.run(
+            RunOptions(scenario: scenario, outputDirectory: folder, writeEvents: false, store: .sqlite))
+        #expect(memory.digest == none.digest)
+        #expect(sqlite.digest == none.digest)
+        #expect(FileManager.default.fileExists(atPath: folder + "/store.sqlite"))
+    }
+
     @Test func theOutputsAreWrittenAndAuditable() throws {
         var scenario = try Scenario.parse(baseScenario(), file: "test.json")
         scenario.users = 30
