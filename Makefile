@@ -12,7 +12,8 @@ help:
 	@echo "make build      debug build of every target"
 	@echo "make test       the whole test suite (Swift Testing)"
 	@echo "make simulate   release build, then the default scenario (SCENARIO=smoke SEED=42 ARGS='--users 500')"
-	@echo "make bench      release build, engine micro-benchmarks and the smoke simulation's budget table"
+	@echo "make bench      release build: engine micro-benchmarks, SQLite store figures, the smoke simulation's budgets"
+	@echo "                (BENCH_STORE_USERS=10000 BENCH_STORE_WEEKS=8 for the full store benchmark)"
 	@echo "make lint       sans-I/O greps over Modules/ and swift format lint"
 	@echo "make format     swift format in place"
 
@@ -41,6 +42,8 @@ smoke:
 bench:
 	$(SWIFT) build -c release
 	./.build/release/bench
+	rm -f .simulate/bench-store.sqlite* && mkdir -p .simulate
+	./.build/release/store-crash-writer --bench .simulate/bench-store.sqlite --users $(or $(BENCH_STORE_USERS),1000) --weeks $(or $(BENCH_STORE_WEEKS),2)
 	./.build/release/simulate --scenario smoke --no-events --out .simulate/bench-smoke
 
 # DESIGN.md section 2: the core reads no clock, draws no ambient randomness, never sleeps.

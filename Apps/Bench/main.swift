@@ -1,3 +1,4 @@
+import Content
 // Engine micro-benchmarks (release build): per-call timings of the engine's hot paths.
 // Run with `make bench`. Figures are wall time per call on this machine, p50 / p99 / max.
 import Dispatch
@@ -99,6 +100,32 @@ timings.append(
 timings.append(
     measure("calendar trigger next match (daily)", iterations: 200_000) { i in
         blackHole(CalendarMatch(hour: 7, minute: 30).nextMatch(after: start + Int64(i) * 600, in: zone))
+    })
+
+// Content: one template render, one full template decision (privacy redaction, variety), and the
+// checks of an AI answer (parse, validation, privacy audit, payload size).
+let generator = ContentGenerator()
+let recipient = Recipient(profile)
+let contentRequest = ContentRequest(
+    kind: .morningGreeting, style: .encouraging, recipient: recipient, context: CopyContext(firstName: "Ana"))
+var memory = TemplateMemory()
+var random = SeededGenerator(seed: 1)
+timings.append(
+    measure("template render", iterations: 200_000) { i in
+        blackHole(
+            TemplateCopy.render(
+                .mealReminder, style: .supportive, context: CopyContext(firstName: "Ana", meal: .lunch), variant: i))
+    })
+timings.append(
+    measure("content decision (template, privacy, variety)", iterations: 200_000) { _ in
+        blackHole(generator.decide(nil, for: contentRequest, memory: &memory, generator: &random))
+    })
+timings.append(
+    measure("AI copy judged (parse, validate, audit, 4 KB)", iterations: 100_000) { i in
+        blackHole(
+            generator.judge(
+                .text("Good morning ☀️|Ready for a short run today? \(i % 7) minutes is plenty.", latencyMillis: 300),
+                for: contentRequest))
     })
 
 print("engine benchmark (release)                       calls    p50 us    p99 us    max us")
