@@ -121,6 +121,9 @@ public struct Report: Codable, Sendable {
     public var content: ContentFigures
     /// The largest push payload delivered, in bytes (APNs allows 4096).
     public var payloadBytesMax: Int
+    /// Per kind, per simulated week: the share of deliveries the user acted on (opened or used
+    /// an action), which shows how timing feedback and habits change the response over the run.
+    public var responseRateByKindWeek: [String: [Double]]
 
     public var invariantsHeld: Bool { invariantViolations.values.allSatisfy { $0 == 0 } }
     public var budgetsHeld: Bool { budgets.values.allSatisfy { !$0.breached } }
@@ -213,7 +216,20 @@ public enum Simulator {
             content: ContentFigures(
                 millis: stats.contentMillis, bySource: stats.contentBySource,
                 budgetMillis: scenario.coach.deadlineMillis),
-            payloadBytesMax: stats.payloadBytesMax)
+            payloadBytesMax: stats.payloadBytesMax,
+            responseRateByKindWeek: Dictionary(
+                uniqueKeysWithValues: stats.deliveredByKindWeek.map { kind, delivered in
+                    let acted = stats.actedByKindWeek[kind] ?? []
+                    return (
+                        kind,
+                        delivered.indices.map { week in
+                            delivered[week] == 0
+                                ? 0
+                                : (Double(week < acted.count ? acted[week] : 0) / Double(delivered[week]) * 1_000)
+                                    .rounded() / 1_000
+                        }
+                    )
+                }))
         if let directory = options.outputDirectory {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

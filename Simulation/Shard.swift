@@ -155,6 +155,9 @@ struct ShardStats {
     var contentMillis: [UInt32] = []
     var contentBySource: [String: Int] = [:]
     var payloadBytesMax = 0
+    /// Per kind and simulated week: deliveries, and those the user acted on (opened or an action).
+    var deliveredByKindWeek: [String: [Int]] = [:]
+    var actedByKindWeek: [String: [Int]] = [:]
 
     mutating func merge(_ other: ShardStats) {
         events += other.events
@@ -178,6 +181,13 @@ struct ShardStats {
         contentMillis += other.contentMillis
         contentBySource.merge(other.contentBySource, uniquingKeysWith: +)
         payloadBytesMax = max(payloadBytesMax, other.payloadBytesMax)
+        for (kind, weeks) in other.deliveredByKindWeek {
+            deliveredByKindWeek[kind] = zip(deliveredByKindWeek[kind] ?? Array(repeating: 0, count: weeks.count), weeks)
+                .map(+)
+        }
+        for (kind, weeks) in other.actedByKindWeek {
+            actedByKindWeek[kind] = zip(actedByKindWeek[kind] ?? Array(repeating: 0, count: weeks.count), weeks).map(+)
+        }
     }
 }
 
@@ -321,6 +331,7 @@ final class Shard {
             rescheduleLaunch(local)
         case .response(let requestID, let kind, let action):
             stats.responsesByAction[action.rawValue, default: 0] += 1
+            if action != .dismiss && !action.isSnooze { count(&stats.actedByKindWeek, kind, at: now) }
             log(local, now, "response") {
                 $0.id("kind", kind.rawValue)
                 $0.id("id", requestID)
@@ -414,7 +425,8 @@ final class Shard {
             LedgerEntry(
                 userID: users[local].traits.profile.id, requestID: requestID, kind: kind, state: state, at: at,
                 reason: reason,
-                idempotencyKey: LedgerEntry.transitionKey(requestID: requestID, state: state) + "@\(at.secondsSinceEpoch)"))
+                idempotencyKey: LedgerEntry.transitionKey(requestID: requestID, state: state)
+                    + "@\(at.secondsSinceEpoch)"))
     }
 
     private func flushStore() {
@@ -526,6 +538,7 @@ final class Shard {
             recordViolation(.noPersonalDataInPayload, local, at: notification.deliveredAt, detail: "\(id) \(leak)")
         }
         countDeliveryDay(local, at: notification.deliveredAt)
+        count(&stats.deliveredByKindWeek, content.kind, at: notification.deliveredAt)
         if store != nil { recordLedger(local, id, content.kind, .delivered, at: notification.deliveredAt) }
         decideResponse(local, to: notification, at: now)
     }
@@ -694,6 +707,12 @@ final class Shard {
             users[local].deliveryDay = date
         }
         users[local].deliveriesToday += 1
+    }
+
+    private func count(_ table: inout [String: [Int]], _ kind: NotificationKind, at instant: Instant) {
+        let weeks = scenario.weeks
+        let week = min(weeks - 1, max(0, Int((instant - scenario.startInstant) / (7 * .secondsPerDay))))
+        table[kind.rawValue, default: Array(repeating: 0, count: weeks)][week] += 1
     }
 
     private func flushDeliveryDay(_ local: Int) {

@@ -90,7 +90,7 @@ public struct UserEngine: Sendable {
         retireFired(through: now)
         switch input {
         case .appLaunched:
-            for job in [BackgroundJob.lapseDetection, .patternAnalysis] {
+            for job in BackgroundJob.allCases {
                 effects.append(
                     .submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
             }
