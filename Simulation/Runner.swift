@@ -1,5 +1,6 @@
 import Content
 import Dispatch
+public import Engagement
 import Foundation
 import Models
 import Storage
@@ -121,6 +122,8 @@ public struct Report: Codable, Sendable {
     public var content: ContentFigures
     /// The largest push payload delivered, in bytes (APNs allows 4096).
     public var payloadBytesMax: Int
+    /// Return within 14 days of a lapse: nudged users versus the holdout (no nudges).
+    public var lift: ReturnLift
     /// Per kind, per simulated week: the share of deliveries the user acted on (opened or used
     /// an action), which shows how timing feedback and habits change the response over the run.
     public var responseRateByKindWeek: [String: [Double]]
@@ -216,7 +219,7 @@ public enum Simulator {
             content: ContentFigures(
                 millis: stats.contentMillis, bySource: stats.contentBySource,
                 budgetMillis: scenario.coach.deadlineMillis),
-            payloadBytesMax: stats.payloadBytesMax,
+            payloadBytesMax: stats.payloadBytesMax, lift: stats.lift,
             responseRateByKindWeek: Dictionary(
                 uniqueKeysWithValues: stats.deliveredByKindWeek.map { kind, delivered in
                     let acted = stats.actedByKindWeek[kind] ?? []
@@ -250,11 +253,12 @@ public enum Simulator {
             var maxPerDay: Int?
             var disabledKinds: [String]
             var privacyLevel: String
+            var holdout: Bool
 
             func encode(to encoder: any Encoder) throws {
                 enum Key: String, CodingKey {
                     case id, persona, timeZone, quietHours, absenceResponse, maxPerHour, maxPerDay, disabledKinds
-                    case privacyLevel
+                    case privacyLevel, holdout
                 }
                 var container = encoder.container(keyedBy: Key.self)
                 try container.encode(id, forKey: .id)
@@ -266,6 +270,7 @@ public enum Simulator {
                 try container.encode(maxPerDay, forKey: .maxPerDay)
                 try container.encode(disabledKinds, forKey: .disabledKinds)
                 try container.encode(privacyLevel, forKey: .privacyLevel)
+                try container.encode(holdout, forKey: .holdout)
             }
         }
         let users = (0..<scenario.users).map { index -> Entry in
@@ -282,7 +287,9 @@ public enum Simulator {
                 quietHours: quiet, absenceResponse: traits.profile.communication.absenceResponse.rawValue,
                 maxPerHour: preferences.maxPerHour, maxPerDay: preferences.maxPerDay,
                 disabledKinds: preferences.disabledKinds.map(\.rawValue),
-                privacyLevel: traits.profile.privacyLevel.rawValue)
+                privacyLevel: traits.profile.privacyLevel.rawValue,
+                holdout: Holdout.isHeldOut(
+                    userID: traits.profile.id, share: scenario.holdoutShare, salt: EngineConfiguration().holdoutSalt))
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -63,6 +63,8 @@ public struct Scenario: Hashable, Sendable {
     public var faults: FaultRates
     /// How the simulated AI coach answers: latency, slow, failing and malformed shares.
     public var coach: CoachBehaviour
+    /// Share of users in the re-engagement control group (no nudges), for the lift figure.
+    public var holdoutShare: Double
 
     public var startInstant: Instant { Instant(secondsSinceEpoch: start.daysSinceEpoch * .secondsPerDay) }
     public var endInstant: Instant { startInstant + Int64(weeks) * 7 * .secondsPerDay }
@@ -87,7 +89,7 @@ extension Scenario {
     static let knownPersonas = Set(Persona.allCases.map(\.rawValue))
     static let topKeys: Set<String> = [
         "name", "seed", "start", "weeks", "users", "threads", "timeZones", "personas", "preferences", "faults",
-        "description", "coach",
+        "description", "coach", "holdoutShare",
     ]
     static let preferenceKeys: Set<String> = [
         "quietHours", "hydration", "maxPerHour", "maxPerDay", "absenceResponse", "motivationalStyle", "privacyLevel",
@@ -199,7 +201,8 @@ extension Scenario {
             kudosSetting: try weights(
                 "kudosSetting", in: preferences, path: "preferences.kudosSetting", default: [("batched", 1)],
                 validate: oneOf(NotificationSetting.allCases.map(\.rawValue))),
-            faults: faults, coach: coach)
+            faults: faults, coach: coach,
+            holdoutShare: try reader.number(top["holdoutShare"] ?? 0.1, key: "holdoutShare", range: 0...1))
     }
 }
 

@@ -124,6 +124,8 @@ struct UserState {
     var socialSequence = 0
     /// Draws of the simulated coach for this user.
     var coachRandom: SeededGenerator
+    /// When the current lapse began (nil when not lapsed), for the return-rate lift.
+    var lapseStartedAt: Int64?
     /// The platform refused or silenced notifications at some point (permission denied or revoked):
     /// what the engine planned may never have been shown, so "never lost" cannot be judged.
     var notificationsBlocked = false
@@ -151,6 +153,8 @@ struct ShardStats {
     var scheduleRejected = 0
     var backgroundSubmitRejected = 0
     var reEngagementReturns = 0
+    /// Lapses that ended in a return within 14 days, for nudged users and for the holdout.
+    var lift = ReturnLift()
     /// Virtual time until each copy was settled (coach latency, capped at the deadline), in ms.
     var contentMillis: [UInt32] = []
     var contentBySource: [String: Int] = [:]
@@ -178,6 +182,7 @@ struct ShardStats {
         scheduleRejected += other.scheduleRejected
         backgroundSubmitRejected += other.backgroundSubmitRejected
         reEngagementReturns += other.reEngagementReturns
+        lift.merge(other.lift)
         contentMillis += other.contentMillis
         contentBySource.merge(other.contentBySource, uniquingKeysWith: +)
         payloadBytesMax = max(payloadBytesMax, other.payloadBytesMax)
@@ -233,6 +238,8 @@ final class Shard {
             neverRunProbability: scenario.faults.backgroundNeverRun,
             earlyExpirationProbability: scenario.faults.backgroundEarlyExpiration)
         users.reserveCapacity(userRange.count)
+        var configuration = EngineConfiguration()
+        configuration.holdoutShare = scenario.holdoutShare
         stats.decisionNanos.reserveCapacity(userRange.count * scenario.weeks * 7 * 8)
         for index in userRange {
             let traits = Population.traits(index: index, scenario: scenario)
@@ -250,7 +257,7 @@ final class Shard {
                 UserState(
                     traits: traits,
                     engine: UserEngine(
-                        profile: traits.profile, zone: zone, now: installAt,
+                        profile: traits.profile, zone: zone, now: installAt, configuration: configuration,
                         contentSeed: generator.derived(2).state, content: content),
                     center: center, background: background, generator: generator, zone: zone,
                     coachRandom: generator.derived(3)))
@@ -282,6 +289,11 @@ final class Shard {
         }
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         for local in users.indices {
+            if let start = users[local].lapseStartedAt,
+                scenario.endInstant.secondsSinceEpoch - start >= 14 * .secondsPerDay
+            {
+                stats.lift.record(heldOut: users[local].engine.isHeldOut, returned: false)
+            }
             for violation in users[local].notificationsBlocked
                 ? [] : users[local].checker.finish(at: scenario.endInstant)
             {
@@ -310,6 +322,11 @@ final class Shard {
             guard !users[local].isAway(at: event.time) else { return }
             log(local, now, "activity") { $0.id("activity", activity.name) }
             users[local].checker.observe(activity, at: now, zone: users[local].zone)
+            if let start = users[local].lapseStartedAt {
+                users[local].lapseStartedAt = nil
+                stats.lift.record(
+                    heldOut: users[local].engine.isHeldOut, returned: event.time - start <= 14 * .secondsPerDay)
+            }
             step(local, .activity(activity), at: now)
         case .fire:
             guard users[local].fireEventAt == event.time else { return }  // superseded
@@ -591,6 +608,7 @@ final class Shard {
         if generator.chance(lapseChance) {
             let days = max(4.0, generator.exponential(mean: 8))
             users[local].lapsedUntil = now.secondsSinceEpoch + Int64(days * 86_400)
+            users[local].lapseStartedAt = now.secondsSinceEpoch
             users[local].churned = !generator.chance(habits.returnRate)
             log(local, now, "lapseBegins") { $0.field("days", users[local].churned ? "forever" : "\(Int(days))") }
             return

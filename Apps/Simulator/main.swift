@@ -1,6 +1,7 @@
 // The simulator: drives a synthetic population through weeks of virtual time against the real
 // engine and reports budgets and invariants. Exit status: 0 all held, 1 a budget breached,
 // 2 an invariant violated, 64 bad usage, 65 bad scenario file, 74 output error.
+import Engagement
 import Foundation
 import Models
 import Simulation
@@ -148,6 +149,11 @@ print(
     "content: coachCalls=\(report.content.coachCalls) aiShare=\(String(format: "%.3f", report.content.aiShare)) "
         + "p50=\(Int(report.content.p50Millis))ms p99=\(Int(report.content.p99Millis))ms max=\(Int(report.content.maxMillis))ms "
         + "(budget \(Int(report.content.budgetMillis))ms, virtual) payloadBytesMax=\(report.payloadBytesMax)")
+if let treated = report.lift.treatedReturnRate, let held = report.lift.holdoutReturnRate {
+    print(
+        "re-engagement lift: return within 14 days \(String(format: "%.3f", treated)) nudged vs \(String(format: "%.3f", held)) holdout"
+            + " (\(report.lift.treatedLapses) vs \(report.lift.holdoutLapses) lapses)")
+}
 print("")
 print("budget               samples      p50 us      p99 us      max us   budget us  held")
 for name in report.budgets.keys.sorted() {

@@ -22,6 +22,11 @@ public struct EngineConfiguration: Hashable, Sendable {
     /// Days after the last activity for check_in_on_me users; from `strongerFromDay` on the tone is stronger.
     public var checkInOnMeAttemptDays: [Int] = [3, 7, 14]
     public var strongerFromDay: Int = 7
+    /// Share of users (chosen deterministically from their id) who get no re-engagement at all,
+    /// so the lift of nudges can be measured (Braze's global control group). 0 turns it off.
+    public var holdoutShare: Double = 0
+    /// Salt of the holdout draw: change it to draw a different control group.
+    public var holdoutSalt: UInt64 = 0x486F_6C64
     /// Kinds whose copy is asked of the AI coach (template copy is scheduled at once and replaced
     /// when the coach answers in time with valid copy).
     public var coachKinds: Set<NotificationKind> = [.morningGreeting, .reEngagement, .weeklyReview, .achievement]

@@ -53,6 +53,15 @@ public struct UserEngine: Sendable {
     var templateMemory = TemplateMemory()
     /// Template choices; seeded by the caller, so runs are reproducible.
     var contentRandom: SeededGenerator
+    /// Habitual workout times per weekday, from completed workouts.
+    var habits = WorkoutHabits()
+    var streak = WorkoutStreak()
+    /// Starts of the last workouts, for the weekly review.
+    var recentWorkouts: [LocalDateTime] = []
+    /// How the user answers each kind at each hour; shifts or backs off routine reminders.
+    var responses = ResponseStats()
+    /// Fired notifications of adjustable kinds not yet answered (ignored after three hours).
+    var unanswered: [(id: OccurrenceID, firedAt: Instant)] = []
 
     /// - Parameters:
     ///   - contentSeed: seeds the template choices (variety without repetition, reproducibly).
@@ -88,6 +97,7 @@ public struct UserEngine: Sendable {
         var effects: [Effect] = []
         // What fired since the last input is history before anything else looks at the plan.
         retireFired(through: now)
+        expireUnanswered(at: now)
         switch input {
         case .appLaunched:
             for job in BackgroundJob.allCases {
@@ -130,8 +140,9 @@ public struct UserEngine: Sendable {
         case .mealLogged(let meal):
             planInputsVersion += 1
             done[OccurrenceID(kind: .mealReminder, date: today, slot: MealType.allCases.firstIndex(of: meal)!)] = now
-        case .workoutCompleted:
+        case .workoutCompleted(let durationMinutes):
             markWorkoutsDone(on: today, at: now)
+            recordWorkout(at: now, durationMinutes: durationMinutes)
         case .checkInCompleted:
             planInputsVersion += 1
             // Today's check-in reminders are moot; a reflection follows a day later (seed 004).
@@ -164,6 +175,7 @@ public struct UserEngine: Sendable {
         to action: NotificationActionID, requestID: String, kind: NotificationKind, at now: Instant,
         effects: inout [Effect]
     ) {
+        learnResponse(ResponseOutcome(action: action), requestID: requestID, kind: kind, at: now)
         let snoozeSeconds: Int64? =
             switch action {
             case .snooze30, .snoozeReminder: 30 * .secondsPerMinute
@@ -239,6 +251,13 @@ public struct UserEngine: Sendable {
         for workout in profile.preferences.workoutSchedule where workout.weekday == date.weekday {
             done[OccurrenceID(kind: .workoutReminder, date: date, slot: workout.time.minutesSinceMidnight)] = now
         }
+        // The day's coaching around the workout is moot too.
+        if let habit = habits.habit(for: date.weekday) {
+            for kind in [NotificationKind.preWorkout, .postWorkoutCheckIn] {
+                done[OccurrenceID(kind: kind, date: date, slot: habit.time.minutesSinceMidnight)] = now
+            }
+        }
+        done[OccurrenceID(kind: .streakReminder, date: date, slot: 0)] = now
     }
 
     private func nextRun(of job: BackgroundJob, after now: Instant) -> Instant {
@@ -263,7 +282,7 @@ public struct UserEngine: Sendable {
             reEngagementTimes: reEngagementTimes())
         if key == lastPlanKey { return }
         lastPlanKey = key
-        let series = lapseStage(at: now) == .active ? hydrationSeriesTimes() : nil
+        let series = lapseStage(at: now) == .active && !responses.adjusts(.hydration) ? hydrationSeriesTimes() : nil
         var candidates = routineCandidates(at: now, until: horizonEnd, skipHydration: series != nil)
         candidates += snoozed
         candidates += followUps
@@ -410,7 +429,8 @@ public struct UserEngine: Sendable {
             ledger.insert(item.fireAt)
             if item.kind == .reEngagement { reEngagementAttemptsSent += 1 }
             if item.id.snooze > 0 { snoozed.removeAll { $0.id == item.id } }
-            if item.kind == .reflection { followUps.removeAll { $0.id == item.id } }
+            if item.kind == .reflection || item.kind == .achievement { followUps.removeAll { $0.id == item.id } }
+            awaitResponse(item.id, firedAt: item.fireAt)
             if item.kind.isSocial { groups.removeAll { $0.id == item.id } }
         }
         guard firedCount > 0 || !snoozed.isEmpty else { return }
@@ -455,6 +475,7 @@ public struct UserEngine: Sendable {
         case .userReturned: "active again at \(zone.formatted(lastActiveAt))"
         case .kindDisabled: "kind disabled in preferences"
         case .alreadyDone: "already done"
+        case .holdout: "in the re-engagement control group"
         default:
             DeliveryRules.explain(
                 reason, dropped: decision == .dropped || decision == .cancelled, preferences: profile.preferences)
@@ -494,6 +515,7 @@ public struct UserEngine: Sendable {
         let hydration = preferences.isEnabled(.hydration) && !skipHydration ? preferences.hydration : nil
         let workouts = preferences.isEnabled(.workoutReminder) ? preferences.workoutSchedule : []
         var day = zone.localDateTime(at: earliest).daysSinceEpoch
+        let today = zone.localDateTime(at: now).daysSinceEpoch
         let lastDay = zone.localDateTime(at: end).daysSinceEpoch
         while day <= lastDay {
             if morning { add(.morningGreeting, day, slot: 0, at: preferences.morningTime) }
@@ -519,8 +541,10 @@ public struct UserEngine: Sendable {
                         dayOffset: minute >= 0 ? 0 : -1)
                 }
             }
+            result += coachingCandidates(day: day, today: today, end: end, earliest: earliest)
             day += 1
         }
+        if !responses.isEmpty { result = result.compactMap { adjusted($0) } }
         if preferences.isEnabled(.checkInReminder) {
             let from = zone.localDateTime(at: earliest)
             let level = preferences.interruptionLevel(for: .checkInReminder)
@@ -540,6 +564,12 @@ public struct UserEngine: Sendable {
             }
         }
         return result
+    }
+
+    /// Whether the user is in the re-engagement control group.
+    public var isHeldOut: Bool {
+        configuration.holdoutShare > 0
+            && Holdout.isHeldOut(userID: profile.id, share: configuration.holdoutShare, salt: configuration.holdoutSalt)
     }
 
     /// When the nudges of the current lapse campaign would be planned (they move with the last activity).
@@ -581,6 +611,11 @@ public struct UserEngine: Sendable {
                 if due <= now { suppressed.append((candidate, .absenceGiveMeSpace)) }
                 return
             }
+            if isHeldOut {
+                // The control group: no nudge, so the lift of nudges can be measured.
+                if due <= now { suppressed.append((candidate, .holdout)) }
+                return
+            }
             candidates.append(candidate)
         }
     }
@@ -608,6 +643,7 @@ public struct UserEngine: Sendable {
             context.stronger =
                 profile.communication.absenceResponse == .checkInOnMe && daysAway >= configuration.strongerFromDay
         }
+        coachingFacts(&context, for: candidate.id, fireAt: fireAt)
         if candidate.kind == .workoutReminder {
             context.workoutType =
                 profile.preferences.workoutSchedule.first { $0.time.minutesSinceMidnight == Int(candidate.id.slot) }?

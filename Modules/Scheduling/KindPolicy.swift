@@ -53,7 +53,7 @@ public struct KindPolicy: Hashable, Sendable {
             return KindPolicy(stalenessSeconds: 18 * hour, threadID: thread, relevance: 0.5)
         case .securityAlert: return KindPolicy(stalenessSeconds: .secondsPerDay, threadID: thread, relevance: 1)
         case .achievement, .streakReminder:
-            return KindPolicy(stalenessSeconds: 6 * hour, deferral: .foldIntoDigest, threadID: thread, relevance: 0.5)
+            return KindPolicy(stalenessSeconds: 6 * hour, threadID: thread, relevance: 0.5)
         case .workoutKudos, .workoutComment, .newFollower, .leaderboardChange, .challengeInvite:
             return KindPolicy(stalenessSeconds: 6 * hour, deferral: .foldIntoDigest, threadID: thread, relevance: 0.3)
         case .followRequest, .mention: return KindPolicy(stalenessSeconds: 6 * hour, threadID: thread, relevance: 0.6)
