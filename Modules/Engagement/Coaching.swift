@@ -97,16 +97,21 @@ extension UserEngine {
         guard let id = OccurrenceID(requestID: requestID), let index = unanswered.firstIndex(where: { $0.id == id })
         else { return }
         let firedAt = unanswered.remove(at: index).firedAt
-        responses.record(outcome, kind: kind, hour: zone.localDateTime(at: firedAt).hour)
-        planInputsVersion += 1
+        learn(outcome, kind: kind, hour: zone.localDateTime(at: firedAt).hour)
+    }
+
+    /// Records a response; the plan changes only when the timing rule for that hour changes.
+    private mutating func learn(_ outcome: ResponseOutcome, kind: NotificationKind, hour: Int) {
+        let before = responses.adjustment(kind: kind, hour: hour)
+        responses.record(outcome, kind: kind, hour: hour)
+        if responses.adjustment(kind: kind, hour: hour) != before { planInputsVersion += 1 }
     }
 
     /// Notifications nobody answered within three hours count as ignored.
     mutating func expireUnanswered(at now: Instant) {
         while let first = unanswered.first, first.firedAt + 3 * .secondsPerHour < now {
             unanswered.removeFirst()
-            responses.record(.ignored, kind: first.id.kind, hour: zone.localDateTime(at: first.firedAt).hour)
-            planInputsVersion += 1
+            learn(.ignored, kind: first.id.kind, hour: zone.localDateTime(at: first.firedAt).hour)
         }
     }
 

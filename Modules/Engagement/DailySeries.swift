@@ -55,6 +55,19 @@ extension UserEngine {
         return times
     }
 
+    /// Whether the series' next day of firings fits the hourly cap with what already fired: after a
+    /// flight west its times come round again soon after others fired, and then the occurrences
+    /// are planned one by one until the series fits again.
+    func seriesFitsRecentHistory(_ times: [LocalTimeOfDay], at now: Instant) -> Bool {
+        var ledger = self.ledger
+        let cap = profile.preferences.maxPerHour
+        for at in times.flatMap({ seriesFireTimes($0, from: now + 1, to: now + .secondsPerDay) }).sorted() {
+            guard ledger.earliestWithinHourlyCap(from: at, cap: cap, limit: at) == at else { return false }
+            ledger.insert(at)
+        }
+        return true
+    }
+
     /// The fire times of a series in `from ..< to`, in the user's zone.
     func seriesFireTimes(_ time: LocalTimeOfDay, from: Instant, to: Instant) -> [Instant] {
         var result: [Instant] = []

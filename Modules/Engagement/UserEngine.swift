@@ -282,7 +282,8 @@ public struct UserEngine: Sendable {
             reEngagementTimes: reEngagementTimes())
         if key == lastPlanKey { return }
         lastPlanKey = key
-        let series = lapseStage(at: now) == .active && !responses.adjusts(.hydration) ? hydrationSeriesTimes() : nil
+        var series = lapseStage(at: now) == .active && !responses.adjusts(.hydration) ? hydrationSeriesTimes() : nil
+        if let times = series, !seriesFitsRecentHistory(times, at: now) { series = nil }
         var candidates = routineCandidates(at: now, until: horizonEnd, skipHydration: series != nil)
         candidates += snoozed
         candidates += followUps
@@ -436,10 +437,12 @@ public struct UserEngine: Sendable {
         guard firedCount > 0 || !snoozed.isEmpty else { return }
         planned.removeFirst(firedCount)
         ledger.prune(before: now - .secondsPerDay - .secondsPerHour)
-        // Candidates reach back at most a staleness window (18 h); keep a day of memory.
+        // Candidates reach back at most a staleness window (18 h); keep a day of memory. What
+        // fired or was done is kept three days: flying west repeats up to a day of local dates.
         let horizonStart = now - .secondsPerDay - 2 * .secondsPerHour
-        if fired.count > 48 { fired.filter { $0 >= horizonStart } }
-        if done.count > 16 { done.filter { $0 >= horizonStart } }
+        let datesRepeatFrom = now - 3 * .secondsPerDay
+        if fired.count > 96 { fired.filter { $0 >= datesRepeatFrom } }
+        if done.count > 32 { done.filter { $0 >= datesRepeatFrom } }
         if lastTraced.count > 160 { lastTraced.filter { $0.plannedAt >= horizonStart } }
         snoozed.removeAll { $0.plannedAt + $0.policy.stalenessSeconds < now }
         followUps.removeAll { $0.plannedAt + $0.policy.stalenessSeconds < now }
