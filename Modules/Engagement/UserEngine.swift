@@ -60,6 +60,8 @@ public struct UserEngine: Sendable {
     var recentWorkouts: [LocalDateTime] = []
     /// How the user answers each kind at each hour; shifts or backs off routine reminders.
     var responses = ResponseStats()
+    /// The coach's accepted copy per occurrence (it is asked once per occurrence; a re-plan keeps it).
+    var coachCopy = OccurrenceMap<CoachCopy>()
     /// Fired notifications of adjustable kinds not yet answered (ignored after three hours).
     var unanswered: [(id: OccurrenceID, firedAt: Instant)] = []
 
@@ -444,6 +446,7 @@ public struct UserEngine: Sendable {
         if fired.count > 96 { fired.filter { $0 >= datesRepeatFrom } }
         if done.count > 32 { done.filter { $0 >= datesRepeatFrom } }
         if lastTraced.count > 160 { lastTraced.filter { $0.plannedAt >= horizonStart } }
+        if coachCopy.count > 32 { coachCopy.filter { $0.askedAt >= horizonStart } }
         snoozed.removeAll { $0.plannedAt + $0.policy.stalenessSeconds < now }
         followUps.removeAll { $0.plannedAt + $0.policy.stalenessSeconds < now }
     }
@@ -672,6 +675,8 @@ public struct UserEngine: Sendable {
         var imageKey: String?
         if let copy {
             text = copy
+        } else if let accepted = coachCopy[candidate.id]?.copy {
+            text = accepted
         } else {
             let decision = content.decide(nil, for: request, memory: &templateMemory, generator: &contentRandom)
             text = decision.copy
@@ -686,9 +691,13 @@ public struct UserEngine: Sendable {
         return NotificationRequest(identifier: requestID, content: body, trigger: requestTrigger)
     }
 
-    /// Asks the coach for the copy of a request just scheduled, for the kinds that use it.
-    private func askCoach(for candidate: Candidate, fireAt: Instant, into effects: inout [Effect]) {
-        guard configuration.coachKinds.contains(candidate.kind), !candidate.id.isDailySeries else { return }
+    /// Asks the coach for the copy of a request just scheduled, for the kinds that use it, once
+    /// per occurrence.
+    private mutating func askCoach(for candidate: Candidate, fireAt: Instant, into effects: inout [Effect]) {
+        guard configuration.coachKinds.contains(candidate.kind), !candidate.id.isDailySeries,
+            coachCopy[candidate.id] == nil
+        else { return }
+        coachCopy[candidate.id] = CoachCopy(copy: nil, askedAt: fireAt)
         let request = contentRequest(for: candidate, fireAt: fireAt)
         effects.append(
             .generateContent(requestID: candidate.id.description, request: content.coachRequest(for: request)))
@@ -710,6 +719,7 @@ public struct UserEngine: Sendable {
         switch content.judge(outcome, for: request) {
         case .accepted(let copy, _):
             templateMemory.record(id.kind, body: copy.body)
+            coachCopy[id] = CoachCopy(copy: copy, askedAt: item.fireAt)
             effects.append(.schedule(makeRequest(for: candidate, fireAt: item.fireAt, copy: copy), fireAt: item.fireAt))
             effects.append(
                 .trace(
@@ -769,6 +779,13 @@ struct RoutineLevels {
         default: workout
         }
     }
+}
+
+/// What the coach wrote for an occurrence (nil while the answer is pending or was refused).
+struct CoachCopy: Hashable, Sendable {
+    var copy: Copy?
+    /// When the occurrence was planned to fire when the coach was asked; for pruning.
+    var askedAt: Instant
 }
 
 /// The inputs a plan is computed from, beyond the occurrences themselves.
