@@ -124,6 +124,10 @@ public struct Report: Codable, Sendable {
     public var payloadBytesMax: Int
     /// Return within 14 days of a lapse: nudged users versus the holdout (no nudges).
     public var lift: ReturnLift
+    /// Engagement per persona and simulated week, computed from the activity and delivery logs:
+    /// active / lapsed / churn-risk counts, engagement rate, sessions per week, session length,
+    /// streaks, delivery / open / action rates per kind.
+    public var engagementByPersonaWeek: [String: [EngagementMetrics]]
     /// Per kind, per simulated week: the share of deliveries the user acted on (opened or used
     /// an action), which shows how timing feedback and habits change the response over the run.
     public var responseRateByKindWeek: [String: [Double]]
@@ -220,6 +224,7 @@ public enum Simulator {
                 millis: stats.contentMillis, bySource: stats.contentBySource,
                 budgetMillis: scenario.coach.deadlineMillis),
             payloadBytesMax: stats.payloadBytesMax, lift: stats.lift,
+            engagementByPersonaWeek: stats.metricsByPersonaWeek,
             responseRateByKindWeek: Dictionary(
                 uniqueKeysWithValues: stats.deliveredByKindWeek.map { kind, delivered in
                     let acted = stats.actedByKindWeek[kind] ?? []

@@ -37,6 +37,8 @@ enum EventKind {
     indirect case social(SocialEvent)
     /// The coach's answer reaching the app (at most the content deadline after the request).
     indirect case content(requestID: String, outcome: CoachOutcome)
+    /// The end of a simulated week: the user's engagement figures for it.
+    case weekEnd(week: Int)
 }
 
 struct Event {
@@ -126,6 +128,10 @@ struct UserState {
     var coachRandom: SeededGenerator
     /// When the current lapse began (nil when not lapsed), for the return-rate lift.
     var lapseStartedAt: Int64?
+    /// This week's activity (plus the last one before it) and deliveries, for the weekly metrics.
+    var weekActivity: [ActivityEvent] = []
+    var weekDeliveries: [DeliveryRecord] = []
+    var weekDeliveryIDs: [String] = []
     /// The platform refused or silenced notifications at some point (permission denied or revoked):
     /// what the engine planned may never have been shown, so "never lost" cannot be judged.
     var notificationsBlocked = false
@@ -155,6 +161,8 @@ struct ShardStats {
     var reEngagementReturns = 0
     /// Lapses that ended in a return within 14 days, for nudged users and for the holdout.
     var lift = ReturnLift()
+    /// Engagement figures per persona, per simulated week.
+    var metricsByPersonaWeek: [String: [EngagementMetrics]] = [:]
     /// Virtual time until each copy was settled (coach latency, capped at the deadline), in ms.
     var contentMillis: [UInt32] = []
     var contentBySource: [String: Int] = [:]
@@ -183,6 +191,11 @@ struct ShardStats {
         backgroundSubmitRejected += other.backgroundSubmitRejected
         reEngagementReturns += other.reEngagementReturns
         lift.merge(other.lift)
+        for (persona, weeks) in other.metricsByPersonaWeek {
+            var merged = metricsByPersonaWeek[persona] ?? Array(repeating: EngagementMetrics(), count: weeks.count)
+            for index in weeks.indices { merged[index].merge(weeks[index]) }
+            metricsByPersonaWeek[persona] = merged
+        }
         contentMillis += other.contentMillis
         contentBySource.merge(other.contentBySource, uniquingKeysWith: +)
         payloadBytesMax = max(payloadBytesMax, other.payloadBytesMax)
@@ -271,6 +284,10 @@ final class Shard {
             step(local, .appLaunched, at: firstInstall)
             scheduleNextDay(local, after: firstInstall)
             if state.traits.isTraveller { scheduleTravel(local, after: firstInstall) }
+            for week in 0..<scenario.weeks {
+                let end = start.secondsSinceEpoch + Int64(week + 1) * 7 * .secondsPerDay - 1
+                queue.push(time: end, user: Int32(local), kind: .weekEnd(week: week))
+            }
         }
         let end = scenario.endInstant.secondsSinceEpoch
         var progressDay = -1
@@ -322,6 +339,8 @@ final class Shard {
             guard !users[local].isAway(at: event.time) else { return }
             log(local, now, "activity") { $0.id("activity", activity.name) }
             users[local].checker.observe(activity, at: now, zone: users[local].zone)
+            users[local].weekActivity.append(
+                ActivityEvent(userID: users[local].traits.profile.id, at: now, kind: activity))
             if let start = users[local].lapseStartedAt {
                 users[local].lapseStartedAt = nil
                 stats.lift.record(
@@ -348,7 +367,13 @@ final class Shard {
             rescheduleLaunch(local)
         case .response(let requestID, let kind, let action):
             stats.responsesByAction[action.rawValue, default: 0] += 1
-            if action != .dismiss && !action.isSnooze { count(&stats.actedByKindWeek, kind, at: now) }
+            if action != .dismiss && !action.isSnooze {
+                count(&stats.actedByKindWeek, kind, at: now)
+                if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID) {
+                    users[local].weekDeliveries[index].opened = true
+                    users[local].weekDeliveries[index].acted = action != .defaultTap
+                }
+            }
             log(local, now, "response") {
                 $0.id("kind", kind.rawValue)
                 $0.id("id", requestID)
@@ -359,6 +384,8 @@ final class Shard {
         case .travel:
             travel(local, at: now)
             scheduleTravel(local, after: now)
+        case .weekEnd(let week):
+            closeWeek(local, week: week, at: now)
         case .content(let requestID, let outcome):
             step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now)
         case .social(let social):
@@ -550,12 +577,18 @@ final class Shard {
             recordViolation(
                 .payloadWithin4KB, local, at: notification.deliveredAt, detail: "\(id) \(payload.byteCount) bytes")
         }
-        let leaks = PrivacyAudit.violations(in: content, for: Recipient(users[local].engine.profile))
+        let leaks = PrivacyAudit.violations(in: content, for: users[local].engine.recipient)
         if let leak = leaks.first {
             recordViolation(.noPersonalDataInPayload, local, at: notification.deliveredAt, detail: "\(id) \(leak)")
         }
         countDeliveryDay(local, at: notification.deliveredAt)
         count(&stats.deliveredByKindWeek, content.kind, at: notification.deliveredAt)
+        users[local].weekDeliveries.append(
+            DeliveryRecord(
+                kind: content.kind, sentAt: notification.deliveredAt,
+                deliveredAt: notification.presentation == .banner || notification.presentation == .quiet
+                    ? notification.deliveredAt : nil, opened: false, acted: false))
+        users[local].weekDeliveryIDs.append(id)
         if store != nil { recordLedger(local, id, content.kind, .delivered, at: notification.deliveredAt) }
         decideResponse(local, to: notification, at: now)
     }
@@ -725,6 +758,23 @@ final class Shard {
             users[local].deliveryDay = date
         }
         users[local].deliveriesToday += 1
+    }
+
+    /// The user's engagement figures for one simulated week, from what they did and received.
+    private func closeWeek(_ local: Int, week: Int, at now: Instant) {
+        let state = users[local]
+        let summary = UserEngagementSummary(
+            activity: state.weekActivity, deliveries: state.weekDeliveries, optOuts: [],
+            since: scenario.startInstant + Int64(week) * 7 * .secondsPerDay, now: now + 1, zone: state.zone,
+            thresholds: LapseThresholds(configuration: state.engine.configuration))
+        let persona = state.traits.persona.rawValue
+        var weeks = stats.metricsByPersonaWeek[persona] ?? Array(repeating: EngagementMetrics(), count: scenario.weeks)
+        weeks[week].add(summary)
+        stats.metricsByPersonaWeek[persona] = weeks
+        // Keep the last activity: "days since last active" reaches back across weeks.
+        users[local].weekActivity = state.weekActivity.suffix(1)
+        users[local].weekDeliveries.removeAll(keepingCapacity: true)
+        users[local].weekDeliveryIDs.removeAll(keepingCapacity: true)
     }
 
     private func count(_ table: inout [String: [Int]], _ kind: NotificationKind, at instant: Instant) {

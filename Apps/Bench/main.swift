@@ -134,3 +134,17 @@ print("largest plan held \(plannedCount) pending requests (limit 64, 4 reserved)
 
 let bare = BareLoopBenchmark.eventsPerSecond()
 print("bare event loop (the simulator's binary heap, no work): \(Int(bare)) events/s")
+
+// The server-side sweep: lapse detection and engagement metrics over a whole population.
+for users in [100_000, 1_000_000] {
+    var best = Double.infinity
+    var lapsed = 0
+    for _ in 0..<3 {
+        let (seconds, result) = PopulationSweep.benchmark(users: users, seed: 42)
+        best = min(best, seconds)
+        lapsed = result.newlyLapsed.count
+    }
+    print(
+        "population sweep \(users) users: \(String(format: "%.2f", best * 1_000)) ms (best of 3), \(lapsed) newly lapsed"
+    )
+}

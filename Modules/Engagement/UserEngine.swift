@@ -17,6 +17,8 @@ public struct UserEngine: Sendable {
     public let configuration: EngineConfiguration
     /// The name copy may use, derived once from the profile.
     var firstName: String
+    /// Who the copy is for (name, privacy level), derived once from the profile.
+    public private(set) var recipient: Recipient
     /// The last activity (app open, workout, meal, log, chat); starts at creation.
     public private(set) var lastActiveAt: Instant
     /// Re-engagement nudges delivered in the current lapse.
@@ -76,6 +78,7 @@ public struct UserEngine: Sendable {
         self.contentRandom = SeededGenerator(seed: contentSeed)
         self.profile = profile
         self.firstName = profile.firstName
+        self.recipient = Recipient(profile)
         self.zone = zone
         self.configuration = configuration
         self.lastActiveAt = now
@@ -656,7 +659,7 @@ public struct UserEngine: Sendable {
                 .type
         }
         return ContentRequest(
-            kind: candidate.kind, style: profile.motivationalStyle, recipient: Recipient(profile), context: context)
+            kind: candidate.kind, style: profile.motivationalStyle, recipient: recipient, context: context)
     }
 
     private mutating func makeRequest(for candidate: Candidate, fireAt: Instant, copy: Copy? = nil)
