@@ -41,7 +41,7 @@ let start = Instant(iso8601: "2027-03-12T12:00:00Z")!
 var preferences = NotificationPreferences()
 preferences.hydration = .hourly
 preferences.quietHours = try! QuietHours(start: LocalTimeOfDay("22:00")!, end: LocalTimeOfDay("07:00")!)
-preferences.maxPerHour = 3
+preferences.maxPerHour = 10
 preferences.workoutSchedule = Weekday.allCases.map {
     ScheduledWorkout(weekday: $0, time: LocalTimeOfDay("18:30")!, type: "Run")
 }
@@ -53,7 +53,10 @@ var timings: [Timing] = []
 
 // One full planning pass: a user whose horizon fills the pending slots, re-planned an hour later
 // each call (the plan shifts, so the pass does real work: retire, generate, rules, diff).
-var engine = UserEngine(profile: profile, zone: zone, now: start)
+// One-shot occurrences only (no daily series), so the plan fills the pending slots.
+var fullHorizon = EngineConfiguration()
+fullHorizon.useDailySeries = false
+var engine = UserEngine(profile: profile, zone: zone, now: start, configuration: fullHorizon)
 _ = engine.handle(.appLaunched, at: start)
 var clock = start
 var plannedCount = 0

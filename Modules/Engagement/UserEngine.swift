@@ -64,6 +64,8 @@ public struct UserEngine: Sendable {
     var responses = ResponseStats()
     /// The coach's accepted copy per occurrence (it is asked once per occurrence; a re-plan keeps it).
     var coachCopy = OccurrenceMap<CoachCopy>()
+    /// Local minutes of the last app opens, for the habitual active time.
+    var recentOpenMinutes: [Int] = []
     /// Fired notifications of adjustable kinds not yet answered (ignored after three hours).
     var unanswered: [(id: OccurrenceID, firedAt: Instant)] = []
 
@@ -112,6 +114,8 @@ public struct UserEngine: Sendable {
         case .activity(let activity):
             recordActivity(activity, at: now)
             if case .appOpened(let sessionSeconds) = activity {
+                recentOpenMinutes.append(zone.localDateTime(at: now).secondOfDay / 60)
+                if recentOpenMinutes.count > 20 { recentOpenMinutes.removeFirst() }
                 effects.append(.setBadge(0))
                 effects.append(.clearDeliveredNotifications)
                 startSession(until: now + Int64(sessionSeconds))
@@ -128,6 +132,14 @@ public struct UserEngine: Sendable {
             movePlanned(to: newZone, at: now, into: &effects)
         case .socialEvent(let event):
             receive(event, at: now, into: &effects)
+        case .unrecognizedResponse(let requestID, let actionIdentifier):
+            let kind = OccurrenceID(requestID: requestID)?.kind ?? .morningGreeting
+            effects.append(
+                .trace(
+                    TraceEntry(
+                        at: now, userID: profile.id, requestID: requestID, kind: kind, decision: .suppressed,
+                        reason: .unknownAction, detail: "unknown action identifier \"\(actionIdentifier.prefix(64))\""))
+            )
         case .contentGenerated(let requestID, let outcome):
             applyCoachCopy(outcome, to: requestID, at: now, into: &effects)
         }
@@ -575,6 +587,13 @@ public struct UserEngine: Sendable {
         return result
     }
 
+    /// When the user usually opens the app (circular mean of recent opens, from five of them),
+    /// rounded to 15 minutes: nudges go out then, not at the moment a lapse is detected.
+    var habitualActiveTime: LocalTimeOfDay? {
+        guard recentOpenMinutes.count >= 5, let mean = CircularTime.mean(minutes: recentOpenMinutes) else { return nil }
+        return LocalTimeOfDay(minutesSinceMidnight: (mean.meanMinutes / 15 * 15) % 1_440)
+    }
+
     /// Whether the user is in the re-engagement control group.
     public var isHeldOut: Bool {
         configuration.holdoutShare > 0
@@ -605,7 +624,7 @@ public struct UserEngine: Sendable {
             case .lightNudge: configuration.lightNudgeAttemptDays
             case .checkInOnMe: configuration.checkInOnMeAttemptDays
             }
-        let time = profile.communication.preferredTimes.first ?? configuration.nudgeTime
+        let time = profile.communication.preferredTimes.first ?? habitualActiveTime ?? configuration.nudgeTime
         let lapseDate = zone.localDate(at: lastActiveAt)
         for (index, day) in days.enumerated() {
             let due = lastActiveAt + Int64(day) * .secondsPerDay

@@ -56,6 +56,8 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     case timeZoneChanged
     /// Planned as a repeating daily request (one pending slot for every day).
     case dailySeries
+    /// A response carried an action identifier no category declares.
+    case unknownAction
     /// The user is in the re-engagement control group (holdout): no nudges, to measure their lift.
     case holdout
     /// The AI coach's copy replaced the template copy (valid, and within the content deadline).

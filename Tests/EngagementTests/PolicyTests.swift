@@ -184,3 +184,33 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
         #expect(!effects.scheduled.contains { $0.request.trigger.repeats })
     }
 }
+
+@Suite struct LapseCampaignTimingTests {
+    let london = ZoneRules(identifier: "Europe/London")!
+
+    @Test func nudgesGoOutAtTheUsersHabitualActiveTime() {
+        let t0 = Instant(iso8601: "2027-06-01T08:00:00+01:00")!
+        var engine = UserEngine(profile: makeProfile(absence: .lightNudge), zone: london, now: t0)
+        var effects: [Effect] = []
+        // Five evenings around 21:00 (20:50 ... 21:10): the habit, not the 10:00 default.
+        for (day, minute) in [(0, 50), (1, 55), (2, 0), (3, 5), (4, 10)] {
+            let hour: Int64 = minute >= 50 ? 20 : 21
+            let at =
+                Instant(iso8601: "2027-06-01T00:00:00+01:00")! + Int64(day) * .secondsPerDay + hour * 3_600
+                + Int64(minute) * 60
+            effects = engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: at)
+        }
+        let nudge = effects.scheduled.first { $0.request.content.kind == .reEngagement }
+        #expect(nudge.map { london.localDateTime(at: $0.fireAt).timeOfDay.description } == "21:00")
+    }
+
+    @Test func anUnknownActionIdentifierIsTracedNotCrashedOn() {
+        let t0 = Instant(iso8601: "2027-06-01T08:00:00+01:00")!
+        var engine = UserEngine(profile: makeProfile(), zone: london, now: t0)
+        let effects = engine.handle(
+            .unrecognizedResponse(requestID: "mealReminder.2027-06-01.lunch", actionIdentifier: "DANCE_NOW"), at: t0)
+        let trace = effects.traces.first { $0.reason == .unknownAction }
+        #expect(trace?.kind == .mealReminder)
+        #expect(trace?.detail.contains("DANCE_NOW") == true)
+    }
+}
