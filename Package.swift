@@ -65,7 +65,8 @@ let package = Package(
                 name: "bench", dependencies: ["Engagement", "Scheduling", "Models", "Simulation"], path: "Apps/Bench",
                 swiftSettings: swiftSettings),
             .executableTarget(
-                name: "simulate", dependencies: ["Simulation", "Models", "Engagement", swiftLog], path: "Apps/Simulator",
+                name: "simulate", dependencies: ["Simulation", "Models", "Engagement", swiftLog],
+                path: "Apps/Simulator",
                 swiftSettings: swiftSettings),
             .executableTarget(
                 name: "store-crash-writer", dependencies: ["Storage", "Models"], path: "Apps/StoreCrashWriter",
