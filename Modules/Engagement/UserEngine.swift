@@ -64,6 +64,10 @@ public struct UserEngine: Sendable {
     var responses = ResponseStats()
     /// The coach's accepted copy per occurrence (it is asked once per occurrence; a re-plan keeps it).
     var coachCopy = OccurrenceMap<CoachCopy>()
+    /// The hydration series' times, derived from the preferences (nil: no series allowed).
+    var seriesTimes: [LocalTimeOfDay]?
+    /// When the device last changed time zone.
+    var zoneChangedAt: Instant?
     /// Local minutes of the last app opens, for the habitual active time.
     var recentOpenMinutes: [Int] = []
     /// Fired notifications of adjustable kinds not yet answered (ignored after three hours).
@@ -84,6 +88,7 @@ public struct UserEngine: Sendable {
         self.zone = zone
         self.configuration = configuration
         self.lastActiveAt = now
+        self.seriesTimes = hydrationSeriesTimes()
     }
 
     /// Requests the engine believes are pending on the device.
@@ -127,6 +132,7 @@ public struct UserEngine: Sendable {
                 .submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
         case .preferencesChanged(let preferences):
             profile.preferences = preferences
+            seriesTimes = hydrationSeriesTimes()
             planInputsVersion += 1
         case .timeZoneChanged(let newZone):
             movePlanned(to: newZone, at: now, into: &effects)
@@ -230,6 +236,7 @@ public struct UserEngine: Sendable {
     /// new zone was dropped by the device; it is planned again at once if still worth sending.
     private mutating func movePlanned(to newZone: ZoneRules, at now: Instant, into effects: inout [Effect]) {
         planInputsVersion += 1
+        zoneChangedAt = now
         let oldZone = zone
         zone = newZone
         profile.timeZone = newZone.identifier
@@ -299,8 +306,13 @@ public struct UserEngine: Sendable {
             reEngagementTimes: reEngagementTimes())
         if key == lastPlanKey { return }
         lastPlanKey = key
-        var series = lapseStage(at: now) == .active && !responses.adjusts(.hydration) ? hydrationSeriesTimes() : nil
-        if let times = series, !seriesFitsRecentHistory(times, at: now) { series = nil }
+        var series = lapseStage(at: now) == .active && !responses.adjusts(.hydration) ? seriesTimes : nil
+        // Only a recent change of zone can bring a series' times round again too soon.
+        if let times = series, let moved = zoneChangedAt, now - moved < .secondsPerDay + .secondsPerHour,
+            !seriesFitsRecentHistory(times, at: now)
+        {
+            series = nil
+        }
         var candidates = routineCandidates(at: now, until: horizonEnd, skipHydration: series != nil)
         candidates += snoozed
         candidates += followUps
