@@ -64,7 +64,9 @@ public enum Explainer {
         let fireAt = (object["fireAt"] as? String).map { " for \($0.replacingOccurrences(of: "T", with: " "))" } ?? ""
         let what: String
         switch event {
-        case "scheduled": what = "scheduled \(id)\(fireAt)"
+        case "scheduled":
+            let why = reason.map { $0 == "onTime" ? "" : " (\($0))" } ?? ""
+            what = "scheduled \(id)\(fireAt)\(why)\(reason == "templateFallback" ? detail : "")"
         case "deferred": what = "deferred \(id)\(fireAt) because \(reason ?? "?")\(detail)"
         case "dropped": what = "dropped \(id) because \(reason ?? "?")\(detail)"
         case "suppressed": what = "suppressed \(id) because \(reason ?? "?")\(detail)"
