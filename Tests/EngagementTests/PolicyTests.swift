@@ -1,3 +1,4 @@
+import Content
 import Models
 import Scheduling
 import Testing
@@ -212,5 +213,59 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
         let trace = effects.traces.first { $0.reason == .unknownAction }
         #expect(trace?.kind == .mealReminder)
         #expect(trace?.detail.contains("DANCE_NOW") == true)
+    }
+}
+
+@Suite struct CoachCopyTests {
+    let london = ZoneRules(identifier: "Europe/London")!
+    let t0 = Instant(iso8601: "2027-06-01T12:00:00+01:00")!
+
+    func plannedMorning(_ engine: inout UserEngine) -> (id: String, request: CoachRequest) {
+        let effects = engine.handle(.appLaunched, at: t0)
+        let asks = effects.compactMap { effect -> (String, CoachRequest)? in
+            if case .generateContent(let id, let request) = effect { (id, request) } else { nil }
+        }
+        let morning = asks.first { $0.0.hasPrefix("morningGreeting.") }!
+        return morning
+    }
+
+    @Test func validCoachCopyInTimeReplacesTheTemplateCopy() {
+        var engine = UserEngine(profile: makeProfile(), zone: london, now: t0)
+        let (id, request) = plannedMorning(&engine)
+        #expect(request.kind == .morningGreeting)
+        let effects = engine.handle(
+            .contentGenerated(
+                requestID: id, outcome: .text("Morning, Ana ☀️|A short walk sets up the day.", latencyMillis: 400)),
+            at: t0 + 1)
+        let replaced = effects.scheduled.first { $0.request.identifier == id }
+        #expect(replaced?.request.content.body == "A short walk sets up the day.")
+        #expect(effects.traces.contains { $0.requestID == id && $0.reason == .coachCopy })
+    }
+
+    @Test(arguments: [
+        (CoachOutcome.timedOut, "coachTimeout"),
+        (.text("Morning, Ana|A walk?", latencyMillis: 2_500), "coachTimeout"),
+        (.failed(reason: "unavailable", latencyMillis: 100), "coachError"),
+        (.text("no separator here", latencyMillis: 100), "malformedOutput"),
+        (.text("Hi|Call me at ana@example.com", latencyMillis: 100), "malformedOutput.personalData"),
+    ])
+    func anythingElseKeepsTheTemplateAndSaysWhy(outcome: CoachOutcome, reason: String) {
+        var engine = UserEngine(profile: makeProfile(), zone: london, now: t0)
+        let (id, _) = plannedMorning(&engine)
+        let effects = engine.handle(.contentGenerated(requestID: id, outcome: outcome), at: t0 + 1)
+        #expect(effects.scheduled.isEmpty)
+        let trace = effects.traces.first { $0.requestID == id }
+        #expect(trace?.reason == .templateFallback)
+        #expect(trace?.detail.contains(reason) == true, "\(trace?.detail ?? "")")
+    }
+
+    @Test func privateUsersTemplateCopyCarriesNoName() {
+        var profile = makeProfile()
+        profile.privacyLevel = .private
+        var engine = UserEngine(profile: profile, zone: london, now: t0)
+        let effects = engine.handle(.appLaunched, at: t0)
+        for item in effects.scheduled {
+            #expect(!item.request.content.title.contains("Ana") && !item.request.content.body.contains("Ana"))
+        }
     }
 }
