@@ -68,6 +68,8 @@ public struct UserEngine: Sendable {
     var seriesTimes: [LocalTimeOfDay]?
     /// When the device last changed time zone.
     var zoneChangedAt: Instant?
+    /// The last `reEngagementTimes()` and what it was computed from.
+    var reEngagementCache: (inputs: ReEngagementInputs, times: [Int64])?
     /// Local minutes of the last app opens, for the habitual active time.
     var recentOpenMinutes: [Int] = []
     /// Fired notifications of adjustable kinds not yet answered (ignored after three hours).
@@ -303,7 +305,7 @@ public struct UserEngine: Sendable {
         let horizonEnd = routineHorizonEnd(at: now)
         let key = PlanKey(
             version: planInputsVersion, lapseStage: lapseStage(at: now), horizonEnd: horizonEnd,
-            reEngagementTimes: reEngagementTimes())
+            reEngagementTimes: currentReEngagementTimes())
         if key == lastPlanKey { return }
         lastPlanKey = key
         var series = lapseStage(at: now) == .active && !responses.adjusts(.hydration) ? seriesTimes : nil
@@ -613,6 +615,18 @@ public struct UserEngine: Sendable {
     }
 
     /// When the nudges of the current lapse campaign would be planned (they move with the last activity).
+    /// `reEngagementTimes()`, recomputed only when something it depends on changed (most inputs
+    /// change none of it: a delivery, a coach answer, a background run).
+    private mutating func currentReEngagementTimes() -> [Int64] {
+        let inputs = ReEngagementInputs(
+            lastActiveAt: lastActiveAt, zone: zone.identifier, habitualTime: habitualActiveTime,
+            version: planInputsVersion)
+        if let cached = reEngagementCache, cached.inputs == inputs { return cached.times }
+        let times = reEngagementTimes()
+        reEngagementCache = (inputs, times)
+        return times
+    }
+
     private func reEngagementTimes() -> [Int64] {
         var candidates: [Candidate] = []
         var suppressed: [(Candidate, ReasonCode)] = []
@@ -820,6 +834,14 @@ struct CoachCopy: Hashable, Sendable {
     var copy: Copy?
     /// When the occurrence was planned to fire when the coach was asked; for pruning.
     var askedAt: Instant
+}
+
+/// What the nudge times depend on.
+struct ReEngagementInputs: Hashable, Sendable {
+    var lastActiveAt: Instant
+    var zone: String
+    var habitualTime: LocalTimeOfDay?
+    var version: Int
 }
 
 /// The inputs a plan is computed from, beyond the occurrences themselves.
