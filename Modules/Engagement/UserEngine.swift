@@ -720,7 +720,6 @@ public struct UserEngine: Sendable {
             : trigger(for: fireAt)
         let request = contentRequest(for: candidate, fireAt: fireAt)
         let text: Copy
-        var imageKey: String?
         if let copy {
             text = copy
         } else if let accepted = coachCopy[candidate.id]?.copy {
@@ -728,9 +727,7 @@ public struct UserEngine: Sendable {
         } else {
             let decision = content.decide(nil, for: request, memory: &templateMemory, generator: &contentRandom)
             text = decision.copy
-            imageKey = decision.imageKey
         }
-        _ = imageKey
         let body = NotificationContent(
             kind: candidate.kind, title: text.title, body: text.body, threadID: candidate.policy.threadID,
             interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,
