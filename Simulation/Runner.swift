@@ -50,18 +50,20 @@ public struct BudgetFigures: Codable, Sendable, Equatable {
 
     init(nanos: [UInt32], budgetMicros: Double) {
         let sorted = nanos.sorted()
-        func percentile(_ p: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            let index = min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)
-            return Double(sorted[max(0, index)]) / 1_000
-        }
         samples = sorted.count
-        p50Micros = percentile(0.5)
-        p99Micros = percentile(0.99)
+        p50Micros = nearestRank(sorted, 0.5) / 1_000
+        p99Micros = nearestRank(sorted, 0.99) / 1_000
         maxMicros = Double(sorted.last ?? 0) / 1_000
         self.budgetMicros = budgetMicros
         breached = maxMicros > budgetMicros
     }
+}
+
+/// The nearest-rank percentile `p` (0...1] of ascending samples; 0 when there are none.
+func nearestRank(_ sorted: [UInt32], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    let index = Int((Double(sorted.count) * p).rounded(.up)) - 1
+    return Double(sorted[min(sorted.count - 1, max(0, index))])
 }
 
 /// Content generation in virtual time.
@@ -76,17 +78,13 @@ public struct ContentFigures: Codable, Sendable {
 
     init(millis: [UInt32], bySource: [String: Int], budgetMillis: Int) {
         let sorted = millis.sorted()
-        func percentile(_ p: Double) -> Double {
-            guard !sorted.isEmpty else { return 0 }
-            return Double(sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))])
-        }
         coachCalls = sorted.count
         let ai = bySource["ai"] ?? 0
         let fallback = bySource["templateFallback"] ?? 0
         aiShare = ai + fallback == 0 ? 0 : Double(ai) / Double(ai + fallback)
         self.bySource = bySource
-        p50Millis = percentile(0.5)
-        p99Millis = percentile(0.99)
+        p50Millis = nearestRank(sorted, 0.5)
+        p99Millis = nearestRank(sorted, 0.99)
         maxMillis = Double(sorted.last ?? 0)
         self.budgetMillis = Double(budgetMillis)
     }

@@ -127,14 +127,6 @@ public struct CopyLimits: Hashable, Sendable {
 extension String {
     var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 
-    /// The text without surrounding white space, or nil when nothing is left (free text from
-    /// users can be blank; copy must never read "Your  starts soon").
-    var trimmedOrNil: String? {
-        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
-        else { return nil }
-        return String(self[first...last])
-    }
-
     /// At most `limit` characters, cut with an ellipsis; line breaks become spaces.
     func clipped(to limit: Int) -> String {
         let flat = contains(where: \.isNewline) ? String(map { $0.isNewline ? " " : $0 }) : self

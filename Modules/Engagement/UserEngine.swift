@@ -855,13 +855,3 @@ struct TracedDecision: Hashable, Sendable {
     var fireAt: Instant?
     var plannedAt: Instant
 }
-
-/// FNV-1a, for stable choices derived from identifiers.
-func stableHash(_ text: String) -> UInt64 {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in text.utf8 {
-        hash ^= UInt64(byte)
-        hash &*= 0x100_0000_01b3
-    }
-    return hash
-}

@@ -39,7 +39,7 @@ public struct RecurrenceRule: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,WE` (an optional `RRULE:` prefix is accepted).
     public init(parsing text: String) throws(ParseError) {
-        var body = Substring(text.trimmingWhitespace)
+        var body = Substring(text.trimmedOrNil ?? "")
         if body.hasPrefix("RRULE:") { body = body.dropFirst(6) }
         var frequency: Frequency?
         var rule = RecurrenceRule(frequency: .daily)
@@ -214,9 +214,11 @@ extension LocalDateTime {
 }
 
 extension String {
-    var trimmingWhitespace: String {
+    /// The text without surrounding white space, or nil when nothing is left (free text from
+    /// users can be blank; copy must never read "Your  starts soon").
+    public var trimmedOrNil: String? {
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
-        else { return "" }
+        else { return nil }
         return String(self[first...last])
     }
 }
