@@ -22,10 +22,7 @@ extension UserEngine {
         let days = streak.currentDays(today: LocalDate(daysSinceEpoch: today))
         if UserEngine.streakMilestones.contains(days) {
             followUps.append(
-                Candidate(
-                    id: OccurrenceID(kind: .achievement, daysSinceEpoch: today, slot: days), kind: .achievement,
-                    plannedAt: now + 1, level: profile.preferences.interruptionLevel(for: .achievement),
-                    policy: .standard(for: .achievement)))
+                candidate(OccurrenceID(kind: .achievement, daysSinceEpoch: today, slot: days), at: now + 1))
         }
     }
 
@@ -42,10 +39,7 @@ extension UserEngine {
                 for: LocalDateTime(daysSinceEpoch: day + dayOffset, time: LocalTimeOfDay(minutesSinceMidnight: wrapped))
             )
             guard at < end, at > earliest else { return }
-            result.append(
-                Candidate(
-                    id: OccurrenceID(kind: kind, daysSinceEpoch: day, slot: slot), kind: kind, plannedAt: at,
-                    level: preferences.interruptionLevel(for: kind), policy: .standard(for: kind)))
+            result.append(candidate(OccurrenceID(kind: kind, daysSinceEpoch: day, slot: slot), at: at))
         }
         // Habits need data: without enough workouts on this weekday, the stated schedule's
         // workout reminder (15 minutes before) is the only nudge.

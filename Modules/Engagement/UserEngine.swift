@@ -176,15 +176,21 @@ public struct UserEngine: Sendable {
             let minute = zone.localDateTime(at: reflectAt).secondOfDay / 60
             followUps.removeAll { $0.kind == .reflection }
             followUps.append(
-                Candidate(
-                    id: OccurrenceID(
+                candidate(
+                    OccurrenceID(
                         kind: .reflection, daysSinceEpoch: zone.localDateTime(at: reflectAt).daysSinceEpoch,
                         slot: minute),
-                    kind: .reflection, plannedAt: reflectAt,
-                    level: profile.preferences.interruptionLevel(for: .reflection), policy: .standard(for: .reflection))
-            )
+                    at: reflectAt))
         default: break
         }
+    }
+
+    /// The occurrence `id` at `plannedAt`, with its kind's interruption level (from the
+    /// preferences) and delivery policy.
+    func candidate(_ id: OccurrenceID, at plannedAt: Instant) -> Candidate {
+        Candidate(
+            id: id, kind: id.kind, plannedAt: plannedAt, level: profile.preferences.interruptionLevel(for: id.kind),
+            policy: .standard(for: id.kind))
     }
 
     /// Whether the user already did what the occurrence reminds of.
@@ -213,9 +219,7 @@ public struct UserEngine: Sendable {
             snoozed.removeAll { $0.id.original == id.original }
             planInputsVersion += 1
             snoozed.append(
-                Candidate(
-                    id: id, kind: kind, plannedAt: now + snoozeSeconds,
-                    level: profile.preferences.interruptionLevel(for: kind), policy: .standard(for: kind)))
+                candidate(id, at: now + snoozeSeconds))
             effects.append(
                 .trace(
                     TraceEntry(
@@ -341,9 +345,7 @@ public struct UserEngine: Sendable {
             // Past firings are already in the ledger (retireFired); add the future ones.
             for at in seriesFireTimes(time, from: now + 1, to: ledgerEnd) { ledger.insert(at) }
             let first = nextSeriesFire(time, after: now)
-            let candidate = Candidate(
-                id: .dailySeries(.hydration, minute: time.minutesSinceMidnight), kind: .hydration, plannedAt: first,
-                level: profile.preferences.interruptionLevel(for: .hydration), policy: .standard(for: .hydration))
+            let candidate = candidate(.dailySeries(.hydration, minute: time.minutesSinceMidnight), at: first)
             seriesCandidates.append(candidate)
             var item = PlannedNotification(candidate: candidate, fireAt: first, zone: zone)
             item.repeatsDaily = true
@@ -656,10 +658,9 @@ public struct UserEngine: Sendable {
             let due = lastActiveAt + Int64(day) * .secondsPerDay
             var date = zone.localDate(at: due)
             if zone.instant(for: LocalDateTime(date: date, time: time)) < due { date = date.adding(days: 1) }
-            let candidate = Candidate(
-                id: OccurrenceID(kind: .reEngagement, date: lapseDate, slot: index + 1), kind: .reEngagement,
-                plannedAt: zone.instant(for: LocalDateTime(date: date, time: time)),
-                level: preferences.interruptionLevel(for: .reEngagement), policy: .standard(for: .reEngagement))
+            let candidate = candidate(
+                OccurrenceID(kind: .reEngagement, date: lapseDate, slot: index + 1),
+                at: zone.instant(for: LocalDateTime(date: date, time: time)))
             if response == .giveMeSpace {
                 // Silence, and the trace says so, once the user is actually away.
                 if due <= now { suppressed.append((candidate, .absenceGiveMeSpace)) }
@@ -756,10 +757,7 @@ public struct UserEngine: Sendable {
         guard let id = OccurrenceID(requestID: requestID), let item = planned.first(where: { $0.id == id }),
             item.fireAt > now
         else { return }
-        let candidate = Candidate(
-            id: id, kind: id.kind, plannedAt: item.plannedAt,
-            level: profile.preferences.interruptionLevel(for: id.kind),
-            policy: .standard(for: id.kind))
+        let candidate = candidate(id, at: item.plannedAt)
         let request = contentRequest(for: candidate, fireAt: item.fireAt)
         switch content.judge(outcome, for: request) {
         case .accepted(let copy, _):
