@@ -19,6 +19,8 @@ public struct UserEngine: Sendable {
     var firstName: String
     /// Who the copy is for (name, privacy level), derived once from the profile.
     public private(set) var recipient: Recipient
+    /// Whether the user is in the re-engagement control group (fixed by the id and the configuration).
+    public let isHeldOut: Bool
     /// The last activity (app open, workout, meal, log, chat); starts at creation.
     public private(set) var lastActiveAt: Instant
     /// Re-engagement nudges delivered in the current lapse.
@@ -90,6 +92,9 @@ public struct UserEngine: Sendable {
         self.zone = zone
         self.configuration = configuration
         self.lastActiveAt = now
+        self.isHeldOut =
+            configuration.holdoutShare > 0
+            && Holdout.isHeldOut(userID: profile.id, share: configuration.holdoutShare, salt: configuration.holdoutSalt)
         self.seriesTimes = hydrationSeriesTimes()
     }
 
@@ -608,12 +613,6 @@ public struct UserEngine: Sendable {
     var habitualActiveTime: LocalTimeOfDay? {
         guard recentOpenMinutes.count >= 5, let mean = CircularTime.mean(minutes: recentOpenMinutes) else { return nil }
         return LocalTimeOfDay(minutesSinceMidnight: (mean.meanMinutes / 15 * 15) % 1_440)
-    }
-
-    /// Whether the user is in the re-engagement control group.
-    public var isHeldOut: Bool {
-        configuration.holdoutShare > 0
-            && Holdout.isHeldOut(userID: profile.id, share: configuration.holdoutShare, salt: configuration.holdoutSalt)
     }
 
     /// When the nudges of the current lapse campaign would be planned (they move with the last activity).
