@@ -51,7 +51,7 @@ let package = Package(
         + module("LiveActivity", dependencies: ["Models"])
         + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
         + module("Delivery", dependencies: ["Models"])
-        + module("Engagement", dependencies: ["Models", "Scheduling", "Content", "Delivery", "Storage", swiftLog])
+        + module("Engagement", dependencies: ["Models", "Scheduling", "Content"])
         + [
             .target(
                 name: "Simulation",

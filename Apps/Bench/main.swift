@@ -56,7 +56,17 @@ var timings: [Timing] = []
 // One-shot occurrences only (no daily series), so the plan fills the pending slots.
 var fullHorizon = EngineConfiguration()
 fullHorizon.useDailySeries = false
-var engine = UserEngine(profile: profile, zone: zone, now: start, configuration: fullHorizon)
+// The composition root picks the templates; a file that fails to load is reported, not trapped.
+let templates: TemplateCatalog
+do {
+    templates = try TemplateCatalog.bundled()
+} catch {
+    print("bench: the bundled templates do not load: \(error)")
+    exit(74)
+}
+let generator = ContentGenerator(catalog: templates)
+var engine = UserEngine(
+    profile: profile, zone: zone, now: start, configuration: fullHorizon, content: generator)
 _ = engine.handle(.appLaunched, at: start)
 var clock = start
 var plannedCount = 0
@@ -68,10 +78,13 @@ timings.append(
         blackHole(effects)
     })
 
-// A full planning pass that finds nothing to change (the preferences are re-applied unchanged).
+// A full planning pass that finds nothing to change: the preferences change in a way that moves
+// no notification (the sound setting), so the plan's key changes and the pass runs.
+var soundToggled = preferences
+soundToggled.soundEnabled.toggle()
 timings.append(
-    measure("planning pass (full, nothing to change)", iterations: 20_000) { _ in
-        blackHole(engine.handle(.preferencesChanged(preferences), at: clock))
+    measure("planning pass (full, nothing to change)", iterations: 20_000) { i in
+        blackHole(engine.handle(.preferencesChanged(i % 2 == 0 ? soundToggled : preferences), at: clock))
     })
 
 // An input whose plan inputs are unchanged: the engine skips the pass.
@@ -84,14 +97,14 @@ timings.append(
 var ledger = CapLedger()
 for hour in 0..<24 { ledger.insert(start + Int64(hour) * 3_600) }
 let candidate = Candidate(
-    id: OccurrenceID(kind: .hydration, date: LocalDate(year: 2027, month: 3, day: 12)), kind: .hydration,
+    id: OccurrenceID(.hydration, date: LocalDate(year: 2027, month: 3, day: 12), .minuteOfDay(540)), kind: .hydration,
     plannedAt: start + 30 * 60, level: .active,
     policy: .standard(for: .hydration))
 timings.append(
     measure("policy decision (quiet hours + caps)", iterations: 200_000) { i in
         var c = candidate
         c.plannedAt = start + Int64(i % 48) * 1_800
-        blackHole(DeliveryRules.evaluate(c, preferences: preferences, zone: zone, ledger: ledger))
+        blackHole(DeliveryRules.evaluate(c, at: start, preferences: preferences, zone: zone, ledger: ledger))
     })
 
 timings.append(
@@ -107,7 +120,6 @@ timings.append(
 
 // Content: one template render, one full template decision (privacy redaction, variety), and the
 // checks of an AI answer (parse, validation, privacy audit, payload size).
-let generator = ContentGenerator()
 let recipient = Recipient(profile)
 let contentRequest = ContentRequest(
     kind: .morningGreeting, style: .encouraging, recipient: recipient, context: CopyContext(firstName: "Ana"))

@@ -13,16 +13,8 @@ extension UserEngine {
     /// The local times of the hydration series, or nil when the rules do not allow a series.
     func hydrationSeriesTimes() -> [LocalTimeOfDay]? {
         let preferences = profile.preferences
-        guard configuration.useDailySeries, preferences.isEnabled(.hydration), let frequency = preferences.hydration,
-            preferences.maxPerDay == nil
-        else { return nil }
-        var times: [LocalTimeOfDay] = []
-        var minute = preferences.wakeTime.minutesSinceMidnight
-        while minute < preferences.sleepTime.minutesSinceMidnight {
-            times.append(LocalTimeOfDay(minutesSinceMidnight: minute))
-            minute += frequency.intervalMinutes
-        }
-        guard !times.isEmpty else { return nil }
+        let times = preferences.hydrationTimes
+        guard configuration.useDailySeries, preferences.maxPerDay == nil, !times.isEmpty else { return nil }
         if let quiet = preferences.quietHours {
             // A week of days covers every weekday.
             for day in Int64(0)..<7 {
@@ -31,21 +23,9 @@ extension UserEngine {
         }
         // Every routine time of every weekday, in minutes of a week; any 60 minutes must hold at most the cap.
         var week: [Int] = []
-        for weekdayIndex in 0..<7 {
-            let base = weekdayIndex * 1_440
-            week += times.map { base + $0.minutesSinceMidnight }
-            if preferences.isEnabled(.morningGreeting) {
-                week.append(base + preferences.morningTime.minutesSinceMidnight)
-            }
-            if preferences.isEnabled(.mealReminder) {
-                week += MealType.allCases.map { base + $0.defaultTime.minutesSinceMidnight }
-            }
-            let weekday = Weekday(rawValue: weekdayIndex + 1)!
-            if preferences.isEnabled(.workoutReminder) {
-                for workout in preferences.workoutSchedule where workout.weekday == weekday {
-                    week.append(base + workout.time.minutesSinceMidnight - preferences.workoutReminderLeadMinutes)
-                }
-            }
+        for weekday in Weekday.allCases {
+            let base = (weekday.rawValue - 1) * 1_440
+            week += preferences.routineTimes(on: weekday, hydration: true).map { base + $0.minuteOfDay }
         }
         week.sort()
         let cap = preferences.maxPerHour
@@ -55,11 +35,25 @@ extension UserEngine {
         return times
     }
 
+    /// The series times to plan in this pass: none while the user is away or hydration's timing
+    /// is adjusted, nor right after a change of zone when its times would come round too soon.
+    func activeSeriesTimes(at now: Instant) -> [LocalTimeOfDay]? {
+        guard lapseStage(at: now) == .active, !state.coaching.timing.contains(where: { $0.kind == .hydration }),
+            let times = state.plan.seriesTimes
+        else { return nil }
+        if let moved = state.user.zoneChangedAt, now - moved < .secondsPerDay + .secondsPerHour,
+            !seriesFitsRecentHistory(times, at: now)
+        {
+            return nil
+        }
+        return times
+    }
+
     /// Whether the series' next day of firings fits the hourly cap with what already fired: after a
     /// flight west its times come round again soon after others fired, and then the occurrences
     /// are planned one by one until the series fits again.
     func seriesFitsRecentHistory(_ times: [LocalTimeOfDay], at now: Instant) -> Bool {
-        var ledger = self.ledger
+        var ledger = state.plan.ledger
         let cap = profile.preferences.maxPerHour
         for at in times.flatMap({ seriesFireTimes($0, from: now + 1, to: now + .secondsPerDay) }).sorted() {
             guard ledger.earliestWithinHourlyCap(from: at, cap: cap, limit: at) == at else { return false }

@@ -46,8 +46,8 @@ public enum EngineInput: Hashable, Sendable {
     /// The user answered a notification.
     case notificationResponse(requestID: String, kind: NotificationKind, action: NotificationActionID)
     /// The system reported an action identifier no category declares (a stale category, a
-    /// newer app version): traced, never crashed on.
-    case unrecognizedResponse(requestID: String, actionIdentifier: String)
+    /// newer app version) on a notification of `kind`: traced, never crashed on.
+    case unrecognizedResponse(requestID: String, kind: NotificationKind, actionIdentifier: String)
     /// The system launched a background job.
     case backgroundTaskLaunched(BackgroundJob)
     /// The user changed their notification preferences.

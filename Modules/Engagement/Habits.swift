@@ -546,6 +546,19 @@ public struct ResponseStats: Hashable, Sendable, Codable {
         return .keep
     }
 
+    /// The hours of `kinds` whose timing rule is not `.keep` (only hours with responses can
+    /// have one), by kind, then hour.
+    func timingRules(for kinds: Set<NotificationKind>) -> [TimingRule] {
+        var rules: [TimingRule] = []
+        for cell in cells where cell.counts.total >= thresholds.minimumResponses {
+            guard let kind = NotificationKind(ordinal: cell.key / 24), kinds.contains(kind) else { continue }
+            let hour = cell.key % 24
+            let adjustment = adjustment(kind: kind, hour: hour)
+            if adjustment != .keep { rules.append(TimingRule(kind: kind, hour: hour, adjustment: adjustment)) }
+        }
+        return rules
+    }
+
     /// The kind's other hour with the best action rate that qualifies as a shift target.
     private func bestHour(of kind: NotificationKind, besides hour: Int) -> Int? {
         var best: (hour: Int, rate: Double)?

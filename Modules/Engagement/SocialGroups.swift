@@ -21,18 +21,6 @@ struct NotificationGroup: Hashable, Sendable {
     var isDigest: Bool { mode == .dailyDigest || mode == .weeklyDigest }
 }
 
-extension NotificationKind {
-    /// Kinds that arrive from other users (seed 003's social notifications).
-    var isSocial: Bool {
-        switch self {
-        case .newFollower, .followRequest, .workoutKudos, .workoutComment, .mention, .challengeInvite,
-            .leaderboardChange:
-            true
-        default: false
-        }
-    }
-}
-
 extension UserEngine {
     /// Takes a social event in according to the kind's setting: send it alone, batch it, fold it
     /// into a digest, or (disabled) drop it and say so.
@@ -47,25 +35,28 @@ extension UserEngine {
                         reason: .kindDisabled, detail: "\(event.kind.rawValue) is disabled in preferences")))
             return
         }
-        planInputsVersion += 1
         switch setting {
         case .immediate, .enabled:
             let group = newGroup(
                 .single, kind: event.kind, key: "\(event.kind.rawValue)/\(event.topic)", sendAt: now + 1,
                 items: [event], at: now)
-            groups.append(group)
+            state.social.groups.append(group)
         case .batched:
             let key = "\(event.kind.rawValue)/\(event.topic)"
             // A batch is open until it is sent.
-            if let index = groups.firstIndex(where: { $0.mode == .batch && $0.key == key && $0.sendAt > now }) {
-                groups[index].items.append(event)
-                if groups[index].items.count >= preferences.maxBatchItems { groups[index].sendAt = now + 1 }
-                traceFolded(event, into: groups[index], reason: .batched, at: now, into: &effects)
+            if let index = state.social.groups.firstIndex(where: {
+                $0.mode == .batch && $0.key == key && $0.sendAt > now
+            }) {
+                state.social.groups[index].items.append(event)
+                if state.social.groups[index].items.count >= preferences.maxBatchItems {
+                    state.social.groups[index].sendAt = now + 1
+                }
+                traceFolded(event, into: state.social.groups[index], reason: .batched, at: now, into: &effects)
             } else {
                 let window = Int64(preferences.batchingWindowMinutes) * .secondsPerMinute
                 let closes = preferences.maxBatchItems <= 1 ? now + 1 : now + window
                 let group = newGroup(.batch, kind: event.kind, key: key, sendAt: closes, items: [event], at: now)
-                groups.append(group)
+                state.social.groups.append(group)
                 traceFolded(event, into: group, reason: .batched, at: now, into: &effects)
             }
         case .daily, .weekly:
@@ -79,9 +70,8 @@ extension UserEngine {
     /// next daily digest of its kind, so no item is lost and none is sent twice.
     mutating func regroup(_ id: OccurrenceID, because reason: ReasonCode, at now: Instant, into effects: inout [Effect])
     {
-        guard let index = groups.firstIndex(where: { $0.id == id }) else { return }
-        let group = groups.remove(at: index)
-        planInputsVersion += 1
+        guard let index = state.social.groups.firstIndex(where: { $0.id == id }) else { return }
+        let group = state.social.groups.remove(at: index)
         for item in group.items {
             addToDigest(item, weekly: false, reason: reason, at: now, after: group.sendAt, into: &effects)
         }
@@ -95,14 +85,16 @@ extension UserEngine {
         let key = "\(event.kind.rawValue)/\(mode.rawValue)"
         let sendAt = digestTime(weekly: weekly, after: max(now, after ?? now))
         let index: Int
-        if let open = groups.firstIndex(where: { $0.mode == mode && $0.key == key && $0.sendAt == sendAt }) {
-            groups[open].items.append(event)
+        if let open = state.social.groups.firstIndex(where: { $0.mode == mode && $0.key == key && $0.sendAt == sendAt })
+        {
+            state.social.groups[open].items.append(event)
             index = open
         } else {
-            groups.append(newGroup(mode, kind: event.kind, key: key, sendAt: sendAt, items: [event], at: now))
-            index = groups.count - 1
+            state.social.groups.append(
+                newGroup(mode, kind: event.kind, key: key, sendAt: sendAt, items: [event], at: now))
+            index = state.social.groups.count - 1
         }
-        traceFolded(event, into: groups[index], reason: reason, at: now, into: &effects)
+        traceFolded(event, into: state.social.groups[index], reason: reason, at: now, into: &effects)
     }
 
     /// The next daily (or weekly) digest time after `instant`, in the user's zone.
@@ -118,10 +110,11 @@ extension UserEngine {
         _ mode: NotificationGroup.Mode, kind: NotificationKind, key: String, sendAt: Instant, items: [SocialEvent],
         at now: Instant
     ) -> NotificationGroup {
-        groupSequence = (groupSequence + 1) & 0x7FFF
+        state.social.groupSequence = (state.social.groupSequence + 1) & 0x7FFF
         let day = zone.localDateTime(at: now).daysSinceEpoch
         return NotificationGroup(
-            id: OccurrenceID(kind: kind, daysSinceEpoch: day, slot: groupSequence), mode: mode, kind: kind, key: key,
+            id: OccurrenceID(kind, daysSinceEpoch: day, .group(state.social.groupSequence)), mode: mode, kind: kind,
+            key: key,
             items: items, sendAt: sendAt)
     }
 
@@ -162,15 +155,8 @@ extension UserEngine {
             interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,
             sound: profile.preferences.soundEnabled ? NotificationStyling.sound(for: group.kind) : nil,
             deepLink: .inbox)
-        return NotificationRequest(identifier: group.id.description, content: content, trigger: trigger(for: fireAt))
-    }
-
-    /// Starts an app session: non-urgent notifications due during it wait until it ends.
-    mutating func startSession(until end: Instant) {
-        activeUntil = end
-        if planned.contains(where: { $0.fireAt < end }) || groups.contains(where: { $0.sendAt < end }) {
-            planInputsVersion += 1
-        }
+        return NotificationRequest(
+            identifier: group.id.description, content: content, trigger: TriggerChoice.trigger(for: fireAt, in: zone))
     }
 }
 

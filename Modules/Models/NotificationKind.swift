@@ -132,3 +132,23 @@ public enum InterruptionLevel: String, Codable, CaseIterable, Sendable, Comparab
     /// Only critical notifications break through the user's quiet hours.
     public var breaksThroughQuietHours: Bool { self == .critical }
 }
+
+extension NotificationKind {
+    /// Kinds that arrive from other users (seed 003's social notifications).
+    public var isSocial: Bool {
+        switch self {
+        case .newFollower, .followRequest, .workoutKudos, .workoutComment, .mention, .challengeInvite,
+            .leaderboardChange:
+            true
+        default: false
+        }
+    }
+}
+
+extension NotificationKind {
+    /// The kind whose `ordinal` this is, if any.
+    public init?(ordinal: Int) {
+        guard let kind = NotificationKind.allCases.first(where: { $0.ordinal == ordinal }) else { return nil }
+        self = kind
+    }
+}

@@ -1,35 +1,137 @@
+/// What tells apart the occurrences of one kind on one local day. Each kind has one meaning
+/// (`NotificationKind.slotMeaning`); an `OccurrenceID` holds only the meaning of its kind.
+public enum OccurrenceSlot: Hashable, Sendable {
+    /// The kind's one occurrence of the day (morning greeting, weekly review, streak reminder),
+    /// or, for a check-in reminder, the day as a whole (what a completed check-in makes moot).
+    case day
+    /// A meal reminder's meal.
+    case meal(MealType)
+    /// A local time: hydration, the scheduled workout, the habitual workout time of pre- and
+    /// post-workout coaching, the time of a reflection.
+    case minuteOfDay(Int)
+    /// The re-engagement attempt of a lapse, from 1.
+    case attempt(Int)
+    /// A social group (single, batch or digest), numbered per user (15 bits, wraps).
+    case group(Int)
+    /// An achievement's streak length in days.
+    case streakDays(Int)
+    /// Occurrence of the user's recurring reminder `number` (1...31) at `minuteOfDay`.
+    case reminder(number: Int, minuteOfDay: Int)
+
+    /// The slot packed into 16 bits, as request identifiers and `OccurrenceID.packed` hold it.
+    var raw: Int32 {
+        switch self {
+        case .day: 0
+        case .meal(let meal): Int32(MealType.allCases.firstIndex(of: meal)!)
+        case .minuteOfDay(let minute): Int32(minute)
+        case .attempt(let n), .group(let n), .streakDays(let n): Int32(n)
+        case .reminder(let number, let minute): Int32(number << 11 | minute)
+        }
+    }
+}
+
+/// The meaning of a kind's occurrence slot.
+public enum SlotMeaning: Sendable {
+    case day, meal, minuteOfDay, attempt, group, streakDays, reminder
+}
+
+extension NotificationKind {
+    /// What the slot of this kind's occurrences means; fixed per kind.
+    public var slotMeaning: SlotMeaning {
+        switch self {
+        case .mealReminder: .meal
+        case .hydration, .workoutReminder, .preWorkout, .postWorkoutCheckIn, .reflection: .minuteOfDay
+        case .reEngagement: .attempt
+        case .achievement: .streakDays
+        case .checkInReminder: .reminder
+        case .newFollower, .followRequest, .workoutKudos, .workoutComment, .mention, .challengeInvite,
+            .leaderboardChange:
+            .group
+        case .morningGreeting, .weeklyReview, .streakReminder, .energyLog, .securityAlert, .privacyUpdate,
+            .featureAnnouncement, .maintenanceNotice:
+            .day
+        }
+    }
+}
+
 /// The identity of one notification occurrence: its kind, the local date it belongs to and its
 /// slot that day. Request identifiers are derived from it, so re-planning replaces a request
 /// instead of duplicating it, and a fired occurrence is recognised and never planned again.
 ///
-/// Request identifier forms (stable, readable in logs):
-/// - `morningGreeting.2027-03-01`
-/// - `mealReminder.2027-03-01.lunch`
-/// - `hydration.2027-03-01.0900`, `workoutReminder.2027-03-01.1830` (slot = local minute of day)
-/// - `reEngagement.2027-03-01.2` (date = the day of the last activity, slot = attempt)
+/// Request identifier forms (stable, readable in logs), built and parsed only here:
+/// - `morningGreeting.2027-03-01` (`.day`)
+/// - `mealReminder.2027-03-01.lunch` (`.meal`)
+/// - `hydration.2027-03-01.0900`, `workoutReminder.2027-03-01.1830` (`.minuteOfDay`)
+/// - `reEngagement.2027-03-01.2` (date = the day of the last activity; `.attempt`)
+/// - `workoutKudos.2027-03-01.17` (`.group`), `achievement.2027-03-01.7` (`.streakDays`)
+/// - `checkInReminder.2027-03-01.r3-2000` (`.reminder`)
+/// - `hydration.daily.0900`: a daily series, one repeating request for every day
 /// - any of these + `.snooze1`, `.snooze2`, ... for a snoozed copy.
 public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public var kind: NotificationKind
-    /// The local date, as days since 1970-01-01.
-    public var day: Int32
-    /// Meaning depends on the kind: meal index, minute of day, attempt number, or 0.
-    public var slot: Int32
+    public let kind: NotificationKind
+    /// The local date, as days since 1970-01-01 (`seriesDay` for a daily series).
+    public let day: Int32
+    /// The slot as 16 bits; its meaning is `kind.slotMeaning`. Read it typed through `slot`.
+    private let rawSlot: Int32
     /// 0 for the occurrence itself, n for its n-th snoozed copy.
     public var snooze: Int32
 
-    public init(kind: NotificationKind, date: LocalDate, slot: Int = 0, snooze: Int = 0) {
+    /// The occurrence of `kind` on the local day `daysSinceEpoch` in `slot`, which must have
+    /// the kind's meaning (a programming error otherwise).
+    public init(_ kind: NotificationKind, daysSinceEpoch: Int64, _ slot: OccurrenceSlot = .day, snooze: Int = 0) {
+        precondition(OccurrenceID.slot(slot, fits: kind), "slot \(slot) does not fit \(kind)")
         self.kind = kind
-        day = Int32(date.daysSinceEpoch)
-        self.slot = Int32(slot)
+        day = Int32(daysSinceEpoch)
+        rawSlot = slot.raw
         self.snooze = Int32(snooze)
     }
 
-    /// The occurrence of `kind` on the local day `daysSinceEpoch`.
-    @inlinable public init(kind: NotificationKind, daysSinceEpoch: Int64, slot: Int = 0, snooze: Int = 0) {
+    public init(_ kind: NotificationKind, date: LocalDate, _ slot: OccurrenceSlot = .day, snooze: Int = 0) {
+        self.init(kind, daysSinceEpoch: date.daysSinceEpoch, slot, snooze: snooze)
+    }
+
+    private init(kind: NotificationKind, day: Int32, rawSlot: Int32, snooze: Int32) {
         self.kind = kind
-        day = Int32(daysSinceEpoch)
-        self.slot = Int32(slot)
-        self.snooze = Int32(snooze)
+        self.day = day
+        self.rawSlot = rawSlot
+        self.snooze = snooze
+    }
+
+    private static func slot(_ slot: OccurrenceSlot, fits kind: NotificationKind) -> Bool {
+        switch (slot, kind.slotMeaning) {
+        case (.day, .day), (.day, .reminder), (.meal, .meal), (.attempt, .attempt), (.group, .group),
+            (.streakDays, .streakDays):
+            true
+        case (.minuteOfDay(let minute), .minuteOfDay): (0..<1_440).contains(minute)
+        case (.reminder(let number, let minute), .reminder): (1...31).contains(number) && (0..<1_440).contains(minute)
+        default: false
+        }
+    }
+
+    /// The slot, typed by the kind's meaning.
+    public var slot: OccurrenceSlot {
+        let value = Int(rawSlot)
+        switch kind.slotMeaning {
+        case .day: return .day
+        case .meal: return .meal(MealType.allCases[value])
+        case .minuteOfDay: return .minuteOfDay(value)
+        case .attempt: return .attempt(value)
+        case .group: return .group(value)
+        case .streakDays: return .streakDays(value)
+        case .reminder: return value == 0 ? .day : .reminder(number: value >> 11, minuteOfDay: value & 0x7FF)
+        }
+    }
+
+    /// The local minute of a `.minuteOfDay` slot (the series time, the workout's time).
+    public var minuteOfDay: Int? {
+        if case .minuteOfDay(let minute) = slot { return minute }
+        return nil
+    }
+
+    /// The meal of a meal reminder.
+    public var meal: MealType? {
+        if case .meal(let meal) = slot { return meal }
+        return nil
     }
 
     public var date: LocalDate { LocalDate(daysSinceEpoch: Int64(day)) }
@@ -39,9 +141,8 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
 
     /// A daily series of `kind` at `minute` after local midnight.
     public static func dailySeries(_ kind: NotificationKind, minute: Int) -> OccurrenceID {
-        var id = OccurrenceID(kind: kind, daysSinceEpoch: 0, slot: minute)
-        id.day = seriesDay
-        return id
+        precondition(kind.slotMeaning == .minuteOfDay && (0..<1_440).contains(minute))
+        return OccurrenceID(kind: kind, day: seriesDay, rawSlot: Int32(minute), snooze: 0)
     }
 
     public var isDailySeries: Bool { day == OccurrenceID.seriesDay }
@@ -49,13 +150,15 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
     /// All four fields in one word: day, kind, slot, snooze (orders by day, then kind, slot, snooze).
     @inlinable public var packed: UInt64 {
         UInt64(UInt32(bitPattern: day &+ Int32.min)) << 32 | UInt64(UInt8(truncatingIfNeeded: kind.ordinal)) << 24
-            | UInt64(UInt16(truncatingIfNeeded: slot)) << 8 | UInt64(UInt8(truncatingIfNeeded: snooze))
+            | UInt64(UInt16(truncatingIfNeeded: packedSlot)) << 8 | UInt64(UInt8(truncatingIfNeeded: snooze))
     }
+
+    @usableFromInline var packedSlot: Int32 { rawSlot }
 
     public static func < (a: OccurrenceID, b: OccurrenceID) -> Bool { a.packed < b.packed }
 
     public static func == (a: OccurrenceID, b: OccurrenceID) -> Bool {
-        a.day == b.day && a.slot == b.slot && a.snooze == b.snooze && a.kind.ordinal == b.kind.ordinal
+        a.day == b.day && a.rawSlot == b.rawSlot && a.snooze == b.snooze && a.kind.ordinal == b.kind.ordinal
     }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(packed) }
@@ -67,69 +170,84 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         return copy
     }
 
+    /// The next snoozed copy of this occurrence.
+    public var snoozedAgain: OccurrenceID {
+        var copy = self
+        copy.snooze += 1
+        return copy
+    }
+
+    /// The day as a whole of a check-in reminder (what a completed check-in makes moot).
+    public var wholeDay: OccurrenceID { OccurrenceID(kind: kind, day: day, rawSlot: 0, snooze: 0) }
+
+    // MARK: - Request identifiers
+
     /// The request identifier.
     public var description: String {
         var text = kind.rawValue + "." + (isDailySeries ? "daily" : date.description)
-        switch kind {
-        case .morningGreeting: break
-        case .mealReminder:
-            text +=
-                "."
-                + (MealType.allCases.indices.contains(Int(slot)) ? MealType.allCases[Int(slot)].rawValue : "\(slot)")
-        case .hydration, .workoutReminder, .preWorkout, .postWorkoutCheckIn, .reflection:
-            text += "." + pad(Int(slot) / 60 * 100 + Int(slot) % 60, 4)
-        case .checkInReminder:
-            let minute = Int(slot) & 0x7FF
-            text += ".r\(Int(slot) >> 11)-" + pad(minute / 60 * 100 + minute % 60, 4)
-        default: text += ".\(slot)"
+        switch slot {
+        case .day: break
+        case .meal(let meal): text += "." + meal.rawValue
+        case .minuteOfDay(let minute): text += "." + OccurrenceID.clock(minute)
+        case .reminder(let number, let minute): text += ".r\(number)-" + OccurrenceID.clock(minute)
+        case .attempt(let n), .group(let n), .streakDays(let n): text += ".\(n)"
         }
         if snooze > 0 { text += ".snooze\(snooze)" }
         return text
     }
 
-    /// Parses a request identifier of the forms above; nil for anything else.
+    /// Parses a request identifier of the forms above; nil for anything else, an unknown kind
+    /// included.
     public init?(requestID: String) {
-        var parts = requestID.split(separator: ".").map(String.init)
-        guard parts.count >= 2, let kind = NotificationKind(rawValue: parts[0]) else { return nil }
-        if parts[1] == "daily", parts.count == 3, let minute = OccurrenceID.minuteOfDay(parts[2]) {
+        guard let parsed = try? OccurrenceID(parsing: requestID) else { return nil }
+        self = parsed
+    }
+
+    /// Parses a request identifier of the forms above, or says what is wrong with it.
+    public init(parsing requestID: String) throws(OccurrenceIDError) {
+        func fail(_ problem: String) -> OccurrenceIDError { OccurrenceIDError(requestID: requestID, problem: problem) }
+        var parts = requestID.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 2 else { throw fail("expected kind.date[.slot][.snoozeN]") }
+        guard let kind = NotificationKind(rawValue: parts[0]) else { throw fail("unknown kind \"\(parts[0])\"") }
+        if parts[1] == "daily" {
+            guard kind.slotMeaning == .minuteOfDay, parts.count == 3, let minute = OccurrenceID.minuteOfDay(parts[2])
+            else { throw fail("a daily series is kind.daily.HHMM") }
             self = .dailySeries(kind, minute: minute)
             return
         }
-        guard let parsed = LocalDateTime.parseWithOffset(parts[1]), parts[1].count == 10 else { return nil }
+        guard parts[1].count == 10, let parsed = LocalDateTime.parseWithOffset(parts[1]) else {
+            throw fail("bad date \"\(parts[1])\"")
+        }
         var snooze = 0
-        if let last = parts.last, last.hasPrefix("snooze"), let n = Int(last.dropFirst(6)), n > 0 {
+        if let last = parts.last, last.hasPrefix("snooze"), parts.count > 2 {
+            guard let n = Int(last.dropFirst(6)), (1...255).contains(n) else { throw fail("bad snooze \"\(last)\"") }
             snooze = n
             parts.removeLast()
         }
-        var slot = 0
-        if parts.count == 3 {
-            switch kind {
-            case .mealReminder:
-                guard let meal = MealType(rawValue: parts[2]) else { return nil }
-                slot = MealType.allCases.firstIndex(of: meal)!
-            case .hydration, .workoutReminder, .preWorkout, .postWorkoutCheckIn, .reflection:
-                guard let minute = OccurrenceID.minuteOfDay(parts[2]) else { return nil }
-                slot = minute
-            case .checkInReminder:
-                let pieces = parts[2].dropFirst().split(separator: "-")
-                guard parts[2].hasPrefix("r"), pieces.count == 2, let number = Int(pieces[0]),
-                    (1...31).contains(number),
-                    let minute = OccurrenceID.minuteOfDay(String(pieces[1]))
-                else { return nil }
-                slot = number << 11 | minute
-            default:
-                guard let value = Int(parts[2]) else { return nil }
-                slot = value
-            }
-        } else if parts.count != 2 {
-            return nil
+        guard parts.count <= 3 else { throw fail("too many parts") }
+        let text = parts.count == 3 ? parts[2] : nil
+        let slot: OccurrenceSlot
+        switch (kind.slotMeaning, text) {
+        case (.day, nil), (.reminder, nil): slot = .day
+        case (.meal, let text?):
+            guard let meal = MealType(rawValue: text) else { throw fail("unknown meal \"\(text)\"") }
+            slot = .meal(meal)
+        case (.minuteOfDay, let text?):
+            guard let minute = OccurrenceID.minuteOfDay(text) else { throw fail("bad time \"\(text)\"") }
+            slot = .minuteOfDay(minute)
+        case (.reminder, let text?):
+            let pieces = text.dropFirst().split(separator: "-")
+            guard text.hasPrefix("r"), pieces.count == 2, let number = Int(pieces[0]), (1...31).contains(number),
+                let minute = OccurrenceID.minuteOfDay(String(pieces[1]))
+            else { throw fail("a reminder slot is rN-HHMM, N in 1...31") }
+            slot = .reminder(number: number, minuteOfDay: minute)
+        case (.attempt, let text?), (.group, let text?), (.streakDays, let text?):
+            guard let n = Int(text), (0...0x7FFF).contains(n) else { throw fail("bad number \"\(text)\"") }
+            slot = kind.slotMeaning == .attempt ? .attempt(n) : kind.slotMeaning == .group ? .group(n) : .streakDays(n)
+        case (_, nil): throw fail("\(kind.rawValue) needs a slot")
+        case (.day, _?): throw fail("\(kind.rawValue) has no slot")
         }
-        self.init(kind: kind, date: parsed.local.date, slot: slot, snooze: snooze)
-    }
-
-    /// The occurrence of reminder `number` at `minute` (of the local day) on `daysSinceEpoch`.
-    public static func reminder(number: Int, daysSinceEpoch: Int64, minute: Int) -> OccurrenceID {
-        OccurrenceID(kind: .checkInReminder, daysSinceEpoch: daysSinceEpoch, slot: number << 11 | minute)
+        self.init(kind, date: parsed.local.date, slot, snooze: snooze)
     }
 
     /// `HHMM` as minutes after midnight.
@@ -140,8 +258,13 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         return value / 100 * 60 + value % 100
     }
 
-    /// The meal of a meal reminder.
-    public var meal: MealType? {
-        kind == .mealReminder && MealType.allCases.indices.contains(Int(slot)) ? MealType.allCases[Int(slot)] : nil
-    }
+    private static func clock(_ minute: Int) -> String { pad(minute / 60 * 100 + minute % 60, 4) }
+}
+
+/// A request identifier that is not one of `OccurrenceID`'s forms.
+public struct OccurrenceIDError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var requestID: String
+    public var problem: String
+
+    public var description: String { "request identifier \"\(requestID.prefix(80))\": \(problem)" }
 }

@@ -103,14 +103,17 @@ public enum DeliveryRules {
     /// (non-urgent kinds wait until the session ends), the daily cap and the rolling hourly cap
     /// (transactional kinds are exempt). When a rule blocks the planned time, the kind's deferral
     /// policy decides: wait (until the staleness deadline), drop, or fold into the digest.
+    ///
+    /// Nothing is sent at or before `now`: a candidate already due is considered from `now + 1`,
+    /// still against its own deadline (`plannedAt + stalenessSeconds`, at least that moment).
     public static func evaluate(
-        _ candidate: Candidate, preferences: NotificationPreferences, zone: ZoneRules, ledger: CapLedger,
-        activeUntil: Instant? = nil
+        _ candidate: Candidate, at now: Instant, preferences: NotificationPreferences, zone: ZoneRules,
+        ledger: CapLedger, activeUntil: Instant? = nil
     ) -> RuleOutcome {
-        let deadline = candidate.plannedAt + candidate.policy.stalenessSeconds
+        var t = max(candidate.plannedAt, now + 1)
+        let deadline = max(t, candidate.plannedAt + candidate.policy.stalenessSeconds)
         let exempt = candidate.kind.isTransactional
         let urgent = exempt || candidate.level >= .timeSensitive
-        var t = candidate.plannedAt
         var reason = ReasonCode.onTime
         /// A rule blocked `t`: the policy decides whether to look further.
         func blocked(by rule: ReasonCode) -> RuleOutcome? {

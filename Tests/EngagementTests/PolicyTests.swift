@@ -209,7 +209,8 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
         let t0 = Instant(iso8601: "2027-06-01T08:00:00+01:00")!
         var engine = UserEngine(profile: makeProfile(), zone: london, now: t0)
         let effects = engine.handle(
-            .unrecognizedResponse(requestID: "mealReminder.2027-06-01.lunch", actionIdentifier: "DANCE_NOW"), at: t0)
+            .unrecognizedResponse(
+                requestID: "mealReminder.2027-06-01.lunch", kind: .mealReminder, actionIdentifier: "DANCE_NOW"), at: t0)
         let trace = effects.traces.first { $0.reason == .unknownAction }
         #expect(trace?.kind == .mealReminder)
         #expect(trace?.detail.contains("DANCE_NOW") == true)

@@ -84,3 +84,54 @@ struct OccurrenceIDTests {
         #expect(OccurrenceID(requestID: text) == nil)
     }
 }
+
+@Suite("OccurrenceID slots")
+struct OccurrenceSlotTests {
+    static let day = LocalDate(year: 2027, month: 3, day: 1)
+
+    @Test(arguments: [
+        (NotificationKind.morningGreeting, OccurrenceSlot.day, "morningGreeting.2027-03-01"),
+        (.mealReminder, .meal(.dinner), "mealReminder.2027-03-01.dinner"),
+        (.hydration, .minuteOfDay(0), "hydration.2027-03-01.0000"),
+        (.preWorkout, .minuteOfDay(1_439), "preWorkout.2027-03-01.2359"),
+        (.reEngagement, .attempt(3), "reEngagement.2027-03-01.3"),
+        (.workoutKudos, .group(32_767), "workoutKudos.2027-03-01.32767"),
+        (.achievement, .streakDays(100), "achievement.2027-03-01.100"),
+        (.checkInReminder, .reminder(number: 31, minuteOfDay: 1_230), "checkInReminder.2027-03-01.r31-2030"),
+        (.checkInReminder, .day, "checkInReminder.2027-03-01"),
+    ])
+    func eachKindHasOneTypedSlotThatRoundTrips(kind: NotificationKind, slot: OccurrenceSlot, text: String) throws {
+        let id = OccurrenceID(kind, date: Self.day, slot)
+        #expect(id.slot == slot)
+        #expect(id.description == text)
+        let parsed = try OccurrenceID(parsing: text)
+        #expect(parsed == id && parsed.slot == slot)
+    }
+
+    @Test(arguments: [
+        ("danceParty.2027-03-01", "unknown kind \"danceParty\""),
+        ("mealReminder.2027-03-01", "mealReminder needs a slot"),
+        ("morningGreeting.2027-03-01.3", "morningGreeting has no slot"),
+        ("hydration.daily.2500", "a daily series is kind.daily.HHMM"),
+        ("reEngagement.2027-03-01.x", "bad number \"x\""),
+        ("mealReminder.2027-03-01.lunch.snooze0", "bad snooze \"snooze0\""),
+    ])
+    func aMalformedIdentifierSaysWhatIsWrong(text: String, problem: String) {
+        #expect(throws: OccurrenceIDError(requestID: text, problem: problem)) { try OccurrenceID(parsing: text) }
+    }
+
+    @Test func aSnoozedCopyKeepsItsOriginal() throws {
+        let id = OccurrenceID(.mealReminder, date: Self.day, .meal(.lunch))
+        let snoozed = id.snoozedAgain.snoozedAgain
+        #expect(snoozed.description == "mealReminder.2027-03-01.lunch.snooze2")
+        let parsed = try OccurrenceID(parsing: snoozed.description)
+        #expect(snoozed.original == id && parsed == snoozed)
+    }
+
+    @Test func packedIdentitiesOrderByDayThenKindThenSlot() {
+        let a = OccurrenceID(.hydration, date: Self.day, .minuteOfDay(600))
+        let b = OccurrenceID(.hydration, date: Self.day, .minuteOfDay(660))
+        let c = OccurrenceID(.morningGreeting, date: Self.day.adding(days: 1))
+        #expect(a < b && b < c)
+    }
+}

@@ -46,14 +46,16 @@ private func candidate(
     var policy = KindPolicy.standard(for: kind)
     if let deferral { policy.deferral = deferral }
     return Candidate(
-        id: OccurrenceID(kind: kind, date: zone.localDate(at: planned)), kind: kind, plannedAt: planned, level: level,
+        id: OccurrenceID(kind, date: zone.localDate(at: planned), .example(for: kind)), kind: kind, plannedAt: planned,
+        level: level,
         policy: policy)
 }
 
 private func evaluate(
     _ candidate: Candidate, _ preferences: NotificationPreferences, in zone: ZoneRules = .utc, ledger: [Instant] = []
 ) -> RuleOutcome {
-    DeliveryRules.evaluate(candidate, preferences: preferences, zone: zone, ledger: CapLedger(ledger))
+    DeliveryRules.evaluate(
+        candidate, at: candidate.plannedAt - 1, preferences: preferences, zone: zone, ledger: CapLedger(ledger))
 }
 
 /// The rolling-window statement of the hourly cap for the windows that contain `inserted`.
@@ -711,13 +713,29 @@ struct DeferralPolicyTests {
         let planned = Instant(iso8601: "2027-03-02T12:00:00Z")!
         let sessionEnd = planned + 300
         let routine = DeliveryRules.evaluate(
-            candidate(.mealReminder, at: planned), preferences: NotificationPreferences(), zone: .utc,
+            candidate(.mealReminder, at: planned), at: planned - 60, preferences: NotificationPreferences(), zone: .utc,
             ledger: CapLedger(),
             activeUntil: sessionEnd)
         #expect(routine == .send(fireAt: sessionEnd, reason: .userActiveInApp))
         let urgent = DeliveryRules.evaluate(
-            candidate(.reEngagement, at: planned, level: .timeSensitive), preferences: NotificationPreferences(),
+            candidate(.reEngagement, at: planned, level: .timeSensitive), at: planned - 60,
+            preferences: NotificationPreferences(),
             zone: .utc, ledger: CapLedger(), activeUntil: sessionEnd)
         #expect(urgent == .send(fireAt: planned, reason: .onTime))
+    }
+}
+
+extension OccurrenceSlot {
+    /// A slot with the meaning `kind` takes, for tests that need any occurrence of a kind.
+    static func example(for kind: NotificationKind) -> OccurrenceSlot {
+        switch kind.slotMeaning {
+        case .day: .day
+        case .meal: .meal(.lunch)
+        case .minuteOfDay: .minuteOfDay(540)
+        case .attempt: .attempt(1)
+        case .group: .group(1)
+        case .streakDays: .streakDays(3)
+        case .reminder: .reminder(number: 1, minuteOfDay: 540)
+        }
     }
 }

@@ -1,20 +1,20 @@
-import Models
+public import Models
 
 /// A small map from occurrences to values, kept as a sorted array of packed keys.
 ///
 /// The engine's per-user maps hold tens of entries and are read hundreds of times per planning
 /// pass; binary search over packed 64-bit keys is several times cheaper there than hashing.
-struct OccurrenceMap<Value: Sendable>: Sendable {
+public struct OccurrenceMap<Value: Sendable>: Sendable {
     private var keys: [UInt64] = []
     private var values: [Value] = []
 
-    var count: Int { keys.count }
-    var isEmpty: Bool { keys.isEmpty }
+    public var count: Int { keys.count }
+    public var isEmpty: Bool { keys.isEmpty }
 
-    init() {}
+    public init() {}
 
     /// Builds from entries in any order; a later duplicate key wins.
-    init(_ entries: some Sequence<(OccurrenceID, Value)>) {
+    public init(_ entries: some Sequence<(OccurrenceID, Value)>) {
         for (key, value) in entries { self[key] = value }
     }
 
@@ -28,7 +28,7 @@ struct OccurrenceMap<Value: Sendable>: Sendable {
         return (low, low < keys.count && keys[low] == key)
     }
 
-    subscript(id: OccurrenceID) -> Value? {
+    public subscript(id: OccurrenceID) -> Value? {
         get {
             let (index, found) = index(of: id.packed)
             return found ? values[index] : nil
@@ -49,10 +49,10 @@ struct OccurrenceMap<Value: Sendable>: Sendable {
         }
     }
 
-    func contains(_ id: OccurrenceID) -> Bool { index(of: id.packed).found }
+    public func contains(_ id: OccurrenceID) -> Bool { index(of: id.packed).found }
 
     /// Keeps the entries whose value satisfies `keep`.
-    mutating func filter(_ keep: (Value) -> Bool) {
+    public mutating func filter(_ keep: (Value) -> Bool) {
         var keptKeys: [UInt64] = []
         var keptValues: [Value] = []
         keptKeys.reserveCapacity(keys.count)
@@ -65,3 +65,6 @@ struct OccurrenceMap<Value: Sendable>: Sendable {
         values = keptValues
     }
 }
+
+extension OccurrenceMap: Equatable where Value: Equatable {}
+extension OccurrenceMap: Hashable where Value: Hashable {}

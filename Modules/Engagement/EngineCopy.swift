@@ -1,0 +1,98 @@
+import Content
+import Models
+import Scheduling
+
+/// What a planned notification says: template copy at once, the coach's copy when it answers
+/// in time with valid copy, grouped social copy for groups.
+extension UserEngine {
+    /// What the engine knows that copy may use; redacted for the privacy level by `ContentGenerator`.
+    private func contentRequest(for candidate: Candidate, fireAt: Instant) -> ContentRequest {
+        var context = CopyContext(firstName: recipient.firstName)
+        context.meal = candidate.id.meal
+        if candidate.kind == .reEngagement {
+            let daysAway = Int((fireAt - lastActiveAt) / .secondsPerDay)
+            context.daysAway = daysAway
+            context.stronger =
+                profile.communication.absenceResponse == .checkInOnMe && daysAway >= configuration.strongerFromDay
+        }
+        coachingFacts(&context, for: candidate.id, fireAt: fireAt)
+        if candidate.kind == .workoutReminder, let minute = candidate.id.minuteOfDay {
+            context.workoutType =
+                profile.preferences.workoutSchedule.first { $0.time.minutesSinceMidnight == minute }?.type
+        }
+        return ContentRequest(
+            kind: candidate.kind, style: profile.motivationalStyle, recipient: recipient, context: context)
+    }
+
+    mutating func makeRequest(for candidate: Candidate, fireAt: Instant, copy: Copy? = nil) -> NotificationRequest {
+        if candidate.kind.isSocial, let group = state.social.groups.first(where: { $0.id == candidate.id }) {
+            return groupRequest(group, candidate: candidate, fireAt: fireAt)
+        }
+        let requestTrigger: NotificationTrigger =
+            if candidate.id.isDailySeries, let minute = candidate.id.minuteOfDay {
+                .calendar(.daily(at: LocalTimeOfDay(minutesSinceMidnight: minute)), repeats: true)
+            } else {
+                TriggerChoice.trigger(for: fireAt, in: zone)
+            }
+        let request = contentRequest(for: candidate, fireAt: fireAt)
+        let text: Copy
+        if let copy {
+            text = copy
+        } else if let accepted = state.copy.coachCopy[candidate.id]?.copy {
+            text = accepted
+        } else {
+            text =
+                content.decide(nil, for: request, memory: &state.copy.templateMemory, generator: &state.copy.random)
+                .copy
+        }
+        let body = NotificationContent(
+            kind: candidate.kind, title: text.title, body: text.body, threadID: candidate.policy.threadID,
+            interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,
+            sound: profile.preferences.soundEnabled ? NotificationStyling.sound(for: candidate.kind) : nil,
+            deepLink: ResponseRouting.defaultLink(for: candidate.kind, meal: request.context.meal))
+        return NotificationRequest(identifier: candidate.id.description, content: body, trigger: requestTrigger)
+    }
+
+    /// Asks the coach for the copy of a request just scheduled, for the kinds that use it, once
+    /// per occurrence.
+    mutating func askCoach(for candidate: Candidate, fireAt: Instant, into effects: inout [Effect]) {
+        guard configuration.coachKinds.contains(candidate.kind), !candidate.id.isDailySeries,
+            state.copy.coachCopy[candidate.id] == nil
+        else { return }
+        state.copy.coachCopy[candidate.id] = CoachCopy(copy: nil, askedAt: fireAt)
+        let request = contentRequest(for: candidate, fireAt: fireAt)
+        effects.append(
+            .generateContent(requestID: candidate.id.description, request: content.coachRequest(for: request)))
+    }
+
+    /// The coach answered: replace the template copy if the answer is valid and the request still
+    /// pending; either way the trace says which copy goes out and why.
+    mutating func applyCoachCopy(
+        _ outcome: CoachOutcome, to requestID: String, at now: Instant, into effects: inout [Effect]
+    ) {
+        guard let id = OccurrenceID(requestID: requestID), let item = state.plan.planned.first(where: { $0.id == id }),
+            item.fireAt > now
+        else { return }
+        let candidate = candidate(id, at: item.plannedAt)
+        let request = contentRequest(for: candidate, fireAt: item.fireAt)
+        switch content.judge(outcome, for: request) {
+        case .accepted(let copy, _):
+            state.copy.templateMemory.record(id.kind, body: copy.body)
+            state.copy.coachCopy[id] = CoachCopy(copy: copy, askedAt: item.fireAt)
+            effects.append(.schedule(makeRequest(for: candidate, fireAt: item.fireAt, copy: copy), fireAt: item.fireAt))
+            effects.append(
+                .trace(
+                    TraceEntry(
+                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .scheduled,
+                        reason: .coachCopy, plannedAt: item.plannedAt, fireAt: item.fireAt, detail: "AI copy accepted"))
+            )
+        case .rejected(let reason, _):
+            effects.append(
+                .trace(
+                    TraceEntry(
+                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .scheduled,
+                        reason: .templateFallback, plannedAt: item.plannedAt, fireAt: item.fireAt,
+                        detail: "template copy kept: \(reason.code)")))
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Content
+import Models
+import Scheduling
+
+/// The planning pass: gather the candidate sources, run the planner's stages (`Planner.order`,
+/// `allocate`, `diff`), then turn its changes into effects and trace entries. Regrouping is a
+/// stage of its own: a social group the rules block moves into the digest, and the pass runs
+/// again over the new groups (at most three times).
+extension UserEngine {
+    mutating func plan(at now: Instant, into effects: inout [Effect]) {
+        for _ in 0..<4 {
+            // Same inputs, same plan: skip the pass. What fired since is already in the plan's
+            // accounting, and the horizon ends at a local midnight, so time alone changes
+            // nothing until that boundary moves (once a day).
+            let horizonEnd = routineHorizonEnd(at: now)
+            let key = planKey(at: now, horizonEnd: horizonEnd)
+            if key == state.plan.lastKey { return }
+            state.plan.lastKey = key
+            let changes = planPass(at: now, horizonEnd: horizonEnd)
+            apply(changes, at: now, into: &effects)
+        }
+    }
+
+    private mutating func planKey(at now: Instant, horizonEnd: Instant) -> PlanKey {
+        PlanKey(
+            lapseStage: lapseStage(at: now), horizonEnd: horizonEnd, zone: zone.identifier,
+            sessionHold: state.activity.sessionHold, reEngagementTimes: currentReEngagementTimes(),
+            lastWorkout: state.coaching.recentWorkouts.last, timing: state.coaching.timing,
+            snoozed: state.reminders.snoozed, followUps: state.reminders.followUps, groups: state.social.groups,
+            done: state.activity.done, preferences: profile.preferences)
+    }
+
+    /// One pass of the planner over every candidate source; returns what changes.
+    private mutating func planPass(at now: Instant, horizonEnd: Instant) -> [PlanChange] {
+        let series = activeSeriesTimes(at: now)
+        var candidates = routineCandidates(at: now, until: horizonEnd, skipHydration: series != nil)
+        candidates += reminderCandidates(at: now, until: horizonEnd)
+        candidates += state.reminders.snoozed
+        candidates += state.reminders.followUps
+        candidates += state.social.groups.map { groupCandidate($0) }
+        var suppressed: [(Candidate, ReasonCode)] = []
+        appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
+        Planner.order(&candidates)
+
+        // A daily series holds one slot each and fires every day: its future firings go into
+        // the cap ledger (as far as any candidate reaches) before anything is planned around it.
+        let ledgerEnd = max(horizonEnd, (candidates.map(\.plannedAt).max() ?? horizonEnd) + .secondsPerDay)
+        var seriesCandidates: [Candidate] = []
+        var seriesFirings: [Instant] = []
+        for time in series ?? [] {
+            seriesFirings += seriesFireTimes(time, from: now + 1, to: ledgerEnd)
+            seriesCandidates.append(
+                candidate(
+                    .dailySeries(.hydration, minute: time.minutesSinceMidnight), at: nextSeriesFire(time, after: now)))
+        }
+        let context = PlanningContext(
+            now: now, zone: zone, preferences: profile.preferences, ledger: state.plan.ledger,
+            activeUntil: state.activity.activeUntil,
+            slotBudget: configuration.pendingLimit - configuration.reservedSlots,
+            fired: state.plan.fired, done: state.activity.done,
+            previous: OccurrenceMap(state.plan.planned.lazy.map { ($0.id, $0) }))
+        var allocation = Planner.allocate(
+            candidates, series: seriesCandidates, reservedFireTimes: seriesFirings, context: context)
+        // The lapse campaign's silences (give_me_space, the holdout) are traced like suppressions.
+        allocation.suppressed = suppressed.map { (candidate: $0.0, reason: $0.1) } + allocation.suppressed
+        let changes = Planner.diff(previous: state.plan.planned, allocation: allocation)
+        state.plan.planned = allocation.plan
+        return changes
+    }
+
+    /// Turns the planner's changes into effects and trace entries, in order.
+    private mutating func apply(_ changes: [PlanChange], at now: Instant, into effects: inout [Effect]) {
+        let cancelled = changes.compactMap { change -> PlannedNotification? in
+            if case .cancel(let old, _) = change { return old }
+            return nil
+        }
+        if !cancelled.isEmpty { effects.append(.cancel(requestIDs: cancelled.map(\.id.description))) }
+        for change in changes {
+            switch change {
+            case .cancel(let old, let reason):
+                record(
+                    old.id, .cancelled, reason ?? cancellationReason(for: old, at: now), plannedAt: old.plannedAt,
+                    fireAt: nil, level: nil, at: now, into: &effects)
+            case .schedule(let candidate, let dueAt, let fireAt, let reason):
+                effects.append(.schedule(makeRequest(for: candidate, fireAt: fireAt), fireAt: fireAt))
+                askCoach(for: candidate, fireAt: fireAt, into: &effects)
+                record(
+                    candidate.id, fireAt != dueAt ? .deferred : .scheduled, reason, plannedAt: dueAt, fireAt: fireAt,
+                    level: candidate.level, at: now, into: &effects)
+            case .drop(let candidate, let dueAt, let reason):
+                record(
+                    candidate.id, .dropped, reason, plannedAt: dueAt, fireAt: nil, level: candidate.level, at: now,
+                    into: &effects)
+            case .regroup(let id, let reason):
+                regroup(id, because: reason, at: now, into: &effects)
+            case .suppress(let candidate, let reason):
+                record(
+                    candidate.id, .suppressed, reason, plannedAt: candidate.plannedAt, fireAt: nil, level: nil, at: now,
+                    into: &effects)
+            }
+        }
+    }
+
+    /// Moves planned notifications whose time has come into the history of sent ones.
+    mutating func retireFired(through now: Instant) {
+        // A daily series stays pending: it only moves on to its next day.
+        if state.plan.planned.contains(where: { $0.repeatsDaily && $0.fireAt <= now }) {
+            for index in state.plan.planned.indices
+            where state.plan.planned[index].repeatsDaily && state.plan.planned[index].fireAt <= now {
+                let firedAt = state.plan.planned[index].fireAt
+                let local = zone.localDateTime(at: firedAt).timeOfDay
+                // Every firing since the last input is history for the caps, like any delivery.
+                state.plan.ledger.insert(firedAt)
+                for at in seriesFireTimes(local, from: firedAt + 1, to: now + 1) { state.plan.ledger.insert(at) }
+                state.plan.planned[index].fireAt = nextSeriesFire(local, after: now)
+            }
+            state.plan.planned.sort(by: PlannedNotification.firesBefore)
+        }
+        var firedCount = 0
+        for item in state.plan.planned {
+            guard item.fireAt <= now else { break }
+            firedCount += 1
+            state.plan.fired[item.id] = item.fireAt
+            state.plan.ledger.insert(item.fireAt)
+            if item.kind == .reEngagement { state.lapse.attemptsSent += 1 }
+            retireReminder(item.id)
+            awaitResponse(item.id, firedAt: item.fireAt)
+            if item.kind.isSocial { state.social.groups.removeAll { $0.id == item.id } }
+        }
+        guard firedCount > 0 || !state.reminders.snoozed.isEmpty else { return }
+        state.plan.planned.removeFirst(firedCount)
+        state.plan.ledger.prune(before: now - .secondsPerDay - .secondsPerHour)
+        // Candidates reach back at most a staleness window (18 h); keep a day of memory. What
+        // fired or was done is kept three days: flying west repeats up to a day of local dates.
+        let horizonStart = now - .secondsPerDay - 2 * .secondsPerHour
+        let datesRepeatFrom = now - 3 * .secondsPerDay
+        if state.plan.fired.count > 96 { state.plan.fired.filter { $0 >= datesRepeatFrom } }
+        if state.activity.done.count > 32 { state.activity.done.filter { $0 >= datesRepeatFrom } }
+        if state.plan.lastTraced.count > 160 { state.plan.lastTraced.filter { $0.plannedAt >= horizonStart } }
+        if state.copy.coachCopy.count > 32 { state.copy.coachCopy.filter { $0.askedAt >= horizonStart } }
+        pruneStaleReminders(at: now)
+    }
+
+    private func cancellationReason(for old: PlannedNotification, at now: Instant) -> ReasonCode {
+        if !profile.preferences.isEnabled(old.kind) { return .kindDisabled }
+        if old.kind == .reEngagement && lapseStage(at: now) == .active && lastActiveAt > now - .secondsPerHour {
+            return .userReturned
+        }
+        return .replanned
+    }
+
+    /// Where routine planning stops: the local midnight after `now + horizonSeconds`, or earlier
+    /// when the user would be lapsed by then (routine reminders pause for a user who stays away).
+    func routineHorizonEnd(at now: Instant) -> Instant {
+        let day = zone.localDateTime(at: now + configuration.horizonSeconds).daysSinceEpoch
+        let endOfDay = zone.instant(for: LocalDateTime(localSeconds: (day + 1) * .secondsPerDay))
+        return min(endOfDay, lastActiveAt + configuration.lapseAfterSeconds)
+    }
+}

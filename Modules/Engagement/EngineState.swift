@@ -1,0 +1,167 @@
+public import Content
+public import Models
+public import Scheduling
+
+/// Everything one user's engine knows: a plain value, its fields grouped by the part of the
+/// engine that owns them. It is what a runtime saves and restores; the engine's dependencies
+/// (configuration, copy writer) are not part of it.
+public struct EngineState: Sendable {
+    /// Who the user is and where they are.
+    public internal(set) var user: UserFacts
+    /// What the user did: activity, sessions, done things.
+    public internal(set) var activity: ActivityState
+    /// The planner's: what the platform holds, the caps' history, what was traced.
+    var plan = PlanState()
+    /// The lapse campaign's.
+    public internal(set) var lapse = LapseState()
+    /// Snoozed copies and one-off follow-ups (reflection, achievement).
+    var reminders = ReminderState()
+    /// Social items waiting to go out.
+    var social = SocialState()
+    /// Seed 002's coaching: habits, streak, response learning.
+    var coaching = CoachingState()
+    /// Copy: template variety, the coach's accepted copy.
+    var copy: CopyState
+}
+
+/// Who the user is and where they are.
+public struct UserFacts: Sendable {
+    public var profile: UserProfile
+    public var zone: ZoneRules
+    /// Who the copy is for (name, privacy level), derived from the profile.
+    public var recipient: Recipient
+    /// Whether the user is in the re-engagement control group (fixed by the id and the configuration).
+    public var isHeldOut: Bool
+    /// When the device last changed time zone.
+    public var zoneChangedAt: Instant?
+}
+
+/// What the user did.
+public struct ActivityState: Sendable {
+    /// The last activity (app open, workout, meal, log, chat); starts at creation.
+    public var lastActiveAt: Instant
+    /// The end of the user's current app session: non-urgent notifications wait until then.
+    public var activeUntil: Instant?
+    /// The end of the last session that held something back (a planned notification or a
+    /// social group due before it ended); a session that holds nothing changes no plan.
+    var sessionHold: Instant?
+    /// Local minutes of the last app opens (at most 20), for the habitual active time.
+    public var recentOpenMinutes: [Int] = []
+    /// Occurrences made moot by what the user did (meal logged, workout done, skipped).
+    var done = OccurrenceMap<Instant>()
+}
+
+/// The planner's state.
+struct PlanState: Sendable {
+    /// What the platform holds, as the engine planned it, soonest first.
+    var planned: [PlannedNotification] = []
+    /// Fire times already passed, for the rolling caps.
+    var ledger = CapLedger()
+    /// Occurrences already fired (kept about three days), so an occurrence is never planned twice.
+    var fired = OccurrenceMap<Instant>()
+    /// The last decision traced per occurrence, so a pass traces only what changed.
+    var lastTraced = OccurrenceMap<TracedDecision>()
+    /// What the last pass was computed from; a pass with an equal key would change nothing.
+    var lastKey: PlanKey?
+    /// The hydration series' times, derived from the preferences (nil: no series allowed).
+    var seriesTimes: [LocalTimeOfDay]?
+}
+
+/// The lapse campaign's state.
+public struct LapseState: Sendable {
+    /// Re-engagement nudges delivered in the current lapse.
+    public var attemptsSent = 0
+    /// The last nudge times and what they were computed from.
+    var cache: (inputs: ReEngagementInputs, times: [Int64])?
+}
+
+/// Snoozed copies and one-off follow-ups.
+struct ReminderState: Sendable {
+    /// Snoozed copies waiting to come back.
+    var snoozed: [Candidate] = []
+    /// One-off follow-ups of something the user did (a reflection a day after a check-in, an achievement).
+    var followUps: [Candidate] = []
+}
+
+/// Social items waiting to go out.
+struct SocialState: Sendable {
+    /// Singles, batches and digests not yet sent.
+    var groups: [NotificationGroup] = []
+    /// Numbers social occurrences; wraps within 15 bits.
+    var groupSequence = 0
+}
+
+/// Seed 002's coaching state.
+struct CoachingState: Sendable {
+    /// Habitual workout times per weekday, from completed workouts.
+    var habits = WorkoutHabits()
+    var streak = WorkoutStreak()
+    /// Starts of the last workouts (at most 32), for the weekly review.
+    var recentWorkouts: [LocalDateTime] = []
+    /// How the user answers each kind at each hour.
+    var responses = ResponseStats()
+    /// The timing rules `responses` implies for the adjustable kinds (only those not `.keep`);
+    /// refreshed whenever a response is learned.
+    var timing: [TimingRule] = []
+    /// Fired notifications of adjustable kinds not yet answered (ignored after three hours).
+    var unanswered: [(id: OccurrenceID, firedAt: Instant)] = []
+}
+
+/// Copy state.
+struct CopyState: Sendable {
+    /// The last template and body per kind, so the same body never comes twice in a row.
+    var templateMemory = TemplateMemory()
+    /// Template choices; seeded by the caller, so runs are reproducible.
+    var random: SeededGenerator
+    /// The coach's accepted copy per occurrence (asked once per occurrence; a re-plan keeps it).
+    var coachCopy = OccurrenceMap<CoachCopy>()
+}
+
+/// One non-trivial timing rule: `kind` at local `hour` is shifted or backed off.
+struct TimingRule: Hashable, Sendable {
+    var kind: NotificationKind
+    var hour: Int
+    var adjustment: TimingAdjustment
+}
+
+/// What the coach wrote for an occurrence (nil while the answer is pending or was refused).
+struct CoachCopy: Hashable, Sendable {
+    var copy: Copy?
+    /// When the occurrence was planned to fire when the coach was asked; for pruning.
+    var askedAt: Instant
+}
+
+/// What the nudge times depend on.
+struct ReEngagementInputs: Hashable, Sendable {
+    var lastActiveAt: Instant
+    var zone: String
+    var habitualTime: LocalTimeOfDay?
+    var preferences: NotificationPreferences
+    var communication: CommunicationPreferences
+}
+
+/// Everything a planning pass reads besides the clock's position inside the horizon, derived
+/// from the state's values: a pass whose key equals the last pass's would change nothing, so
+/// it is skipped. Cheap fields come first (equality stops at the first difference).
+struct PlanKey: Equatable, Sendable {
+    var lapseStage: LapseStage
+    var horizonEnd: Instant
+    var zone: String
+    var sessionHold: Instant?
+    var reEngagementTimes: [Int64]
+    /// The last workout recorded: habits, the streak and the week's log change with it.
+    var lastWorkout: LocalDateTime?
+    var timing: [TimingRule]
+    var snoozed: [Candidate]
+    var followUps: [Candidate]
+    var groups: [NotificationGroup]
+    var done: OccurrenceMap<Instant>
+    var preferences: NotificationPreferences
+}
+
+struct TracedDecision: Hashable, Sendable {
+    var decision: TraceDecision
+    var reason: ReasonCode
+    var fireAt: Instant?
+    var plannedAt: Instant
+}

@@ -1,0 +1,223 @@
+public import Models
+
+/// A notification the engine has handed to the platform, as the plan holds it.
+public struct PlannedNotification: Hashable, Sendable {
+    public var id: OccurrenceID
+    /// When it was due: the candidate's time, or the moment of the pass for one already overdue.
+    public var plannedAt: Instant
+    public var fireAt: Instant
+    /// Scheduled with a calendar trigger, which the device re-matches when its zone changes.
+    public var followsWallClock: Bool
+    /// The content revision scheduled (see `Candidate.revision`).
+    public var revision: Int
+    /// A repeating daily request: it stays pending after it fires.
+    public var repeatsDaily: Bool
+    public var kind: NotificationKind { id.kind }
+
+    public init(candidate: Candidate, dueAt: Instant, fireAt: Instant, zone: ZoneRules, repeatsDaily: Bool = false) {
+        id = candidate.id
+        plannedAt = dueAt
+        self.fireAt = fireAt
+        followsWallClock = TriggerChoice.usesCalendarTrigger(fireAt, in: zone)
+        revision = candidate.revision
+        self.repeatsDaily = repeatsDaily
+    }
+
+    /// Fire time, then occurrence: the order of the platform's pending list.
+    public static func firesBefore(_ a: PlannedNotification, _ b: PlannedNotification) -> Bool {
+        a.fireAt != b.fireAt ? a.fireAt < b.fireAt : a.id < b.id
+    }
+}
+
+/// How a request's trigger is chosen.
+public enum TriggerChoice {
+    /// Wall-clock times on the minute go out as calendar triggers (they follow the device's
+    /// zone, as UNCalendarNotificationTrigger does); anything else as a date trigger.
+    public static func usesCalendarTrigger(_ fireAt: Instant, in zone: ZoneRules) -> Bool {
+        let local = zone.localDateTime(at: fireAt)
+        return local.second == 0 && zone.instant(for: local) == fireAt
+    }
+
+    /// The trigger of a one-off request firing at `fireAt` in `zone`.
+    public static func trigger(for fireAt: Instant, in zone: ZoneRules) -> NotificationTrigger {
+        usesCalendarTrigger(fireAt, in: zone)
+            ? .calendar(CalendarMatch(zone.localDateTime(at: fireAt)), repeats: false) : .date(fireAt)
+    }
+}
+
+/// Everything one planning pass reads, built once per pass and not changed by it.
+public struct PlanningContext: Sendable {
+    public var now: Instant
+    public var zone: ZoneRules
+    public var preferences: NotificationPreferences
+    /// Fire times already passed (and, once `Planner.allocate` starts, those it plans), for the caps.
+    public var ledger: CapLedger
+    /// The end of the user's app session: non-urgent notifications wait until then.
+    public var activeUntil: Instant?
+    /// Pending slots the plan may fill (the platform's 64 less those reserved for arrivals).
+    public var slotBudget: Int
+    /// Occurrences already fired: never planned again.
+    public var fired: OccurrenceMap<Instant>
+    /// Occurrences made moot by what the user did.
+    public var done: OccurrenceMap<Instant>
+    /// What the platform holds from the last pass.
+    public var previous: OccurrenceMap<PlannedNotification>
+
+    public init(
+        now: Instant, zone: ZoneRules, preferences: NotificationPreferences, ledger: CapLedger, activeUntil: Instant?,
+        slotBudget: Int, fired: OccurrenceMap<Instant>, done: OccurrenceMap<Instant>,
+        previous: OccurrenceMap<PlannedNotification>
+    ) {
+        self.now = now
+        self.zone = zone
+        self.preferences = preferences
+        self.ledger = ledger
+        self.activeUntil = activeUntil
+        self.slotBudget = slotBudget
+        self.fired = fired
+        self.done = done
+        self.previous = previous
+    }
+
+    /// Whether the user already did what the occurrence (or the one it is a snoozed copy of)
+    /// reminds of; a completed check-in makes the whole day's check-in reminders moot.
+    public func isDone(_ id: OccurrenceID) -> Bool {
+        if done[id.original] != nil { return true }
+        return id.kind == .checkInReminder && done[id.wholeDay] != nil
+    }
+}
+
+/// What the rules decided for one candidate in a pass.
+public struct PlanDecision: Hashable, Sendable {
+    public var candidate: Candidate
+    /// When it is due: its planned time, or just after `now` for one planned before and now overdue.
+    public var dueAt: Instant
+    public var outcome: RuleOutcome
+}
+
+/// The new plan and how it came about.
+public struct Allocation: Sendable {
+    /// What the platform should hold, soonest first.
+    public var plan: [PlannedNotification]
+    /// The rules' outcome for every candidate evaluated, in value order.
+    public var decisions: [PlanDecision]
+    /// Candidates not evaluated because the user already did the thing.
+    public var suppressed: [(candidate: Candidate, reason: ReasonCode)]
+    /// The daily series placed first (each candidate's time is its next firing).
+    public var series: [Candidate]
+}
+
+/// A change the engine turns into effects (schedule, cancel) and trace entries, in order.
+public enum PlanChange: Hashable, Sendable {
+    /// Remove a pending request; `reason` when this pass knows why (else the engine decides).
+    case cancel(PlannedNotification, reason: ReasonCode?)
+    /// Schedule (or replace) a request: new, moved, or with new content.
+    case schedule(Candidate, dueAt: Instant, fireAt: Instant, reason: ReasonCode)
+    /// A candidate never planned that the rules drop.
+    case drop(Candidate, dueAt: Instant, reason: ReasonCode)
+    /// A social group that cannot go out as planned: its items move to the digest.
+    case regroup(OccurrenceID, reason: ReasonCode)
+    /// A candidate never planned whose thing is already done.
+    case suppress(Candidate, reason: ReasonCode)
+}
+
+/// The planning pass as named pure stages: `order` the candidates by value, `allocate` the
+/// pending slots and the caps (the delivery rules with an explicit `now`), `diff` the new plan
+/// against what the platform holds. The engine gathers the candidates before and turns the
+/// changes into effects and trace entries after.
+public enum Planner {
+    /// Value first, then time: caps and pending slots go to what matters most (a digest the
+    /// user asked for before a routine hydration nudge), earlier before later within a value.
+    public static func order(_ candidates: inout [Candidate]) {
+        candidates.sort {
+            if $0.policy.relevance != $1.policy.relevance { return $0.policy.relevance > $1.policy.relevance }
+            return $0.plannedAt != $1.plannedAt ? $0.plannedAt < $1.plannedAt : $0.id < $1.id
+        }
+    }
+
+    /// Fills the slot budget in the candidates' order. Daily `series` (each candidate at its next
+    /// firing) take their slots first; `reservedFireTimes` are their future firings, which the
+    /// caps must count.
+    ///
+    /// A candidate already fired is skipped; one already done is suppressed; one whose time
+    /// passed before it was ever planned is not sent late, while one that was planned (a
+    /// time-zone change moved it into the past) is due now, within its original deadline.
+    public static func allocate(
+        _ candidates: [Candidate], series: [Candidate] = [], reservedFireTimes: [Instant] = [],
+        context: PlanningContext
+    ) -> Allocation {
+        var ledger = context.ledger
+        for at in reservedFireTimes { ledger.insert(at) }
+        let now = context.now
+        var plan = series.map {
+            PlannedNotification(
+                candidate: $0, dueAt: $0.plannedAt, fireAt: $0.plannedAt, zone: context.zone, repeatsDaily: true)
+        }
+        plan.reserveCapacity(context.slotBudget + 4)
+        var decisions: [PlanDecision] = []
+        decisions.reserveCapacity(candidates.count)
+        var suppressed: [(candidate: Candidate, reason: ReasonCode)] = []
+        for candidate in candidates where plan.count < context.slotBudget {
+            guard context.fired[candidate.id] == nil else { continue }
+            if context.isDone(candidate.id) {
+                suppressed.append((candidate, .alreadyDone))
+                continue
+            }
+            if candidate.plannedAt <= now, context.previous[candidate.id] == nil { continue }
+            let outcome = DeliveryRules.evaluate(
+                candidate, at: now, preferences: context.preferences, zone: context.zone, ledger: ledger,
+                activeUntil: context.activeUntil)
+            let dueAt = max(candidate.plannedAt, now + 1)
+            if case .send(let fireAt, _) = outcome {
+                guard fireAt > now else { continue }
+                ledger.insert(fireAt)
+                plan.append(PlannedNotification(candidate: candidate, dueAt: dueAt, fireAt: fireAt, zone: context.zone))
+            }
+            decisions.append(PlanDecision(candidate: candidate, dueAt: dueAt, outcome: outcome))
+        }
+        plan.sort(by: PlannedNotification.firesBefore)
+        return Allocation(plan: plan, decisions: decisions, suppressed: suppressed, series: series)
+    }
+
+    /// What changes between `previous` (what the platform holds) and the new plan, in the order
+    /// the engine applies them: cancellations, the new daily series, each decision in
+    /// value order, then suppressions. Unchanged requests (same fire time and revision) produce
+    /// nothing; a drop of something planned before is its cancellation.
+    public static func diff(previous: [PlannedNotification], allocation: Allocation) -> [PlanChange] {
+        let before = OccurrenceMap(previous.lazy.map { ($0.id, $0) })
+        let after = OccurrenceMap(allocation.plan.lazy.map { ($0.id, ()) })
+        var changes: [PlanChange] = []
+        for old in previous where !after.contains(old.id) {
+            let reason =
+                allocation.suppressed.first { $0.candidate.id == old.id }?.reason
+                ?? allocation.decisions.lazy.compactMap { decision -> ReasonCode? in
+                    if decision.candidate.id == old.id, case .drop(let reason) = decision.outcome { return reason }
+                    return nil
+                }.first
+            changes.append(.cancel(old, reason: reason))
+        }
+        for series in allocation.series where before[series.id] == nil {
+            changes.append(.schedule(series, dueAt: series.plannedAt, fireAt: series.plannedAt, reason: .dailySeries))
+        }
+        for decision in allocation.decisions {
+            let candidate = decision.candidate
+            switch decision.outcome {
+            case .send(let fireAt, let reason):
+                if let old = before[candidate.id], old.fireAt == fireAt, old.revision == candidate.revision { continue }
+                changes.append(.schedule(candidate, dueAt: decision.dueAt, fireAt: fireAt, reason: reason))
+            case .drop(let reason):
+                if candidate.kind.isSocial {
+                    changes.append(.regroup(candidate.id, reason: reason))
+                } else if before[candidate.id] == nil {
+                    changes.append(.drop(candidate, dueAt: decision.dueAt, reason: reason))
+                }
+            case .fold(let reason):
+                changes.append(.regroup(candidate.id, reason: reason))
+            }
+        }
+        for (candidate, reason) in allocation.suppressed where before[candidate.id] == nil {
+            changes.append(.suppress(candidate, reason: reason))
+        }
+        return changes
+    }
+}
