@@ -97,6 +97,10 @@ public struct TemplateMemory: Hashable, Sendable, Codable {
 /// motivational style (and tone) that need no optional facts. A file that breaks a rule does not
 /// load, so a typo is an error at start-up, not a broken notification at 3 a.m.
 ///
+/// Nothing here reads a file behind the caller's back: a library comes from `bundled(language:)`,
+/// `load(contentsOf:)` or `parse(_:file:)`, all of which throw, and the composition root (an
+/// executable's `main`) decides what a failure means.
+///
 /// Rendering is pure and allocation-light (templates are pre-split into literal and field
 /// segments at load); it runs for every notification the engine schedules.
 public struct TemplateLibrary: Sendable {
@@ -123,7 +127,8 @@ public struct TemplateLibrary: Sendable {
 
     // MARK: Loading
 
-    /// The bundled file of `language` ("en", "de").
+    /// Reads and validates the bundled file of `language` ("en", "de"). Reads the bundle on every
+    /// call: load once at start-up and pass the library (or a `TemplateCatalog`) down.
     public static func bundled(language: String) throws(TemplateLoadError) -> TemplateLibrary {
         guard let url = bundledURL(language) else {
             throw TemplateLoadError(
@@ -140,16 +145,6 @@ public struct TemplateLibrary: Sendable {
         else { return [] }
         return names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted()
     }
-
-    /// The bundled English templates: the default and the last resort. The file is validated by
-    /// ContentTests, so a failure here is a packaging defect and stops the process at start-up.
-    public static let english: TemplateLibrary = {
-        do {
-            return try bundled(language: "en")
-        } catch {
-            fatalError("bundled English templates do not load: \(error)")
-        }
-    }()
 
     private static var templatesDirectory: URL? {
         Bundle.module.resourceURL?.appendingPathComponent("Templates", isDirectory: true)
@@ -320,7 +315,8 @@ public struct TemplateCatalog: Sendable {
         self.libraries = libraries
     }
 
-    /// Every bundled file, English as the default; fails on the first file that does not load.
+    /// Reads every bundled file, English as the default; fails on the first file that does not
+    /// load. Reads the bundle on every call: the composition root calls it once.
     public static func bundled() throws(TemplateLoadError) -> TemplateCatalog {
         var others: [TemplateLibrary] = []
         for language in TemplateLibrary.bundledLanguages where language != "en" {
