@@ -94,8 +94,9 @@ public struct TemplateMemory: Hashable, Sendable, Codable {
 /// The templates of one locale, loaded from a data file and validated as a whole: every
 /// placeholder known, every title with a real emoji, every template within the lock-screen
 /// limits with its fields at their longest, every kind with at least two templates for each
-/// motivational style (and tone) that need no optional facts. A file that breaks a rule does not
-/// load, so a typo is an error at start-up, not a broken notification at 3 a.m.
+/// motivational style (and tone) that need no optional facts, and the grouped social copy complete
+/// for every social kind. A file that breaks a rule does not load, so a typo is an error at
+/// start-up, not a broken notification at 3 a.m.
 ///
 /// Nothing here reads a file behind the caller's back: a library comes from `bundled(language:)`,
 /// `load(contentsOf:)` or `parse(_:file:)`, all of which throw, and the composition root (an
@@ -124,6 +125,8 @@ public struct TemplateLibrary: Sendable {
     /// Template indices per kind and style (`kind.ordinal * 3 + style.index`), in file order.
     let pools: [[UInt16]]
     let words: TemplateWords
+    /// The grouped social copy (`groupSummary`).
+    let social: SocialCopy
 
     // MARK: Loading
 
@@ -183,12 +186,13 @@ public struct TemplateLibrary: Sendable {
 
     init(
         language: String, templates: [CopyTemplate], compiled: [Compiled], words: TemplateWords,
-        categories: [NotificationCategory]
+        social: SocialCopy, categories: [NotificationCategory]
     ) {
         self.language = language
         self.templates = templates
         self.compiled = compiled
         self.words = words
+        self.social = social
         self.categories = categories
         var pools = [[UInt16]](repeating: [], count: NotificationKind.allCases.count * 3)
         for (index, template) in templates.enumerated() {
@@ -290,7 +294,7 @@ public struct TemplateLibrary: Sendable {
 
     /// Fills one pattern with this library's words: for tests and ad-hoc copy.
     func fill(_ pattern: String, _ context: CopyContext) throws(TemplateLoadError) -> String {
-        let segments = try TemplateFileLoader(file: "\(language).json").segments(
+        let segments: [TemplateSegment] = try TemplateFileLoader(file: "\(language).json").segments(
             pattern, part: "pattern", line: 0, name: "pattern")
         return words.render(segments, context)
     }
