@@ -99,22 +99,21 @@ public struct ContentRequest: Hashable, Sendable {
 /// The core, `decide(_:for:memory:generator:)`, is pure: it takes the coach's outcome as a
 /// value (with its latency), so the simulator feeds it outcomes in virtual time and tests feed
 /// it tables. `generate(_:coach:clock:memory:generator:)` is the live convenience that calls a
-/// coach under the deadline with structured concurrency.
+/// coach under the deadline with structured concurrency. It never touches a file: the templates
+/// come in with `init(catalog:)`.
 public struct ContentGenerator: Sendable {
     public var catalog: TemplateCatalog
     /// The seeds' budget for content: 2 s.
     public var deadlineMillis: Int
     public var limits: CopyLimits
 
+    /// - Parameter catalog: the templates, loaded by the caller (`TemplateCatalog.bundled()` at
+    ///   start-up, or `TemplateCatalog(default:)` with a library of its own); there is no default,
+    ///   so no generator reads a bundle or a file behind its caller's back.
     public init(catalog: TemplateCatalog, deadlineMillis: Int = 2_000, limits: CopyLimits = .lockScreen) {
         self.catalog = catalog
         self.deadlineMillis = deadlineMillis
         self.limits = limits
-    }
-
-    /// English templates only.
-    public init(library: TemplateLibrary = .english, deadlineMillis: Int = 2_000) {
-        self.init(catalog: TemplateCatalog(default: library), deadlineMillis: deadlineMillis)
     }
 
     /// What the coach may be told: the facts the recipient's privacy level allows.

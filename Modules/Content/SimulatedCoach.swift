@@ -63,8 +63,10 @@ public struct SimulatedCoach: CoachEngine {
     /// Waits out the simulated latency in `generate`; nil answers at once.
     public var sleep: (@Sendable (Duration) async throws -> Void)?
 
+    /// - Parameter library: the templates valid answers are rendered from, loaded by the caller
+    ///   (the simulator passes its catalog's default library).
     public init(
-        behaviour: CoachBehaviour, library: TemplateLibrary = .english, seed: UInt64 = 0,
+        behaviour: CoachBehaviour, library: TemplateLibrary, seed: UInt64 = 0,
         sleep: (@Sendable (Duration) async throws -> Void)? = nil
     ) {
         self.behaviour = behaviour

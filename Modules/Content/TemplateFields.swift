@@ -201,10 +201,25 @@ extension MotivationalStyle {
     }
 }
 
-/// A piece of a template: literal text or a field.
-enum TemplateSegment: Sendable, Hashable {
+/// A piece of a pattern: literal text or a placeholder of the pattern's kind of field.
+enum Segment<Field: Sendable & Hashable>: Sendable, Hashable {
     case text(String)
-    case field(TemplateField)
+    case field(Field)
+}
+
+/// A piece of a template.
+typealias TemplateSegment = Segment<TemplateField>
+
+/// The longest a pattern renders to, in characters, with every field at `maxLength`.
+func longestLength<Field>(_ segments: [Segment<Field>], maxLength: (Field) -> Int) -> Int {
+    var longest = 0
+    for segment in segments {
+        switch segment {
+        case .text(let text): longest += text.count
+        case .field(let field): longest += maxLength(field)
+        }
+    }
+    return longest
 }
 
 extension TemplateWords {

@@ -12,6 +12,14 @@ import Models
 ///              "topic": "workout", "meals": { "breakfast": "breakfast", ... },
 ///              "daysAway": { "one": "a day", "other": "{n} days", "unknown": "a while" } },
 ///   "actions": { "LOG_MOOD": "Log Mood", ... },
+///   "social": {
+///     "title": "New activity 👥", "hidden": "You have new notifications.", "someone": "Someone",
+///     "periods": { "today": "today", "thisWeek": "this week" },
+///     "groups": {
+///       "workoutKudos": { "one": "{sender} cheered your {topic}.",
+///                         "many": "{count} people cheered your {topic}{period}." }, ...
+///     }
+///   },
 ///   "templates": [
 ///     { "name": "morning.encouraging.fresh", "kind": "morningGreeting", "style": "encouraging",
 ///       "title": "Good morning, {name} ☀️", "body": "A fresh day to move. How are you feeling?" },
@@ -37,7 +45,8 @@ struct TemplateFileLoader {
             throw fail(error.line, "(file)", "malformed JSON at column \(error.column): \(error.message)")
         }
         let members = try object(root, "(file)")
-        try rejectUnknownKeys(members, allowed: ["about", "language", "words", "actions", "templates"], in: "(file)")
+        try rejectUnknownKeys(
+            members, allowed: ["about", "language", "words", "actions", "social", "templates"], in: "(file)")
         let languageNode = try required("language", in: members, of: root, path: "(file)")
         let language = try string(languageNode, "language")
         guard !language.isEmpty, language.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "-") }) else {
@@ -52,6 +61,11 @@ struct TemplateFileLoader {
         if let about = members.first(where: { $0.key == "about" }) { _ = try string(about.value, "about") }
         let words = try readWords(try required("words", in: members, of: root, path: "(file)"))
         let categories = try readActions(try required("actions", in: members, of: root, path: "(file)"))
+        guard let socialNode = members.first(where: { $0.key == "social" })?.value else {
+            throw fail(
+                root.line, "social", "missing: the grouped social copy (title, hidden, someone, periods, groups)")
+        }
+        let social = try readSocial(socialNode, words: words)
         let templatesNode = try required("templates", in: members, of: root, path: "(file)")
         guard case .array(let list) = templatesNode.value else {
             throw fail(
@@ -84,7 +98,8 @@ struct TemplateFileLoader {
         }
         try checkCoverage(templates, compiled, line: templatesNode.line)
         return TemplateLibrary(
-            language: language, templates: templates, compiled: compiled, words: words, categories: categories)
+            language: language, templates: templates, compiled: compiled, words: words, social: social,
+            categories: categories)
     }
 
     // MARK: Sections
@@ -157,6 +172,77 @@ struct TemplateFileLoader {
         }
     }
 
+    /// The `social` section: what grouped social notifications say. Every entry is required, so
+    /// a file missing one names it (`social.groups.mention.many`) instead of showing English.
+    private func readSocial(_ node: JSONNode, words: TemplateWords) throws(TemplateLoadError) -> SocialCopy {
+        let members = try object(node, "social")
+        try rejectUnknownKeys(members, allowed: ["title", "hidden", "someone", "periods", "groups"], in: "social")
+        func entry(_ key: String, of parent: JSONNode, _ members: [JSONNode.Member], _ path: String)
+            throws(TemplateLoadError) -> JSONNode
+        {
+            guard let member = members.first(where: { $0.key == key }) else {
+                throw fail(parent.line, "\(path).\(key)", "missing entry")
+            }
+            return member.value
+        }
+        func word(_ node: JSONNode, _ name: String) throws(TemplateLoadError) -> String {
+            let value = try string(node, name)
+            guard value.trimmedOrNil == value, !value.contains("{"), !value.contains("}") else {
+                throw fail(node.line, name, "must be plain text without surrounding spaces or braces")
+            }
+            return value
+        }
+        func text(
+            _ node: JSONNode, _ name: String, allowed: [SocialField], limit: Int, maxLength: (SocialField) -> Int
+        ) throws(TemplateLoadError) -> [Segment<SocialField>] {
+            let pattern = try string(node, name)
+            let part = name.split(separator: ".").last.map(String.init) ?? name
+            let segments: [Segment<SocialField>] = try segments(
+                pattern, part: part, line: node.line, name: name, allowed: allowed)
+            try checkText(
+                pattern, longest: longestLength(segments, maxLength: maxLength), part: part, limit: limit,
+                line: node.line, name: name)
+            return segments
+        }
+        let titleNode = try entry("title", of: node, members, "social")
+        let title = try string(titleNode, "social.title")
+        _ = try text(titleNode, "social.title", allowed: [], limit: limits.maxTitleCharacters) { _ in 0 }
+        guard title.unicodeScalars.contains(where: { $0.properties.isEmoji && !$0.isASCII }) else {
+            throw fail(titleNode.line, "social.title", "the title has no emoji")
+        }
+        let hiddenNode = try entry("hidden", of: node, members, "social")
+        _ = try text(hiddenNode, "social.hidden", allowed: [], limit: limits.maxBodyCharacters) { _ in 0 }
+        let someone = try word(try entry("someone", of: node, members, "social"), "social.someone")
+        let periodsNode = try entry("periods", of: node, members, "social")
+        let periodMembers = try object(periodsNode, "social.periods")
+        try rejectUnknownKeys(periodMembers, allowed: ["today", "thisWeek"], in: "social.periods")
+        var social = SocialCopy(
+            title: title, hidden: try string(hiddenNode, "social.hidden"), someone: someone,
+            today: try word(
+                try entry("today", of: periodsNode, periodMembers, "social.periods"), "social.periods.today"),
+            thisWeek: try word(
+                try entry("thisWeek", of: periodsNode, periodMembers, "social.periods"), "social.periods.thisWeek"),
+            sentences: Array(repeating: nil, count: NotificationKind.allCases.count))
+        let groupsNode = try entry("groups", of: node, members, "social")
+        let groupMembers = try object(groupsNode, "social.groups")
+        try rejectUnknownKeys(groupMembers, allowed: Set(SocialCopy.kinds.map(\.rawValue)), in: "social.groups")
+        for kind in SocialCopy.kinds {
+            let path = "social.groups.\(kind.rawValue)"
+            let kindNode = try entry(kind.rawValue, of: groupsNode, groupMembers, "social.groups")
+            let sentenceMembers = try object(kindNode, path)
+            try rejectUnknownKeys(sentenceMembers, allowed: ["one", "many"], in: path)
+            let maxLength = { [social] (field: SocialField) in social.maxLength(field, words) }
+            let one = try text(
+                try entry("one", of: kindNode, sentenceMembers, path), "\(path).one", allowed: SocialField.inOne,
+                limit: limits.maxBodyCharacters, maxLength: maxLength)
+            let many = try text(
+                try entry("many", of: kindNode, sentenceMembers, path), "\(path).many", allowed: SocialField.inMany,
+                limit: limits.maxBodyCharacters, maxLength: maxLength)
+            social.sentences[kind.ordinal] = SocialCopy.Sentences(one: one, many: many)
+        }
+        return social
+    }
+
     private func readTemplate(
         _ node: JSONNode, position: Int, words: TemplateWords
     ) throws(TemplateLoadError) -> (CopyTemplate, TemplateLibrary.Compiled) {
@@ -220,14 +306,14 @@ struct TemplateFileLoader {
         let bodyNode = try required("body", in: members, of: node, path: name)
         let title = try string(titleNode, name)
         let body = try string(bodyNode, name)
-        let titleSegments = try segments(title, part: "title", line: titleNode.line, name: name)
-        let bodySegments = try segments(body, part: "body", line: bodyNode.line, name: name)
+        let titleSegments: [TemplateSegment] = try segments(title, part: "title", line: titleNode.line, name: name)
+        let bodySegments: [TemplateSegment] = try segments(body, part: "body", line: bodyNode.line, name: name)
         try checkText(
-            title, segments: titleSegments, part: "title", limit: limits.maxTitleCharacters, line: titleNode.line,
-            name: name, words: words)
+            title, longest: longestLength(titleSegments) { $0.maxLength(words) }, part: "title",
+            limit: limits.maxTitleCharacters, line: titleNode.line, name: name)
         try checkText(
-            body, segments: bodySegments, part: "body", limit: limits.maxBodyCharacters, line: bodyNode.line,
-            name: name, words: words)
+            body, longest: longestLength(bodySegments) { $0.maxLength(words) }, part: "body",
+            limit: limits.maxBodyCharacters, line: bodyNode.line, name: name)
         guard title.unicodeScalars.contains(where: { $0.properties.isEmoji && !$0.isASCII }) else {
             throw fail(titleNode.line, name, "the title has no emoji")
         }
@@ -243,10 +329,11 @@ struct TemplateFileLoader {
     }
 
     /// Splits a pattern into literal text and fields; `{` and `}` are reserved for placeholders.
-    func segments(
-        _ pattern: String, part: String, line: Int, name: String
-    ) throws(TemplateLoadError) -> [TemplateSegment] {
-        var result: [TemplateSegment] = []
+    /// Only the fields in `allowed` (in their declared order; all of them by default) are known.
+    func segments<Field: RawRepresentable & CaseIterable & Sendable & Hashable>(
+        _ pattern: String, part: String, line: Int, name: String, allowed: [Field] = Array(Field.allCases)
+    ) throws(TemplateLoadError) -> [Segment<Field>] where Field.RawValue == String {
+        var result: [Segment<Field>] = []
         var rest = Substring(pattern)
         while let open = rest.firstIndex(where: { $0 == "{" || $0 == "}" }) {
             guard rest[open] == "{" else { throw fail(line, name, "stray \"}\" in the \(part)") }
@@ -254,8 +341,8 @@ struct TemplateFileLoader {
                 throw fail(line, name, "unclosed placeholder in the \(part): \"\(rest[open...])\"")
             }
             let fieldName = String(rest[rest.index(after: open)..<close])
-            guard let field = TemplateField(rawValue: fieldName) else {
-                let known = TemplateField.allCases.map { "{\($0.rawValue)}" }.joined(separator: " ")
+            guard let field = Field(rawValue: fieldName), allowed.contains(field) else {
+                let known = allowed.isEmpty ? "none" : allowed.map { "{\($0.rawValue)}" }.joined(separator: " ")
                 throw fail(line, name, "unknown placeholder {\(fieldName)} in the \(part); known: \(known)")
             }
             if open > rest.startIndex { result.append(.text(String(rest[..<open]))) }
@@ -266,9 +353,9 @@ struct TemplateFileLoader {
         return result
     }
 
+    /// The rules every shown pattern obeys; `longest` is its length with its fields at their longest.
     private func checkText(
-        _ pattern: String, segments: [TemplateSegment], part: String, limit: Int, line: Int, name: String,
-        words: TemplateWords
+        _ pattern: String, longest: Int, part: String, limit: Int, line: Int, name: String
     ) throws(TemplateLoadError) {
         guard pattern.trimmedOrNil == pattern else {
             throw fail(line, name, "the \(part) is empty or starts or ends with white space")
@@ -282,13 +369,6 @@ struct TemplateFileLoader {
             })
         else { throw fail(line, name, "the \(part) contains a control or unassigned character") }
         guard !pattern.contains("  ") else { throw fail(line, name, "the \(part) contains a double space") }
-        var longest = 0
-        for segment in segments {
-            switch segment {
-            case .text(let text): longest += text.count
-            case .field(let field): longest += field.maxLength(words)
-            }
-        }
         guard longest <= limit else {
             throw fail(
                 line, name,

@@ -94,8 +94,13 @@ public struct TemplateMemory: Hashable, Sendable, Codable {
 /// The templates of one locale, loaded from a data file and validated as a whole: every
 /// placeholder known, every title with a real emoji, every template within the lock-screen
 /// limits with its fields at their longest, every kind with at least two templates for each
-/// motivational style (and tone) that need no optional facts. A file that breaks a rule does not
-/// load, so a typo is an error at start-up, not a broken notification at 3 a.m.
+/// motivational style (and tone) that need no optional facts, and the grouped social copy complete
+/// for every social kind. A file that breaks a rule does not load, so a typo is an error at
+/// start-up, not a broken notification at 3 a.m.
+///
+/// Nothing here reads a file behind the caller's back: a library comes from `bundled(language:)`,
+/// `load(contentsOf:)` or `parse(_:file:)`, all of which throw, and the composition root (an
+/// executable's `main`) decides what a failure means.
 ///
 /// Rendering is pure and allocation-light (templates are pre-split into literal and field
 /// segments at load); it runs for every notification the engine schedules.
@@ -120,10 +125,13 @@ public struct TemplateLibrary: Sendable {
     /// Template indices per kind and style (`kind.ordinal * 3 + style.index`), in file order.
     let pools: [[UInt16]]
     let words: TemplateWords
+    /// The grouped social copy (`groupSummary`).
+    let social: SocialCopy
 
     // MARK: Loading
 
-    /// The bundled file of `language` ("en", "de").
+    /// Reads and validates the bundled file of `language` ("en", "de"). Reads the bundle on every
+    /// call: load once at start-up and pass the library (or a `TemplateCatalog`) down.
     public static func bundled(language: String) throws(TemplateLoadError) -> TemplateLibrary {
         guard let url = bundledURL(language) else {
             throw TemplateLoadError(
@@ -140,16 +148,6 @@ public struct TemplateLibrary: Sendable {
         else { return [] }
         return names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.sorted()
     }
-
-    /// The bundled English templates: the default and the last resort. The file is validated by
-    /// ContentTests, so a failure here is a packaging defect and stops the process at start-up.
-    public static let english: TemplateLibrary = {
-        do {
-            return try bundled(language: "en")
-        } catch {
-            fatalError("bundled English templates do not load: \(error)")
-        }
-    }()
 
     private static var templatesDirectory: URL? {
         Bundle.module.resourceURL?.appendingPathComponent("Templates", isDirectory: true)
@@ -188,12 +186,13 @@ public struct TemplateLibrary: Sendable {
 
     init(
         language: String, templates: [CopyTemplate], compiled: [Compiled], words: TemplateWords,
-        categories: [NotificationCategory]
+        social: SocialCopy, categories: [NotificationCategory]
     ) {
         self.language = language
         self.templates = templates
         self.compiled = compiled
         self.words = words
+        self.social = social
         self.categories = categories
         var pools = [[UInt16]](repeating: [], count: NotificationKind.allCases.count * 3)
         for (index, template) in templates.enumerated() {
@@ -295,7 +294,7 @@ public struct TemplateLibrary: Sendable {
 
     /// Fills one pattern with this library's words: for tests and ad-hoc copy.
     func fill(_ pattern: String, _ context: CopyContext) throws(TemplateLoadError) -> String {
-        let segments = try TemplateFileLoader(file: "\(language).json").segments(
+        let segments: [TemplateSegment] = try TemplateFileLoader(file: "\(language).json").segments(
             pattern, part: "pattern", line: 0, name: "pattern")
         return words.render(segments, context)
     }
@@ -320,7 +319,8 @@ public struct TemplateCatalog: Sendable {
         self.libraries = libraries
     }
 
-    /// Every bundled file, English as the default; fails on the first file that does not load.
+    /// Reads every bundled file, English as the default; fails on the first file that does not
+    /// load. Reads the bundle on every call: the composition root calls it once.
     public static func bundled() throws(TemplateLoadError) -> TemplateCatalog {
         var others: [TemplateLibrary] = []
         for language in TemplateLibrary.bundledLanguages where language != "en" {

@@ -5,7 +5,9 @@ import Testing
 
 @Suite("ContentGenerator: AI or template, and why")
 struct ContentGeneratorDecisionTests {
-    let generator = ContentGenerator()
+    let generator: ContentGenerator
+
+    init() throws { generator = try bundledGenerator() }
 
     func decide(
         _ outcome: CoachOutcome?, _ request: ContentRequest = request(), seed: UInt64 = 7
@@ -143,7 +145,9 @@ struct ContentGeneratorDecisionTests {
 
 @Suite("ContentGenerator: calling a coach under the deadline")
 struct ContentGeneratorAsyncTests {
-    let generator = ContentGenerator()
+    let generator: ContentGenerator
+
+    init() throws { generator = try bundledGenerator() }
 
     func generate(_ coach: some CoachEngine, clock: any Clock<Duration>) async -> ContentDecision {
         var memory = TemplateMemory()
@@ -187,7 +191,7 @@ struct ContentGeneratorAsyncTests {
     }
 
     @Test func theSimulatedCoachWorksAsACoachEngine() async {
-        let coach = SimulatedCoach(behaviour: .reliable, seed: 5)
+        let coach = SimulatedCoach(behaviour: .reliable, library: generator.catalog.defaultLibrary, seed: 5)
         let decision = await generate(coach, clock: StoppedClock())
         #expect(decision.source == .ai)
         #expect(decision.reason == .coachAccepted)
@@ -204,7 +208,9 @@ struct ContentGeneratorAsyncTests {
 
 @Suite("ContentGenerator: judging a late-arriving answer")
 struct ContentGeneratorJudgeTests {
-    let generator = ContentGenerator()
+    let generator: ContentGenerator
+
+    init() throws { generator = try bundledGenerator() }
 
     @Test func anAcceptedAnswerIsReturnedWithItsLatency() {
         let verdict = generator.judge(

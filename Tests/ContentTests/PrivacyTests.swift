@@ -5,7 +5,9 @@ import Testing
 
 @Suite("Privacy: what each level shows")
 struct PrivacyLevelTests {
-    let generator = ContentGenerator()
+    let generator: ContentGenerator
+
+    init() throws { generator = try bundledGenerator() }
 
     func templateCopy(_ kind: NotificationKind, _ level: PrivacyLevel, sender: SocialSender?, seed: UInt64) -> Copy {
         var memory = TemplateMemory()

@@ -81,10 +81,11 @@ struct PushPayloadTests {
     }
 
     @Test func templateCopyAlwaysFits() throws {
+        let generator = try bundledGenerator()
         var memory = TemplateMemory()
         var rng = SeededGenerator(seed: 8)
         for kind in NotificationKind.allCases {
-            let decision = ContentGenerator().decide(
+            let decision = generator.decide(
                 nil, for: request(kind, level: .public), memory: &memory, generator: &rng)
             let content = NotificationContent(kind: kind, title: decision.copy.title, body: decision.copy.body)
             #expect(try PayloadBuilder.payload(for: content, imageKey: decision.imageKey).byteCount < 1_024)

@@ -8,9 +8,12 @@ struct SimulatedCoachTests {
     let request = CoachRequest(
         kind: .morningGreeting, style: .encouraging, privacyLevel: .friendsOnly,
         facts: CopyContext(firstName: "Ana", weather: .rainy))
+    let library: TemplateLibrary
+
+    init() throws { library = try bundledEnglish() }
 
     func outcomes(_ behaviour: CoachBehaviour, seed: UInt64 = 2027, count: Int = 20_000) -> [CoachOutcome] {
-        let coach = SimulatedCoach(behaviour: behaviour)
+        let coach = SimulatedCoach(behaviour: behaviour, library: library)
         var generator = SeededGenerator(seed: seed)
         return (0..<count).map { _ in coach.outcome(for: request, using: &generator) }
     }
@@ -22,7 +25,7 @@ struct SimulatedCoachTests {
     }
 
     @Test func everyCallDrawsFourValues() {
-        let coach = SimulatedCoach(behaviour: CoachBehaviour(failureShare: 0.5))
+        let coach = SimulatedCoach(behaviour: CoachBehaviour(failureShare: 0.5), library: library)
         var generator = SeededGenerator(seed: 3)
         var reference = SeededGenerator(seed: 3)
         for _ in 0..<100 {
@@ -36,7 +39,7 @@ struct SimulatedCoachTests {
         let behaviour = CoachBehaviour(
             meanLatencyMillis: 600, slowShare: 0.05, failureShare: 0.04, malformedShare: 0.06)
         let all = outcomes(behaviour)
-        let deciding = ContentGenerator()
+        let deciding = ContentGenerator(catalog: TemplateCatalog(default: library))
         var failed = 0
         var late = 0
         var malformed = 0
@@ -126,7 +129,7 @@ struct SimulatedCoachTests {
 
     @Test func asACoachEngineItIsDeterministicAndWaitsOutItsLatency() async throws {
         let waited = LatencyLog()
-        let coach = SimulatedCoach(behaviour: .reliable, seed: 4, sleep: { await waited.add($0) })
+        let coach = SimulatedCoach(behaviour: .reliable, library: library, seed: 4, sleep: { await waited.add($0) })
         let first = try await coach.generate(request)
         let second = try await coach.generate(request)
         #expect(first == second)
@@ -135,7 +138,8 @@ struct SimulatedCoachTests {
     }
 
     @Test func asACoachEngineItThrowsItsFailures() async {
-        let coach = SimulatedCoach(behaviour: CoachBehaviour(slowShare: 0, failureShare: 1, malformedShare: 0))
+        let coach = SimulatedCoach(
+            behaviour: CoachBehaviour(slowShare: 0, failureShare: 1, malformedShare: 0), library: library)
         await #expect(throws: CoachFailure.self) { try await coach.generate(request) }
     }
 }

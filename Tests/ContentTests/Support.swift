@@ -98,6 +98,21 @@ struct StoppedClock: Clock {
     }
 }
 
+// MARK: - Bundled templates
+
+/// The bundled templates, read once per test run. Content has no default catalog (nothing there
+/// reads a bundle behind a default argument), so tests load it as an executable would.
+private let bundled = Result { () throws(TemplateLoadError) -> TemplateCatalog in try TemplateCatalog.bundled() }
+
+/// The bundled catalog; throws the loader's error (file, line, name) when a file does not load.
+func bundledCatalog() throws -> TemplateCatalog { try bundled.get() }
+
+/// The bundled English library, the catalog's default.
+func bundledEnglish() throws -> TemplateLibrary { try bundledCatalog().defaultLibrary }
+
+/// A generator over the bundled templates with the default deadline and limits.
+func bundledGenerator() throws -> ContentGenerator { ContentGenerator(catalog: try bundledCatalog()) }
+
 // MARK: - Template files
 
 /// The text of a bundled template file.

@@ -29,14 +29,32 @@ private let contexts: [CopyContext] = {
     return list
 }()
 
-private func render(
-    _ kind: NotificationKind, _ style: MotivationalStyle = .encouraging, name: String = "Ana", variant: Int = 0,
-    meal: MealType? = nil, workout: String? = nil, daysAway: Int? = nil, stronger: Bool = false
-) -> Copy {
-    TemplateCopy.render(
-        kind, style: style,
-        context: CopyContext(firstName: name, meal: meal, workoutType: workout, daysAway: daysAway, stronger: stronger),
-        variant: variant)
+extension TemplateLibrary {
+    /// The copy of the `variant`-th eligible template.
+    fileprivate func copy(
+        _ kind: NotificationKind, style: MotivationalStyle, context: CopyContext, variant: Int
+    ) -> Copy {
+        render(kind, style: style, context: context, variant: variant).copy
+    }
+
+    /// The copy for a context built from the arguments.
+    fileprivate func sample(
+        _ kind: NotificationKind, _ style: MotivationalStyle = .encouraging, name: String = "Ana", variant: Int = 0,
+        meal: MealType? = nil, workout: String? = nil, daysAway: Int? = nil, stronger: Bool = false
+    ) -> Copy {
+        copy(
+            kind, style: style,
+            context: CopyContext(
+                firstName: name, meal: meal, workoutType: workout, daysAway: daysAway, stronger: stronger),
+            variant: variant)
+    }
+
+    /// The number of templates of a kind and style: the period of the variant sequence.
+    fileprivate func templateCount(
+        _ kind: NotificationKind, _ style: MotivationalStyle, _ context: CopyContext
+    ) -> Int {
+        eligibleTemplates(kind, style: style, context: context).count
+    }
 }
 
 /// True when `text` holds a real emoji: a non-ASCII scalar with the Emoji property (ASCII digits,
@@ -49,20 +67,19 @@ private func containsEmoji(_ text: String) -> Bool {
 private let placeholderFragments = ["{", "}", "\\(", "nil", "Optional(", "%@", "null", "undefined", "<", ">"]
 private let mojibakeFragments = ["Ã", "Â", "ð", "â€", "ï¸", "\u{FFFD}"]
 
-/// The number of templates of a kind and style: the period of the variant sequence.
-private func templateCount(_ kind: NotificationKind, _ style: MotivationalStyle, _ context: CopyContext) -> Int {
-    TemplateLibrary.english.eligibleTemplates(kind, style: style, context: context).count
-}
-
 // MARK: - Every kind and style
 
-@Suite("TemplateCopy: every kind and style")
+@Suite("Template copy: every kind and style")
 struct TemplateCopyCoverageTests {
+    let english: TemplateLibrary
+
+    init() throws { english = try bundledEnglish() }
+
     @Test(arguments: NotificationKind.allCases, MotivationalStyle.allCases)
     func titleAndBodyAreNeverEmpty(kind: NotificationKind, style: MotivationalStyle) {
         for context in contexts {
             for variant in variants {
-                let copy = TemplateCopy.render(kind, style: style, context: context, variant: variant)
+                let copy = english.copy(kind, style: style, context: context, variant: variant)
                 #expect(!copy.title.isEmpty, "\(context) variant \(variant)")
                 #expect(!copy.body.isEmpty, "\(context) variant \(variant)")
             }
@@ -73,7 +90,7 @@ struct TemplateCopyCoverageTests {
     func noPlaceholderTextIsLeftOver(kind: NotificationKind, style: MotivationalStyle) {
         for context in contexts {
             for variant in variants {
-                let copy = TemplateCopy.render(kind, style: style, context: context, variant: variant)
+                let copy = english.copy(kind, style: style, context: context, variant: variant)
                 for text in [copy.title, copy.body] {
                     for fragment in placeholderFragments {
                         #expect(!text.contains(fragment), "\"\(text)\" contains \"\(fragment)\"")
@@ -90,7 +107,7 @@ struct TemplateCopyCoverageTests {
     func copyFitsTheLockScreen(kind: NotificationKind, style: MotivationalStyle) {
         for context in contexts {
             for variant in variants {
-                let copy = TemplateCopy.render(kind, style: style, context: context, variant: variant)
+                let copy = english.copy(kind, style: style, context: context, variant: variant)
                 #expect(copy.title.count <= maxTitleCharacters, "\(copy.title.count) characters: \"\(copy.title)\"")
                 #expect(copy.body.count <= maxBodyCharacters, "\(copy.body.count) characters: \"\(copy.body)\"")
             }
@@ -101,7 +118,7 @@ struct TemplateCopyCoverageTests {
     func everyTitleCarriesARealEmoji(kind: NotificationKind, style: MotivationalStyle) {
         for variant in variants {
             for stronger in [false, true] {
-                let copy = render(kind, style, variant: variant, daysAway: 5, stronger: stronger)
+                let copy = english.sample(kind, style, variant: variant, daysAway: 5, stronger: stronger)
                 #expect(containsEmoji(copy.title), "no emoji in \"\(copy.title)\"")
             }
         }
@@ -111,7 +128,7 @@ struct TemplateCopyCoverageTests {
     func copyHasNoMojibake(kind: NotificationKind, style: MotivationalStyle) {
         for context in contexts {
             for variant in variants {
-                let copy = TemplateCopy.render(kind, style: style, context: context, variant: variant)
+                let copy = english.copy(kind, style: style, context: context, variant: variant)
                 for text in [copy.title, copy.body] {
                     for fragment in mojibakeFragments {
                         #expect(!text.contains(fragment), "\"\(text)\" contains \"\(fragment)\"")
@@ -132,7 +149,7 @@ struct TemplateCopyCoverageTests {
     @Test(arguments: [NotificationKind.workoutReminder, .preWorkout], MotivationalStyle.allCases)
     func titlesStartWithACapitalForALowercaseWorkoutType(kind: NotificationKind, style: MotivationalStyle) {
         for variant in variants {
-            let title = render(kind, style, variant: variant, workout: "yoga").title
+            let title = english.sample(kind, style, variant: variant, workout: "yoga").title
             #expect(title.first?.isUppercase == true, "\"\(title)\"")
         }
     }
@@ -140,7 +157,7 @@ struct TemplateCopyCoverageTests {
     @Test(arguments: MealType.allCases)
     func mealTitlesStartWithACapital(meal: MealType) {
         for variant in variants {
-            let title = render(.mealReminder, variant: variant, meal: meal).title
+            let title = english.sample(.mealReminder, variant: variant, meal: meal).title
             #expect(title.first?.isUppercase == true, "\"\(title)\"")
         }
     }
@@ -148,17 +165,22 @@ struct TemplateCopyCoverageTests {
 
 // MARK: - The first name
 
-@Suite("TemplateCopy: the first name")
+@Suite("Template copy: the first name")
 struct TemplateCopyNameTests {
+    let english: TemplateLibrary
+
+    init() throws { english = try bundledEnglish() }
+
     /// Rendering with two names and with none shows where the template uses the name: the name
     /// appears exactly there, and "there" takes its place when the name is empty.
     @Test(arguments: NotificationKind.allCases, MotivationalStyle.allCases)
     func theNameAppearsWhereTheTemplateUsesItAndThereWhenEmpty(kind: NotificationKind, style: MotivationalStyle) {
         for variant in variants {
             for stronger in [false, true] {
-                let ana = render(kind, style, name: "Ana", variant: variant, daysAway: 4, stronger: stronger)
-                let other = render(kind, style, name: "Bartholomew", variant: variant, daysAway: 4, stronger: stronger)
-                let empty = render(kind, style, name: "", variant: variant, daysAway: 4, stronger: stronger)
+                let ana = english.sample(kind, style, name: "Ana", variant: variant, daysAway: 4, stronger: stronger)
+                let other = english.sample(
+                    kind, style, name: "Bartholomew", variant: variant, daysAway: 4, stronger: stronger)
+                let empty = english.sample(kind, style, name: "", variant: variant, daysAway: 4, stronger: stronger)
                 if ana == other {
                     #expect(empty == ana, "empty name changes copy that does not use the name")
                     #expect(!"\(ana.title) \(ana.body)".contains("Ana"))
@@ -177,47 +199,48 @@ struct TemplateCopyNameTests {
     ) {
         for stronger in [false, true] {
             let context = CopyContext(firstName: "Bartholomew", daysAway: 4, stronger: stronger)
-            let templates = TemplateLibrary.english.eligibleTemplates(kind, style: style, context: context)
+            let templates = english.eligibleTemplates(kind, style: style, context: context)
             for (index, template) in templates.enumerated() {
-                let copy = render(kind, style, name: "Bartholomew", variant: index, daysAway: 4, stronger: stronger)
+                let copy = english.sample(
+                    kind, style, name: "Bartholomew", variant: index, daysAway: 4, stronger: stronger)
                 let usesName = (template.title + template.body).contains("{name}")
                 #expect("\(copy.title) \(copy.body)".contains("Bartholomew") == usesName, "\(template)")
-                let unnamed = render(kind, style, name: "", variant: index, daysAway: 4, stronger: stronger)
+                let unnamed = english.sample(kind, style, name: "", variant: index, daysAway: 4, stronger: stronger)
                 #expect("\(unnamed.title) \(unnamed.body)".contains("there") == usesName, "\(template)")
             }
         }
     }
 
     @Test func aNameThatLooksLikeAPlaceholderIsInsertedVerbatim() {
-        let copy = render(.morningGreeting, name: "{meal}")
+        let copy = english.sample(.morningGreeting, name: "{meal}")
         #expect(copy.title == "Good morning, {meal} ☀️")
     }
 
     @Test(arguments: MotivationalStyle.allCases)
     func theMorningGreetingGreetsByName(style: MotivationalStyle) {
         for variant in variants {
-            #expect(render(.morningGreeting, style, name: "Ana", variant: variant).title.contains("Ana"))
-            #expect(render(.morningGreeting, style, name: "", variant: variant).title.contains("there"))
+            #expect(english.sample(.morningGreeting, style, name: "Ana", variant: variant).title.contains("Ana"))
+            #expect(english.sample(.morningGreeting, style, name: "", variant: variant).title.contains("there"))
         }
     }
 
     @Test(arguments: MotivationalStyle.allCases, [false, true])
     func reEngagementGreetsByName(style: MotivationalStyle, stronger: Bool) {
-        let named = render(.reEngagement, style, name: "Ana", daysAway: 5, stronger: stronger)
+        let named = english.sample(.reEngagement, style, name: "Ana", daysAway: 5, stronger: stronger)
         #expect(named.title.contains("Ana"))
-        let unnamed = render(.reEngagement, style, name: "", daysAway: 5, stronger: stronger)
+        let unnamed = english.sample(.reEngagement, style, name: "", daysAway: 5, stronger: stronger)
         #expect(unnamed.title.contains("there"))
     }
 
     @Test func anExampleGreetingReadsNaturally() {
-        #expect(render(.morningGreeting, .encouraging, name: "Ana").title == "Good morning, Ana ☀️")
-        #expect(render(.morningGreeting, .encouraging, name: "").title == "Good morning, there ☀️")
-        #expect(render(.morningGreeting, .supportive, name: "", variant: 1).title == "Hi there 🌱")
+        #expect(english.sample(.morningGreeting, .encouraging, name: "Ana").title == "Good morning, Ana ☀️")
+        #expect(english.sample(.morningGreeting, .encouraging, name: "").title == "Good morning, there ☀️")
+        #expect(english.sample(.morningGreeting, .supportive, name: "", variant: 1).title == "Hi there 🌱")
     }
 
     @Test(arguments: ["Zoë", "José", "Nguyễn", "Søren", "Åsa"])
     func accentedNamesAreKeptIntact(name: String) {
-        let title = render(.morningGreeting, name: name).title
+        let title = english.sample(.morningGreeting, name: name).title
         #expect(title.contains(name))
         #expect(title.unicodeScalars.count >= name.unicodeScalars.count)
     }
@@ -230,7 +253,7 @@ struct TemplateCopyNameTests {
         ], MotivationalStyle.allCases)
     func socialAndSystemCopyNeverCarriesTheName(kind: NotificationKind, style: MotivationalStyle) {
         for variant in variants {
-            let copy = render(kind, style, name: "Bartholomew", variant: variant)
+            let copy = english.sample(kind, style, name: "Bartholomew", variant: variant)
             #expect(!copy.title.contains("Bartholomew") && !copy.body.contains("Bartholomew"))
         }
     }
@@ -238,8 +261,12 @@ struct TemplateCopyNameTests {
 
 // MARK: - Variants
 
-@Suite("TemplateCopy: variant selection")
+@Suite("Template copy: variant selection")
 struct TemplateCopyVariantTests {
+    let english: TemplateLibrary
+
+    init() throws { english = try bundledEnglish() }
+
     private static let extremeVariants = [
         Int.min, Int.min + 1, -1_000_001, -13, -7, -2, -1, 0, 1, 2, 7, 13, 1_000_000, Int.max - 1, Int.max,
     ]
@@ -248,19 +275,19 @@ struct TemplateCopyVariantTests {
     func anyIntegerIsAValidVariantAndFollowsTheSamePeriod(kind: NotificationKind, style: MotivationalStyle) {
         for stronger in [false, true] {
             let context = CopyContext(firstName: "Ana", daysAway: 3, stronger: stronger)
-            let period = templateCount(kind, style, context)
+            let period = english.templateCount(kind, style, context)
             #expect(period > 0, "no templates")
             guard period > 0 else { continue }
             // The period seen from outside matches the template count.
             let firstPeriod = (0..<period).map {
-                TemplateCopy.render(kind, style: style, context: context, variant: $0)
+                english.copy(kind, style: style, context: context, variant: $0)
             }
             #expect(Set(firstPeriod).count == period, "variants within one period repeat")
             for variant in Self.extremeVariants {
-                let copy = TemplateCopy.render(kind, style: style, context: context, variant: variant)
+                let copy = english.copy(kind, style: style, context: context, variant: variant)
                 let canonical = ((variant % period) + period) % period
                 #expect(
-                    copy == TemplateCopy.render(kind, style: style, context: context, variant: canonical), "\(variant)")
+                    copy == english.copy(kind, style: style, context: context, variant: canonical), "\(variant)")
             }
         }
     }
@@ -269,19 +296,10 @@ struct TemplateCopyVariantTests {
     func renderingIsDeterministic(kind: NotificationKind, style: MotivationalStyle) {
         for context in contexts.prefix(30) {
             for variant in Self.extremeVariants {
-                let first = TemplateCopy.render(kind, style: style, context: context, variant: variant)
-                let second = TemplateCopy.render(kind, style: style, context: context, variant: variant)
+                let first = english.copy(kind, style: style, context: context, variant: variant)
+                let second = english.copy(kind, style: style, context: context, variant: variant)
                 #expect(first == second)
             }
-        }
-    }
-
-    @Test func theDefaultVariantIsZero() {
-        let context = CopyContext(firstName: "Ana")
-        for kind in NotificationKind.allCases {
-            #expect(
-                TemplateCopy.render(kind, style: .supportive, context: context)
-                    == TemplateCopy.render(kind, style: .supportive, context: context, variant: 0))
         }
     }
 
@@ -291,55 +309,61 @@ struct TemplateCopyVariantTests {
         (.workoutReminder, .encouraging), (.preWorkout, .supportive),
     ])
     func kindsWithSeveralTemplatesOfferDifferentVariants(kind: NotificationKind, style: MotivationalStyle) {
-        let copies = Set(variants.map { render(kind, style, variant: $0, meal: .lunch, workout: "Run") })
+        let copies = Set(variants.map { english.sample(kind, style, variant: $0, meal: .lunch, workout: "Run") })
         #expect(copies.count >= 2)
-        #expect(render(kind, style, variant: 0, meal: .lunch) != render(kind, style, variant: 1, meal: .lunch))
+        #expect(
+            english.sample(kind, style, variant: 0, meal: .lunch)
+                != english.sample(kind, style, variant: 1, meal: .lunch))
     }
 }
 
 // MARK: - Re-engagement tone
 
-@Suite("TemplateCopy: re-engagement")
+@Suite("Template copy: re-engagement")
 struct TemplateCopyReEngagementTests {
+    let english: TemplateLibrary
+
+    init() throws { english = try bundledEnglish() }
+
     @Test(arguments: MotivationalStyle.allCases, [2, 3, 7, 14, 30, 90])
     func theStrongerToneMentionsTheDaysAway(style: MotivationalStyle, days: Int) {
-        let stronger = render(.reEngagement, style, daysAway: days, stronger: true)
+        let stronger = english.sample(.reEngagement, style, daysAway: days, stronger: true)
         #expect("\(stronger.title) \(stronger.body)".contains("\(days) days"), "\(stronger)")
     }
 
     @Test(arguments: MotivationalStyle.allCases, [nil, 1, 5, 30] as [Int?])
     func theStrongerToneDiffersFromTheLightOne(style: MotivationalStyle, days: Int?) {
-        let light = render(.reEngagement, style, daysAway: days, stronger: false)
-        let stronger = render(.reEngagement, style, daysAway: days, stronger: true)
+        let light = english.sample(.reEngagement, style, daysAway: days, stronger: false)
+        let stronger = english.sample(.reEngagement, style, daysAway: days, stronger: true)
         #expect(light.title != stronger.title)
         #expect(light.body != stronger.body)
     }
 
     @Test(arguments: MotivationalStyle.allCases)
     func oneDayAwayReadsAsADay(style: MotivationalStyle) {
-        let body = render(.reEngagement, style, daysAway: 1, stronger: true).body
+        let body = english.sample(.reEngagement, style, daysAway: 1, stronger: true).body
         #expect(body.contains("a day"), "\(body)")
         #expect(!body.contains("1 days"))
     }
 
     @Test(arguments: MotivationalStyle.allCases)
     func anUnknownAbsenceReadsAsAWhile(style: MotivationalStyle) {
-        let body = render(.reEngagement, style, daysAway: nil, stronger: true).body
+        let body = english.sample(.reEngagement, style, daysAway: nil, stronger: true).body
         #expect(body.contains("a while"), "\(body)")
     }
 
     @Test(arguments: MotivationalStyle.allCases)
     func theLightToneDoesNotDwellOnTheAbsence(style: MotivationalStyle) {
-        let short = render(.reEngagement, style, daysAway: 4, stronger: false)
-        let long = render(.reEngagement, style, daysAway: 40, stronger: false)
+        let short = english.sample(.reEngagement, style, daysAway: 4, stronger: false)
+        let long = english.sample(.reEngagement, style, daysAway: 40, stronger: false)
         #expect(short == long)
         #expect(!short.body.contains("days"))
     }
 
     @Test func theChallengingStyleHasItsOwnVoice() {
         for stronger in [false, true] {
-            let challenging = render(.reEngagement, .challenging, daysAway: 5, stronger: stronger)
-            let supportive = render(.reEngagement, .supportive, daysAway: 5, stronger: stronger)
+            let challenging = english.sample(.reEngagement, .challenging, daysAway: 5, stronger: stronger)
+            let supportive = english.sample(.reEngagement, .supportive, daysAway: 5, stronger: stronger)
             #expect(challenging != supportive)
         }
     }
@@ -347,19 +371,23 @@ struct TemplateCopyReEngagementTests {
 
 // MARK: - Context fields
 
-@Suite("TemplateCopy: context fields")
+@Suite("Template copy: context fields")
 struct TemplateCopyContextTests {
+    let english: TemplateLibrary
+
+    init() throws { english = try bundledEnglish() }
+
     @Test(arguments: MealType.allCases, MotivationalStyle.allCases)
     func mealRemindersNameTheMeal(meal: MealType, style: MotivationalStyle) {
         for variant in variants {
-            let copy = render(.mealReminder, style, variant: variant, meal: meal)
+            let copy = english.sample(.mealReminder, style, variant: variant, meal: meal)
             #expect("\(copy.title) \(copy.body)".lowercased().contains(meal.rawValue), "\(copy)")
         }
     }
 
     @Test func aMealReminderWithoutAMealStaysGeneric() {
         for variant in variants {
-            let copy = render(.mealReminder, variant: variant)
+            let copy = english.sample(.mealReminder, variant: variant)
             #expect("\(copy.title) \(copy.body)".lowercased().contains("meal"), "\(copy)")
         }
     }
@@ -367,7 +395,7 @@ struct TemplateCopyContextTests {
     @Test(arguments: [NotificationKind.workoutReminder, .preWorkout, .postWorkoutCheckIn], MotivationalStyle.allCases)
     func workoutCopyNamesTheWorkoutType(kind: NotificationKind, style: MotivationalStyle) {
         for variant in variants {
-            let copy = render(kind, style, variant: variant, workout: "Pilates")
+            let copy = english.sample(kind, style, variant: variant, workout: "Pilates")
             #expect("\(copy.title) \(copy.body)".lowercased().contains("pilates"), "\(copy)")
         }
     }
@@ -375,7 +403,7 @@ struct TemplateCopyContextTests {
     @Test(arguments: [NotificationKind.workoutReminder, .preWorkout, .postWorkoutCheckIn], MotivationalStyle.allCases)
     func workoutCopyWithoutATypeSaysWorkout(kind: NotificationKind, style: MotivationalStyle) {
         for variant in variants {
-            let copy = render(kind, style, variant: variant)
+            let copy = english.sample(kind, style, variant: variant)
             #expect("\(copy.title) \(copy.body)".lowercased().contains("workout"), "\(copy)")
         }
     }
@@ -387,8 +415,8 @@ struct TemplateCopyContextTests {
     func anEmptyWorkoutTypeFallsBackToWorkout(kind: NotificationKind, type: String) {
         for style in MotivationalStyle.allCases {
             for variant in variants {
-                let copy = render(kind, style, variant: variant, workout: type)
-                #expect(copy == render(kind, style, variant: variant, workout: nil), "\(copy)")
+                let copy = english.sample(kind, style, variant: variant, workout: type)
+                #expect(copy == english.sample(kind, style, variant: variant, workout: nil), "\(copy)")
             }
         }
     }

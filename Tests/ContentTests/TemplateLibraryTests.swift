@@ -34,7 +34,7 @@ struct TemplateLoadingTests {
 
     @Test func templatesRememberTheirLine() throws {
         let text = try bundledText("en")
-        for template in TemplateLibrary.english.templates {
+        for template in try bundledEnglish().templates {
             #expect(lineNumber(of: "\"name\": \"\(template.name)\"", in: text) == template.line, "\(template.name)")
         }
     }
@@ -45,7 +45,7 @@ struct TemplateLoadingTests {
         #expect(meal.actions.map(\.title) == ["Mahlzeit eintragen", "Schnell hinzufügen"])
         #expect(meal.actions.map(\.id) == [.logMeal, .quickAdd])
         #expect(german.categories.map(\.id) == NotificationCategory.all.map(\.id))
-        #expect(TemplateLibrary.english.categories == NotificationCategory.all)
+        #expect(try bundledEnglish().categories == NotificationCategory.all)
     }
 
     @Test func aFileOnDiskLoadsByItsURL() throws {
@@ -55,7 +55,7 @@ struct TemplateLoadingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("de.json")
         try bundledText("de").write(to: url, atomically: true, encoding: .utf8)
-        #expect(try TemplateLibrary.load(contentsOf: url).templates.count == TemplateLibrary.english.templates.count)
+        #expect(try TemplateLibrary.load(contentsOf: url).templates.count == bundledEnglish().templates.count)
     }
 }
 
@@ -232,6 +232,10 @@ struct BrokenTemplateFileTests {
 
 @Suite("Templates: every locale, kind and style")
 struct TemplateQualityTests {
+    let english: TemplateLibrary
+
+    init() throws { english = try bundledEnglish() }
+
     static let languages = ["en", "de"]
 
     /// Contexts from empty to everything known, with extreme values.
@@ -318,7 +322,7 @@ struct TemplateQualityTests {
     ])
     func theWeeklyReviewFollowsTheCompletionTiers(done: Int, planned: Int, tier: String) {
         let context = CopyContext(firstName: "Ana", workoutsCompleted: done, workoutsPlanned: planned)
-        let names = TemplateLibrary.english.eligibleTemplates(.weeklyReview, style: .challenging, context: context)
+        let names = english.eligibleTemplates(.weeklyReview, style: .challenging, context: context)
             .map(\.name)
         #expect(
             names.filter { $0.hasPrefix("review.") && ["review.low", "review.mid", "review.high"].contains($0) } == [
@@ -328,22 +332,22 @@ struct TemplateQualityTests {
 
     @Test func theWeeklyReviewStatesRealFigures() throws {
         let context = CopyContext(firstName: "Ana", workoutsCompleted: 4, workoutsPlanned: 5)
-        let copy = try #require(TemplateLibrary.english.render(templateNamed: "review.high", context: context))
+        let copy = try #require(english.render(templateNamed: "review.high", context: context))
         #expect(copy.copy.body == "4 of 5 workouts done (80%). Keep this rhythm!")
     }
 
     @Test func nothingIsPlannedMeansNoCompletionTier() {
         let context = CopyContext(firstName: "Ana", workoutsCompleted: 0, workoutsPlanned: 0)
-        let names = TemplateLibrary.english.eligibleTemplates(.weeklyReview, style: .encouraging, context: context)
+        let names = english.eligibleTemplates(.weeklyReview, style: .encouraging, context: context)
             .map(\.name)
         #expect(names == ["review.encouraging.plan", "review.encouraging.wrapped"])
     }
 
     @Test func aStreakOfOneIsNotCelebrated() {
-        let one = TemplateLibrary.english.eligibleTemplates(
+        let one = english.eligibleTemplates(
             .streakReminder, style: .encouraging, context: CopyContext(firstName: "Ana", streakDays: 1))
         #expect(!one.contains { $0.name == "streak.days" })
-        let two = TemplateLibrary.english.eligibleTemplates(
+        let two = english.eligibleTemplates(
             .streakReminder, style: .encouraging, context: CopyContext(firstName: "Ana", streakDays: 2))
         #expect(two.contains { $0.name == "streak.days" })
     }
@@ -351,6 +355,10 @@ struct TemplateQualityTests {
 
 @Suite("Templates: variety and determinism")
 struct TemplateVarietyTests {
+    let english: TemplateLibrary
+
+    init() throws { english = try bundledEnglish() }
+
     @Test(arguments: ["en", "de"], NotificationKind.allCases)
     func theSameUserNeverGetsTheSameBodyTwiceInARow(language: String, kind: NotificationKind) throws {
         let library = try TemplateLibrary.bundled(language: language)
@@ -374,9 +382,9 @@ struct TemplateVarietyTests {
         var memory = TemplateMemory()
         var generator = SeededGenerator(seed: 1)
         let context = CopyContext(firstName: "Ana")
-        let first = TemplateLibrary.english.render(
+        let first = english.render(
             .hydration, style: .encouraging, context: context, memory: &memory, generator: &generator)
-        _ = TemplateLibrary.english.render(
+        _ = english.render(
             .mealReminder, style: .encouraging, context: context, memory: &memory, generator: &generator)
         #expect(memory.lastBody(of: .hydration, is: first.copy.body))
         #expect(!memory.lastBody(of: .energyLog, is: first.copy.body))
@@ -388,7 +396,7 @@ struct TemplateVarietyTests {
             var generator = SeededGenerator(seed: seed)
             return (0..<40).map { index in
                 let kind = NotificationKind.allCases[index % NotificationKind.allCases.count]
-                return TemplateLibrary.english.render(
+                return english.render(
                     kind, style: .supportive, context: richContext(kind), memory: &memory, generator: &generator
                 ).templateName
             }
@@ -402,7 +410,7 @@ struct TemplateVarietyTests {
         var generator = SeededGenerator(seed: 9)
         var reference = SeededGenerator(seed: 9)
         for kind in NotificationKind.allCases {
-            _ = TemplateLibrary.english.render(
+            _ = english.render(
                 kind, style: .challenging, context: richContext(kind), memory: &memory, generator: &generator)
             _ = reference.next()
         }
@@ -412,14 +420,14 @@ struct TemplateVarietyTests {
     @Test func everyEligibleTemplateIsChosenSometimes() {
         let context = richContext(.morningGreeting)
         let eligible = Set(
-            TemplateLibrary.english.eligibleTemplates(.morningGreeting, style: .encouraging, context: context).map(
+            english.eligibleTemplates(.morningGreeting, style: .encouraging, context: context).map(
                 \.name))
         var memory = TemplateMemory()
         var generator = SeededGenerator(seed: 5)
         var seen: Set<String> = []
         for _ in 0..<2_000 {
             seen.insert(
-                TemplateLibrary.english.render(
+                english.render(
                     .morningGreeting, style: .encouraging, context: context, memory: &memory, generator: &generator
                 ).templateName)
         }
@@ -429,7 +437,7 @@ struct TemplateVarietyTests {
     @Test func memoryRoundTripsThroughJSON() throws {
         var memory = TemplateMemory()
         var generator = SeededGenerator(seed: 3)
-        _ = TemplateLibrary.english.render(
+        _ = english.render(
             .hydration, style: .encouraging, context: CopyContext(firstName: "Ana"), memory: &memory,
             generator: &generator)
         let data = try JSONEncoder().encode(memory)

@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func placeholdersAreFilledFromTheContext() throws {
-        let english = TemplateLibrary.english
+        let english = try bundledEnglish()
         let context = CopyContext(firstName: "Ana", meal: .lunch, workoutType: "Run", daysAway: 9)
         #expect(
             try english.fill("Hi {name}, {Meal} and {workout} after {daysAway}", context)
@@ -40,14 +40,15 @@ import Testing
         #expect(try german.fill("seit {daysAway}", CopyContext(firstName: "")) == "seit einer Weile")
     }
 
-    @Test func anUnknownPlaceholderInAPatternIsAnError() {
+    @Test func anUnknownPlaceholderInAPatternIsAnError() throws {
+        let english = try bundledEnglish()
         #expect(throws: TemplateLoadError.self) {
-            try TemplateLibrary.english.fill("Hi {nmae}", CopyContext(firstName: ""))
+            try english.fill("Hi {nmae}", CopyContext(firstName: ""))
         }
     }
 
     @Test func optionalFactsRenderWhenPresent() throws {
-        let english = TemplateLibrary.english
+        let english = try bundledEnglish()
         let context = CopyContext(
             firstName: "Ana", streakDays: 12, workoutsCompleted: 4, workoutsPlanned: 5, achievementName: "First 5K",
             sender: SocialSender(name: "Ben", isMutualFriend: true, text: "Great pace!"), topic: "morning run",
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func overlongFreeTextFallsBackOrIsCut() throws {
-        let english = TemplateLibrary.english
+        let english = try bundledEnglish()
         let long = String(repeating: "x", count: 80)
         let context = CopyContext(
             firstName: long, workoutType: long, achievementName: long,
