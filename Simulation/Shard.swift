@@ -224,8 +224,8 @@ final class Shard {
     private var pendingSteps = 0
     private var users: [UserState] = []
     /// Template data and the simulated coach, shared by the shard's users (immutable).
-    private let content = ContentGenerator()
-    private lazy var coach = SimulatedCoach(behaviour: scenario.coach)
+    private let content: ContentGenerator
+    private let coach: SimulatedCoach
     private var queue = EventQueue()
     var stats = ShardStats()
     /// Per-user digests in user order, filled at the end.
@@ -237,6 +237,9 @@ final class Shard {
     ) throws {
         self.store = store
         self.scenario = scenario
+        let catalog = try TemplateCatalog.bundled()
+        self.content = ContentGenerator(catalog: catalog)
+        self.coach = SimulatedCoach(behaviour: scenario.coach, library: catalog.defaultLibrary)
         self.zones = zones
         self.userRange = userRange
         self.sink = try EventSink(path: eventsPath)

@@ -128,8 +128,9 @@ var random = SeededGenerator(seed: 1)
 timings.append(
     measure("template render", iterations: 200_000) { i in
         blackHole(
-            TemplateCopy.render(
-                .mealReminder, style: .supportive, context: CopyContext(firstName: "Ana", meal: .lunch), variant: i))
+            templates.defaultLibrary.render(
+                .mealReminder, style: .supportive, context: CopyContext(firstName: "Ana", meal: .lunch), variant: i
+            ).copy)
     })
 timings.append(
     measure("content decision (template, privacy, variety)", iterations: 200_000) { _ in

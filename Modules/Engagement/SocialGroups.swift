@@ -149,43 +149,27 @@ extension UserEngine {
     /// The grouped notification: a summary that never names other users beyond what the privacy
     /// level allows ("3 people cheered your morning run").
     func groupRequest(_ group: NotificationGroup, candidate: Candidate, fireAt: Instant) -> NotificationRequest {
-        let copy = GroupSummary.copy(for: group, privacy: profile.privacyLevel)
-        let content = NotificationContent(
+        let copy = content.catalog.defaultLibrary.groupSummary(
+            group.kind, count: group.items.count, topic: group.items.first?.topic ?? "",
+            firstActor: group.items.first.map { SocialSender($0) }, period: group.mode.period,
+            privacy: profile.privacyLevel)
+        let body = NotificationContent(
             kind: group.kind, title: copy.title, body: copy.body, threadID: "\(group.kind.threadID).\(group.key)",
             interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,
             sound: profile.preferences.soundEnabled ? NotificationStyling.sound(for: group.kind) : nil,
             deepLink: .inbox)
         return NotificationRequest(
-            identifier: group.id.description, content: content, trigger: TriggerChoice.trigger(for: fireAt, in: zone))
+            identifier: group.id.description, content: body, trigger: TriggerChoice.trigger(for: fireAt, in: zone))
     }
 }
 
-/// What grouped social notifications say.
-enum GroupSummary {
-    struct Text: Hashable {
-        var title: String
-        var body: String
-    }
-
-    static func copy(for group: NotificationGroup, privacy: PrivacyLevel) -> Text {
-        let count = group.items.count
-        let topic = group.items.first?.topic ?? ""
-        let verb: String
-        switch group.kind {
-        case .workoutKudos: verb = "cheered your \(topic)"
-        case .workoutComment: verb = count == 1 ? "commented on your \(topic)" : "commented on your workouts"
-        case .newFollower: verb = "started following you"
-        case .followRequest: verb = "asked to follow you"
-        case .mention: verb = "mentioned you"
-        case .challengeInvite: verb = "invited you to a challenge"
-        default: verb = "moved on the leaderboard"
+extension NotificationGroup.Mode {
+    /// The period a group's copy sums up.
+    var period: GroupPeriod {
+        switch self {
+        case .single, .batch: .none
+        case .dailyDigest: .today
+        case .weeklyDigest: .thisWeek
         }
-        if privacy == .private { return Text(title: "New activity 👥", body: "You have new notifications.") }
-        if count == 1, let item = group.items.first {
-            let allowed = privacy == .public || item.isMutualFriend
-            return Text(title: "New activity 👥", body: "\(allowed ? item.actorName : "Someone") \(verb).")
-        }
-        let period = group.mode == .weeklyDigest ? " this week" : group.mode == .dailyDigest ? " today" : ""
-        return Text(title: "New activity 👥", body: "\(count) people \(verb)\(period).")
     }
 }
