@@ -1,4 +1,3 @@
-import Dispatch
 public import Models
 
 /// A whole population's engagement state as columns: one array per field, indexed by user.
@@ -224,21 +223,10 @@ public enum PopulationSweep {
     }
 
     /// Sweeps a synthetic population of `users` (see `syntheticColumns(users:seed:)`) at
-    /// `benchmarkNow`, the previous sweep a day earlier, over a 28-day window. Building the data
-    /// is not timed; after one warm-up, `seconds` is the median wall time of 5 sweeps.
-    public static func benchmark(users: Int, seed: UInt64) -> (seconds: Double, result: Result) {
-        let columns = syntheticColumns(users: users, seed: seed)
+    /// `benchmarkNow`, the previous sweep a day earlier, over a 28-day window: the workload
+    /// `make bench` times.
+    public static func sweepSynthetic(_ columns: PopulationColumns) -> Result {
         let now = benchmarkNow
-        func sweep() -> Result {
-            run(columns, now: now, previousSweepAt: now - .secondsPerDay, windowStart: now - 28 * .secondsPerDay)
-        }
-        var result = sweep()
-        var samples: [UInt64] = []
-        for _ in 0..<5 {
-            let start = DispatchTime.now().uptimeNanoseconds
-            result = sweep()
-            samples.append(DispatchTime.now().uptimeNanoseconds - start)
-        }
-        return (Double(samples.sorted()[2]) / 1e9, result)
+        return run(columns, now: now, previousSweepAt: now - .secondsPerDay, windowStart: now - 28 * .secondsPerDay)
     }
 }

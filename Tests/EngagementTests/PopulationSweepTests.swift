@@ -165,15 +165,14 @@ import Testing
     }
 
     @Test func theBenchmarkPopulationIsFixedByItsSeed() {
-        let first = PopulationSweep.benchmark(users: 10_000, seed: 4)
-        let second = PopulationSweep.benchmark(users: 10_000, seed: 4)
-        let other = PopulationSweep.benchmark(users: 10_000, seed: 5)
-        #expect(first.result == second.result)
-        #expect(first.result != other.result)
-        #expect(first.result.metrics.totalUsers == 10_000)
-        #expect(first.seconds > 0)
+        let first = PopulationSweep.sweepSynthetic(PopulationSweep.syntheticColumns(users: 10_000, seed: 4))
+        let second = PopulationSweep.sweepSynthetic(PopulationSweep.syntheticColumns(users: 10_000, seed: 4))
+        let other = PopulationSweep.sweepSynthetic(PopulationSweep.syntheticColumns(users: 10_000, seed: 5))
+        #expect(first == second)
+        #expect(first != other)
+        #expect(first.metrics.totalUsers == 10_000)
         // The synthetic mix: about 45 % active, 15 % lapsed, 20 % at churn risk.
-        let metrics = first.result.metrics
+        let metrics = first.metrics
         #expect(abs(Double(metrics.activeUsers) / 10_000 - 0.45) < 0.03)
         #expect(abs(Double(metrics.lapsedUsers) / 10_000 - 0.15) < 0.03)
         #expect(abs(Double(metrics.churnRiskUsers) / 10_000 - 0.20) < 0.03)
