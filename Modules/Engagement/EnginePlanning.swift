@@ -8,7 +8,7 @@ import Scheduling
 /// again over the new groups (at most three times).
 extension UserEngine {
     mutating func plan(at now: Instant, into effects: inout [Effect]) {
-        for _ in 0..<4 {
+        for _ in 0..<UserEngine.maximumPassesPerInput {
             // Same inputs, same plan: skip the pass. What fired since is already in the plan's
             // accounting, and the horizon ends at a local midnight, so time alone changes
             // nothing until that boundary moves (once a day).
@@ -16,12 +16,18 @@ extension UserEngine {
             let key = planKey(at: now, horizonEnd: horizonEnd)
             if key == state.plan.lastKey { return }
             state.plan.lastKey = key
+            state.plan.lastPassAt = now
             let changes = planPass(at: now, horizonEnd: horizonEnd)
             apply(changes, at: now, into: &effects)
         }
+        // Still regrouping after the last pass allowed: the next input plans again.
+        state.plan.lastKey = nil
     }
 
-    private mutating func planKey(at now: Instant, horizonEnd: Instant) -> PlanKey {
+    /// Passes one input may run: a first one, and more while regrouping changes the groups.
+    static let maximumPassesPerInput = 4
+
+    mutating func planKey(at now: Instant, horizonEnd: Instant) -> PlanKey {
         PlanKey(
             lapseStage: lapseStage(at: now), horizonEnd: horizonEnd, zone: zone.identifier,
             sessionHold: state.activity.sessionHold, reEngagementTimes: currentReEngagementTimes(),

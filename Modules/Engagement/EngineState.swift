@@ -63,6 +63,8 @@ struct PlanState: Sendable {
     var lastTraced = OccurrenceMap<TracedDecision>()
     /// What the last pass was computed from; a pass with an equal key would change nothing.
     var lastKey: PlanKey?
+    /// When the last pass ran (a snapshot recomputes `lastKey` for this instant).
+    var lastPassAt: Instant?
     /// The hydration series' times, derived from the preferences (nil: no series allowed).
     var seriesTimes: [LocalTimeOfDay]?
 }

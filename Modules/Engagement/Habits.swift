@@ -154,3 +154,36 @@ public struct WorkoutHabits: Hashable, Sendable, Codable {
         end + Int64(delayMinutes) * .secondsPerMinute
     }
 }
+
+extension WorkoutHabits {
+    /// Writes the samples compactly (a snapshot part); the tunables are the engine's defaults.
+    func write(to writer: inout CompactWriter) {
+        writer.optional(newestDay) { $0.signed($1) }
+        for list in samples {
+            var previous: Int64 = newestDay ?? 0
+            writer.list(list) { writer, sample in
+                writer.signed(sample.day - previous)
+                previous = sample.day
+                writer.unsigned(UInt64(max(0, Int(sample.minute))))
+            }
+        }
+    }
+
+    /// Reads what `write(to:)` wrote, with the default tunables.
+    init(reading reader: inout CompactReader) throws {
+        self.init()
+        newestDay = try reader.optional { reader in try reader.signed() }
+        for index in 0..<7 {
+            var previous: Int64 = newestDay ?? 0
+            samples[index] = try reader.list(limit: 64) { reader in
+                let day = previous + (try reader.signed())
+                previous = day
+                let minute = try reader.unsigned()
+                guard minute < 1_440 else {
+                    throw CompactBytesError(offset: reader.offset, problem: "habit minute \(minute) out of range")
+                }
+                return Sample(day: day, minute: Int16(minute))
+            }
+        }
+    }
+}

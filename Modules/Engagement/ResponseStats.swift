@@ -230,3 +230,41 @@ public struct ResponseStats: Hashable, Sendable, Codable {
         return best?.hour
     }
 }
+
+extension ResponseStats {
+    /// Writes the counts compactly (a snapshot part); the thresholds are the engine's defaults.
+    func write(to writer: inout CompactWriter) {
+        writer.list(cells) { writer, cell in
+            writer.count(cell.key)
+            for value in [
+                cell.counts.acted, cell.counts.snoozed, cell.counts.dismissed, cell.counts.ignored,
+                cell.counts.negativeRun, cell.counts.snoozeRun,
+            ] {
+                writer.count(Int(value))
+            }
+        }
+    }
+
+    /// Reads what `write(to:)` wrote, with the default thresholds.
+    init(reading reader: inout CompactReader) throws {
+        self.init()
+        var previousKey = -1
+        cells = try reader.list(limit: 24 * 64) { reader in
+            let key = try reader.count(limit: 24 * 64)
+            guard key > previousKey else {
+                throw CompactBytesError(offset: reader.offset, problem: "response cells out of order")
+            }
+            previousKey = key
+            var values: [Int32] = []
+            for _ in 0..<6 { values.append(Int32(try reader.count(limit: Int(Int32.max)))) }
+            var counts = Counts()
+            counts.acted = values[0]
+            counts.snoozed = values[1]
+            counts.dismissed = values[2]
+            counts.ignored = values[3]
+            counts.negativeRun = values[4]
+            counts.snoozeRun = values[5]
+            return Cell(key: key, counts: counts)
+        }
+    }
+}

@@ -6,7 +6,7 @@ import Scheduling
 /// topic, closing at the end of the batching window or at the maximum count, as Knock's batch
 /// window) or a digest (same kind, at the user's digest time). A group never mixes keys.
 struct NotificationGroup: Hashable, Sendable {
-    enum Mode: String, Hashable, Sendable {
+    enum Mode: String, Hashable, Sendable, CaseIterable {
         case single, batch, dailyDigest, weeklyDigest
     }
 

@@ -143,3 +143,20 @@ public struct WorkoutStreak: Hashable, Sendable, Codable {
         return streak.longestDays
     }
 }
+
+extension WorkoutStreak {
+    /// Writes the streak compactly (a snapshot part).
+    func write(to writer: inout CompactWriter) {
+        writer.optional(lastDay) { $0.signed($1) }
+        writer.count(runDays)
+        writer.count(longestDays)
+    }
+
+    /// Reads what `write(to:)` wrote.
+    init(reading reader: inout CompactReader) throws {
+        self.init()
+        lastDay = try reader.optional { reader in try reader.signed() }
+        runDays = try reader.count(limit: 1_000_000)
+        longestDays = try reader.count(limit: 1_000_000)
+    }
+}

@@ -72,7 +72,7 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
     /// The local date, as days since 1970-01-01 (`seriesDay` for a daily series).
     public let day: Int32
     /// The slot as 16 bits; its meaning is `kind.slotMeaning`. Read it typed through `slot`.
-    private let rawSlot: Int32
+    @usableFromInline let rawSlot: Int32
     /// 0 for the occurrence itself, n for its n-th snoozed copy.
     public var snooze: Int32
 
@@ -150,10 +150,36 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
     /// All four fields in one word: day, kind, slot, snooze (orders by day, then kind, slot, snooze).
     @inlinable public var packed: UInt64 {
         UInt64(UInt32(bitPattern: day &+ Int32.min)) << 32 | UInt64(UInt8(truncatingIfNeeded: kind.ordinal)) << 24
-            | UInt64(UInt16(truncatingIfNeeded: packedSlot)) << 8 | UInt64(UInt8(truncatingIfNeeded: snooze))
+            | UInt64(UInt16(truncatingIfNeeded: rawSlot)) << 8 | UInt64(UInt8(truncatingIfNeeded: snooze))
     }
 
-    @usableFromInline var packedSlot: Int32 { rawSlot }
+    /// The slot as its 16 stored bits (what `packed` holds); `slot` is the typed reading.
+    public var packedSlot: Int32 { rawSlot }
+
+    /// The identity from its stored parts, as `packed` and snapshots hold them; nil when the
+    /// slot's bits have no meaning for the kind.
+    public init?(kind: NotificationKind, day: Int32, packedSlot: Int32, snooze: Int32) {
+        guard (0...0xFFFF).contains(packedSlot), (0...255).contains(snooze) else { return nil }
+        let value = Int(packedSlot)
+        let fits: Bool =
+            switch kind.slotMeaning {
+            case .day: value == 0
+            case .meal: MealType.allCases.indices.contains(value)
+            case .minuteOfDay: value < 1_440
+            case .attempt, .group, .streakDays: value <= 0x7FFF
+            case .reminder: value == 0 || ((1...31).contains(value >> 11) && value & 0x7FF < 1_440)
+            }
+        guard fits else { return nil }
+        self.init(kind: kind, day: day, rawSlot: packedSlot, snooze: snooze)
+    }
+
+    /// The identity `packed` holds; nil when it holds no valid identity.
+    public init?(packed: UInt64) {
+        guard let kind = NotificationKind(ordinal: Int(packed >> 24 & 0xFF)) else { return nil }
+        self.init(
+            kind: kind, day: Int32(bitPattern: UInt32(truncatingIfNeeded: packed >> 32)) &- Int32.min,
+            packedSlot: Int32(packed >> 8 & 0xFFFF), snooze: Int32(packed & 0xFF))
+    }
 
     public static func < (a: OccurrenceID, b: OccurrenceID) -> Bool { a.packed < b.packed }
 

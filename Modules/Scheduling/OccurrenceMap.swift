@@ -51,6 +51,11 @@ public struct OccurrenceMap<Value: Sendable>: Sendable {
 
     public func contains(_ id: OccurrenceID) -> Bool { index(of: id.packed).found }
 
+    /// The entries in key order.
+    public var entries: [(id: OccurrenceID, value: Value)] {
+        zip(keys, values).map { (OccurrenceID(packed: $0)!, $1) }
+    }
+
     /// Keeps the entries whose value satisfies `keep`.
     public mutating func filter(_ keep: (Value) -> Bool) {
         var keptKeys: [UInt64] = []

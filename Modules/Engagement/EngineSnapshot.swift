@@ -1,0 +1,298 @@
+public import Content
+public import Models
+import Scheduling
+
+/// A user's engine state as compact bytes, for a runtime to save after each input and restore
+/// after a restart: restoring and continuing gives exactly the effects of an engine that never
+/// stopped.
+///
+/// Format, version 1 (`CompactWriter`: LEB128 varints, zigzag for signed values):
+/// - the magic bytes `E` `S`, then the version;
+/// - `base`: the last activity, in seconds since 1970; every other instant is written as its
+///   signed distance from `base` (most are within days of it, so two or three bytes);
+/// - then, in order, the state's groups as `EngineState` declares them: activity, user,
+///   plan, lapse, reminders, social, coaching, copy. Occurrence identities are written as
+///   (day from base's day, kind ordinal, slot, snooze), lists with their count first.
+///
+/// Not stored, because they are derived: the profile and the zone (the runtime stores the
+/// profile and passes both in), the recipient, the holdout membership, the hydration series'
+/// times, the timing rules (from the response counts), the nudge-time cache, and the plan's key
+/// (recomputed for the instant of the last pass).
+///
+/// Migration rule: a new version adds a `case` to the reader and keeps reading every older
+/// version it ever wrote; the writer writes only the newest. Bytes of an unknown version, or
+/// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
+public enum EngineSnapshot {
+    public static let version: UInt64 = 1
+    static let magic: [UInt8] = [0x45, 0x53]
+}
+
+/// Bytes that are not an engine snapshot this version can read.
+public struct SnapshotError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var problem: String
+    public var description: String { "engine snapshot: \(problem)" }
+}
+
+extension UserEngine {
+    /// The state as snapshot bytes (see `EngineSnapshot`).
+    public func snapshot() -> [UInt8] {
+        var writer = CompactWriter()
+        for byte in EngineSnapshot.magic { writer.byte(byte) }
+        writer.unsigned(EngineSnapshot.version)
+        var codec = SnapshotCodec(base: state.activity.lastActiveAt)
+        writer.signed(codec.base.secondsSinceEpoch)
+        codec.write(state, to: &writer)
+        return writer.bytes
+    }
+
+    /// An engine restored from `snapshot()` bytes, for `profile` in `zone`, with the same
+    /// configuration and copy writer as the engine that wrote them.
+    public init(
+        restoring bytes: [UInt8], profile: UserProfile, zone: ZoneRules, configuration: EngineConfiguration = .init(),
+        content: ContentGenerator
+    ) throws(SnapshotError) {
+        var reader = CompactReader(bytes)
+        do {
+            guard try reader.byte() == EngineSnapshot.magic[0], try reader.byte() == EngineSnapshot.magic[1] else {
+                throw SnapshotError(problem: "not an engine snapshot (bad magic bytes)")
+            }
+            let version = try reader.unsigned()
+            guard version == EngineSnapshot.version else {
+                throw SnapshotError(problem: "version \(version) is not one this engine reads (it reads 1)")
+            }
+            let codec = SnapshotCodec(base: Instant(secondsSinceEpoch: try reader.signed()))
+            self.init(profile: profile, zone: zone, now: codec.base, configuration: configuration, content: content)
+            try codec.read(into: &state, from: &reader)
+            guard reader.isAtEnd else { throw SnapshotError(problem: "\(bytes.count - reader.offset) bytes left over") }
+        } catch let error as CompactBytesError {
+            throw SnapshotError(problem: error.description)
+        } catch let error as SnapshotError {
+            throw error
+        } catch {
+            throw SnapshotError(problem: "\(error)")
+        }
+        state.coaching.timing = state.coaching.responses.timingRules(for: UserEngine.adjustableKinds)
+        if let at = state.plan.lastPassAt {
+            state.plan.lastKey = planKey(at: at, horizonEnd: routineHorizonEnd(at: at))
+        }
+    }
+}
+
+/// Writes and reads the state's parts in the order the format documents.
+struct SnapshotCodec {
+    let base: Instant
+    var baseDay: Int64 { base.secondsSinceEpoch / .secondsPerDay }
+
+    // MARK: - Writing
+
+    func write(_ state: EngineState, to w: inout CompactWriter) {
+        let activity = state.activity
+        w.optional(activity.activeUntil) { time($1, &$0) }
+        w.optional(activity.sessionHold) { time($1, &$0) }
+        w.list(activity.recentOpenMinutes) { $0.count($1) }
+        writeMap(activity.done, &w) { time($1, &$0) }
+        w.optional(state.user.zoneChangedAt) { time($1, &$0) }
+
+        let plan = state.plan
+        w.list(plan.planned) { w, item in
+            id(item.id, &w)
+            time(item.plannedAt, &w)
+            w.signed(item.fireAt - item.plannedAt)
+            w.byte((item.followsWallClock ? 1 : 0) | (item.repeatsDaily ? 2 : 0))
+            w.count(item.revision)
+        }
+        w.list(plan.ledger.instants) { time(Instant(secondsSinceEpoch: $1), &$0) }
+        writeMap(plan.fired, &w) { time($1, &$0) }
+        writeMap(plan.lastTraced, &w) { w, traced in
+            w.count(TraceDecision.allCases.firstIndex(of: traced.decision)!)
+            w.count(ReasonCode.allCases.firstIndex(of: traced.reason)!)
+            time(traced.plannedAt, &w)
+            w.optional(traced.fireAt) { $0.signed($1 - traced.plannedAt) }
+        }
+        w.optional(plan.lastKey == nil ? nil : plan.lastPassAt) { time($1, &$0) }
+
+        w.count(state.lapse.attemptsSent)
+        for list in [state.reminders.snoozed, state.reminders.followUps] {
+            w.list(list) { w, candidate in
+                id(candidate.id, &w)
+                time(candidate.plannedAt, &w)
+                w.count(InterruptionLevel.allCases.firstIndex(of: candidate.level)!)
+            }
+        }
+
+        w.count(state.social.groupSequence)
+        w.list(state.social.groups) { w, group in
+            id(group.id, &w)
+            w.count(NotificationGroup.Mode.allCases.firstIndex(of: group.mode)!)
+            w.string(group.key)
+            time(group.sendAt, &w)
+            w.list(group.items) { w, item in
+                w.string(item.id)
+                w.count(item.kind.ordinal)
+                w.string(item.actorName)
+                w.string(item.topic)
+                w.bool(item.isMutualFriend)
+            }
+        }
+
+        let coaching = state.coaching
+        coaching.habits.write(to: &w)
+        coaching.streak.write(to: &w)
+        w.list(coaching.recentWorkouts) { w, start in w.signed(start.localSeconds - base.secondsSinceEpoch) }
+        coaching.responses.write(to: &w)
+        w.list(coaching.unanswered) { w, entry in
+            id(entry.id, &w)
+            time(entry.firedAt, &w)
+        }
+
+        state.copy.templateMemory.write(to: &w)
+        w.fixed64(state.copy.random.state)
+        writeMap(state.copy.coachCopy, &w) { w, coach in
+            time(coach.askedAt, &w)
+            w.optional(coach.copy) { w, copy in
+                w.string(copy.title)
+                w.string(copy.body)
+            }
+        }
+    }
+
+    private func time(_ instant: Instant, _ w: inout CompactWriter) { w.signed(instant - base) }
+
+    private func id(_ id: OccurrenceID, _ w: inout CompactWriter) {
+        w.signed(id.isDailySeries ? Int64.max : Int64(id.day) - baseDay)
+        w.count(id.kind.ordinal)
+        w.count(Int(id.packedSlot))
+        w.count(Int(id.snooze))
+    }
+
+    private func writeMap<Value>(
+        _ map: OccurrenceMap<Value>, _ w: inout CompactWriter, _ value: (inout CompactWriter, Value) -> Void
+    ) {
+        let entries = map.entries
+        w.count(entries.count)
+        for entry in entries {
+            id(entry.id, &w)
+            value(&w, entry.value)
+        }
+    }
+
+    // MARK: - Reading
+
+    func read(into state: inout EngineState, from r: inout CompactReader) throws {
+        state.activity.lastActiveAt = base
+        state.activity.activeUntil = try r.optional { r in try time(&r) }
+        state.activity.sessionHold = try r.optional { r in try time(&r) }
+        state.activity.recentOpenMinutes = try r.list(limit: 64) { r in
+            try r.count(limit: 1_439)
+        }
+        state.activity.done = try readMap(&r) { r in try time(&r) }
+        state.user.zoneChangedAt = try r.optional { r in try time(&r) }
+
+        state.plan.planned = try r.list(limit: 256) { r in
+            let occurrence = try id(&r)
+            let plannedAt = try time(&r)
+            let fireAt = plannedAt + (try r.signed())
+            let flags = try r.byte()
+            let revision = try r.count(limit: 1 << 20)
+            var item = PlannedNotification(
+                candidate: Candidate(
+                    id: occurrence, kind: occurrence.kind, plannedAt: plannedAt, level: .active,
+                    policy: .standard(for: occurrence.kind), revision: revision),
+                dueAt: plannedAt, fireAt: fireAt, zone: .utc, repeatsDaily: flags & 2 != 0)
+            item.followsWallClock = flags & 1 != 0
+            return item
+        }
+        state.plan.ledger = CapLedger(try r.list(limit: 4_096) { r in try time(&r) })
+        state.plan.fired = try readMap(&r) { r in try time(&r) }
+        state.plan.lastTraced = try readMap(&r) { r in
+            let decision = TraceDecision.allCases[try r.count(limit: TraceDecision.allCases.count - 1)]
+            let reason = ReasonCode.allCases[try r.count(limit: ReasonCode.allCases.count - 1)]
+            let plannedAt = try time(&r)
+            let fireAt = try r.optional { r in plannedAt + (try r.signed()) }
+            return TracedDecision(decision: decision, reason: reason, fireAt: fireAt, plannedAt: plannedAt)
+        }
+        state.plan.lastPassAt = try r.optional { r in try time(&r) }
+
+        state.lapse.attemptsSent = try r.count(limit: 1_000)
+        var lists: [[Candidate]] = []
+        for _ in 0..<2 {
+            lists.append(
+                try r.list(limit: 256) { r in
+                    let occurrence = try id(&r)
+                    let plannedAt = try time(&r)
+                    let level = InterruptionLevel.allCases[try r.count(limit: InterruptionLevel.allCases.count - 1)]
+                    return Candidate(
+                        id: occurrence, kind: occurrence.kind, plannedAt: plannedAt, level: level,
+                        policy: .standard(for: occurrence.kind))
+                })
+        }
+        state.reminders.snoozed = lists[0]
+        state.reminders.followUps = lists[1]
+
+        state.social.groupSequence = try r.count(limit: 0x7FFF)
+        state.social.groups = try r.list(limit: 1_024) { r in
+            let occurrence = try id(&r)
+            let mode = NotificationGroup.Mode.allCases[try r.count(limit: NotificationGroup.Mode.allCases.count - 1)]
+            let key = try r.string()
+            let sendAt = try time(&r)
+            let items = try r.list(limit: 4_096) { r in
+                let itemID = try r.string()
+                guard let kind = NotificationKind(ordinal: try r.count(limit: 255)) else {
+                    throw CompactBytesError(offset: r.offset, problem: "unknown kind")
+                }
+                return SocialEvent(
+                    id: itemID, kind: kind, actorName: try r.string(), topic: try r.string(),
+                    isMutualFriend: try r.bool())
+            }
+            return NotificationGroup(
+                id: occurrence, mode: mode, kind: occurrence.kind, key: key, items: items, sendAt: sendAt)
+        }
+
+        state.coaching.habits = try WorkoutHabits(reading: &r)
+        state.coaching.streak = try WorkoutStreak(reading: &r)
+        state.coaching.recentWorkouts = try r.list(limit: 64) { r in
+            LocalDateTime(localSeconds: base.secondsSinceEpoch + (try r.signed()))
+        }
+        state.coaching.responses = try ResponseStats(reading: &r)
+        state.coaching.unanswered = try r.list(limit: 256) { r in
+            (id: try id(&r), firedAt: try time(&r))
+        }
+
+        state.copy.templateMemory = try TemplateMemory(reading: &r)
+        state.copy.random = SeededGenerator(seed: try r.fixed64())
+        state.copy.coachCopy = try readMap(&r) { r in
+            let askedAt = try time(&r)
+            let copy = try r.optional { r in
+                Copy(title: try r.string(), body: try r.string())
+            }
+            return CoachCopy(copy: copy, askedAt: askedAt)
+        }
+    }
+
+    private func time(_ r: inout CompactReader) throws -> Instant {
+        base + (try r.signed())
+    }
+
+    private func id(_ r: inout CompactReader) throws -> OccurrenceID {
+        let day = try r.signed()
+        let ordinal = try r.count(limit: 255)
+        let rawSlot = try r.count(limit: 0xFFFF)
+        let snooze = try r.count(limit: 255)
+        guard let kind = NotificationKind(ordinal: ordinal) else {
+            throw CompactBytesError(offset: r.offset, problem: "unknown kind ordinal \(ordinal)")
+        }
+        guard
+            let id = OccurrenceID(
+                kind: kind, day: day == Int64.max ? OccurrenceID.seriesDay : Int32(clamping: baseDay + day),
+                packedSlot: Int32(rawSlot), snooze: Int32(snooze))
+        else { throw CompactBytesError(offset: r.offset, problem: "slot \(rawSlot) does not fit \(kind.rawValue)") }
+        return id
+    }
+
+    private func readMap<Value>(
+        _ r: inout CompactReader, _ value: (inout CompactReader) throws -> Value
+    ) throws -> OccurrenceMap<Value> {
+        let entries = try r.list(limit: 4_096) { r in (try id(&r), try value(&r)) }
+        return OccurrenceMap(entries)
+    }
+}
