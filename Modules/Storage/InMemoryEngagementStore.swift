@@ -7,7 +7,7 @@ public import Models
 /// `apply(_:)` validates the whole batch first and then writes it under the lock; writing to
 /// memory cannot fail half-way, so a batch is all-or-nothing and readers, which take the same
 /// lock, never see part of one.
-public final class InMemoryEngagementStore: EngagementStore, @unchecked Sendable {
+public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     // @unchecked Sendable is safe: the only mutable state is `storage`, and every access to it,
     // read or write, happens while holding `lock`. No reference to it escapes the lock.
     private let lock = NSLock()
@@ -27,6 +27,11 @@ public final class InMemoryEngagementStore: EngagementStore, @unchecked Sendable
         var ledger: [String: [String: LedgerEntry]] = [:]
         var appliedKeys: Set<AppliedKey> = []
         var states: [String: EngagementState] = [:]
+        var snapshots: [String: [UInt8]] = [:]
+        /// Pending outbox rows by key, and the key of each (user, request, channel).
+        var outbox: [String: OutboxRow] = [:]
+        var outboxSlots: [[String]: String] = [:]
+        var completedKeys: Set<String> = []
     }
 
     public init() {}
@@ -39,17 +44,70 @@ public final class InMemoryEngagementStore: EngagementStore, @unchecked Sendable
 
     public func apply(_ batch: StoreBatch) throws(StoreError) {
         if let error = batch.validationError { throw error }
+        locked { storage in Self.write(batch, &storage) }
+    }
+
+    private static func write(_ batch: StoreBatch, _ storage: inout Storage) {
+        for profile in batch.profiles { storage.profiles[profile.id] = profile }
+        for event in batch.activityEvents where storage.knownEvents.insert(event).inserted {
+            let index = Self.firstIndex(in: storage.events[event.userID] ?? [], after: event.at)
+            storage.events[event.userID, default: []].insert(event, at: index)
+        }
+        for entry in batch.ledgerEntries
+        where storage.appliedKeys.insert(AppliedKey(userID: entry.userID, key: entry.idempotencyKey)).inserted {
+            storage.ledger[entry.userID, default: [:]][entry.requestID] = entry
+        }
+        for state in batch.engagementStates { storage.states[state.userID] = state }
+    }
+
+    // MARK: - Runtime
+
+    public func commit(_ commit: RuntimeCommit) throws(StoreError) {
+        if let error = commit.validationError { throw error }
         locked { storage in
-            for profile in batch.profiles { storage.profiles[profile.id] = profile }
-            for event in batch.activityEvents where storage.knownEvents.insert(event).inserted {
-                let index = Self.firstIndex(in: storage.events[event.userID] ?? [], after: event.at)
-                storage.events[event.userID, default: []].insert(event, at: index)
+            Self.write(commit.batch, &storage)
+            storage.snapshots[commit.userID] = commit.snapshot
+            for requestID in commit.cancelledRequestIDs {
+                for (slot, key) in storage.outboxSlots where slot[0] == commit.userID && slot[1] == requestID {
+                    storage.outboxSlots[slot] = nil
+                    storage.outbox[key] = nil
+                }
             }
-            for entry in batch.ledgerEntries
-            where storage.appliedKeys.insert(AppliedKey(userID: entry.userID, key: entry.idempotencyKey)).inserted {
-                storage.ledger[entry.userID, default: [:]][entry.requestID] = entry
+            for row in commit.outbox where !storage.completedKeys.contains(row.key) {
+                let slot = [row.userID, row.requestID, row.channel]
+                if let old = storage.outboxSlots[slot] { storage.outbox[old] = nil }
+                storage.outboxSlots[slot] = row.key
+                storage.outbox[row.key] = row
             }
-            for state in batch.engagementStates { storage.states[state.userID] = state }
+        }
+    }
+
+    public func snapshot(userID: String) throws(StoreError) -> [UInt8]? { locked { $0.snapshots[userID] } }
+
+    public func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
+        locked { storage in
+            Array(
+                storage.outbox.values.filter { $0.dueAt <= instant }
+                    .sorted { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }.prefix(max(0, limit)))
+        }
+    }
+
+    public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
+        locked { storage in
+            for key in keys {
+                storage.completedKeys.insert(key)
+                if let row = storage.outbox.removeValue(forKey: key) {
+                    storage.outboxSlots[[row.userID, row.requestID, row.channel]] = nil
+                }
+            }
+        }
+    }
+
+    public func outboxDepth() throws(StoreError) -> Int { locked { $0.outbox.count } }
+
+    public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
+        locked { storage in
+            storage.outbox.values.filter { $0.userID == userID }.sorted { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
         }
     }
 

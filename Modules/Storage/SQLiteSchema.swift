@@ -14,7 +14,7 @@ enum SQLiteSchema {
 
     /// The schema version this build reads and writes, kept in `PRAGMA user_version` and set by
     /// the migration that creates it, in the same transaction.
-    static let version = 1
+    static let version = 2
 
     /// Tables that may exist in a file before the first migration commits: GRDB creates its
     /// bookkeeping table outside the migration's transaction, so a crash in between leaves it.
@@ -27,6 +27,10 @@ enum SQLiteSchema {
             try db.execute(sql: version1)
             try db.execute(sql: "PRAGMA application_id = \(applicationID)")
             try db.execute(sql: "PRAGMA user_version = 1")
+        }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: version2)
+            try db.execute(sql: "PRAGMA user_version = 2")
         }
         return migrator
     }
@@ -92,6 +96,34 @@ enum SQLiteSchema {
         """
 }
 
+extension SQLiteSchema {
+    /// The runtime's tables: each user's engine snapshot and the transactional outbox.
+    fileprivate static let version2 = """
+        CREATE TABLE engineSnapshot (
+            userID TEXT NOT NULL PRIMARY KEY,
+            bytes BLOB NOT NULL
+        ) STRICT, WITHOUT ROWID;
+
+        -- Pending work, one row per (user, request, channel); the key is the idempotency key.
+        CREATE TABLE outbox (
+            userID TEXT NOT NULL,
+            requestID TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            key TEXT NOT NULL UNIQUE,
+            dueAt INTEGER NOT NULL,
+            payload TEXT NOT NULL,
+            PRIMARY KEY (userID, requestID, channel)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX outbox_due ON outbox (dueAt, key);
+
+        -- Keys performed: a replayed commit never makes them pending again.
+        CREATE TABLE outboxDone (
+            key TEXT NOT NULL PRIMARY KEY,
+            doneAt INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        """
+}
+
 /// Every statement the store runs on its tables, named so the tests can check each one's query
 /// plan.
 enum SQLiteStatements {
@@ -140,6 +172,28 @@ enum SQLiteStatements {
         SELECT userID, requestID FROM ledger WHERE state IN ('planned', 'pending') AND at <= ? ORDER BY at
         """
 
+    static let upsertSnapshot = """
+        INSERT INTO engineSnapshot (userID, bytes) VALUES (?, ?) ON CONFLICT (userID) DO UPDATE SET bytes = excluded.bytes
+        """
+    static let selectSnapshot = "SELECT bytes FROM engineSnapshot WHERE userID = ?"
+    static let deleteOutboxRequest = "DELETE FROM outbox WHERE userID = ? AND requestID = ?"
+    static let selectOutboxDone = "SELECT 1 FROM outboxDone WHERE key = ?"
+    static let upsertOutbox = """
+        INSERT INTO outbox (userID, requestID, channel, key, dueAt, payload) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (userID, requestID, channel) DO UPDATE SET key = excluded.key, dueAt = excluded.dueAt,
+            payload = excluded.payload
+        """
+    static let selectDueOutbox = """
+        SELECT key, userID, requestID, channel, dueAt, payload FROM outbox INDEXED BY outbox_due
+        WHERE dueAt <= ? ORDER BY dueAt, key LIMIT ?
+        """
+    static let deleteOutboxKey = "DELETE FROM outbox WHERE key = ?"
+    static let insertOutboxDone = "INSERT INTO outboxDone (key, doneAt) VALUES (?, ?) ON CONFLICT DO NOTHING"
+    static let countOutbox = "SELECT COUNT(*) FROM outbox"
+    static let selectUserOutbox = """
+        SELECT key, userID, requestID, channel, dueAt, payload FROM outbox WHERE userID = ? ORDER BY dueAt, key
+        """
+
     /// The tables of a file being inspected before it is opened as a store.
     static let selectTableNames = """
         SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name
@@ -154,6 +208,10 @@ enum SQLiteStatements {
         ("selectActivityEvents", selectActivityEvents), ("selectLastActiveAt", selectLastActiveAt),
         ("selectUsersInactive", selectUsersInactive), ("selectLedger", selectLedger),
         ("selectEngagementState", selectEngagementState), ("selectDueLedger", selectDueLedger),
+        ("upsertSnapshot", upsertSnapshot), ("selectSnapshot", selectSnapshot),
+        ("deleteOutboxRequest", deleteOutboxRequest), ("selectOutboxDone", selectOutboxDone),
+        ("upsertOutbox", upsertOutbox), ("selectDueOutbox", selectDueOutbox), ("deleteOutboxKey", deleteOutboxKey),
+        ("insertOutboxDone", insertOutboxDone), ("selectUserOutbox", selectUserOutbox),
     ]
 }
 

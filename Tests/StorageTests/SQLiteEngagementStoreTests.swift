@@ -63,7 +63,7 @@ struct SQLiteEngagementStoreTests {
             #expect(journalMode == "wal")
             #expect(userVersion == SQLiteEngagementStore.schemaVersion)
             #expect(applicationID == SQLiteSchema.applicationID)
-            #expect(migrations == ["v1"])
+            #expect(migrations == ["v1", "v2"])
         }
     }
 

@@ -1,0 +1,98 @@
+public import Models
+
+/// Work the runtime must perform outside the database (a push to send, an inbox item to show),
+/// written in the same transaction as the engine state that decided it: the transactional
+/// outbox. A dispatcher performs due rows with their key and then completes them.
+public struct OutboxRow: Codable, Hashable, Sendable {
+    /// The idempotency key: the same work always has the same key (it becomes `apns-id` for a
+    /// push), so a row performed twice after a crash is recognised downstream, and a replayed
+    /// commit never brings back a completed row.
+    public var key: String
+    public var userID: String
+    /// The notification request the work is for.
+    public var requestID: String
+    /// Where it goes: `push`, `silent`, `inbox`, ... (one pending row per request and channel).
+    public var channel: String
+    /// When to perform it.
+    public var dueAt: Instant
+    /// What the channel needs, as JSON.
+    public var payload: String
+
+    public init(key: String, userID: String, requestID: String, channel: String, dueAt: Instant, payload: String) {
+        self.key = key
+        self.userID = userID
+        self.requestID = requestID
+        self.channel = channel
+        self.dueAt = dueAt
+        self.payload = payload
+    }
+}
+
+/// One input applied by the runtime: everything it changes, committed in one transaction.
+public struct RuntimeCommit: Hashable, Sendable {
+    public var userID: String
+    /// The engine's state after the input (`UserEngine.snapshot()`).
+    public var snapshot: [UInt8]
+    /// The history the step adds (activity, ledger rows, engagement state).
+    public var batch: StoreBatch
+    /// Pending rows of these requests are withdrawn (the engine cancelled them) before `outbox`
+    /// is written.
+    public var cancelledRequestIDs: [String]
+    /// New work; a row replaces the pending row of the same request and channel.
+    public var outbox: [OutboxRow]
+
+    public init(
+        userID: String, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [String] = [],
+        outbox: [OutboxRow] = []
+    ) {
+        self.userID = userID
+        self.snapshot = snapshot
+        self.batch = batch
+        self.cancelledRequestIDs = cancelledRequestIDs
+        self.outbox = outbox
+    }
+
+    /// The first rule the commit breaks, or nil: every row belongs to the commit's user and has
+    /// a key, and no two rows share a key or a request and channel.
+    public var validationError: StoreError? {
+        if let error = batch.validationError { return error }
+        if userID.isEmpty { return .invalidBatch(field: "userID", problem: "empty") }
+        if snapshot.isEmpty { return .invalidBatch(field: "snapshot", problem: "empty") }
+        var keys = Set<String>()
+        var slots = Set<[String]>()
+        for (index, row) in outbox.enumerated() {
+            let field = "outbox[\(index)]"
+            if row.userID != userID { return .invalidBatch(field: "\(field).userID", problem: "not the commit's user") }
+            if row.key.isEmpty { return .invalidBatch(field: "\(field).key", problem: "empty") }
+            if !keys.insert(row.key).inserted { return .invalidBatch(field: "\(field).key", problem: "repeated") }
+            if !slots.insert([row.requestID, row.channel]).inserted {
+                return .invalidBatch(field: "\(field)", problem: "a second row for the same request and channel")
+            }
+        }
+        return nil
+    }
+}
+
+/// The store a runtime runs on: the history of `EngagementStore`, plus each user's engine
+/// snapshot and the outbox.
+///
+/// Contract (beyond `EngagementStore`'s, checked by the conformance suite):
+/// - **One transaction per input.** `commit(_:)` writes the snapshot, the batch, the
+///   withdrawals and the new outbox rows all together or not at all.
+/// - **Outbox identity.** At most one pending row per (user, request, channel); a new one
+///   replaces it. A row whose key was completed is never pending again, whatever is replayed.
+/// - **Due order.** `dueOutbox` lists pending rows due at or before the instant, by due time,
+///   then key, at most `limit` of them.
+/// - **Completion.** `completeOutbox` removes the rows from the pending set and remembers their
+///   keys; completing an unknown or completed key is a no-op.
+public protocol RuntimeStore: EngagementStore {
+    func commit(_ commit: RuntimeCommit) throws(StoreError)
+    /// The user's last committed engine snapshot, or nil.
+    func snapshot(userID: String) throws(StoreError) -> [UInt8]?
+    func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow]
+    func completeOutbox(keys: [String], at instant: Instant) throws(StoreError)
+    /// Pending rows, all users.
+    func outboxDepth() throws(StoreError) -> Int
+    /// The user's pending rows, by due time.
+    func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow]
+}
