@@ -134,7 +134,8 @@ do {
             scenario: scenario, outputDirectory: outputDirectory, writeEvents: flags.writeEvents,
             showProgress: isatty(2) == 1, store: flags.store))
 } catch {
-    fail("\(error)", status: 74)
+    // Simulator.run throws only when an output (event log, store, report) cannot be written.
+    fail("the run's output could not be written: \(error)", status: 74)
 }
 
 func micros(_ value: Double) -> String { String(format: "%.1f", value) }
