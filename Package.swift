@@ -59,7 +59,7 @@ let package = Package(
                 path: "Simulation", exclude: ["Scenarios"], swiftSettings: swiftSettings),
             .testTarget(
                 name: "SimulationTests",
-                dependencies: ["Simulation", "Models", "Scheduling", "Delivery", "Engagement"],
+                dependencies: ["Simulation", "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage"],
                 path: "Tests/SimulationTests", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "bench", dependencies: ["Engagement", "Scheduling", "Models", "Simulation"], path: "Apps/Bench",

@@ -1,3 +1,4 @@
+public import Content
 import Foundation
 import Models
 
@@ -16,7 +17,7 @@ public enum Explainer {
     }
 
     /// The timeline of `userID` as lines of text.
-    public static func timeline(of userID: String, scenario: Scenario) throws -> [String] {
+    public static func timeline(of userID: String, scenario: Scenario, templates: TemplateCatalog) throws -> [String] {
         guard userID.hasPrefix("u"), let index = Int(userID.dropFirst()), index >= 0, index < scenario.users else {
             throw Failure.unknownUser(userID, users: scenario.users)
         }
@@ -27,7 +28,8 @@ public enum Explainer {
         let path = NSTemporaryDirectory() + "explain-\(userID)-\(getpid()).jsonl"
         defer { try? FileManager.default.removeItem(atPath: path) }
         let shard = try Shard(
-            scenario: scenario, zones: zones, userRange: index..<(index + 1), eventsPath: path, showProgress: false)
+            scenario: scenario, zones: zones, userRange: index..<(index + 1), eventsPath: path, showProgress: false,
+            templates: templates)
         try shard.run()
         let traits = Population.traits(index: index, scenario: scenario)
         let preferences = traits.profile.preferences

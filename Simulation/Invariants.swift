@@ -1,3 +1,4 @@
+import Content
 public import Models
 import Scheduling
 
@@ -203,5 +204,23 @@ public struct InvariantChecker: Sendable {
             deliveredItems[item] == nil && (sendAtOfGroup[group] ?? .max) + .secondsPerDay < end.secondsSinceEpoch
         }
         return lost ? [.foldedItemInExactlyOneGroup] : []
+    }
+}
+
+extension InvariantChecker {
+    /// Checks one delivered payload: within APNs' 4 KB, and free of personal data the recipient's
+    /// privacy level forbids. Returns its size and the broken invariants with their detail.
+    static func checkPayload(
+        _ content: NotificationContent, id: String, recipient: Recipient
+    ) -> (bytes: Int, broken: [(Invariant, String)]) {
+        var broken: [(Invariant, String)] = []
+        let payload = PayloadBuilder.encode(content)
+        if payload.byteCount > PayloadBuilder.maxBytes {
+            broken.append((.payloadWithin4KB, "\(id) \(payload.byteCount) bytes"))
+        }
+        if let leak = PrivacyAudit.violations(in: content, for: recipient).first {
+            broken.append((.noPersonalDataInPayload, "\(id) \(leak)"))
+        }
+        return (payload.byteCount, broken)
     }
 }

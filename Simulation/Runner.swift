@@ -1,9 +1,27 @@
-import Content
+public import Content
 import Dispatch
 public import Engagement
 import Foundation
 import Models
 import Storage
+
+/// Why a run could not finish. `simulate` exits 74 on any of them.
+public enum SimulationError: Error, CustomStringConvertible {
+    /// An output file could not be created or written.
+    case output(String)
+    /// Writing the event log failed.
+    case eventLog(any Error)
+    /// The store refused a batch of the run's history.
+    case store(any Error)
+
+    public var description: String {
+        switch self {
+        case .output(let message): message
+        case .eventLog(let error): "writing events failed: \(error)"
+        case .store(let error): "the store refused a batch: \(error)"
+        }
+    }
+}
 
 /// How to run a scenario.
 public struct RunOptions: Sendable {
@@ -16,6 +34,8 @@ public struct RunOptions: Sendable {
     public var showProgress: Bool
     /// Where the run's history is written through.
     public var store: StoreKind
+    /// The copy the engine writes from, loaded by the composition root.
+    public var templates: TemplateCatalog
 
     /// The store the simulator writes through.
     public enum StoreKind: String, Sendable, CaseIterable {
@@ -28,9 +48,10 @@ public struct RunOptions: Sendable {
     }
 
     public init(
-        scenario: Scenario, outputDirectory: String?, writeEvents: Bool = true, showProgress: Bool = false,
-        store: StoreKind = .none
+        scenario: Scenario, templates: TemplateCatalog, outputDirectory: String?, writeEvents: Bool = true,
+        showProgress: Bool = false, store: StoreKind = .none
     ) {
+        self.templates = templates
         self.store = store
         self.scenario = scenario
         self.outputDirectory = outputDirectory
@@ -171,7 +192,7 @@ public enum Simulator {
             let path = options.outputDirectory.flatMap { options.writeEvents ? $0 + "/events.part\(shard).jsonl" : nil }
             return try Shard(
                 scenario: scenario, zones: zones, userRange: range, eventsPath: path,
-                showProgress: options.showProgress && shard == 0, store: store)
+                showProgress: options.showProgress && shard == 0, templates: options.templates, store: store)
         }
         let box = ShardBox(shards)
         let started = DispatchTime.now().uptimeNanoseconds
@@ -181,7 +202,7 @@ public enum Simulator {
         let wallSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         if let failure = box.failure { throw failure }
 
-        var stats = ShardStats()
+        var stats = ShardStats(weeks: scenario.weeks)
         var digest = EventDigest.initial
         for shard in shards {
             stats.merge(shard.stats)
@@ -203,12 +224,10 @@ public enum Simulator {
                 "schedulingDecision": BudgetFigures(nanos: stats.decisionNanos, budgetMicros: decisionBudgetMicros),
                 "backgroundRun": BudgetFigures(nanos: stats.backgroundNanos, budgetMicros: backgroundBudgetMicros),
             ],
-            invariantViolations: Dictionary(
-                uniqueKeysWithValues: Invariant.allCases.map { ($0.rawValue, stats.violations[$0] ?? 0) }),
+            invariantViolations: stats.violations.all,
             violationExamples: stats.violationExamples, deliveries: stats.deliveries,
-            deliveriesByKind: Dictionary(
-                uniqueKeysWithValues: stats.deliveriesByKind.map { ($0.key.rawValue, $0.value) }),
-            decisions: stats.decisionsByType, responses: stats.responsesByAction, deliveriesPerUserDay: perDay,
+            deliveriesByKind: stats.deliveriesByKind.seen, decisions: stats.decisions.seen,
+            responses: stats.responses.seen, deliveriesPerUserDay: perDay,
             platform: [
                 "droppedByPendingLimit": stats.droppedByLimit,
                 "suppressedByAuthorization": stats.suppressedByAuthorization,
@@ -219,29 +238,31 @@ public enum Simulator {
             ],
             reEngagementReturns: stats.reEngagementReturns,
             content: ContentFigures(
-                millis: stats.contentMillis, bySource: stats.contentBySource,
+                millis: stats.contentMillis, bySource: stats.content.bySource,
                 budgetMillis: scenario.coach.deadlineMillis),
             payloadBytesMax: stats.payloadBytesMax, lift: stats.lift,
-            engagementByPersonaWeek: stats.metricsByPersonaWeek,
-            responseRateByKindWeek: Dictionary(
-                uniqueKeysWithValues: stats.deliveredByKindWeek.map { kind, delivered in
-                    let acted = stats.actedByKindWeek[kind] ?? []
-                    return (
-                        kind,
-                        delivered.indices.map { week in
-                            delivered[week] == 0
-                                ? 0
-                                : (Double(week < acted.count ? acted[week] : 0) / Double(delivered[week]) * 1_000)
-                                    .rounded() / 1_000
-                        }
-                    )
-                }))
+            engagementByPersonaWeek: stats.engagementByPersonaWeek,
+            responseRateByKindWeek: responseRates(delivered: stats.deliveredByKindWeek, acted: stats.actedByKindWeek))
         if let directory = options.outputDirectory {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(report).write(to: URL(fileURLWithPath: directory + "/report.json"))
         }
         return report
+    }
+
+    /// Per kind delivered at least once, per week: the share of deliveries acted on, to 3 places.
+    static func responseRates(delivered: WeeklyTally, acted: WeeklyTally) -> [String: [Double]] {
+        var table: [String: [Double]] = [:]
+        for kind in delivered.seenKinds {
+            let deliveredWeeks = delivered.weeks(of: kind)
+            let actedWeeks = acted.weeks(of: kind)
+            table[kind.rawValue] = deliveredWeeks.indices.map { week in
+                deliveredWeeks[week] == 0
+                    ? 0 : (Double(actedWeeks[week]) / Double(deliveredWeeks[week]) * 1_000).rounded() / 1_000
+            }
+        }
+        return table
     }
 
     /// population.json: each user's traits, for independent audits of the event log.

@@ -1,6 +1,9 @@
 // The simulator: drives a synthetic population through weeks of virtual time against the real
 // engine and reports budgets and invariants. Exit status: 0 all held, 1 a budget breached,
-// 2 an invariant violated, 64 bad usage, 65 bad scenario file, 74 output error.
+// 2 an invariant violated, 64 bad usage, 65 bad scenario file, 66 the bundled templates do not
+// load, 74 output error. This is the composition root: it picks the templates, the store and the
+// simulated platform and hands them in.
+import Content
 import Engagement
 import Foundation
 import Models
@@ -109,10 +112,18 @@ let outputDirectory = flags.out ?? ".simulate/\(scenario.name)"
 let reproduce =
     "\(CommandLine.arguments[0]) --scenario \(scenarioPath) --seed \(scenario.seed) --users \(scenario.users) --weeks \(scenario.weeks) --threads \(scenario.threads) --store \(flags.store.rawValue)"
 
+// The copy the engine writes from; a template file that does not load is an install problem.
+let templates: TemplateCatalog
+do {
+    templates = try TemplateCatalog.bundled()
+} catch {
+    fail("the bundled templates do not load: \(error)", status: 66)
+}
+
 if let user = flags.explain {
     do {
         print("SEED=\(scenario.seed) scenario=\(scenario.name) weeks=\(scenario.weeks) start=\(scenario.start)")
-        for line in try Explainer.timeline(of: user, scenario: scenario) { print(line) }
+        for line in try Explainer.timeline(of: user, scenario: scenario, templates: templates) { print(line) }
         exit(0)
     } catch {
         fail("\(error)", status: 64)
@@ -131,10 +142,11 @@ let report: Report
 do {
     report = try Simulator.run(
         RunOptions(
-            scenario: scenario, outputDirectory: outputDirectory, writeEvents: flags.writeEvents,
+            scenario: scenario, templates: templates, outputDirectory: outputDirectory, writeEvents: flags.writeEvents,
             showProgress: isatty(2) == 1, store: flags.store))
 } catch {
-    fail("\(error)", status: 74)
+    // Simulator.run throws only when an output (event log, store, report) cannot be written.
+    fail("the run's output could not be written: \(error)", status: 74)
 }
 
 func micros(_ value: Double) -> String { String(format: "%.1f", value) }

@@ -10,7 +10,7 @@ import Testing
         scenario.seed = seed
         scenario.threads = threads
         scenario.users = users
-        return try Simulator.run(RunOptions(scenario: scenario, outputDirectory: nil))
+        return try Simulator.run(RunOptions(scenario: scenario, templates: testTemplates, outputDirectory: nil))
     }
 
     @Test func theSameSeedGivesTheSameDigestOnOneAndTwoThreads() throws {
@@ -36,10 +36,13 @@ import Testing
         scenario.users = 25
         let folder = NSTemporaryDirectory() + "engagement-store-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let none = try Simulator.run(RunOptions(scenario: scenario, outputDirectory: nil))
-        let memory = try Simulator.run(RunOptions(scenario: scenario, outputDirectory: nil, store: .memory))
+        let none = try Simulator.run(RunOptions(scenario: scenario, templates: testTemplates, outputDirectory: nil))
+        let memory = try Simulator.run(
+            RunOptions(scenario: scenario, templates: testTemplates, outputDirectory: nil, store: .memory))
         let sqlite = try Simulator.run(
-            RunOptions(scenario: scenario, outputDirectory: folder, writeEvents: false, store: .sqlite))
+            RunOptions(
+                scenario: scenario, templates: testTemplates, outputDirectory: folder, writeEvents: false,
+                store: .sqlite))
         #expect(memory.digest == none.digest)
         #expect(sqlite.digest == none.digest)
         #expect(FileManager.default.fileExists(atPath: folder + "/store.sqlite"))
@@ -50,7 +53,8 @@ import Testing
         scenario.users = 30
         scenario.threads = 2
         let folder = NSTemporaryDirectory() + "engagement-sim-\(getpid())"
-        let report = try Simulator.run(RunOptions(scenario: scenario, outputDirectory: folder))
+        let report = try Simulator.run(
+            RunOptions(scenario: scenario, templates: testTemplates, outputDirectory: folder))
         let population =
             try JSONSerialization.jsonObject(
                 with: Data(contentsOf: URL(fileURLWithPath: folder + "/population.json"))) as! [String: Any]

@@ -27,6 +27,15 @@ struct SQLiteEngagementStoreTests {
         }
     }
 
+    @Test("The SQLite store keeps the runtime's contract", arguments: RuntimeStoreCheck.allCases)
+    func runtimeConformance(_ check: RuntimeStoreCheck) throws {
+        try withTemporaryDirectory { directory in
+            try checkRuntimeStoreConformance(
+                { try SQLiteEngagementStore(path: directory.appendingPathComponent("\(check).sqlite").path) },
+                only: [check])
+        }
+    }
+
     @Test("What was applied is still there after the store is closed and reopened")
     func dataSurvivesAReopen() throws {
         try withTemporaryDirectory { directory in
@@ -168,7 +177,7 @@ struct SQLiteEngagementStoreTests {
             let path = directory.appendingPathComponent("store.sqlite").path
             _ = try SQLiteEngagementStore(path: path)
             let queue = try DatabaseQueue(path: path)
-            try queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v2')") }
+            try queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v3')") }
             try queue.close()
             let error = #expect(throws: StoreError.self) { try SQLiteEngagementStore(path: path) }
             guard case .newerSchema(_, let supported) = error else {

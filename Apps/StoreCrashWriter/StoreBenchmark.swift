@@ -1,44 +1,45 @@
 import Dispatch
 import Foundation
 import Models
+import Storage
 
 /// What `StoreBenchmark.run` measured. Times are wall-clock (`DispatchTime`), so run it on a
 /// release build of an otherwise idle machine.
-public struct StoreBenchmarkReport: Codable, Hashable, Sendable, CustomStringConvertible {
+struct StoreBenchmarkReport: Codable, Hashable, Sendable, CustomStringConvertible {
     /// Activity events appended in batches of `batchSize`, each batch one `apply`: either all for
     /// one user (an engine step's shape) or each for a random user (an import, or a shell that
     /// groups many steps into one transaction).
-    public struct Inserts: Codable, Hashable, Sendable {
-        public var batchSize: Int
-        public var oneUserPerBatch: Bool
-        public var batches: Int
+    struct Inserts: Codable, Hashable, Sendable {
+        var batchSize: Int
+        var oneUserPerBatch: Bool
+        var batches: Int
         /// `fsyncEveryCommit` or `fsyncAtCheckpoint`.
-        public var durability: String
-        public var eventsPerSecond: Double
+        var durability: String
+        var eventsPerSecond: Double
     }
 
     /// Latencies of one read of the store interface, sampled on random users.
-    public struct Query: Codable, Hashable, Sendable {
-        public var name: String
-        public var samples: Int
-        public var meanRows: Double
-        public var p50Micros: Double
-        public var p99Micros: Double
-        public var maxMicros: Double
+    struct Query: Codable, Hashable, Sendable {
+        var name: String
+        var samples: Int
+        var meanRows: Double
+        var p50Micros: Double
+        var p99Micros: Double
+        var maxMicros: Double
     }
 
-    public var users: Int
-    public var weeks: Int
+    var users: Int
+    var weeks: Int
     /// The synthetic history: one batch per user (profile, events, ledger writes, state).
-    public var historyActivityEvents: Int
-    public var historyLedgerWrites: Int
-    public var historyLoadSeconds: Double
-    public var inserts: [Inserts]
-    public var queries: [Query]
+    var historyActivityEvents: Int
+    var historyLedgerWrites: Int
+    var historyLoadSeconds: Double
+    var inserts: [Inserts]
+    var queries: [Query]
     /// The database file after a WAL checkpoint.
-    public var fileSizeBytes: Int64
+    var fileSizeBytes: Int64
 
-    public var description: String {
+    var description: String {
         func format(_ value: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", value) }
         var lines = [
             "store benchmark: \(users) users x \(weeks) weeks",
@@ -69,10 +70,10 @@ public struct StoreBenchmarkReport: Codable, Hashable, Sendable, CustomStringCon
 /// A benchmark of `SQLiteEngagementStore` on deterministic synthetic history: loads `users` x
 /// `weeks` of activity and notification ledger, then measures batched inserts of activity events
 /// and the latencies of the engine's hot reads.
-public enum StoreBenchmark {
+enum StoreBenchmark {
     /// Runs the benchmark on a new store at `path`, which must not exist yet (the benchmark never
     /// overwrites a file). The store is left in place for inspection.
-    public static func run(path: String, users: Int, weeks: Int) throws(StoreError) -> StoreBenchmarkReport {
+    static func run(path: String, users: Int, weeks: Int) throws(StoreError) -> StoreBenchmarkReport {
         guard users > 0, weeks > 0 else {
             throw .invalidBatch(field: "users, weeks", problem: "must be positive, got \(users), \(weeks)")
         }

@@ -1,0 +1,71 @@
+import Content
+import Delivery
+import Engagement
+import Models
+import Scheduling
+
+/// Executes the engine's platform effects for one user against the simulated platform: the
+/// notification center, the background task scheduler and the coach. Traces are not platform
+/// effects; the world journals them.
+struct EffectExecutor {
+    /// The simulated coach, shared by the shard's users (immutable; each user has its own draws).
+    let coach: SimulatedCoach
+    /// The app stops waiting for the coach at this point (virtual time).
+    let deadlineMillis: Int
+
+    init(coach: CoachBehaviour, library: TemplateLibrary) {
+        self.coach = SimulatedCoach(behaviour: coach, library: library)
+        deadlineMillis = coach.deadlineMillis
+    }
+
+    /// Something the platform will do later because of an effect.
+    struct FollowUp {
+        var time: Int64
+        var kind: EventKind
+    }
+
+    /// Executes `effect` on `user`'s platform at `now`; returns the event it leads to, if any.
+    func execute(_ effect: Effect, on user: inout UserState, at now: Instant, stats: inout ShardStats) -> FollowUp? {
+        switch effect {
+        case .schedule(let request, _):
+            do {
+                try user.center.add(request, at: now)
+            } catch {
+                stats.scheduleRejected += 1
+                user.notificationsBlocked = true
+            }
+        case .cancel(let ids):
+            user.center.removePendingNotificationRequests(withIdentifiers: ids)
+        case .setBadge(let count):
+            user.center.setBadgeCount(count)
+        case .submitBackgroundTask(let request):
+            do {
+                try user.background.submit(request, at: now)
+            } catch {
+                stats.backgroundSubmitRejected += 1
+            }
+        case .openDeepLink:
+            break
+        case .generateContent(let requestID, let request):
+            let outcome = coach.outcome(for: request, using: &user.coachRandom)
+            let millis: Int =
+                switch outcome {
+                case .text(_, let latency), .failed(_, let latency): min(latency, deadlineMillis)
+                case .timedOut: deadlineMillis
+                }
+            stats.contentMillis.append(UInt32(millis))
+            // A late answer is cut at the deadline: the app stops waiting then.
+            let settled: CoachOutcome =
+                if case .text(_, let latency) = outcome, latency > deadlineMillis { .timedOut } else { outcome }
+            let seconds = Int64((millis + 999) / 1_000)
+            return FollowUp(
+                time: now.secondsSinceEpoch + max(1, seconds),
+                kind: .content(requestID: requestID, request: request, outcome: settled))
+        case .clearDeliveredNotifications:
+            user.center.removeAllDeliveredNotifications()
+        case .trace:
+            break
+        }
+        return nil
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Models
+
+/// One shard's event log: writes each user's lines (events.jsonl) and chains them into the
+/// user's digest, and records broken invariants as counts, examples and lines. Throws
+/// `SimulationError.eventLog` when the log cannot be written.
+struct Journal {
+    let sink: EventSink
+
+    /// Writes one event line and chains it into the user's digest.
+    func log(
+        _ user: inout UserState, _ at: Instant, _ event: StaticString, _ fields: (EventSink) -> Void = { _ in }
+    ) throws {
+        sink.begin(at: at, user: user.traits.profile.id, event: event)
+        fields(sink)
+        sink.local(user.zone, at)
+        do {
+            user.digest = try sink.end(chaining: user.digest)
+        } catch {
+            throw SimulationError.eventLog(error)
+        }
+    }
+
+    /// Writes what is left of the log and closes it.
+    func close() throws {
+        do {
+            try sink.close()
+        } catch {
+            throw SimulationError.eventLog(error)
+        }
+    }
+
+    /// Counts a broken invariant, keeps the first few as examples, and logs it.
+    func violation(
+        _ violation: Invariant, _ user: inout UserState, at instant: Instant, detail: String, stats: inout ShardStats
+    ) throws {
+        stats.violations[violation] += 1
+        if stats.violationExamples.count < ShardStats.violationExampleLimit {
+            stats.violationExamples.append(
+                "\(violation.rawValue): user \(user.traits.profile.id) at \(instant) (\(user.zone.formatted(instant))) \(detail)"
+            )
+        }
+        try log(&user, instant, "violation") { $0.id("invariant", violation.rawValue) }
+    }
+
+    /// Logs one decision of the engine with its reason and the values that decided.
+    func decision(_ entry: TraceEntry, _ user: inout UserState, at now: Instant) throws {
+        let zone = user.zone
+        try log(&user, now, entry.decision.eventName) {
+            $0.id("kind", entry.kind.rawValue)
+            $0.id("id", entry.requestID)
+            if let level = entry.level { $0.id("level", level.rawValue) }
+            $0.id("reason", entry.reason.rawValue)
+            if let fireAt = entry.fireAt { $0.local(zone, fireAt, name: "fireAt") }
+            if let group = entry.groupID { $0.id("group", group) }
+            if let key = entry.groupKey { $0.field("groupKey", key) }
+            if !entry.detail.isEmpty { $0.field("detail", entry.detail) }
+        }
+    }
+}
+
+/// "simulating day 12/56" on standard error, rewritten in place when the day changes.
+struct ProgressLine {
+    let start: Instant
+    let days: Int
+    private var shownDay = -1
+
+    init(start: Instant, days: Int) {
+        self.start = start
+        self.days = days
+    }
+
+    mutating func show(at time: Int64) {
+        let day = Int((time - start.secondsSinceEpoch) / .secondsPerDay)
+        guard day != shownDay else { return }
+        shownDay = day
+        FileHandle.standardError.write(Data("\rsimulating day \(day + 1)/\(days) ".utf8))
+    }
+
+    func clear() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+}
+
+extension TraceDecision {
+    var eventName: StaticString {
+        switch self {
+        case .scheduled: "scheduled"
+        case .deferred: "deferred"
+        case .dropped: "dropped"
+        case .suppressed: "suppressed"
+        case .cancelled: "cancelled"
+        case .folded: "folded"
+        }
+    }
+}

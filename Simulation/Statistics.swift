@@ -1,0 +1,236 @@
+import Content
+import Engagement
+import Foundation
+import Models
+
+/// CPU time of the calling thread, in nanoseconds: the cost of an engine call, unaffected by the
+/// thread being preempted while the other core's shard (or anything else) runs.
+@inline(__always) func threadCPUNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+}
+
+/// A case of a small enum counted in a fixed table: `position` is its index in `allCases`, so a
+/// count is an array access instead of a string-keyed dictionary lookup, and the report's key
+/// is the enum's raw value, spelled once.
+protocol Tallied: CaseIterable, Hashable {
+    var position: Int { get }
+    var reportKey: String { get }
+}
+
+extension NotificationKind: Tallied {
+    var position: Int { ordinal }
+    var reportKey: String { rawValue }
+}
+
+extension TraceDecision: Tallied {
+    var position: Int {
+        switch self {
+        case .scheduled: 0
+        case .deferred: 1
+        case .dropped: 2
+        case .suppressed: 3
+        case .cancelled: 4
+        case .folded: 5
+        }
+    }
+    var reportKey: String { rawValue }
+}
+
+extension NotificationActionID: Tallied {
+    var position: Int { Self.allCases.firstIndex(of: self)! }
+    var reportKey: String { rawValue }
+}
+
+extension Invariant: Tallied {
+    var position: Int { Self.allCases.firstIndex(of: self)! }
+    var reportKey: String { rawValue }
+}
+
+extension Persona: Tallied {
+    var position: Int { Self.allCases.firstIndex(of: self)! }
+    var reportKey: String { rawValue }
+}
+
+/// A count per case of `Key`.
+struct Tally<Key: Tallied>: Equatable {
+    private(set) var counts = [Int](repeating: 0, count: Key.allCases.count)
+
+    subscript(key: Key) -> Int {
+        get { counts[key.position] }
+        set { counts[key.position] = newValue }
+    }
+
+    var total: Int { counts.reduce(0, +) }
+
+    mutating func merge(_ other: Tally) {
+        for index in counts.indices { counts[index] += other.counts[index] }
+    }
+
+    /// The cases counted at least once, by report key: a case never seen has no entry.
+    var seen: [String: Int] {
+        var table: [String: Int] = [:]
+        for key in Key.allCases where self[key] > 0 { table[key.reportKey] = self[key] }
+        return table
+    }
+
+    /// Every case, by report key, zeros included.
+    var all: [String: Int] {
+        Dictionary(uniqueKeysWithValues: Key.allCases.map { ($0.reportKey, self[$0]) })
+    }
+}
+
+/// A count per kind and simulated week.
+struct WeeklyTally: Equatable {
+    let weeks: Int
+    private(set) var counts: [[Int]]
+
+    init(weeks: Int) {
+        self.weeks = weeks
+        counts = Array(repeating: Array(repeating: 0, count: weeks), count: NotificationKind.allCases.count)
+    }
+
+    mutating func add(_ kind: NotificationKind, week: Int) { counts[kind.ordinal][week] += 1 }
+
+    func weeks(of kind: NotificationKind) -> [Int] { counts[kind.ordinal] }
+
+    /// The kinds counted at least once.
+    var seenKinds: [NotificationKind] { NotificationKind.allCases.filter { counts[$0.ordinal].contains { $0 > 0 } } }
+
+    mutating func merge(_ other: WeeklyTally) {
+        precondition(weeks == other.weeks, "merging tallies of runs of different lengths")
+        for kind in counts.indices {
+            for week in counts[kind].indices { counts[kind][week] += other.counts[kind][week] }
+        }
+    }
+}
+
+/// Where each notification's copy came from: the coach's (`ai`), or templates after the coach's
+/// answer was turned down, with the content module's reason as a value.
+struct ContentTally: Equatable {
+    var ai = 0
+    var templateFallback = 0
+    var fallbackReasons: [ContentReason: Int] = [:]
+
+    /// Why the coach's answer to `request` was turned down, as the content module rules on it:
+    /// the same ruling the engine made on the same answer, request and recipient (nil: accepted).
+    static func reason(
+        rejecting outcome: CoachOutcome, to request: CoachRequest, for recipient: Recipient,
+        by content: ContentGenerator
+    ) -> ContentReason? {
+        let asked = ContentRequest(
+            kind: request.kind, style: request.style, language: request.language, recipient: recipient,
+            context: request.facts)
+        guard case .rejected(let reason, _) = content.judge(outcome, for: asked) else { return nil }
+        return reason
+    }
+
+    mutating func merge(_ other: ContentTally) {
+        ai += other.ai
+        templateFallback += other.templateFallback
+        fallbackReasons.merge(other.fallbackReasons, uniquingKeysWith: +)
+    }
+
+    /// The report's table: `ai`, `templateFallback` and each fallback reason's stable code
+    /// (`coachTimeout`, `malformedOutput.missingSeparator`, ...).
+    var bySource: [String: Int] {
+        var table: [String: Int] = [:]
+        if ai > 0 { table["ai"] = ai }
+        if templateFallback > 0 { table["templateFallback"] = templateFallback }
+        for (reason, count) in fallbackReasons { table[reason.code, default: 0] += count }
+        return table
+    }
+}
+
+/// Counters and samples of one shard, merged into the report. Every table is typed by what it
+/// counts; `merge` is associative and commutative for counts, and keeps samples in shard order.
+struct ShardStats {
+    var events = 0
+    var engineCalls = 0
+    var deliveries = 0
+    var deliveriesByKind = Tally<NotificationKind>()
+    var decisions = Tally<TraceDecision>()
+    var responses = Tally<NotificationActionID>()
+    /// Local days with N deliveries, keyed by N (days without any are not counted here).
+    var deliveriesPerUserDay: [Int: Int] = [:]
+    var violations = Tally<Invariant>()
+    var violationExamples: [String] = []
+    var decisionNanos: [UInt32] = []
+    var backgroundNanos: [UInt32] = []
+    var backgroundRuns = 0
+    var backgroundOverBudget = 0
+    var droppedByLimit = 0
+    var suppressedByAuthorization = 0
+    var scheduleRejected = 0
+    var backgroundSubmitRejected = 0
+    var reEngagementReturns = 0
+    /// Lapses that ended in a return within 14 days, for nudged users and for the holdout.
+    var lift = ReturnLift()
+    /// Engagement figures per persona (by `Persona.position`), per simulated week; nil for a
+    /// persona with no users in this shard.
+    var metricsByPersonaWeek: [[EngagementMetrics]?] = Array(repeating: nil, count: Persona.allCases.count)
+    /// Virtual time until each copy was settled (coach latency, capped at the deadline), in ms.
+    var contentMillis: [UInt32] = []
+    var content = ContentTally()
+    var payloadBytesMax = 0
+    /// Per kind and simulated week: deliveries, and those the user acted on (opened or an action).
+    var deliveredByKindWeek: WeeklyTally
+    var actedByKindWeek: WeeklyTally
+
+    static let violationExampleLimit = 20
+
+    init(weeks: Int) {
+        deliveredByKindWeek = WeeklyTally(weeks: weeks)
+        actedByKindWeek = WeeklyTally(weeks: weeks)
+    }
+
+    mutating func addWeek(_ summary: UserEngagementSummary, persona: Persona, week: Int, of weeks: Int) {
+        var table = metricsByPersonaWeek[persona.position] ?? Array(repeating: EngagementMetrics(), count: weeks)
+        table[week].add(summary)
+        metricsByPersonaWeek[persona.position] = table
+    }
+
+    /// The report's table: only personas with users.
+    var engagementByPersonaWeek: [String: [EngagementMetrics]] {
+        var table: [String: [EngagementMetrics]] = [:]
+        for persona in Persona.allCases {
+            if let weeks = metricsByPersonaWeek[persona.position] { table[persona.reportKey] = weeks }
+        }
+        return table
+    }
+
+    mutating func merge(_ other: ShardStats) {
+        events += other.events
+        engineCalls += other.engineCalls
+        deliveries += other.deliveries
+        deliveriesByKind.merge(other.deliveriesByKind)
+        decisions.merge(other.decisions)
+        responses.merge(other.responses)
+        deliveriesPerUserDay.merge(other.deliveriesPerUserDay, uniquingKeysWith: +)
+        violations.merge(other.violations)
+        violationExamples += other.violationExamples.prefix(
+            max(0, Self.violationExampleLimit - violationExamples.count))
+        decisionNanos += other.decisionNanos
+        backgroundNanos += other.backgroundNanos
+        backgroundRuns += other.backgroundRuns
+        backgroundOverBudget += other.backgroundOverBudget
+        droppedByLimit += other.droppedByLimit
+        suppressedByAuthorization += other.suppressedByAuthorization
+        scheduleRejected += other.scheduleRejected
+        backgroundSubmitRejected += other.backgroundSubmitRejected
+        reEngagementReturns += other.reEngagementReturns
+        lift.merge(other.lift)
+        for (index, weeks) in other.metricsByPersonaWeek.enumerated() {
+            guard let weeks else { continue }
+            var merged = metricsByPersonaWeek[index] ?? Array(repeating: EngagementMetrics(), count: weeks.count)
+            for week in weeks.indices { merged[week].merge(weeks[week]) }
+            metricsByPersonaWeek[index] = merged
+        }
+        contentMillis += other.contentMillis
+        content.merge(other.content)
+        payloadBytesMax = max(payloadBytesMax, other.payloadBytesMax)
+        deliveredByKindWeek.merge(other.deliveredByKindWeek)
+        actedByKindWeek.merge(other.actedByKindWeek)
+    }
+}

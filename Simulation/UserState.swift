@@ -1,0 +1,109 @@
+import Content
+import Delivery
+import Engagement
+import Models
+import Scheduling
+
+/// Everything the world keeps about one user.
+struct UserState {
+    var traits: SimulatedUserTraits
+    var engine: UserEngine
+    var center: SimulatedNotificationCenter
+    var background: SimulatedBackgroundTaskScheduler
+    var generator: SeededGenerator
+    var zone: ZoneRules
+    var checker = InvariantChecker()
+    /// While in a lapse, the user does nothing until this time.
+    var lapsedUntil: Int64 = 0
+    var churned = false
+    var digest = EventDigest.initial
+    var fireEventAt: Int64?
+    var launchEventAt: Int64?
+    var deliveryDay: LocalDate?
+    var deliveriesToday = 0
+    /// The pending day-start event; an older one (before a time-zone change) is stale.
+    var dayStartAt: Int64 = 0
+    /// The last local date whose behaviour was drawn, so travel never draws a day twice.
+    var lastPlannedDate: LocalDate?
+    /// Requests the platform had dropped by the 64 limit at the last check.
+    var droppedSeen = 0
+    /// Numbers this user's social events.
+    var socialSequence = 0
+    /// Draws of the simulated coach for this user.
+    var coachRandom: SeededGenerator
+    /// When the current lapse began (nil when not lapsed), for the return-rate lift.
+    var lapseStartedAt: Int64?
+    /// This week's activity (plus the last one before it) and deliveries, for the weekly metrics.
+    var weekActivity: [ActivityEvent] = []
+    var weekDeliveries: [DeliveryRecord] = []
+    var weekDeliveryIDs: [String] = []
+    /// The platform refused or silenced notifications at some point (permission denied or revoked):
+    /// what the engine planned may never have been shown, so "never lost" cannot be judged.
+    var notificationsBlocked = false
+
+    func isAway(at now: Int64) -> Bool { churned || now < lapsedUntil }
+
+    /// How the user is away, as the behaviour model sees it.
+    func absence(at now: Int64) -> Absence {
+        churned ? .churned : now < lapsedUntil ? .lapsed : .present
+    }
+
+    /// User `index` of the scenario, with the app installed at a random moment of the first day
+    /// (returned too): traits, engine, simulated platform and generators, all derived from the
+    /// seed and `index` alone.
+    static func install(
+        index: Int, scenario: Scenario, zones: [String: ZoneRules], configuration: EngineConfiguration,
+        content: ContentGenerator, background model: BackgroundLaunchModel
+    ) -> (UserState, installAt: Instant) {
+        let traits = Population.traits(index: index, scenario: scenario)
+        let zone = zones[traits.profile.timeZone]!
+        var generator = SeededGenerator(seed: scenario.seed).derived(0xBE4A_0000 &+ UInt64(index))
+        let roll = generator.nextUnit()
+        let status: AuthorizationStatus = roll < 0.02 ? .denied : roll < 0.08 ? .provisional : .authorized
+        var center = SimulatedNotificationCenter(timeZone: zone, authorizationStatus: status)
+        center.setNotificationCategories(NotificationCategory.all)
+        let background = SimulatedBackgroundTaskScheduler(
+            permittedIdentifiers: Set(BackgroundJob.allCases.map(\.rawValue)), model: model,
+            generator: generator.derived(1))
+        let installAt = scenario.startInstant + Int64(generator.int(in: 0...86_399))
+        let user = UserState(
+            traits: traits,
+            engine: UserEngine(
+                profile: traits.profile, zone: zone, now: installAt, configuration: configuration,
+                contentSeed: generator.derived(2).state, content: content),
+            center: center, background: background, generator: generator, zone: zone,
+            coachRandom: generator.derived(3))
+        return (user, installAt)
+    }
+
+    /// Counts a delivery on the local `date`; returns the number delivered on the previous
+    /// delivery day when `date` starts a new one.
+    mutating func countDelivery(on date: LocalDate) -> Int? {
+        var finished: Int?
+        if deliveryDay != date {
+            finished = endDeliveryDay()
+            deliveryDay = date
+        }
+        deliveriesToday += 1
+        return finished
+    }
+
+    /// Ends the current delivery day; returns its count when anything was delivered.
+    mutating func endDeliveryDay() -> Int? {
+        defer { deliveriesToday = 0 }
+        return deliveriesToday > 0 ? deliveriesToday : nil
+    }
+
+    /// The user's engagement figures for one simulated week (from `since` until `until`), from
+    /// what they did and received; starts the next week's record, keeping the last activity
+    /// ("days since last active" reaches back across weeks).
+    mutating func closeWeek(since: Instant, until: Instant) -> UserEngagementSummary {
+        let summary = UserEngagementSummary(
+            activity: weekActivity, deliveries: weekDeliveries, optOuts: [], since: since, now: until, zone: zone,
+            thresholds: LapseThresholds(configuration: engine.configuration))
+        weekActivity = weekActivity.suffix(1)
+        weekDeliveries.removeAll(keepingCapacity: true)
+        weekDeliveryIDs.removeAll(keepingCapacity: true)
+        return summary
+    }
+}

@@ -1,0 +1,135 @@
+import Content
+import Engagement
+import Models
+import Testing
+
+@testable import Simulation
+
+/// Shard statistics are typed tables that merge into the report whatever the number of shards.
+@Suite struct StatisticsTests {
+    func shard(deliveries: [NotificationKind], decisions: [TraceDecision], weeks: Int = 2) -> ShardStats {
+        var stats = ShardStats(weeks: weeks)
+        for kind in deliveries {
+            stats.deliveries += 1
+            stats.deliveriesByKind[kind] += 1
+            stats.deliveredByKindWeek.add(kind, week: 0)
+        }
+        for decision in decisions { stats.decisions[decision] += 1 }
+        return stats
+    }
+
+    @Test func aTallyCountsEachCaseAndReportsOnlyTheCasesItSaw() {
+        var tally = Tally<NotificationKind>()
+        tally[.hydration] += 2
+        tally[.reEngagement] += 1
+        #expect(tally[.hydration] == 2)
+        #expect(tally[.morningGreeting] == 0)
+        #expect(tally.total == 3)
+        #expect(tally.seen == ["hydration": 2, "reEngagement": 1])
+    }
+
+    @Test func everyInvariantIsReportedEvenWhenItHeld() {
+        var violations = Tally<Invariant>()
+        violations[.perHourCapHeld] += 1
+        let all = violations.all
+        #expect(all.count == Invariant.allCases.count)
+        #expect(all["perHourCapHeld"] == 1)
+        #expect(all["noDuplicateDelivery"] == 0)
+    }
+
+    @Test(arguments: TraceDecision.allCases)
+    func aDecisionHasItsOwnPosition(decision: TraceDecision) {
+        #expect(TraceDecision.allCases[decision.position] == decision)
+    }
+
+    @Test func mergingShardsAddsTheirCountsInAnyOrder() {
+        let first = shard(deliveries: [.hydration, .hydration, .mealReminder], decisions: [.scheduled, .deferred])
+        let second = shard(deliveries: [.mealReminder, .reEngagement], decisions: [.scheduled, .dropped])
+        var forward = first
+        forward.merge(second)
+        var backward = second
+        backward.merge(first)
+        #expect(forward.deliveries == 5)
+        #expect(forward.deliveriesByKind.seen == ["hydration": 2, "mealReminder": 2, "reEngagement": 1])
+        #expect(forward.decisions.seen == ["scheduled": 2, "deferred": 1, "dropped": 1])
+        #expect(forward.deliveriesByKind == backward.deliveriesByKind)
+        #expect(forward.decisions == backward.decisions)
+        #expect(forward.deliveredByKindWeek == backward.deliveredByKindWeek)
+        #expect(forward.deliveredByKindWeek.seenKinds == [.mealReminder, .hydration, .reEngagement])
+    }
+
+    @Test func mergingKeepsSamplesInShardOrderAndAtMostTwentyExamples() {
+        var first = ShardStats(weeks: 1)
+        first.decisionNanos = [1, 2]
+        first.violationExamples = (0..<15).map { "first \($0)" }
+        var second = ShardStats(weeks: 1)
+        second.decisionNanos = [3]
+        second.violationExamples = (0..<15).map { "second \($0)" }
+        first.merge(second)
+        #expect(first.decisionNanos == [1, 2, 3])
+        #expect(first.violationExamples.count == ShardStats.violationExampleLimit)
+        #expect(first.violationExamples.last == "second 4")
+    }
+
+    @Test func personasWithoutUsersAreLeftOutOfTheReport() {
+        var first = ShardStats(weeks: 2)
+        var second = ShardStats(weeks: 2)
+        let zone = ZoneRules.utc
+        let start = Instant(secondsSinceEpoch: 1_803_859_200)
+        let summary = UserEngagementSummary(
+            activity: [], deliveries: [], optOuts: [], since: start, now: start + 7 * .secondsPerDay, zone: zone,
+            thresholds: LapseThresholds(configuration: EngineConfiguration()))
+        first.addWeek(summary, persona: .traveller, week: 1, of: 2)
+        second.addWeek(summary, persona: .traveller, week: 1, of: 2)
+        second.addWeek(summary, persona: .churner, week: 0, of: 2)
+        first.merge(second)
+        let table = first.engagementByPersonaWeek
+        #expect(Set(table.keys) == ["traveller", "churner"])
+        #expect(table["traveller"]?.count == 2)
+        #expect(table["traveller"]?[1].totalUsers == 2)
+        #expect(table["traveller"]?[0].totalUsers == 0)
+    }
+
+    @Test func fallbackReasonsAreReportedByTheirStableCode() {
+        var first = ContentTally()
+        first.ai = 3
+        first.templateFallback = 2
+        first.fallbackReasons[.coachError("coach unavailable")] = 1
+        first.fallbackReasons[.coachTimeout] = 1
+        var second = ContentTally()
+        second.templateFallback = 1
+        second.fallbackReasons[.coachError("connection reset")] = 1
+        first.merge(second)
+        #expect(
+            first.bySource == ["ai": 3, "templateFallback": 3, "coachError": 2, "coachTimeout": 1])
+    }
+
+    @Test func theFallbackReasonIsTheContentModulesRuling() {
+        let content = ContentGenerator(catalog: testTemplates)
+        let recipient = Recipient(privacyLevel: .public, firstName: "Ana", fullName: "Ana Example")
+        let request = CoachRequest(kind: .morningGreeting, style: .encouraging, facts: CopyContext(firstName: "Ana"))
+        #expect(
+            ContentTally.reason(rejecting: .timedOut, to: request, for: recipient, by: content) == .coachTimeout)
+        #expect(
+            ContentTally.reason(
+                rejecting: .failed(reason: "down", latencyMillis: 10), to: request, for: recipient, by: content)
+                == .coachError("down"))
+        let malformed = ContentTally.reason(
+            rejecting: .text("no separator here", latencyMillis: 10), to: request, for: recipient, by: content)
+        #expect(malformed?.code.hasPrefix("malformedOutput.") == true)
+        #expect(
+            ContentTally.reason(
+                rejecting: .text("Good morning ☀️|Ready for today?", latencyMillis: 10), to: request,
+                for: recipient, by: content) == nil)
+    }
+
+    @Test func responseRatesAreComputedForDeliveredKindsOnly() {
+        var delivered = WeeklyTally(weeks: 2)
+        var acted = WeeklyTally(weeks: 2)
+        for _ in 0..<3 { delivered.add(.hydration, week: 0) }
+        acted.add(.hydration, week: 0)
+        acted.add(.mealReminder, week: 1)
+        let rates = Simulator.responseRates(delivered: delivered, acted: acted)
+        #expect(rates == ["hydration": [0.333, 0]])
+    }
+}

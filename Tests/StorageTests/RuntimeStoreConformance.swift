@@ -1,0 +1,104 @@
+import Models
+import Storage
+import Testing
+
+/// One clause of the `RuntimeStore` contract; every conformer runs all of them with its own factory.
+enum RuntimeStoreCheck: String, CaseIterable, Sendable {
+    case snapshotRoundTrips
+    case aRowReplacesThePendingRowOfItsRequestAndChannel
+    case cancellingWithdrawsEveryChannelOfTheRequest
+    case aCompletedKeyNeverComesBack
+    case dueRowsComeByTimeThenKeyUpToTheLimit
+    case anInvalidCommitChangesNothing
+}
+
+private let userID = "u1"
+private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
+
+private func row(_ requestID: String, _ channel: String = "push", dueIn seconds: Int64, key: String? = nil)
+    -> OutboxRow
+{
+    OutboxRow(
+        key: key ?? "\(userID)/\(requestID)/\(channel)/\(seconds)", userID: userID, requestID: requestID,
+        channel: channel, dueAt: t0 + seconds, payload: "{\"id\":\"\(requestID)\"}")
+}
+
+/// Runs the checks of `RuntimeStore`'s contract against stores made by `make`.
+func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, only checks: [RuntimeStoreCheck]) throws {
+    for check in checks {
+        let store = try make()
+        switch check {
+        case .snapshotRoundTrips:
+            #expect(try store.snapshot(userID: userID) == nil)
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [0x45, 0x53, 1, 0, 255]))
+            #expect(try store.snapshot(userID: userID) == [0x45, 0x53, 1, 0, 255])
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [7]))
+            #expect(try store.snapshot(userID: userID) == [7])
+        case .aRowReplacesThePendingRowOfItsRequestAndChannel:
+            try store.commit(
+                RuntimeCommit(
+                    userID: userID, snapshot: [1], outbox: [row("a", dueIn: 60), row("a", "inbox", dueIn: 60)]))
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [2], outbox: [row("a", dueIn: 120)]))
+            let pending = try store.pendingOutbox(userID: userID)
+            #expect(pending.map(\.dueAt) == [t0 + 60, t0 + 120])
+            #expect(pending.map(\.channel) == ["inbox", "push"])
+            #expect(try store.outboxDepth() == 2)
+        case .cancellingWithdrawsEveryChannelOfTheRequest:
+            try store.commit(
+                RuntimeCommit(
+                    userID: userID, snapshot: [1],
+                    outbox: [row("a", dueIn: 60), row("a", "inbox", dueIn: 60), row("b", dueIn: 90)]))
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [2], cancelledRequestIDs: ["a"]))
+            #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["b"])
+        case .aCompletedKeyNeverComesBack:
+            let commit = RuntimeCommit(userID: userID, snapshot: [1], outbox: [row("a", dueIn: 60)])
+            try store.commit(commit)
+            try store.completeOutbox(keys: [commit.outbox[0].key, "unknown"], at: t0 + 61)
+            try store.completeOutbox(keys: [commit.outbox[0].key], at: t0 + 62)
+            // A crash before the commit was acknowledged replays it: the work stays done.
+            try store.commit(commit)
+            #expect(try store.dueOutbox(through: t0 + 3_600, limit: 10).isEmpty)
+            #expect(try store.outboxDepth() == 0)
+        case .dueRowsComeByTimeThenKeyUpToTheLimit:
+            try store.commit(
+                RuntimeCommit(
+                    userID: userID, snapshot: [1],
+                    outbox: [
+                        row("c", dueIn: 60, key: "k3"), row("a", dueIn: 30, key: "k9"), row("b", dueIn: 60, key: "k1"),
+                        row("d", dueIn: 600, key: "k0"),
+                    ]))
+            #expect(try store.dueOutbox(through: t0 + 60, limit: 10).map(\.key) == ["k9", "k1", "k3"])
+            #expect(try store.dueOutbox(through: t0 + 60, limit: 2).map(\.key) == ["k9", "k1"])
+            #expect(try store.dueOutbox(through: t0 + 29, limit: 10).isEmpty)
+        case .anInvalidCommitChangesNothing:
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [1], outbox: [row("a", dueIn: 60)]))
+            let invalid = [
+                RuntimeCommit(userID: userID, snapshot: [], outbox: [row("b", dueIn: 60)]),
+                RuntimeCommit(
+                    userID: userID, snapshot: [2],
+                    outbox: [row("b", dueIn: 60), row("c", dueIn: 60, key: "x"), row("d", dueIn: 60, key: "x")]),
+                RuntimeCommit(
+                    userID: userID, snapshot: [2], cancelledRequestIDs: ["a"],
+                    outbox: [row("b", dueIn: 60), row("b", dueIn: 90)]),
+                RuntimeCommit(
+                    userID: userID, snapshot: [2],
+                    outbox: [
+                        OutboxRow(key: "k", userID: "u2", requestID: "z", channel: "push", dueAt: t0, payload: "{}")
+                    ]),
+            ]
+            for commit in invalid {
+                #expect(throws: StoreError.self) { try store.commit(commit) }
+            }
+            #expect(try store.snapshot(userID: userID) == [1])
+            #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["a"])
+        }
+    }
+}
+
+@Suite("RuntimeStore conformance")
+struct RuntimeStoreConformanceTests {
+    @Test("The in-memory store keeps the runtime's contract", arguments: RuntimeStoreCheck.allCases)
+    func inMemory(_ check: RuntimeStoreCheck) throws {
+        try checkRuntimeStoreConformance({ InMemoryEngagementStore() }, only: [check])
+    }
+}
