@@ -33,7 +33,9 @@ func module(
     ]
 }
 
-let libraries = ["Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Simulation"]
+let libraries = [
+    "Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Runtime", "Simulation",
+]
 
 let package = Package(
     name: "EngagementEngine",
@@ -52,10 +54,13 @@ let package = Package(
         + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
         + module("Delivery", dependencies: ["Models"])
         + module("Engagement", dependencies: ["Models", "Scheduling", "Content"])
+        + module("Runtime", dependencies: ["Models", "Scheduling", "Engagement", "Storage", "Content"])
         + [
             .target(
                 name: "Simulation",
-                dependencies: ["Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", swiftLog],
+                dependencies: [
+                    "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", "Runtime", swiftLog,
+                ],
                 path: "Simulation", exclude: ["Scenarios"], swiftSettings: swiftSettings),
             .testTarget(
                 name: "SimulationTests",

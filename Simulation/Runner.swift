@@ -80,6 +80,20 @@ public struct BudgetFigures: Codable, Sendable, Equatable {
     }
 }
 
+/// p50, p99 and the largest of a set of sizes, in bytes.
+public struct SizeFigures: Codable, Sendable, Equatable {
+    public var p50: Int
+    public var p99: Int
+    public var max: Int
+
+    init(_ sizes: [UInt32]) {
+        let sorted = sizes.sorted()
+        p50 = Int(nearestRank(sorted, 0.5))
+        p99 = Int(nearestRank(sorted, 0.99))
+        max = Int(sorted.last ?? 0)
+    }
+}
+
 /// The nearest-rank percentile `p` (0...1] of ascending samples; 0 when there are none.
 func nearestRank(_ sorted: [UInt32], _ p: Double) -> Double {
     guard !sorted.isEmpty else { return 0 }
@@ -141,6 +155,8 @@ public struct Report: Codable, Sendable {
     public var content: ContentFigures
     /// The largest push payload delivered, in bytes (APNs allows 4096).
     public var payloadBytesMax: Int
+    /// Each user's engine snapshot (`UserEngine.snapshot()`) at the end of the run, in bytes.
+    public var snapshotBytesPerUser: SizeFigures
     /// Return within 14 days of a lapse: nudged users versus the holdout (no nudges).
     public var lift: ReturnLift
     /// Engagement per persona and simulated week, computed from the activity and delivery logs:
@@ -240,7 +256,8 @@ public enum Simulator {
             content: ContentFigures(
                 millis: stats.contentMillis, bySource: stats.content.bySource,
                 budgetMillis: scenario.coach.deadlineMillis),
-            payloadBytesMax: stats.payloadBytesMax, lift: stats.lift,
+            payloadBytesMax: stats.payloadBytesMax, snapshotBytesPerUser: SizeFigures(stats.snapshotBytes),
+            lift: stats.lift,
             engagementByPersonaWeek: stats.engagementByPersonaWeek,
             responseRateByKindWeek: responseRates(delivered: stats.deliveredByKindWeek, acted: stats.actedByKindWeek))
         if let directory = options.outputDirectory {

@@ -105,6 +105,7 @@ final class Shard {
         }
         try storeWriter?.flush()
         digests = users.map(\.digest)
+        stats.snapshotBytes = users.map { UInt32($0.engine.snapshot().count) }
         try journal.close()
     }
 

@@ -158,6 +158,8 @@ struct ShardStats {
     var violationExamples: [String] = []
     var decisionNanos: [UInt32] = []
     var backgroundNanos: [UInt32] = []
+    /// Each user's engine snapshot size at the end of the run, in bytes.
+    var snapshotBytes: [UInt32] = []
     var backgroundRuns = 0
     var backgroundOverBudget = 0
     var droppedByLimit = 0
@@ -201,6 +203,7 @@ struct ShardStats {
     }
 
     mutating func merge(_ other: ShardStats) {
+        snapshotBytes += other.snapshotBytes
         events += other.events
         engineCalls += other.engineCalls
         deliveries += other.deliveries

@@ -161,6 +161,8 @@ print(
     "content: coachCalls=\(report.content.coachCalls) aiShare=\(String(format: "%.3f", report.content.aiShare)) "
         + "p50=\(Int(report.content.p50Millis))ms p99=\(Int(report.content.p99Millis))ms max=\(Int(report.content.maxMillis))ms "
         + "(budget \(Int(report.content.budgetMillis))ms, virtual) payloadBytesMax=\(report.payloadBytesMax)")
+let snapshot = report.snapshotBytesPerUser
+print("engine snapshot bytes per user: p50=\(snapshot.p50) p99=\(snapshot.p99) max=\(snapshot.max)")
 if let treated = report.lift.treatedReturnRate, let held = report.lift.holdoutReturnRate {
     print(
         "re-engagement lift: return within 14 days \(String(format: "%.3f", treated)) nudged vs \(String(format: "%.3f", held)) holdout"

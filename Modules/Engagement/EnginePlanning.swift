@@ -29,11 +29,12 @@ extension UserEngine {
 
     mutating func planKey(at now: Instant, horizonEnd: Instant) -> PlanKey {
         PlanKey(
-            lapseStage: lapseStage(at: now), horizonEnd: horizonEnd, zone: zone.identifier,
+            profileRevision: state.user.profileRevision, lapseStage: lapseStage(at: now), horizonEnd: horizonEnd,
+            zone: zone.identifier,
             sessionHold: state.activity.sessionHold, reEngagementTimes: currentReEngagementTimes(),
             lastWorkout: state.coaching.recentWorkouts.last, timing: state.coaching.timing,
             snoozed: state.reminders.snoozed, followUps: state.reminders.followUps, groups: state.social.groups,
-            done: state.activity.done, preferences: profile.preferences)
+            done: state.activity.done)
     }
 
     /// One pass of the planner over every candidate source; returns what changes.
@@ -69,7 +70,8 @@ extension UserEngine {
             candidates, series: seriesCandidates, reservedFireTimes: seriesFirings, context: context)
         // The lapse campaign's silences (give_me_space, the holdout) are traced like suppressions.
         allocation.suppressed = suppressed.map { (candidate: $0.0, reason: $0.1) } + allocation.suppressed
-        let changes = Planner.diff(previous: state.plan.planned, allocation: allocation)
+        let changes = Planner.diff(
+            previous: state.plan.planned, allocation: allocation, previousByID: context.previous)
         state.plan.planned = allocation.plan
         return changes
     }

@@ -26,7 +26,12 @@ public struct EngineState: Sendable {
 
 /// Who the user is and where they are.
 public struct UserFacts: Sendable {
-    public var profile: UserProfile
+    public var profile: UserProfile {
+        didSet { profileRevision &+= 1 }
+    }
+    /// Counts the changes of `profile` (preferences, zone) since the engine started or was
+    /// restored; the plan's key compares it instead of the whole preferences value.
+    public private(set) var profileRevision = 0
     public var zone: ZoneRules
     /// Who the copy is for (name, privacy level), derived from the profile.
     public var recipient: Recipient
@@ -46,7 +51,11 @@ public struct ActivityState: Sendable {
     /// social group due before it ended); a session that holds nothing changes no plan.
     var sessionHold: Instant?
     /// Local minutes of the last app opens (at most 20), for the habitual active time.
-    public var recentOpenMinutes: [Int] = []
+    public var recentOpenMinutes: [Int] = [] {
+        didSet { habitualActiveTime = UserEngine.habitualActiveTime(opens: recentOpenMinutes) }
+    }
+    /// The circular mean of `recentOpenMinutes` (from five of them), kept with them.
+    public private(set) var habitualActiveTime: LocalTimeOfDay?
     /// Occurrences made moot by what the user did (meal logged, workout done, skipped).
     var done = OccurrenceMap<Instant>()
 }
@@ -138,7 +147,7 @@ struct ReEngagementInputs: Hashable, Sendable {
     var lastActiveAt: Instant
     var zone: String
     var habitualTime: LocalTimeOfDay?
-    var preferences: NotificationPreferences
+    var enabled: Bool
     var communication: CommunicationPreferences
 }
 
@@ -146,6 +155,7 @@ struct ReEngagementInputs: Hashable, Sendable {
 /// from the state's values: a pass whose key equals the last pass's would change nothing, so
 /// it is skipped. Cheap fields come first (equality stops at the first difference).
 struct PlanKey: Equatable, Sendable {
+    var profileRevision: Int
     var lapseStage: LapseStage
     var horizonEnd: Instant
     var zone: String
@@ -158,7 +168,6 @@ struct PlanKey: Equatable, Sendable {
     var followUps: [Candidate]
     var groups: [NotificationGroup]
     var done: OccurrenceMap<Instant>
-    var preferences: NotificationPreferences
 }
 
 struct TracedDecision: Hashable, Sendable {

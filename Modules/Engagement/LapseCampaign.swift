@@ -8,11 +8,12 @@ import Scheduling
 extension UserEngine {
     /// When the user usually opens the app (circular mean of recent opens, from five of them),
     /// rounded to 15 minutes: nudges go out then, not at the moment a lapse is detected.
-    var habitualActiveTime: LocalTimeOfDay? {
-        let opens = state.activity.recentOpenMinutes
+    static func habitualActiveTime(opens: [Int]) -> LocalTimeOfDay? {
         guard opens.count >= 5, let mean = CircularTime.mean(minutes: opens) else { return nil }
         return LocalTimeOfDay(minutesSinceMidnight: (mean.meanMinutes / 15 * 15) % 1_440)
     }
+
+    var habitualActiveTime: LocalTimeOfDay? { state.activity.habitualActiveTime }
 
     /// The nudge times of the current campaign (and the day of the last activity, which names
     /// it), recomputed only when something they depend on changed (most inputs change none of
@@ -20,7 +21,7 @@ extension UserEngine {
     mutating func currentReEngagementTimes() -> [Int64] {
         let inputs = ReEngagementInputs(
             lastActiveAt: lastActiveAt, zone: zone.identifier, habitualTime: habitualActiveTime,
-            preferences: profile.preferences, communication: profile.communication)
+            enabled: profile.preferences.isEnabled(.reEngagement), communication: profile.communication)
         if let cached = state.lapse.cache, cached.inputs == inputs { return cached.times }
         var candidates: [Candidate] = []
         var suppressed: [(Candidate, ReasonCode)] = []

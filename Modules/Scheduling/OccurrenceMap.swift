@@ -5,20 +5,32 @@ public import Models
 /// The engine's per-user maps hold tens of entries and are read hundreds of times per planning
 /// pass; binary search over packed 64-bit keys is several times cheaper there than hashing.
 public struct OccurrenceMap<Value: Sendable>: Sendable {
-    private var keys: [UInt64] = []
-    private var values: [Value] = []
+    @usableFromInline var keys: [UInt64] = []
+    @usableFromInline var values: [Value] = []
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
+    @inlinable public var count: Int { keys.count }
+    @inlinable public var isEmpty: Bool { keys.isEmpty }
 
-    public init() {}
+    @inlinable public init() {}
 
     /// Builds from entries in any order; a later duplicate key wins.
-    public init(_ entries: some Sequence<(OccurrenceID, Value)>) {
-        for (key, value) in entries { self[key] = value }
+    @inlinable public init(_ entries: some Sequence<(OccurrenceID, Value)>) {
+        // Sorting once beats inserting each entry in place (a pass builds maps of ~60 entries).
+        var pairs = entries.enumerated().map { (key: $0.element.0.packed, order: $0.offset, value: $0.element.1) }
+        pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.order < $1.order }
+        keys.reserveCapacity(pairs.count)
+        values.reserveCapacity(pairs.count)
+        for pair in pairs {
+            if keys.last == pair.key {
+                values[values.count - 1] = pair.value
+            } else {
+                keys.append(pair.key)
+                values.append(pair.value)
+            }
+        }
     }
 
-    @inline(__always) private func index(of key: UInt64) -> (index: Int, found: Bool) {
+    @inlinable @inline(__always) func index(of key: UInt64) -> (index: Int, found: Bool) {
         var low = 0
         var high = keys.count
         while low < high {
@@ -28,7 +40,7 @@ public struct OccurrenceMap<Value: Sendable>: Sendable {
         return (low, low < keys.count && keys[low] == key)
     }
 
-    public subscript(id: OccurrenceID) -> Value? {
+    @inlinable public subscript(id: OccurrenceID) -> Value? {
         get {
             let (index, found) = index(of: id.packed)
             return found ? values[index] : nil
@@ -49,15 +61,15 @@ public struct OccurrenceMap<Value: Sendable>: Sendable {
         }
     }
 
-    public func contains(_ id: OccurrenceID) -> Bool { index(of: id.packed).found }
+    @inlinable public func contains(_ id: OccurrenceID) -> Bool { index(of: id.packed).found }
 
     /// The entries in key order.
-    public var entries: [(id: OccurrenceID, value: Value)] {
+    @inlinable public var entries: [(id: OccurrenceID, value: Value)] {
         zip(keys, values).map { (OccurrenceID(packed: $0)!, $1) }
     }
 
     /// Keeps the entries whose value satisfies `keep`.
-    public mutating func filter(_ keep: (Value) -> Bool) {
+    @inlinable public mutating func filter(_ keep: (Value) -> Bool) {
         var keptKeys: [UInt64] = []
         var keptValues: [Value] = []
         keptKeys.reserveCapacity(keys.count)

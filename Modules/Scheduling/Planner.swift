@@ -182,9 +182,12 @@ public enum Planner {
     /// What changes between `previous` (what the platform holds) and the new plan, in the order
     /// the engine applies them: cancellations, the new daily series, each decision in
     /// value order, then suppressions. Unchanged requests (same fire time and revision) produce
-    /// nothing; a drop of something planned before is its cancellation.
-    public static func diff(previous: [PlannedNotification], allocation: Allocation) -> [PlanChange] {
-        let before = OccurrenceMap(previous.lazy.map { ($0.id, $0) })
+    /// nothing; a drop of something planned before is its cancellation. `previousByID` is
+    /// `previous` by occurrence when the caller has it already (the context's).
+    public static func diff(
+        previous: [PlannedNotification], allocation: Allocation, previousByID: OccurrenceMap<PlannedNotification>? = nil
+    ) -> [PlanChange] {
+        let before = previousByID ?? OccurrenceMap(previous.lazy.map { ($0.id, $0) })
         let after = OccurrenceMap(allocation.plan.lazy.map { ($0.id, ()) })
         var changes: [PlanChange] = []
         for old in previous where !after.contains(old.id) {

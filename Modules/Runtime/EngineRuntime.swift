@@ -1,0 +1,208 @@
+public import Content
+public import Engagement
+public import Models
+import Scheduling
+public import Storage
+
+/// Performs one outbox row on its channel (a push, an inbox write).
+///
+/// Contract: `perform` may be called more than once for the same row (a crash between the
+/// send and the store's completion re-sends it), always with the same `row.key`; a transport
+/// hands the key downstream (`apns-id`) so the receiver can drop the repeat. It throws when the
+/// row was not performed; the row then stays pending and is tried again.
+public protocol ChannelTransport: Sendable {
+    func perform(_ row: OutboxRow) async throws
+}
+
+/// Why the runtime refused an input. Nothing of a refused input was committed.
+public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
+    case unknownUser(String)
+    case unknownTimeZone(String)
+    case store(StoreError)
+    case snapshot(userID: String, SnapshotError)
+
+    public var description: String {
+        switch self {
+        case .unknownUser(let id): "unknown user \"\(id)\""
+        case .unknownTimeZone(let zone): "unknown time zone \"\(zone)\""
+        case .store(let error): "\(error)"
+        case .snapshot(let userID, let error): "user \"\(userID)\": \(error)"
+        }
+    }
+}
+
+/// The live shell of the engine: applies each input to the user's engine on the runtime's
+/// clock and commits, in one transaction, the new snapshot, the step's history and the outbox
+/// rows its effects make (`OutboxPlan`). `dispatchDue` performs due rows and completes them.
+///
+/// The store is the truth: engines are cached only after their commit succeeded, and a runtime
+/// started over the same store continues exactly where the last one committed.
+public actor EngineRuntime {
+    let store: any RuntimeStore
+    let clock: any RuntimeClock
+    let content: ContentGenerator
+    let configuration: EngineConfiguration
+    private var engines: [String: UserEngine] = [:]
+    private var zones: [String: ZoneRules] = [:]
+
+    public init(
+        store: any RuntimeStore, clock: any RuntimeClock, content: ContentGenerator,
+        configuration: EngineConfiguration = .init()
+    ) {
+        self.store = store
+        self.clock = clock
+        self.content = content
+        self.configuration = configuration
+    }
+
+    /// Creates the user (their engine starts as an app launch would start it) or applies a
+    /// change of preferences and time zone to an existing one. Returns whether it was created.
+    @discardableResult
+    public func putUser(_ profile: UserProfile) throws(RuntimeError) -> Bool {
+        let zone = try zoneRules(profile.timeZone)
+        if var engine = try loadEngine(profile.id) {
+            var effects: [Effect] = []
+            let now = clock.now()
+            if engine.profile.timeZone != profile.timeZone {
+                effects += engine.handle(.timeZoneChanged(zone), at: now)
+            }
+            if engine.profile.preferences != profile.preferences {
+                effects += engine.handle(.preferencesChanged(profile.preferences), at: now)
+            }
+            try commit(engine, input: nil, effects: effects, profile: profile, at: now)
+            // Other fields (name, privacy level) reach the engine when it is next restored.
+            engines[profile.id] = nil
+            return false
+        }
+        let now = clock.now()
+        var engine = UserEngine(
+            profile: profile, zone: zone, now: now, configuration: configuration,
+            contentSeed: Self.contentSeed(profile.id), content: content)
+        let effects = engine.handle(.appLaunched, at: now)
+        try commit(engine, input: .appLaunched, effects: effects, profile: profile, at: now)
+        return true
+    }
+
+    /// Applies `input` to the user's engine at the clock's time; returns the engine's effects.
+    @discardableResult
+    public func apply(_ input: EngineInput, to userID: String) throws(RuntimeError) -> [Effect] {
+        guard var engine = try loadEngine(userID) else { throw .unknownUser(userID) }
+        let now = clock.now()
+        let before = engine.profile
+        let effects = engine.handle(input, at: now)
+        try commit(
+            engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now)
+        return effects
+    }
+
+    /// The user's engine as last committed, or nil for an unknown user.
+    public func engine(of userID: String) throws(RuntimeError) -> UserEngine? { try loadEngine(userID) }
+
+    /// The instant of the soonest pending outbox row, or nil when nothing is pending.
+    public func nextDueAt() throws(RuntimeError) -> Instant? {
+        do {
+            return try store.dueOutbox(through: Instant(secondsSinceEpoch: Int64.max / 2), limit: 1).first?.dueAt
+        } catch { throw .store(error) }
+    }
+
+    /// Performs the rows due by the clock's time, at most `limit`: a `job` row applies its
+    /// background job to the engine; any other goes to `transport`. Each row is completed only
+    /// after it was performed; a row whose transport throws stays pending. Returns the rows
+    /// completed.
+    public func dispatchDue(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
+        -> [OutboxRow]
+    {
+        let now = clock.now()
+        let due: [OutboxRow]
+        do { due = try store.dueOutbox(through: now, limit: limit) } catch { throw .store(error) }
+        var completed: [OutboxRow] = []
+        for row in due {
+            if row.channel == OutboxPlan.jobChannel {
+                if let job = BackgroundJob(rawValue: row.requestID) {
+                    // The job's own commit replaces this row with the job's next run.
+                    try apply(.backgroundTaskLaunched(job), to: row.userID)
+                }
+            } else {
+                do { try await transport.perform(row) } catch { continue }
+            }
+            do { try store.completeOutbox(keys: [row.key], at: now) } catch { throw .store(error) }
+            completed.append(row)
+        }
+        return completed
+    }
+
+    // MARK: - Plumbing
+
+    private func commit(
+        _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant
+    ) throws(RuntimeError) {
+        var batch = input.map { StepRecords.batch(for: $0, effects: effects, engine: engine, at: now) } ?? StoreBatch()
+        if input == nil {
+            for effect in effects {
+                if case .trace(let entry) = effect {
+                    batch.ledgerEntries.append(StepRecords.ledgerEntry(userID: engine.profile.id, entry, at: now))
+                }
+            }
+        }
+        if let profile { batch.profiles.append(profile) }
+        let outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
+        do {
+            try store.commit(
+                RuntimeCommit(
+                    userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
+                    cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows))
+        } catch {
+            throw .store(error)
+        }
+        engines[engine.profile.id] = engine
+    }
+
+    private func loadEngine(_ userID: String) throws(RuntimeError) -> UserEngine? {
+        if let engine = engines[userID] { return engine }
+        let profile: UserProfile?
+        let bytes: [UInt8]?
+        do {
+            profile = try store.profile(id: userID)
+            bytes = try store.snapshot(userID: userID)
+        } catch {
+            throw .store(error)
+        }
+        guard let profile, let bytes else { return nil }
+        let engine: UserEngine
+        do {
+            engine = try UserEngine(
+                restoring: bytes, profile: profile, zone: try zoneRules(profile.timeZone),
+                configuration: configuration, content: content)
+        } catch let error as SnapshotError {
+            throw .snapshot(userID: userID, error)
+        } catch let error as RuntimeError {
+            throw error
+        } catch {
+            throw .unknownUser(userID)
+        }
+        engines[userID] = engine
+        return engine
+    }
+
+    private func zoneRules(_ identifier: String) throws(RuntimeError) -> ZoneRules {
+        if let zone = zones[identifier] { return zone }
+        guard let zone = ZoneRules(identifier: identifier) else { throw .unknownTimeZone(identifier) }
+        zones[identifier] = zone
+        return zone
+    }
+
+    /// The seed of a user's template choices, from the id: the same user gets the same variety
+    /// whichever process runs them.
+    static func contentSeed(_ userID: String) -> UInt64 {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in userID.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+
+    /// Forgets the cached engines: the next input restores each from the store (what a
+    /// restarted process does).
+    public func evictCache() { engines.removeAll() }
+}

@@ -1,0 +1,104 @@
+public import Engagement
+import Foundation
+public import Models
+import Scheduling
+public import Storage
+
+/// Which outbox rows an engine step's effects make: a pure mapping, so a replayed step makes
+/// the same rows with the same keys.
+///
+/// - `schedule(request, fireAt)`: one row per server channel (`push`, `inbox`), due at `fireAt`,
+///   replacing the pending row of the same request; the payload is the request as JSON.
+/// - `cancel(ids)`: the pending rows of those requests are withdrawn.
+/// - `submitBackgroundTask(job)`: a `job` row due at its earliest begin; performing it applies
+///   `backgroundTaskLaunched(job)` to the engine (the server's stand-in for BGTaskScheduler).
+/// - Effects that act on the device only (badge, clearing delivered notifications, deep links)
+///   and copy requests make no row.
+public enum OutboxPlan {
+    /// The channels a scheduled notification is delivered on by the server. Channel routing per
+    /// kind (local, remote, silent, inbox) comes with the channels issue.
+    public static let notificationChannels = ["push", "inbox"]
+    public static let jobChannel = "job"
+
+    /// The rows of `effects` of a step at `now` (a job without an earliest begin is due at `now`).
+    public static func rows(for effects: [Effect], userID: String, at now: Instant) -> (
+        cancelled: [String], rows: [OutboxRow]
+    ) {
+        var cancelled: [String] = []
+        var rows: [String: OutboxRow] = [:]
+        var order: [String] = []
+        func add(_ row: OutboxRow) {
+            let slot = row.requestID + "\u{1F}" + row.channel
+            if rows[slot] == nil { order.append(slot) }
+            rows[slot] = row
+        }
+        for effect in effects {
+            switch effect {
+            case .schedule(let request, let fireAt):
+                let payload = json(request)
+                for channel in notificationChannels {
+                    add(
+                        OutboxRow(
+                            key: OutboxKey.make(userID, request.identifier, fireAt, channel), userID: userID,
+                            requestID: request.identifier, channel: channel, dueAt: fireAt, payload: payload))
+                }
+            case .cancel(let ids):
+                cancelled += ids
+                for id in ids {
+                    for channel in notificationChannels {
+                        if rows.removeValue(forKey: id + "\u{1F}" + channel) != nil {
+                            order.removeAll { $0 == id + "\u{1F}" + channel }
+                        }
+                    }
+                }
+            case .submitBackgroundTask(let task):
+                let job = task.identifier
+                let dueAt = task.earliestBegin ?? now
+                add(
+                    OutboxRow(
+                        key: OutboxKey.make(userID, job, dueAt, jobChannel), userID: userID, requestID: job,
+                        channel: jobChannel, dueAt: dueAt, payload: "{\"job\":\"\(job)\"}"))
+            case .setBadge, .clearDeliveredNotifications, .openDeepLink, .generateContent, .trace:
+                break
+            }
+        }
+        return (cancelled, order.compactMap { rows[$0] })
+    }
+
+    private static func json(_ request: NotificationRequest) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(request)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
+    }
+}
+
+/// Outbox keys: deterministic, and shaped as a UUID (RFC 9562 version 8), because a push's key
+/// is its `apns-id`, which APNs requires in that form.
+public enum OutboxKey {
+    public static func make(_ userID: String, _ requestID: String, _ dueAt: Instant, _ channel: String) -> String {
+        let text = "\(userID)\u{1F}\(requestID)\u{1F}\(dueAt.secondsSinceEpoch)\u{1F}\(channel)"
+        var high = fnv1a(text, basis: 0xCBF2_9CE4_8422_2325)
+        var low = fnv1a(text, basis: 0x6C62_272E_07BB_0142)
+        high = (high & ~0xF000) | 0x8000  // version 8
+        low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // variant 10
+        let hex = String(high, radix: 16).leftPadded(16) + String(low, radix: 16).leftPadded(16)
+        let characters = Array(hex)
+        let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }
+        return groups.joined(separator: "-")
+    }
+
+    private static func fnv1a(_ text: String, basis: UInt64) -> UInt64 {
+        var hash = basis
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,186 @@
+import Content
+import Engagement
+import Foundation
+import Models
+import Storage
+import Synchronization
+import Testing
+
+@testable import Runtime
+
+let bundledContent: ContentGenerator = {
+    do {
+        return ContentGenerator(catalog: try TemplateCatalog.bundled())
+    } catch {
+        fatalError("the bundled templates do not load: \(error)")
+    }
+}()
+
+/// A transport that records what it performed, and can be told to fail.
+final class RecordingTransport: ChannelTransport {
+    let performed = Mutex<[OutboxRow]>([])
+    let failing = Mutex(false)
+
+    func perform(_ row: OutboxRow) async throws {
+        struct Refused: Error {}
+        if failing.withLock({ $0 }) { throw Refused() }
+        performed.withLock { $0.append(row) }
+    }
+}
+
+func profile(_ id: String = "u1", zone: String = "Asia/Kathmandu") -> UserProfile {
+    var preferences = NotificationPreferences()
+    preferences.hydration = .biHourly
+    preferences.settings[.workoutKudos] = .batched
+    return UserProfile(
+        id: id, displayName: "Ana Test", timeZone: zone,
+        communication: CommunicationPreferences(absenceResponse: .checkInOnMe), preferences: preferences)
+}
+
+/// Inputs with the seconds to wait before each.
+let script: [(waitSeconds: Int64, input: EngineInput)] = [
+    (600, .activity(.appOpened(sessionSeconds: 120))),
+    (3_600, .activity(.mealLogged(.breakfast))),
+    (
+        7_200,
+        .socialEvent(SocialEvent(id: "s1", kind: .workoutKudos, actorName: "Ben", topic: "run", isMutualFriend: true))
+    ),
+    (
+        300,
+        .socialEvent(SocialEvent(id: "s2", kind: .workoutKudos, actorName: "Cy", topic: "run", isMutualFriend: false))
+    ),
+    (5 * 3_600, .activity(.workoutCompleted(durationMinutes: 40))),
+    (86_400, .timeZoneChanged(ZoneRules(identifier: "America/St_Johns")!)),
+    (4 * 86_400, .activity(.appOpened(sessionSeconds: 60))),
+    (3_600, .activity(.checkInCompleted)),
+]
+
+@Suite("Engine runtime")
+struct RuntimeTests {
+    static let start = Instant(iso8601: "2027-03-27T22:00:00Z")!
+
+    @Test func theRuntimeGivesTheEffectsOfTheEngineRunDirectly() async throws {
+        // The simulator's shell applies inputs to an engine in memory; the runtime restores the
+        // engine from its store for every input. Both see the same effects.
+        let clock = ManualClock(Self.start)
+        let runtime = EngineRuntime(store: InMemoryEngagementStore(), clock: clock, content: bundledContent)
+        var direct = UserEngine(
+            profile: profile(), zone: ZoneRules(identifier: "Asia/Kathmandu")!, now: Self.start,
+            contentSeed: EngineRuntime.contentSeed("u1"), content: bundledContent)
+        _ = direct.handle(.appLaunched, at: Self.start)
+        try await runtime.putUser(profile())
+        for (wait, input) in script {
+            let now = clock.advance(by: wait)
+            await runtime.evictCache()
+            let viaRuntime = try await runtime.apply(input, to: "u1")
+            #expect(viaRuntime == direct.handle(input, at: now))
+        }
+    }
+
+    @Test func aRuntimeStartedOverTheSameSQLiteFileContinuesExactly() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("runtime-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let clock = ManualClock(Self.start)
+        let reference = EngineRuntime(store: InMemoryEngagementStore(), clock: clock, content: bundledContent)
+        var current = EngineRuntime(store: try SQLiteEngagementStore(path: path), clock: clock, content: bundledContent)
+        try await reference.putUser(profile())
+        try await current.putUser(profile())
+        for (index, (wait, input)) in script.enumerated() {
+            clock.advance(by: wait)
+            if index % 3 == 2 {
+                // A new process over the same file: nothing but the store survives.
+                current = EngineRuntime(
+                    store: try SQLiteEngagementStore(path: path), clock: clock, content: bundledContent)
+            }
+            let expected = try await reference.apply(input, to: "u1")
+            let actual = try await current.apply(input, to: "u1")
+            #expect(actual == expected)
+        }
+        let store = try SQLiteEngagementStore(path: path)
+        try store.checkIntegrity()
+    }
+
+    @Test func dueRowsArePerformedOnceAndJobsRunTheEngine() async throws {
+        let clock = ManualClock(Self.start)
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        let transport = RecordingTransport()
+        try await runtime.putUser(profile())
+        #expect(try store.outboxDepth() > 0)
+        clock.advance(by: 2 * 86_400)
+        let completed = try await runtime.dispatchDue(limit: 10_000, through: transport)
+        let performed = transport.performed.withLock { $0 }
+        #expect(!performed.isEmpty)
+        #expect(Set(performed.map(\.key)).count == performed.count)
+        #expect(performed.allSatisfy { $0.dueAt <= clock.now() })
+        #expect(completed.contains { $0.channel == OutboxPlan.jobChannel })
+        // The lapse-detection job ran and submitted its next run.
+        #expect(try store.pendingOutbox(userID: "u1").contains { $0.channel == OutboxPlan.jobChannel })
+        let again = try await runtime.dispatchDue(limit: 10_000, through: transport)
+        #expect(again.filter { $0.channel != OutboxPlan.jobChannel }.isEmpty)
+    }
+
+    @Test func aRowWhoseSendFailsStaysPendingAndIsSentLaterWithTheSameKey() async throws {
+        let clock = ManualClock(Self.start)
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        let transport = RecordingTransport()
+        try await runtime.putUser(profile())
+        clock.advance(by: 86_400)
+        let due = try store.dueOutbox(through: clock.now(), limit: 10_000).filter { $0.channel == "push" }
+        #expect(!due.isEmpty)
+        transport.failing.withLock { $0 = true }
+        _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
+        let pending = Set(try store.pendingOutbox(userID: "u1").map(\.key))
+        #expect(Set(due.map(\.key)).isSubset(of: pending))
+        #expect(transport.performed.withLock { $0 }.isEmpty)
+        transport.failing.withLock { $0 = false }
+        _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
+        #expect(transport.performed.withLock { $0 }.filter { $0.channel == "push" }.map(\.key) == due.map(\.key))
+    }
+
+    @Test func aCrashAfterTheSendButBeforeTheCompletionResendsWithTheSameKey() async throws {
+        // Replaying the commit that made a row must not bring back one that was completed, and a
+        // row sent but not completed is sent again with its key (the receiver drops the repeat).
+        let clock = ManualClock(Self.start)
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        try await runtime.putUser(profile())
+        clock.advance(by: 86_400)
+        let first = try #require(try store.dueOutbox(through: clock.now(), limit: 1).first)
+        let transport = RecordingTransport()
+        try await transport.perform(first)  // sent, then the process died
+        _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
+        let keys = transport.performed.withLock { $0 }.map(\.key)
+        #expect(keys.filter { $0 == first.key }.count == 2)
+        #expect(Set(keys).count == keys.count - 1)
+    }
+
+    @Test func badInputIsRefusedAndChangesNothing() async throws {
+        let clock = ManualClock(Self.start)
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        await #expect(throws: RuntimeError.unknownUser("nobody")) {
+            try await runtime.apply(.activity(.coachChat), to: "nobody")
+        }
+        await #expect(throws: RuntimeError.unknownTimeZone("Mars/Olympus")) {
+            try await runtime.putUser(profile(zone: "Mars/Olympus"))
+        }
+        #expect(try store.profile(id: "u1") == nil)
+        #expect(try store.outboxDepth() == 0)
+    }
+
+    @Test(arguments: [
+        ("u1", "mealReminder.2027-03-01.lunch", Int64(0), "push"),
+        ("u2", "mealReminder.2027-03-01.lunch", Int64(0), "push"),
+        ("u1", "mealReminder.2027-03-01.lunch", Int64(60), "push"),
+        ("u1", "mealReminder.2027-03-01.lunch", Int64(0), "inbox"),
+    ])
+    func outboxKeysAreDeterministicUUIDs(user: String, request: String, offset: Int64, channel: String) {
+        let key = OutboxKey.make(user, request, Self.start + offset, channel)
+        #expect(key == OutboxKey.make(user, request, Self.start + offset, channel))
+        #expect(key != OutboxKey.make(user, request, Self.start + offset + 1, channel))
+        #expect(UUID(uuidString: key) != nil)
+        #expect(Array(key)[14] == "8")
+    }
+}
