@@ -130,6 +130,10 @@ extension UserEngine {
             firedCount += 1
             state.plan.fired[item.id] = item.fireAt
             state.plan.ledger.insert(item.fireAt)
+            // A fired occurrence is never planned, traced or written again: what was kept for
+            // it (its last traced decision, the coach's copy) is dead weight in the snapshot.
+            state.plan.lastTraced[item.id] = nil
+            state.copy.coachCopy[item.id] = nil
             if item.kind == .reEngagement { state.lapse.attemptsSent += 1 }
             retireReminder(item.id)
             awaitResponse(item.id, firedAt: item.fireAt)
