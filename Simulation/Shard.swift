@@ -270,14 +270,15 @@ final class Shard {
     /// Asks the behaviour model how the user reacts, and applies it: the end of a lapse, and the
     /// response event.
     private func react(_ local: Int, to notification: PerceivedNotification, at now: Instant) {
-        let user = users[local]
+        // Read the fields in place: a copy of the whole user (its engine included) costs more than the reaction.
         let tone = Behaviour.tone(
-            of: notification.occurrence, for: user.traits.profile, configuration: user.engine.configuration)
-        var generator = user.generator
+            of: notification.occurrence, for: users[local].traits.profile,
+            configuration: users[local].engine.configuration)
+        let absence = users[local].absence(at: now.secondsSinceEpoch)
+        let localMinute = users[local].zone.localDateTime(at: now).secondOfDay / 60
         let reaction = Behaviour.reaction(
-            to: notification, absence: user.absence(at: now.secondsSinceEpoch), habits: user.traits.persona.habits,
-            localMinute: user.zone.localDateTime(at: now).secondOfDay / 60, tone: tone, generator: &generator)
-        users[local].generator = generator
+            to: notification, absence: absence, habits: users[local].traits.persona.habits, localMinute: localMinute,
+            tone: tone, generator: &users[local].generator)
         guard let reaction else { return }
         if reaction.returns {
             users[local].lapsedUntil = now.secondsSinceEpoch

@@ -98,75 +98,6 @@ public final class SQLiteEngagementStore: RuntimeStore {
 
     // MARK: - Writes
 
-    public func commit(_ commit: RuntimeCommit) throws(StoreError) {
-        if let error = commit.validationError { throw error }
-        let profiles = try Self.encodeProfiles(commit.batch.profiles)
-        try write { db in
-            try db.inTransaction(.immediate) {
-                try Self.writeProfiles(profiles, db)
-                try Self.writeActivityEvents(commit.batch.activityEvents, db)
-                try Self.writeLedgerEntries(commit.batch.ledgerEntries, db)
-                try Self.writeEngagementStates(commit.batch.engagementStates, db)
-                try db.execute(sql: SQLiteStatements.upsertSnapshot, arguments: [commit.userID, Data(commit.snapshot)])
-                for requestID in commit.cancelledRequestIDs {
-                    try db.execute(sql: SQLiteStatements.deleteOutboxRequest, arguments: [commit.userID, requestID])
-                }
-                for row in commit.outbox {
-                    if try Bool.fetchOne(db, sql: SQLiteStatements.selectOutboxDone, arguments: [row.key]) != nil {
-                        continue
-                    }
-                    try db.execute(
-                        sql: SQLiteStatements.upsertOutbox,
-                        arguments: [
-                            row.userID, row.requestID, row.channel, row.key, row.dueAt.secondsSinceEpoch, row.payload,
-                        ])
-                }
-                return .commit
-            }
-        }
-    }
-
-    public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
-        try write { db in
-            try db.inTransaction(.immediate) {
-                for key in keys {
-                    try db.execute(sql: SQLiteStatements.deleteOutboxKey, arguments: [key])
-                    try db.execute(sql: SQLiteStatements.insertOutboxDone, arguments: [key, instant.secondsSinceEpoch])
-                }
-                return .commit
-            }
-        }
-    }
-
-    public func snapshot(userID: String) throws(StoreError) -> [UInt8]? {
-        try read { db in
-            try Data.fetchOne(db, sql: SQLiteStatements.selectSnapshot, arguments: [userID]).map { [UInt8]($0) }
-        }
-    }
-
-    public func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
-        try read { db in
-            try Row.fetchAll(db, sql: SQLiteStatements.selectDueOutbox, arguments: [instant.secondsSinceEpoch, limit])
-                .map(Self.outboxRow)
-        }
-    }
-
-    public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
-        try read { db in
-            try Row.fetchAll(db, sql: SQLiteStatements.selectUserOutbox, arguments: [userID]).map(Self.outboxRow)
-        }
-    }
-
-    public func outboxDepth() throws(StoreError) -> Int {
-        try read { db in try Int.fetchOne(db, sql: SQLiteStatements.countOutbox) ?? 0 }
-    }
-
-    private static func outboxRow(_ row: Row) -> OutboxRow {
-        OutboxRow(
-            key: row[0], userID: row[1], requestID: row[2], channel: row[3],
-            dueAt: Instant(secondsSinceEpoch: row[4]), payload: row[5])
-    }
-
     public func apply(_ batch: StoreBatch) throws(StoreError) {
         if let error = batch.validationError { throw error }
         if batch.isEmpty { return }
@@ -184,7 +115,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
 
     /// Profiles as JSON, each checked to read back unchanged: a profile that would fail to
     /// decode later (say, an unknown time zone) is refused now rather than lost on read.
-    private static func encodeProfiles(_ profiles: [UserProfile]) throws(StoreError) -> [(String, String)] {
+    static func encodeProfiles(_ profiles: [UserProfile]) throws(StoreError) -> [(String, String)] {
         guard !profiles.isEmpty else { return [] }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -207,13 +138,13 @@ public final class SQLiteEngagementStore: RuntimeStore {
         return rows
     }
 
-    private static func writeProfiles(_ rows: [(String, String)], _ db: Database) throws {
+    static func writeProfiles(_ rows: [(String, String)], _ db: Database) throws {
         guard !rows.isEmpty else { return }
         let upsert = try db.cachedStatement(sql: SQLiteStatements.upsertProfile)
         for (userID, json) in rows { try upsert.execute(arguments: [userID, json]) }
     }
 
-    private static func writeActivityEvents(_ events: [ActivityEvent], _ db: Database) throws {
+    static func writeActivityEvents(_ events: [ActivityEvent], _ db: Database) throws {
         guard !events.isEmpty else { return }
         // Per user in first-seen order, each user's events in batch order: `seq` continues the
         // user's count, so equal times read back in arrival order.
@@ -249,7 +180,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
         }
     }
 
-    private static func writeLedgerEntries(_ entries: [LedgerEntry], _ db: Database) throws {
+    static func writeLedgerEntries(_ entries: [LedgerEntry], _ db: Database) throws {
         guard !entries.isEmpty else { return }
         let insertKey = try db.cachedStatement(sql: SQLiteStatements.insertLedgerKey)
         let upsert = try db.cachedStatement(sql: SQLiteStatements.upsertLedger)
@@ -265,7 +196,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
         }
     }
 
-    private static func writeEngagementStates(_ states: [EngagementState], _ db: Database) throws {
+    static func writeEngagementStates(_ states: [EngagementState], _ db: Database) throws {
         guard !states.isEmpty else { return }
         let upsert = try db.cachedStatement(sql: SQLiteStatements.upsertEngagementState)
         for state in states {
@@ -386,7 +317,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
 
     // MARK: - Plumbing
 
-    private func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.read(body)
         } catch {
@@ -394,7 +325,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
         }
     }
 
-    private func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try pool.writeWithoutTransaction(body)
         } catch {

@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+public import Models
+
+/// `RuntimeStore` on SQLite: the snapshot, the step's history and the outbox rows of one input
+/// in one immediate transaction (schema v2's `engineSnapshot`, `outbox` and `outboxDone`).
+extension SQLiteEngagementStore {
+    public func commit(_ commit: RuntimeCommit) throws(StoreError) {
+        if let error = commit.validationError { throw error }
+        let profiles = try Self.encodeProfiles(commit.batch.profiles)
+        try write { db in
+            try db.inTransaction(.immediate) {
+                try Self.writeProfiles(profiles, db)
+                try Self.writeActivityEvents(commit.batch.activityEvents, db)
+                try Self.writeLedgerEntries(commit.batch.ledgerEntries, db)
+                try Self.writeEngagementStates(commit.batch.engagementStates, db)
+                try db.execute(sql: SQLiteStatements.upsertSnapshot, arguments: [commit.userID, Data(commit.snapshot)])
+                for requestID in commit.cancelledRequestIDs {
+                    try db.execute(sql: SQLiteStatements.deleteOutboxRequest, arguments: [commit.userID, requestID])
+                }
+                for row in commit.outbox {
+                    if try Bool.fetchOne(db, sql: SQLiteStatements.selectOutboxDone, arguments: [row.key]) != nil {
+                        continue
+                    }
+                    try db.execute(
+                        sql: SQLiteStatements.upsertOutbox,
+                        arguments: [
+                            row.userID, row.requestID, row.channel, row.key, row.dueAt.secondsSinceEpoch, row.payload,
+                        ])
+                }
+                return .commit
+            }
+        }
+    }
+
+    public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
+        try write { db in
+            try db.inTransaction(.immediate) {
+                for key in keys {
+                    try db.execute(sql: SQLiteStatements.deleteOutboxKey, arguments: [key])
+                    try db.execute(sql: SQLiteStatements.insertOutboxDone, arguments: [key, instant.secondsSinceEpoch])
+                }
+                return .commit
+            }
+        }
+    }
+
+    public func snapshot(userID: String) throws(StoreError) -> [UInt8]? {
+        try read { db in
+            try Data.fetchOne(db, sql: SQLiteStatements.selectSnapshot, arguments: [userID]).map { [UInt8]($0) }
+        }
+    }
+
+    public func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
+        try read { db in
+            try Row.fetchAll(db, sql: SQLiteStatements.selectDueOutbox, arguments: [instant.secondsSinceEpoch, limit])
+                .map(Self.outboxRow)
+        }
+    }
+
+    public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
+        try read { db in
+            try Row.fetchAll(db, sql: SQLiteStatements.selectUserOutbox, arguments: [userID]).map(Self.outboxRow)
+        }
+    }
+
+    public func outboxDepth() throws(StoreError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: SQLiteStatements.countOutbox) ?? 0 }
+    }
+
+    private static func outboxRow(_ row: Row) -> OutboxRow {
+        OutboxRow(
+            key: row[0], userID: row[1], requestID: row[2], channel: row[3],
+            dueAt: Instant(secondsSinceEpoch: row[4]), payload: row[5])
+    }
+}
