@@ -60,7 +60,8 @@ extension UserEngine {
             guard version == EngineSnapshot.version else {
                 throw SnapshotError(problem: "version \(version) is not one this engine reads (it reads 1)")
             }
-            let codec = SnapshotCodec(base: Instant(secondsSinceEpoch: try reader.signed()))
+            let codec = SnapshotCodec(
+                base: Instant(secondsSinceEpoch: try reader.signed(limit: SnapshotCodec.secondsLimit)))
             self.init(profile: profile, zone: zone, now: codec.base, configuration: configuration, content: content)
             try codec.read(into: &state, from: &reader)
             guard reader.isAtEnd else { throw SnapshotError(problem: "\(bytes.count - reader.offset) bytes left over") }
@@ -80,6 +81,13 @@ extension UserEngine {
 
 /// Writes and reads the state's parts in the order the format documents.
 struct SnapshotCodec {
+    /// Instants and distances are read within ±10^11 seconds (3,000 years): arithmetic on them
+    /// cannot overflow, whatever the bytes say.
+    static let secondsLimit: Int64 = 100_000_000_000
+    static let daysLimit: Int64 = 100_000_000
+    /// Lists are read up to this many elements: far beyond what an engine holds (pruning keeps
+    /// its lists to days of history), so every snapshot the writer makes reads back.
+    static let listLimit = 1 << 20
     let base: Instant
     var baseDay: Int64 { base.secondsSinceEpoch / .secondsPerDay }
 
@@ -188,10 +196,10 @@ struct SnapshotCodec {
         state.activity.done = try readMap(&r) { r in try time(&r) }
         state.user.zoneChangedAt = try r.optional { r in try time(&r) }
 
-        state.plan.planned = try r.list(limit: 256) { r in
+        state.plan.planned = try r.list(limit: Self.listLimit) { r in
             let occurrence = try id(&r)
             let plannedAt = try time(&r)
-            let fireAt = plannedAt + (try r.signed())
+            let fireAt = plannedAt + (try r.signed(limit: Self.secondsLimit))
             let flags = try r.byte()
             let revision = try r.count(limit: 1 << 20)
             var item = PlannedNotification(
@@ -202,13 +210,13 @@ struct SnapshotCodec {
             item.followsWallClock = flags & 1 != 0
             return item
         }
-        state.plan.ledger = CapLedger(try r.list(limit: 4_096) { r in try time(&r) })
+        state.plan.ledger = CapLedger(try r.list(limit: Self.listLimit) { r in try time(&r) })
         state.plan.fired = try readMap(&r) { r in try time(&r) }
         state.plan.lastTraced = try readMap(&r) { r in
             let decision = TraceDecision.allCases[try r.count(limit: TraceDecision.allCases.count - 1)]
             let reason = ReasonCode.allCases[try r.count(limit: ReasonCode.allCases.count - 1)]
             let plannedAt = try time(&r)
-            let fireAt = try r.optional { r in plannedAt + (try r.signed()) }
+            let fireAt = try r.optional { r in plannedAt + (try r.signed(limit: Self.secondsLimit)) }
             return TracedDecision(decision: decision, reason: reason, fireAt: fireAt, plannedAt: plannedAt)
         }
         state.plan.lastPassAt = try r.optional { r in try time(&r) }
@@ -217,7 +225,7 @@ struct SnapshotCodec {
         var lists: [[Candidate]] = []
         for _ in 0..<2 {
             lists.append(
-                try r.list(limit: 256) { r in
+                try r.list(limit: Self.listLimit) { r in
                     let occurrence = try id(&r)
                     let plannedAt = try time(&r)
                     let level = InterruptionLevel.allCases[try r.count(limit: InterruptionLevel.allCases.count - 1)]
@@ -230,12 +238,12 @@ struct SnapshotCodec {
         state.reminders.followUps = lists[1]
 
         state.social.groupSequence = try r.count(limit: 0x7FFF)
-        state.social.groups = try r.list(limit: 1_024) { r in
+        state.social.groups = try r.list(limit: Self.listLimit) { r in
             let occurrence = try id(&r)
             let mode = NotificationGroup.Mode.allCases[try r.count(limit: NotificationGroup.Mode.allCases.count - 1)]
             let key = try r.string()
             let sendAt = try time(&r)
-            let items = try r.list(limit: 4_096) { r in
+            let items = try r.list(limit: Self.listLimit) { r in
                 let itemID = try r.string()
                 guard let kind = NotificationKind(ordinal: try r.count(limit: 255)) else {
                     throw CompactBytesError(offset: r.offset, problem: "unknown kind")
@@ -251,10 +259,10 @@ struct SnapshotCodec {
         state.coaching.habits = try WorkoutHabits(reading: &r)
         state.coaching.streak = try WorkoutStreak(reading: &r)
         state.coaching.recentWorkouts = try r.list(limit: 64) { r in
-            LocalDateTime(localSeconds: base.secondsSinceEpoch + (try r.signed()))
+            LocalDateTime(localSeconds: base.secondsSinceEpoch + (try r.signed(limit: Self.secondsLimit)))
         }
         state.coaching.responses = try ResponseStats(reading: &r)
-        state.coaching.unanswered = try r.list(limit: 256) { r in
+        state.coaching.unanswered = try r.list(limit: Self.listLimit) { r in
             (id: try id(&r), firedAt: try time(&r))
         }
 
@@ -270,11 +278,14 @@ struct SnapshotCodec {
     }
 
     private func time(_ r: inout CompactReader) throws -> Instant {
-        base + (try r.signed())
+        base + (try r.signed(limit: Self.secondsLimit))
     }
 
     private func id(_ r: inout CompactReader) throws -> OccurrenceID {
         let day = try r.signed()
+        guard day == Int64.max || (-Self.daysLimit...Self.daysLimit).contains(day) else {
+            throw CompactBytesError(offset: r.offset, problem: "day \(day) out of range")
+        }
         let ordinal = try r.count(limit: 255)
         let rawSlot = try r.count(limit: 0xFFFF)
         let snooze = try r.count(limit: 255)
@@ -292,7 +303,7 @@ struct SnapshotCodec {
     private func readMap<Value>(
         _ r: inout CompactReader, _ value: (inout CompactReader) throws -> Value
     ) throws -> OccurrenceMap<Value> {
-        let entries = try r.list(limit: 4_096) { r in (try id(&r), try value(&r)) }
+        let entries = try r.list(limit: Self.listLimit) { r in (try id(&r), try value(&r)) }
         return OccurrenceMap(entries)
     }
 }

@@ -52,6 +52,10 @@ public enum EngineInput: Hashable, Sendable {
     case backgroundTaskLaunched(BackgroundJob)
     /// The user changed their notification preferences.
     case preferencesChanged(NotificationPreferences)
+    /// The user's profile changed beyond preferences and zone (name, privacy level, absence
+    /// response, motivational style): the engine takes it whole, with the preferences in it.
+    /// A change of zone comes as `timeZoneChanged`; the profile's `timeZone` is ignored here.
+    case profileChanged(UserProfile)
     /// The device moved to another time zone.
     case timeZoneChanged(ZoneRules)
     /// Another user did something that concerns this user (from the server).

@@ -172,11 +172,11 @@ extension WorkoutHabits {
     /// Reads what `write(to:)` wrote, with the default tunables.
     init(reading reader: inout CompactReader) throws {
         self.init()
-        newestDay = try reader.optional { reader in try reader.signed() }
+        newestDay = try reader.optional { reader in try reader.signed(limit: 100_000_000) }
         for index in 0..<7 {
             var previous: Int64 = newestDay ?? 0
             samples[index] = try reader.list(limit: 64) { reader in
-                let day = previous + (try reader.signed())
+                let day = previous + (try reader.signed(limit: 100_000_000))
                 previous = day
                 let minute = try reader.unsigned()
                 guard minute < 1_440 else {

@@ -256,7 +256,8 @@ extension ResponseStats {
             }
             previousKey = key
             var values: [Int32] = []
-            for _ in 0..<6 { values.append(Int32(try reader.count(limit: Int(Int32.max)))) }
+            // Counts are halved at `halveAtTotal` (64): anything far beyond is not a snapshot.
+            for _ in 0..<6 { values.append(Int32(try reader.count(limit: 1 << 16))) }
             var counts = Counts()
             counts.acted = values[0]
             counts.snoozed = values[1]

@@ -29,13 +29,17 @@ public struct UserEngine: Sendable {
     ) {
         self.content = content
         self.configuration = configuration
-        let isHeldOut =
-            configuration.holdoutShare > 0
-            && Holdout.isHeldOut(userID: profile.id, share: configuration.holdoutShare, salt: configuration.holdoutSalt)
+        let isHeldOut = UserEngine.isHeldOut(profile.id, configuration)
         state = EngineState(
             user: UserFacts(profile: profile, zone: zone, recipient: Recipient(profile), isHeldOut: isHeldOut),
             activity: ActivityState(lastActiveAt: now), copy: CopyState(random: SeededGenerator(seed: contentSeed)))
         state.plan.seriesTimes = hydrationSeriesTimes()
+    }
+
+    /// Whether `userID` is in the re-engagement control group (fixed by the id and the configuration).
+    static func isHeldOut(_ userID: String, _ configuration: EngineConfiguration) -> Bool {
+        configuration.holdoutShare > 0
+            && Holdout.isHeldOut(userID: userID, share: configuration.holdoutShare, salt: configuration.holdoutSalt)
     }
 
     public var profile: UserProfile { state.user.profile }
@@ -86,6 +90,12 @@ public struct UserEngine: Sendable {
                 .submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
         case .preferencesChanged(let preferences):
             state.user.profile.preferences = preferences
+            state.plan.seriesTimes = hydrationSeriesTimes()
+        case .profileChanged(var profile):
+            profile.timeZone = zone.identifier
+            state.user.profile = profile
+            state.user.recipient = Recipient(profile)
+            state.user.isHeldOut = UserEngine.isHeldOut(profile.id, configuration)
             state.plan.seriesTimes = hydrationSeriesTimes()
         case .timeZoneChanged(let newZone):
             movePlanned(to: newZone, at: now, into: &effects)

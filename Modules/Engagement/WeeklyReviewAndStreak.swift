@@ -155,7 +155,7 @@ extension WorkoutStreak {
     /// Reads what `write(to:)` wrote.
     init(reading reader: inout CompactReader) throws {
         self.init()
-        lastDay = try reader.optional { reader in try reader.signed() }
+        lastDay = try reader.optional { reader in try reader.signed(limit: 100_000_000) }
         runDays = try reader.count(limit: 1_000_000)
         longestDays = try reader.count(limit: 1_000_000)
     }

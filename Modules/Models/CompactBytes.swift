@@ -96,6 +96,14 @@ public struct CompactReader: Sendable {
         return Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
     }
 
+    /// A signed number whose magnitude is at most `limit` (times and day counts: arithmetic on
+    /// them can then never overflow).
+    public mutating func signed(limit: Int64) throws(CompactBytesError) -> Int64 {
+        let value = try signed()
+        guard value >= -limit, value <= limit else { throw fail("number \(value) beyond ±\(limit)") }
+        return value
+    }
+
     public mutating func fixed64() throws(CompactBytesError) -> UInt64 {
         guard offset + 8 <= bytes.count else { throw fail("truncated fixed number") }
         var value: UInt64 = 0
@@ -118,7 +126,7 @@ public struct CompactReader: Sendable {
         }
     }
 
-    public mutating func string(limit: Int = 4_096) throws(CompactBytesError) -> String {
+    public mutating func string(limit: Int = 1 << 20) throws(CompactBytesError) -> String {
         let length = try count(limit: limit)
         guard offset + length <= bytes.count else { throw fail("truncated text") }
         let slice = bytes[offset..<offset + length]
@@ -134,7 +142,8 @@ public struct CompactReader: Sendable {
     public mutating func list<T>(limit: Int, _ read: (inout CompactReader) throws -> T) throws -> [T] {
         let count = try count(limit: limit)
         var result: [T] = []
-        result.reserveCapacity(count)
+        // Every element takes at least a byte: bytes that claim more cannot make a huge allocation.
+        result.reserveCapacity(min(count, bytes.count - offset))
         for _ in 0..<count { result.append(try read(&self)) }
         return result
     }

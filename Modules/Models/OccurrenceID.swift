@@ -99,9 +99,9 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
 
     private static func slot(_ slot: OccurrenceSlot, fits kind: NotificationKind) -> Bool {
         switch (slot, kind.slotMeaning) {
-        case (.day, .day), (.day, .reminder), (.meal, .meal), (.attempt, .attempt), (.group, .group),
-            (.streakDays, .streakDays):
-            true
+        case (.day, .day), (.day, .reminder), (.meal, .meal): true
+        case (.attempt(let n), .attempt), (.group(let n), .group), (.streakDays(let n), .streakDays):
+            (0...0x7FFF).contains(n)
         case (.minuteOfDay(let minute), .minuteOfDay): (0..<1_440).contains(minute)
         case (.reminder(let number, let minute), .reminder): (1...31).contains(number) && (0..<1_440).contains(minute)
         default: false
@@ -196,10 +196,10 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         return copy
     }
 
-    /// The next snoozed copy of this occurrence.
+    /// The next snoozed copy of this occurrence (the 255th stays the last: a snooze count fits a byte).
     public var snoozedAgain: OccurrenceID {
         var copy = self
-        copy.snooze += 1
+        copy.snooze = min(copy.snooze + 1, 255)
         return copy
     }
 
@@ -222,8 +222,9 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         return text
     }
 
-    /// Parses a request identifier of the forms above; nil for anything else, an unknown kind
-    /// included.
+    /// Parses a request identifier of the forms above (numbers in their canonical form; `.0` is
+    /// also read for kinds without a slot, as identifiers were written before slots were typed);
+    /// nil for anything else, an unknown kind included.
     public init?(requestID: String) {
         guard let parsed = try? OccurrenceID(parsing: requestID) else { return nil }
         self = parsed
@@ -246,7 +247,9 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         }
         var snooze = 0
         if let last = parts.last, last.hasPrefix("snooze"), parts.count > 2 {
-            guard let n = Int(last.dropFirst(6)), (1...255).contains(n) else { throw fail("bad snooze \"\(last)\"") }
+            guard let n = Int(last.dropFirst(6)), (1...255).contains(n), "snooze\(n)" == last else {
+                throw fail("bad snooze \"\(last)\"")
+            }
             snooze = n
             parts.removeLast()
         }
@@ -254,7 +257,8 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         let text = parts.count == 3 ? parts[2] : nil
         let slot: OccurrenceSlot
         switch (kind.slotMeaning, text) {
-        case (.day, nil), (.reminder, nil): slot = .day
+        // `.0` is the form identifiers of day kinds had before slots were typed: still read.
+        case (.day, nil), (.reminder, nil), (.day, "0"): slot = .day
         case (.meal, let text?):
             guard let meal = MealType(rawValue: text) else { throw fail("unknown meal \"\(text)\"") }
             slot = .meal(meal)
@@ -264,11 +268,14 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         case (.reminder, let text?):
             let pieces = text.dropFirst().split(separator: "-")
             guard text.hasPrefix("r"), pieces.count == 2, let number = Int(pieces[0]), (1...31).contains(number),
+                String(number) == pieces[0],
                 let minute = OccurrenceID.minuteOfDay(String(pieces[1]))
             else { throw fail("a reminder slot is rN-HHMM, N in 1...31") }
             slot = .reminder(number: number, minuteOfDay: minute)
         case (.attempt, let text?), (.group, let text?), (.streakDays, let text?):
-            guard let n = Int(text), (0...0x7FFF).contains(n) else { throw fail("bad number \"\(text)\"") }
+            guard let n = Int(text), (0...0x7FFF).contains(n), String(n) == text else {
+                throw fail("bad number \"\(text)\"")
+            }
             slot = kind.slotMeaning == .attempt ? .attempt(n) : kind.slotMeaning == .group ? .group(n) : .streakDays(n)
         case (_, nil): throw fail("\(kind.rawValue) needs a slot")
         case (.day, _?): throw fail("\(kind.rawValue) has no slot")

@@ -1,5 +1,6 @@
 public import Content
 public import Engagement
+import Foundation
 public import Models
 import Scheduling
 public import Storage
@@ -63,15 +64,13 @@ public actor EngineRuntime {
         if var engine = try loadEngine(profile.id) {
             var effects: [Effect] = []
             let now = clock.now()
-            if engine.profile.timeZone != profile.timeZone {
-                effects += engine.handle(.timeZoneChanged(zone), at: now)
-            }
+            let zoneChanged = engine.profile.timeZone != profile.timeZone
+            if zoneChanged { effects += engine.handle(.timeZoneChanged(zone), at: now) }
             if engine.profile.preferences != profile.preferences {
                 effects += engine.handle(.preferencesChanged(profile.preferences), at: now)
             }
-            try commit(engine, input: nil, effects: effects, profile: profile, at: now)
-            // Other fields (name, privacy level) reach the engine when it is next restored.
-            engines[profile.id] = nil
+            if engine.profile != profile { effects += engine.handle(.profileChanged(profile), at: now) }
+            try commit(engine, input: nil, effects: effects, profile: profile, at: now, zoneChanged: zoneChanged)
             return false
         }
         let now = clock.now()
@@ -90,8 +89,11 @@ public actor EngineRuntime {
         let now = clock.now()
         let before = engine.profile
         let effects = engine.handle(input, at: now)
+        var zoneChanged = false
+        if case .timeZoneChanged = input { zoneChanged = true }
         try commit(
-            engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now)
+            engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now,
+            zoneChanged: zoneChanged)
         return effects
     }
 
@@ -118,12 +120,14 @@ public actor EngineRuntime {
         var completed: [OutboxRow] = []
         for row in due {
             if row.channel == OutboxPlan.jobChannel {
-                if let job = BackgroundJob(rawValue: row.requestID) {
-                    // The job's own commit replaces this row with the job's next run.
-                    try apply(.backgroundTaskLaunched(job), to: row.userID)
-                }
+                // The job's own commit replaces this row with the job's next run. A user whose
+                // engine cannot be loaded keeps the row and holds up no one else.
+                guard let job = BackgroundJob(rawValue: row.requestID) else { continue }
+                do { try apply(.backgroundTaskLaunched(job), to: row.userID) } catch { continue }
             } else {
                 do { try await transport.perform(row) } catch { continue }
+                // A repeating request (a daily series) is due again at its next match.
+                if let next = nextRepeat(of: row) { try commitRows([next], for: row.userID) }
             }
             do { try store.completeOutbox(keys: [row.key], at: now) } catch { throw .store(error) }
             completed.append(row)
@@ -133,8 +137,33 @@ public actor EngineRuntime {
 
     // MARK: - Plumbing
 
+    /// The row of a repeating request's next firing after `row`, or nil for a one-off.
+    private func nextRepeat(of row: OutboxRow) -> OutboxRow? {
+        guard let data = row.payload.data(using: .utf8),
+            let request = try? JSONDecoder().decode(NotificationRequest.self, from: data),
+            case .calendar(let match, repeats: true) = request.trigger,
+            let engine = engines[row.userID] ?? (try? loadEngine(row.userID)) ?? nil,
+            let fireAt = match.nextMatch(after: row.dueAt, in: engine.zone)
+        else { return nil }
+        var next = row
+        next.dueAt = fireAt
+        next.key = OutboxKey.make(row.userID, row.requestID, fireAt, row.channel)
+        return next
+    }
+
+    /// Adds rows for a user outside an input (the engine's state is unchanged).
+    private func commitRows(_ rows: [OutboxRow], for userID: String) throws(RuntimeError) {
+        guard let engine = try loadEngine(userID) else { return }
+        do {
+            try store.commit(RuntimeCommit(userID: userID, snapshot: engine.snapshot(), outbox: rows))
+        } catch {
+            throw .store(error)
+        }
+    }
+
     private func commit(
-        _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant
+        _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant,
+        zoneChanged: Bool = false
     ) throws(RuntimeError) {
         var batch = input.map { StepRecords.batch(for: $0, effects: effects, engine: engine, at: now) } ?? StoreBatch()
         if input == nil {
@@ -145,8 +174,9 @@ public actor EngineRuntime {
             }
         }
         if let profile { batch.profiles.append(profile) }
-        let outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
+        var outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
         do {
+            if zoneChanged { outbox.rows += try movedRows(of: engine, besides: outbox, at: now) }
             try store.commit(
                 RuntimeCommit(
                     userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
@@ -155,6 +185,27 @@ public actor EngineRuntime {
             throw .store(error)
         }
         engines[engine.profile.id] = engine
+    }
+
+    /// After a change of zone the engine follows the device, which re-matches wall-clock
+    /// triggers in the new zone without being asked again: the pending rows of those requests
+    /// move to the engine's new fire times (same payload, the key of the new time).
+    private func movedRows(
+        of engine: UserEngine, besides outbox: (cancelled: [String], rows: [OutboxRow]), at now: Instant
+    ) throws(StoreError) -> [OutboxRow] {
+        let fireTimes = Dictionary(
+            zip(engine.plannedRequestIDs, engine.plannedFireTimes), uniquingKeysWith: { first, _ in first })
+        let touched = Set(outbox.cancelled).union(outbox.rows.map(\.requestID))
+        var moved: [OutboxRow] = []
+        for row in try store.pendingOutbox(userID: engine.profile.id)
+        where row.channel != OutboxPlan.jobChannel && !touched.contains(row.requestID) {
+            guard let fireAt = fireTimes[row.requestID], fireAt != row.dueAt, fireAt > now else { continue }
+            var next = row
+            next.dueAt = fireAt
+            next.key = OutboxKey.make(row.userID, row.requestID, fireAt, row.channel)
+            moved.append(next)
+        }
+        return moved
     }
 
     private func loadEngine(_ userID: String) throws(RuntimeError) -> UserEngine? {

@@ -50,7 +50,7 @@ public struct PlanningContext: Sendable {
     public var now: Instant
     public var zone: ZoneRules
     public var preferences: NotificationPreferences
-    /// Fire times already passed (and, once `Planner.allocate` starts, those it plans), for the caps.
+    /// Fire times already passed, for the caps (`Planner.allocate` counts what it plans on a copy).
     public var ledger: CapLedger
     /// The end of the user's app session: non-urgent notifications wait until then.
     public var activeUntil: Instant?
@@ -141,7 +141,8 @@ public enum Planner {
     ///
     /// A candidate already fired is skipped; one already done is suppressed; one whose time
     /// passed before it was ever planned is not sent late, while one that was planned (a
-    /// time-zone change moved it into the past) is due now, within its original deadline.
+    /// time-zone change moved it into the past) is due just after now: against its original
+    /// deadline, and once that has passed, at once (what was planned is never lost to a move).
     public static func allocate(
         _ candidates: [Candidate], series: [Candidate] = [], reservedFireTimes: [Instant] = [],
         context: PlanningContext

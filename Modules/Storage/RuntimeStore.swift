@@ -84,7 +84,8 @@ public struct RuntimeCommit: Hashable, Sendable {
 /// - **Due order.** `dueOutbox` lists pending rows due at or before the instant, by due time,
 ///   then key, at most `limit` of them.
 /// - **Completion.** `completeOutbox` removes the rows from the pending set and remembers their
-///   keys; completing an unknown or completed key is a no-op.
+///   keys; completing a completed key again changes nothing, and a key completed before any row
+///   had it is remembered too (a row with it is never made pending later).
 public protocol RuntimeStore: EngagementStore {
     func commit(_ commit: RuntimeCommit) throws(StoreError)
     /// The user's last committed engine snapshot, or nil.

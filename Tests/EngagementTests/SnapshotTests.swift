@@ -130,4 +130,28 @@ struct SnapshotTests {
             }
         }
     }
+
+    @Test(arguments: 0..<8)
+    func corruptedBytesAreRefusedOrRestoredNeverATrap(seed: UInt64) {
+        let profile = Self.profile(seed: seed)
+        let start = Instant(iso8601: "2027-03-20T06:00:00Z")!
+        let zone = ZoneRules(identifier: profile.timeZone)!
+        var engine = UserEngine(profile: profile, zone: zone, now: start)
+        for (input, at) in Self.inputs(seed: seed, count: 60, start: start) { _ = engine.handle(input, at: at) }
+        let good = engine.snapshot()
+        var random = SeededGenerator(seed: seed &+ 99)
+        for _ in 0..<300 {
+            var bytes = good
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                let index = Int(random.next() % UInt64(bytes.count))
+                bytes[index] = random.next() % 4 == 0 ? 0xFF : UInt8(truncatingIfNeeded: random.next())
+            }
+            // Either an error or an engine; reaching the next line is the test.
+            _ = try? UserEngine(restoring: bytes, profile: profile, zone: zone, content: bundledContent)
+        }
+        let extreme: [UInt8] = [0x45, 0x53, 1, 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 0x01, 0x02]
+        #expect(throws: SnapshotError.self) {
+            try UserEngine(restoring: extreme, profile: profile, zone: zone, content: bundledContent)
+        }
+    }
 }

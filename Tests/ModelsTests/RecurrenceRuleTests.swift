@@ -120,6 +120,27 @@ struct OccurrenceSlotTests {
         #expect(throws: OccurrenceIDError(requestID: text, problem: problem)) { try OccurrenceID(parsing: text) }
     }
 
+    @Test func identifiersWrittenBeforeSlotsWereTypedStillParse() throws {
+        #expect(
+            try OccurrenceID(parsing: "weeklyReview.2027-03-07.0")
+                == OccurrenceID(.weeklyReview, date: Self.day.adding(days: 6)))
+        #expect(try OccurrenceID(parsing: "streakReminder.2027-03-01.0").slot == .day)
+    }
+
+    @Test(arguments: [
+        "reEngagement.2027-03-01.+2", "reEngagement.2027-03-01.02", "checkInReminder.2027-03-01.r03-0900",
+        "mealReminder.2027-03-01.lunch.snooze01", "workoutKudos.2027-03-01.40000",
+    ])
+    func nonCanonicalOrOutOfRangeFormsAreRefused(text: String) {
+        #expect(OccurrenceID(requestID: text) == nil)
+    }
+
+    @Test func aSnoozeCountStaysInItsByte() {
+        var id = OccurrenceID(.mealReminder, date: Self.day, .meal(.lunch))
+        for _ in 0..<300 { id = id.snoozedAgain }
+        #expect(id.snooze == 255 && id.description.hasSuffix(".snooze255"))
+    }
+
     @Test func aSnoozedCopyKeepsItsOriginal() throws {
         let id = OccurrenceID(.mealReminder, date: Self.day, .meal(.lunch))
         let snoozed = id.snoozedAgain.snoozedAgain

@@ -53,11 +53,16 @@ func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, only ch
         case .aCompletedKeyNeverComesBack:
             let commit = RuntimeCommit(userID: userID, snapshot: [1], outbox: [row("a", dueIn: 60)])
             try store.commit(commit)
-            try store.completeOutbox(keys: [commit.outbox[0].key, "unknown"], at: t0 + 61)
+            try store.completeOutbox(keys: [commit.outbox[0].key, "completed-before-any-row"], at: t0 + 61)
             try store.completeOutbox(keys: [commit.outbox[0].key], at: t0 + 62)
             // A crash before the commit was acknowledged replays it: the work stays done.
             try store.commit(commit)
             #expect(try store.dueOutbox(through: t0 + 3_600, limit: 10).isEmpty)
+            #expect(try store.outboxDepth() == 0)
+            // A key completed before any row had it is remembered as done too.
+            try store.commit(
+                RuntimeCommit(
+                    userID: userID, snapshot: [2], outbox: [row("z", dueIn: 60, key: "completed-before-any-row")]))
             #expect(try store.outboxDepth() == 0)
         case .dueRowsComeByTimeThenKeyUpToTheLimit:
             try store.commit(
