@@ -11,8 +11,10 @@ import Scheduling
 /// - `base`: the last activity, in seconds since 1970; every other instant is written as its
 ///   signed distance from `base` (most are within days of it, so two or three bytes);
 /// - then, in order, the state's groups as `EngineState` declares them: activity, user,
-///   plan, lapse, reminders, social, coaching, copy. Occurrence identities are written as
-///   (day from base's day, kind ordinal, slot, snooze), lists with their count first.
+///   plan, lapse, reminders, social, coaching, copy. Instants are minutes from `base` when whole
+///   minutes (flag bit 0), else seconds (flag bit 1). Occurrence identities in lists are
+///   (day from base's day, kind ordinal, slot, snooze); the keys of maps are their packed form
+///   (`OccurrenceID.packed`), each as its distance from the one before. Lists have their count first.
 ///
 /// Not stored, because they are derived: the profile and the zone (the runtime stores the
 /// profile and passes both in), the recipient, the holdout membership, the hydration series'
@@ -164,7 +166,12 @@ struct SnapshotCodec {
         }
     }
 
-    private func time(_ instant: Instant, _ w: inout CompactWriter) { w.signed(instant - base) }
+    /// An instant as its distance from `base`: in minutes when it is a whole number of minutes
+    /// (most are wall-clock times), flagged in the lowest bit.
+    private func time(_ instant: Instant, _ w: inout CompactWriter) {
+        let distance = instant - base
+        w.signed(distance % 60 == 0 ? (distance / 60) << 1 : distance << 1 | 1)
+    }
 
     private func id(_ id: OccurrenceID, _ w: inout CompactWriter) {
         w.signed(id.isDailySeries ? Int64.max : Int64(id.day) - baseDay)
@@ -176,10 +183,13 @@ struct SnapshotCodec {
     private func writeMap<Value>(
         _ map: OccurrenceMap<Value>, _ w: inout CompactWriter, _ value: (inout CompactWriter, Value) -> Void
     ) {
+        // Keys ascend: each is written as its distance from the one before (two or three bytes).
         let entries = map.entries
         w.count(entries.count)
+        var previous: UInt64 = 0
         for entry in entries {
-            id(entry.id, &w)
+            w.unsigned(entry.id.packed - previous)
+            previous = entry.id.packed
             value(&w, entry.value)
         }
     }
@@ -278,7 +288,8 @@ struct SnapshotCodec {
     }
 
     private func time(_ r: inout CompactReader) throws -> Instant {
-        base + (try r.signed(limit: Self.secondsLimit))
+        let value = try r.signed(limit: 2 * Self.secondsLimit)
+        return base + (value & 1 == 0 ? (value >> 1) * 60 : value >> 1)
     }
 
     private func id(_ r: inout CompactReader) throws -> OccurrenceID {
@@ -303,7 +314,15 @@ struct SnapshotCodec {
     private func readMap<Value>(
         _ r: inout CompactReader, _ value: (inout CompactReader) throws -> Value
     ) throws -> OccurrenceMap<Value> {
-        let entries = try r.list(limit: Self.listLimit) { r in (try id(&r), try value(&r)) }
+        var previous: UInt64 = 0
+        let entries = try r.list(limit: Self.listLimit) { r in
+            let (key, overflow) = previous.addingReportingOverflow(try r.unsigned())
+            guard !overflow, key > previous || previous == 0, let id = OccurrenceID(packed: key) else {
+                throw CompactBytesError(offset: r.offset, problem: "occurrence key out of order or invalid")
+            }
+            previous = key
+            return (id, try value(&r))
+        }
         return OccurrenceMap(entries)
     }
 }
