@@ -67,7 +67,9 @@ let package = Package(
                 dependencies: ["Simulation", "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage"],
                 path: "Tests/SimulationTests", swiftSettings: swiftSettings),
             .executableTarget(
-                name: "bench", dependencies: ["Engagement", "Scheduling", "Models", "Simulation"], path: "Apps/Bench",
+                name: "bench",
+                dependencies: ["Engagement", "Scheduling", "Models", "Simulation", "Runtime", "Storage", "Content"],
+                path: "Apps/Bench",
                 swiftSettings: swiftSettings),
             .executableTarget(
                 name: "simulate", dependencies: ["Simulation", "Models", "Engagement", swiftLog],

@@ -7,6 +7,7 @@ import Foundation
 import Models
 import Scheduling
 import Simulation
+import Storage
 
 struct Timing {
     var name: String
@@ -170,4 +171,10 @@ for users in [100_000, 1_000_000] {
     print(
         "population sweep \(users) users: \(String(format: "%.2f", best * 1_000)) ms (best of 3), "
             + "\(result.newlyLapsed.count) newly lapsed")
+}
+
+// The runtime: an input through the engine and one SQLite transaction (with an fsync each, the
+// default, and with fsync at checkpoints), and a restart over the same file.
+for durability in [SQLiteEngagementStore.Options.Durability.fsyncEveryCommit, .fsyncAtCheckpoint] {
+    for line in try await runtimeFigures(content: generator, durability: durability) { print(line) }
 }

@@ -14,19 +14,23 @@ extension SQLiteEngagementStore {
                 try Self.writeActivityEvents(commit.batch.activityEvents, db)
                 try Self.writeLedgerEntries(commit.batch.ledgerEntries, db)
                 try Self.writeEngagementStates(commit.batch.engagementStates, db)
-                try db.execute(sql: SQLiteStatements.upsertSnapshot, arguments: [commit.userID, Data(commit.snapshot)])
+                try db.cachedStatement(sql: SQLiteStatements.upsertSnapshot).execute(arguments: [
+                    commit.userID, Data(commit.snapshot),
+                ])
                 for requestID in commit.cancelledRequestIDs {
-                    try db.execute(sql: SQLiteStatements.deleteOutboxRequest, arguments: [commit.userID, requestID])
+                    try db.cachedStatement(sql: SQLiteStatements.deleteOutboxRequest).execute(arguments: [
+                        commit.userID, requestID,
+                    ])
                 }
                 for row in commit.outbox {
-                    if try Bool.fetchOne(db, sql: SQLiteStatements.selectOutboxDone, arguments: [row.key]) != nil {
+                    if try Bool.fetchOne(
+                        db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key]) != nil
+                    {
                         continue
                     }
-                    try db.execute(
-                        sql: SQLiteStatements.upsertOutbox,
-                        arguments: [
-                            row.userID, row.requestID, row.channel, row.key, row.dueAt.secondsSinceEpoch, row.payload,
-                        ])
+                    try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
+                        row.userID, row.requestID, row.channel, row.key, row.dueAt.secondsSinceEpoch, row.payload,
+                    ])
                 }
                 return .commit
             }
@@ -37,8 +41,10 @@ extension SQLiteEngagementStore {
         try write { db in
             try db.inTransaction(.immediate) {
                 for key in keys {
-                    try db.execute(sql: SQLiteStatements.deleteOutboxKey, arguments: [key])
-                    try db.execute(sql: SQLiteStatements.insertOutboxDone, arguments: [key, instant.secondsSinceEpoch])
+                    try db.cachedStatement(sql: SQLiteStatements.deleteOutboxKey).execute(arguments: [key])
+                    try db.cachedStatement(sql: SQLiteStatements.insertOutboxDone).execute(arguments: [
+                        key, instant.secondsSinceEpoch,
+                    ])
                 }
                 return .commit
             }
@@ -47,25 +53,31 @@ extension SQLiteEngagementStore {
 
     public func snapshot(userID: String) throws(StoreError) -> [UInt8]? {
         try read { db in
-            try Data.fetchOne(db, sql: SQLiteStatements.selectSnapshot, arguments: [userID]).map { [UInt8]($0) }
+            try Data.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectSnapshot), arguments: [userID]).map {
+                [UInt8]($0)
+            }
         }
     }
 
     public func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
         try read { db in
-            try Row.fetchAll(db, sql: SQLiteStatements.selectDueOutbox, arguments: [instant.secondsSinceEpoch, limit])
-                .map(Self.outboxRow)
+            try Row.fetchAll(
+                db.cachedStatement(sql: SQLiteStatements.selectDueOutbox),
+                arguments: [instant.secondsSinceEpoch, limit]
+            )
+            .map(Self.outboxRow)
         }
     }
 
     public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
         try read { db in
-            try Row.fetchAll(db, sql: SQLiteStatements.selectUserOutbox, arguments: [userID]).map(Self.outboxRow)
+            try Row.fetchAll(db.cachedStatement(sql: SQLiteStatements.selectUserOutbox), arguments: [userID]).map(
+                Self.outboxRow)
         }
     }
 
     public func outboxDepth() throws(StoreError) -> Int {
-        try read { db in try Int.fetchOne(db, sql: SQLiteStatements.countOutbox) ?? 0 }
+        try read { db in try Int.fetchOne(db.cachedStatement(sql: SQLiteStatements.countOutbox)) ?? 0 }
     }
 
     private static func outboxRow(_ row: Row) -> OutboxRow {
