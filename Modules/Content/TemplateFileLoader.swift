@@ -29,11 +29,11 @@ import Models
 /// ```
 struct TemplateFileLoader {
     let file: String
-    private let limits = CopyLimits.lockScreen
+    let limits = CopyLimits.lockScreen
 
     init(file: String) { self.file = file }
 
-    private func fail(_ line: Int, _ name: String, _ problem: String) -> TemplateLoadError {
+    func fail(_ line: Int, _ name: String, _ problem: String) -> TemplateLoadError {
         TemplateLoadError(file: file, line: line, name: name, problem: problem)
     }
 
@@ -174,75 +174,6 @@ struct TemplateFileLoader {
 
     /// The `social` section: what grouped social notifications say. Every entry is required, so
     /// a file missing one names it (`social.groups.mention.many`) instead of showing English.
-    private func readSocial(_ node: JSONNode, words: TemplateWords) throws(TemplateLoadError) -> SocialCopy {
-        let members = try object(node, "social")
-        try rejectUnknownKeys(members, allowed: ["title", "hidden", "someone", "periods", "groups"], in: "social")
-        func entry(_ key: String, of parent: JSONNode, _ members: [JSONNode.Member], _ path: String)
-            throws(TemplateLoadError) -> JSONNode
-        {
-            guard let member = members.first(where: { $0.key == key }) else {
-                throw fail(parent.line, "\(path).\(key)", "missing entry")
-            }
-            return member.value
-        }
-        func word(_ node: JSONNode, _ name: String) throws(TemplateLoadError) -> String {
-            let value = try string(node, name)
-            guard value.trimmedOrNil == value, !value.contains("{"), !value.contains("}") else {
-                throw fail(node.line, name, "must be plain text without surrounding spaces or braces")
-            }
-            return value
-        }
-        func text(
-            _ node: JSONNode, _ name: String, allowed: [SocialField], limit: Int, maxLength: (SocialField) -> Int
-        ) throws(TemplateLoadError) -> [Segment<SocialField>] {
-            let pattern = try string(node, name)
-            let part = name.split(separator: ".").last.map(String.init) ?? name
-            let segments: [Segment<SocialField>] = try segments(
-                pattern, part: part, line: node.line, name: name, allowed: allowed)
-            try checkText(
-                pattern, longest: longestLength(segments, maxLength: maxLength), part: part, limit: limit,
-                line: node.line, name: name)
-            return segments
-        }
-        let titleNode = try entry("title", of: node, members, "social")
-        let title = try string(titleNode, "social.title")
-        _ = try text(titleNode, "social.title", allowed: [], limit: limits.maxTitleCharacters) { _ in 0 }
-        guard title.unicodeScalars.contains(where: { $0.properties.isEmoji && !$0.isASCII }) else {
-            throw fail(titleNode.line, "social.title", "the title has no emoji")
-        }
-        let hiddenNode = try entry("hidden", of: node, members, "social")
-        _ = try text(hiddenNode, "social.hidden", allowed: [], limit: limits.maxBodyCharacters) { _ in 0 }
-        let someone = try word(try entry("someone", of: node, members, "social"), "social.someone")
-        let periodsNode = try entry("periods", of: node, members, "social")
-        let periodMembers = try object(periodsNode, "social.periods")
-        try rejectUnknownKeys(periodMembers, allowed: ["today", "thisWeek"], in: "social.periods")
-        var social = SocialCopy(
-            title: title, hidden: try string(hiddenNode, "social.hidden"), someone: someone,
-            today: try word(
-                try entry("today", of: periodsNode, periodMembers, "social.periods"), "social.periods.today"),
-            thisWeek: try word(
-                try entry("thisWeek", of: periodsNode, periodMembers, "social.periods"), "social.periods.thisWeek"),
-            sentences: Array(repeating: nil, count: NotificationKind.allCases.count))
-        let groupsNode = try entry("groups", of: node, members, "social")
-        let groupMembers = try object(groupsNode, "social.groups")
-        try rejectUnknownKeys(groupMembers, allowed: Set(SocialCopy.kinds.map(\.rawValue)), in: "social.groups")
-        for kind in SocialCopy.kinds {
-            let path = "social.groups.\(kind.rawValue)"
-            let kindNode = try entry(kind.rawValue, of: groupsNode, groupMembers, "social.groups")
-            let sentenceMembers = try object(kindNode, path)
-            try rejectUnknownKeys(sentenceMembers, allowed: ["one", "many"], in: path)
-            let maxLength = { [social] (field: SocialField) in social.maxLength(field, words) }
-            let one = try text(
-                try entry("one", of: kindNode, sentenceMembers, path), "\(path).one", allowed: SocialField.inOne,
-                limit: limits.maxBodyCharacters, maxLength: maxLength)
-            let many = try text(
-                try entry("many", of: kindNode, sentenceMembers, path), "\(path).many", allowed: SocialField.inMany,
-                limit: limits.maxBodyCharacters, maxLength: maxLength)
-            social.sentences[kind.ordinal] = SocialCopy.Sentences(one: one, many: many)
-        }
-        return social
-    }
-
     private func readTemplate(
         _ node: JSONNode, position: Int, words: TemplateWords
     ) throws(TemplateLoadError) -> (CopyTemplate, TemplateLibrary.Compiled) {
@@ -354,7 +285,7 @@ struct TemplateFileLoader {
     }
 
     /// The rules every shown pattern obeys; `longest` is its length with its fields at their longest.
-    private func checkText(
+    func checkText(
         _ pattern: String, longest: Int, part: String, limit: Int, line: Int, name: String
     ) throws(TemplateLoadError) {
         guard pattern.trimmedOrNil == pattern else {
@@ -402,21 +333,21 @@ struct TemplateFileLoader {
 
     // MARK: JSON helpers
 
-    private func object(_ node: JSONNode, _ name: String) throws(TemplateLoadError) -> [JSONNode.Member] {
+    func object(_ node: JSONNode, _ name: String) throws(TemplateLoadError) -> [JSONNode.Member] {
         guard case .object(let members) = node.value else {
             throw fail(node.line, name, "expected an object, found \(node.typeName)")
         }
         return members
     }
 
-    private func string(_ node: JSONNode, _ name: String) throws(TemplateLoadError) -> String {
+    func string(_ node: JSONNode, _ name: String) throws(TemplateLoadError) -> String {
         guard case .string(let text) = node.value else {
             throw fail(node.line, name, "expected a string, found \(node.typeName)")
         }
         return text
     }
 
-    private func required(
+    func required(
         _ key: String, in members: [JSONNode.Member], of node: JSONNode, path: String
     ) throws(TemplateLoadError) -> JSONNode {
         guard let member = members.first(where: { $0.key == key }) else {
@@ -425,7 +356,7 @@ struct TemplateFileLoader {
         return member.value
     }
 
-    private func rejectUnknownKeys(
+    func rejectUnknownKeys(
         _ members: [JSONNode.Member], allowed: Set<String>, in name: String
     ) throws(TemplateLoadError) {
         if let unknown = members.first(where: { !allowed.contains($0.key) }) {
