@@ -95,7 +95,7 @@ let package = Package(
                 name: "EngagedTests",
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", hummingbird,
-                    hummingbirdTesting, swiftLog,
+                    hummingbirdTesting, argumentParser, swiftLog,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(
