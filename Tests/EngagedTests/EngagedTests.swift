@@ -326,6 +326,24 @@ struct RouteTests {
         }
     }
 
+    @Test func withoutTheManualClockTheDueWorkLoopPerformsWhatFellDue() async throws {
+        // `engaged serve` without --manual-clock: the loop, not a route, performs due rows. The
+        // runtime's clock is still the test's, moved here directly as time would pass.
+        let server = try TestServer(manualClock: false)
+        try await server.run { client in
+            _ = try await client.send(.put, "/v1/users/ana", berlin)
+            server.clock.advance(by: 3 * 3_600)
+            // The loop wakes at least every second; give it five.
+            for _ in 0..<50 where server.transport.performed.withLock({ $0.isEmpty }) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let performed = server.transport.performed.withLock { $0 }
+            #expect(performed.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" && $0.channel == "push" })
+            #expect(performed.allSatisfy { $0.dueAt <= server.clock.now() })
+            #expect(try server.store.outboxDepth() > 0)  // later rows stay pending
+        }
+    }
+
     @Test(arguments: [#"{"advanceSeconds": -5}"#, #"{"advanceSeconds": 99999999}"#])
     func theAdminClockRefusesABadAdvance(body: String) async throws {
         let server = try TestServer()
