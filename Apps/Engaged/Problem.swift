@@ -20,7 +20,10 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
     static let mediaType = "application/problem+json"
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        JSONBody.response(status, self, contentType: Self.mediaType)
+        var response = JSONBody.response(status, self, contentType: Self.mediaType)
+        // RFC 6750: a 401 says which scheme to use.
+        if status == .unauthorized { response.headers[.wwwAuthenticate] = "Bearer" }
+        return response
     }
 
     enum CodingKeys: String, CodingKey { case type, title, status, detail, field }

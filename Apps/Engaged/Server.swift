@@ -61,8 +61,10 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let header = request.headers[.authorization] else {
             throw Problem.unauthorized("missing Authorization header; send Authorization: Bearer <api key>")
         }
-        let prefix = "Bearer "
-        guard header.hasPrefix(prefix), Self.constantTimeEqual(Array(header.utf8.dropFirst(prefix.utf8.count)), apiKey)
+        // The scheme is case-insensitive (RFC 9110 section 11.1); the key is compared exactly.
+        let bytes = Array(header.utf8)
+        guard bytes.count > 7, String(decoding: bytes[..<7], as: UTF8.self).lowercased() == "bearer ",
+            Self.constantTimeEqual(Array(bytes[7...]), apiKey)
         else {
             throw Problem.unauthorized("the API key is not valid")
         }

@@ -28,6 +28,7 @@ struct RouteTests {
         try await server.run { client in
             let response = try await client.send(.put, "/v1/users/ana", berlin, headers: headers(key: key))
             response.expectProblem(401, "unauthorized", detailContains: key == nil ? "Authorization" : "not valid")
+            #expect(response.headers[.wwwAuthenticate] == "Bearer")
             // Refused before anything ran: the user does not exist.
             #expect(try server.store.profile(id: "ana") == nil)
         }
@@ -39,6 +40,16 @@ struct RouteTests {
             fields[.authorization] = "Basic \(TestServer.apiKey)"
             let response = try await client.send(.get, "/v1/users/ana/schedule", headers: fields)
             response.expectProblem(401, "unauthorized")
+        }
+    }
+
+    @Test func theBearerSchemeIsCaseInsensitive() async throws {
+        try await TestServer().run { client in
+            var fields = headers(key: nil)
+            fields[.authorization] = "bearer \(TestServer.apiKey)"
+            let response = try await client.send(.put, "/v1/users/ana", berlin, headers: fields)
+            #expect(response.status == .created)
+            #expect(response.json["id"] as? String == "ana")
         }
     }
 
