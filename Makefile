@@ -5,7 +5,7 @@ SEED ?=
 ARGS ?=
 SEED_FLAG := $(if $(SEED),--seed $(SEED),)
 
-.PHONY: help setup build test simulate smoke bench lint format clean
+.PHONY: help setup build test simulate smoke bench serve lint format clean
 
 help:
 	@echo "make setup      install what a fresh machine needs (SQLite headers), resolve packages"
@@ -14,6 +14,9 @@ help:
 	@echo "make simulate   release build, then the default scenario (SCENARIO=smoke SEED=42 ARGS='--users 500')"
 	@echo "make bench      release build: engine micro-benchmarks, SQLite store figures, the smoke simulation's budgets"
 	@echo "                (BENCH_STORE_USERS=10000 BENCH_STORE_WEEKS=8 for the full store benchmark)"
+	@echo "make serve      debug build, then the engaged server on 127.0.0.1:8080 with its data in .engaged/"
+	@echo "                (a development API key is generated and printed when ENGAGED_API_KEY is unset;"
+	@echo "                 ARGS='--manual-clock 2027-03-01T06:00:00Z' for a clock moved by POST /v1/admin/clock)"
 	@echo "make lint       sans-I/O greps over Modules/ and swift format lint"
 	@echo "make format     swift format in place"
 
@@ -45,6 +48,26 @@ bench:
 	rm -f .simulate/bench-store.sqlite* && mkdir -p .simulate
 	./.build/release/store-crash-writer --bench .simulate/bench-store.sqlite --users $(or $(BENCH_STORE_USERS),1000) --weeks $(or $(BENCH_STORE_WEEKS),2)
 	./.build/release/simulate --scenario smoke --no-events --out .simulate/bench-smoke
+
+# The server on the embedded default. Missing secrets are generated for development only and
+# said so; a deployment sets ENGAGED_API_KEY and ENGAGED_USER_TOKEN_SECRET itself.
+serve:
+	$(SWIFT) build --product engaged
+	@mkdir -p .engaged
+	@key="$${ENGAGED_API_KEY:-}"; secret="$${ENGAGED_USER_TOKEN_SECRET:-}"; \
+	if [ -z "$$key" ]; then \
+		key="dev-$$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"; \
+		echo "================================================================"; \
+		echo " DEVELOPMENT API KEY (ENGAGED_API_KEY is unset; not for production)"; \
+		echo "   export ENGAGED_API_KEY=$$key"; \
+		echo "================================================================"; \
+	fi; \
+	if [ -z "$$secret" ]; then \
+		secret="dev-$$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"; \
+		echo "development user-token secret generated (ENGAGED_USER_TOKEN_SECRET is unset)"; \
+	fi; \
+	ENGAGED_API_KEY="$$key" ENGAGED_USER_TOKEN_SECRET="$$secret" \
+		exec "$$($(SWIFT) build --show-bin-path)/engaged" serve --data-dir .engaged --port 8080 --host 127.0.0.1 $(ARGS)
 
 # DESIGN.md section 2: the core reads no clock, draws no ambient randomness, never sleeps.
 lint:

@@ -15,6 +15,11 @@ let swiftSettings: [SwiftSetting] = [
 
 let swiftLog = Target.Dependency.product(name: "Logging", package: "swift-log")
 let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
+// The server's dependencies: only `engaged` and its tests use them; the engine modules never do.
+let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
+let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 
 // MARK: - Targets
 
@@ -41,11 +46,15 @@ let package = Package(
     name: "EngagementEngine",
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: libraries.map { .library(name: $0, targets: [$0]) } + [
-        .executable(name: "simulate", targets: ["simulate"])
+        .executable(name: "simulate", targets: ["simulate"]),
+        .executable(name: "engaged", targets: ["engaged"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: module("Models")
         + module("Storage", dependencies: ["Models", grdb])
@@ -75,6 +84,22 @@ let package = Package(
                 name: "simulate", dependencies: ["Simulation", "Models", "Engagement", swiftLog],
                 path: "Apps/Simulator",
                 swiftSettings: swiftSettings),
+            // The server: a thin HTTP shell over the runtime (DESIGN.md section 8). Its routes and
+            // command live in the executable target; the tests import it with @testable.
+            .executableTarget(
+                name: "engaged",
+                dependencies: [
+                    "Runtime", "Engagement", "Storage", "Models", "Content", hummingbird, argumentParser,
+                    serviceLifecycle, swiftLog,
+                ],
+                path: "Apps/Engaged", swiftSettings: swiftSettings),
+            .testTarget(
+                name: "EngagedTests",
+                dependencies: [
+                    "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", hummingbird,
+                    hummingbirdTesting, argumentParser, swiftLog,
+                ],
+                path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "store-crash-writer", dependencies: ["Storage", "Models"], path: "Apps/StoreCrashWriter",
                 swiftSettings: swiftSettings),

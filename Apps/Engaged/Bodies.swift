@@ -1,0 +1,213 @@
+import Engagement
+import Foundation
+import Models
+
+// The JSON shapes of the API (openapi.yaml describes the same). Requests refuse unknown keys;
+// values the engine has types for decode through the engine's own Codable conformances, so the
+// server validates exactly as the engine does and names the same fields.
+
+/// `PUT /v1/users/{id}`: the whole user (a PUT replaces it: an absent field takes its default).
+struct UserBody: Decodable {
+    var timeZone: String
+    var displayName: String
+    var motivationalStyle: MotivationalStyle
+    var absenceResponse: AbsenceResponse
+    var preferredTimes: [LocalTimeOfDay]
+    var privacyLevel: PrivacyLevel
+    var preferences: NotificationPreferences
+
+    static let keys: Set<String> = [
+        "timeZone", "displayName", "motivationalStyle", "absenceResponse", "preferredTimes", "privacyLevel",
+        "preferences",
+    ]
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        try c.rejectKeys(outside: Self.keys, at: decoder.codingPath)
+        timeZone = try c.decode("timeZone")
+        guard ZoneRules.isValidIdentifier(timeZone) else {
+            throw invalidValue(decoder.codingPath, "timeZone", "unknown IANA time zone \"\(timeZone)\"")
+        }
+        // The defaults are UserProfile's.
+        let defaults = UserProfile(id: "", displayName: "", timeZone: timeZone)
+        displayName = try c.decodeIfPresent("displayName") ?? ""
+        guard displayName.count <= 200 else {
+            throw invalidValue(decoder.codingPath, "displayName", "at most 200 characters")
+        }
+        motivationalStyle = try c.decodeIfPresent("motivationalStyle") ?? defaults.motivationalStyle
+        absenceResponse = try c.decodeIfPresent("absenceResponse") ?? defaults.communication.absenceResponse
+        preferredTimes = try c.decodeIfPresent("preferredTimes") ?? defaults.communication.preferredTimes
+        privacyLevel = try c.decodeIfPresent("privacyLevel") ?? defaults.privacyLevel
+        preferences = try c.decodeIfPresent("preferences") ?? defaults.preferences
+    }
+
+    func profile(id: String) -> UserProfile {
+        UserProfile(
+            id: id, displayName: displayName, timeZone: timeZone, motivationalStyle: motivationalStyle,
+            communication: CommunicationPreferences(absenceResponse: absenceResponse, preferredTimes: preferredTimes),
+            privacyLevel: privacyLevel, preferences: preferences)
+    }
+}
+
+/// The answer of `PUT /v1/users/{id}`: the user as stored, in the shape of the request.
+struct UserView: Encodable {
+    var id: String
+    var created: Bool
+    var timeZone: String
+    var displayName: String
+    var motivationalStyle: MotivationalStyle
+    var absenceResponse: AbsenceResponse
+    var preferredTimes: [LocalTimeOfDay]
+    var privacyLevel: PrivacyLevel
+    var preferences: NotificationPreferences
+
+    init(_ profile: UserProfile, created: Bool) {
+        id = profile.id
+        self.created = created
+        timeZone = profile.timeZone
+        displayName = profile.displayName
+        motivationalStyle = profile.motivationalStyle
+        absenceResponse = profile.communication.absenceResponse
+        preferredTimes = profile.communication.preferredTimes
+        privacyLevel = profile.privacyLevel
+        preferences = profile.preferences
+    }
+}
+
+/// `POST /v1/users/{id}/events`: `{"type": <engine input name>, ...fields of that type}`.
+struct EventBody: Decodable {
+    var input: EngineInput
+
+    /// The fields each type takes besides `type`.
+    static let fields: [String: Set<String>] = [
+        "appOpened": ["sessionSeconds"],
+        "workoutCompleted": ["durationMinutes"],
+        "mealLogged": ["meal"],
+        "moodLogged": [],
+        "energyLogged": [],
+        "coachChat": [],
+        "checkInCompleted": [],
+        "notificationResponse": ["requestID", "actionIdentifier"],
+        "socialEvent": ["id", "kind", "actorName", "topic", "isMutualFriend"],
+    ]
+
+    init(from decoder: any Decoder) throws {
+        let path = decoder.codingPath
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        let type: String = try c.decode("type")
+        guard let fields = Self.fields[type] else {
+            throw Problem.badRequest(
+                "type: unknown event type \"\(type)\"; expected one of \(Self.fields.keys.sorted().joined(separator: ", "))",
+                field: Problem.fieldPath(path + [AnyKey("type")]))
+        }
+        try c.rejectKeys(outside: fields.union(["type"]), at: path)
+        switch type {
+        case "appOpened":
+            let seconds = try c.integer("sessionSeconds", in: 0...86_400, at: path) ?? 0
+            input = .activity(.appOpened(sessionSeconds: seconds))
+        case "workoutCompleted":
+            guard let minutes = try c.integer("durationMinutes", in: 0...1_440, at: path) else {
+                throw DecodingError.keyNotFound(
+                    AnyKey("durationMinutes"), DecodingError.Context(codingPath: path, debugDescription: "required"))
+            }
+            input = .activity(.workoutCompleted(durationMinutes: minutes))
+        case "mealLogged": input = .activity(.mealLogged(try c.decode("meal")))
+        case "moodLogged": input = .activity(.moodLogged)
+        case "energyLogged": input = .activity(.energyLogged)
+        case "coachChat": input = .activity(.coachChat)
+        case "checkInCompleted": input = .activity(.checkInCompleted)
+        case "notificationResponse":
+            let requestID: String = try c.decode("requestID")
+            let identifier: String = try c.decode("actionIdentifier")
+            // The kind comes from the request identifier the engine made, as on a device.
+            let occurrence: OccurrenceID
+            do {
+                occurrence = try OccurrenceID(parsing: requestID)
+            } catch {
+                throw invalidValue(path, "requestID", "not a request identifier of the engine: \(error.problem)")
+            }
+            if let action = NotificationActionID(rawValue: identifier) {
+                input = .notificationResponse(requestID: requestID, kind: occurrence.kind, action: action)
+            } else {
+                input = .unrecognizedResponse(
+                    requestID: requestID, kind: occurrence.kind, actionIdentifier: identifier)
+            }
+        default:  // socialEvent
+            let kind: NotificationKind = try c.decode("kind")
+            guard kind.isSocial else {
+                throw invalidValue(path, "kind", "\(kind.rawValue) is not a social kind")
+            }
+            input = .socialEvent(
+                SocialEvent(
+                    id: try c.decode("id"), kind: kind, actorName: try c.decode("actorName"),
+                    topic: try c.decode("topic"), isMutualFriend: try c.decodeIfPresent("isMutualFriend") ?? false))
+        }
+    }
+}
+
+/// The answer of `POST /v1/users/{id}/events`.
+struct EventAccepted: Encodable {
+    var effects: Int
+}
+
+/// `GET /v1/users/{id}/schedule`: what the engine has planned, soonest first.
+struct ScheduleView: Encodable {
+    struct Item: Encodable {
+        /// The request identifier (`mealReminder.2027-03-01.lunch`).
+        var id: String
+        var kind: String
+        /// The channel the server delivers it on (the inbox keeps a copy); per-kind routing comes
+        /// with the channels issue.
+        var channel: String
+        /// ISO 8601 UTC.
+        var fireAt: String
+        /// ISO 8601 in the user's zone with its offset.
+        var localTime: String
+    }
+
+    var items: [Item]
+    /// Always null: the whole plan fits one page (at most the 64 pending requests).
+    var nextCursor: String?
+    var timeZone: String
+
+    init(_ engine: UserEngine) {
+        let zone = engine.zone
+        items = zip(engine.plannedRequestIDs, engine.plannedFireTimes).map { id, fireAt in
+            Item(
+                id: id, kind: OccurrenceID(requestID: id)?.kind.rawValue ?? "unknown", channel: "push",
+                fireAt: fireAt.iso8601, localTime: zone.formatted(fireAt))
+        }
+        nextCursor = nil
+        timeZone = zone.identifier
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: AnyKey.self)
+        try c.encode(items, forKey: AnyKey("items"))
+        try c.encode(nextCursor, forKey: AnyKey("nextCursor"))  // null, not absent
+        try c.encode(timeZone, forKey: AnyKey("timeZone"))
+    }
+}
+
+/// `POST /v1/admin/clock`.
+struct ClockBody: Decodable {
+    /// A month at most: the server walks through every due instant on the way.
+    static let maxSeconds = 31 * 86_400
+    var advanceSeconds: Int
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: AnyKey.self)
+        try c.rejectKeys(outside: ["advanceSeconds"], at: decoder.codingPath)
+        guard let seconds = try c.integer("advanceSeconds", in: 0...Self.maxSeconds, at: decoder.codingPath) else {
+            throw DecodingError.keyNotFound(
+                AnyKey("advanceSeconds"),
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "required"))
+        }
+        advanceSeconds = seconds
+    }
+}
+
+struct ClockAdvanced: Encodable {
+    var now: String
+    var dispatched: Int
+}

@@ -1,0 +1,103 @@
+// `engaged`: the server, and its composition root. It picks the SQLite store, the clock (the
+// system's, or a manual one for end-to-end runs), the templates and the transport, and hands
+// them to the runtime and the routes. Exit status: 0 after a graceful shutdown (SIGTERM,
+// SIGINT), 64 bad usage, 66 the bundled templates do not load, 74 the store cannot be opened,
+// 78 the API key or the user-token secret is not set.
+import ArgumentParser
+import Content
+import Foundation
+import Hummingbird
+import Logging
+import Models
+import Runtime
+import Storage
+
+@main
+struct Engaged: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "engaged", abstract: "The EngagementEngine server: an HTTP API over the engine's runtime.",
+        subcommands: [Serve.self])
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the API on an embedded SQLite store.",
+        discussion: """
+            The API key comes from ENGAGED_API_KEY, the user-token secret from ENGAGED_USER_TOKEN_SECRET; \
+            without them the server refuses to start (exit 78).
+            """)
+
+    @Option(name: .customLong("data-dir"), help: "Folder of the store (engaged.sqlite); created when missing.")
+    var dataDirectory: String
+
+    @Option(help: "Port to listen on (0: any free port).")
+    var port: Int
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(
+        name: .customLong("manual-clock"),
+        help: "Start a clock at this ISO 8601 instant that moves only through POST /v1/admin/clock (for tests).")
+    var manualClock: String?
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
+        guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
+        guard !dataDirectory.isEmpty else { throw ValidationError("--data-dir must not be empty") }
+        if let manualClock, Instant(iso8601: manualClock) == nil {
+            throw ValidationError("--manual-clock must be an ISO 8601 instant such as 2027-03-01T06:00:00Z")
+        }
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let apiKey = environment["ENGAGED_API_KEY"], !apiKey.isEmpty else {
+            throw Self.fail(
+                "ENGAGED_API_KEY is not set: it is the API key backends send as Authorization: Bearer <key>")
+        }
+        guard let secret = environment["ENGAGED_USER_TOKEN_SECRET"], !secret.isEmpty else {
+            throw Self.fail("ENGAGED_USER_TOKEN_SECRET is not set: it signs the user tokens of the inbox routes")
+        }
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "engaged")
+        logger.logLevel = .info
+
+        let store: SQLiteEngagementStore
+        do {
+            try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+            store = try SQLiteEngagementStore(path: dataDirectory + "/engaged.sqlite")
+        } catch {
+            throw Self.fail("the store in \(dataDirectory) cannot be opened: \(error)", status: 74)
+        }
+        let templates: TemplateCatalog
+        do {
+            templates = try TemplateCatalog.bundled()
+        } catch {
+            throw Self.fail("the bundled templates do not load: \(error)", status: 66)
+        }
+        let manual = manualClock.flatMap(Instant.init(iso8601:)).map(ManualClock.init)
+        let clock: any RuntimeClock = manual ?? SystemClock()
+        let runtime = EngineRuntime(store: store, clock: clock, content: ContentGenerator(catalog: templates))
+        let app = EngagedServer.application(
+            ServerEnvironment(
+                runtime: runtime, apiKey: apiKey, manualClock: manual, transport: LoggingTransport(logger: logger),
+                logger: logger),
+            clock: clock, host: host, port: port)
+        logger.info(
+            "starting",
+            metadata: [
+                "dataDir": "\(dataDirectory)", "host": "\(host)", "port": "\(port)",
+                "clock": "\(manual.map { "manual at \($0.now().iso8601)" } ?? "system")",
+            ])
+        try await app.runService()
+        // In-flight requests have finished; fold the write-ahead log into the database.
+        do { try store.checkpoint() } catch { logger.warning("checkpoint failed", metadata: ["error": "\(error)"]) }
+        logger.info("stopped")
+    }
+
+    static func fail(_ message: String, status: Int32 = 78) -> ExitCode {
+        FileHandle.standardError.write(Data("engaged: \(message)\n".utf8))
+        return ExitCode(status)
+    }
+}

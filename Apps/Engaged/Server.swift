@@ -1,0 +1,187 @@
+import Content
+import Engagement
+import Foundation
+import Hummingbird
+import Logging
+import Models
+import Runtime
+import ServiceLifecycle
+
+/// What the server runs on, chosen by the composition root (`engaged serve`, or a test).
+struct ServerEnvironment: Sendable {
+    var runtime: EngineRuntime
+    /// The backends' key for `/v1`.
+    var apiKey: String
+    /// Set with `--manual-clock`: the clock moves only through `POST /v1/admin/clock`, which then
+    /// runs the due work. Without it the due-work loop runs on the runtime's (system) clock.
+    var manualClock: ManualClock?
+    var transport: any ChannelTransport
+    var logger: Logger
+    var idempotency = IdempotencyCache()
+}
+
+enum EngagedServer {
+    /// The application: routes, and the due-work loop when the clock is the system's.
+    static func application(
+        _ environment: ServerEnvironment, clock: any RuntimeClock, host: String, port: Int
+    ) -> some ApplicationProtocol {
+        let dispatcher = Dispatcher(
+            runtime: environment.runtime, transport: environment.transport, logger: environment.logger)
+        var services: [any Service] = []
+        if environment.manualClock == nil { services.append(DueWorkLoop(dispatcher: dispatcher, clock: clock)) }
+        return Application(
+            router: router(environment, dispatcher: dispatcher),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "engaged"),
+            services: services, logger: environment.logger)
+    }
+
+    static func router(_ environment: ServerEnvironment, dispatcher: Dispatcher) -> Router<BasicRequestContext> {
+        let routes = Routes(environment: environment, dispatcher: dispatcher)
+        let router = Router()
+        // First, so that every error below it, the router's own 404 included, is a problem body.
+        router.add(middleware: ProblemMiddleware())
+        router.add(middleware: LogRequestsMiddleware(.info))  // no headers: keys and tokens stay out of logs
+        router.get("healthz") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
+        let v1 = router.group("v1").add(middleware: APIKeyMiddleware(apiKey: environment.apiKey))
+        v1.put("users/:id", use: routes.putUser)
+        v1.post("users/:id/events", use: routes.postEvent)
+        v1.get("users/:id/schedule", use: routes.schedule)
+        v1.post("admin/clock", use: routes.advanceClock)
+        return router
+    }
+}
+
+/// `Authorization: Bearer <api key>`, compared in constant time; 401 otherwise.
+struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
+    let apiKey: String
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let header = request.headers[.authorization] else {
+            throw Problem.unauthorized("missing Authorization header; send Authorization: Bearer <api key>")
+        }
+        // The scheme is case-insensitive (RFC 9110 section 11.1); the key is compared exactly.
+        let bytes = Array(header.utf8)
+        guard bytes.count > 7, String(decoding: bytes[..<7], as: UTF8.self).lowercased() == "bearer ",
+            Self.constantTimeEqual(Array(bytes[7...]), apiKey)
+        else {
+            throw Problem.unauthorized("the API key is not valid")
+        }
+        return try await next(request, context)
+    }
+
+    /// Compares without an early exit, so the time taken does not tell how much of a guess matched.
+    static func constantTimeEqual(_ given: [UInt8], _ expected: String) -> Bool {
+        let expected = Array(expected.utf8)
+        var difference = UInt8(truncatingIfNeeded: given.count ^ expected.count)
+        for index in 0..<expected.count {
+            difference |= expected[index] ^ (index < given.count ? given[index] : 0)
+        }
+        return difference == 0 && given.count == expected.count
+    }
+}
+
+/// The handlers of `/v1`.
+struct Routes: Sendable {
+    let environment: ServerEnvironment
+    let dispatcher: Dispatcher
+
+    var runtime: EngineRuntime { environment.runtime }
+
+    /// The user id of the path: 1 to 64 of `A-Z a-z 0-9 _ . -`.
+    static func userID(_ context: some RequestContext) throws(Problem) -> String {
+        let id = context.parameters.get("id") ?? ""
+        let allowed = id.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }
+        guard !id.isEmpty, id.utf8.count <= 64, allowed else {
+            throw Problem.badRequest("a user id is 1 to 64 characters of A-Z, a-z, 0-9, _, . and -", field: "id")
+        }
+        return id
+    }
+
+    @Sendable func putUser(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let id = try Self.userID(context)
+        let body = try JSONBody.decode(UserBody.self, from: try await JSONBody.read(request))
+        let profile = body.profile(id: id)
+        let created = try await perform { try await runtime.putUser(profile) }
+        return JSONBody.response(created ? .created : .ok, UserView(profile, created: created))
+    }
+
+    @Sendable func postEvent(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let id = try Self.userID(context)
+        let bytes = try await JSONBody.read(request)
+        guard let key = request.headers.first(where: { $0.name.canonicalName == "idempotency-key" })?.value else {
+            return try await applyEvent(bytes, to: id).response
+        }
+        guard (1...255).contains(key.utf8.count) else {
+            throw Problem.badRequest("Idempotency-Key is 1 to 255 characters", field: "Idempotency-Key")
+        }
+        switch await environment.idempotency.begin(userID: id, key: key, body: bytes) {
+        case .replay(let answer):
+            return JSONBody.response(answer.status, bytes: answer.body)
+        case .conflict(let detail):
+            throw Problem.conflict(detail)
+        case .fresh:
+            let answer: IdempotencyCache.Answer
+            do {
+                answer = try await applyEvent(bytes, to: id)
+            } catch {
+                let problem = Problem.from(error, logger: context.logger)
+                await environment.idempotency.finish(
+                    userID: id, key: key, answer: .init(status: problem.status, body: []))
+                throw problem
+            }
+            await environment.idempotency.finish(userID: id, key: key, answer: answer)
+            return answer.response
+        }
+    }
+
+    private func applyEvent(_ bytes: [UInt8], to id: String) async throws -> IdempotencyCache.Answer {
+        let input = try JSONBody.decode(EventBody.self, from: bytes).input
+        let effects = try await perform { try await runtime.apply(input, to: id) }
+        return .init(status: .accepted, body: JSONBody.encode(EventAccepted(effects: effects.count)))
+    }
+
+    @Sendable func schedule(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let id = try Self.userID(context)
+        guard let engine = try await perform({ try await runtime.engine(of: id) }) else {
+            throw Problem.notFound("no user \"\(id)\"")
+        }
+        return JSONBody.response(.ok, ScheduleView(engine))
+    }
+
+    @Sendable func advanceClock(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        guard let clock = environment.manualClock else {
+            throw Problem.notFound("the clock is the system's; this route exists only with --manual-clock")
+        }
+        let body = try JSONBody.decode(ClockBody.self, from: try await JSONBody.read(request))
+        let dispatched = await dispatcher.advance(clock, bySeconds: Int64(body.advanceSeconds))
+        return JSONBody.response(.ok, ClockAdvanced(now: clock.now().iso8601, dispatched: dispatched))
+    }
+
+    /// Runs a runtime call, turning its refusals into problems (nothing of a refused input was
+    /// committed, so a rejected request changes nothing).
+    private func perform<T: Sendable>(_ call: () async throws -> T) async throws -> T {
+        do {
+            return try await call()
+        } catch let error as RuntimeError {
+            switch error {
+            case .unknownUser(let id): throw Problem.notFound("no user \"\(id)\"")
+            case .unknownTimeZone(let zone):
+                throw Problem.invalidField("timeZone", "unknown IANA time zone \"\(zone)\"")
+            case .store, .snapshot:
+                environment.logger.error("runtime failure", metadata: ["error": "\(error)"])
+                throw Problem.internalError("the server failed to answer; the request may be retried")
+            }
+        }
+    }
+}
+
+extension IdempotencyCache.Answer {
+    var response: Response { JSONBody.response(status, bytes: body) }
+}
