@@ -62,9 +62,14 @@ let package = Package(
         + module("LiveActivity", dependencies: ["Models"])
         + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
         + module("Delivery", dependencies: ["Models"])
-        + module("Engagement", dependencies: ["Models", "Scheduling", "Content"])
-        + module("Runtime", dependencies: ["Models", "Scheduling", "Engagement", "Storage", "Content"])
+        + module("Engagement", dependencies: ["Models", "Scheduling", "Content"], testDependencies: ["TestSupport"])
+        + module(
+            "Runtime", dependencies: ["Models", "Scheduling", "Engagement", "Storage", "Content"],
+            testDependencies: ["TestSupport"])
         + [
+            // What several test targets share (the bundled templates); tests only.
+            .target(
+                name: "TestSupport", dependencies: ["Content"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
             .target(
                 name: "Simulation",
                 dependencies: [
@@ -73,7 +78,9 @@ let package = Package(
                 path: "Simulation", exclude: ["Scenarios"], swiftSettings: swiftSettings),
             .testTarget(
                 name: "SimulationTests",
-                dependencies: ["Simulation", "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage"],
+                dependencies: [
+                    "Simulation", "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", "TestSupport",
+                ],
                 path: "Tests/SimulationTests", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "bench",
@@ -96,7 +103,7 @@ let package = Package(
             .testTarget(
                 name: "EngagedTests",
                 dependencies: [
-                    "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", hummingbird,
+                    "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", hummingbird,
                     hummingbirdTesting, argumentParser, swiftLog,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),

@@ -64,13 +64,12 @@ public actor EngineRuntime {
         if var engine = try loadEngine(profile.id) {
             var effects: [Effect] = []
             let now = clock.now()
-            let zoneChanged = engine.profile.timeZone != profile.timeZone
-            if zoneChanged { effects += engine.handle(.timeZoneChanged(zone), at: now) }
+            if engine.profile.timeZone != profile.timeZone { effects += engine.handle(.timeZoneChanged(zone), at: now) }
             if engine.profile.preferences != profile.preferences {
                 effects += engine.handle(.preferencesChanged(profile.preferences), at: now)
             }
             if engine.profile != profile { effects += engine.handle(.profileChanged(profile), at: now) }
-            try commit(engine, input: nil, effects: effects, profile: profile, at: now, zoneChanged: zoneChanged)
+            try commit(engine, input: nil, effects: effects, profile: profile, at: now)
             return false
         }
         let now = clock.now()
@@ -89,11 +88,8 @@ public actor EngineRuntime {
         let now = clock.now()
         let before = engine.profile
         let effects = engine.handle(input, at: now)
-        var zoneChanged = false
-        if case .timeZoneChanged = input { zoneChanged = true }
         try commit(
-            engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now,
-            zoneChanged: zoneChanged)
+            engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now)
         return effects
     }
 
@@ -162,19 +158,13 @@ public actor EngineRuntime {
     }
 
     private func commit(
-        _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant,
-        zoneChanged: Bool = false
+        _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant
     ) throws(RuntimeError) {
-        var batch = input.map { StepRecords.batch(for: $0, effects: effects, engine: engine, at: now) } ?? StoreBatch()
-        if input == nil {
-            for effect in effects {
-                if case .trace(let entry) = effect {
-                    batch.ledgerEntries.append(StepRecords.ledgerEntry(userID: engine.profile.id, entry, at: now))
-                }
-            }
-        }
+        var batch = StepRecords.batch(for: input, effects: effects, engine: engine, at: now)
         if let profile { batch.profiles.append(profile) }
         var outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
+        // The cached engine is the state before this step (it is replaced only after the commit).
+        let zoneChanged = engines[engine.profile.id].map { $0.zone.identifier != engine.zone.identifier } ?? false
         do {
             if zoneChanged { outbox.rows += try movedRows(of: engine, besides: outbox, at: now) }
             try store.commit(
@@ -219,17 +209,13 @@ public actor EngineRuntime {
             throw .store(error)
         }
         guard let profile, let bytes else { return nil }
+        let zone = try zoneRules(profile.timeZone)
         let engine: UserEngine
         do {
             engine = try UserEngine(
-                restoring: bytes, profile: profile, zone: try zoneRules(profile.timeZone),
-                configuration: configuration, content: content)
-        } catch let error as SnapshotError {
-            throw .snapshot(userID: userID, error)
-        } catch let error as RuntimeError {
-            throw error
+                restoring: bytes, profile: profile, zone: zone, configuration: configuration, content: content)
         } catch {
-            throw .unknownUser(userID)
+            throw .snapshot(userID: userID, error)
         }
         engines[userID] = engine
         return engine

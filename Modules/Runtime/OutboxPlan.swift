@@ -25,12 +25,12 @@ public enum OutboxPlan {
         cancelled: [String], rows: [OutboxRow]
     ) {
         var cancelled: [String] = []
-        var rows: [String: OutboxRow] = [:]
-        var order: [String] = []
+        var rows: [OutboxRow] = []
+        /// A later row replaces an earlier one of the same request and channel (a step that
+        /// schedules a request twice keeps the last).
         func add(_ row: OutboxRow) {
-            let slot = row.requestID + "\u{1F}" + row.channel
-            if rows[slot] == nil { order.append(slot) }
-            rows[slot] = row
+            rows.removeAll { $0.requestID == row.requestID && $0.channel == row.channel }
+            rows.append(row)
         }
         for effect in effects {
             switch effect {
@@ -44,13 +44,8 @@ public enum OutboxPlan {
                 }
             case .cancel(let ids):
                 cancelled += ids
-                for id in ids {
-                    for channel in notificationChannels {
-                        if rows.removeValue(forKey: id + "\u{1F}" + channel) != nil {
-                            order.removeAll { $0 == id + "\u{1F}" + channel }
-                        }
-                    }
-                }
+                let withdrawn = Set(ids)
+                rows.removeAll { $0.channel != jobChannel && withdrawn.contains($0.requestID) }
             case .submitBackgroundTask(let task):
                 let job = task.identifier
                 let dueAt = task.earliestBegin ?? now
@@ -62,7 +57,7 @@ public enum OutboxPlan {
                 break
             }
         }
-        return (cancelled, order.compactMap { rows[$0] })
+        return (cancelled, rows)
     }
 
     private static func json(_ request: NotificationRequest) -> String {

@@ -4,10 +4,11 @@ public import Storage
 
 /// The history one engine step adds to the store: the input if it is an activity, a ledger
 /// transition per traced decision, the user's lapse state after a background run. Both shells
-/// (the simulator's store writer and the runtime) record steps through this one mapping.
+/// (the simulator's store writer and the runtime) record steps through this one mapping. A step
+/// without an input of its own (the runtime applying a changed profile) records its traces only.
 public enum StepRecords {
     public static func batch(
-        for input: EngineInput, effects: [Effect], engine: UserEngine, at now: Instant
+        for input: EngineInput?, effects: [Effect], engine: UserEngine, at now: Instant
     ) -> StoreBatch {
         var batch = StoreBatch()
         let userID = engine.profile.id

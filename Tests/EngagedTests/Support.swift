@@ -7,17 +7,10 @@ import Models
 import Runtime
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import engaged
-
-let bundledContent: ContentGenerator = {
-    do {
-        return ContentGenerator(catalog: try TemplateCatalog.bundled())
-    } catch {
-        fatalError("the bundled templates do not load: \(error)")
-    }
-}()
 
 /// A transport that records what it performed.
 final class RecordingTransport: ChannelTransport {

@@ -1,16 +1,8 @@
 import Content
 import Models
+import TestSupport
 
 @testable import Engagement
-
-/// The bundled templates, loaded once for the engine tests (the apps load them at their composition roots).
-let bundledContent: ContentGenerator = {
-    do {
-        return ContentGenerator(catalog: try TemplateCatalog.bundled())
-    } catch {
-        fatalError("the bundled templates do not load: \(error)")
-    }
-}()
 
 extension UserEngine {
     /// An engine writing copy from the bundled templates.

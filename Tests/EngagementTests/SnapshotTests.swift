@@ -1,6 +1,7 @@
 import Content
 import Models
 import Scheduling
+import TestSupport
 import Testing
 
 @testable import Engagement

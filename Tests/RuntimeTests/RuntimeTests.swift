@@ -5,17 +5,10 @@ import Models
 import Scheduling
 import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Runtime
-
-let bundledContent: ContentGenerator = {
-    do {
-        return ContentGenerator(catalog: try TemplateCatalog.bundled())
-    } catch {
-        fatalError("the bundled templates do not load: \(error)")
-    }
-}()
 
 /// A transport that records what it performed, and can be told to fail.
 final class RecordingTransport: ChannelTransport {

@@ -1,5 +1,6 @@
 import Foundation
 import Models
+import TestSupport
 import Testing
 
 @testable import Simulation
@@ -10,7 +11,7 @@ import Testing
         scenario.seed = seed
         scenario.threads = threads
         scenario.users = users
-        return try Simulator.run(RunOptions(scenario: scenario, templates: testTemplates, outputDirectory: nil))
+        return try Simulator.run(RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
     }
 
     @Test func theSameSeedGivesTheSameDigestOnOneAndTwoThreads() throws {
@@ -36,12 +37,12 @@ import Testing
         scenario.users = 25
         let folder = NSTemporaryDirectory() + "engagement-store-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let none = try Simulator.run(RunOptions(scenario: scenario, templates: testTemplates, outputDirectory: nil))
+        let none = try Simulator.run(RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
         let memory = try Simulator.run(
-            RunOptions(scenario: scenario, templates: testTemplates, outputDirectory: nil, store: .memory))
+            RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil, store: .memory))
         let sqlite = try Simulator.run(
             RunOptions(
-                scenario: scenario, templates: testTemplates, outputDirectory: folder, writeEvents: false,
+                scenario: scenario, templates: bundledTemplates, outputDirectory: folder, writeEvents: false,
                 store: .sqlite))
         #expect(memory.digest == none.digest)
         #expect(sqlite.digest == none.digest)
@@ -54,7 +55,7 @@ import Testing
         scenario.threads = 2
         let folder = NSTemporaryDirectory() + "engagement-sim-\(getpid())"
         let report = try Simulator.run(
-            RunOptions(scenario: scenario, templates: testTemplates, outputDirectory: folder))
+            RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: folder))
         let population =
             try JSONSerialization.jsonObject(
                 with: Data(contentsOf: URL(fileURLWithPath: folder + "/population.json"))) as! [String: Any]

@@ -1,5 +1,6 @@
 import Models
 import Storage
+import TestSupport
 import Testing
 
 @testable import Simulation
@@ -26,7 +27,7 @@ import Testing
         for name in scenario.timeZones.names { zones[name] = ZoneRules(identifier: name) }
         let shard = try Shard(
             scenario: scenario, zones: zones, userRange: 0..<3, eventsPath: nil, showProgress: false,
-            templates: testTemplates, store: FullStore())
+            templates: bundledTemplates, store: FullStore())
         #expect {
             try shard.run()
         } throws: { error in

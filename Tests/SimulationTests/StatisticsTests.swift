@@ -1,6 +1,7 @@
 import Content
 import Engagement
 import Models
+import TestSupport
 import Testing
 
 @testable import Simulation
@@ -105,7 +106,7 @@ import Testing
     }
 
     @Test func theFallbackReasonIsTheContentModulesRuling() {
-        let content = ContentGenerator(catalog: testTemplates)
+        let content = ContentGenerator(catalog: bundledTemplates)
         let recipient = Recipient(privacyLevel: .public, firstName: "Ana", fullName: "Ana Example")
         let request = CoachRequest(kind: .morningGreeting, style: .encouraging, facts: CopyContext(firstName: "Ana"))
         #expect(
