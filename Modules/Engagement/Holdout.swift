@@ -1,3 +1,5 @@
+import Models
+
 /// The global control group: a share of users, chosen from their id alone, who receive no
 /// re-engagement, so the effect of nudges can be measured (Braze's global control group).
 ///
@@ -18,12 +20,7 @@ public enum Holdout {
 
     /// The id's position in [0, 1): uniform over ids, fixed for an id and salt.
     public static func unitValue(userID: String, salt: UInt64) -> Double {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in userID.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        var z = hash ^ (salt &* 0x9E37_79B9_7F4A_7C15)
+        var z = FNV1a.hash(userID) ^ (salt &* 0x9E37_79B9_7F4A_7C15)
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         z ^= z >> 31

@@ -311,9 +311,7 @@ public struct SimulatedLiveActivityCenter: LiveActivityCenter, Sendable, Equatab
     /// A 32-byte token as 64 hex digits, drawn from a generator seeded with a hash (FNV-1a) of the
     /// identifier and the generation, so the same run always hands out the same tokens.
     static func pushToken(id: String, generation: Int) -> String {
-        var seed: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "\(id)#\(generation)".utf8 { seed = (seed ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededGenerator(seed: FNV1a.hash("\(id)#\(generation)"))
         return (0..<4).map { _ in
             let hex = String(generator.next(), radix: 16)
             return String(repeating: "0", count: 16 - hex.count) + hex

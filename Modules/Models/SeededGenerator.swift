@@ -55,3 +55,21 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
         return weights.lastIndex { $0 > 0 } ?? 0
     }
 }
+
+/// FNV-1a, 64 bits: the one string hash behind every identity-derived value (holdout membership,
+/// template seeds, outbox keys, simulated push tokens). Stable across processes and platforms,
+/// unlike `Hasher`, which is seeded per process.
+public enum FNV1a {
+    public static let offsetBasis: UInt64 = 0xCBF2_9CE4_8422_2325
+    public static let prime: UInt64 = 0x0000_0100_0000_01B3
+
+    /// The hash of `text`'s UTF-8 bytes, starting from `basis`.
+    @inlinable public static func hash(_ text: String, basis: UInt64 = offsetBasis) -> UInt64 {
+        var hash = basis
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= prime
+        }
+        return hash
+    }
+}

@@ -230,14 +230,7 @@ public actor EngineRuntime {
 
     /// The seed of a user's template choices, from the id: the same user gets the same variety
     /// whichever process runs them.
-    static func contentSeed(_ userID: String) -> UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in userID.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
-        }
-        return hash
-    }
+    static func contentSeed(_ userID: String) -> UInt64 { FNV1a.hash(userID) }
 
     /// Forgets the cached engines: the next input restores each from the store (what a
     /// restarted process does).

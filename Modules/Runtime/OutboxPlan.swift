@@ -72,23 +72,14 @@ public enum OutboxPlan {
 public enum OutboxKey {
     public static func make(_ userID: String, _ requestID: String, _ dueAt: Instant, _ channel: String) -> String {
         let text = "\(userID)\u{1F}\(requestID)\u{1F}\(dueAt.secondsSinceEpoch)\u{1F}\(channel)"
-        var high = fnv1a(text, basis: 0xCBF2_9CE4_8422_2325)
-        var low = fnv1a(text, basis: 0x6C62_272E_07BB_0142)
+        var high = FNV1a.hash(text)
+        var low = FNV1a.hash(text, basis: 0x6C62_272E_07BB_0142)
         high = (high & ~0xF000) | 0x8000  // version 8
         low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // variant 10
         let hex = String(high, radix: 16).leftPadded(16) + String(low, radix: 16).leftPadded(16)
         let characters = Array(hex)
         let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }
         return groups.joined(separator: "-")
-    }
-
-    private static func fnv1a(_ text: String, basis: UInt64) -> UInt64 {
-        var hash = basis
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
-        }
-        return hash
     }
 }
 
