@@ -142,8 +142,9 @@ struct Routes: Sendable {
     }
 
     private func applyEvent(_ bytes: [UInt8], to id: String) async throws -> IdempotencyCache.Answer {
-        let input = try JSONBody.decode(EventBody.self, from: bytes).input
-        let effects = try await perform { try await runtime.apply(input, to: id) }
+        let event = try JSONBody.decode(EventBody.self, from: bytes)
+        try event.checkOccurredAt(now: runtime.clock.now())
+        let effects = try await perform { try await runtime.apply(event.input, to: id, occurredAt: event.occurredAt) }
         return .init(status: .accepted, body: JSONBody.encode(EventAccepted(effects: effects.count)))
     }
 
