@@ -28,8 +28,9 @@ struct InMemoryInbox {
     }
 }
 
-/// `InboxStore` in memory (a `RuntimeStore` requirement): every call runs under the store's one lock, so a delivery and the
-/// completion of its row are one step, as they are one transaction in SQLite.
+/// `InboxStore` in memory (a `RuntimeStore` requirement): every call runs under the store's one
+/// lock, so a delivery and the completion of its row are one step, as they are one transaction
+/// in SQLite.
 extension InMemoryEngagementStore {
     @discardableResult
     public func deliverToInbox(_ delivery: InboxDelivery, next: OutboxRow?, at instant: Instant) throws(StoreError)

@@ -55,18 +55,11 @@ extension SQLiteStatements {
         SELECT seq, id, requestID, kind, title, body, deliveredAt, state FROM inboxItem WHERE id = ? AND userID = ?
         """
     static let updateInboxReadThrough = "UPDATE inboxUser SET readThrough = lastSeq WHERE userID = ?"
-
-    /// The inbox's statements with their names, for the query-plan test.
-    static let inbox: [(name: String, sql: String)] = [
-        ("selectInboxUser", selectInboxUser), ("upsertInboxLastSeq", upsertInboxLastSeq),
-        ("insertInboxItem", insertInboxItem), ("selectInboxPage", selectInboxPage),
-        ("selectInboxCounts", selectInboxCounts), ("updateInboxState", updateInboxState),
-        ("selectInboxItem", selectInboxItem), ("updateInboxReadThrough", updateInboxReadThrough),
-    ]
 }
 
-/// `InboxStore` on SQLite (a `RuntimeStore` requirement; migration `v3-inbox`): a delivery, the completion of its outbox row
-/// and the next row of a repeating request are one immediate transaction.
+/// `InboxStore` on SQLite (a `RuntimeStore` requirement; migration `v3-inbox`): a delivery, the
+/// completion of its outbox row and the next row of a repeating request are one immediate
+/// transaction.
 extension SQLiteEngagementStore {
     @discardableResult
     public func deliverToInbox(_ delivery: InboxDelivery, next: OutboxRow?, at instant: Instant) throws(StoreError)

@@ -204,20 +204,24 @@ enum SQLiteStatements {
         """
 
     /// Every statement with its name, for the query-plan test.
-    static let all: [(name: String, sql: String)] =
-        [
-            ("upsertProfile", upsertProfile), ("selectUserActivity", selectUserActivity),
-            ("insertActivityEvent", insertActivityEvent), ("upsertUserActivity", upsertUserActivity),
-            ("insertLedgerKey", insertLedgerKey), ("upsertLedger", upsertLedger),
-            ("upsertEngagementState", upsertEngagementState), ("selectProfile", selectProfile),
-            ("selectActivityEvents", selectActivityEvents), ("selectLastActiveAt", selectLastActiveAt),
-            ("selectUsersInactive", selectUsersInactive), ("selectLedger", selectLedger),
-            ("selectEngagementState", selectEngagementState), ("selectDueLedger", selectDueLedger),
-            ("upsertSnapshot", upsertSnapshot), ("selectSnapshot", selectSnapshot),
-            ("deleteOutboxRequest", deleteOutboxRequest), ("selectOutboxDone", selectOutboxDone),
-            ("upsertOutbox", upsertOutbox), ("selectDueOutbox", selectDueOutbox), ("deleteOutboxKey", deleteOutboxKey),
-            ("insertOutboxDone", insertOutboxDone), ("selectUserOutbox", selectUserOutbox),
-        ] + inbox
+    static let all: [(name: String, sql: String)] = [
+        ("upsertProfile", upsertProfile), ("selectUserActivity", selectUserActivity),
+        ("insertActivityEvent", insertActivityEvent), ("upsertUserActivity", upsertUserActivity),
+        ("insertLedgerKey", insertLedgerKey), ("upsertLedger", upsertLedger),
+        ("upsertEngagementState", upsertEngagementState), ("selectProfile", selectProfile),
+        ("selectActivityEvents", selectActivityEvents), ("selectLastActiveAt", selectLastActiveAt),
+        ("selectUsersInactive", selectUsersInactive), ("selectLedger", selectLedger),
+        ("selectEngagementState", selectEngagementState), ("selectDueLedger", selectDueLedger),
+        ("upsertSnapshot", upsertSnapshot), ("selectSnapshot", selectSnapshot),
+        ("deleteOutboxRequest", deleteOutboxRequest), ("selectOutboxDone", selectOutboxDone),
+        ("upsertOutbox", upsertOutbox), ("selectDueOutbox", selectDueOutbox), ("deleteOutboxKey", deleteOutboxKey),
+        ("insertOutboxDone", insertOutboxDone), ("selectUserOutbox", selectUserOutbox),
+        // The inbox's (SQLiteInbox.swift).
+        ("selectInboxUser", selectInboxUser), ("upsertInboxLastSeq", upsertInboxLastSeq),
+        ("insertInboxItem", insertInboxItem), ("selectInboxPage", selectInboxPage),
+        ("selectInboxCounts", selectInboxCounts), ("updateInboxState", updateInboxState),
+        ("selectInboxItem", selectInboxItem), ("updateInboxReadThrough", updateInboxReadThrough),
+    ]
 }
 
 /// `ActivityKind` as two text columns: the case name and its associated value ('' for none).
