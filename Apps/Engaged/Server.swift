@@ -12,6 +12,8 @@ struct ServerEnvironment: Sendable {
     var runtime: EngineRuntime
     /// The backends' key for `/v1`.
     var apiKey: String
+    /// Signs the user tokens the inbox routes also accept (`ENGAGED_USER_TOKEN_SECRET`).
+    var userTokens: UserTokens
     /// Set with `--manual-clock`: the clock moves only through `POST /v1/admin/clock`, which then
     /// runs the due work. Without it the due-work loop runs on the runtime's (system) clock.
     var manualClock: ManualClock?
@@ -47,6 +49,7 @@ enum EngagedServer {
         v1.post("users/:id/events", use: routes.postEvent)
         v1.get("users/:id/schedule", use: routes.schedule)
         v1.post("admin/clock", use: routes.advanceClock)
+        InboxRoutes(routes: routes).register(on: router)  // the API key or the user's own token
         return router
     }
 }
@@ -167,7 +170,7 @@ struct Routes: Sendable {
 
     /// Runs a runtime call, turning its refusals into problems (nothing of a refused input was
     /// committed, so a rejected request changes nothing).
-    private func perform<T: Sendable>(_ call: () async throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ call: () async throws -> T) async throws -> T {
         do {
             return try await call()
         } catch let error as RuntimeError {

@@ -74,7 +74,8 @@ public struct RuntimeCommit: Hashable, Sendable {
 }
 
 /// The store a runtime runs on: the history of `EngagementStore`, plus each user's engine
-/// snapshot and the outbox.
+/// snapshot and the outbox, and the notification centers the `inbox` channel fills
+/// (`InboxStore`).
 ///
 /// Contract (beyond `EngagementStore`'s, checked by the conformance suite):
 /// - **One transaction per input.** `commit(_:)` writes the snapshot, the batch, the
@@ -88,7 +89,7 @@ public struct RuntimeCommit: Hashable, Sendable {
 /// - **Completion.** `completeOutbox` removes the rows from the pending set and remembers their
 ///   keys; completing a completed key again changes nothing, and a key completed before any row
 ///   had it is remembered too (a row with it is never made pending later).
-public protocol RuntimeStore: EngagementStore {
+public protocol RuntimeStore: EngagementStore, InboxStore {
     /// Writes `commits` in order in one transaction; a commit that breaks a rule
     /// (`validationError`) fails the whole group before anything is written.
     func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError)
