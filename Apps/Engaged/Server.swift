@@ -112,6 +112,7 @@ struct Routes: Sendable {
         let body = try JSONBody.decode(UserBody.self, from: try await JSONBody.read(request))
         let profile = body.profile(id: id)
         let created = try await perform { try await runtime.putUser(profile) }
+        if created { environment.userTokens.remember([id]) }
         return JSONBody.response(created ? .created : .ok, UserView(profile, created: created))
     }
 
