@@ -20,6 +20,8 @@ let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummi
 let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
+let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
 
 // MARK: - Targets
 
@@ -55,6 +57,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: module("Models")
         + module("Storage", dependencies: ["Models", grdb])
@@ -97,14 +101,14 @@ let package = Package(
                 name: "engaged",
                 dependencies: [
                     "Runtime", "Engagement", "Storage", "Models", "Content", hummingbird, argumentParser,
-                    serviceLifecycle, swiftLog,
+                    serviceLifecycle, swiftLog, metrics, prometheus,
                 ],
                 path: "Apps/Engaged", swiftSettings: swiftSettings),
             .testTarget(
                 name: "EngagedTests",
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", hummingbird,
-                    hummingbirdTesting, argumentParser, swiftLog,
+                    hummingbirdTesting, argumentParser, swiftLog, metrics, prometheus,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(

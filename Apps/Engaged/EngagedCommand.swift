@@ -8,6 +8,7 @@ import Content
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
 import Models
 import Runtime
 import Storage
@@ -79,11 +80,12 @@ struct Serve: AsyncParsableCommand {
         let manual = manualClock.flatMap(Instant.init(iso8601:)).map(ManualClock.init)
         let clock: any RuntimeClock = manual ?? SystemClock()
         let runtime = EngineRuntime(store: store, clock: clock, content: ContentGenerator(catalog: templates))
-        let app = EngagedServer.application(
-            ServerEnvironment(
-                runtime: runtime, apiKey: apiKey, manualClock: manual, transport: LoggingTransport(logger: logger),
-                logger: logger),
-            clock: clock, host: host, port: port)
+        let serverEnvironment = ServerEnvironment(
+            runtime: runtime, apiKey: apiKey, manualClock: manual, transport: LoggingTransport(logger: logger),
+            logger: logger)
+        // Once per process, here only: libraries' own metrics land in the server's registry too.
+        MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
+        let app = EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)
         logger.info(
             "starting",
             metadata: [

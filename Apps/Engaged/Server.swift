@@ -18,6 +18,7 @@ struct ServerEnvironment: Sendable {
     var transport: any ChannelTransport
     var logger: Logger
     var idempotency = IdempotencyCache()
+    var metrics = ServerMetrics()
 }
 
 enum EngagedServer {
@@ -27,6 +28,8 @@ enum EngagedServer {
     ) -> some ApplicationProtocol {
         let dispatcher = Dispatcher(
             runtime: environment.runtime, transport: environment.transport, logger: environment.logger)
+        // Decisions are counted from what each step committed, whoever caused the step.
+        environment.runtime.committedTrace.set { [metrics = environment.metrics] in metrics.decided($0) }
         var services: [any Service] = []
         if environment.manualClock == nil { services.append(DueWorkLoop(dispatcher: dispatcher, clock: clock)) }
         return Application(
@@ -38,14 +41,18 @@ enum EngagedServer {
     static func router(_ environment: ServerEnvironment, dispatcher: Dispatcher) -> Router<BasicRequestContext> {
         let routes = Routes(environment: environment, dispatcher: dispatcher)
         let router = Router()
+        // Outermost: it counts every answer with the status the client gets.
+        router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics))
         // First, so that every error below it, the router's own 404 included, is a problem body.
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: LogRequestsMiddleware(.info))  // no headers: keys and tokens stay out of logs
         router.get("healthz") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
+        router.get("metrics", use: routes.metrics)
         let v1 = router.group("v1").add(middleware: APIKeyMiddleware(apiKey: environment.apiKey))
         v1.put("users/:id", use: routes.putUser)
         v1.post("users/:id/events", use: routes.postEvent)
         v1.get("users/:id/schedule", use: routes.schedule)
+        v1.get("users/:id/explain", use: routes.explain)
         v1.post("admin/clock", use: routes.advanceClock)
         return router
     }
@@ -144,6 +151,7 @@ struct Routes: Sendable {
     private func applyEvent(_ bytes: [UInt8], to id: String) async throws -> IdempotencyCache.Answer {
         let input = try JSONBody.decode(EventBody.self, from: bytes).input
         let effects = try await perform { try await runtime.apply(input, to: id) }
+        environment.metrics.eventApplied(input)
         return .init(status: .accepted, body: JSONBody.encode(EventAccepted(effects: effects.count)))
     }
 
@@ -166,7 +174,7 @@ struct Routes: Sendable {
 
     /// Runs a runtime call, turning its refusals into problems (nothing of a refused input was
     /// committed, so a rejected request changes nothing).
-    private func perform<T: Sendable>(_ call: () async throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ call: () async throws -> T) async throws -> T {
         do {
             return try await call()
         } catch let error as RuntimeError {

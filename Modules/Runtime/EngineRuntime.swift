@@ -45,6 +45,8 @@ public actor EngineRuntime {
     let configuration: EngineConfiguration
     private var engines: [String: UserEngine] = [:]
     private var zones: [String: ZoneRules] = [:]
+    /// Told of every commit's trace records once committed.
+    public nonisolated let committedTrace = TraceObserverSlot()
 
     public init(
         store: any RuntimeStore, clock: any RuntimeClock, content: ContentGenerator,
@@ -165,16 +167,18 @@ public actor EngineRuntime {
         var outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
         // The cached engine is the state before this step (it is replaced only after the commit).
         let zoneChanged = engines[engine.profile.id].map { $0.zone.identifier != engine.zone.identifier } ?? false
+        let trace = StepRecords.traceRecords(for: input, effects: effects, userID: engine.profile.id)
         do {
             if zoneChanged { outbox.rows += try movedRows(of: engine, besides: outbox, at: now) }
             try store.commit(
                 RuntimeCommit(
                     userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
-                    cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows))
+                    cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows, trace: trace))
         } catch {
             throw .store(error)
         }
         engines[engine.profile.id] = engine
+        committedTrace.report(trace)
     }
 
     /// After a change of zone the engine follows the device, which re-matches wall-clock

@@ -13,12 +13,12 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     private let lock = NSLock()
     private var storage = Storage()
 
-    private struct AppliedKey: Hashable {
+    struct AppliedKey: Hashable {
         var userID: String
         var key: String
     }
 
-    private struct Storage {
+    struct Storage {
         var profiles: [String: UserProfile] = [:]
         /// Per user, sorted by `at`; equal times keep the order in which they were stored.
         var events: [String: [ActivityEvent]] = [:]
@@ -32,11 +32,14 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         var outbox: [String: OutboxRow] = [:]
         var outboxSlots: [[String]: String] = [:]
         var completedKeys: Set<String> = []
+        /// Per user, in (at, id) order; `lastTraceID` is the last id given.
+        var trace: [String: [TraceRecord]] = [:]
+        var lastTraceID: Int64 = 0
     }
 
     public init() {}
 
-    private func locked<T>(_ body: (inout Storage) -> T) -> T {
+    func locked<T>(_ body: (inout Storage) -> T) -> T {
         lock.lock()
         defer { lock.unlock() }
         return body(&storage)
@@ -79,6 +82,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
                 storage.outboxSlots[slot] = row.key
                 storage.outbox[row.key] = row
             }
+            Self.writeTrace(commit.trace, userID: commit.userID, &storage)
         }
     }
 

@@ -40,16 +40,19 @@ public struct RuntimeCommit: Hashable, Sendable {
     public var cancelledRequestIDs: [String]
     /// New work; a row replaces the pending row of the same request and channel.
     public var outbox: [OutboxRow]
+    /// The step's traced decisions (`TraceStore`); their ids are given by the store.
+    public var trace: [TraceRecord]
 
     public init(
         userID: String, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [String] = [],
-        outbox: [OutboxRow] = []
+        outbox: [OutboxRow] = [], trace: [TraceRecord] = []
     ) {
         self.userID = userID
         self.snapshot = snapshot
         self.batch = batch
         self.cancelledRequestIDs = cancelledRequestIDs
         self.outbox = outbox
+        self.trace = trace
     }
 
     /// The first rule the commit breaks, or nil: every row belongs to the commit's user and has
@@ -69,6 +72,12 @@ public struct RuntimeCommit: Hashable, Sendable {
                 return .invalidBatch(field: "\(field)", problem: "a second row for the same request and channel")
             }
         }
+        for (index, record) in trace.enumerated() {
+            if record.userID != userID {
+                return .invalidBatch(field: "trace[\(index)].userID", problem: "not the commit's user")
+            }
+            if record.requestID.isEmpty { return .invalidBatch(field: "trace[\(index)].requestID", problem: "empty") }
+        }
         return nil
     }
 }
@@ -86,7 +95,7 @@ public struct RuntimeCommit: Hashable, Sendable {
 /// - **Completion.** `completeOutbox` removes the rows from the pending set and remembers their
 ///   keys; completing a completed key again changes nothing, and a key completed before any row
 ///   had it is remembered too (a row with it is never made pending later).
-public protocol RuntimeStore: EngagementStore {
+public protocol RuntimeStore: EngagementStore, TraceStore {
     func commit(_ commit: RuntimeCommit) throws(StoreError)
     /// The user's last committed engine snapshot, or nil.
     func snapshot(userID: String) throws(StoreError) -> [UInt8]?

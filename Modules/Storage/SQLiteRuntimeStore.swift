@@ -14,6 +14,7 @@ extension SQLiteEngagementStore {
                 try Self.writeActivityEvents(commit.batch.activityEvents, db)
                 try Self.writeLedgerEntries(commit.batch.ledgerEntries, db)
                 try Self.writeEngagementStates(commit.batch.engagementStates, db)
+                try Self.writeTrace(commit.trace, userID: commit.userID, db)
                 try db.cachedStatement(sql: SQLiteStatements.upsertSnapshot).execute(arguments: [
                     commit.userID, Data(commit.snapshot),
                 ])
