@@ -37,6 +37,9 @@ struct ExplainQuery: Equatable {
     var position: TracePosition
 
     init(_ parameters: FlatDictionary<Substring, Substring>, now: Instant) throws(Problem) {
+        for name in ["since", "limit", "cursor"] where parameters[values: name[...]].count > 1 {
+            throw Problem.badRequest("\(name) is given more than once", field: name)
+        }
         if let text = parameters["since"] {
             guard let since = Instant(iso8601: String(text)) else {
                 throw Problem.badRequest(

@@ -16,7 +16,7 @@ import Storage
 ///
 /// Series:
 /// - `engaged_http_requests_total{route, method, status}`: answered requests; `route` is the
-///   route's pattern (`/v1/users/:id/events`), `NotFound` when no route matched.
+///   route's pattern (`/v1/users/{id}/events`), `NotFound` when no route matched.
 /// - `engaged_http_request_duration_seconds{route, method}`: a histogram of the time to answer.
 /// - `engaged_outbox_depth`: pending outbox rows, read from the store at each scrape.
 /// - `engaged_decisions_total{decision, reason}`: traced decisions, counted from each committed
