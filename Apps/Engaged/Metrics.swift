@@ -47,6 +47,13 @@ struct ServerMetrics: Sendable {
         self.factory = factory
     }
 
+    static let standardMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    /// The method as a label: a standard one, or `other`.
+    static func methodLabel(_ method: HTTPRequest.Method) -> String {
+        standardMethods.contains(method.rawValue) ? method.rawValue : "other"
+    }
+
     func requestAnswered(route: String, method: String, status: Int, duration: Duration) {
         CoreMetrics.Counter(
             label: Self.requests, dimensions: [("route", route), ("method", method), ("status", String(status))],
@@ -91,7 +98,8 @@ extension Duration {
 }
 
 /// Counts and times every answered request, problems included: it runs outside
-/// `ProblemMiddleware`, so it sees the status the client gets.
+/// `ProblemMiddleware`, so it sees the status the client gets. Labels stay bounded: the route is
+/// a pattern of the router (or `NotFound`), a method outside the standard ones is `other`.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
 
@@ -108,12 +116,14 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             // Only when no problem middleware is below this one; counted with the status it gets.
             let answered = (error as? any HTTPResponseError)?.status.code ?? 500
             metrics.requestAnswered(
-                route: context.endpointPath ?? "NotFound", method: request.method.rawValue, status: answered,
+                route: context.endpointPath ?? "NotFound", method: ServerMetrics.methodLabel(request.method),
+                status: answered,
                 duration: ContinuousClock.now - start)
             throw error
         }
         metrics.requestAnswered(
-            route: context.endpointPath ?? "NotFound", method: request.method.rawValue, status: status,
+            route: context.endpointPath ?? "NotFound", method: ServerMetrics.methodLabel(request.method),
+            status: status,
             duration: ContinuousClock.now - start)
         return response
     }

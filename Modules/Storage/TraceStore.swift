@@ -72,7 +72,7 @@ public enum TraceRetention {
 
 /// The decision trace of each user (`GET /v1/users/{id}/explain`).
 ///
-/// Contract (checked by the runtime store conformance suite):
+/// Contract (checked by the trace store conformance suite, `TraceStoreConformance`):
 /// - **Same transaction.** The records of `RuntimeCommit.trace` are written with the rest of the
 ///   commit, or not at all. The store gives each its id, increasing in the order committed.
 /// - **Order.** `traceRecords` lists the user's records after `position`, by time then id, at

@@ -36,6 +36,7 @@ struct MetricsTests {
             _ = try await client.send(.get, "/v1/users/nobody/schedule")
             _ = try await client.send(.get, "/v1/users/ana/schedule", headers: headers(key: "wrong"))
             _ = try await client.send(.get, "/no/such/route")
+            _ = try await client.send(HTTPRequest.Method("PROPFIND")!, "/no/such/route")  // an odd method: `other`
 
             let response = try await client.send(.get, "/metrics", headers: [:])  // no key needed
             #expect(response.status == .ok)
@@ -48,6 +49,7 @@ struct MetricsTests {
             #expect(values[#"\#(requests){route="/v1/users/{id}/schedule",method="GET",status="404"}"#] == 1)
             #expect(values[#"\#(requests){route="/v1/users/{id}/schedule",method="GET",status="401"}"#] == 1)
             #expect(values[#"\#(requests){route="NotFound",method="GET",status="404"}"#] == 1)
+            #expect(values[#"\#(requests){route="NotFound",method="other",status="404"}"#] == 1)
             let duration = "engaged_http_request_duration_seconds"
             #expect(values[#"\#(duration)_count{route="/v1/users/{id}/events",method="POST"}"#] == 4)
             #expect(values[#"\#(duration)_bucket{route="/v1/users/{id}/events",method="POST",le="+Inf"}"#] == 4)
