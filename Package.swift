@@ -21,6 +21,8 @@ let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", p
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
+let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
 
 // MARK: - Targets
 
@@ -57,6 +59,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: module("Models")
         + module("Storage", dependencies: ["Models", grdb])
@@ -99,14 +103,14 @@ let package = Package(
                 name: "engaged",
                 dependencies: [
                     "Runtime", "Engagement", "Storage", "Models", "Content", hummingbird, argumentParser,
-                    serviceLifecycle, swiftLog, crypto,
+                    serviceLifecycle, swiftLog, crypto, metrics, prometheus,
                 ],
                 path: "Apps/Engaged", swiftSettings: swiftSettings),
             .testTarget(
                 name: "EngagedTests",
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", hummingbird,
-                    hummingbirdTesting, argumentParser, swiftLog, crypto,
+                    hummingbirdTesting, argumentParser, swiftLog, crypto, metrics, prometheus,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(

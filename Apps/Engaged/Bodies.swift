@@ -152,9 +152,14 @@ struct EventBody: Decodable {
             guard kind.isSocial else {
                 throw invalidValue(path, "kind", "\(kind.rawValue) is not a social kind")
             }
+            // The id names the engine's records of the event (the ledger, the outbox): never empty.
+            let eventID: String = try c.decode("id")
+            guard (1...128).contains(eventID.utf8.count) else {
+                throw invalidValue(path, "id", "1 to 128 characters, got \(eventID.utf8.count)")
+            }
             input = .socialEvent(
                 SocialEvent(
-                    id: try c.decode("id"), kind: kind, actorName: try c.decode("actorName"),
+                    id: eventID, kind: kind, actorName: try c.decode("actorName"),
                     topic: try c.decode("topic"), isMutualFriend: try c.decodeIfPresent("isMutualFriend") ?? false))
         }
         if occurredAt != nil, case .activity = input {

@@ -8,6 +8,7 @@ import Content
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
 import Models
 import Runtime
 import Storage
@@ -85,12 +86,12 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw Self.fail("the store in \(dataDirectory) cannot be read: \(error)", status: 74)
         }
-        let app = EngagedServer.application(
-            ServerEnvironment(
-                runtime: runtime, apiKey: apiKey, userTokens: userTokens, manualClock: manual,
-                transport: LoggingTransport(logger: logger),
-                logger: logger),
-            clock: clock, host: host, port: port)
+        let serverEnvironment = ServerEnvironment(
+            runtime: runtime, apiKey: apiKey, userTokens: userTokens, manualClock: manual,
+            transport: LoggingTransport(logger: logger), logger: logger)
+        // Once per process, here only: libraries' own metrics land in the server's registry too.
+        MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
+        let app = EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)
         logger.info(
             "starting",
             metadata: [

@@ -20,6 +20,7 @@ struct ServerEnvironment: Sendable {
     var transport: any ChannelTransport
     var logger: Logger
     var idempotency = IdempotencyCache()
+    var metrics = ServerMetrics()
 }
 
 enum EngagedServer {
@@ -29,6 +30,8 @@ enum EngagedServer {
     ) -> some ApplicationProtocol {
         let dispatcher = Dispatcher(
             runtime: environment.runtime, transport: environment.transport, logger: environment.logger)
+        // Decisions are counted from what each step committed, whoever caused the step.
+        environment.runtime.committedTrace.set { [metrics = environment.metrics] in metrics.decided($0) }
         var services: [any Service] = []
         if environment.manualClock == nil { services.append(DueWorkLoop(dispatcher: dispatcher, clock: clock)) }
         return Application(
@@ -40,14 +43,18 @@ enum EngagedServer {
     static func router(_ environment: ServerEnvironment, dispatcher: Dispatcher) -> Router<BasicRequestContext> {
         let routes = Routes(environment: environment, dispatcher: dispatcher)
         let router = Router()
+        // Outermost: it counts every answer with the status the client gets.
+        router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics))
         // First, so that every error below it, the router's own 404 included, is a problem body.
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: LogRequestsMiddleware(.info))  // no headers: keys and tokens stay out of logs
         router.get("healthz") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
+        router.get("metrics", use: routes.metrics)
         let v1 = router.group("v1").add(middleware: APIKeyMiddleware(apiKey: environment.apiKey))
         v1.put("users/:id", use: routes.putUser)
         v1.post("users/:id/events", use: routes.postEvent)
         v1.get("users/:id/schedule", use: routes.schedule)
+        v1.get("users/:id/explain", use: routes.explain)
         v1.post("admin/clock", use: routes.advanceClock)
         InboxRoutes(routes: routes).register(on: router)  // the API key or the user's own token
         return router
@@ -149,6 +156,7 @@ struct Routes: Sendable {
         let event = try JSONBody.decode(EventBody.self, from: bytes)
         try event.checkOccurredAt(now: runtime.clock.now())
         let effects = try await perform { try await runtime.apply(event.input, to: id, occurredAt: event.occurredAt) }
+        environment.metrics.eventApplied(event.input)
         return .init(status: .accepted, body: JSONBody.encode(EventAccepted(effects: effects.count)))
     }
 

@@ -59,6 +59,9 @@ public actor EngineRuntime {
         var loadedAt: UInt64
     }
 
+    /// Told of every commit's trace records once committed.
+    public nonisolated let committedTrace = TraceObserverSlot()
+
     public init(
         store: any RuntimeStore, clock: any RuntimeClock, content: ContentGenerator,
         configuration: EngineConfiguration = .init()
@@ -194,17 +197,19 @@ public actor EngineRuntime {
         var batch = StepRecords.batch(for: input, effects: effects, engine: engine, at: now, occurredAt: occurredAt)
         if let profile { batch.profiles.append(profile) }
         var outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
-        // The cached engine is the state before this step (it is replaced only after the commit).
+        // The cached engine is still the state before this step (`commit` replaces it).
         let zoneChanged =
             engines[engine.profile.id].map { $0.engine.zone.identifier != engine.zone.identifier } ?? false
+        let trace = StepRecords.traceRecords(for: input, effects: effects, userID: engine.profile.id)
         if zoneChanged {
             do { outbox.rows += try movedRows(of: engine, besides: outbox, at: now) } catch { throw .store(error) }
         }
         try await commit(
             RuntimeCommit(
                 userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
-                cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows),
+                cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows, trace: trace),
             engine: engine)
+        committedTrace.report(trace)
     }
 
     /// Caches `engine` as the user's newest and waits for `commit` to be written. Runs without a

@@ -34,6 +34,9 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         var completedKeys: Set<String> = []
         /// Each user's notification center.
         var inboxes: [String: InMemoryInbox] = [:]
+        /// Per user, in (at, id) order; `lastTraceID` is the last id given.
+        var trace: [String: [TraceRecord]] = [:]
+        var lastTraceID: Int64 = 0
     }
 
     public init() {}
@@ -73,6 +76,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
 
     private static func write(_ commit: RuntimeCommit, _ storage: inout Storage) {
         write(commit.batch, &storage)
+        writeTrace(commit.trace, userID: commit.userID, &storage)
         storage.snapshots[commit.userID] = commit.snapshot
         for requestID in commit.cancelledRequestIDs {
             for (slot, key) in storage.outboxSlots where slot[0] == commit.userID && slot[1] == requestID {

@@ -40,16 +40,19 @@ public struct RuntimeCommit: Hashable, Sendable {
     public var cancelledRequestIDs: [String]
     /// New work; a row replaces the pending row of the same request and channel.
     public var outbox: [OutboxRow]
+    /// The step's traced decisions (`TraceStore`); their ids are given by the store.
+    public var trace: [TraceRecord]
 
     public init(
         userID: String, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [String] = [],
-        outbox: [OutboxRow] = []
+        outbox: [OutboxRow] = [], trace: [TraceRecord] = []
     ) {
         self.userID = userID
         self.snapshot = snapshot
         self.batch = batch
         self.cancelledRequestIDs = cancelledRequestIDs
         self.outbox = outbox
+        self.trace = trace
     }
 
     /// The first rule the commit breaks, or nil: every row belongs to the commit's user and has
@@ -68,6 +71,12 @@ public struct RuntimeCommit: Hashable, Sendable {
             if !slots.insert([row.requestID, row.channel]).inserted {
                 return .invalidBatch(field: "\(field)", problem: "a second row for the same request and channel")
             }
+        }
+        for (index, record) in trace.enumerated() {
+            if record.userID != userID {
+                return .invalidBatch(field: "trace[\(index)].userID", problem: "not the commit's user")
+            }
+            if record.requestID.isEmpty { return .invalidBatch(field: "trace[\(index)].requestID", problem: "empty") }
         }
         return nil
     }
@@ -89,7 +98,7 @@ public struct RuntimeCommit: Hashable, Sendable {
 /// - **Completion.** `completeOutbox` removes the rows from the pending set and remembers their
 ///   keys; completing a completed key again changes nothing, and a key completed before any row
 ///   had it is remembered too (a row with it is never made pending later).
-public protocol RuntimeStore: EngagementStore, InboxStore {
+public protocol RuntimeStore: EngagementStore, InboxStore, TraceStore {
     /// Writes `commits` in order in one transaction; a commit that breaks a rule
     /// (`validationError`) fails the whole group before anything is written.
     func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError)

@@ -22,6 +22,7 @@ extension SQLiteEngagementStore {
         try writeActivityEvents(commit.batch.activityEvents, db)
         try writeLedgerEntries(commit.batch.ledgerEntries, db)
         try writeEngagementStates(commit.batch.engagementStates, db)
+        try writeTrace(commit.trace, userID: commit.userID, db)
         try db.cachedStatement(sql: SQLiteStatements.upsertSnapshot).execute(arguments: [
             commit.userID, Data(commit.snapshot),
         ])

@@ -42,6 +42,9 @@ final class ControlledStore: RuntimeStore {
     }
     func outboxDepth() throws(StoreError) -> Int { try base.outboxDepth() }
     func userIDs() throws(StoreError) -> [String] { try base.userIDs() }
+    func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError) -> [TraceRecord] {
+        try base.traceRecords(userID: userID, after: position, limit: limit)
+    }
     func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] { try base.pendingOutbox(userID: userID) }
     func apply(_ batch: StoreBatch) throws(StoreError) { try base.apply(batch) }
     func profile(id: String) throws(StoreError) -> UserProfile? { try base.profile(id: id) }

@@ -1,0 +1,146 @@
+import CoreMetrics
+import Engagement
+import Foundation
+import Hummingbird
+import Logging
+import Models
+import Prometheus
+import Runtime
+import Storage
+
+/// The server's metrics (swift-metrics, kept by swift-prometheus) and their `GET /metrics` text.
+///
+/// Each server has its own registry, so servers in one process (the tests) never share a
+/// count; `engaged serve` also bootstraps swift-metrics' global system with the same factory,
+/// which can happen once per process, so only the composition root does it.
+///
+/// Series:
+/// - `engaged_http_requests_total{route, method, status}`: answered requests; `route` is the
+///   route's pattern (`/v1/users/{id}/events`), `NotFound` when no route matched.
+/// - `engaged_http_request_duration_seconds{route, method}`: a histogram of the time to answer.
+/// - `engaged_outbox_depth`: pending outbox rows, read from the store at each scrape.
+/// - `engaged_decisions_total{decision, reason}`: traced decisions, counted from each committed
+///   step (events, user updates and background work alike).
+/// - `engaged_events_applied_total{type}`: events applied through `POST /v1/users/{id}/events`
+///   (a replayed Idempotency-Key is not applied again and not counted again).
+struct ServerMetrics: Sendable {
+    static let requests = "engaged_http_requests_total"
+    static let requestDuration = "engaged_http_request_duration_seconds"
+    static let outboxDepth = "engaged_outbox_depth"
+    static let decisions = "engaged_decisions_total"
+    static let eventsApplied = "engaged_events_applied_total"
+
+    /// Finer than the default buckets at the low end: the aim is a p99 under 10 ms.
+    static let durationBuckets: [Duration] = [
+        .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+        .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+        .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+    ]
+
+    let registry: PrometheusCollectorRegistry
+    let factory: PrometheusMetricsFactory
+
+    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[Self.requestDuration] = Self.durationBuckets
+        self.factory = factory
+    }
+
+    static let standardMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    /// The method as a label: a standard one, or `other`.
+    static func methodLabel(_ method: HTTPRequest.Method) -> String {
+        standardMethods.contains(method.rawValue) ? method.rawValue : "other"
+    }
+
+    func requestAnswered(route: String, method: String, status: Int, duration: Duration) {
+        CoreMetrics.Counter(
+            label: Self.requests, dimensions: [("route", route), ("method", method), ("status", String(status))],
+            factory: factory
+        ).increment()
+        CoreMetrics.Timer(
+            label: Self.requestDuration, dimensions: [("route", route), ("method", method)], factory: factory
+        )
+        .recordNanoseconds(duration.nanoseconds)
+    }
+
+    func decided(_ records: [TraceRecord]) {
+        for record in records {
+            CoreMetrics.Counter(
+                label: Self.decisions,
+                dimensions: [("decision", record.decision.rawValue), ("reason", record.reason.rawValue)],
+                factory: factory
+            ).increment()
+        }
+    }
+
+    func eventApplied(_ input: EngineInput) {
+        CoreMetrics.Counter(
+            label: Self.eventsApplied, dimensions: [("type", StepRecords.inputName(input))], factory: factory
+        )
+        .increment()
+    }
+
+    /// The Prometheus text of every series, after setting the outbox depth (left as it was when
+    /// the store cannot be read).
+    func exposition(outboxDepth: Int?) -> [UInt8] {
+        if let outboxDepth { CoreMetrics.Gauge(label: Self.outboxDepth, factory: factory).record(outboxDepth) }
+        return registry.emitToBuffer()
+    }
+}
+
+extension Duration {
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
+
+/// Counts and times every answered request, problems included: it runs outside
+/// `ProblemMiddleware`, so it sees the status the client gets. Labels stay bounded: the route is
+/// a pattern of the router (or `NotFound`), a method outside the standard ones is `other`.
+struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let start = ContinuousClock.now
+        let status: Int
+        let response: Response
+        do {
+            response = try await next(request, context)
+            status = response.status.code
+        } catch {
+            // Only when no problem middleware is below this one; counted with the status it gets.
+            let answered = (error as? any HTTPResponseError)?.status.code ?? 500
+            metrics.requestAnswered(
+                route: context.endpointPath ?? "NotFound", method: ServerMetrics.methodLabel(request.method),
+                status: answered,
+                duration: ContinuousClock.now - start)
+            throw error
+        }
+        metrics.requestAnswered(
+            route: context.endpointPath ?? "NotFound", method: ServerMetrics.methodLabel(request.method),
+            status: status,
+            duration: ContinuousClock.now - start)
+        return response
+    }
+}
+
+extension Routes {
+    /// `GET /metrics`: Prometheus text format 0.0.4; no key needed (serve it on a private address).
+    @Sendable func metrics(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let depth: Int?
+        do {
+            depth = try runtime.outboxDepth()
+        } catch {
+            environment.logger.warning("outbox depth unreadable", metadata: ["error": "\(error)"])
+            depth = nil
+        }
+        return JSONBody.response(
+            .ok, bytes: environment.metrics.exposition(outboxDepth: depth),
+            contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+}
