@@ -14,6 +14,7 @@ would. At the end:
   - `PRAGMA integrity_check` of the victim's store says ok.
 
 Usage: scripts/crash-test.py --engaged PATH [--rounds 8] [--seed 1] [--users 12] [--events 400]
+       [--clients 4]
 Exit status 0 when every check holds, 1 otherwise. Everything listens on 127.0.0.1.
 """
 
@@ -138,9 +139,10 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--users", type=int, default=12)
     parser.add_argument("--events", type=int, default=400)
+    parser.add_argument("--clients", type=int, default=4, help="concurrent clients, each with its own users")
     arguments = parser.parse_args()
-    if arguments.rounds < 1 or arguments.users < 1 or arguments.events < arguments.rounds:
-        parser.error("--rounds and --users must be at least 1 and --events at least --rounds")
+    if min(arguments.rounds, arguments.users, arguments.clients) < 1 or arguments.events < arguments.rounds:
+        parser.error("--rounds, --users and --clients must be at least 1 and --events at least --rounds")
 
     rng = random.Random(arguments.seed)
     items = stream(arguments.seed, arguments.users, arguments.events)
@@ -180,16 +182,37 @@ def main():
         original_request = victim.request
 
         def request_with_kills(method, path, body=None, key=None, timeout=10):
-            if method == "POST" and points and progress["sent"] == points[0]:
-                points.pop(0)
-                threading.Thread(target=killer, args=(progress["sent"], delays.pop(0)), daemon=True).start()
-            result = original_request(method, path, body, key, timeout)
-            progress["sent"] += 1
-            return result
+            with lock:
+                if method == "POST" and points and progress["sent"] >= points[0]:
+                    points.pop(0)
+                    threading.Thread(target=killer, args=(progress["sent"], delays.pop(0)), daemon=True).start()
+                progress["sent"] += 1
+            return original_request(method, path, body, key, timeout)
 
+        # Several clients at once (so kills land in the middle of grouped commits), each with its
+        # own users, so each user's events still go in order.
         victim.request = request_with_kills
-        acknowledged = send_all(victim, items, on_failure=lambda: (time.sleep(0.05), restart()))
+        lanes = [[item for item in items if int(item[0][1:]) % arguments.clients == lane]
+                 for lane in range(arguments.clients)]
+        results, errors = [], []
+
+        def client(lane):
+            try:
+                results.append(send_all(victim, lane, on_failure=lambda: (time.sleep(0.05), restart())))
+            except Exception as error:  # reported below
+                errors.append(error)
+
+        threads = [threading.Thread(target=client, args=(lane,)) for lane in lanes]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
         victim.request = original_request
+        if errors:
+            raise errors[0]
+        acknowledged = {}
+        for result in results:
+            acknowledged.update(result)
         time.sleep(0.1)
         restart()
 
@@ -207,8 +230,8 @@ def main():
             server.stop()
         ref_db = os.path.join(reference.folder, "engaged.sqlite")
         victim_db = os.path.join(victim.folder, "engaged.sqlite")
-        if table(ref_db, "SELECT userID, snapshot FROM engineSnapshot ORDER BY userID") != table(
-                victim_db, "SELECT userID, snapshot FROM engineSnapshot ORDER BY userID"):
+        if table(ref_db, "SELECT userID, bytes FROM engineSnapshot ORDER BY userID") != table(
+                victim_db, "SELECT userID, bytes FROM engineSnapshot ORDER BY userID"):
             failures.append("engine snapshots differ: an acknowledged event was lost or applied twice")
         outbox = "SELECT userID, requestID, channel, key, dueAt, payload FROM outbox ORDER BY key"
         if table(ref_db, outbox) != table(victim_db, outbox):
@@ -217,8 +240,8 @@ def main():
         if integrity != [("ok",)]:
             failures.append(f"integrity_check: {integrity}")
 
-        print(f"crash test: {arguments.rounds} SIGKILLs during {len(items)} events to {arguments.users} users "
-              f"(seed {arguments.seed}); {len(acknowledged)} acknowledged")
+        print(f"crash test: {kills['done']} SIGKILLs during {len(items)} events to {arguments.users} users "
+              f"from {arguments.clients} clients (seed {arguments.seed}); {len(acknowledged)} acknowledged")
         for failure in failures:
             print("FAILED:", failure)
         if not failures:
