@@ -20,6 +20,7 @@ let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummi
 let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
 
 // MARK: - Targets
 
@@ -55,6 +56,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: module("Models")
         + module("Storage", dependencies: ["Models", grdb])
@@ -97,14 +99,14 @@ let package = Package(
                 name: "engaged",
                 dependencies: [
                     "Runtime", "Engagement", "Storage", "Models", "Content", hummingbird, argumentParser,
-                    serviceLifecycle, swiftLog,
+                    serviceLifecycle, swiftLog, crypto,
                 ],
                 path: "Apps/Engaged", swiftSettings: swiftSettings),
             .testTarget(
                 name: "EngagedTests",
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", hummingbird,
-                    hummingbirdTesting, argumentParser, swiftLog,
+                    hummingbirdTesting, argumentParser, swiftLog, crypto,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(

@@ -21,6 +21,8 @@ public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownTimeZone(String)
     case store(StoreError)
     case snapshot(userID: String, SnapshotError)
+    /// A value of the request is refused (`field` names it); nothing was committed.
+    case invalidInput(field: String, problem: String)
 
     public var description: String {
         switch self {
@@ -28,6 +30,7 @@ public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownTimeZone(let zone): "unknown time zone \"\(zone)\""
         case .store(let error): "\(error)"
         case .snapshot(let userID, let error): "user \"\(userID)\": \(error)"
+        case .invalidInput(let field, let problem): "\(field): \(problem)"
         }
     }
 }
@@ -60,6 +63,11 @@ public actor EngineRuntime {
     /// change of preferences and time zone to an existing one. Returns whether it was created.
     @discardableResult
     public func putUser(_ profile: UserProfile) throws(RuntimeError) -> Bool {
+        try putProfile(profile, versions: nil)
+    }
+
+    /// `putUser(_:)`, committing `versions` (the field groups written) with the engine.
+    func putProfile(_ profile: UserProfile, versions: UserVersions?) throws(RuntimeError) -> Bool {
         let zone = try zoneRules(profile.timeZone)
         if var engine = try loadEngine(profile.id) {
             var effects: [Effect] = []
@@ -69,7 +77,7 @@ public actor EngineRuntime {
                 effects += engine.handle(.preferencesChanged(profile.preferences), at: now)
             }
             if engine.profile != profile { effects += engine.handle(.profileChanged(profile), at: now) }
-            try commit(engine, input: nil, effects: effects, profile: profile, at: now)
+            try commit(engine, input: nil, effects: effects, profile: profile, at: now, userVersions: versions)
             return false
         }
         let now = clock.now()
@@ -77,19 +85,29 @@ public actor EngineRuntime {
             profile: profile, zone: zone, now: now, configuration: configuration,
             contentSeed: Self.contentSeed(profile.id), content: content)
         let effects = engine.handle(.appLaunched, at: now)
-        try commit(engine, input: .appLaunched, effects: effects, profile: profile, at: now)
+        try commit(engine, input: .appLaunched, effects: effects, profile: profile, at: now, userVersions: versions)
         return true
     }
 
     /// Applies `input` to the user's engine at the clock's time; returns the engine's effects.
     @discardableResult
     public func apply(_ input: EngineInput, to userID: String) throws(RuntimeError) -> [Effect] {
+        try applyStep(input, to: userID)
+    }
+
+    /// `apply(_:to:)`; `idempotency` makes the step's idempotency record from its effects and
+    /// time, committed in the step's transaction.
+    func applyStep(
+        _ input: EngineInput, to userID: String,
+        idempotency: (_ effects: [Effect], _ now: Instant) -> IdempotencyRecord? = { _, _ in nil }
+    ) throws(RuntimeError) -> [Effect] {
         guard var engine = try loadEngine(userID) else { throw .unknownUser(userID) }
         let now = clock.now()
         let before = engine.profile
         let effects = engine.handle(input, at: now)
         try commit(
-            engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now)
+            engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now,
+            idempotency: idempotency(effects, now))
         return effects
     }
 
@@ -158,7 +176,8 @@ public actor EngineRuntime {
     }
 
     private func commit(
-        _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant
+        _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant,
+        userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil
     ) throws(RuntimeError) {
         var batch = StepRecords.batch(for: input, effects: effects, engine: engine, at: now)
         if let profile { batch.profiles.append(profile) }
@@ -170,7 +189,8 @@ public actor EngineRuntime {
             try store.commit(
                 RuntimeCommit(
                     userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
-                    cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows))
+                    cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows, userVersions: userVersions,
+                    idempotency: idempotency))
         } catch {
             throw .store(error)
         }

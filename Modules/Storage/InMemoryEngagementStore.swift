@@ -32,6 +32,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         var outbox: [String: OutboxRow] = [:]
         var outboxSlots: [[String]: String] = [:]
         var completedKeys: Set<String> = []
+        var userRecords = InMemoryUserRecords()
     }
 
     public init() {}
@@ -41,6 +42,9 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         defer { lock.unlock() }
         return body(&storage)
     }
+
+    /// The user records under the same lock (`InMemoryUserRecords`).
+    func lockedUserRecords<T>(_ body: (inout InMemoryUserRecords) -> T) -> T { locked { body(&$0.userRecords) } }
 
     public func apply(_ batch: StoreBatch) throws(StoreError) {
         if let error = batch.validationError { throw error }
@@ -67,6 +71,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         locked { storage in
             Self.write(commit.batch, &storage)
             storage.snapshots[commit.userID] = commit.snapshot
+            storage.userRecords.write(commit)
             for requestID in commit.cancelledRequestIDs {
                 for (slot, key) in storage.outboxSlots where slot[0] == commit.userID && slot[1] == requestID {
                     storage.outboxSlots[slot] = nil

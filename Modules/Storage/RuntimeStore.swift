@@ -40,16 +40,22 @@ public struct RuntimeCommit: Hashable, Sendable {
     public var cancelledRequestIDs: [String]
     /// New work; a row replaces the pending row of the same request and channel.
     public var outbox: [OutboxRow]
+    /// The field-group versions the step set (`UserVersionStore`), or nil when it set none.
+    public var userVersions: UserVersions?
+    /// The first answer of the keyed request this step applies (`IdempotencyStore`), or nil.
+    public var idempotency: IdempotencyRecord?
 
     public init(
         userID: String, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [String] = [],
-        outbox: [OutboxRow] = []
+        outbox: [OutboxRow] = [], userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil
     ) {
         self.userID = userID
         self.snapshot = snapshot
         self.batch = batch
         self.cancelledRequestIDs = cancelledRequestIDs
         self.outbox = outbox
+        self.userVersions = userVersions
+        self.idempotency = idempotency
     }
 
     /// The first rule the commit breaks, or nil: every row belongs to the commit's user and has
@@ -58,6 +64,7 @@ public struct RuntimeCommit: Hashable, Sendable {
         if let error = batch.validationError { return error }
         if userID.isEmpty { return .invalidBatch(field: "userID", problem: "empty") }
         if snapshot.isEmpty { return .invalidBatch(field: "snapshot", problem: "empty") }
+        if let error = idempotency?.validationError(forCommitOf: userID) { return error }
         var keys = Set<String>()
         var slots = Set<[String]>()
         for (index, row) in outbox.enumerated() {
@@ -86,7 +93,10 @@ public struct RuntimeCommit: Hashable, Sendable {
 /// - **Completion.** `completeOutbox` removes the rows from the pending set and remembers their
 ///   keys; completing a completed key again changes nothing, and a key completed before any row
 ///   had it is remembered too (a row with it is never made pending later).
-public protocol RuntimeStore: EngagementStore {
+/// - **User records.** The commit's field-group versions and idempotency record are part of the
+///   same transaction (`UserVersionStore`, `IdempotencyStore`); devices (`DeviceStore`) are
+///   written on their own.
+public protocol RuntimeStore: EngagementStore, UserVersionStore, IdempotencyStore, DeviceStore {
     func commit(_ commit: RuntimeCommit) throws(StoreError)
     /// The user's last committed engine snapshot, or nil.
     func snapshot(userID: String) throws(StoreError) -> [UInt8]?

@@ -14,7 +14,7 @@ enum SQLiteSchema {
 
     /// The schema version this build reads and writes, kept in `PRAGMA user_version` and set by
     /// the migration that creates it, in the same transaction.
-    static let version = 2
+    static let version = 4
 
     /// Tables that may exist in a file before the first migration commits: GRDB creates its
     /// bookkeeping table outside the migration's transaction, so a crash in between leaves it.
@@ -31,6 +31,10 @@ enum SQLiteSchema {
         migrator.registerMigration("v2") { db in
             try db.execute(sql: version2)
             try db.execute(sql: "PRAGMA user_version = 2")
+        }
+        migrator.registerMigration("v4-users") { db in
+            try db.execute(sql: version4Users)
+            try db.execute(sql: "PRAGMA user_version = 4")
         }
         return migrator
     }
