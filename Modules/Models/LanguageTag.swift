@@ -2,8 +2,10 @@
 /// case: `en`, `de-DE`, `zh-Hant-TW`, `es-419`, `sr-Latn-RS`, `de-CH-1996`, `en-US-x-twain`.
 ///
 /// Well-formed is a matter of syntax, not of registry: `qq-QQ` passes (the subtags have the
-/// right shapes), `english` and `de_DE` do not. Grandfathered tags (`i-klingon`) and a bare
-/// private-use tag (`x-whatever`) are refused: an app's locale is always a language first.
+/// right shapes), `de_DE` does not. The language is 2 or 3 letters (ISO 639): the 5 to 8 letter
+/// subtags RFC 5646 reserves have never been assigned, and refusing them catches `english`.
+/// Grandfathered tags (`i-klingon`) and a bare private-use tag (`x-whatever`) are refused too:
+/// an app's locale is always a language first.
 public enum LanguageTag {
     /// Longest tag accepted; real tags are far shorter (RFC 5646 section 4.4.1 asks for at least 35).
     public static let maxLength = 64
@@ -26,13 +28,14 @@ public enum LanguageTag {
         var output: [String] = []
         var index = 0
         let language = subtags[0]
-        guard isAlpha(language), language.count == 2 || language.count == 3 || (5...8).contains(language.count)
-        else { return refuse("the language is 2, 3 or 5 to 8 letters (en, ast)") }
+        guard isAlpha(language), (2...3).contains(language.count) else {
+            return refuse("the language is 2 or 3 letters (en, ast)")
+        }
         output.append(language.lowercased())
         index = 1
-        // Up to three extended language subtags (zh-yue), only after a 2 or 3 letter language.
+        // Up to three extended language subtags (zh-yue).
         var extlangs = 0
-        while index < subtags.count, language.count <= 3, extlangs < 3, subtags[index].count == 3,
+        while index < subtags.count, extlangs < 3, subtags[index].count == 3,
             isAlpha(subtags[index])
         {
             output.append(subtags[index].lowercased())
