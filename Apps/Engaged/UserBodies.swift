@@ -132,10 +132,11 @@ struct UserView: Encodable {
     }
 }
 
-/// `updatedAt` instants at millisecond precision (ISO 8601, UTC or with an offset; digits past
-/// the third of a fraction are dropped).
+/// `updatedAt` instants at millisecond precision (ISO 8601, UTC or with an offset of at most 14
+/// hours, as `Instant` reads them; digits past the third of a fraction are dropped).
 enum MillisecondTime {
     static func parse(_ text: String) -> Int64? {
+        let text = text.uppercased()  // RFC 3339 allows `t` and `z`
         var whole = text
         var milliseconds: Int64 = 0
         if let dot = text.firstIndex(of: ".") {

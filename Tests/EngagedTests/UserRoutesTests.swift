@@ -242,3 +242,32 @@ struct DurableIdempotencyTests {
         }
     }
 }
+
+@Suite("engaged updatedAt")
+struct MillisecondTimeTests {
+    @Test(
+        arguments: [
+            ("2027-03-01T05:00:00Z", 1_803_877_200_000), ("2027-03-01T05:00:00.5Z", 1_803_877_200_500),
+            ("2027-03-01T05:00:00.250Z", 1_803_877_200_250), ("2027-03-01T05:00:00.2509Z", 1_803_877_200_250),
+            ("2027-03-01T06:00:00.001+01:00", 1_803_877_200_001), ("2027-03-01t05:00:00z", 1_803_877_200_000),
+            ("1969-12-31T23:59:59.999Z", -1),
+        ] as [(String, Int64)])
+    func instantsAreReadToTheMillisecond(text: String, milliseconds: Int64) {
+        #expect(MillisecondTime.parse(text) == milliseconds)
+    }
+
+    @Test(arguments: ["", "yesterday", "2027-03-01T05:00:00.Z", "2027-03-01T05:00:00.abcZ", "2027-02-30T05:00:00Z"])
+    func otherTextIsNotAnInstant(text: String) {
+        #expect(MillisecondTime.parse(text) == nil)
+    }
+
+    @Test(
+        arguments: [
+            (1_803_877_200_000, "2027-03-01T05:00:00.000Z"), (1_803_877_200_250, "2027-03-01T05:00:00.250Z"),
+            (1_803_877_200_007, "2027-03-01T05:00:00.007Z"), (-1, "1969-12-31T23:59:59.999Z"),
+        ] as [(Int64, String)])
+    func versionsAreWrittenWithThreeDigitsOfFraction(milliseconds: Int64, text: String) {
+        #expect(MillisecondTime.format(milliseconds) == text)
+        #expect(MillisecondTime.parse(text) == milliseconds)
+    }
+}
