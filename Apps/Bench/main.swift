@@ -66,6 +66,14 @@ do {
     exit(74)
 }
 let generator = ContentGenerator(catalog: templates)
+
+// `bench runtime`: the runtime's figures only (the server's write path, for profiling).
+if CommandLine.arguments.dropFirst().first == "runtime" {
+    for durability in [SQLiteEngagementStore.Options.Durability.fsyncEveryCommit, .fsyncAtCheckpoint] {
+        for line in try await runtimeFigures(content: generator, durability: durability) { print(line) }
+    }
+    exit(0)
+}
 var engine = UserEngine(
     profile: profile, zone: zone, now: start, configuration: fullHorizon, content: generator)
 _ = engine.handle(.appLaunched, at: start)

@@ -6,9 +6,18 @@ import Models
 // values the engine has types for decode through the engine's own Codable conformances, so the
 // server validates exactly as the engine does and names the same fields.
 
-/// `POST /v1/users/{id}/events`: `{"type": <engine input name>, ...fields of that type}`.
+/// `POST /v1/users/{id}/events`: `{"type": <engine input name>, "at"?: ISO 8601, ...fields of
+/// that type}`. `at` is when an activity happened, for events the app sends late (logged
+/// offline): the history records the activity at `at`; the engine takes the input when it
+/// arrives. `Routes.postEvent` bounds it (`EventBody.atBounds`).
 struct EventBody: Decodable {
     var input: EngineInput
+    var occurredAt: Instant?
+
+    /// `at` may lie at most this far ahead of the server's clock (devices' clocks drift) ...
+    static let maxFutureSkewSeconds: Int64 = 300
+    /// ... and at most this far behind it.
+    static let maxAgeSeconds: Int64 = 7 * 86_400
 
     /// The fields each type takes besides `type`.
     static let fields: [String: Set<String>] = [
@@ -32,7 +41,13 @@ struct EventBody: Decodable {
                 "type: unknown event type \"\(type)\"; expected one of \(Self.fields.keys.sorted().joined(separator: ", "))",
                 field: Problem.fieldPath(path + [AnyKey("type")]))
         }
-        try c.rejectKeys(outside: fields.union(["type"]), at: path)
+        try c.rejectKeys(outside: fields.union(["type", "at"]), at: path)
+        if let at: String = try c.decodeIfPresent("at") {
+            guard let instant = Instant(iso8601: at) else {
+                throw invalidValue(path, "at", "not an ISO 8601 instant such as 2027-03-01T06:00:00Z: \"\(at)\"")
+            }
+            occurredAt = instant
+        }
         switch type {
         case "appOpened":
             let seconds = try c.integer("sessionSeconds", in: 0...86_400, at: path) ?? 0
@@ -73,6 +88,23 @@ struct EventBody: Decodable {
                 SocialEvent(
                     id: try c.decode("id"), kind: kind, actorName: try c.decode("actorName"),
                     topic: try c.decode("topic"), isMutualFriend: try c.decodeIfPresent("isMutualFriend") ?? false))
+        }
+        if occurredAt != nil, case .activity = input {
+        } else if occurredAt != nil {
+            throw invalidValue(path, "at", "only activity events carry \"at\"; \(type) is taken when it arrives")
+        }
+    }
+
+    /// Refuses an `at` outside `maxFutureSkewSeconds` ahead of and `maxAgeSeconds` behind `now`.
+    func checkOccurredAt(now: Instant) throws(Problem) {
+        guard let occurredAt else { return }
+        if occurredAt - now > Self.maxFutureSkewSeconds {
+            throw Problem.invalidField(
+                "at", "\(occurredAt.iso8601) is in the future (the server's time is \(now.iso8601))")
+        }
+        if now - occurredAt > Self.maxAgeSeconds {
+            throw Problem.invalidField(
+                "at", "\(occurredAt.iso8601) is more than 7 days before the server's time \(now.iso8601)")
         }
     }
 }

@@ -8,8 +8,11 @@ extension Routes {
         let id = try Self.userID(context)
         let bytes = try await JSONBody.read(request)
         guard let key = request.headers.first(where: { $0.name.canonicalName == "idempotency-key" })?.value else {
-            let input = try JSONBody.decode(EventBody.self, from: bytes).input
-            let effects = try await perform { try await runtime.apply(input, to: id) }
+            let event = try JSONBody.decode(EventBody.self, from: bytes)
+            try event.checkOccurredAt(now: runtime.clock.now())
+            let effects = try await perform {
+                try await runtime.apply(event.input, to: id, occurredAt: event.occurredAt)
+            }
             return JSONBody.response(.accepted, EventAccepted(effects: effects.count))
         }
         guard (1...255).contains(key.utf8.count) else {
@@ -36,9 +39,12 @@ extension Routes {
         if let record = try await perform({ try await runtime.idempotencyRecord(userID: id, key: key) }) {
             return try Self.answer(record, requestHash: hash)
         }
-        let input = try JSONBody.decode(EventBody.self, from: bytes).input
+        let event = try JSONBody.decode(EventBody.self, from: bytes)
+        try event.checkOccurredAt(now: runtime.clock.now())
         let outcome = try await perform {
-            try await runtime.apply(input, to: id, idempotencyKey: key, requestHash: hash) { effects in
+            try await runtime.apply(
+                event.input, to: id, occurredAt: event.occurredAt, idempotencyKey: key, requestHash: hash
+            ) { effects in
                 (HTTPResponse.Status.accepted.code, JSONBody.encode(EventAccepted(effects: effects.count)))
             }
         }

@@ -21,8 +21,12 @@ extension EngineRuntime {
 
     /// Writes the update's field groups that are newer than what is stored (`UserMerge`), in one
     /// commit with their versions; creates the user when unknown. A write with nothing newer
-    /// commits nothing.
-    public func putUser(_ update: UserUpdate) throws(RuntimeError) -> UserPutResult {
+    /// commits nothing. Writes of one user are merged one at a time, each on what the previous
+    /// one committed.
+    public func putUser(_ update: UserUpdate) async throws(RuntimeError) -> UserPutResult {
+        let gateKey = "user\u{1F}" + update.proposed.id
+        await writeGate.acquire(gateKey)
+        defer { writeGate.release(gateKey) }
         let now = clock.now()
         let nowMilliseconds = now.secondsSinceEpoch * 1_000
         let stamp = update.updatedAtMilliseconds ?? nowMilliseconds
@@ -41,7 +45,7 @@ extension EngineRuntime {
         let outcome = UserMerge.merge(stored: stored, versions: versions, update: update, stampMilliseconds: stamp)
         var created = false
         if stored == nil || outcome.profile != stored || outcome.versions != versions {
-            created = try putProfile(outcome.profile, versions: outcome.versions)
+            created = try await putProfile(outcome.profile, versions: outcome.versions)
         }
         return UserPutResult(
             profile: outcome.profile, created: created, versions: outcome.versions, applied: outcome.applied,

@@ -39,15 +39,30 @@ public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
 /// clock and commits, in one transaction, the new snapshot, the step's history and the outbox
 /// rows its effects make (`OutboxPlan`). `dispatchDue` performs due rows and completes them.
 ///
-/// The store is the truth: engines are cached only after their commit succeeded, and a runtime
-/// started over the same store continues exactly where the last one committed.
+/// The store is the truth: a call returns only after its step was committed, and a runtime
+/// started over the same store continues exactly where the last one committed. Concurrent
+/// inputs are committed together (`GroupCommit`): the engine works on the next input while the
+/// store writes the previous ones. The cache holds each user's newest computed engine; when a
+/// commit fails, the engines built on it are dropped and the next input loads the committed one.
 public actor EngineRuntime {
     let store: any RuntimeStore
-    let clock: any RuntimeClock
+    /// The runtime's time: every step is taken at its `now()`.
+    public nonisolated let clock: any RuntimeClock
     let content: ContentGenerator
     let configuration: EngineConfiguration
-    private var engines: [String: UserEngine] = [:]
+    nonisolated let group: GroupCommit
+    /// One write at a time per user's profile, and per idempotency key (`EngineRuntime+Users`).
+    nonisolated let writeGate = KeyedGate()
+    private var engines: [String: CachedEngine] = [:]
     private var zones: [String: ZoneRules] = [:]
+    /// Numbers steps and engine loads in the order they happen (`GroupCommit.Entry`).
+    private var sequence: UInt64 = 0
+
+    private struct CachedEngine {
+        var engine: UserEngine
+        /// The sequence number at which it was loaded from the store.
+        var loadedAt: UInt64
+    }
 
     public init(
         store: any RuntimeStore, clock: any RuntimeClock, content: ContentGenerator,
@@ -57,19 +72,24 @@ public actor EngineRuntime {
         self.clock = clock
         self.content = content
         self.configuration = configuration
+        group = GroupCommit(store: store)
     }
 
     /// Creates the user (their engine starts as an app launch would start it) or applies a
     /// change of preferences and time zone to an existing one. Returns whether it was created.
     @discardableResult
-    public func putUser(_ profile: UserProfile) throws(RuntimeError) -> Bool {
-        try putProfile(profile, versions: nil)
+    public func putUser(_ profile: UserProfile) async throws(RuntimeError) -> Bool {
+        try await putProfile(profile, versions: nil)
     }
 
     /// `putUser(_:)`, committing `versions` (the field groups written) with the engine.
-    func putProfile(_ profile: UserProfile, versions: UserVersions?) throws(RuntimeError) -> Bool {
+    func putProfile(_ profile: UserProfile, versions: UserVersions?) async throws(RuntimeError) -> Bool {
         let zone = try zoneRules(profile.timeZone)
-        if var engine = try loadEngine(profile.id) {
+        if let cached = try loadEngine(profile.id), cached.engine.profile.timeZone != profile.timeZone {
+            // Moving rows reads the user's pending rows from the store: let earlier steps land.
+            await group.settled(through: sequence)
+        }
+        if var engine = try loadEngine(profile.id)?.engine {
             var effects: [Effect] = []
             let now = clock.now()
             if engine.profile.timeZone != profile.timeZone { effects += engine.handle(.timeZoneChanged(zone), at: now) }
@@ -77,7 +97,7 @@ public actor EngineRuntime {
                 effects += engine.handle(.preferencesChanged(profile.preferences), at: now)
             }
             if engine.profile != profile { effects += engine.handle(.profileChanged(profile), at: now) }
-            try commit(engine, input: nil, effects: effects, profile: profile, at: now, userVersions: versions)
+            try await commit(engine, input: nil, effects: effects, profile: profile, at: now, userVersions: versions)
             return false
         }
         let now = clock.now()
@@ -85,34 +105,39 @@ public actor EngineRuntime {
             profile: profile, zone: zone, now: now, configuration: configuration,
             contentSeed: Self.contentSeed(profile.id), content: content)
         let effects = engine.handle(.appLaunched, at: now)
-        try commit(engine, input: .appLaunched, effects: effects, profile: profile, at: now, userVersions: versions)
+        try await commit(
+            engine, input: .appLaunched, effects: effects, profile: profile, at: now, userVersions: versions)
         return true
     }
 
     /// Applies `input` to the user's engine at the clock's time; returns the engine's effects.
+    /// `occurredAt` is when an activity happened, when the app reports it late: the history
+    /// records the activity then; the engine takes the input now (its time never goes back).
     @discardableResult
-    public func apply(_ input: EngineInput, to userID: String) throws(RuntimeError) -> [Effect] {
-        try applyStep(input, to: userID)
+    public func apply(_ input: EngineInput, to userID: String, occurredAt: Instant? = nil) async throws(RuntimeError)
+        -> [Effect]
+    {
+        try await applyStep(input, to: userID, occurredAt: occurredAt)
     }
 
-    /// `apply(_:to:)`; `idempotency` makes the step's idempotency record from its effects and
-    /// time, committed in the step's transaction.
+    /// `apply(_:to:occurredAt:)`; `idempotency` makes the step's idempotency record from its
+    /// effects and time, committed in the step's transaction.
     func applyStep(
-        _ input: EngineInput, to userID: String,
+        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil,
         idempotency: (_ effects: [Effect], _ now: Instant) -> IdempotencyRecord? = { _, _ in nil }
-    ) throws(RuntimeError) -> [Effect] {
-        guard var engine = try loadEngine(userID) else { throw .unknownUser(userID) }
+    ) async throws(RuntimeError) -> [Effect] {
+        guard var engine = try loadEngine(userID)?.engine else { throw .unknownUser(userID) }
         let now = clock.now()
         let before = engine.profile
         let effects = engine.handle(input, at: now)
-        try commit(
+        try await commit(
             engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now,
-            idempotency: idempotency(effects, now))
+            occurredAt: occurredAt, idempotency: idempotency(effects, now))
         return effects
     }
 
     /// The user's engine as last committed, or nil for an unknown user.
-    public func engine(of userID: String) throws(RuntimeError) -> UserEngine? { try loadEngine(userID) }
+    public func engine(of userID: String) throws(RuntimeError) -> UserEngine? { try loadEngine(userID)?.engine }
 
     /// The instant of the soonest pending outbox row, or nil when nothing is pending.
     public func nextDueAt() throws(RuntimeError) -> Instant? {
@@ -128,6 +153,8 @@ public actor EngineRuntime {
     public func dispatchDue(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
         -> [OutboxRow]
     {
+        // Rows of steps still being written are not in the store yet, nor are their withdrawals.
+        await group.settled(through: sequence)
         let now = clock.now()
         let due: [OutboxRow]
         do { due = try store.dueOutbox(through: now, limit: limit) } catch { throw .store(error) }
@@ -137,11 +164,11 @@ public actor EngineRuntime {
                 // The job's own commit replaces this row with the job's next run. A user whose
                 // engine cannot be loaded keeps the row and holds up no one else.
                 guard let job = BackgroundJob(rawValue: row.requestID) else { continue }
-                do { try apply(.backgroundTaskLaunched(job), to: row.userID) } catch { continue }
+                do { try await apply(.backgroundTaskLaunched(job), to: row.userID) } catch { continue }
             } else {
                 do { try await transport.perform(row) } catch { continue }
                 // A repeating request (a daily series) is due again at its next match.
-                if let next = nextRepeat(of: row) { try commitRows([next], for: row.userID) }
+                if let next = nextRepeat(of: row) { try await commitRows([next], for: row.userID) }
             }
             do { try store.completeOutbox(keys: [row.key], at: now) } catch { throw .store(error) }
             completed.append(row)
@@ -156,7 +183,7 @@ public actor EngineRuntime {
         guard let data = row.payload.data(using: .utf8),
             let request = try? JSONDecoder().decode(NotificationRequest.self, from: data),
             case .calendar(let match, repeats: true) = request.trigger,
-            let engine = engines[row.userID] ?? (try? loadEngine(row.userID)) ?? nil,
+            let engine = (try? loadEngine(row.userID))?.engine,
             let fireAt = match.nextMatch(after: row.dueAt, in: engine.zone)
         else { return nil }
         var next = row
@@ -166,35 +193,47 @@ public actor EngineRuntime {
     }
 
     /// Adds rows for a user outside an input (the engine's state is unchanged).
-    private func commitRows(_ rows: [OutboxRow], for userID: String) throws(RuntimeError) {
-        guard let engine = try loadEngine(userID) else { return }
-        do {
-            try store.commit(RuntimeCommit(userID: userID, snapshot: engine.snapshot(), outbox: rows))
-        } catch {
-            throw .store(error)
-        }
+    private func commitRows(_ rows: [OutboxRow], for userID: String) async throws(RuntimeError) {
+        guard let engine = try loadEngine(userID)?.engine else { return }
+        try await commit(RuntimeCommit(userID: userID, snapshot: engine.snapshot(), outbox: rows), engine: engine)
     }
 
     private func commit(
         _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant,
-        userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil
-    ) throws(RuntimeError) {
-        var batch = StepRecords.batch(for: input, effects: effects, engine: engine, at: now)
+        occurredAt: Instant? = nil, userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil
+    ) async throws(RuntimeError) {
+        var batch = StepRecords.batch(for: input, effects: effects, engine: engine, at: now, occurredAt: occurredAt)
         if let profile { batch.profiles.append(profile) }
         var outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
         // The cached engine is the state before this step (it is replaced only after the commit).
-        let zoneChanged = engines[engine.profile.id].map { $0.zone.identifier != engine.zone.identifier } ?? false
+        let zoneChanged =
+            engines[engine.profile.id].map { $0.engine.zone.identifier != engine.zone.identifier } ?? false
+        if zoneChanged {
+            do { outbox.rows += try movedRows(of: engine, besides: outbox, at: now) } catch { throw .store(error) }
+        }
+        try await commit(
+            RuntimeCommit(
+                userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
+                cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows, userVersions: userVersions,
+                idempotency: idempotency),
+            engine: engine)
+    }
+
+    /// Caches `engine` as the user's newest and waits for `commit` to be written. Runs without a
+    /// suspension up to the queueing, so the user's steps are queued in the order they happened.
+    private func commit(_ commit: RuntimeCommit, engine: UserEngine) async throws(RuntimeError) {
+        let userID = commit.userID
+        let loadedAt = engines[userID]?.loadedAt ?? sequence
+        sequence += 1
+        let step = sequence
+        engines[userID] = CachedEngine(engine: engine, loadedAt: loadedAt)
         do {
-            if zoneChanged { outbox.rows += try movedRows(of: engine, besides: outbox, at: now) }
-            try store.commit(
-                RuntimeCommit(
-                    userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
-                    cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows, userVersions: userVersions,
-                    idempotency: idempotency))
+            try await group.commit(GroupCommit.Entry(commit: commit, sequence: step, basedOn: loadedAt))
         } catch {
+            // The cached engine carries this step unless it was loaded again since.
+            if let cached = engines[userID], cached.loadedAt < step { engines[userID] = nil }
             throw .store(error)
         }
-        engines[engine.profile.id] = engine
     }
 
     /// After a change of zone the engine follows the device, which re-matches wall-clock
@@ -218,8 +257,8 @@ public actor EngineRuntime {
         return moved
     }
 
-    private func loadEngine(_ userID: String) throws(RuntimeError) -> UserEngine? {
-        if let engine = engines[userID] { return engine }
+    private func loadEngine(_ userID: String) throws(RuntimeError) -> CachedEngine? {
+        if let cached = engines[userID] { return cached }
         let profile: UserProfile?
         let bytes: [UInt8]?
         do {
@@ -237,8 +276,10 @@ public actor EngineRuntime {
         } catch {
             throw .snapshot(userID: userID, error)
         }
-        engines[userID] = engine
-        return engine
+        sequence += 1
+        let cached = CachedEngine(engine: engine, loadedAt: sequence)
+        engines[userID] = cached
+        return cached
     }
 
     private func zoneRules(_ identifier: String) throws(RuntimeError) -> ZoneRules {
@@ -254,5 +295,8 @@ public actor EngineRuntime {
 
     /// Forgets the cached engines: the next input restores each from the store (what a
     /// restarted process does).
-    public func evictCache() { engines.removeAll() }
+    public func evictCache() async {
+        await group.settled(through: sequence)
+        engines.removeAll()
+    }
 }

@@ -7,13 +7,15 @@ public import Storage
 /// (the simulator's store writer and the runtime) record steps through this one mapping. A step
 /// without an input of its own (the runtime applying a changed profile) records its traces only.
 public enum StepRecords {
+    /// `occurredAt` is when the activity happened if the app reported it late (at most `now`).
     public static func batch(
-        for input: EngineInput?, effects: [Effect], engine: UserEngine, at now: Instant
+        for input: EngineInput?, effects: [Effect], engine: UserEngine, at now: Instant, occurredAt: Instant? = nil
     ) -> StoreBatch {
         var batch = StoreBatch()
         let userID = engine.profile.id
         if case .activity(let activity) = input {
-            batch.activityEvents.append(ActivityEvent(userID: userID, at: now, kind: activity))
+            batch.activityEvents.append(
+                ActivityEvent(userID: userID, at: min(occurredAt ?? now, now), kind: activity))
         }
         if case .backgroundTaskLaunched = input {
             batch.engagementStates.append(

@@ -66,24 +66,28 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
 
     // MARK: - Runtime
 
-    public func commit(_ commit: RuntimeCommit) throws(StoreError) {
-        if let error = commit.validationError { throw error }
+    public func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError) {
+        for commit in commits { if let error = commit.validationError { throw error } }
         locked { storage in
-            Self.write(commit.batch, &storage)
-            storage.snapshots[commit.userID] = commit.snapshot
-            storage.userRecords.write(commit)
-            for requestID in commit.cancelledRequestIDs {
-                for (slot, key) in storage.outboxSlots where slot[0] == commit.userID && slot[1] == requestID {
-                    storage.outboxSlots[slot] = nil
-                    storage.outbox[key] = nil
-                }
+            for commit in commits { Self.write(commit, &storage) }
+        }
+    }
+
+    private static func write(_ commit: RuntimeCommit, _ storage: inout Storage) {
+        write(commit.batch, &storage)
+        storage.snapshots[commit.userID] = commit.snapshot
+        storage.userRecords.write(commit)
+        for requestID in commit.cancelledRequestIDs {
+            for (slot, key) in storage.outboxSlots where slot[0] == commit.userID && slot[1] == requestID {
+                storage.outboxSlots[slot] = nil
+                storage.outbox[key] = nil
             }
-            for row in commit.outbox where !storage.completedKeys.contains(row.key) {
-                let slot = [row.userID, row.requestID, row.channel]
-                if let old = storage.outboxSlots[slot] { storage.outbox[old] = nil }
-                storage.outboxSlots[slot] = row.key
-                storage.outbox[row.key] = row
-            }
+        }
+        for row in commit.outbox where !storage.completedKeys.contains(row.key) {
+            let slot = [row.userID, row.requestID, row.channel]
+            if let old = storage.outboxSlots[slot] { storage.outbox[old] = nil }
+            storage.outboxSlots[slot] = row.key
+            storage.outbox[row.key] = row
         }
     }
 

@@ -85,7 +85,9 @@ public struct RuntimeCommit: Hashable, Sendable {
 ///
 /// Contract (beyond `EngagementStore`'s, checked by the conformance suite):
 /// - **One transaction per input.** `commit(_:)` writes the snapshot, the batch, the
-///   withdrawals and the new outbox rows all together or not at all.
+///   withdrawals and the new outbox rows all together or not at all. `commitGroup(_:)` writes
+///   several inputs (of one user or many) in order in one transaction, all or none: the runtime
+///   groups concurrent inputs so that one write (and one fsync) serves them all.
 /// - **Outbox identity.** At most one pending row per (user, request, channel); a new one
 ///   replaces it. A row whose key was completed is never pending again, whatever is replayed.
 /// - **Due order.** `dueOutbox` lists pending rows due at or before the instant, by due time,
@@ -97,7 +99,9 @@ public struct RuntimeCommit: Hashable, Sendable {
 ///   same transaction (`UserVersionStore`, `IdempotencyStore`); devices (`DeviceStore`) are
 ///   written on their own.
 public protocol RuntimeStore: EngagementStore, UserVersionStore, IdempotencyStore, DeviceStore {
-    func commit(_ commit: RuntimeCommit) throws(StoreError)
+    /// Writes `commits` in order in one transaction; a commit that breaks a rule
+    /// (`validationError`) fails the whole group before anything is written.
+    func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError)
     /// The user's last committed engine snapshot, or nil.
     func snapshot(userID: String) throws(StoreError) -> [UInt8]?
     func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow]
@@ -106,4 +110,9 @@ public protocol RuntimeStore: EngagementStore, UserVersionStore, IdempotencyStor
     func outboxDepth() throws(StoreError) -> Int
     /// The user's pending rows, by due time.
     func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow]
+}
+
+extension RuntimeStore {
+    /// One input's commit in its own transaction.
+    public func commit(_ commit: RuntimeCommit) throws(StoreError) { try commitGroup([commit]) }
 }

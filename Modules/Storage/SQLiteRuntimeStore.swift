@@ -5,36 +5,41 @@ public import Models
 /// `RuntimeStore` on SQLite: the snapshot, the step's history and the outbox rows of one input
 /// in one immediate transaction (schema v2's `engineSnapshot`, `outbox` and `outboxDone`).
 extension SQLiteEngagementStore {
-    public func commit(_ commit: RuntimeCommit) throws(StoreError) {
-        if let error = commit.validationError { throw error }
-        let profiles = try Self.encodeProfiles(commit.batch.profiles)
+    public func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError) {
+        for commit in commits { if let error = commit.validationError { throw error } }
+        let profiles = try commits.map { commit throws(StoreError) in try Self.encodeProfiles(commit.batch.profiles) }
         try write { db in
             try db.inTransaction(.immediate) {
-                try Self.writeProfiles(profiles, db)
-                try Self.writeActivityEvents(commit.batch.activityEvents, db)
-                try Self.writeLedgerEntries(commit.batch.ledgerEntries, db)
-                try Self.writeEngagementStates(commit.batch.engagementStates, db)
-                try db.cachedStatement(sql: SQLiteStatements.upsertSnapshot).execute(arguments: [
-                    commit.userID, Data(commit.snapshot),
-                ])
-                try Self.writeUserRecords(commit, db)
-                for requestID in commit.cancelledRequestIDs {
-                    try db.cachedStatement(sql: SQLiteStatements.deleteOutboxRequest).execute(arguments: [
-                        commit.userID, requestID,
-                    ])
-                }
-                for row in commit.outbox {
-                    if try Bool.fetchOne(
-                        db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key]) != nil
-                    {
-                        continue
-                    }
-                    try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                        row.userID, row.requestID, row.channel, row.key, row.dueAt.secondsSinceEpoch, row.payload,
-                    ])
-                }
+                for (commit, profiles) in zip(commits, profiles) { try Self.write(commit, profiles: profiles, db) }
                 return .commit
             }
+        }
+    }
+
+    /// One input's rows, inside the caller's transaction.
+    private static func write(_ commit: RuntimeCommit, profiles: [(String, String)], _ db: Database) throws {
+        try writeProfiles(profiles, db)
+        try writeActivityEvents(commit.batch.activityEvents, db)
+        try writeLedgerEntries(commit.batch.ledgerEntries, db)
+        try writeEngagementStates(commit.batch.engagementStates, db)
+        try db.cachedStatement(sql: SQLiteStatements.upsertSnapshot).execute(arguments: [
+            commit.userID, Data(commit.snapshot),
+        ])
+        try writeUserRecords(commit, db)
+        for requestID in commit.cancelledRequestIDs {
+            try db.cachedStatement(sql: SQLiteStatements.deleteOutboxRequest).execute(arguments: [
+                commit.userID, requestID,
+            ])
+        }
+        for row in commit.outbox {
+            if try Bool.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key])
+                != nil
+            {
+                continue
+            }
+            try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
+                row.userID, row.requestID, row.channel, row.key, row.dueAt.secondsSinceEpoch, row.payload,
+            ])
         }
     }
 

@@ -178,6 +178,26 @@ struct RouteTests {
         }
     }
 
+    @Test func anActivityReportedLateIsRecordedWhenItHappened() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            _ = try await client.send(.put, "/v1/users/ana", berlin)
+            server.clock.advance(by: 3 * 3_600)  // 09:00Z; the workout was at 07:30Z, logged offline
+            let response = try await client.send(
+                .post, "/v1/users/ana/events",
+                #"{"type": "workoutCompleted", "durationMinutes": 30, "at": "2027-03-01T07:30:00Z"}"#)
+            #expect(response.status == .accepted, "\(response.text)")
+            let events = try server.store.activityEvents(userID: "ana", since: TestServer.start)
+            #expect(events.map(\.at) == [Instant(iso8601: "2027-03-01T07:30:00Z")!])
+            // A device clock a little ahead of the server's is tolerated (recorded at the server's time).
+            let ahead = try await client.send(
+                .post, "/v1/users/ana/events", #"{"type": "moodLogged", "at": "2027-03-01T09:04:00Z"}"#)
+            #expect(ahead.status == .accepted, "\(ahead.text)")
+            let last = try server.store.activityEvents(userID: "ana", since: TestServer.start).last
+            #expect(last?.at == server.clock.now())
+        }
+    }
+
     @Test func anEventForAnUnknownUserIs404() async throws {
         let server = try TestServer()
         try await server.run { client in
@@ -193,7 +213,14 @@ struct RouteTests {
         (#"{"type": "workoutCompleted"}"#, 400, "bad-request", "durationMinutes", "missing"),
         (#"{"type": "appOpened", "sessionSeconds": -1}"#, 422, "invalid-field", "sessionSeconds", "0...86400"),
         (#"{"type": "mealLogged", "meal": "brunch"}"#, 422, "invalid-field", "meal", "brunch"),
-        (#"{"type": "moodLogged", "at": "2027-03-01T07:00:00Z"}"#, 422, "invalid-field", "at", "unknown key"),
+        (#"{"type": "moodLogged", "at": "2027-03-01T07:00:00Z"}"#, 422, "invalid-field", "at", "in the future"),
+        (#"{"type": "moodLogged", "at": "2027-02-20T06:00:00Z"}"#, 422, "invalid-field", "at", "more than 7 days"),
+        (#"{"type": "moodLogged", "at": "yesterday"}"#, 422, "invalid-field", "at", "ISO 8601"),
+        (#"{"type": "moodLogged", "at": 1700000000}"#, 400, "bad-request", "at", "String"),
+        (
+            #"{"type": "socialEvent", "id": "s", "kind": "workoutKudos", "actorName": "B", "topic": "t", "#
+                + #""at": "2027-03-01T05:00:00Z"}"#, 422, "invalid-field", "at", "only activity events"
+        ),
         (
             #"{"type": "notificationResponse", "requestID": "nonsense", "actionIdentifier": "SNOOZE"}"#, 422,
             "invalid-field", "requestID", "request identifier"

@@ -192,6 +192,52 @@ struct UserRuntimeTests {
         #expect(try store.idempotencyRecordCount() == 0)
     }
 
+    @Test func concurrentCallsWithOneKeyApplyTheInputOnce() async throws {
+        let store = InMemoryEngagementStore()
+        let runtime = runtime(store)
+        try await runtime.putUser(update([.timeZone], at: nil))
+        let outcomes = try await withThrowingTaskGroup(of: KeyedApply.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    try await runtime.apply(.activity(.coachChat), to: "u1", idempotencyKey: "k", requestHash: "h") {
+                        effects in (202, Array("\(effects.count)".utf8))
+                    }
+                }
+            }
+            var outcomes: [KeyedApply] = []
+            for try await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        let applied = outcomes.compactMap { outcome -> IdempotencyRecord? in
+            if case .applied(let record) = outcome { return record } else { return nil }
+        }
+        #expect(applied.count == 1)
+        #expect(outcomes.filter { $0 == .replayed(applied[0]) }.count == 7)
+        #expect(try store.idempotencyRecordCount() == 1)
+        #expect(runtime.writeGate.heldCount == 0)
+    }
+
+    @Test func concurrentWritesOfOneUserLeaveTheNewestStanding() async throws {
+        let runtime = runtime()
+        try await runtime.putUser(update([.timeZone], at: 0))
+        // Stamps 1 to 12, each with a zone change (the slow path), sent all at once in any order.
+        let zones = ["Asia/Tokyo", "Europe/Paris", "America/Denver"]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for stamp in (1...12).shuffled() {
+                group.addTask {
+                    _ = try await runtime.putUser(
+                        update([.timeZone, .profile], at: Int64(stamp), zone: zones[stamp % 3], name: "n\(stamp)"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let engine = try #require(try await runtime.engine(of: "u1"))
+        #expect(engine.profile.displayName == "n12")
+        #expect(engine.profile.timeZone == zones[12 % 3])
+        #expect(engine.zone.identifier == zones[12 % 3])
+        #expect(try await runtime.userVersions(of: "u1") == UserVersions([.timeZone: 12, .profile: 12]))
+    }
+
     @Test func devicesBelongToKnownUsersAndMoveBetweenThem() async throws {
         let runtime = runtime()
         let token = String(repeating: "AB", count: 32)

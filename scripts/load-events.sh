@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Load test of POST /v1/users/{id}/events with wrk on loopback: starts a release `engaged` on a
+# fresh data folder (manual clock, so the due-work loop stays idle and the figure is the write
+# path's), creates USERS users, runs wrk for DURATION with CONNECTIONS connections, stops the
+# server with SIGTERM. Server and load share the machine's cores: say so with the figures.
+#   USERS=1000 CONNECTIONS=32 DURATION=20s THREADS=1 scripts/load-events.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+USERS=${USERS:-1000}
+CONNECTIONS=${CONNECTIONS:-32}
+DURATION=${DURATION:-20s}
+THREADS=${THREADS:-1}
+command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
+swift build -c release --product engaged 2>&1 | tail -n 1
+engaged="$(swift build -c release --show-bin-path)/engaged"
+data=$(mktemp -d /tmp/engaged-load.XXXXXX)
+log="$data/engaged.log"
+export ENGAGED_API_KEY="load-key-$$" ENGAGED_USER_TOKEN_SECRET="load-secret-$$"
+"$engaged" serve --data-dir "$data" --port 0 --manual-clock 2027-03-01T06:00:00Z 2>"$log" &
+pid=$!
+trap 'kill -KILL $pid 2>/dev/null || true; rm -rf "$data"' EXIT
+port=""
+for _ in $(seq 1 100); do
+    port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$log" | cut -d: -f2 || true)
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { echo "engaged did not start"; cat "$log"; exit 1; }
+zones=(Europe/Berlin America/New_York Asia/Kathmandu Australia/Lord_Howe America/St_Johns Asia/Tokyo)
+for ((i = 0; i < USERS; i++)); do
+    printf 'url = "http://127.0.0.1:%s/v1/users/load%d"\nrequest = "PUT"\ndata = "{\\"timeZone\\": \\"%s\\"}"\n-o /dev/null\n' \
+        "$port" "$i" "${zones[$((i % ${#zones[@]}))]}"
+done | curl -s -K - -H "Authorization: Bearer $ENGAGED_API_KEY" -H 'Content-Type: application/json' --fail-early \
+    -w '%{http_code}\n' | sort | uniq -c
+echo "== wrk: $CONNECTIONS connections, $THREADS thread(s), $DURATION, $USERS users (server and wrk share $(nproc) cores)"
+USERS=$USERS wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --latency -s scripts/load-events.lua \
+    "http://127.0.0.1:$port"
+kill -TERM $pid
+wait $pid
+echo "engaged stopped with exit $?"
