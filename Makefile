@@ -64,7 +64,8 @@ serve:
 	fi; \
 	if [ -z "$$secret" ]; then \
 		secret="dev-$$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"; \
-		echo "development user-token secret generated (ENGAGED_USER_TOKEN_SECRET is unset)"; \
+		echo "DEVELOPMENT user-token secret (ENGAGED_USER_TOKEN_SECRET is unset; not for production):"; \
+		echo "   export ENGAGED_USER_TOKEN_SECRET=$$secret"; \
 	fi; \
 	ENGAGED_API_KEY="$$key" ENGAGED_USER_TOKEN_SECRET="$$secret" \
 		exec "$$($(SWIFT) build --show-bin-path)/engaged" serve --data-dir .engaged --port 8080 --host 127.0.0.1 $(ARGS)

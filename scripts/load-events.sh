@@ -28,10 +28,12 @@ done
 [ -n "$port" ] || { echo "engaged did not start"; cat "$log"; exit 1; }
 zones=(Europe/Berlin America/New_York Asia/Kathmandu Australia/Lord_Howe America/St_Johns Asia/Tokyo)
 for ((i = 0; i < USERS; i++)); do
-    printf 'url = "http://127.0.0.1:%s/v1/users/load%d"\nrequest = "PUT"\ndata = "{\\"timeZone\\": \\"%s\\"}"\n-o /dev/null\n' \
+    if ((i > 0)); then echo next; fi
+    printf 'url = "http://127.0.0.1:%s/v1/users/load%d"\nrequest = "PUT"\ndata = "{\\"timeZone\\": \\"%s\\"}"\n' \
         "$port" "$i" "${zones[$((i % ${#zones[@]}))]}"
-done | curl -s -K - -H "Authorization: Bearer $ENGAGED_API_KEY" -H 'Content-Type: application/json' --fail-early \
-    -w '%{http_code}\n' | sort | uniq -c
+    printf 'header = "Authorization: Bearer %s"\nheader = "Content-Type: application/json"\n' "$ENGAGED_API_KEY"
+    printf 'output = "/dev/null"\nwrite-out = "%%{http_code}\\n"\n'
+done | curl -s -K - | sort | uniq -c
 echo "== wrk: $CONNECTIONS connections, $THREADS thread(s), $DURATION, $USERS users (server and wrk share $(nproc) cores)"
 USERS=$USERS wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --latency -s scripts/load-events.lua \
     "http://127.0.0.1:$port"

@@ -81,7 +81,8 @@ struct Serve: AsyncParsableCommand {
         let runtime = EngineRuntime(store: store, clock: clock, content: ContentGenerator(catalog: templates))
         let app = EngagedServer.application(
             ServerEnvironment(
-                runtime: runtime, apiKey: apiKey, manualClock: manual, transport: LoggingTransport(logger: logger),
+                runtime: runtime, apiKey: apiKey, userTokens: UserTokens(secret: secret), manualClock: manual,
+                transport: LoggingTransport(logger: logger),
                 logger: logger),
             clock: clock, host: host, port: port)
         logger.info(

@@ -12,6 +12,8 @@ struct ServerEnvironment: Sendable {
     var runtime: EngineRuntime
     /// The backends' key for `/v1`.
     var apiKey: String
+    /// Signs the user tokens the inbox routes also accept (`ENGAGED_USER_TOKEN_SECRET`).
+    var userTokens: UserTokens
     /// Set with `--manual-clock`: the clock moves only through `POST /v1/admin/clock`, which then
     /// runs the due work. Without it the due-work loop runs on the runtime's (system) clock.
     var manualClock: ManualClock?
@@ -51,6 +53,7 @@ enum EngagedServer {
         v1.get("users/:id/devices", use: routes.devices)
         v1.delete("users/:id/devices/:token", use: routes.removeDevice)
         v1.post("admin/clock", use: routes.advanceClock)
+        InboxRoutes(routes: routes).register(on: router)  // the API key or the user's own token
         return router
     }
 }

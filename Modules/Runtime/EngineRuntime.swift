@@ -147,9 +147,10 @@ public actor EngineRuntime {
     }
 
     /// Performs the rows due by the clock's time, at most `limit`: a `job` row applies its
-    /// background job to the engine; any other goes to `transport`. Each row is completed only
-    /// after it was performed; a row whose transport throws stays pending. Returns the rows
-    /// completed.
+    /// background job to the engine; an `inbox` row becomes an item of the user's inbox in the
+    /// same transaction that completes it (`InboxStore.deliverToInbox`); any other goes to
+    /// `transport`. Each row is completed only after it was performed; a row whose transport
+    /// throws stays pending. Returns the rows completed.
     public func dispatchDue(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
         -> [OutboxRow]
     {
@@ -165,6 +166,14 @@ public actor EngineRuntime {
                 // engine cannot be loaded keeps the row and holds up no one else.
                 guard let job = BackgroundJob(rawValue: row.requestID) else { continue }
                 do { try await apply(.backgroundTaskLaunched(job), to: row.userID) } catch { continue }
+            } else if row.channel == InboxDelivery.channel {
+                // Delivered and completed in one transaction: nothing to complete below.
+                guard let delivery = InboxDelivery(row) else { continue }
+                do { try store.deliverToInbox(delivery, next: nextRepeat(of: row), at: now) } catch {
+                    throw .store(error)
+                }
+                completed.append(row)
+                continue
             } else {
                 do { try await transport.perform(row) } catch { continue }
                 // A repeating request (a daily series) is due again at its next match.

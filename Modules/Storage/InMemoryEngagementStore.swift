@@ -11,14 +11,14 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     // @unchecked Sendable is safe: the only mutable state is `storage`, and every access to it,
     // read or write, happens while holding `lock`. No reference to it escapes the lock.
     private let lock = NSLock()
-    private var storage = Storage()
+    private var storage = Storage()  // also read and written by the inbox (InMemoryInbox.swift)
 
-    private struct AppliedKey: Hashable {
+    struct AppliedKey: Hashable {
         var userID: String
         var key: String
     }
 
-    private struct Storage {
+    struct Storage {
         var profiles: [String: UserProfile] = [:]
         /// Per user, sorted by `at`; equal times keep the order in which they were stored.
         var events: [String: [ActivityEvent]] = [:]
@@ -32,12 +32,14 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         var outbox: [String: OutboxRow] = [:]
         var outboxSlots: [[String]: String] = [:]
         var completedKeys: Set<String> = []
+        /// Each user's notification center.
+        var inboxes: [String: InMemoryInbox] = [:]
         var userRecords = InMemoryUserRecords()
     }
 
     public init() {}
 
-    private func locked<T>(_ body: (inout Storage) -> T) -> T {
+    func locked<T>(_ body: (inout Storage) -> T) -> T {
         lock.lock()
         defer { lock.unlock() }
         return body(&storage)
@@ -83,12 +85,17 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
                 storage.outbox[key] = nil
             }
         }
-        for row in commit.outbox where !storage.completedKeys.contains(row.key) {
-            let slot = [row.userID, row.requestID, row.channel]
-            if let old = storage.outboxSlots[slot] { storage.outbox[old] = nil }
-            storage.outboxSlots[slot] = row.key
-            storage.outbox[row.key] = row
-        }
+        for row in commit.outbox { enqueue(row, &storage) }
+    }
+
+    /// Makes `row` pending, replacing the pending row of its request and channel, unless its key
+    /// was completed.
+    static func enqueue(_ row: OutboxRow, _ storage: inout Storage) {
+        guard !storage.completedKeys.contains(row.key) else { return }
+        let slot = [row.userID, row.requestID, row.channel]
+        if let old = storage.outboxSlots[slot] { storage.outbox[old] = nil }
+        storage.outboxSlots[slot] = row.key
+        storage.outbox[row.key] = row
     }
 
     public func snapshot(userID: String) throws(StoreError) -> [UInt8]? { locked { $0.snapshots[userID] } }
@@ -103,12 +110,14 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
 
     public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
         locked { storage in
-            for key in keys {
-                storage.completedKeys.insert(key)
-                if let row = storage.outbox.removeValue(forKey: key) {
-                    storage.outboxSlots[[row.userID, row.requestID, row.channel]] = nil
-                }
-            }
+            for key in keys { Self.complete(key, &storage) }
+        }
+    }
+
+    static func complete(_ key: String, _ storage: inout Storage) {
+        storage.completedKeys.insert(key)
+        if let row = storage.outbox.removeValue(forKey: key) {
+            storage.outboxSlots[[row.userID, row.requestID, row.channel]] = nil
         }
     }
 

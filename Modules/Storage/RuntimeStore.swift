@@ -81,7 +81,8 @@ public struct RuntimeCommit: Hashable, Sendable {
 }
 
 /// The store a runtime runs on: the history of `EngagementStore`, plus each user's engine
-/// snapshot and the outbox.
+/// snapshot and the outbox, and the notification centers the `inbox` channel fills
+/// (`InboxStore`).
 ///
 /// Contract (beyond `EngagementStore`'s, checked by the conformance suite):
 /// - **One transaction per input.** `commit(_:)` writes the snapshot, the batch, the
@@ -98,7 +99,7 @@ public struct RuntimeCommit: Hashable, Sendable {
 /// - **User records.** The commit's field-group versions and idempotency record are part of the
 ///   same transaction (`UserVersionStore`, `IdempotencyStore`); devices (`DeviceStore`) are
 ///   written on their own.
-public protocol RuntimeStore: EngagementStore, UserVersionStore, IdempotencyStore, DeviceStore {
+public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, IdempotencyStore, DeviceStore {
     /// Writes `commits` in order in one transaction; a commit that breaks a rule
     /// (`validationError`) fails the whole group before anything is written.
     func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError)

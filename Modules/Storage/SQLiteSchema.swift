@@ -32,6 +32,10 @@ enum SQLiteSchema {
             try db.execute(sql: version2)
             try db.execute(sql: "PRAGMA user_version = 2")
         }
+        migrator.registerMigration("v3-inbox") { db in
+            try db.execute(sql: versionInbox)  // SQLiteInbox.swift
+            try db.execute(sql: "PRAGMA user_version = 3")
+        }
         migrator.registerMigration("v4-users") { db in
             try db.execute(sql: version4Users)
             try db.execute(sql: "PRAGMA user_version = 4")
@@ -216,6 +220,11 @@ enum SQLiteStatements {
         ("deleteOutboxRequest", deleteOutboxRequest), ("selectOutboxDone", selectOutboxDone),
         ("upsertOutbox", upsertOutbox), ("selectDueOutbox", selectDueOutbox), ("deleteOutboxKey", deleteOutboxKey),
         ("insertOutboxDone", insertOutboxDone), ("selectUserOutbox", selectUserOutbox),
+        // The inbox's (SQLiteInbox.swift).
+        ("selectInboxUser", selectInboxUser), ("upsertInboxLastSeq", upsertInboxLastSeq),
+        ("insertInboxItem", insertInboxItem), ("selectInboxPage", selectInboxPage),
+        ("selectInboxCounts", selectInboxCounts), ("updateInboxState", updateInboxState),
+        ("selectInboxItem", selectInboxItem), ("updateInboxReadThrough", updateInboxReadThrough),
     ]
 }
 

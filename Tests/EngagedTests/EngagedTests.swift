@@ -357,8 +357,11 @@ struct RouteTests {
             let dispatched = try #require(response.json["dispatched"] as? Int)
             #expect(dispatched > 0)
             let performed = server.transport.performed.withLock { $0 }
-            // Jobs run inside the runtime; every notification row went to the transport, in due order.
-            #expect(performed.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" && $0.channel == "inbox" })
+            // Jobs run inside the runtime, inbox rows land in the inbox; push rows went to the
+            // transport, in due order.
+            #expect(performed.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" && $0.channel == "push" })
+            let inbox = try server.store.inboxPage(userID: "ana", before: nil, limit: 100).items
+            #expect(inbox.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" })
             #expect(performed.map(\.dueAt) == performed.map(\.dueAt).sorted())
             #expect(performed.allSatisfy { $0.dueAt <= server.clock.now() })
         }

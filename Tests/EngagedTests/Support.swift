@@ -24,6 +24,7 @@ final class RecordingTransport: ChannelTransport {
 /// One server over a fresh SQLite store in a temporary folder, on a manual clock.
 struct TestServer {
     static let apiKey = "test-api-key-0123456789"
+    static let userTokenSecret = "test-user-token-secret"
     static let start = Instant(iso8601: "2027-03-01T06:00:00Z")!
 
     let store: SQLiteEngagementStore
@@ -48,7 +49,8 @@ struct TestServer {
         logger.logLevel = .critical
         environment = ServerEnvironment(
             runtime: EngineRuntime(store: store, clock: clock, content: bundledContent), apiKey: Self.apiKey,
-            manualClock: manualClock ? clock : nil, transport: transport, logger: logger)
+            userTokens: UserTokens(secret: Self.userTokenSecret), manualClock: manualClock ? clock : nil,
+            transport: transport, logger: logger)
     }
 
     /// Runs `test` against the server (`.router`: in process, `.live`: over 127.0.0.1 on a free

@@ -55,6 +55,16 @@ final class ControlledStore: RuntimeStore {
     func engagementState(userID: String) throws(StoreError) -> EngagementState? {
         try base.engagementState(userID: userID)
     }
+    func deliverToInbox(_ delivery: InboxDelivery, next: OutboxRow?, at instant: Instant) throws(StoreError) -> Bool {
+        try base.deliverToInbox(delivery, next: next, at: instant)
+    }
+    func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
+        try base.inboxPage(userID: userID, before: sequence, limit: limit)
+    }
+    func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem? {
+        try base.setInboxState(userID: userID, itemID: itemID, to: state)
+    }
+    func readAllInbox(userID: String) throws(StoreError) -> InboxCounts { try base.readAllInbox(userID: userID) }
 }
 
 @Suite("Group commit")

@@ -1,0 +1,84 @@
+import Foundation
+public import Models
+public import Storage
+
+extension InboxDelivery {
+    /// The outbox channel whose rows land in the user's inbox.
+    public static let channel = "inbox"
+
+    /// What an `inbox` row shows, read from its payload (the `NotificationRequest` as JSON), or
+    /// nil when the payload is not one (the row is then left pending, as a refused send is).
+    init?(_ row: OutboxRow) {
+        guard let request = try? JSONDecoder().decode(NotificationRequest.self, from: Data(row.payload.utf8))
+        else { return nil }
+        self.init(
+            row: row, kind: request.content.kind.rawValue, title: request.content.title, body: request.content.body)
+    }
+}
+
+/// Where the next page of an inbox starts: an opaque token for clients (it is the sequence the
+/// next page goes below, which is why a page never shifts when newer items arrive).
+public struct InboxCursor: Hashable, Sendable {
+    public var before: Int64
+
+    public init(before: Int64) { self.before = before }
+
+    private static let prefix = "inbox:"
+
+    /// The cursor of `token`, or nil when the token is not one this runtime made.
+    public init?(token: String) {
+        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard token.utf8.count <= 64, token.utf8.allSatisfy({ $0 != UInt8(ascii: "=") }),
+            let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
+            text.hasPrefix(Self.prefix), let before = Int64(text.dropFirst(Self.prefix.count)), before > 0,
+            text == Self.prefix + String(before)
+        else { return nil }
+        self.before = before
+    }
+
+    /// Base64url without padding.
+    public var token: String {
+        Data((Self.prefix + String(before)).utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// The notification center of each user, over the store's `InboxStore`. Every call refuses an
+/// unknown user (`RuntimeError.unknownUser`) and changes nothing then.
+extension EngineRuntime {
+    /// A page of the user's inbox, newest first (`limit` 1...100), with the counts.
+    public func inbox(of userID: String, cursor: InboxCursor?, limit: Int) throws(RuntimeError) -> InboxPage {
+        try requireUser(userID)
+        do { return try store.inboxPage(userID: userID, before: cursor?.before, limit: limit) } catch {
+            throw .store(error)
+        }
+    }
+
+    /// Moves an item forward to `state` (an earlier state changes nothing); returns the item as
+    /// it now stands, or nil when the user has no item `itemID`.
+    public func setInboxState(_ state: InboxState, item itemID: String, of userID: String) throws(RuntimeError)
+        -> InboxItem?
+    {
+        try requireUser(userID)
+        do { return try store.setInboxState(userID: userID, itemID: itemID, to: state) } catch { throw .store(error) }
+    }
+
+    /// Marks everything delivered so far as read; returns the counts after it.
+    public func readAllInbox(of userID: String) throws(RuntimeError) -> InboxCounts {
+        try requireUser(userID)
+        do { return try store.readAllInbox(userID: userID) } catch { throw .store(error) }
+    }
+
+    /// The counts of the user's inbox.
+    public func inboxCounts(of userID: String) throws(RuntimeError) -> InboxCounts {
+        try inbox(of: userID, cursor: nil, limit: 1).counts
+    }
+
+    private func requireUser(_ userID: String) throws(RuntimeError) {
+        let profile: UserProfile?
+        do { profile = try store.profile(id: userID) } catch { throw .store(error) }
+        guard profile != nil else { throw .unknownUser(userID) }
+    }
+}
