@@ -207,8 +207,8 @@ def main():
             server.stop()
         ref_db = os.path.join(reference.folder, "engaged.sqlite")
         victim_db = os.path.join(victim.folder, "engaged.sqlite")
-        if table(ref_db, "SELECT userID, snapshot FROM engineSnapshot ORDER BY userID") != table(
-                victim_db, "SELECT userID, snapshot FROM engineSnapshot ORDER BY userID"):
+        if table(ref_db, "SELECT userID, bytes FROM engineSnapshot ORDER BY userID") != table(
+                victim_db, "SELECT userID, bytes FROM engineSnapshot ORDER BY userID"):
             failures.append("engine snapshots differ: an acknowledged event was lost or applied twice")
         outbox = "SELECT userID, requestID, channel, key, dueAt, payload FROM outbox ORDER BY key"
         if table(ref_db, outbox) != table(victim_db, outbox):
