@@ -67,10 +67,12 @@ do {
 }
 let generator = ContentGenerator(catalog: templates)
 
-// `bench runtime`: the runtime's figures only (the server's write path, for profiling).
+// `bench runtime [USERS]`: the runtime's figures only (the server's write path, for profiling;
+// USERS stored users for the restart figure, 1,000 by default).
 if CommandLine.arguments.dropFirst().first == "runtime" {
+    let users = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 1_000
     for durability in [SQLiteEngagementStore.Options.Durability.fsyncEveryCommit, .fsyncAtCheckpoint] {
-        for line in try await runtimeFigures(content: generator, durability: durability) { print(line) }
+        for line in try await runtimeFigures(content: generator, durability: durability, users: users) { print(line) }
     }
     exit(0)
 }

@@ -79,9 +79,15 @@ struct Serve: AsyncParsableCommand {
         let manual = manualClock.flatMap(Instant.init(iso8601:)).map(ManualClock.init)
         let clock: any RuntimeClock = manual ?? SystemClock()
         let runtime = EngineRuntime(store: store, clock: clock, content: ContentGenerator(catalog: templates))
+        let userTokens = UserTokens(secret: secret)
+        do {
+            userTokens.remember(try store.userIDs())
+        } catch {
+            throw Self.fail("the store in \(dataDirectory) cannot be read: \(error)", status: 74)
+        }
         let app = EngagedServer.application(
             ServerEnvironment(
-                runtime: runtime, apiKey: apiKey, userTokens: UserTokens(secret: secret), manualClock: manual,
+                runtime: runtime, apiKey: apiKey, userTokens: userTokens, manualClock: manual,
                 transport: LoggingTransport(logger: logger),
                 logger: logger),
             clock: clock, host: host, port: port)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import Synchronization
 
 /// The user tokens of the inbox routes: a user's token is the lowercase hex HMAC-SHA256 of their
 /// id under `ENGAGED_USER_TOKEN_SECRET` (as Novu's subscriber hash), so a backend that knows the
@@ -10,8 +11,20 @@ import Hummingbird
 struct UserTokens: Sendable {
     /// The secret's bytes (`SymmetricKey` is not `Sendable` on every platform; making one is cheap).
     private let secret: [UInt8]
+    /// The tokens of the users this server knows, to tell another user's token (403) from a
+    /// wrong one (401): filled at start from the store and as users are created.
+    private let owners = TokenOwners()
 
     init(secret: String) { self.secret = Array(secret.utf8) }
+
+    /// Learns the tokens of `userIDs` (32 bytes of memory and one HMAC each).
+    func remember(_ userIDs: some Sequence<String>) {
+        let tokens = userIDs.map { ($0, token(for: $0)) }
+        owners.byToken.withLock { owners in for (userID, token) in tokens { owners[token] = userID } }
+    }
+
+    /// The known user whose token `token` is, or nil.
+    func owner(of token: Substring) -> String? { owners.byToken.withLock { $0[String(token)] } }
 
     private var key: SymmetricKey { SymmetricKey(data: secret) }
 
@@ -51,13 +64,19 @@ struct UserTokens: Sendable {
     }
 }
 
+/// Known users by their token (shared by the copies of a `UserTokens`).
+final class TokenOwners: Sendable {
+    let byToken = Mutex<[String: String]>([:])
+}
+
 /// The inbox routes' `Authorization: Bearer <credential>`: the API key (a backend, any user), or
 /// a user token for the user of the path (an app reading its own inbox).
 ///
 /// A credential is either a bare token (checked against the path's user) or `<userID>.<token>`,
 /// which names the user it is for (ids may contain dots; the token never does, so the last dot
 /// splits them). Missing, malformed or wrong: 401 with `WWW-Authenticate: Bearer`. A valid token
-/// of another user: 403; only a credential that names its user can be told from a wrong one. The
+/// of another user: 403 (a bare token is recognised among the tokens of the users the server
+/// knows, `UserTokens.remember`). The
 /// other `/v1` routes take the API key only: a user token there is a wrong key (401).
 struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
     let apiKey: String
@@ -89,6 +108,9 @@ struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let claimedUserID = named.map { String($0.0) } ?? pathUserID
         guard userTokens.isValid(named?.1 ?? credential, for: claimedUserID) else {
+            if named == nil, userTokens.owner(of: credential) != nil {
+                return .forbidden("the user token is for another user; it opens only that user's inbox")
+            }
             return .unauthorized("neither the API key nor a user token of this user")
         }
         guard claimedUserID == pathUserID else {

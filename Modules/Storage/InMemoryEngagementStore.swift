@@ -123,6 +123,8 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
 
     public func outboxDepth() throws(StoreError) -> Int { locked { $0.outbox.count } }
 
+    public func userIDs() throws(StoreError) -> [String] { locked { $0.profiles.keys.sorted() } }
+
     public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
         locked { storage in
             storage.outbox.values.filter { $0.userID == userID }.sorted { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }

@@ -111,6 +111,8 @@ public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, Ide
     func outboxDepth() throws(StoreError) -> Int
     /// The user's pending rows, by due time.
     func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow]
+    /// Every user with a stored profile, sorted (a server's start-up reads it once).
+    func userIDs() throws(StoreError) -> [String]
 }
 
 extension RuntimeStore {

@@ -82,6 +82,12 @@ extension SQLiteEngagementStore {
         }
     }
 
+    /// A scan of the profile table's key, for start-up only (not in `SQLiteStatements.all`, whose
+    /// statements are all index searches).
+    public func userIDs() throws(StoreError) -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT userID FROM profile ORDER BY userID") }
+    }
+
     public func outboxDepth() throws(StoreError) -> Int {
         try read { db in try Int.fetchOne(db.cachedStatement(sql: SQLiteStatements.countOutbox)) ?? 0 }
     }

@@ -41,6 +41,7 @@ final class ControlledStore: RuntimeStore {
         try base.completeOutbox(keys: keys, at: instant)
     }
     func outboxDepth() throws(StoreError) -> Int { try base.outboxDepth() }
+    func userIDs() throws(StoreError) -> [String] { try base.userIDs() }
     func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] { try base.pendingOutbox(userID: userID) }
     func apply(_ batch: StoreBatch) throws(StoreError) { try base.apply(batch) }
     func profile(id: String) throws(StoreError) -> UserProfile? { try base.profile(id: id) }
