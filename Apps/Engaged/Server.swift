@@ -19,8 +19,9 @@ struct ServerEnvironment: Sendable {
     var manualClock: ManualClock?
     var transport: any ChannelTransport
     var logger: Logger
-    var idempotency = IdempotencyCache()
     var metrics = ServerMetrics()
+    /// Idempotency keys with a request in flight (the answers themselves are in the store).
+    var runningKeys = RunningKeys()
 }
 
 enum EngagedServer {
@@ -55,6 +56,9 @@ enum EngagedServer {
         v1.post("users/:id/events", use: routes.postEvent)
         v1.get("users/:id/schedule", use: routes.schedule)
         v1.get("users/:id/explain", use: routes.explain)
+        v1.post("users/:id/devices", use: routes.registerDevice)
+        v1.get("users/:id/devices", use: routes.devices)
+        v1.delete("users/:id/devices/:token", use: routes.removeDevice)
         v1.post("admin/clock", use: routes.advanceClock)
         InboxRoutes(routes: routes).register(on: router)  // the API key or the user's own token
         return router
@@ -114,52 +118,6 @@ struct Routes: Sendable {
         return id
     }
 
-    @Sendable func putUser(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
-        let body = try JSONBody.decode(UserBody.self, from: try await JSONBody.read(request))
-        let profile = body.profile(id: id)
-        let created = try await perform { try await runtime.putUser(profile) }
-        if created { environment.userTokens.remember([id]) }
-        return JSONBody.response(created ? .created : .ok, UserView(profile, created: created))
-    }
-
-    @Sendable func postEvent(_ request: Request, context: BasicRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
-        let bytes = try await JSONBody.read(request)
-        guard let key = request.headers.first(where: { $0.name.canonicalName == "idempotency-key" })?.value else {
-            return try await applyEvent(bytes, to: id).response
-        }
-        guard (1...255).contains(key.utf8.count) else {
-            throw Problem.badRequest("Idempotency-Key is 1 to 255 characters", field: "Idempotency-Key")
-        }
-        switch await environment.idempotency.begin(userID: id, key: key, body: bytes) {
-        case .replay(let answer):
-            return JSONBody.response(answer.status, bytes: answer.body)
-        case .conflict(let detail):
-            throw Problem.conflict(detail)
-        case .fresh:
-            let answer: IdempotencyCache.Answer
-            do {
-                answer = try await applyEvent(bytes, to: id)
-            } catch {
-                let problem = Problem.from(error, logger: context.logger)
-                await environment.idempotency.finish(
-                    userID: id, key: key, answer: .init(status: problem.status, body: []))
-                throw problem
-            }
-            await environment.idempotency.finish(userID: id, key: key, answer: answer)
-            return answer.response
-        }
-    }
-
-    private func applyEvent(_ bytes: [UInt8], to id: String) async throws -> IdempotencyCache.Answer {
-        let event = try JSONBody.decode(EventBody.self, from: bytes)
-        try event.checkOccurredAt(now: runtime.clock.now())
-        let effects = try await perform { try await runtime.apply(event.input, to: id, occurredAt: event.occurredAt) }
-        environment.metrics.eventApplied(event.input)
-        return .init(status: .accepted, body: JSONBody.encode(EventAccepted(effects: effects.count)))
-    }
-
     @Sendable func schedule(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         guard let engine = try await perform({ try await runtime.engine(of: id) }) else {
@@ -187,14 +145,11 @@ struct Routes: Sendable {
             case .unknownUser(let id): throw Problem.notFound("no user \"\(id)\"")
             case .unknownTimeZone(let zone):
                 throw Problem.invalidField("timeZone", "unknown IANA time zone \"\(zone)\"")
+            case .invalidInput(let field, let problem): throw Problem.invalidField(field, problem)
             case .store, .snapshot:
                 environment.logger.error("runtime failure", metadata: ["error": "\(error)"])
                 throw Problem.internalError("the server failed to answer; the request may be retried")
             }
         }
     }
-}
-
-extension IdempotencyCache.Answer {
-    var response: Response { JSONBody.response(status, bytes: body) }
 }

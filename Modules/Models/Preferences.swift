@@ -290,11 +290,18 @@ public struct UserProfile: Hashable, Sendable {
     public var communication: CommunicationPreferences
     public var privacyLevel: PrivacyLevel
     public var preferences: NotificationPreferences
+    /// The user's language, a BCP 47 tag in canonical case (`en`, `de-DE`; see `LanguageTag`).
+    /// Stored and returned only for now: choosing the templates' language by it is a later issue.
+    public var locale: String
+
+    /// The locale of a profile that names none (and of every profile stored before locales).
+    public static let defaultLocale = "en"
 
     public init(
         id: String, displayName: String, timeZone: String, motivationalStyle: MotivationalStyle = .encouraging,
         communication: CommunicationPreferences = CommunicationPreferences(absenceResponse: .lightNudge),
-        privacyLevel: PrivacyLevel = .friendsOnly, preferences: NotificationPreferences = NotificationPreferences()
+        privacyLevel: PrivacyLevel = .friendsOnly, preferences: NotificationPreferences = NotificationPreferences(),
+        locale: String = UserProfile.defaultLocale
     ) {
         self.id = id
         self.displayName = displayName
@@ -303,6 +310,7 @@ public struct UserProfile: Hashable, Sendable {
         self.communication = communication
         self.privacyLevel = privacyLevel
         self.preferences = preferences
+        self.locale = locale
     }
 
     /// The first name, for copy ("Good morning, Ana").
@@ -311,7 +319,7 @@ public struct UserProfile: Hashable, Sendable {
 
 extension UserProfile: Codable {
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case id, displayName, timeZone, motivationalStyle, communication, privacyLevel, preferences
+        case id, displayName, timeZone, motivationalStyle, communication, privacyLevel, preferences, locale
     }
 
     public init(from decoder: any Decoder) throws {
@@ -331,5 +339,11 @@ extension UserProfile: Codable {
         privacyLevel = try c.decodeIfPresent(PrivacyLevel.self, forKey: .privacyLevel) ?? .friendsOnly
         preferences =
             try c.decodeIfPresent(NotificationPreferences.self, forKey: .preferences) ?? NotificationPreferences()
+        // Absent in every profile stored before locales existed: those read as the default.
+        let locale = try c.decodeIfPresent(String.self, forKey: .locale) ?? Self.defaultLocale
+        switch LanguageTag.canonical(locale) {
+        case .success(let canonical): self.locale = canonical
+        case .failure(let error): throw decoder.invalid(CodingKeys.locale, error.problem)
+        }
     }
 }

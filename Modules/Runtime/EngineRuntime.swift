@@ -21,6 +21,8 @@ public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownTimeZone(String)
     case store(StoreError)
     case snapshot(userID: String, SnapshotError)
+    /// A value of the request is refused (`field` names it); nothing was committed.
+    case invalidInput(field: String, problem: String)
 
     public var description: String {
         switch self {
@@ -28,6 +30,7 @@ public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownTimeZone(let zone): "unknown time zone \"\(zone)\""
         case .store(let error): "\(error)"
         case .snapshot(let userID, let error): "user \"\(userID)\": \(error)"
+        case .invalidInput(let field, let problem): "\(field): \(problem)"
         }
     }
 }
@@ -48,6 +51,8 @@ public actor EngineRuntime {
     let content: ContentGenerator
     let configuration: EngineConfiguration
     nonisolated let group: GroupCommit
+    /// One write at a time per user's profile, and per idempotency key (`EngineRuntime+Users`).
+    nonisolated let writeGate = KeyedGate()
     private var engines: [String: CachedEngine] = [:]
     private var zones: [String: ZoneRules] = [:]
     /// Numbers steps and engine loads in the order they happen (`GroupCommit.Entry`).
@@ -77,6 +82,11 @@ public actor EngineRuntime {
     /// change of preferences and time zone to an existing one. Returns whether it was created.
     @discardableResult
     public func putUser(_ profile: UserProfile) async throws(RuntimeError) -> Bool {
+        try await putProfile(profile, versions: nil)
+    }
+
+    /// `putUser(_:)`, committing `versions` (the field groups written) with the engine.
+    func putProfile(_ profile: UserProfile, versions: UserVersions?) async throws(RuntimeError) -> Bool {
         let zone = try zoneRules(profile.timeZone)
         if let cached = try loadEngine(profile.id), cached.engine.profile.timeZone != profile.timeZone {
             // Moving rows reads the user's pending rows from the store: let earlier steps land.
@@ -90,7 +100,7 @@ public actor EngineRuntime {
                 effects += engine.handle(.preferencesChanged(profile.preferences), at: now)
             }
             if engine.profile != profile { effects += engine.handle(.profileChanged(profile), at: now) }
-            try await commit(engine, input: nil, effects: effects, profile: profile, at: now)
+            try await commit(engine, input: nil, effects: effects, profile: profile, at: now, userVersions: versions)
             return false
         }
         let now = clock.now()
@@ -98,7 +108,8 @@ public actor EngineRuntime {
             profile: profile, zone: zone, now: now, configuration: configuration,
             contentSeed: Self.contentSeed(profile.id), content: content)
         let effects = engine.handle(.appLaunched, at: now)
-        try await commit(engine, input: .appLaunched, effects: effects, profile: profile, at: now)
+        try await commit(
+            engine, input: .appLaunched, effects: effects, profile: profile, at: now, userVersions: versions)
         return true
     }
 
@@ -109,13 +120,22 @@ public actor EngineRuntime {
     public func apply(_ input: EngineInput, to userID: String, occurredAt: Instant? = nil) async throws(RuntimeError)
         -> [Effect]
     {
+        try await applyStep(input, to: userID, occurredAt: occurredAt)
+    }
+
+    /// `apply(_:to:occurredAt:)`; `idempotency` makes the step's idempotency record from its
+    /// effects and time, committed in the step's transaction.
+    func applyStep(
+        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil,
+        idempotency: (_ effects: [Effect], _ now: Instant) -> IdempotencyRecord? = { _, _ in nil }
+    ) async throws(RuntimeError) -> [Effect] {
         guard var engine = try loadEngine(userID)?.engine else { throw .unknownUser(userID) }
         let now = clock.now()
         let before = engine.profile
         let effects = engine.handle(input, at: now)
         try await commit(
             engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now,
-            occurredAt: occurredAt)
+            occurredAt: occurredAt, idempotency: idempotency(effects, now))
         return effects
     }
 
@@ -192,7 +212,7 @@ public actor EngineRuntime {
 
     private func commit(
         _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant,
-        occurredAt: Instant? = nil
+        occurredAt: Instant? = nil, userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil
     ) async throws(RuntimeError) {
         var batch = StepRecords.batch(for: input, effects: effects, engine: engine, at: now, occurredAt: occurredAt)
         if let profile { batch.profiles.append(profile) }
@@ -207,7 +227,8 @@ public actor EngineRuntime {
         try await commit(
             RuntimeCommit(
                 userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
-                cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows, trace: trace),
+                cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows, userVersions: userVersions,
+                idempotency: idempotency, trace: trace),
             engine: engine)
         committedTrace.report(trace)
     }

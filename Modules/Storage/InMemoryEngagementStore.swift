@@ -37,6 +37,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         /// Per user, in (at, id) order; `lastTraceID` is the last id given.
         var trace: [String: [TraceRecord]] = [:]
         var lastTraceID: Int64 = 0
+        var userRecords = InMemoryUserRecords()
     }
 
     public init() {}
@@ -46,6 +47,9 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         defer { lock.unlock() }
         return body(&storage)
     }
+
+    /// The user records under the same lock (`InMemoryUserRecords`).
+    func lockedUserRecords<T>(_ body: (inout InMemoryUserRecords) -> T) -> T { locked { body(&$0.userRecords) } }
 
     public func apply(_ batch: StoreBatch) throws(StoreError) {
         if let error = batch.validationError { throw error }
@@ -78,6 +82,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         write(commit.batch, &storage)
         writeTrace(commit.trace, userID: commit.userID, &storage)
         storage.snapshots[commit.userID] = commit.snapshot
+        storage.userRecords.write(commit)
         for requestID in commit.cancelledRequestIDs {
             for (slot, key) in storage.outboxSlots where slot[0] == commit.userID && slot[1] == requestID {
                 storage.outboxSlots[slot] = nil

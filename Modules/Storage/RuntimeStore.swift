@@ -43,15 +43,23 @@ public struct RuntimeCommit: Hashable, Sendable {
     /// The step's traced decisions (`TraceStore`); their ids are given by the store.
     public var trace: [TraceRecord]
 
+    /// The field-group versions the step set (`UserVersionStore`), or nil when it set none.
+    public var userVersions: UserVersions?
+    /// The first answer of the keyed request this step applies (`IdempotencyStore`), or nil.
+    public var idempotency: IdempotencyRecord?
+
     public init(
         userID: String, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [String] = [],
-        outbox: [OutboxRow] = [], trace: [TraceRecord] = []
+        outbox: [OutboxRow] = [], userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil,
+        trace: [TraceRecord] = []
     ) {
         self.userID = userID
         self.snapshot = snapshot
         self.batch = batch
         self.cancelledRequestIDs = cancelledRequestIDs
         self.outbox = outbox
+        self.userVersions = userVersions
+        self.idempotency = idempotency
         self.trace = trace
     }
 
@@ -61,6 +69,7 @@ public struct RuntimeCommit: Hashable, Sendable {
         if let error = batch.validationError { return error }
         if userID.isEmpty { return .invalidBatch(field: "userID", problem: "empty") }
         if snapshot.isEmpty { return .invalidBatch(field: "snapshot", problem: "empty") }
+        if let error = idempotency?.validationError(forCommitOf: userID) { return error }
         var keys = Set<String>()
         var slots = Set<[String]>()
         for (index, row) in outbox.enumerated() {
@@ -98,7 +107,12 @@ public struct RuntimeCommit: Hashable, Sendable {
 /// - **Completion.** `completeOutbox` removes the rows from the pending set and remembers their
 ///   keys; completing a completed key again changes nothing, and a key completed before any row
 ///   had it is remembered too (a row with it is never made pending later).
-public protocol RuntimeStore: EngagementStore, InboxStore, TraceStore {
+/// - **User records.** The commit's field-group versions and idempotency record are part of the
+///   same transaction (`UserVersionStore`, `IdempotencyStore`); devices (`DeviceStore`) are
+///   written on their own.
+public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, IdempotencyStore, DeviceStore,
+    TraceStore
+{
     /// Writes `commits` in order in one transaction; a commit that breaks a rule
     /// (`validationError`) fails the whole group before anything is written.
     func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError)

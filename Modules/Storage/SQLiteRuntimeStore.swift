@@ -26,6 +26,7 @@ extension SQLiteEngagementStore {
         try db.cachedStatement(sql: SQLiteStatements.upsertSnapshot).execute(arguments: [
             commit.userID, Data(commit.snapshot),
         ])
+        try writeUserRecords(commit, db)
         for requestID in commit.cancelledRequestIDs {
             try db.cachedStatement(sql: SQLiteStatements.deleteOutboxRequest).execute(arguments: [
                 commit.userID, requestID,

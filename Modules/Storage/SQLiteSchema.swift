@@ -36,6 +36,10 @@ enum SQLiteSchema {
             try db.execute(sql: versionInbox)  // SQLiteInbox.swift
             try db.execute(sql: "PRAGMA user_version = 3")
         }
+        migrator.registerMigration("v4-users") { db in
+            try db.execute(sql: version4Users)
+            try db.execute(sql: "PRAGMA user_version = 4")
+        }
         migrator.registerMigration("v5-trace") { db in
             try db.execute(sql: SQLiteTraceStatements.createTable)
             try db.execute(sql: "PRAGMA user_version = 5")

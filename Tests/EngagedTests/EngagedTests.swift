@@ -430,29 +430,16 @@ struct PartTests {
         #expect(APIKeyMiddleware<BasicRequestContext>.constantTimeEqual(Array(given.utf8), expected) == equal)
     }
 
-    @Test func theIdempotencyCacheKeepsItsBound() async {
-        let cache = IdempotencyCache(maxEntries: 3)
-        let answer = IdempotencyCache.Answer(status: .accepted, body: Array("{}".utf8))
-        for n in 0..<10 {
-            #expect(await cache.begin(userID: "u", key: "k\(n)", body: [UInt8(n)]) == .fresh)
-            await cache.finish(userID: "u", key: "k\(n)", answer: answer)
-        }
-        #expect(await cache.count == 3)
-        // The newest are kept, the oldest forgotten.
-        #expect(await cache.begin(userID: "u", key: "k9", body: [9]) == .replay(answer))
-        #expect(await cache.begin(userID: "u", key: "k0", body: [0]) == .fresh)
+    @Test func aRunningKeyIsHeldUntilItsRequestFinishes() async {
+        let keys = RunningKeys()
+        #expect(await keys.begin(userID: "u", key: "k"))
+        #expect(await !keys.begin(userID: "u", key: "k"))
         // Keys are per user.
-        #expect(await cache.begin(userID: "v", key: "k9", body: [9]) == .fresh)
-    }
-
-    @Test func aRunningKeyIsAConflictNotASecondRun() async {
-        let cache = IdempotencyCache()
-        #expect(await cache.begin(userID: "u", key: "k", body: [1]) == .fresh)
-        guard case .conflict(let detail) = await cache.begin(userID: "u", key: "k", body: [1]) else {
-            Issue.record("expected a conflict")
-            return
-        }
-        #expect(detail.contains("still being processed"))
+        #expect(await keys.begin(userID: "v", key: "k"))
+        await keys.finish(userID: "u", key: "k")
+        await keys.finish(userID: "v", key: "k")
+        #expect(await keys.count == 0)
+        #expect(await keys.begin(userID: "u", key: "k"))
     }
 
     @Test(

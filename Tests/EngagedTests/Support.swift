@@ -32,13 +32,19 @@ struct TestServer {
     let transport = RecordingTransport()
     let environment: ServerEnvironment
     let directory: URL
+    /// Whether `run` removes the store when it ends (not when the test passed its own directory).
+    let ownsDirectory: Bool
 
     /// `manualClock: false` is `engaged serve` without `--manual-clock` (the runtime still runs on
-    /// the test's manual clock, so nothing depends on the wall clock).
-    init(manualClock: Bool = true) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("engaged-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try SQLiteEngagementStore(path: directory.appendingPathComponent("engaged.sqlite").path)
+    /// the test's manual clock, so nothing depends on the wall clock). `directory`: a data dir to
+    /// open again (a restart); the caller removes it.
+    init(manualClock: Bool = true, directory: URL? = nil) throws {
+        ownsDirectory = directory == nil
+        self.directory =
+            directory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("engaged-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+        store = try SQLiteEngagementStore(path: self.directory.appendingPathComponent("engaged.sqlite").path)
         var logger = Logger(label: "engaged-tests")
         logger.logLevel = .critical
         environment = ServerEnvironment(
@@ -52,7 +58,7 @@ struct TestServer {
     func run(_ setup: TestingSetup = .router, _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void)
         async throws
     {
-        defer { try? FileManager.default.removeItem(at: directory) }
+        defer { if ownsDirectory { try? FileManager.default.removeItem(at: directory) } }
         let app = EngagedServer.application(environment, clock: clock, host: "127.0.0.1", port: 0)
         try await app.test(setup) { client in try await test(client) }
     }

@@ -72,7 +72,7 @@ struct SQLiteEngagementStoreTests {
             #expect(journalMode == "wal")
             #expect(userVersion == SQLiteEngagementStore.schemaVersion)
             #expect(applicationID == SQLiteSchema.applicationID)
-            #expect(migrations == ["v1", "v2", "v3-inbox", "v5-trace"])
+            #expect(migrations == ["v1", "v2", "v3-inbox", "v4-users", "v5-trace"])
         }
     }
 

@@ -1,0 +1,72 @@
+import Hummingbird
+import Runtime
+import Storage
+
+/// `POST /v1/users/{id}/events`, with durable idempotency keys.
+extension Routes {
+    @Sendable func postEvent(_ request: Request, context: BasicRequestContext) async throws -> Response {
+        let id = try Self.userID(context)
+        let bytes = try await JSONBody.read(request)
+        guard let key = request.headers.first(where: { $0.name.canonicalName == "idempotency-key" })?.value else {
+            let event = try JSONBody.decode(EventBody.self, from: bytes)
+            try event.checkOccurredAt(now: runtime.clock.now())
+            let effects = try await perform {
+                try await runtime.apply(event.input, to: id, occurredAt: event.occurredAt)
+            }
+            environment.metrics.eventApplied(event.input)
+            return JSONBody.response(.accepted, EventAccepted(effects: effects.count))
+        }
+        guard (1...255).contains(key.utf8.count) else {
+            throw Problem.badRequest("Idempotency-Key is 1 to 255 characters", field: "Idempotency-Key")
+        }
+        guard await environment.runningKeys.begin(userID: id, key: key) else {
+            throw Problem.conflict("a request with this Idempotency-Key is still being processed")
+        }
+        do {
+            let response = try await keyedEvent(bytes, to: id, key: key)
+            await environment.runningKeys.finish(userID: id, key: key)
+            return response
+        } catch {
+            await environment.runningKeys.finish(userID: id, key: key)
+            throw error
+        }
+    }
+
+    /// A stored answer of the key is looked up before the body is read, so a reused key with
+    /// another body is a conflict even when that body is malformed. A refused request keeps no
+    /// record: sent again with its key, it may now succeed.
+    private func keyedEvent(_ bytes: [UInt8], to id: String, key: String) async throws -> Response {
+        let hash = RequestHash.of(bytes)
+        if let record = try await perform({ try await runtime.idempotencyRecord(userID: id, key: key) }) {
+            return try Self.answer(record, requestHash: hash)
+        }
+        let event = try JSONBody.decode(EventBody.self, from: bytes)
+        try event.checkOccurredAt(now: runtime.clock.now())
+        let outcome = try await perform {
+            try await runtime.apply(
+                event.input, to: id, occurredAt: event.occurredAt, idempotencyKey: key, requestHash: hash
+            ) { effects in
+                (HTTPResponse.Status.accepted.code, JSONBody.encode(EventAccepted(effects: effects.count)))
+            }
+        }
+        switch outcome {
+        case .applied(let record):
+            environment.metrics.eventApplied(event.input)  // a replay is not counted again
+            return JSONBody.response(HTTPResponse.Status(code: record.status), bytes: record.response)
+        case .replayed(let record), .conflicted(let record):
+            return try Self.answer(record, requestHash: hash)
+        }
+    }
+
+    /// The first answer again (marked `Idempotency-Replayed: true`), or 409 for another body.
+    private static func answer(_ record: IdempotencyRecord, requestHash: String) throws -> Response {
+        guard record.requestHash == requestHash else {
+            throw Problem.conflict("the Idempotency-Key was used with a different body")
+        }
+        var response = JSONBody.response(HTTPResponse.Status(code: record.status), bytes: record.response)
+        response.headers[replayedHeader] = "true"
+        return response
+    }
+
+    static let replayedHeader = HTTPFields.Element.Name("Idempotency-Replayed")!
+}

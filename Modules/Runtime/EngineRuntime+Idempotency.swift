@@ -1,0 +1,55 @@
+public import Engagement
+public import Models
+public import Storage
+
+/// What a keyed `apply` did.
+public enum KeyedApply: Hashable, Sendable {
+    /// The input was applied; its record was committed in the same transaction.
+    case applied(IdempotencyRecord)
+    /// A live record of the key with the same request hash: its answer stands, nothing applied.
+    case replayed(IdempotencyRecord)
+    /// A live record of the key with another request hash: nothing applied.
+    case conflicted(IdempotencyRecord)
+}
+
+/// Inputs with an idempotency key, durable across restarts: the record of the first answer is
+/// committed with the input, so an input is applied once per key whatever crashes in between.
+extension EngineRuntime {
+    /// The key's record if it is live (younger than `IdempotencyRecord.retentionSeconds` by the
+    /// runtime's clock), else nil.
+    public func idempotencyRecord(userID: String, key: String) throws(RuntimeError) -> IdempotencyRecord? {
+        let record: IdempotencyRecord?
+        do { record = try store.idempotencyRecord(userID: userID, key: key) } catch { throw .store(error) }
+        guard let record, record.isLive(at: clock.now()) else { return nil }
+        return record
+    }
+
+    /// Applies `input` once per live key: a live record of the key answers instead (replayed
+    /// for the same `requestHash`, conflicted for another). Otherwise the input is applied and
+    /// `answer` turns its effects into the status and body kept as the record, in the input's
+    /// transaction. A refused input (unknown user, a store failure) keeps no record. Calls with
+    /// the same key run one at a time: a second one waits for the first to be written, then
+    /// finds its record. `occurredAt` is `apply(_:to:occurredAt:)`'s.
+    public func apply(
+        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil, idempotencyKey key: String,
+        requestHash: String, answer: (_ effects: [Effect]) -> (status: Int, body: [UInt8])
+    ) async throws(RuntimeError) -> KeyedApply {
+        let gateKey = "key\u{1F}" + userID + "\u{1F}" + key
+        await writeGate.acquire(gateKey)
+        defer { writeGate.release(gateKey) }
+        if let record = try idempotencyRecord(userID: userID, key: key) {
+            return record.requestHash == requestHash ? .replayed(record) : .conflicted(record)
+        }
+        var made: IdempotencyRecord?
+        _ = try await applyStep(input, to: userID, occurredAt: occurredAt) { effects, now in
+            let (status, body) = answer(effects)
+            let record = IdempotencyRecord(
+                userID: userID, key: key, requestHash: requestHash, status: status, response: body, createdAt: now)
+            made = record
+            return record
+        }
+        // Unreachable: applyStep makes the record for its commit whenever it returns.
+        guard let made else { throw .store(.unavailable("the input of key \(key) was committed without its record")) }
+        return .applied(made)
+    }
+}

@@ -1,0 +1,105 @@
+import Engagement
+public import Models
+public import Storage
+
+/// What `putUser(_:)` with an update did: the user as it stands and which version of each
+/// field group stands.
+public struct UserPutResult: Hashable, Sendable {
+    public var profile: UserProfile
+    public var created: Bool
+    public var versions: UserVersions
+    /// The groups of the write that now stand, and those ignored because a newer write stands.
+    public var applied: Set<UserFieldGroup>
+    public var stale: Set<UserFieldGroup>
+}
+
+/// Users with last-write-wins per field group, and their devices.
+extension EngineRuntime {
+    /// How far after the runtime's clock a writer's `updatedAt` may be. A stamp far in the future
+    /// would win over every real write until then; one this far is a broken clock, refused.
+    public static let maxUpdateAheadSeconds: Int64 = .secondsPerDay
+
+    /// Writes the update's field groups that are newer than what is stored (`UserMerge`), in one
+    /// commit with their versions; creates the user when unknown. A write with nothing newer
+    /// commits nothing. Writes of one user are merged one at a time, each on what the previous
+    /// one committed.
+    public func putUser(_ update: UserUpdate) async throws(RuntimeError) -> UserPutResult {
+        let gateKey = "user\u{1F}" + update.proposed.id
+        await writeGate.acquire(gateKey)
+        defer { writeGate.release(gateKey) }
+        let now = clock.now()
+        let nowMilliseconds = now.secondsSinceEpoch * 1_000
+        let stamp = update.updatedAtMilliseconds ?? nowMilliseconds
+        guard stamp <= nowMilliseconds + Self.maxUpdateAheadSeconds * 1_000 else {
+            throw .invalidInput(
+                field: "updatedAt",
+                problem: "more than \(Self.maxUpdateAheadSeconds / .secondsPerHour) hours after the server's clock "
+                    + "(\(now.iso8601)); check the writer's clock")
+        }
+        let userID = update.proposed.id
+        let stored = try engine(of: userID)?.profile
+        var versions = UserVersions()
+        if stored != nil {
+            do { versions = try store.userVersions(userID: userID) ?? UserVersions() } catch { throw .store(error) }
+        }
+        let outcome = UserMerge.merge(stored: stored, versions: versions, update: update, stampMilliseconds: stamp)
+        var created = false
+        if stored == nil || outcome.profile != stored || outcome.versions != versions {
+            created = try await putProfile(outcome.profile, versions: outcome.versions)
+        }
+        return UserPutResult(
+            profile: outcome.profile, created: created, versions: outcome.versions, applied: outcome.applied,
+            stale: outcome.stale)
+    }
+
+    /// The field-group versions of a known user (empty for one never written with versions).
+    public func userVersions(of userID: String) throws(RuntimeError) -> UserVersions {
+        guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
+        do { return try store.userVersions(userID: userID) ?? UserVersions() } catch { throw .store(error) }
+    }
+
+    // MARK: - Devices
+
+    /// Registers a push token (hex, either case; stored lowercase) for a known user, moving it
+    /// from any other user. Returns the registration and whether the token is new to this user.
+    public func registerDevice(
+        token: String, environment: PushEnvironment, platform: String, for userID: String
+    ) throws(RuntimeError) -> (registration: DeviceRegistration, isNew: Bool) {
+        let normalized: String
+        switch DeviceRegistration.normalizedToken(token) {
+        case .success(let value): normalized = value
+        case .failure(let error): throw .invalidInput(field: error.field, problem: error.problem)
+        }
+        guard DeviceRegistration.platforms.contains(platform) else {
+            throw .invalidInput(
+                field: "platform", problem: "\"\(platform)\" is not one of \(DeviceRegistration.platforms.sorted())")
+        }
+        guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
+        let registration = DeviceRegistration(
+            token: normalized, userID: userID, environment: environment, platform: platform, registeredAt: clock.now())
+        do {
+            let previous = try store.registerDevice(registration)
+            return (registration, previous?.userID != userID)
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    /// Removes the user's token (either case); false when the user has no such token.
+    public func removeDevice(token: String, of userID: String) throws(RuntimeError) -> Bool {
+        guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
+        do { return try store.removeDevice(userID: userID, token: token.lowercased()) } catch { throw .store(error) }
+    }
+
+    /// Removes a token whoever holds it: for the push channel when APNs answers 410 Unregistered.
+    @discardableResult
+    public func removeDevice(token: String) throws(RuntimeError) -> DeviceRegistration? {
+        do { return try store.removeDevice(token: token.lowercased()) } catch { throw .store(error) }
+    }
+
+    /// The user's devices, least recently registered first.
+    public func devices(of userID: String) throws(RuntimeError) -> [DeviceRegistration] {
+        guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
+        do { return try store.devices(userID: userID) } catch { throw .store(error) }
+    }
+}

@@ -1,0 +1,95 @@
+public import Models
+
+/// The in-memory store's user records (field-group versions, idempotency records, devices): a
+/// value inside the store's locked storage, so a commit writes them under the same lock as the
+/// snapshot, and readers never see one without the other.
+struct InMemoryUserRecords {
+    private struct Slot: Hashable {
+        var userID: String
+        var key: String
+    }
+
+    private var versions: [String: UserVersions] = [:]
+    private var idempotency: [Slot: IdempotencyRecord] = [:]
+    /// By token: one owner per token.
+    private var devices: [String: DeviceRegistration] = [:]
+
+    /// The commit's part: versions merged group by group, the record stored, expired ones pruned.
+    mutating func write(_ commit: RuntimeCommit) {
+        if let update = commit.userVersions {
+            versions[commit.userID, default: UserVersions()].millisecondsByGroup.merge(update.millisecondsByGroup) {
+                _, new in new
+            }
+        }
+        if let record = commit.idempotency {
+            let cutoff = record.createdAt - IdempotencyRecord.retentionSeconds
+            let expired = idempotency.filter { $0.value.createdAt < cutoff }
+                .sorted {
+                    ($0.value.createdAt, $0.key.userID, $0.key.key) < ($1.value.createdAt, $1.key.userID, $1.key.key)
+                }
+                .prefix(IdempotencyRecord.prunedPerCommit)
+            for (slot, _) in expired { idempotency[slot] = nil }
+            idempotency[Slot(userID: record.userID, key: record.key)] = record
+        }
+    }
+
+    func userVersions(userID: String) -> UserVersions? { versions[userID] }
+
+    func idempotencyRecord(userID: String, key: String) -> IdempotencyRecord? {
+        idempotency[Slot(userID: userID, key: key)]
+    }
+
+    var idempotencyRecordCount: Int { idempotency.count }
+
+    mutating func registerDevice(_ device: DeviceRegistration) -> DeviceRegistration? {
+        let previous = devices.updateValue(device, forKey: device.token)
+        let owned = devices(userID: device.userID)
+        if owned.count > DeviceRegistration.maxPerUser, let oldest = owned.first {
+            devices[oldest.token] = nil
+        }
+        return previous
+    }
+
+    mutating func removeDevice(userID: String, token: String) -> Bool {
+        guard devices[token]?.userID == userID else { return false }
+        devices[token] = nil
+        return true
+    }
+
+    mutating func removeDevice(token: String) -> DeviceRegistration? { devices.removeValue(forKey: token) }
+
+    func devices(userID: String) -> [DeviceRegistration] {
+        devices.values.filter { $0.userID == userID }.sorted {
+            ($0.registeredAt, $0.token) < ($1.registeredAt, $1.token)
+        }
+    }
+}
+
+extension InMemoryEngagementStore {
+    public func userVersions(userID: String) throws(StoreError) -> UserVersions? {
+        lockedUserRecords { $0.userVersions(userID: userID) }
+    }
+
+    public func idempotencyRecord(userID: String, key: String) throws(StoreError) -> IdempotencyRecord? {
+        lockedUserRecords { $0.idempotencyRecord(userID: userID, key: key) }
+    }
+
+    public func idempotencyRecordCount() throws(StoreError) -> Int { lockedUserRecords { $0.idempotencyRecordCount } }
+
+    public func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
+        if let error = device.validationError { throw error }
+        return lockedUserRecords { $0.registerDevice(device) }
+    }
+
+    public func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
+        lockedUserRecords { $0.removeDevice(userID: userID, token: token) }
+    }
+
+    public func removeDevice(token: String) throws(StoreError) -> DeviceRegistration? {
+        lockedUserRecords { $0.removeDevice(token: token) }
+    }
+
+    public func devices(userID: String) throws(StoreError) -> [DeviceRegistration] {
+        lockedUserRecords { $0.devices(userID: userID) }
+    }
+}

@@ -1,0 +1,19 @@
+import Models
+import Storage
+
+/// The user records of the group-commit tests' store: its base's.
+extension ControlledStore {
+    func userVersions(userID: String) throws(StoreError) -> UserVersions? { try base.userVersions(userID: userID) }
+    func idempotencyRecord(userID: String, key: String) throws(StoreError) -> IdempotencyRecord? {
+        try base.idempotencyRecord(userID: userID, key: key)
+    }
+    func idempotencyRecordCount() throws(StoreError) -> Int { try base.idempotencyRecordCount() }
+    func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
+        try base.registerDevice(device)
+    }
+    func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
+        try base.removeDevice(userID: userID, token: token)
+    }
+    func removeDevice(token: String) throws(StoreError) -> DeviceRegistration? { try base.removeDevice(token: token) }
+    func devices(userID: String) throws(StoreError) -> [DeviceRegistration] { try base.devices(userID: userID) }
+}
