@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Load test of POST /v1/users/{id}/events with wrk on loopback: starts a release `engaged` on a
-# fresh data folder (manual clock, so the due-work loop stays idle and the figure is the write
-# path's), creates USERS users, runs wrk for DURATION with CONNECTIONS connections, stops the
-# server with SIGTERM. Server and load share the machine's cores: say so with the figures.
-#   USERS=1000 CONNECTIONS=32 DURATION=20s THREADS=1 scripts/load-events.sh
+# fresh data folder, on the system clock (the due-work loop runs as in production; MANUAL_CLOCK=1
+# holds the clock still, so only the write path is measured), creates USERS users, runs wrk for
+# DURATION with CONNECTIONS connections, stops the server with SIGTERM. Server and load share the
+# machine's cores: say so with the figures.
+#   USERS=1000 CONNECTIONS=16 DURATION=20s THREADS=1 KEYED=1 scripts/load-events.sh
+# KEYED=1 gives every request its own Idempotency-Key (each key is stored with its event).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 USERS=${USERS:-1000}
-CONNECTIONS=${CONNECTIONS:-32}
+CONNECTIONS=${CONNECTIONS:-16}
 DURATION=${DURATION:-20s}
 THREADS=${THREADS:-1}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
@@ -16,7 +18,9 @@ engaged="$(swift build -c release --show-bin-path)/engaged"
 data=$(mktemp -d /tmp/engaged-load.XXXXXX)
 log="$data/engaged.log"
 export ENGAGED_API_KEY="load-key-$$" ENGAGED_USER_TOKEN_SECRET="load-secret-$$"
-"$engaged" serve --data-dir "$data" --port 0 --manual-clock 2027-03-01T06:00:00Z 2>"$log" &
+clock_flag=()
+if [ "${MANUAL_CLOCK:-0}" = 1 ]; then clock_flag=(--manual-clock 2027-03-01T06:00:00Z); fi
+"$engaged" serve --data-dir "$data" --port 0 "${clock_flag[@]}" 2>"$log" &
 pid=$!
 trap 'kill -KILL $pid 2>/dev/null || true; rm -rf "$data"' EXIT
 port=""
@@ -35,7 +39,7 @@ for ((i = 0; i < USERS; i++)); do
     printf 'output = "/dev/null"\nwrite-out = "%%{http_code}\\n"\n'
 done | curl -s -K - | sort | uniq -c
 echo "== wrk: $CONNECTIONS connections, $THREADS thread(s), $DURATION, $USERS users (server and wrk share $(nproc) cores)"
-USERS=$USERS wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --latency -s scripts/load-events.lua \
+USERS=$USERS KEYED=${KEYED:-0} wrk -t "$THREADS" -c "$CONNECTIONS" -d "$DURATION" --latency -s scripts/load-events.lua \
     "http://127.0.0.1:$port"
 kill -TERM $pid
 wait $pid
