@@ -76,11 +76,17 @@ struct SQLiteEngagementStoreTests {
         }
     }
 
+    /// Every statement of the store's tables: the base schema's, the trace's and the user records'.
+    static let statements = SQLiteStatements.all + SQLiteTraceStatements.all + SQLiteUserStatements.all
+    /// Statements that scan an index by design: COUNT over the (small) createdAt index of the
+    /// idempotency records.
+    static let indexScans: Set = ["countIdempotency"]
+
     @Test(
         "Every statement the store runs is an index search, never a table scan",
-        arguments: SQLiteStatements.all.map(\.name))
+        arguments: statements.map(\.name))
     func statementsUseIndices(name: String) throws {
-        let sql = try #require(SQLiteStatements.all.first { $0.name == name }).sql
+        let sql = try #require(Self.statements.first { $0.name == name }).sql
         try withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("store.sqlite").path
             _ = try SQLiteEngagementStore(path: path)
@@ -93,9 +99,9 @@ struct SQLiteEngagementStoreTests {
                     try $0.decode(String.self, forColumn: "detail")
                 }
             }
-            #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
+            if !Self.indexScans.contains(name) { #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)") }
             if sql.hasPrefix("SELECT") {
-                #expect(plan.contains { $0.hasPrefix("SEARCH") }, "\(plan)")
+                #expect(plan.contains { $0.hasPrefix("SEARCH") || $0.contains("USING") }, "\(plan)")
             }
         }
     }

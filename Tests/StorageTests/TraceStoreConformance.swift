@@ -136,24 +136,4 @@ struct TraceStoreConformanceTests {
         }
     }
 
-    @Test(
-        "Every trace statement is an index search, never a table scan", arguments: SQLiteTraceStatements.all.map(\.name)
-    )
-    func traceStatementsUseTheIndex(name: String) throws {
-        let sql = try #require(SQLiteTraceStatements.all.first { $0.name == name }).sql
-        try withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("store.sqlite").path
-            _ = try SQLiteEngagementStore(path: path)
-            let queue = try DatabaseQueue(path: path)
-            defer { try? queue.close() }
-            let placeholders = StatementArguments(
-                Array(repeating: DatabaseValue.null, count: sql.filter { $0 == "?" }.count))
-            let plan = try queue.read { db in
-                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: placeholders).map {
-                    try $0.decode(String.self, forColumn: "detail")
-                }
-            }
-            #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
-        }
-    }
 }

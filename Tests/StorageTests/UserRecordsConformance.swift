@@ -170,28 +170,6 @@ struct UserRecordsConformanceTests {
 
 @Suite("SQLite user records")
 struct SQLiteUserRecordsTests {
-    @Test("Every statement on the v4-users tables is an index search", arguments: SQLiteUserStatements.all.map(\.name))
-    func statementsUseIndices(name: String) throws {
-        let sql = try #require(SQLiteUserStatements.all.first { $0.name == name }).sql
-        try withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("store.sqlite").path
-            _ = try SQLiteEngagementStore(path: path)
-            let queue = try DatabaseQueue(path: path)
-            defer { try? queue.close() }
-            let placeholders = StatementArguments(
-                Array(repeating: DatabaseValue.null, count: sql.filter { $0 == "?" }.count))
-            let plan = try queue.read { db in
-                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: placeholders).map {
-                    try $0.decode(String.self, forColumn: "detail")
-                }
-            }
-            // COUNT over the createdAt index is a scan of that (small) index, by design.
-            if name != "countIdempotency" {
-                #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
-            }
-        }
-    }
-
     @Test("Versions, records and devices survive a reopen")
     func userRecordsSurviveAReopen() throws {
         try withTemporaryDirectory { directory in
