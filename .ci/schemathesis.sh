@@ -52,13 +52,7 @@ trap cleanup EXIT
 ENGAGED_API_KEY="$key" ENGAGED_USER_TOKEN_SECRET="schemathesis-secret" "$engaged" serve --data-dir "$data/store" \
     --port 0 --manual-clock 2027-03-01T06:00:00Z 2>"$log" &
 engaged_pid=$!
-port=""
-for _ in $(seq 1 100); do
-    port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$log" | cut -d: -f2 || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { echo "engaged did not start"; cat "$log"; exit 1; }
+port=$(scripts/engaged-port.sh "$log")
 base="http://127.0.0.1:$port"
 echo "engaged on $base (pid $engaged_pid, data in $data)"
 

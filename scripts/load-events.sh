@@ -23,13 +23,7 @@ if [ "${MANUAL_CLOCK:-0}" = 1 ]; then clock_flag=(--manual-clock 2027-03-01T06:0
 "$engaged" serve --data-dir "$data" --port 0 "${clock_flag[@]}" 2>"$log" &
 pid=$!
 trap 'kill -KILL $pid 2>/dev/null || true; rm -rf "$data"' EXIT
-port=""
-for _ in $(seq 1 100); do
-    port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$log" | cut -d: -f2 || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { echo "engaged did not start"; cat "$log"; exit 1; }
+port=$(scripts/engaged-port.sh "$log")
 zones=(Europe/Berlin America/New_York Asia/Kathmandu Australia/Lord_Howe America/St_Johns Asia/Tokyo)
 for ((i = 0; i < USERS; i++)); do
     if ((i > 0)); then echo next; fi

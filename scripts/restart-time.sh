@@ -19,13 +19,7 @@ start() {
     pid=$!
     local t0 t1
     t0=$(date +%s%N)
-    port=""
-    for _ in $(seq 1 4000); do
-        port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$data/log.$1" | cut -d: -f2 || true)
-        [ -n "$port" ] && break
-        sleep 0.005
-    done
-    [ -n "$port" ] || { echo "engaged did not start"; cat "$data/log.$1"; exit 1; }
+    port=$(scripts/engaged-port.sh "$data/log.$1")
     t1=$(date +%s%N)
     echo "start $1: listening after $(((t1 - t0) / 1000000)) ms"
 }
