@@ -44,16 +44,22 @@ enum PageText {
         return decimal(fraction * 100) + " %"
     }
 
-    /// A duration given in microseconds, in the unit that keeps it readable: `850 ns`,
-    /// `12.3 µs`, `4.5 ms`, `2.0 s`.
+    /// A duration given in microseconds, in the unit that keeps it readable, with one decimal
+    /// unless it is whole: `850 ns`, `12.3 µs`, `4.5 ms`, `100 ms`, `2 s`.
     static func duration(micros: Double) -> String {
         guard micros.isFinite else { return "–" }
         switch micros {
         case ..<1: return decimal(micros * 1_000, places: 0) + " ns"
-        case ..<1_000: return decimal(micros) + " µs"
-        case ..<1_000_000: return decimal(micros / 1_000) + " ms"
-        default: return decimal(micros / 1_000_000) + " s"
+        case ..<1_000: return compact(micros) + " µs"
+        case ..<1_000_000: return compact(micros / 1_000) + " ms"
+        default: return compact(micros / 1_000_000) + " s"
         }
+    }
+
+    /// `value` with one decimal, or none when that decimal is 0: `12.3`, `100`.
+    static func compact(_ value: Double) -> String {
+        let text = decimal(value)
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
     }
 
     /// A coordinate in an SVG attribute: one decimal, and 0 for anything not finite (a chart

@@ -181,7 +181,7 @@ public enum ReportPage {
                     + "<h3>Sessions per user per week</h3>"
                     + Charts.lines(
                         series(\.sessionsPerWeek), xLabels: weeks, xTitle: "simulated week",
-                        yTitle: "sessions per user-week", yLabel: { PageText.decimal($0) })
+                        yTitle: "sessions per user-week", yLabel: PageText.compact)
         }
     }
 

@@ -50,7 +50,8 @@ struct PageTextTests {
     }
 
     @Test(arguments: [
-        (0.85, "850 ns"), (12.34, "12.3 µs"), (4_500, "4.5 ms"), (100_000, "100.0 ms"), (2_000_000, "2.0 s"),
+        (0.85, "850 ns"), (12.34, "12.3 µs"), (4_500, "4.5 ms"), (100_000, "100 ms"), (2_000_000, "2 s"),
+        (1_000, "1 ms"),
     ])
     func durationsAreShownInAReadableUnit(micros: Double, text: String) {
         #expect(PageText.duration(micros: micros) == text)
