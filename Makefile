@@ -8,7 +8,7 @@ SEED_FLAG := $(if $(SEED),--seed $(SEED),)
 .PHONY: help setup build test simulate smoke bench serve lint format clean
 
 help:
-	@echo "make setup      install what a fresh machine needs (SQLite headers), resolve packages"
+	@echo "make setup      install what a fresh machine needs (SQLite headers, chromium), resolve packages"
 	@echo "make build      debug build of every target"
 	@echo "make test       the whole test suite (Swift Testing)"
 	@echo "make simulate   release build, then the default scenario (SCENARIO=smoke SEED=42 ARGS='--users 500')"
@@ -25,6 +25,10 @@ setup:
 	@if ! [ -e /usr/include/sqlite3.h ] && command -v apt-get >/dev/null; then \
 		echo "installing libsqlite3-dev"; \
 		(apt-get update -qq && apt-get install -y -qq libsqlite3-dev) >/dev/null; \
+	fi
+	@if ! command -v chromium >/dev/null && command -v apt-get >/dev/null; then \
+		echo "installing chromium (the report.html test renders the page headless)"; \
+		(apt-get update -qq && apt-get install -y -qq chromium) >/dev/null; \
 	fi
 	$(SWIFT) package resolve
 

@@ -36,6 +36,9 @@ public struct RunOptions: Sendable {
     public var store: StoreKind
     /// The copy the engine writes from, loaded by the composition root.
     public var templates: TemplateCatalog
+    /// The command line that reproduces the run, shown in report.json and report.html; nil
+    /// derives one from the scenario (`simulate --scenario NAME --seed ...`).
+    public var command: String?
 
     /// The store the simulator writes through.
     public enum StoreKind: String, Sendable, CaseIterable {
@@ -49,8 +52,9 @@ public struct RunOptions: Sendable {
 
     public init(
         scenario: Scenario, templates: TemplateCatalog, outputDirectory: String?, writeEvents: Bool = true,
-        showProgress: Bool = false, store: StoreKind = .none
+        showProgress: Bool = false, store: StoreKind = .none, command: String? = nil
     ) {
+        self.command = command
         self.templates = templates
         self.store = store
         self.scenario = scenario
@@ -148,6 +152,11 @@ public struct Report: Codable, Sendable {
     public var responses: [String: Int]
     /// Local days with N deliveries, keyed by N, over all user-days of the run.
     public var deliveriesPerUserDay: [String: Int]
+    /// Per kind delivered at least once: 24 counts, the deliveries in each local hour of the
+    /// recipient (index 0 is 00:00 to 00:59).
+    public var deliveriesByLocalHour: [String: [Int]]
+    /// The command line that reproduces the run.
+    public var command: String
     public var platform: [String: Int]
     public var reEngagementReturns: Int
     /// Copy: how many AI answers were used, how many fell back to templates and why, and the
@@ -244,6 +253,8 @@ public enum Simulator {
             violationExamples: stats.violationExamples, deliveries: stats.deliveries,
             deliveriesByKind: stats.deliveriesByKind.seen, decisions: stats.decisions.seen,
             responses: stats.responses.seen, deliveriesPerUserDay: perDay,
+            deliveriesByLocalHour: stats.deliveriesByLocalHour.byKind,
+            command: options.command ?? defaultCommand(options),
             platform: [
                 "droppedByPendingLimit": stats.droppedByLimit,
                 "suppressedByAuthorization": stats.suppressedByAuthorization,
@@ -264,6 +275,7 @@ public enum Simulator {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(report).write(to: URL(fileURLWithPath: directory + "/report.json"))
+            try Data(ReportPage.html(report).utf8).write(to: URL(fileURLWithPath: directory + "/report.html"))
         }
         return report
     }

@@ -256,6 +256,8 @@ final class Shard {
             try journal.violation(violation, &users[local], at: deliveredAt, detail: detail, stats: &stats)
         }
         countDeliveryDay(local, at: deliveredAt)
+        stats.deliveriesByLocalHour.add(
+            content.kind, secondOfDay: users[local].zone.localDateTime(at: deliveredAt).secondOfDay)
         stats.deliveredByKindWeek.add(content.kind, week: week(of: deliveredAt))
         users[local].weekDeliveries.append(
             DeliveryRecord(

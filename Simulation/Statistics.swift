@@ -154,6 +154,7 @@ struct ShardStats {
     var responses = Tally<NotificationActionID>()
     /// Local days with N deliveries, keyed by N (days without any are not counted here).
     var deliveriesPerUserDay: [Int: Int] = [:]
+    var deliveriesByLocalHour = HourlyTally()
     var violations = Tally<Invariant>()
     var violationExamples: [String] = []
     var decisionNanos: [UInt32] = []
@@ -211,6 +212,7 @@ struct ShardStats {
         decisions.merge(other.decisions)
         responses.merge(other.responses)
         deliveriesPerUserDay.merge(other.deliveriesPerUserDay, uniquingKeysWith: +)
+        deliveriesByLocalHour.merge(other.deliveriesByLocalHour)
         violations.merge(other.violations)
         violationExamples += other.violationExamples.prefix(
             max(0, Self.violationExampleLimit - violationExamples.count))

@@ -143,7 +143,7 @@ do {
     report = try Simulator.run(
         RunOptions(
             scenario: scenario, templates: templates, outputDirectory: outputDirectory, writeEvents: flags.writeEvents,
-            showProgress: isatty(2) == 1, store: flags.store))
+            showProgress: isatty(2) == 1, store: flags.store, command: reproduce))
 } catch {
     // Simulator.run throws only when an output (event log, store, report) cannot be written.
     fail("the run's output could not be written: \(error)", status: 74)
@@ -188,7 +188,7 @@ for name in report.invariantViolations.keys.sorted() {
 }
 for example in report.violationExamples { print("  " + example) }
 print("")
-print("report: \(outputDirectory)/report.json")
+print("report: \(outputDirectory)/report.json, \(outputDirectory)/report.html")
 if report.exitStatus != 0 {
     print(report.exitStatus == 2 ? "FAILED: invariant violated" : "FAILED: budget breached")
     print("reproduce: \(reproduce)")
