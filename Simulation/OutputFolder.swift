@@ -59,10 +59,13 @@ public final class OutputFolder {
         if files.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue {
             throw fail("is a file, not a folder")
         }
-        do {
-            try files.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw fail("cannot be created (\(reason(error)))")
+        // mkdir one level at a time, so the message names the level that failed and why.
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw fail("cannot be created: \(prefix): \(errnoText())")
+            }
         }
         let descriptor = open(path + "/" + lockName, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw fail("cannot create its lock file \(lockName) (\(errnoText()))") }
@@ -202,6 +205,14 @@ public final class OutputFolder {
             return String(cString: strerror(Int32(underlying.code)))
         }
         if nsError.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(nsError.code))) }
-        return nsError.localizedDescription
+        let file = (nsError.userInfo[NSFilePathErrorKey] as? String).map { ": \($0)" } ?? ""
+        switch CocoaError.Code(rawValue: nsError.code) {
+        case .fileNoSuchFile, .fileReadNoSuchFile: return "no such file or folder" + file
+        case .fileWriteNoPermission, .fileReadNoPermission: return "permission denied" + file
+        case .fileWriteOutOfSpace: return "no space left on the device" + file
+        case .fileWriteFileExists: return "already exists" + file
+        case .fileWriteVolumeReadOnly: return "read-only file system" + file
+        default: return "file system error \(nsError.code)" + file
+        }
     }
 }

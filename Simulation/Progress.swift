@@ -40,7 +40,8 @@ struct ProgressLine {
         let tenth = Int(done * 10)
         guard tenth > shownTenth else { return nil }
         shownTenth = tenth
-        return "simulate: \(tenth * 10)% (day \(day)/\(days)), \(Self.duration(elapsedSeconds)) elapsed, \(left) left\n"
+        return
+            "simulate: \(Int(done * 100))% (day \(day)/\(days)), \(Self.duration(elapsedSeconds)) elapsed, \(left) left\n"
     }
 
     /// Clears the bar; a log gets its last line.

@@ -3,9 +3,18 @@ import Foundation
 /// What a run will cost, estimated from users x weeks before it starts, so a run far beyond the
 /// machine is refused with a reason instead of growing until the system kills it.
 ///
-/// The per-user and per-user-week figures were measured on release builds of the default
-/// scenario's population (peak resident memory and wall time at several sizes, fitted by a line);
-/// `RunEstimateTests` checks the formula, the figures are re-measured when the loop changes.
+/// Measured on a release build (2 threads, 2 cores, the default scenario's population; peak
+/// resident memory as the report gives it, wall time), commit 1a47d60:
+///
+///     users  weeks  peak MB  wall s
+///      1000      1     74.8    2.70
+///      1000      4    114.3    9.07
+///      4000      1    217.7   11.46
+///      4000      4    374.8   26.53
+///
+/// A line through them: 13.4 KB per user-week, 36.5 KB more per user, 26 MB for the process;
+/// 1.7 to 2.7 ms of wall time per user-week on two cores. The figures below round those up, so
+/// the estimate errs on the large side; re-measure them when the loop's memory or speed changes.
 public struct RunEstimate: Equatable, Sendable {
     /// Peak resident memory, in bytes.
     public var memoryBytes: Int
@@ -13,15 +22,14 @@ public struct RunEstimate: Equatable, Sendable {
     public var wallSeconds: Double
 
     /// The process before the first user: code, templates, zone rules.
-    static let baseBytes = 40 << 20
+    static let baseBytes = 26 << 20
     /// Memory per user that does not grow with the weeks (engine, platform and behaviour state).
-    static let bytesPerUser = 40 << 10
+    static let bytesPerUser = 37 << 10
     /// Memory per user and week (timing samples and statistics that grow with the events).
-    static let bytesPerUserWeek = 10 << 10
+    static let bytesPerUserWeek = 14 << 10
     /// Wall time per user and week on one core.
-    static let secondsPerUserWeek = 0.0016
+    static let secondsPerUserWeek = 0.0033
 
-    /// `cores` defaults to this machine's active processors.
     public init(users: Int, weeks: Int, threads: Int, cores: Int? = nil) {
         let cores = cores ?? ProcessInfo.processInfo.activeProcessorCount
         // Users and weeks are within ScenarioLimits, so these products stay far from Int.max.

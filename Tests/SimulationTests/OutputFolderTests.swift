@@ -120,6 +120,12 @@ import Testing
         try FileManager.default.removeItem(atPath: path)
     }
 
+    @Test func aFolderThatCannotBeCreatedNamesTheLevelAndTheReason() {
+        #expect {
+            _ = try OutputFolder.claim("/dev/null/out")
+        } throws: { ($0 as? OutputFolderError)?.problem == "cannot be created: /dev/null/out: Not a directory" }
+    }
+
     @Test(arguments: [
         ("default", "default"), ("../../etc", "_.._etc"), ("/tmp/x", "_tmp_x"), ("..", "scenario"),
         (".hidden", "hidden"), ("a b/c", "a_b_c"), ("smoke-2.v1", "smoke-2.v1"),
