@@ -89,7 +89,7 @@ extension Simulate {
             folder.abandon()
             // Simulator.run throws only when an output (event log, store, report) cannot be written.
             throw CommandFailure(
-                message: "the run's output could not be written in \(outputDirectory): \(OutputFolder.reason(error))",
+                message: "the run's output could not be written in \(outputDirectory): \(Self.explain(error))",
                 status: ExitStatus.output)
         }
         printSummary(report, outputDirectory: outputDirectory)
@@ -98,6 +98,16 @@ extension Simulate {
             say("reproduce: \(reproduceCommand(scenario))")
         }
         return report.exitStatus
+    }
+
+    /// An output error as one readable line: the failing step and the system's reason.
+    static func explain(_ error: any Error) -> String {
+        switch error {
+        case let folder as OutputFolderError: folder.description
+        case SimulationError.eventLog(let underlying): "writing events.jsonl failed: \(OutputFolder.reason(underlying))"
+        case SimulationError.store(let underlying): "the store refused a batch: \(OutputFolder.reason(underlying))"
+        default: OutputFolder.reason(error)
+        }
     }
 
     /// The command that runs exactly this scenario again.

@@ -118,6 +118,17 @@ import Testing
     }
 }
 
+@Suite struct OutputErrorTests {
+    @Test func anOutputErrorIsOneLineWithoutAFoundationDump() {
+        let missing = CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "/x/report.json"])
+        #expect(Simulate.explain(missing) == "no such file or folder: /x/report.json")
+        #expect(
+            Simulate.explain(SimulationError.eventLog(missing))
+                == "writing events.jsonl failed: no such file or folder: /x/report.json")
+        #expect(Simulate.explain(POSIXError(.ENOSPC)) == "No space left on device")
+    }
+}
+
 /// The path of a shipped scenario file.
 func scenarioFile(_ name: String) -> String {
     URL(fileURLWithPath: #filePath).deletingLastPathComponent()
