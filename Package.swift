@@ -94,9 +94,14 @@ let package = Package(
                 path: "Apps/Bench",
                 swiftSettings: swiftSettings),
             .executableTarget(
-                name: "simulate", dependencies: ["Simulation", "Models", "Engagement", swiftLog],
+                name: "simulate",
+                dependencies: ["Simulation", "Models", "Engagement", "Content", swiftLog, argumentParser],
                 path: "Apps/Simulator",
                 swiftSettings: swiftSettings),
+            // The simulator's command line: flags, limits, exit statuses (imports `simulate` with @testable).
+            .testTarget(
+                name: "SimulatorTests", dependencies: ["simulate", "Simulation", argumentParser],
+                path: "Tests/SimulatorTests", swiftSettings: swiftSettings),
             // The server: a thin HTTP shell over the runtime (DESIGN.md section 8). Its routes and
             // command live in the executable target; the tests import it with @testable.
             .executableTarget(

@@ -59,27 +59,6 @@ struct Journal {
     }
 }
 
-/// "simulating day 12/56" on standard error, rewritten in place when the day changes.
-struct ProgressLine {
-    let start: Instant
-    let days: Int
-    private var shownDay = -1
-
-    init(start: Instant, days: Int) {
-        self.start = start
-        self.days = days
-    }
-
-    mutating func show(at time: Int64) {
-        let day = Int((time - start.secondsSinceEpoch) / .secondsPerDay)
-        guard day != shownDay else { return }
-        shownDay = day
-        FileHandle.standardError.write(Data("\rsimulating day \(day + 1)/\(days) ".utf8))
-    }
-
-    func clear() { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-}
-
 extension TraceDecision {
     var eventName: StaticString {
         switch self {

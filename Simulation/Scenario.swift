@@ -2,13 +2,27 @@ public import Content
 import Foundation
 public import Models
 
-/// A bad scenario file: which file, which key, what is wrong. Exit status 65.
+/// A bad scenario file: which file, which key, what is wrong, and where when the file's text
+/// shows it (1-based line and column). Exit status 65.
 public struct ScenarioError: Error, CustomStringConvertible, Equatable {
     public var file: String
     public var key: String
     public var problem: String
+    public var line: Int?
+    public var column: Int?
 
-    public var description: String { "\(file): \(key): \(problem)" }
+    public init(file: String, key: String, problem: String, line: Int? = nil, column: Int? = nil) {
+        self.file = file
+        self.key = key
+        self.problem = problem
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String {
+        let position = line.map { ":\($0):\(column ?? 1)" } ?? ""
+        return "\(file)\(position): \(key): \(problem)"
+    }
 }
 
 /// Relative weights over named choices, e.g. time zones or personas.
@@ -71,19 +85,40 @@ public struct Scenario: Hashable, Sendable {
 }
 
 extension Scenario {
-    /// Reads and validates a scenario file (JSON). Every key is checked: an unknown key, a
-    /// wrong type, a bad time zone, a negative count or a malformed date is a `ScenarioError`.
+    /// Reads and validates a scenario file (JSON). Every key is checked: malformed JSON (with its
+    /// line and column), a duplicate key, an unknown key, a wrong type, a number out of its range, a
+    /// bad time zone or a malformed date is a `ScenarioError`.
     public static func load(path: String) throws(ScenarioError) -> Scenario {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ScenarioError(file: path, key: "(file)", problem: "cannot be read")
+            throw ScenarioError(
+                file: path, key: "(file)", problem: "cannot be read (missing, a folder, or no permission)")
         }
-        let object: Any
+        return try parse(json: Array(data), file: path)
+    }
+
+    /// Parses a scenario from the UTF-8 text of a file named `file` (for messages).
+    public static func parse(json bytes: [UInt8], file: String) throws(ScenarioError) -> Scenario {
+        let document: JSONNode
         do {
-            object = try JSONSerialization.jsonObject(with: data)
+            document = try JSONReader.parse(bytes)
         } catch {
-            throw ScenarioError(file: path, key: "(file)", problem: "not valid JSON: \(error.localizedDescription)")
+            if let key = error.key {
+                throw ScenarioError(
+                    file: file, key: key, problem: error.problem, line: error.line, column: error.column)
+            }
+            throw ScenarioError(
+                file: file, key: "(file)", problem: "not valid JSON: \(error.problem)", line: error.line,
+                column: error.column)
         }
-        return try parse(object, file: path)
+        return try parse(document, file: file)
+    }
+
+    /// Parses a scenario from JSON values as JSONSerialization makes them (tests build these).
+    public static func parse(_ object: Any, file: String) throws(ScenarioError) -> Scenario {
+        guard JSONSerialization.isValidJSONObject(object),
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        else { throw ScenarioError(file: file, key: "(top level)", problem: "not representable as JSON") }
+        return try parse(json: Array(data), file: file)
     }
 
     static let knownPersonas = Set(Persona.allCases.map(\.rawValue))
@@ -101,34 +136,34 @@ extension Scenario {
         "permissionRevokedPerUserWeek", "travelPerTravellerDay",
     ]
 
-    public static func parse(_ object: Any, file: String) throws(ScenarioError) -> Scenario {
+    static func parse(_ document: JSONNode, file: String) throws(ScenarioError) -> Scenario {
         let reader = Reader(file: file)
-        let top = try reader.dictionary(object, key: "(top level)", allowed: topKeys)
-        let preferences = try reader.dictionary(
-            top["preferences"] ?? [String: Any](), key: "preferences", allowed: preferenceKeys)
-        let faultsObject = try reader.dictionary(top["faults"] ?? [String: Any](), key: "faults", allowed: faultKeys)
+        let top = try reader.dictionary(document, key: "(top level)", allowed: topKeys)
+        let preferences = try reader.dictionary(top["preferences"], key: "preferences", allowed: preferenceKeys)
+        let faultsObject = try reader.dictionary(top["faults"], key: "faults", allowed: faultKeys)
+        _ = try reader.text(top["description"], key: "description")
 
-        let coachObject = try reader.dictionary(top["coach"] ?? [String: Any](), key: "coach", allowed: coachKeys)
+        let coachObject = try reader.dictionary(top["coach"], key: "coach", allowed: coachKeys)
         var coach = CoachBehaviour.reliable
-        if let value = coachObject["meanLatencyMillis"] {
-            coach.meanLatencyMillis = try reader.number(value, key: "coach.meanLatencyMillis", range: 1...60_000)
+        if let node = coachObject["meanLatencyMillis"] {
+            coach.meanLatencyMillis = try reader.number(node, key: "coach.meanLatencyMillis", range: 1...60_000)
         }
         for (key, path) in [
             ("slowShare", \CoachBehaviour.slowShare), ("failureShare", \.failureShare),
             ("malformedShare", \.malformedShare),
         ] {
-            if let value = coachObject[key] {
-                coach[keyPath: path] = try reader.number(value, key: "coach.\(key)", range: 0...1)
+            if let node = coachObject[key] {
+                coach[keyPath: path] = try reader.number(node, key: "coach.\(key)", range: 0...1)
             }
         }
         guard coach.slowShare + coach.failureShare + coach.malformedShare <= 1 else {
-            throw reader.fail("coach", "slowShare + failureShare + malformedShare must not exceed 1")
+            throw reader.fail("coach", top["coach"], "slowShare + failureShare + malformedShare must not exceed 1")
         }
         var faults = FaultRates()
         func rate(_ key: String, _ keyPath: WritableKeyPath<FaultRates, Double>, max: Double = 1) throws(ScenarioError)
         {
-            if let value = faultsObject[key] {
-                faults[keyPath: keyPath] = try reader.number(value, key: "faults.\(key)", range: 0...max)
+            if let node = faultsObject[key] {
+                faults[keyPath: keyPath] = try reader.number(node, key: "faults.\(key)", range: 0...max)
             }
         }
         try rate("backgroundNeverRun", \.backgroundNeverRun)
@@ -138,11 +173,11 @@ extension Scenario {
         try rate("travelPerTravellerDay", \.travelPerTravellerDay)
 
         func weights(
-            _ key: String, in source: [String: Any], path: String, default fallback: [(String, Double)],
+            _ key: String, in source: [String: JSONNode], path: String, default fallback: [(String, Double)],
             validate: (String) -> String?
         ) throws(ScenarioError) -> Weights {
-            guard let value = source[key] else { return Weights(fallback) }
-            return try reader.weights(value, key: path, validate: validate)
+            guard let node = source[key] else { return Weights(fallback) }
+            return try reader.weights(node, key: path, validate: validate)
         }
         func oneOf(_ allowed: [String]) -> (String) -> String? {
             {
@@ -152,11 +187,11 @@ extension Scenario {
         }
         return Scenario(
             name: try reader.string(top["name"], key: "name"),
-            seed: UInt64(try reader.integer(top["seed"] ?? 1, key: "seed", range: 0...Int.max)),
+            seed: try top["seed"].map { node throws(ScenarioError) in try reader.unsigned(node, key: "seed") } ?? 1,
             start: try reader.date(top["start"], key: "start"),
-            weeks: try reader.integer(top["weeks"] ?? 1, key: "weeks", range: 1...520),
-            users: try reader.integer(top["users"] ?? 100, key: "users", range: 1...10_000_000),
-            threads: try reader.integer(top["threads"] ?? 2, key: "threads", range: 1...64),
+            weeks: try reader.integer(top["weeks"], key: "weeks", range: ScenarioLimits.weeks, default: 1),
+            users: try reader.integer(top["users"], key: "users", range: ScenarioLimits.users, default: 100),
+            threads: try reader.integer(top["threads"], key: "threads", range: ScenarioLimits.threads, default: 2),
             timeZones: try weights("timeZones", in: top, path: "timeZones", default: [("UTC", 1)]) {
                 ZoneRules.isValidIdentifier($0) ? nil : "unknown IANA time zone \"\($0)\""
             },
@@ -174,17 +209,13 @@ extension Scenario {
                 "maxPerHour", in: preferences, path: "preferences.maxPerHour",
                 default: [("10", 1)]
             ) {
-                Int($0).map { (1...60).contains($0) ? nil : "cap must be in 1...60, got \($0)" }
-                    ?? "not a whole number: \"\($0)\""
+                capProblem($0, range: ScenarioLimits.maxPerHour)
             },
             maxPerDay: try weights(
                 "maxPerDay", in: preferences, path: "preferences.maxPerDay",
                 default: [("none", 1)]
             ) {
-                $0 == "none"
-                    ? nil
-                    : Int($0).map { $0 >= 1 ? nil : "cap must be at least 1, got \($0)" }
-                        ?? "not a whole number or \"none\": \"\($0)\""
+                $0 == "none" ? nil : capProblem($0, range: ScenarioLimits.maxPerDay, orNone: true)
             },
             absenceResponse: try weights(
                 "absenceResponse", in: preferences, path: "preferences.absenceResponse",
@@ -202,7 +233,19 @@ extension Scenario {
                 "kudosSetting", in: preferences, path: "preferences.kudosSetting", default: [("batched", 1)],
                 validate: oneOf(NotificationSetting.allCases.map(\.rawValue))),
             faults: faults, coach: coach,
-            holdoutShare: try reader.number(top["holdoutShare"] ?? 0.1, key: "holdoutShare", range: 0...1))
+            holdoutShare: try top["holdoutShare"].map { node throws(ScenarioError) in
+                try reader.number(node, key: "holdoutShare", range: 0...1)
+            } ?? 0.1)
+    }
+
+    /// Why a cap written as a choice name (`"10"`) is not a whole number in `range`; nil when it is.
+    static func capProblem(_ text: String, range: ClosedRange<Int>, orNone: Bool = false) -> String? {
+        let bounds = "\(range.lowerBound)...\(range.upperBound)"
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return "expected \(orNone ? "\"none\" or " : "")a whole number in \(bounds), got \"\(text)\""
+        }
+        guard let cap = Int(text), range.contains(cap) else { return "cap must be in \(bounds), got \"\(text)\"" }
+        return nil
     }
 }
 
@@ -210,14 +253,17 @@ extension QuietHours {
     /// Parses `none` or `HH:MM-HH:MM`, optionally followed by `@` and weekdays (`@sat,sun`).
     static func parseRange(_ text: String) -> (value: QuietHours?, error: String?) {
         if text == "none" { return (nil, nil) }
-        let parts = text.split(separator: "@", maxSplits: 1)
-        let times = parts[0].split(separator: "-")
+        let parts = text.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
+        let times = parts[0].split(separator: "-", omittingEmptySubsequences: false)
         guard times.count == 2, let start = LocalTimeOfDay(String(times[0])), let end = LocalTimeOfDay(String(times[1]))
         else { return (nil, "expected \"none\" or \"HH:MM-HH:MM[@mon,tue,...]\", got \"\(text)\"") }
         var weekdays: Set<Weekday> = []
         if parts.count == 2 {
             let names = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
-            for name in parts[1].split(separator: ",") {
+            guard !parts[1].isEmpty else {
+                return (nil, "no weekdays after \"@\" in \"\(text)\"; list them (\"@sat,sun\") or drop the \"@\"")
+            }
+            for name in parts[1].split(separator: ",", omittingEmptySubsequences: false) {
                 guard let index = names.firstIndex(of: String(name)) else {
                     return (nil, "unknown weekday \"\(name)\" in \"\(text)\"; use sun, mon, ..., sat")
                 }
@@ -229,77 +275,5 @@ extension QuietHours {
         } catch {
             return (nil, "start equals end in \"\(text)\"; use \"none\" for no quiet hours")
         }
-    }
-}
-
-/// Typed reads from JSON values, each failing with the key path and the problem.
-struct Reader {
-    var file: String
-
-    func fail(_ key: String, _ problem: String) -> ScenarioError {
-        ScenarioError(file: file, key: key, problem: problem)
-    }
-
-    func dictionary(_ value: Any, key: String, allowed: Set<String>) throws(ScenarioError) -> [String: Any] {
-        guard let dictionary = value as? [String: Any] else { throw fail(key, "expected an object") }
-        if let unknown = dictionary.keys.sorted().first(where: { !allowed.contains($0) }) {
-            let prefix = key == "(top level)" ? "" : key + "."
-            throw fail(prefix + unknown, "unknown key; expected one of \(allowed.sorted().joined(separator: ", "))")
-        }
-        return dictionary
-    }
-
-    func string(_ value: Any?, key: String) throws(ScenarioError) -> String {
-        guard let value else { throw fail(key, "missing required key") }
-        guard let text = value as? String, !text.isEmpty else { throw fail(key, "expected a non-empty string") }
-        return text
-    }
-
-    func integer(_ value: Any, key: String, range: ClosedRange<Int>) throws(ScenarioError) -> Int {
-        guard let number = Reader.numeric(value), number.doubleValue == number.doubleValue.rounded()
-        else { throw fail(key, "expected a whole number, got \(value)") }
-        let integer = number.intValue
-        guard range.contains(integer) else {
-            let bound =
-                range.upperBound == Int.max
-                ? "at least \(range.lowerBound)" : "in \(range.lowerBound)...\(range.upperBound)"
-            throw fail(key, "must be \(bound), got \(integer)")
-        }
-        return integer
-    }
-
-    func number(_ value: Any, key: String, range: ClosedRange<Double>) throws(ScenarioError) -> Double {
-        guard let number = Reader.numeric(value) else { throw fail(key, "expected a number, got \(value)") }
-        guard range.contains(number.doubleValue) else {
-            throw fail(key, "must be in \(range.lowerBound)...\(range.upperBound), got \(number.doubleValue)")
-        }
-        return number.doubleValue
-    }
-
-    /// A JSON number, but not a boolean (which Foundation also bridges to NSNumber).
-    static func numeric(_ value: Any) -> NSNumber? {
-        guard type(of: value) != Bool.self, let number = value as? NSNumber else { return nil }
-        return String(cString: number.objCType) == "c" ? nil : number
-    }
-
-    func date(_ value: Any?, key: String) throws(ScenarioError) -> LocalDate {
-        let text = try string(value, key: key)
-        guard text.count == 10, let parsed = LocalDateTime.parseWithOffset(text) else {
-            throw fail(key, "expected a date YYYY-MM-DD, got \"\(text)\"")
-        }
-        return parsed.local.date
-    }
-
-    func weights(_ value: Any, key: String, validate: (String) -> String?) throws(ScenarioError) -> Weights {
-        guard let dictionary = value as? [String: Any], !dictionary.isEmpty else {
-            throw fail(key, "expected a non-empty object of choice: weight")
-        }
-        var pairs: [(String, Double)] = []
-        for name in dictionary.keys.sorted() {
-            if let problem = validate(name) { throw fail("\(key).\(name)", problem) }
-            pairs.append((name, try number(dictionary[name]!, key: "\(key).\(name)", range: 0...1e9)))
-        }
-        guard pairs.contains(where: { $0.1 > 0 }) else { throw fail(key, "all weights are zero") }
-        return Weights(pairs)
     }
 }

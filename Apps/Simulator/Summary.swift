@@ -1,0 +1,78 @@
+import Engagement
+import Foundation
+import Simulation
+
+extension Simulate {
+    /// `SEED=` first, then every derived parameter, so a killed run can still be reproduced.
+    func printHeader(_ scenario: Scenario, outputDirectory: String, estimate: RunEstimate) {
+        say("SEED=\(scenario.seed)")
+        say(
+            "scenario=\(scenario.name) file=\(scenarioPath) users=\(scenario.users) weeks=\(scenario.weeks) "
+                + "threads=\(scenario.threads) start=\(scenario.start) end=\(scenario.endInstant) out=\(outputDirectory) "
+                + "events=\(events) store=\(store)")
+        let faults = scenario.faults
+        say(
+            "faults: backgroundNeverRun=\(faults.backgroundNeverRun) "
+                + "backgroundMeanDelayMinutes=\(faults.backgroundMeanDelayMinutes) "
+                + "backgroundEarlyExpiration=\(faults.backgroundEarlyExpiration) "
+                + "permissionRevokedPerUserWeek=\(faults.permissionRevokedPerUserWeek) "
+                + "travelPerTravellerDay=\(faults.travelPerTravellerDay)")
+        say(
+            "estimate: memory about \(RunEstimate.text(bytes: estimate.memoryBytes)), "
+                + "time about \(RunEstimate.text(seconds: estimate.wallSeconds))")
+    }
+
+    func printSummary(_ report: Report, outputDirectory: String) {
+        func micros(_ value: Double) -> String { String(format: "%.1f", value) }
+        say("")
+        say(
+            "digest=\(report.digest) events=\(report.events) wall=\(String(format: "%.2f", report.wallSeconds))s "
+                + "eventsPerSecond=\(Int(report.eventsPerSecond)) peakMemoryMB=\(report.peakMemoryMB)")
+        say(
+            "deliveries=\(report.deliveries) droppedByPendingLimit=\(report.platform["droppedByPendingLimit"] ?? 0) "
+                + "reEngagementReturns=\(report.reEngagementReturns)")
+        let content = report.content
+        say(
+            "content: coachCalls=\(content.coachCalls) aiShare=\(String(format: "%.3f", content.aiShare)) "
+                + "p50=\(Int(content.p50Millis))ms p99=\(Int(content.p99Millis))ms max=\(Int(content.maxMillis))ms "
+                + "(budget \(Int(content.budgetMillis))ms, virtual) payloadBytesMax=\(report.payloadBytesMax)")
+        let snapshot = report.snapshotBytesPerUser
+        say("engine snapshot bytes per user: p50=\(snapshot.p50) p99=\(snapshot.p99) max=\(snapshot.max)")
+        if let treated = report.lift.treatedReturnRate, let held = report.lift.holdoutReturnRate {
+            say(
+                "re-engagement lift: return within 14 days \(String(format: "%.3f", treated)) nudged vs "
+                    + "\(String(format: "%.3f", held)) holdout"
+                    + " (\(report.lift.treatedLapses) vs \(report.lift.holdoutLapses) lapses)")
+        }
+        say("")
+        say("budget               samples      p50 us      p99 us      max us   budget us  held")
+        for (name, figures) in report.budgets.sorted(by: { $0.key < $1.key }) {
+            say(
+                name.padding(toLength: 20, withPad: " ", startingAt: 0)
+                    + String(figures.samples).leftJustified(10)
+                    + micros(figures.p50Micros).leftJustified(12) + micros(figures.p99Micros).leftJustified(12)
+                    + micros(figures.maxMicros).leftJustified(12) + micros(figures.budgetMicros).leftJustified(12)
+                    + (figures.breached ? "  NO" : "  yes"))
+        }
+        say("")
+        say("invariant                              violations")
+        for (name, count) in report.invariantViolations.sorted(by: { $0.key < $1.key }) {
+            say(name.padding(toLength: 38, withPad: " ", startingAt: 0) + String(count).leftJustified(11))
+        }
+        for example in report.violationExamples { say("  " + example) }
+        say("")
+        say("report: \(outputDirectory)/report.json, \(outputDirectory)/report.html")
+    }
+}
+
+/// One line on standard output, written at once: the run's summary goes straight to the file
+/// descriptor (no stdio buffer), so `SEED=` reaches a pipe or a file even if the run is killed.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+extension String {
+    func leftJustified(_ width: Int) -> String {
+        count >= width ? " " + self : String(repeating: " ", count: width - count) + self
+    }
+}
