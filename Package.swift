@@ -23,6 +23,9 @@ let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", packa
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
 let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
 let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
+// The simulator's: latency histograms (HdrHistogram) and its event queue (swift-collections' Heap).
+let histogram = Target.Dependency.product(name: "Histogram", package: "hdrhistogram-swift")
+let heapModule = Target.Dependency.product(name: "HeapModule", package: "swift-collections")
 
 // MARK: - Targets
 
@@ -61,6 +64,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: module("Models")
         + module("Storage", dependencies: ["Models", grdb])
@@ -80,6 +85,7 @@ let package = Package(
                 name: "Simulation",
                 dependencies: [
                     "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", "Runtime", swiftLog,
+                    histogram, heapModule,
                 ],
                 path: "Simulation", exclude: ["Scenarios"], swiftSettings: swiftSettings),
             .testTarget(

@@ -2,7 +2,7 @@ import Dispatch
 
 /// The simulator's event queue with no work attached: the ceiling for events per second.
 public enum BareLoopBenchmark {
-    /// Pushes and pops `events` events through the shard's binary heap, keeping `width` events
+    /// Pushes and pops `events` events through the shard's event queue (swift-collections' `Heap`), keeping `width` events
     /// in flight (about one per simulated user), and returns events per second.
     public static func eventsPerSecond(events: Int = 10_000_000, width: Int = 5_000) -> Double {
         var queue = EventQueue()

@@ -53,7 +53,7 @@ struct EffectExecutor {
                 case .text(_, let latency), .failed(_, let latency): min(latency, deadlineMillis)
                 case .timedOut: deadlineMillis
                 }
-            stats.contentMillis.append(UInt32(millis))
+            stats.contentMillis.record(UInt64(millis))
             // A late answer is cut at the deadline: the app stops waiting then.
             let settled: CoachOutcome =
                 if case .text(_, let latency) = outcome, latency > deadlineMillis { .timedOut } else { outcome }

@@ -1,4 +1,5 @@
 import Content
+import HeapModule
 import Models
 
 /// What happens next to one user.
@@ -20,21 +21,24 @@ enum EventKind {
     case weekEnd(week: Int)
 }
 
-struct Event {
+struct Event: Comparable {
     var time: Int64
     var seq: UInt64
     var user: Int32
     var kind: EventKind
 
-    @inline(__always) func precedes(_ other: Event) -> Bool {
-        time != other.time ? time < other.time : seq < other.seq
-    }
+    /// Sequence numbers are unique within a queue, so (time, seq) is a total order.
+    static func == (a: Event, b: Event) -> Bool { a.time == b.time && a.seq == b.seq }
+
+    static func < (a: Event, b: Event) -> Bool { a.time != b.time ? a.time < b.time : a.seq < b.seq }
 }
 
-/// A binary min-heap ordered by (virtual time, sequence number): equal times run in the
-/// order they were scheduled, as NIO's EmbeddedEventLoop does.
+/// A min-heap ordered by (virtual time, sequence number): equal times run in the order they
+/// were scheduled, as NIO's EmbeddedEventLoop does. swift-collections' `Heap`: on the bare loop
+/// (`BareLoopBenchmark`, 10M events, 5,000 in flight, release build) it ran 11.4M events/s
+/// against 6.9M for the binary heap this project had written itself.
 struct EventQueue {
-    private var items: [Event] = []
+    private var items = Heap<Event>()
     private var nextSeq: UInt64 = 0
 
     var isEmpty: Bool { items.isEmpty }
@@ -45,35 +49,13 @@ struct EventQueue {
 
     mutating func push(time: Int64, user: Int32, kind: EventKind) {
         precondition(time >= now, "event scheduled in the past: \(time) < \(now)")
-        items.append(Event(time: time, seq: nextSeq, user: user, kind: kind))
+        items.insert(Event(time: time, seq: nextSeq, user: user, kind: kind))
         nextSeq += 1
-        var child = items.count - 1
-        while child > 0 {
-            let parent = (child - 1) >> 1
-            guard items[child].precedes(items[parent]) else { break }
-            items.swapAt(child, parent)
-            child = parent
-        }
     }
 
     mutating func pop() -> Event? {
-        guard !items.isEmpty else { return nil }
-        let top = items[0]
+        guard let top = items.popMin() else { return nil }
         now = top.time
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1
-                guard left < items.count else { break }
-                let right = left + 1
-                let child = right < items.count && items[right].precedes(items[left]) ? right : left
-                guard items[child].precedes(items[parent]) else { break }
-                items.swapAt(child, parent)
-                parent = child
-            }
-        }
         return top
     }
 }

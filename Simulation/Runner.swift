@@ -66,19 +66,22 @@ public struct RunOptions: Sendable {
 
 /// Percentiles of a set of timings, in microseconds, against a budget.
 public struct BudgetFigures: Codable, Sendable, Equatable {
+    /// Calls timed: one scheduling decision in `sampledOneIn`, every background run.
     public var samples: Int
+    /// One call in this many was timed (1: every call).
+    public var sampledOneIn: Int
     public var p50Micros: Double
     public var p99Micros: Double
     public var maxMicros: Double
     public var budgetMicros: Double
     public var breached: Bool
 
-    init(nanos: [UInt32], budgetMicros: Double) {
-        let sorted = nanos.sorted()
-        samples = sorted.count
-        p50Micros = nearestRank(sorted, 0.5) / 1_000
-        p99Micros = nearestRank(sorted, 0.99) / 1_000
-        maxMicros = Double(sorted.last ?? 0) / 1_000
+    init(nanos: LatencyHistogram, sampledOneIn: Int, budgetMicros: Double) {
+        samples = nanos.count
+        self.sampledOneIn = sampledOneIn
+        p50Micros = nanos.value(at: 0.5) / 1_000
+        p99Micros = nanos.value(at: 0.99) / 1_000
+        maxMicros = nanos.max / 1_000
         self.budgetMicros = budgetMicros
         breached = maxMicros > budgetMicros
     }
@@ -115,16 +118,15 @@ public struct ContentFigures: Codable, Sendable {
     public var maxMillis: Double
     public var budgetMillis: Double
 
-    init(millis: [UInt32], bySource: [String: Int], budgetMillis: Int) {
-        let sorted = millis.sorted()
-        coachCalls = sorted.count
+    init(millis: LatencyHistogram, bySource: [String: Int], budgetMillis: Int) {
+        coachCalls = millis.count
         let ai = bySource["ai"] ?? 0
         let fallback = bySource["templateFallback"] ?? 0
         aiShare = ai + fallback == 0 ? 0 : Double(ai) / Double(ai + fallback)
         self.bySource = bySource
-        p50Millis = nearestRank(sorted, 0.5)
-        p99Millis = nearestRank(sorted, 0.99)
-        maxMillis = Double(sorted.last ?? 0)
+        p50Millis = millis.value(at: 0.5)
+        p99Millis = millis.value(at: 0.99)
+        maxMillis = millis.max
         self.budgetMillis = Double(budgetMillis)
     }
 }
@@ -246,8 +248,10 @@ public enum Simulator {
             eventsPerSecond: Double(stats.events) / max(wallSeconds, 1e-9), engineCalls: stats.engineCalls,
             digest: String(digest, radix: 16, uppercase: false).leftPadded(to: 16), peakMemoryMB: peakMemoryMB(),
             budgets: [
-                "schedulingDecision": BudgetFigures(nanos: stats.decisionNanos, budgetMicros: decisionBudgetMicros),
-                "backgroundRun": BudgetFigures(nanos: stats.backgroundNanos, budgetMicros: backgroundBudgetMicros),
+                "schedulingDecision": BudgetFigures(
+                    nanos: stats.decisionNanos, sampledOneIn: DecisionSampler.every, budgetMicros: decisionBudgetMicros),
+                "backgroundRun": BudgetFigures(
+                    nanos: stats.backgroundNanos, sampledOneIn: 1, budgetMicros: backgroundBudgetMicros),
             ],
             invariantViolations: stats.violations.all,
             violationExamples: stats.violationExamples, deliveries: stats.deliveries,

@@ -22,6 +22,7 @@ final class Shard {
     private let content: ContentGenerator
     private let executor: EffectExecutor
     private var queue = EventQueue()
+    private var sampler = DecisionSampler()
     private(set) var stats: ShardStats
     /// Per-user digests in user order, filled at the end.
     private(set) var digests: [UInt64] = []
@@ -52,7 +53,6 @@ final class Shard {
         users.reserveCapacity(userRange.count)
         var configuration = EngineConfiguration()
         configuration.holdoutShare = scenario.holdoutShare
-        stats.decisionNanos.reserveCapacity(userRange.count * scenario.weeks * 7 * 8)
         for index in userRange {
             let (user, installAt) = UserState.install(
                 index: index, scenario: scenario, zones: zones, configuration: configuration, content: content,
@@ -143,7 +143,7 @@ final class Shard {
             let launches = users[local].background.launchDue(through: now)
             for launch in launches {
                 guard let job = BackgroundJob(rawValue: launch.request.identifier) else { continue }
-                let nanos = try step(local, .backgroundTaskLaunched(job), at: now, background: true).nanos
+                let nanos = try step(local, .backgroundTaskLaunched(job), at: now, background: true).nanos ?? 0
                 stats.backgroundRuns += 1
                 if Double(nanos) / 1e9 > launch.timeAllowedSeconds { stats.backgroundOverBudget += 1 }
                 try journal.log(&users[local], now, "backgroundRun") { $0.id("job", job.rawValue) }
@@ -181,17 +181,20 @@ final class Shard {
         }
     }
 
-    /// Runs the engine on one input, times it, executes its effects, checks the pending list
-    /// and records the step's writes.
+    /// Runs the engine on one input, times it (every background run, one scheduling decision in
+    /// `DecisionSampler.every`), executes its effects, checks the pending list and records the
+    /// step's writes. `nanos` is nil for a call that was not timed.
     @discardableResult
     private func step(
         _ local: Int, _ input: EngineInput, at now: Instant, background: Bool = false
-    ) throws -> (nanos: UInt64, effects: [Effect]) {
-        let started = threadCPUNanoseconds()
+    ) throws -> (nanos: UInt64?, effects: [Effect]) {
+        let timed = background || sampler.next()
+        let started = timed ? threadCPUNanoseconds() : 0
         let effects = users[local].engine.handle(input, at: now)
-        let nanos = threadCPUNanoseconds() &- started
-        let sample = UInt32(clamping: nanos)
-        if background { stats.backgroundNanos.append(sample) } else { stats.decisionNanos.append(sample) }
+        let nanos = timed ? threadCPUNanoseconds() &- started : nil
+        if let nanos {
+            if background { stats.backgroundNanos.record(nanos) } else { stats.decisionNanos.record(nanos) }
+        }
         stats.engineCalls += 1
         for effect in effects {
             if case .trace(let entry) = effect {

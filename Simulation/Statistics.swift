@@ -3,14 +3,6 @@ import Engagement
 import Foundation
 import Models
 
-/// CPU time of the calling thread, in nanoseconds: the cost of an engine call, unaffected by the
-/// thread being preempted while the other core's shard (or anything else) runs.
-@inline(__always) func threadCPUNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
-}
-
 /// A case of a small enum counted in a fixed table: `position` is its index in `allCases`, so a
 /// count is an array access instead of a string-keyed dictionary lookup, and the report's key
 /// is the enum's raw value, spelled once.
@@ -143,8 +135,8 @@ struct ContentTally: Equatable {
     }
 }
 
-/// Counters and samples of one shard, merged into the report. Every table is typed by what it
-/// counts; `merge` is associative and commutative for counts, and keeps samples in shard order.
+/// Counters and distributions of one shard, merged into the report. Every table is typed by what
+/// it counts; `merge` is associative and commutative.
 struct ShardStats {
     var events = 0
     var engineCalls = 0
@@ -157,8 +149,10 @@ struct ShardStats {
     var deliveriesByLocalHour = HourlyTally()
     var violations = Tally<Invariant>()
     var violationExamples: [String] = []
-    var decisionNanos: [UInt32] = []
-    var backgroundNanos: [UInt32] = []
+    /// Thread CPU time of sampled scheduling decisions (`DecisionSampler`) and of every
+    /// background run, in nanoseconds.
+    var decisionNanos = LatencyHistogram()
+    var backgroundNanos = LatencyHistogram()
     /// Each user's engine snapshot size at the end of the run, in bytes.
     var snapshotBytes: [UInt32] = []
     var backgroundRuns = 0
@@ -174,7 +168,7 @@ struct ShardStats {
     /// persona with no users in this shard.
     var metricsByPersonaWeek: [[EngagementMetrics]?] = Array(repeating: nil, count: Persona.allCases.count)
     /// Virtual time until each copy was settled (coach latency, capped at the deadline), in ms.
-    var contentMillis: [UInt32] = []
+    var contentMillis = LatencyHistogram()
     var content = ContentTally()
     var payloadBytesMax = 0
     /// Per kind and simulated week: deliveries, and those the user acted on (opened or an action).
@@ -216,8 +210,8 @@ struct ShardStats {
         violations.merge(other.violations)
         violationExamples += other.violationExamples.prefix(
             max(0, Self.violationExampleLimit - violationExamples.count))
-        decisionNanos += other.decisionNanos
-        backgroundNanos += other.backgroundNanos
+        decisionNanos.merge(other.decisionNanos)
+        backgroundNanos.merge(other.backgroundNanos)
         backgroundRuns += other.backgroundRuns
         backgroundOverBudget += other.backgroundOverBudget
         droppedByLimit += other.droppedByLimit
@@ -232,7 +226,7 @@ struct ShardStats {
             for week in weeks.indices { merged[week].merge(weeks[week]) }
             metricsByPersonaWeek[index] = merged
         }
-        contentMillis += other.contentMillis
+        contentMillis.merge(other.contentMillis)
         content.merge(other.content)
         payloadBytesMax = max(payloadBytesMax, other.payloadBytesMax)
         deliveredByKindWeek.merge(other.deliveredByKindWeek)

@@ -160,7 +160,7 @@ for timing in timings { print(timing.line()) }
 print("largest plan held \(plannedCount) pending requests (limit 64, 4 reserved)")
 
 let bare = BareLoopBenchmark.eventsPerSecond()
-print("bare event loop (the simulator's binary heap, no work): \(Int(bare)) events/s")
+print("bare event loop (the simulator's event queue, no work): \(Int(bare)) events/s")
 
 // The server-side sweep: lapse detection and engagement metrics over a whole population. The
 // synthetic columns are built outside the timing; after one warm-up, the median of 5 sweeps,

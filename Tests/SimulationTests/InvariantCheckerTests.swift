@@ -82,6 +82,24 @@ import Testing
         #expect(violations(Array(oneDay), profile: user) == [.perDayCapHeld])
     }
 
+    /// The checker trims its memories every three simulated days: a duplicate within the week is
+    /// still caught across a trim, and an identifier is forgotten only once it is a week old.
+    @Test func aDuplicateIsCaughtAcrossATrimAndForgottenAfterAWeek() {
+        let id = "mealReminder.2027-06-01.lunch"
+        let acrossTrim = [
+            delivery(id, .mealReminder, "2027-06-01T12:30:00+01:00"),
+            delivery("hydration.2027-06-05.0900", .hydration, "2027-06-05T09:00:00+01:00"),
+            delivery(id, .mealReminder, "2027-06-06T12:30:00+01:00"),
+        ]
+        #expect(violations(acrossTrim, profile: profile()) == [.noDuplicateDelivery])
+        let afterAWeek = [
+            delivery(id, .mealReminder, "2027-06-01T12:30:00+01:00"),
+            delivery("hydration.2027-06-09.0900", .hydration, "2027-06-09T09:00:00+01:00"),
+            delivery(id, .mealReminder, "2027-06-09T12:30:00+01:00"),
+        ]
+        #expect(violations(afterAWeek, profile: profile()).isEmpty)
+    }
+
     @Test func aDuplicateDeliveryIsCaught() {
         let twice = [
             delivery("mealReminder.2027-06-01.lunch", .mealReminder, "2027-06-01T12:30:00+01:00"),
