@@ -27,10 +27,12 @@ func emptyReport() throws -> Report {
     report.decisions = [:]
     report.responses = [:]
     report.budgets = [
-        "schedulingDecision": BudgetFigures(nanos: [], budgetMicros: Simulator.decisionBudgetMicros),
-        "backgroundRun": BudgetFigures(nanos: [], budgetMicros: Simulator.backgroundBudgetMicros),
+        "schedulingDecision": BudgetFigures(
+            nanos: LatencyHistogram(), sampledOneIn: 64, budgetMicros: Simulator.decisionBudgetMicros),
+        "backgroundRun": BudgetFigures(
+            nanos: LatencyHistogram(), sampledOneIn: 1, budgetMicros: Simulator.backgroundBudgetMicros),
     ]
-    report.content = ContentFigures(millis: [], bySource: [:], budgetMillis: 2_000)
+    report.content = ContentFigures(millis: LatencyHistogram(), bySource: [:], budgetMillis: 2_000)
     report.lift = ReturnLift()
     report.engagementByPersonaWeek = ["morningRunner": [EngagementMetrics()]]
     return report
