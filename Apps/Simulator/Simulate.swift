@@ -39,16 +39,23 @@ struct Simulate: ParsableCommand {
     @Option(help: "A scenario file, or the name of one in Simulation/Scenarios.")
     var scenario = "default"
 
-    @Option(help: "The seed of the run (default: the scenario's), 0...\(UInt64.max).")
+    // Numbers take the next word as their value even when it starts with "-", so `--users -3`
+    // is refused as out of range rather than as a missing value.
+    @Option(parsing: .unconditional, help: "The seed of the run (default: the scenario's), 0...\(UInt64.max).")
     var seed: UInt64?
 
-    @Option(help: "Population size (default: the scenario's), \(Self.bounds(ScenarioLimits.users)).")
+    @Option(
+        parsing: .unconditional,
+        help: "Population size (default: the scenario's), \(Self.bounds(ScenarioLimits.users)).")
     var users: Int?
 
-    @Option(help: "Weeks of virtual time (default: the scenario's), \(Self.bounds(ScenarioLimits.weeks)).")
+    @Option(
+        parsing: .unconditional,
+        help: "Weeks of virtual time (default: the scenario's), \(Self.bounds(ScenarioLimits.weeks)).")
     var weeks: Int?
 
     @Option(
+        parsing: .unconditional,
         help:
             "Worker threads; the digest does not depend on it (default: the scenario's), \(Self.bounds(ScenarioLimits.threads))."
     )
