@@ -75,14 +75,18 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let header = request.headers[.authorization] else {
             throw Problem.unauthorized("missing Authorization header; send Authorization: Bearer <api key>")
         }
-        // The scheme is case-insensitive (RFC 9110 section 11.1); the key is compared exactly.
-        let bytes = Array(header.utf8)
-        guard bytes.count > 7, String(decoding: bytes[..<7], as: UTF8.self).lowercased() == "bearer ",
-            Self.constantTimeEqual(Array(bytes[7...]), apiKey)
+        guard let credential = Self.bearerCredential(header), Self.constantTimeEqual(Array(credential.utf8), apiKey)
         else {
             throw Problem.unauthorized("the API key is not valid")
         }
         return try await next(request, context)
+    }
+
+    /// The credential of `Bearer <credential>`, or nil for another scheme or an empty credential.
+    /// The scheme is case-insensitive (RFC 9110 section 11.1); the credential is taken exactly.
+    static func bearerCredential(_ header: String) -> Substring? {
+        guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
+        return header.dropFirst(7)
     }
 
     /// Compares without an early exit, so the time taken does not tell how much of a guess matched.

@@ -97,11 +97,9 @@ struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
             return .unauthorized(
                 "missing Authorization header; send Authorization: Bearer <api key> or Bearer <user token>")
         }
-        // The scheme is case-insensitive (RFC 9110 section 11.1); the credential is compared exactly.
-        guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else {
+        guard let credential = APIKeyMiddleware<Context>.bearerCredential(header) else {
             return .unauthorized("the Authorization header is not Bearer <api key> or Bearer <user token>")
         }
-        let credential = header.dropFirst(7)
         if APIKeyMiddleware<Context>.constantTimeEqual(Array(credential.utf8), apiKey) { return .allowed }
         let named = credential.lastIndex(of: ".").map {
             (credential[..<$0], credential[credential.index(after: $0)...])
