@@ -139,7 +139,8 @@ public actor EngineRuntime {
         return effects
     }
 
-    /// The user's engine as last committed, or nil for an unknown user.
+    /// The user's newest engine, or nil for an unknown user: the last committed one, or one whose
+    /// step is being committed right now (its caller has had no answer yet).
     public func engine(of userID: String) throws(RuntimeError) -> UserEngine? { try loadEngine(userID)?.engine }
 
     /// The instant of the soonest pending outbox row, or nil when nothing is pending.
