@@ -64,12 +64,18 @@ public enum Explainer {
         let reason = object["reason"] as? String
         let detail = (object["detail"] as? String).map { " (\($0))" } ?? ""
         let fireAt = (object["fireAt"] as? String).map { " for \($0.replacingOccurrences(of: "T", with: " "))" } ?? ""
+        // The slot's nominal time, when the occurrence fires at another.
+        let nominal =
+            (object["nominal"] as? String).map { " instead of \($0.replacingOccurrences(of: "T", with: " "))" } ?? ""
         let what: String
         switch event {
         case "scheduled":
-            let why = reason.map { $0 == "onTime" ? "" : " (\($0))" } ?? ""
-            what = "scheduled \(id)\(fireAt)\(why)\(reason == "templateFallback" ? detail : "")"
-        case "deferred": what = "deferred \(id)\(fireAt) because \(reason ?? "?")\(detail)"
+            let why = reason.map { $0 == "onTime" ? "" : " because \($0)\(detail)" } ?? ""
+            what = "scheduled \(id)\(fireAt)\(nominal)\(why)"
+        case "deferred": what = "deferred \(id)\(fireAt)\(nominal) because \(reason ?? "?")\(detail)"
+        case "copyChosen":
+            let copy = reason == "coachCopy" ? "the coach's copy" : "the template's copy"
+            what = "copy of \(id): \(copy)\(detail)"
         case "dropped": what = "dropped \(id) because \(reason ?? "?")\(detail)"
         case "suppressed": what = "suppressed \(id) because \(reason ?? "?")\(detail)"
         case "cancelled": what = "cancelled \(id) because \(reason ?? "?")\(detail)"

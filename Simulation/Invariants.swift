@@ -1,4 +1,5 @@
 import Content
+import Engagement
 public import Models
 import Scheduling
 
@@ -34,6 +35,20 @@ public enum Invariant: String, CaseIterable, Sendable, Codable {
     case payloadWithin4KB
     /// No delivered payload carries personal data the user's privacy level does not allow.
     case noPersonalDataInPayload
+    /// Every delivery of a kind with a slot window (`SlotWindow`) fires inside its slot's window,
+    /// the nominal time rebuilt from the request identifier and the preferences (snoozed copies
+    /// excepted): a dinner reminder never fires at breakfast.
+    case deliveryInsideSlotWindow
+    /// Two notifications of one kind never fire at the same instant for one user.
+    case noSameInstantDuplicateOfKind
+    /// At most the campaign's cap of re-engagement nudges (its attempt days) between two
+    /// activities of the user.
+    case nudgesWithinCampaignCap
+    /// No attempt of a campaign is delivered twice in one absence.
+    case noNudgeAttemptTwice
+    /// No nudge in the user's local night (outside the preferences' waking hours) unless two app
+    /// opens in that zone fell within 90 minutes of that local time.
+    case noNudgeInLocalNight
 }
 
 /// One delivery as the checker sees it.
@@ -72,6 +87,13 @@ public struct InvariantChecker: Sendable {
     /// is sent more than a day late, so a week of memory catches every duplicate.
     private var deliveredIDs: [String: Int64] = [:]
     private var morningDates: Set<LocalDate> = []
+    /// The last delivery instant per kind (by ordinal): a user's deliveries come in time order.
+    private var lastInstantOfKind = [Int64](repeating: .min, count: NotificationKind.allCases.count)
+    /// Attempts of nudges delivered since the user's last activity (an app event or an answer
+    /// other than dismiss and snooze).
+    private var nudgesThisAbsence: [Int] = []
+    /// Local minutes of the last 20 app opens since the last change of zone.
+    private var opens: [Int] = []
     /// When the memories above are next trimmed to what can still matter (every three simulated days).
     private var nextTrimAt: Int64 = .min
 
@@ -118,6 +140,19 @@ public struct InvariantChecker: Sendable {
         }
         if delivery.kind == .morningGreeting && !morningDates.insert(local.date).inserted {
             broken.append(.morningGreetingOncePerLocalDay)
+        }
+        if lastInstantOfKind[delivery.kind.ordinal] == delivery.at.secondsSinceEpoch {
+            broken.append(.noSameInstantDuplicateOfKind)
+        }
+        lastInstantOfKind[delivery.kind.ordinal] = delivery.at.secondsSinceEpoch
+        if let id = OccurrenceID(requestID: delivery.id), let window = SlotWindow.of(delivery.kind),
+            let nominal = InvariantChecker.nominal(of: id, deliveredAt: local, preferences: preferences),
+            !window.contains(delivery.at, nominal: zone.instant(for: nominal))
+        {
+            broken.append(.deliveryInsideSlotWindow)
+        }
+        if delivery.kind == .reEngagement {
+            broken += observeNudge(delivery, local: local, profile: profile)
         }
         if !delivery.repeats, let deadline = deadlines.removeValue(forKey: delivery.id),
             delivery.at.secondsSinceEpoch > deadline
@@ -196,8 +231,77 @@ public struct InvariantChecker: Sendable {
         }
     }
 
-    /// Records something the user did, for the "already done" invariant.
+    /// The nominal local time of an occurrence's slot, rebuilt from its identifier and the
+    /// preferences (independently of the engine's planning); nil for a snoozed copy or a kind
+    /// without a wall-clock slot. A daily series' day is the day it fired.
+    static func nominal(
+        of id: OccurrenceID, deliveredAt local: LocalDateTime, preferences: NotificationPreferences
+    ) -> LocalDateTime? {
+        guard id.snooze == 0 else { return nil }
+        let minute: Int
+        switch (id.kind, id.slot) {
+        case (.morningGreeting, _): minute = preferences.morningTime.minutesSinceMidnight
+        case (.mealReminder, .meal(let meal)): minute = meal.defaultTime.minutesSinceMidnight
+        case (.hydration, .minuteOfDay(let time)): minute = time
+        case (.workoutReminder, .minuteOfDay(let time)): minute = time - preferences.workoutReminderLeadMinutes
+        case (.preWorkout, .minuteOfDay(let time)): minute = time - preferences.preWorkoutLeadMinutes
+        case (.postWorkoutCheckIn, .minuteOfDay(let time)): minute = time + preferences.postWorkoutDelayMinutes
+        case (.weeklyReview, _): minute = 19 * 60
+        case (.streakReminder, _): minute = 18 * 60
+        case (.checkInReminder, .reminder(_, let time)): minute = time
+        default: return nil
+        }
+        let day = id.isDailySeries ? local.daysSinceEpoch : Int64(id.day)
+        return LocalDateTime(localSeconds: day * .secondsPerDay + Int64(minute) * .secondsPerMinute)
+    }
+
+    /// The campaign's cap, a second delivery of one attempt, and the local night.
+    private mutating func observeNudge(
+        _ delivery: ObservedDelivery, local: LocalDateTime, profile: UserProfile
+    ) -> [Invariant] {
+        var broken: [Invariant] = []
+        let configuration = EngineConfiguration()
+        // give_me_space has an invariant of its own: no nudge at all.
+        let cap =
+            switch profile.communication.absenceResponse {
+            case .giveMeSpace: Int.max
+            case .lightNudge: configuration.lightNudgeAttemptDays.count
+            case .checkInOnMe: configuration.checkInOnMeAttemptDays.count
+            }
+        if case .attempt(let attempt)? = OccurrenceID(requestID: delivery.id)?.slot {
+            if nudgesThisAbsence.contains(attempt) { broken.append(.noNudgeAttemptTwice) }
+            nudgesThisAbsence.append(attempt)
+        }
+        if nudgesThisAbsence.count > cap { broken.append(.nudgesWithinCampaignCap) }
+        let preferences = profile.preferences
+        let time = local.timeOfDay
+        if time < preferences.wakeTime || time >= preferences.sleepTime {
+            let minute = time.minutesSinceMidnight
+            let near = opens.count { open in
+                let distance = abs(open - minute) % 1_440
+                return min(distance, 1_440 - distance) <= 90
+            }
+            if near < 2 { broken.append(.noNudgeInLocalNight) }
+        }
+        return broken
+    }
+
+    /// Records the user's answer to a notification: any but dismiss and snooze is activity.
+    public mutating func observeResponse(_ action: NotificationActionID) {
+        if action != .dismiss && ResponseOutcome(action: action) != .snoozed { nudgesThisAbsence.removeAll() }
+    }
+
+    /// The device moved to another zone: opens recorded so far are local minutes of another zone.
+    public mutating func observeZoneChange() { opens.removeAll() }
+
+    /// Records something the user did, for the "already done" invariant, the campaign's cap and
+    /// the evidence of being awake.
     public mutating func observe(_ activity: ActivityKind, at instant: Instant, zone: ZoneRules) {
+        nudgesThisAbsence.removeAll()
+        if case .appOpened = activity {
+            opens.append(zone.localDateTime(at: instant).secondOfDay / 60)
+            if opens.count > 20 { opens.removeFirst() }
+        }
         let date = zone.localDate(at: instant)
         switch activity {
         case .mealLogged(let meal): done["meal.\(date).\(meal.rawValue)"] = instant.secondsSinceEpoch

@@ -52,6 +52,7 @@ struct Journal {
             if let level = entry.level { $0.id("level", level.rawValue) }
             $0.id("reason", entry.reason.rawValue)
             if let fireAt = entry.fireAt { $0.local(zone, fireAt, name: "fireAt") }
+            if let nominal = entry.nominalAt { $0.local(zone, nominal, name: "nominal") }
             if let group = entry.groupID { $0.id("group", group) }
             if let key = entry.groupKey { $0.field("groupKey", key) }
             if !entry.detail.isEmpty { $0.field("detail", entry.detail) }
@@ -68,6 +69,7 @@ extension TraceDecision {
         case .suppressed: "suppressed"
         case .cancelled: "cancelled"
         case .folded: "folded"
+        case .copyChosen: "copyChosen"
         }
     }
 }

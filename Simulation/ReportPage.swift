@@ -254,6 +254,11 @@ public enum ReportPage {
         case .noReminderForDoneThing: text = "no reminder for something already done"
         case .payloadWithin4KB: text = "every push payload within 4 KB"
         case .noPersonalDataInPayload: text = "no personal data the privacy level forbids in a payload"
+        case .deliveryInsideSlotWindow: text = "every delivery inside its slot's window"
+        case .noSameInstantDuplicateOfKind: text = "never two of one kind at the same instant"
+        case .nudgesWithinCampaignCap: text = "at most the campaign's cap of nudges per absence"
+        case .noNudgeAttemptTwice: text = "no nudge attempt delivered twice in one absence"
+        case .noNudgeInLocalNight: text = "no nudge in the local night without activity then"
         }
         return PageText.escape(text)
     }

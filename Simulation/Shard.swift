@@ -299,6 +299,7 @@ final class Shard {
         _ local: Int, requestID: String, kind: NotificationKind, action: NotificationActionID, at now: Instant
     ) throws {
         stats.responses[action] += 1
+        users[local].checker.observeResponse(action)
         if action != .dismiss && !action.isSnooze {
             stats.actedByKindWeek.add(kind, week: week(of: now))
             if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID) {
@@ -347,6 +348,7 @@ final class Shard {
         guard let next, let zone = zones[next] else { return }
         users[local].zone = zone
         users[local].center.setTimeZone(zone, at: now)
+        users[local].checker.observeZoneChange()
         try journal.log(&users[local], now, "travel") { $0.id("timeZone", next) }
         try step(local, .timeZoneChanged(zone), at: now)
         scheduleNextDay(local, after: now)

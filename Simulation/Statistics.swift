@@ -25,6 +25,7 @@ extension TraceDecision: Tallied {
         case .suppressed: 3
         case .cancelled: 4
         case .folded: 5
+        case .copyChosen: 6
         }
     }
     var reportKey: String { rawValue }

@@ -38,7 +38,7 @@ extension UserEngine {
     /// The series times to plan in this pass: none while the user is away or hydration's timing
     /// is adjusted, nor right after a change of zone when its times would come round too soon.
     func activeSeriesTimes(at now: Instant) -> [LocalTimeOfDay]? {
-        guard lapseStage(at: now) == .active, !state.coaching.timing.contains(where: { $0.kind == .hydration }),
+        guard lapseStage(at: now) == .active, !state.coaching.timing.contains(where: { $0.slot.kind == .hydration }),
             let times = state.plan.seriesTimes
         else { return nil }
         if let moved = state.user.zoneChangedAt, now - moved < .secondsPerDay + .secondsPerHour,

@@ -83,16 +83,17 @@ extension UserEngine {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .scheduled,
-                        reason: .coachCopy, plannedAt: item.plannedAt, fireAt: item.fireAt, detail: "AI copy accepted"))
+                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .copyChosen,
+                        reason: .coachCopy, plannedAt: item.plannedAt, fireAt: item.fireAt,
+                        detail: "AI copy accepted; the time is unchanged"))
             )
         case .rejected(let reason, _):
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .scheduled,
+                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .copyChosen,
                         reason: .templateFallback, plannedAt: item.plannedAt, fireAt: item.fireAt,
-                        detail: "template copy kept: \(reason.code)")))
+                        detail: "template copy kept: \(reason.code); the time is unchanged")))
         }
     }
 }

@@ -40,12 +40,18 @@ extension UserEngine {
     /// One pass of the planner over every candidate source; returns what changes.
     private mutating func planPass(at now: Instant, horizonEnd: Instant) -> [PlanChange] {
         let series = activeSeriesTimes(at: now)
-        var candidates = routineCandidates(at: now, until: horizonEnd, skipHydration: series != nil)
+        var suppressed: [(Candidate, ReasonCode)] = []
+        var candidates = routineCandidates(
+            at: now, until: horizonEnd, skipHydration: series != nil, skipped: &suppressed)
         candidates += reminderCandidates(at: now, until: horizonEnd)
-        candidates += state.reminders.snoozed
+        // A snoozed copy fires when the user asked: the trace says so.
+        candidates += state.reminders.snoozed.map { snoozed in
+            var copy = snoozed
+            copy.retiming = Retiming(.snoozed, nominalAt: nil)
+            return copy
+        }
         candidates += state.reminders.followUps
         candidates += state.social.groups.map { groupCandidate($0) }
-        var suppressed: [(Candidate, ReasonCode)] = []
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
         Planner.order(&candidates)
 
@@ -92,13 +98,15 @@ extension UserEngine {
             case .schedule(let candidate, let dueAt, let fireAt, let reason):
                 effects.append(.schedule(makeRequest(for: candidate, fireAt: fireAt), fireAt: fireAt))
                 askCoach(for: candidate, fireAt: fireAt, into: &effects)
+                // On time for its planned time, but that time is not the nominal one: say why.
+                let why = fireAt == dueAt && reason == .onTime ? candidate.retiming?.reason ?? reason : reason
                 record(
-                    candidate.id, fireAt != dueAt ? .deferred : .scheduled, reason, plannedAt: dueAt, fireAt: fireAt,
-                    level: candidate.level, at: now, into: &effects)
+                    candidate.id, fireAt != dueAt ? .deferred : .scheduled, why, plannedAt: dueAt, fireAt: fireAt,
+                    level: candidate.level, retiming: candidate.retiming, at: now, into: &effects)
             case .drop(let candidate, let dueAt, let reason):
                 record(
-                    candidate.id, .dropped, reason, plannedAt: dueAt, fireAt: nil, level: candidate.level, at: now,
-                    into: &effects)
+                    candidate.id, .dropped, reason, plannedAt: dueAt, fireAt: nil, level: candidate.level,
+                    retiming: candidate.retiming, windowEnd: candidate.windowEnd, at: now, into: &effects)
             case .regroup(let id, let reason):
                 regroup(id, because: reason, at: now, into: &effects)
             case .suppress(let candidate, let reason):

@@ -6,7 +6,7 @@ import Scheduling
 /// after a restart: restoring and continuing gives exactly the effects of an engine that never
 /// stopped.
 ///
-/// Format, version 1 (`CompactWriter`: LEB128 varints, zigzag for signed values):
+/// Format, version 2 (`CompactWriter`: LEB128 varints, zigzag for signed values):
 /// - the magic bytes `E` `S`, then the version;
 /// - `base`: the last activity, in seconds since 1970; every other instant is written as its
 ///   signed distance from `base` (most are within days of it, so two or three bytes);
@@ -24,8 +24,18 @@ import Scheduling
 /// Migration rule: a new version adds a `case` to the reader and keeps reading every older
 /// version it ever wrote; the writer writes only the newest. Bytes of an unknown version, or
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
+///
+/// Versions:
+/// - 2: response learning per slot (`LearningSlot`): its cells are keyed by kind, slot and
+///   hour, each key written as its distance from the one before.
+/// - 1: response cells keyed by kind and hour (`kind.ordinal * 24 + hour`, absolute). Read by
+///   moving each cell into the slot of its kind whose nominal hour it is (breakfast for 08:00,
+///   the 13:00 hydration time for 13:00), else the slot whose window holds the hour's middle;
+///   a cell no slot claims (a shift learned across slots) is forgotten.
 public enum EngineSnapshot {
-    public static let version: UInt64 = 1
+    public static let version: UInt64 = 2
+    /// Every version the reader reads.
+    public static let readableVersions: ClosedRange<UInt64> = 1...2
     static let magic: [UInt8] = [0x45, 0x53]
 }
 
@@ -37,11 +47,15 @@ public struct SnapshotError: Error, Hashable, Sendable, CustomStringConvertible 
 
 extension UserEngine {
     /// The state as snapshot bytes (see `EngineSnapshot`).
-    public func snapshot() -> [UInt8] {
+    public func snapshot() -> [UInt8] { snapshot(version: EngineSnapshot.version) }
+
+    /// The state in the format of `version`; an older version only for the migration's tests
+    /// (the writer writes the newest).
+    func snapshot(version: UInt64) -> [UInt8] {
         var writer = CompactWriter()
         for byte in EngineSnapshot.magic { writer.byte(byte) }
-        writer.unsigned(EngineSnapshot.version)
-        var codec = SnapshotCodec(base: state.activity.lastActiveAt)
+        writer.unsigned(version)
+        var codec = SnapshotCodec(base: state.activity.lastActiveAt, version: version)
         writer.signed(codec.base.secondsSinceEpoch)
         codec.write(state, to: &writer)
         return writer.bytes
@@ -59,13 +73,21 @@ extension UserEngine {
                 throw SnapshotError(problem: "not an engine snapshot (bad magic bytes)")
             }
             let version = try reader.unsigned()
-            guard version == EngineSnapshot.version else {
-                throw SnapshotError(problem: "version \(version) is not one this engine reads (it reads 1)")
+            guard EngineSnapshot.readableVersions.contains(version) else {
+                let readable = EngineSnapshot.readableVersions
+                throw SnapshotError(
+                    problem:
+                        "version \(version) is not one this engine reads (it reads \(readable.lowerBound)...\(readable.upperBound))"
+                )
             }
             let codec = SnapshotCodec(
-                base: Instant(secondsSinceEpoch: try reader.signed(limit: SnapshotCodec.secondsLimit)))
+                base: Instant(secondsSinceEpoch: try reader.signed(limit: SnapshotCodec.secondsLimit)), version: version)
             self.init(profile: profile, zone: zone, now: codec.base, configuration: configuration, content: content)
-            try codec.read(into: &state, from: &reader)
+            let legacyResponses = try codec.read(into: &state, from: &reader)
+            if !legacyResponses.isEmpty {
+                let engine = self
+                state.coaching.responses.adopt(legacy: legacyResponses) { engine.learningSlot(of: $0, hour: $1) }
+            }
             guard reader.isAtEnd else { throw SnapshotError(problem: "\(bytes.count - reader.offset) bytes left over") }
         } catch let error as CompactBytesError {
             throw SnapshotError(problem: error.description)
@@ -91,6 +113,8 @@ struct SnapshotCodec {
     /// its lists to days of history), so every snapshot the writer makes reads back.
     static let listLimit = 1 << 20
     let base: Instant
+    /// The format version written or read.
+    var version: UInt64 = EngineSnapshot.version
     var baseDay: Int64 { base.secondsSinceEpoch / .secondsPerDay }
 
     // MARK: - Writing
@@ -149,7 +173,11 @@ struct SnapshotCodec {
         coaching.habits.write(to: &w)
         coaching.streak.write(to: &w)
         w.list(coaching.recentWorkouts) { w, start in w.signed(start.localSeconds - base.secondsSinceEpoch) }
-        coaching.responses.write(to: &w)
+        if version >= 2 {
+            coaching.responses.write(to: &w)
+        } else {
+            coaching.responses.writeVersion1(to: &w)
+        }
         w.list(coaching.unanswered) { w, entry in
             id(entry.id, &w)
             time(entry.firedAt, &w)
@@ -196,7 +224,12 @@ struct SnapshotCodec {
 
     // MARK: - Reading
 
-    func read(into state: inout EngineState, from r: inout CompactReader) throws {
+    /// Reads the state; returns the response counts of a version 1 snapshot (per kind and hour),
+    /// which the engine moves into slots with its profile.
+    func read(
+        into state: inout EngineState, from r: inout CompactReader
+    ) throws -> [(kind: NotificationKind, hour: Int, counts: ResponseStats.Counts)] {
+        var legacyResponses: [(kind: NotificationKind, hour: Int, counts: ResponseStats.Counts)] = []
         state.activity.lastActiveAt = base
         state.activity.activeUntil = try r.optional { r in try time(&r) }
         state.activity.sessionHold = try r.optional { r in try time(&r) }
@@ -271,7 +304,11 @@ struct SnapshotCodec {
         state.coaching.recentWorkouts = try r.list(limit: 64) { r in
             LocalDateTime(localSeconds: base.secondsSinceEpoch + (try r.signed(limit: Self.secondsLimit)))
         }
-        state.coaching.responses = try ResponseStats(reading: &r)
+        if version >= 2 {
+            state.coaching.responses = try ResponseStats(reading: &r)
+        } else {
+            legacyResponses = try ResponseStats.readVersion1(&r)
+        }
         state.coaching.unanswered = try r.list(limit: Self.listLimit) { r in
             (id: try id(&r), firedAt: try time(&r))
         }
@@ -285,6 +322,7 @@ struct SnapshotCodec {
             }
             return CoachCopy(copy: copy, askedAt: askedAt)
         }
+        return legacyResponses
     }
 
     private func time(_ r: inout CompactReader) throws -> Instant {
@@ -324,5 +362,30 @@ struct SnapshotCodec {
             return (id, try value(&r))
         }
         return OccurrenceMap(entries)
+    }
+}
+
+extension UserEngine {
+    /// The slot a version 1 response cell (per kind and local hour) belongs to: the slot of `kind`
+    /// whose nominal time falls in `hour`, else the one whose window holds the hour's middle; nil
+    /// when none does (see `EngineSnapshot`).
+    func learningSlot(of kind: NotificationKind, hour: Int) -> LearningSlot? {
+        let preferences = profile.preferences
+        let slots: [(slot: LearningSlot, minute: Int)]
+        switch kind {
+        case .morningGreeting: slots = [(LearningSlot(kind), preferences.morningTime.minutesSinceMidnight)]
+        case .mealReminder:
+            slots = MealType.allCases.map {
+                (LearningSlot(OccurrenceID(kind, daysSinceEpoch: 0, .meal($0))), $0.defaultTime.minutesSinceMidnight)
+            }
+        case .hydration:
+            slots = preferences.hydrationTimes.map {
+                (LearningSlot(kind, packedSlot: Int32($0.minutesSinceMidnight)), $0.minutesSinceMidnight)
+            }
+        default: return nil
+        }
+        if let nominal = slots.first(where: { $0.minute / 60 == hour }) { return nominal.slot }
+        guard let window = SlotWindow.of(kind) else { return nil }
+        return slots.first { window.contains(offsetMinutes: hour * 60 + 30 - $0.minute) }?.slot
     }
 }

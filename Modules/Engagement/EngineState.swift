@@ -109,9 +109,9 @@ struct CoachingState: Sendable {
     var streak = WorkoutStreak()
     /// Starts of the last workouts (at most 32), for the weekly review.
     var recentWorkouts: [LocalDateTime] = []
-    /// How the user answers each kind at each hour.
+    /// How the user answers each slot (a kind, and which occurrence of the day) at each hour.
     var responses = ResponseStats()
-    /// The timing rules `responses` implies for the adjustable kinds (only those not `.keep`);
+    /// The timing rules `responses` implies for the adjustable kinds' slots (only those not `.keep`);
     /// refreshed whenever a response is learned.
     var timing: [TimingRule] = []
     /// Fired notifications of adjustable kinds not yet answered (ignored after three hours).
@@ -128,9 +128,9 @@ struct CopyState: Sendable {
     var coachCopy = OccurrenceMap<CoachCopy>()
 }
 
-/// One non-trivial timing rule: `kind` at local `hour` is shifted or backed off.
+/// One non-trivial timing rule: `slot` at local `hour` (its nominal hour) is shifted or backed off.
 struct TimingRule: Hashable, Sendable {
-    var kind: NotificationKind
+    var slot: LearningSlot
     var hour: Int
     var adjustment: TimingAdjustment
 }
@@ -149,6 +149,11 @@ struct ReEngagementInputs: Hashable, Sendable {
     var habitualTime: LocalTimeOfDay?
     var enabled: Bool
     var communication: CommunicationPreferences
+    /// The preferences' wake and sleep times: the local night nudges keep out of.
+    var wakingHours: [LocalTimeOfDay]
+    /// Recent opens: the evidence that the user is awake at night.
+    var opens: [Int]
+    var attemptsSent: Int
 }
 
 /// Everything a planning pass reads besides the clock's position inside the horizon, derived

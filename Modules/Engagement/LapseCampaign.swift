@@ -2,12 +2,25 @@ import Models
 import Scheduling
 
 /// The lapse campaign, a candidate source: nudges planned ahead at the days after the last
-/// activity (3, and 7 and 14 for check_in_on_me), at the user's habitual active time, so they
-/// fire even if the app never runs again, and are cancelled the moment the user returns.
-/// give_me_space means silence; the holdout gets nothing, so the lift can be measured.
+/// activity (3, and 7 and 14 for check_in_on_me), at the user's preferred or habitual active
+/// time, so they fire even if the app never runs again, and are cancelled the moment the user
+/// returns. give_me_space means silence; the holdout gets nothing, so the lift can be measured.
+///
+/// Identity: a campaign is keyed by zone-independent facts, the UTC date of the last activity
+/// (`reEngagement.2027-03-01.2`: the campaign of an absence that began on 2027-03-01 UTC,
+/// attempt 2). A nudge fires at least three days after that activity, so two campaigns that
+/// both send never share a date, and a change of zone re-times a campaign's nudges (in the new
+/// zone's local time) and never duplicates them. At most the campaign's cap of nudges (its
+/// attempt days) goes out per absence.
+///
+/// The local night: a nudge never goes out outside the user's waking hours (the preferences'
+/// `wakeTime` ..< `sleepTime`) unless what they did shows them awake then (`awakeEvidence`): it
+/// moves to the morning (`localNight`), and its window ends where the night begins.
 extension UserEngine {
     /// When the user usually opens the app (circular mean of recent opens, from five of them),
-    /// rounded to 15 minutes: nudges go out then, not at the moment a lapse is detected.
+    /// rounded to 15 minutes: nudges go out then, not at the moment a lapse is detected. The opens
+    /// are those since the last change of zone (local minutes of one zone only): after a flight
+    /// the habit is held until enough opens exist in the new zone.
     static func habitualActiveTime(opens: [Int]) -> LocalTimeOfDay? {
         guard opens.count >= 5, let mean = CircularTime.mean(minutes: opens) else { return nil }
         return LocalTimeOfDay(minutesSinceMidnight: (mean.meanMinutes / 15 * 15) % 1_440)
@@ -15,21 +28,52 @@ extension UserEngine {
 
     var habitualActiveTime: LocalTimeOfDay? { state.activity.habitualActiveTime }
 
-    /// The nudge times of the current campaign (and the day of the last activity, which names
-    /// it), recomputed only when something they depend on changed (most inputs change none of
-    /// it: a delivery, a coach answer, a background run).
+    /// App opens within this many minutes of a night-time nudge show the user awake then.
+    static let awakeEvidenceMinutes = 60
+    /// How many such opens it takes.
+    static let awakeEvidenceOpens = 2
+    /// How long a rule may hold a nudge the user's opens allow at night.
+    static let nightNudgeWaitMinutes: Int64 = 30
+
+    /// Whether the user's recent opens (in this zone) show them awake around local `time`.
+    func awakeEvidence(at time: LocalTimeOfDay) -> Bool {
+        let minute = time.minutesSinceMidnight
+        let near = state.activity.recentOpenMinutes.count { open in
+            let distance = abs(open - minute) % 1_440
+            return min(distance, 1_440 - distance) <= UserEngine.awakeEvidenceMinutes
+        }
+        return near >= UserEngine.awakeEvidenceOpens
+    }
+
+    /// Whether local `time` is outside the user's waking hours.
+    func isLocalNight(_ time: LocalTimeOfDay) -> Bool {
+        let preferences = profile.preferences
+        return time < preferences.wakeTime || time >= preferences.sleepTime
+    }
+
+    /// The nudge times of the current campaign (and the UTC day of the last activity, which
+    /// names it), recomputed only when something they depend on changed (most inputs change none
+    /// of it: a delivery, a coach answer, a background run).
     mutating func currentReEngagementTimes() -> [Int64] {
+        let preferences = profile.preferences
         let inputs = ReEngagementInputs(
             lastActiveAt: lastActiveAt, zone: zone.identifier, habitualTime: habitualActiveTime,
-            enabled: profile.preferences.isEnabled(.reEngagement), communication: profile.communication)
+            enabled: preferences.isEnabled(.reEngagement), communication: profile.communication,
+            wakingHours: [preferences.wakeTime, preferences.sleepTime], opens: state.activity.recentOpenMinutes,
+            attemptsSent: state.lapse.attemptsSent)
         if let cached = state.lapse.cache, cached.inputs == inputs { return cached.times }
         var candidates: [Candidate] = []
         var suppressed: [(Candidate, ReasonCode)] = []
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: lastActiveAt)
-        let times =
-            candidates.map { $0.plannedAt.secondsSinceEpoch } + [Int64(zone.localDate(at: lastActiveAt).daysSinceEpoch)]
+        let times = candidates.map { $0.plannedAt.secondsSinceEpoch } + [campaignDay]
         state.lapse.cache = (inputs, times)
         return times
+    }
+
+    /// The UTC day of the last activity: the campaign's name, whatever zone the user is in.
+    var campaignDay: Int64 {
+        let seconds = lastActiveAt.secondsSinceEpoch
+        return seconds >= 0 ? seconds / .secondsPerDay : (seconds + 1) / .secondsPerDay - 1
     }
 
     /// Appends the campaign's nudges; a silenced campaign appends its first nudge to
@@ -46,26 +90,53 @@ extension UserEngine {
             case .lightNudge: configuration.lightNudgeAttemptDays
             case .checkInOnMe: configuration.checkInOnMeAttemptDays
             }
-        let time = profile.communication.preferredTimes.first ?? habitualActiveTime ?? configuration.nudgeTime
-        let lapseDate = zone.localDate(at: lastActiveAt)
+        // The cap: never more nudges in one absence than the campaign has attempts.
+        guard state.lapse.attemptsSent < days.count else { return }
+        let nominal = profile.communication.preferredTimes.first ?? habitualActiveTime ?? configuration.nudgeTime
+        let night = isLocalNight(nominal) && !awakeEvidence(at: nominal)
+        let time = night ? preferences.wakeTime : nominal
         for (index, day) in days.enumerated() {
             let due = lastActiveAt + Int64(day) * .secondsPerDay
-            var date = zone.localDate(at: due)
-            if zone.instant(for: LocalDateTime(date: date, time: time)) < due { date = date.adding(days: 1) }
-            let candidate = candidate(
-                OccurrenceID(.reEngagement, date: lapseDate, .attempt(index + 1)),
-                at: zone.instant(for: LocalDateTime(date: date, time: time)))
-            if response == .giveMeSpace {
-                // Silence, and the trace says so, once the user is actually away.
-                if due <= now { suppressed.append((candidate, .absenceGiveMeSpace)) }
+            let id = OccurrenceID(.reEngagement, daysSinceEpoch: campaignDay, .attempt(index + 1))
+            if response == .giveMeSpace || isHeldOut {
+                // Silence (give_me_space), or the control group (no nudge, so the lift of nudges
+                // can be measured); the trace says so once the user is actually away.
+                if due <= now {
+                    suppressed.append(
+                        (candidate(id, at: nextInstant(of: time, notBefore: due)),
+                            response == .giveMeSpace ? .absenceGiveMeSpace : .holdout))
+                }
                 return
             }
-            if isHeldOut {
-                // The control group: no nudge, so the lift of nudges can be measured.
-                if due <= now { suppressed.append((candidate, .holdout)) }
-                return
+            // Not before it is due, nor in the past: one whose time passed unsent (a change of
+            // zone moved it, a daily cap dropped it) goes out at the next such time.
+            let earliest = max(due, now + 1)
+            var nudge = candidate(id, at: nextInstant(of: time, notBefore: earliest))
+            // A nudge in waking hours may wait for a rule until the night begins; one the user's
+            // opens allow at night, half an hour at most (what they did shows them awake then only).
+            nudge.windowEnd =
+                isLocalNight(time)
+                ? nudge.plannedAt + UserEngine.nightNudgeWaitMinutes * .secondsPerMinute
+                : nightStart(after: nudge.plannedAt)
+            if night {
+                nudge.retiming = Retiming(.localNight, nominalAt: nextInstant(of: nominal, notBefore: earliest))
+            } else if let moved = state.user.zoneChangedAt, moved > lastActiveAt {
+                nudge.retiming = Retiming(.timeZoneChanged, nominalAt: nil)
             }
-            candidates.append(candidate)
+            candidates.append(nudge)
         }
+    }
+
+    /// The first instant at or after `instant` at which the local clock reads `time`.
+    func nextInstant(of time: LocalTimeOfDay, notBefore instant: Instant) -> Instant {
+        var date = zone.localDate(at: instant)
+        if zone.instant(for: LocalDateTime(date: date, time: time)) < instant { date = date.adding(days: 1) }
+        return zone.instant(for: LocalDateTime(date: date, time: time))
+    }
+
+    /// Where the local night begins after `instant` (in waking hours): that day's `sleepTime`.
+    func nightStart(after instant: Instant) -> Instant {
+        let local = zone.localDateTime(at: instant)
+        return zone.instant(for: LocalDateTime(daysSinceEpoch: local.daysSinceEpoch, time: profile.preferences.sleepTime))
     }
 }

@@ -1,8 +1,9 @@
 import Models
 import Scheduling
 
-/// Response feedback: how the user answers each adjustable kind at each local hour shifts a
-/// routine reminder or backs it off (`ResponseStats` documents the thresholds); acting reinforces.
+/// Response feedback: how the user answers each slot of an adjustable kind (breakfast, the
+/// 13:00 hydration reminder, the morning greeting) at each local hour shifts that slot inside its
+/// window or backs it off (`ResponseStats` documents the thresholds); acting reinforces.
 extension UserEngine {
     /// Remembers a notification that fired, to learn whether the user answers it.
     mutating func awaitResponse(_ id: OccurrenceID, firedAt: Instant) {
@@ -19,13 +20,13 @@ extension UserEngine {
             let index = state.coaching.unanswered.firstIndex(where: { $0.id == id })
         else { return }
         let firedAt = state.coaching.unanswered.remove(at: index).firedAt
-        learn(outcome, kind: kind, hour: zone.localDateTime(at: firedAt).hour)
+        learn(outcome, slot: LearningSlot(id), hour: zone.localDateTime(at: firedAt).hour)
     }
 
     /// Records a response and refreshes the timing rules it implies (the plan changes only
     /// when they change).
-    private mutating func learn(_ outcome: ResponseOutcome, kind: NotificationKind, hour: Int) {
-        state.coaching.responses.record(outcome, kind: kind, hour: hour)
+    private mutating func learn(_ outcome: ResponseOutcome, slot: LearningSlot, hour: Int) {
+        state.coaching.responses.record(outcome, slot: slot, hour: hour)
         state.coaching.timing = state.coaching.responses.timingRules(for: UserEngine.adjustableKinds)
     }
 
@@ -33,29 +34,75 @@ extension UserEngine {
     mutating func expireUnanswered(at now: Instant) {
         while let first = state.coaching.unanswered.first, first.firedAt + 3 * .secondsPerHour < now {
             state.coaching.unanswered.removeFirst()
-            learn(.ignored, kind: first.id.kind, hour: zone.localDateTime(at: first.firedAt).hour)
+            learn(.ignored, slot: LearningSlot(first.id), hour: zone.localDateTime(at: first.firedAt).hour)
         }
     }
 
     /// Kinds whose timing responses adjust.
     static let adjustableKinds: Set<NotificationKind> = [.morningGreeting, .hydration, .mealReminder]
 
-    /// Applies the learned timing to a routine candidate: shift it, or (backing off) keep only
-    /// every n-th day of it. Returns nil when the day is skipped.
-    func adjusted(_ candidate: Candidate) -> Candidate? {
-        guard UserEngine.adjustableKinds.contains(candidate.kind) else { return candidate }
+    /// What learning does to one routine candidate.
+    enum Learned {
+        /// Sent as planned, or moved inside its window (`retiming` says so).
+        case send(Candidate)
+        /// Backed off: not sent on this day.
+        case skip(Candidate)
+    }
+
+    /// Applies the learned timing of the candidate's slot at its nominal hour: shift it (inside
+    /// its window, with the nominal time kept for the trace), or (backing off) keep only every
+    /// n-th day of it.
+    func learned(_ candidate: Candidate) -> Learned {
+        guard UserEngine.adjustableKinds.contains(candidate.kind) else { return .send(candidate) }
         let hour = zone.localDateTime(at: candidate.plannedAt).hour
-        guard let rule = state.coaching.timing.first(where: { $0.kind == candidate.kind && $0.hour == hour }) else {
-            return candidate
+        let slot = LearningSlot(candidate.id)
+        guard let rule = state.coaching.timing.first(where: { $0.slot == slot && $0.hour == hour }) else {
+            return .send(candidate)
         }
         switch rule.adjustment {
-        case .keep: return candidate
+        case .keep: return .send(candidate)
         case .shift(let minutes):
             var moved = candidate
             moved.plannedAt = candidate.plannedAt + Int64(minutes) * .secondsPerMinute
-            return moved
+            moved.retiming = Retiming(.learnedShift, nominalAt: candidate.plannedAt)
+            return .send(moved)
         case .backOff(let factor):
-            return Int64(candidate.id.day) % Int64(max(1, factor)) == 0 ? candidate : nil
+            return Int64(candidate.id.day) % Int64(max(1, factor)) == 0 ? .send(candidate) : .skip(candidate)
         }
+    }
+
+    /// The evidence behind the learned timing of `id`'s slot at the local hour of `nominalAt`,
+    /// for a person reading the trace: "mealReminder.breakfast at 08:00-08:59: 3 ignored, 1
+    /// dismissed, 0 acted on, the last 4 unanswered; moved +60 min from 08:00 to 09:00".
+    func learningEvidence(for id: OccurrenceID, nominalAt: Instant) -> String {
+        let slot = LearningSlot(id)
+        let local = zone.localDateTime(at: nominalAt)
+        let hour = local.hour
+        let counts = state.coaching.responses.counts(slot: slot, hour: hour)
+        var parts: [String] = []
+        if counts.ignored > 0 { parts.append("\(counts.ignored) ignored") }
+        if counts.dismissed > 0 { parts.append("\(counts.dismissed) dismissed") }
+        if counts.snoozed > 0 { parts.append("\(counts.snoozed) snoozed") }
+        parts.append("\(counts.acted) acted on")
+        if counts.negativeRun > 0 { parts.append("the last \(counts.negativeRun) unanswered") }
+        if counts.snoozeRun > 0 { parts.append("the last \(counts.snoozeRun) snoozed") }
+        let from = LocalTimeOfDay(minutesSinceMidnight: hour * 60)
+        let to = LocalTimeOfDay(minutesSinceMidnight: hour * 60 + 59)
+        let rule = state.coaching.timing.first { $0.slot == slot && $0.hour == hour }?.adjustment
+        let move: String
+        switch rule {
+        case .shift(let minutes)?:
+            let target = zone.localDateTime(at: nominalAt + Int64(minutes) * .secondsPerMinute).timeOfDay
+            let targetCounts = state.coaching.responses.counts(slot: slot, hour: target.hour)
+            let why =
+                targetCounts.total > 0 && target.hour != hour
+                ? ", where \(targetCounts.acted) of \(targetCounts.total) were acted on" : ""
+            move = "moved \(minutes > 0 ? "+" : "")\(minutes) min from \(local.timeOfDay) to \(target)\(why)"
+        case .backOff(let factor)?:
+            move = "sent every \(factor)th day only"
+        default:
+            move = "kept"
+        }
+        return "\(slot) at \(from)-\(to): \(parts.joined(separator: ", ")); \(move)"
     }
 }

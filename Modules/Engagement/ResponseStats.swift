@@ -1,4 +1,5 @@
 public import Models
+public import Scheduling
 
 // MARK: - Response feedback
 
@@ -36,25 +37,59 @@ public enum TimingAdjustment: Hashable, Sendable, Codable {
     case backOff(factor: Int)
 }
 
-/// Responses per notification kind per local hour of delivery, and the timing rule they drive
-/// (seed 002: quick actions feed back into future timing).
+/// What learns its timing on its own: a kind, and which of its occurrences of a day (its
+/// `OccurrenceSlot`), so breakfast learns from breakfast and each hydration time from its own.
+public struct LearningSlot: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var kind: NotificationKind
+    /// The slot as `OccurrenceID.packedSlot` holds it: 0 for a kind's one occurrence of the
+    /// day, the meal, the minute of the day of a hydration time.
+    public var packedSlot: Int32
+
+    public init(_ kind: NotificationKind, packedSlot: Int32 = 0) {
+        precondition((0...0xFFFF).contains(packedSlot), "slot out of range: \(packedSlot)")
+        self.kind = kind
+        self.packedSlot = packedSlot
+    }
+
+    /// The slot of an occurrence (its snoozed copies and its daily series share it).
+    public init(_ id: OccurrenceID) { self.init(id.kind, packedSlot: id.packedSlot) }
+
+    public static func < (a: LearningSlot, b: LearningSlot) -> Bool {
+        (a.kind.ordinal, a.packedSlot) < (b.kind.ordinal, b.packedSlot)
+    }
+
+    /// `mealReminder.breakfast`, `hydration.1300`, `morningGreeting`.
+    public var description: String {
+        guard let id = OccurrenceID(kind: kind, day: 0, packedSlot: packedSlot, snooze: 0) else {
+            return "\(kind.rawValue).\(packedSlot)"
+        }
+        let parts = id.description.split(separator: ".")
+        return parts.count > 2 ? "\(kind.rawValue).\(parts[2])" : kind.rawValue
+    }
+}
+
+/// Responses per learning slot (a kind, and which of its occurrences of a day) per local hour of
+/// delivery, and the timing rule they drive (seed 002: quick actions feed back into future
+/// timing). Each slot learns from its own deliveries only, and moves only inside its slot's
+/// window (`SlotWindow`): a dinner reminder never learns from breakfast, nor moves to it.
 ///
-/// The rule for `(kind, hour)`, first match wins (defaults in `Thresholds`):
+/// The rule for `(slot, hour)`, first match wins (defaults in `Thresholds`):
 /// 1. Fewer than `minimumResponses` responses recorded there: `.keep` (too little evidence).
 /// 2. A run of at least `backOffAfterNegatives` (6) dismissals or ignores with no act or snooze
 ///    in between: `.backOff(factor:)`, 2 at 6, doubling every further `shiftAfterNegatives`
 ///    (4 at 9, 8 at 12), at most `maximumBackOffFactor` (8).
-/// 3. A run of at least `shiftAfterNegatives` (3): `.shift` to the same kind's best other hour,
-///    the one with the highest action rate (at least `reinforcingActionRate`, 0.5, over at least
-///    `minimumResponses` responses; ties go to the nearer hour, then the earlier); with no such
-///    hour, `defaultShiftMinutes` (60) later, or earlier from `latestHourToShiftLater` (21:00) on.
+/// 3. A run of at least `shiftAfterNegatives` (3): `.shift` to the same slot's best other hour
+///    inside the window, the one with the highest action rate (at least `reinforcingActionRate`,
+///    0.5, over at least `minimumResponses` responses; ties go to the nearer hour, then the
+///    earlier); with no such hour, `defaultShiftMinutes` (60) later, or earlier from
+///    `latestHourToShiftLater` (21:00) on, clamped to the window (`SlotWindow.clampedShift`).
 /// 4. A run of at least `snoozesToShift` (2) snoozes with no act in between: `.shift` later by
-///    `snoozeShiftMinutes` (30), the delay the user keeps asking for.
-/// 5. Otherwise `.keep`.
+///    `snoozeShiftMinutes` (30), the delay the user keeps asking for, clamped to the window.
+/// 5. Otherwise (or when the window leaves no room to move) `.keep`.
 ///
 /// Acting reinforces: it ends both runs at once (the hour goes back to `.keep`) and raises the
-/// hour's action rate, making it a target for other hours' shifts. A snooze ends a negative run
-/// (the user engaged). Memory is bounded (at most one small cell per kind and hour), and when a
+/// hour's action rate, making it a target for the slot's shifts. A snooze ends a negative run
+/// (the user engaged). Memory is bounded (at most one small cell per slot and hour), and when a
 /// cell's counts reach `halveAtTotal` (64) they are halved, so old behaviour fades.
 public struct ResponseStats: Hashable, Sendable, Codable {
     /// The rule's thresholds; the defaults are documented on `ResponseStats`.
@@ -73,7 +108,7 @@ public struct ResponseStats: Hashable, Sendable, Codable {
         public init() {}
     }
 
-    /// The responses at one kind and local hour.
+    /// The responses at one slot and local hour.
     public struct Counts: Hashable, Sendable, Codable {
         public var acted: Int32 = 0
         public var snoozed: Int32 = 0
@@ -93,20 +128,30 @@ public struct ResponseStats: Hashable, Sendable, Codable {
     }
 
     struct Cell: Hashable, Sendable, Codable {
-        /// `kind.ordinal * 24 + hour`: cells sort by kind, then hour.
+        /// `(kind.ordinal << 16 | packedSlot) * 24 + hour`: cells sort by kind, slot, hour.
         var key: Int
         var counts: Counts
+
+        var slot: LearningSlot? {
+            let slotKey = key / 24
+            guard let kind = NotificationKind(ordinal: slotKey >> 16) else { return nil }
+            return LearningSlot(kind, packedSlot: Int32(slotKey & 0xFFFF))
+        }
+        var hour: Int { key % 24 }
     }
 
+    /// Keys stay below this: 24 kinds' ordinals, 16 bits of slot, 24 hours.
+    static let keyLimit = (NotificationKind.allCases.count << 16) * 24
+
     public var thresholds: Thresholds
-    /// Sorted by key; at most one per kind and hour.
+    /// Sorted by key; at most one per slot and hour.
     private var cells: [Cell] = []
 
     public init(thresholds: Thresholds = Thresholds()) { self.thresholds = thresholds }
 
-    private static func key(_ kind: NotificationKind, _ hour: Int) -> Int {
+    private static func key(_ slot: LearningSlot, _ hour: Int) -> Int {
         precondition((0..<24).contains(hour), "hour out of range: \(hour)")
-        return kind.ordinal * 24 + hour
+        return (slot.kind.ordinal << 16 | Int(slot.packedSlot)) * 24 + hour
     }
 
     private func position(of key: Int) -> (index: Int, found: Bool) {
@@ -119,9 +164,9 @@ public struct ResponseStats: Hashable, Sendable, Codable {
         return (low, low < cells.count && cells[low].key == key)
     }
 
-    /// Records a response to a `kind` notification delivered at local hour `hour` (0 ..< 24).
-    public mutating func record(_ outcome: ResponseOutcome, kind: NotificationKind, hour: Int) {
-        let key = ResponseStats.key(kind, hour)
+    /// Records a response to an occurrence of `slot` delivered at local hour `hour` (0 ..< 24).
+    public mutating func record(_ outcome: ResponseOutcome, slot: LearningSlot, hour: Int) {
+        let key = ResponseStats.key(slot, hour)
         let (index, found) = position(of: key)
         if !found { cells.insert(Cell(key: key, counts: Counts()), at: index) }
         var counts = cells[index].counts
@@ -150,24 +195,24 @@ public struct ResponseStats: Hashable, Sendable, Codable {
         cells[index].counts = counts
     }
 
-    /// Records a response to a `kind` notification delivered at `deliveredAt`; the hour is
+    /// Records a response to an occurrence of `slot` delivered at `deliveredAt`; the hour is
     /// the local hour in `zone` (the user's zone at delivery).
     public mutating func record(
-        _ outcome: ResponseOutcome, kind: NotificationKind, deliveredAt: Instant, in zone: ZoneRules
+        _ outcome: ResponseOutcome, slot: LearningSlot, deliveredAt: Instant, in zone: ZoneRules
     ) {
-        record(outcome, kind: kind, hour: zone.localDateTime(at: deliveredAt).hour)
+        record(outcome, slot: slot, hour: zone.localDateTime(at: deliveredAt).hour)
     }
 
-    /// The counts at `kind` and `hour` (all zero when none were recorded).
-    public func counts(kind: NotificationKind, hour: Int) -> Counts {
-        let (index, found) = position(of: ResponseStats.key(kind, hour))
+    /// The counts at `slot` and `hour` (all zero when none were recorded).
+    public func counts(slot: LearningSlot, hour: Int) -> Counts {
+        let (index, found) = position(of: ResponseStats.key(slot, hour))
         return found ? cells[index].counts : Counts()
     }
 
-    /// The counts of `kind` over all hours (runs are summed too).
+    /// The counts of `kind` over all its slots and hours (runs are summed too).
     public func counts(kind: NotificationKind) -> Counts {
         var sum = Counts()
-        for cell in cells where cell.key / 24 == kind.ordinal {
+        for cell in cells where cell.slot?.kind == kind {
             sum.acted += cell.counts.acted
             sum.snoozed += cell.counts.snoozed
             sum.dismissed += cell.counts.dismissed
@@ -178,9 +223,11 @@ public struct ResponseStats: Hashable, Sendable, Codable {
         return sum
     }
 
-    /// The timing rule for `kind` at local hour `hour`; see `ResponseStats`.
-    public func adjustment(kind: NotificationKind, hour: Int) -> TimingAdjustment {
-        let counts = counts(kind: kind, hour: hour)
+    /// The timing rule for `slot` at local hour `hour` (the hour of its nominal time); see
+    /// `ResponseStats`. `window` bounds the moves (nil: the kind's `SlotWindow`, if any).
+    public func adjustment(slot: LearningSlot, hour: Int, window: SlotWindow? = nil) -> TimingAdjustment {
+        let window = window ?? SlotWindow.of(slot.kind)
+        let counts = counts(slot: slot, hour: hour)
         let negativeRun = Int(counts.negativeRun)
         guard counts.total >= thresholds.minimumResponses else { return .keep }
         if negativeRun >= thresholds.backOffAfterNegatives {
@@ -189,34 +236,46 @@ public struct ResponseStats: Hashable, Sendable, Codable {
             return .backOff(factor: min(factor, max(2, thresholds.maximumBackOffFactor)))
         }
         if negativeRun >= thresholds.shiftAfterNegatives {
-            if let target = bestHour(of: kind, besides: hour) { return .shift(minutes: (target - hour) * 60) }
+            if let target = bestHour(of: slot, besides: hour, window: window) {
+                return .shift(minutes: (target - hour) * 60)
+            }
             let minutes = thresholds.defaultShiftMinutes
-            return .shift(minutes: hour < thresholds.latestHourToShiftLater ? minutes : -minutes)
+            return shift(hour < thresholds.latestHourToShiftLater ? minutes : -minutes, within: window)
         }
-        if Int(counts.snoozeRun) >= thresholds.snoozesToShift { return .shift(minutes: thresholds.snoozeShiftMinutes) }
+        if Int(counts.snoozeRun) >= thresholds.snoozesToShift {
+            return shift(thresholds.snoozeShiftMinutes, within: window)
+        }
         return .keep
     }
 
-    /// The hours of `kinds` whose timing rule is not `.keep` (only hours with responses can
-    /// have one), by kind, then hour.
+    private func shift(_ minutes: Int, within window: SlotWindow?) -> TimingAdjustment {
+        let clamped = window?.clampedShift(minutes) ?? minutes
+        return clamped == 0 ? .keep : .shift(minutes: clamped)
+    }
+
+    /// The hours of `kinds`' slots whose timing rule is not `.keep` (only hours with responses
+    /// can have one), by kind, slot, then hour.
     func timingRules(for kinds: Set<NotificationKind>) -> [TimingRule] {
         var rules: [TimingRule] = []
         for cell in cells where cell.counts.total >= thresholds.minimumResponses {
-            guard let kind = NotificationKind(ordinal: cell.key / 24), kinds.contains(kind) else { continue }
-            let hour = cell.key % 24
-            let adjustment = adjustment(kind: kind, hour: hour)
-            if adjustment != .keep { rules.append(TimingRule(kind: kind, hour: hour, adjustment: adjustment)) }
+            guard let slot = cell.slot, kinds.contains(slot.kind) else { continue }
+            let adjustment = adjustment(slot: slot, hour: cell.hour)
+            if adjustment != .keep { rules.append(TimingRule(slot: slot, hour: cell.hour, adjustment: adjustment)) }
         }
         return rules
     }
 
-    /// The kind's other hour with the best action rate that qualifies as a shift target.
-    private func bestHour(of kind: NotificationKind, besides hour: Int) -> Int? {
+    /// The slot's other hour with the best action rate that qualifies as a shift target, among
+    /// the hours a whole-hour shift keeps inside `window`.
+    func bestHour(of slot: LearningSlot, besides hour: Int, window: SlotWindow?) -> Int? {
         var best: (hour: Int, rate: Double)?
-        for cell in cells where cell.key / 24 == kind.ordinal {
-            let candidate = cell.key % 24
+        let first = position(of: ResponseStats.key(slot, 0)).index
+        for cell in cells[first...] {
+            guard cell.key < ResponseStats.key(slot, 0) + 24 else { break }
+            let candidate = cell.hour
             let counts = cell.counts
-            guard candidate != hour, counts.total >= thresholds.minimumResponses,
+            guard candidate != hour, window?.contains(offsetMinutes: (candidate - hour) * 60) ?? true,
+                counts.total >= thresholds.minimumResponses,
                 Int(counts.negativeRun) < thresholds.shiftAfterNegatives, let rate = counts.actionRate,
                 rate >= thresholds.reinforcingActionRate
             else { continue }
@@ -229,13 +288,29 @@ public struct ResponseStats: Hashable, Sendable, Codable {
         }
         return best?.hour
     }
+
+    /// Moves the counts recorded per kind and hour (snapshot version 1, before slots) into
+    /// slots: `slot` names the slot a `(kind, hour)` cell belongs to, nil to forget it.
+    mutating func adopt(
+        legacy: [(kind: NotificationKind, hour: Int, counts: Counts)], slot: (NotificationKind, Int) -> LearningSlot?
+    ) {
+        for entry in legacy {
+            guard let target = slot(entry.kind, entry.hour) else { continue }
+            let key = ResponseStats.key(target, entry.hour)
+            let (index, found) = position(of: key)
+            if !found { cells.insert(Cell(key: key, counts: entry.counts), at: index) }
+        }
+    }
 }
 
 extension ResponseStats {
     /// Writes the counts compactly (a snapshot part); the thresholds are the engine's defaults.
+    /// Keys ascend: each is written as its distance from the one before.
     func write(to writer: inout CompactWriter) {
+        var previous = -1
         writer.list(cells) { writer, cell in
-            writer.count(cell.key)
+            writer.count(cell.key - previous - 1)
+            previous = cell.key
             for value in [
                 cell.counts.acted, cell.counts.snoozed, cell.counts.dismissed, cell.counts.ignored,
                 cell.counts.negativeRun, cell.counts.snoozeRun,
@@ -249,23 +324,72 @@ extension ResponseStats {
     init(reading reader: inout CompactReader) throws {
         self.init()
         var previousKey = -1
-        cells = try reader.list(limit: 24 * 64) { reader in
+        cells = try reader.list(limit: 4_096) { reader in
+            let key = previousKey + 1 + (try reader.count(limit: ResponseStats.keyLimit))
+            guard key < ResponseStats.keyLimit, NotificationKind(ordinal: (key / 24) >> 16) != nil else {
+                throw CompactBytesError(offset: reader.offset, problem: "response cell \(key) out of range")
+            }
+            previousKey = key
+            return Cell(key: key, counts: try ResponseStats.readCounts(&reader))
+        }
+    }
+
+    /// Writes the counts as snapshot version 1 did, per kind and hour (the slots of a kind summed),
+    /// for the migration's tests only: the writer writes the newest version.
+    func writeVersion1(to writer: inout CompactWriter) {
+        var merged: [(key: Int, counts: Counts)] = []
+        for cell in cells {
+            guard let slot = cell.slot else { continue }
+            let key = slot.kind.ordinal * 24 + cell.hour
+            if let index = merged.firstIndex(where: { $0.key == key }) {
+                merged[index].counts.acted += cell.counts.acted
+                merged[index].counts.snoozed += cell.counts.snoozed
+                merged[index].counts.dismissed += cell.counts.dismissed
+                merged[index].counts.ignored += cell.counts.ignored
+                merged[index].counts.negativeRun += cell.counts.negativeRun
+                merged[index].counts.snoozeRun += cell.counts.snoozeRun
+            } else {
+                merged.append((key, cell.counts))
+            }
+        }
+        merged.sort { $0.key < $1.key }
+        writer.list(merged) { writer, cell in
+            writer.count(cell.key)
+            for value in [
+                cell.counts.acted, cell.counts.snoozed, cell.counts.dismissed, cell.counts.ignored,
+                cell.counts.negativeRun, cell.counts.snoozeRun,
+            ] {
+                writer.count(Int(value))
+            }
+        }
+    }
+
+    /// Reads the counts per kind and hour of snapshot version 1 (keys `kind.ordinal * 24 + hour`).
+    static func readVersion1(
+        _ reader: inout CompactReader
+    ) throws -> [(kind: NotificationKind, hour: Int, counts: Counts)] {
+        var previousKey = -1
+        return try reader.list(limit: 24 * 64) { reader in
             let key = try reader.count(limit: 24 * 64)
-            guard key > previousKey else {
+            guard key > previousKey, let kind = NotificationKind(ordinal: key / 24) else {
                 throw CompactBytesError(offset: reader.offset, problem: "response cells out of order")
             }
             previousKey = key
-            var values: [Int32] = []
-            // Counts are halved at `halveAtTotal` (64): anything far beyond is not a snapshot.
-            for _ in 0..<6 { values.append(Int32(try reader.count(limit: 1 << 16))) }
-            var counts = Counts()
-            counts.acted = values[0]
-            counts.snoozed = values[1]
-            counts.dismissed = values[2]
-            counts.ignored = values[3]
-            counts.negativeRun = values[4]
-            counts.snoozeRun = values[5]
-            return Cell(key: key, counts: counts)
+            return (kind, key % 24, try readCounts(&reader))
         }
+    }
+
+    private static func readCounts(_ reader: inout CompactReader) throws -> Counts {
+        var values: [Int32] = []
+        // Counts are halved at `halveAtTotal` (64): anything far beyond is not a snapshot.
+        for _ in 0..<6 { values.append(Int32(try reader.count(limit: 1 << 16))) }
+        var counts = Counts()
+        counts.acted = values[0]
+        counts.snoozed = values[1]
+        counts.dismissed = values[2]
+        counts.ignored = values[3]
+        counts.negativeRun = values[4]
+        counts.snoozeRun = values[5]
+        return counts
     }
 }

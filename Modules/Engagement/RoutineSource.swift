@@ -57,8 +57,12 @@ extension NotificationPreferences {
 
 /// Routine reminders and the user's recurring reminders: candidate sources of the planning pass.
 extension UserEngine {
-    /// Routine reminders and coaching from a little before `now` until `end`, in the user's zone.
-    func routineCandidates(at now: Instant, until end: Instant, skipHydration: Bool) -> [Candidate] {
+    /// Routine reminders and coaching from a little before `now` until `end`, in the user's zone,
+    /// each with its slot's window and its learned timing; the occurrences learning backs off
+    /// go to `skipped` with their reason.
+    func routineCandidates(
+        at now: Instant, until end: Instant, skipHydration: Bool, skipped: inout [(Candidate, ReasonCode)]
+    ) -> [Candidate] {
         let preferences = profile.preferences
         let earliest = now - 4 * .secondsPerHour
         guard end > earliest else { return [] }
@@ -76,13 +80,21 @@ extension UserEngine {
                 result.append(
                     Candidate(
                         id: OccurrenceID(routine.kind, daysSinceEpoch: day, routine.slot), kind: routine.kind,
-                        plannedAt: at, level: levels[routine.kind], policy: .standard(for: routine.kind)))
+                        plannedAt: at, level: levels[routine.kind], policy: .standard(for: routine.kind),
+                        windowEnd: SlotWindow.of(routine.kind)?.end(nominal: at)))
             }
             result += coachingCandidates(day: day, today: today, end: end, earliest: earliest)
             day += 1
         }
-        if !state.coaching.timing.isEmpty { result = result.compactMap { adjusted($0) } }
-        return result
+        guard !state.coaching.timing.isEmpty else { return result }
+        return result.compactMap { candidate in
+            switch learned(candidate) {
+            case .send(let candidate): return candidate
+            case .skip(let candidate):
+                skipped.append((candidate, .learnedBackOff))
+                return nil
+            }
+        }
     }
 
     /// Occurrences of the user's recurring reminders (RRULE) from a little before `now` until `end`.
@@ -102,7 +114,8 @@ extension UserEngine {
                 result.append(
                     Candidate(
                         id: OccurrenceID(.checkInReminder, daysSinceEpoch: occurrence.daysSinceEpoch, slot),
-                        kind: .checkInReminder, plannedAt: at, level: level, policy: .standard(for: .checkInReminder)))
+                        kind: .checkInReminder, plannedAt: at, level: level, policy: .standard(for: .checkInReminder),
+                        windowEnd: SlotWindow.of(.checkInReminder)?.end(nominal: at)))
             }
         }
         return result

@@ -136,11 +136,14 @@ public struct UserEngine: Sendable {
     }
 
     /// The occurrence `id` at `plannedAt`, with its kind's interruption level (from the
-    /// preferences) and delivery policy.
+    /// preferences) and delivery policy; `plannedAt` is its slot's nominal time, where its window
+    /// (`SlotWindow`, if the kind has one) is anchored. A snoozed copy has no window: the user
+    /// asked for it later.
     func candidate(_ id: OccurrenceID, at plannedAt: Instant) -> Candidate {
         Candidate(
             id: id, kind: id.kind, plannedAt: plannedAt, level: profile.preferences.interruptionLevel(for: id.kind),
-            policy: .standard(for: id.kind))
+            policy: .standard(for: id.kind),
+            windowEnd: id.snooze == 0 ? SlotWindow.of(id.kind)?.end(nominal: plannedAt) : nil)
     }
 
     private mutating func respond(
@@ -174,6 +177,9 @@ public struct UserEngine: Sendable {
         let oldZone = zone
         state.user.zone = newZone
         state.user.profile.timeZone = newZone.identifier
+        // Opens are local minutes of the zone they happened in: the habitual active time is held
+        // until enough opens exist in the new zone (a mean across zones names no real time).
+        state.activity.recentOpenMinutes = []
         // Digests arrive at the user's chosen local time, wherever the user is.
         for index in state.social.groups.indices where state.social.groups[index].isDigest {
             let weekly = state.social.groups[index].mode == .weeklyDigest

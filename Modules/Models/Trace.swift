@@ -12,6 +12,9 @@ public enum TraceDecision: String, Codable, Sendable, CaseIterable {
     case cancelled
     /// Merged into a digest or batch.
     case folded
+    /// The copy of a request already scheduled was settled (the coach's, or the template's kept);
+    /// its time did not change. Not a second scheduling: the line says what changed.
+    case copyChosen
 }
 
 /// Why: the rule that decided. The raw value is the reason code written to traces and logs.
@@ -65,6 +68,21 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     /// The template copy stays: the coach timed out, failed or wrote something invalid (the
     /// detail names which).
     case templateFallback
+    /// Response learning moved it inside its slot's window: the user kept ignoring or dismissing
+    /// it at its hour, or kept snoozing it (the detail gives the evidence and the move).
+    case learnedShift
+    /// Response learning backs it off: sent only every n-th day after a long run of ignores or
+    /// dismissals at its hour (the detail gives the evidence).
+    case learnedBackOff
+    /// A nudge moved out of the user's local night (outside their waking hours), where nothing
+    /// they did shows them awake.
+    case localNight
+    /// Its slot's window (`SlotWindow`) passed before it could be sent: dropped, never sent as
+    /// something else.
+    case slotWindowPassed
+    /// Another notification of the same kind fires at the same instant: one is kept (a social
+    /// item folds into the digest).
+    case sameInstant
 }
 
 /// One decision with its rule and the values that decided it: the answer to
@@ -81,6 +99,9 @@ public struct TraceEntry: Codable, Hashable, Sendable {
     public var plannedAt: Instant?
     /// When it will fire, for scheduled and deferred decisions.
     public var fireAt: Instant?
+    /// The slot's nominal time, when the occurrence fires at another (a learned shift, a
+    /// deferral, the local night, a change of zone); nil when there is none to name.
+    public var nominalAt: Instant?
     public var level: InterruptionLevel?
     /// The values that decided, for a person: "quiet 22:00-07:00", "3 in the last hour (cap 3)".
     public var detail: String
@@ -92,8 +113,9 @@ public struct TraceEntry: Codable, Hashable, Sendable {
     public init(
         at: Instant, userID: String, requestID: String, kind: NotificationKind, decision: TraceDecision,
         reason: ReasonCode, plannedAt: Instant? = nil, fireAt: Instant? = nil, level: InterruptionLevel? = nil,
-        detail: String = "", groupID: String? = nil, groupKey: String? = nil
+        detail: String = "", groupID: String? = nil, groupKey: String? = nil, nominalAt: Instant? = nil
     ) {
+        self.nominalAt = nominalAt
         self.at = at
         self.userID = userID
         self.requestID = requestID

@@ -34,7 +34,7 @@ public enum StepRecords {
     public static func ledgerEntry(userID: String, _ entry: TraceEntry, at now: Instant) -> LedgerEntry {
         let state: LedgerState =
             switch entry.decision {
-            case .scheduled, .deferred: .pending
+            case .scheduled, .deferred, .copyChosen: .pending
             case .cancelled, .dropped, .suppressed: .cancelled
             case .folded: .planned
             }

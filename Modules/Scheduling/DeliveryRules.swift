@@ -10,10 +10,16 @@ public struct Candidate: Hashable, Sendable {
     public var policy: KindPolicy
     /// Changes when the content changes (a batch gained an item), so the request is replaced.
     public var revision: Int
+    /// The end of the occurrence's slot window (`SlotWindow`), which no rule moves it to or
+    /// past; nil: its staleness alone bounds it.
+    public var windowEnd: Instant?
+    /// Why `plannedAt` is not the slot's nominal time (a learned shift, the local night, a
+    /// snooze, a change of zone); nil when it is.
+    public var retiming: Retiming?
 
     public init(
         id: OccurrenceID, kind: NotificationKind, plannedAt: Instant, level: InterruptionLevel, policy: KindPolicy,
-        revision: Int = 0
+        revision: Int = 0, windowEnd: Instant? = nil, retiming: Retiming? = nil
     ) {
         self.revision = revision
         self.id = id
@@ -21,6 +27,21 @@ public struct Candidate: Hashable, Sendable {
         self.plannedAt = plannedAt
         self.level = level
         self.policy = policy
+        self.windowEnd = windowEnd
+        self.retiming = retiming
+    }
+}
+
+/// Why a candidate is planned away from its slot's nominal time, as a value the trace renders.
+public struct Retiming: Hashable, Sendable {
+    /// `learnedShift`, `localNight`, `snoozed` or `timeZoneChanged`.
+    public var reason: ReasonCode
+    /// The time it would have had; nil when there is no other time to name (a snoozed copy).
+    public var nominalAt: Instant?
+
+    public init(_ reason: ReasonCode, nominalAt: Instant?) {
+        self.reason = reason
+        self.nominalAt = nominalAt
     }
 }
 
@@ -106,12 +127,19 @@ public enum DeliveryRules {
     ///
     /// Nothing is sent at or before `now`: a candidate already due is considered from `now + 1`,
     /// still against its own deadline (`plannedAt + stalenessSeconds`, at least that moment).
+    /// Nothing is sent at or after the end of its slot's window (`Candidate.windowEnd`): a
+    /// candidate whose window has passed is dropped (`slotWindowPassed`), and one a rule would
+    /// hold past it is dropped with that rule's reason.
     public static func evaluate(
         _ candidate: Candidate, at now: Instant, preferences: NotificationPreferences, zone: ZoneRules,
         ledger: CapLedger, activeUntil: Instant? = nil
     ) -> RuleOutcome {
         var t = max(candidate.plannedAt, now + 1)
-        let deadline = max(t, candidate.plannedAt + candidate.policy.stalenessSeconds)
+        var deadline = max(t, candidate.plannedAt + candidate.policy.stalenessSeconds)
+        if let windowEnd = candidate.windowEnd {
+            guard t < windowEnd else { return .drop(reason: .slotWindowPassed) }
+            deadline = min(deadline, windowEnd - 1)
+        }
         let exempt = candidate.kind.isTransactional
         let urgent = exempt || candidate.level >= .timeSensitive
         var reason = ReasonCode.onTime
@@ -177,6 +205,7 @@ public enum DeliveryRules {
                 : "moved after \(preferences.maxPerHour) per hour were used"
         case .capPerDay: return "\(preferences.maxPerDay ?? 0) per day already used that local day"
         case .stale: return "no allowed time before the deadline"
+        case .slotWindowPassed: return "its slot's window had passed"
         case .capExemptTransactional: return "transactional: exempt from caps"
         case .userActiveInApp:
             return dropped ? "the user stayed in the app past the deadline" : "held while the user is in the app"

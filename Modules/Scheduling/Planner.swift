@@ -142,7 +142,13 @@ public enum Planner {
     /// A candidate already fired is skipped; one already done is suppressed; one whose time
     /// passed before it was ever planned is not sent late, while one that was planned (a
     /// time-zone change moved it into the past) is due just after now: against its original
-    /// deadline, and once that has passed, at once (what was planned is never lost to a move).
+    /// deadline, and once that has passed, at once, as long as its slot's window lasts (what was
+    /// planned is never lost to a move, nor sent as something else: past the window it is
+    /// dropped, `slotWindowPassed`).
+    ///
+    /// Two notifications of one kind never fire at the same instant: the first in value order
+    /// keeps the instant, the other is dropped (`sameInstant`; a social group's items fold into
+    /// the digest). The daily series' firings count as taken for the series' kinds.
     public static func allocate(
         _ candidates: [Candidate], series: [Candidate] = [], reservedFireTimes: [Instant] = [],
         context: PlanningContext
@@ -153,6 +159,15 @@ public enum Planner {
         var plan = series.map {
             PlannedNotification(
                 candidate: $0, dueAt: $0.plannedAt, fireAt: $0.plannedAt, zone: context.zone, repeatsDaily: true)
+        }
+        /// Kind and fire time of everything planned, so no kind fires twice at one instant.
+        var taken = Set<Int64>()
+        func instantOfKind(_ kind: NotificationKind, _ at: Instant) -> Int64 {
+            Int64(kind.ordinal) << 48 | (at.secondsSinceEpoch & 0xFFFF_FFFF_FFFF)
+        }
+        for kind in Set(series.map(\.kind)) {
+            for candidate in series where candidate.kind == kind { taken.insert(instantOfKind(kind, candidate.plannedAt)) }
+            for at in reservedFireTimes { taken.insert(instantOfKind(kind, at)) }
         }
         plan.reserveCapacity(context.slotBudget + 4)
         var decisions: [PlanDecision] = []
@@ -169,12 +184,18 @@ public enum Planner {
                 candidate, at: now, preferences: context.preferences, zone: context.zone, ledger: ledger,
                 activeUntil: context.activeUntil)
             let dueAt = max(candidate.plannedAt, now + 1)
+            var decided = outcome
             if case .send(let fireAt, _) = outcome {
                 guard fireAt > now else { continue }
-                ledger.insert(fireAt)
-                plan.append(PlannedNotification(candidate: candidate, dueAt: dueAt, fireAt: fireAt, zone: context.zone))
+                if taken.insert(instantOfKind(candidate.kind, fireAt)).inserted {
+                    ledger.insert(fireAt)
+                    plan.append(
+                        PlannedNotification(candidate: candidate, dueAt: dueAt, fireAt: fireAt, zone: context.zone))
+                } else {
+                    decided = .drop(reason: .sameInstant)
+                }
             }
-            decisions.append(PlanDecision(candidate: candidate, dueAt: dueAt, outcome: outcome))
+            decisions.append(PlanDecision(candidate: candidate, dueAt: dueAt, outcome: decided))
         }
         plan.sort(by: PlannedNotification.firesBefore)
         return Allocation(plan: plan, decisions: decisions, suppressed: suppressed, series: series)

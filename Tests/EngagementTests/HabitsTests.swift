@@ -1,4 +1,5 @@
 import Models
+import Scheduling
 import Testing
 
 @testable import Engagement
@@ -316,33 +317,61 @@ private func date(_ text: String) -> LocalDate { local(text).date }
 }
 
 @Suite struct ResponseStatsTests {
+    // Slots whose kind has no window, so the rule itself is seen unclamped, and slots with one.
+    let preWorkout = LearningSlot(.preWorkout, packedSlot: 7 * 60)
+    let checkIn = LearningSlot(.checkInReminder)
+    let workout = LearningSlot(.workoutReminder, packedSlot: 18 * 60)
+    let morning = LearningSlot(.morningGreeting)
+    let breakfast = LearningSlot(OccurrenceID(.mealReminder, daysSinceEpoch: 0, .meal(.breakfast)))
+    let dinner = LearningSlot(OccurrenceID(.mealReminder, daysSinceEpoch: 0, .meal(.dinner)))
+    let unbounded = SlotWindow(earliestMinutes: -1_440, latestMinutes: 1_440)
+
     @Test func fewResponsesKeepTheTime() {
         var stats = ResponseStats()
-        stats.record(.dismissed, kind: .preWorkout, hour: 7)
-        stats.record(.dismissed, kind: .preWorkout, hour: 7)
-        #expect(stats.adjustment(kind: .preWorkout, hour: 7) == .keep)
-        #expect(stats.adjustment(kind: .preWorkout, hour: 8) == .keep)
+        stats.record(.dismissed, slot: preWorkout, hour: 7)
+        stats.record(.dismissed, slot: preWorkout, hour: 7)
+        #expect(stats.adjustment(slot: preWorkout, hour: 7) == .keep)
+        #expect(stats.adjustment(slot: preWorkout, hour: 8) == .keep)
     }
 
     @Test func repeatedDismissalsShiftLaterWhenNoOtherHourWorks() {
         var stats = ResponseStats()
-        for _ in 0..<3 { stats.record(.dismissed, kind: .hydration, hour: 7) }
-        #expect(stats.adjustment(kind: .hydration, hour: 7) == .shift(minutes: 60))
+        for _ in 0..<3 { stats.record(.dismissed, slot: breakfast, hour: 7) }
+        #expect(stats.adjustment(slot: breakfast, hour: 7) == .shift(minutes: 60))
         // Late in the evening the shift goes earlier instead.
-        for _ in 0..<3 { stats.record(.ignored, kind: .hydration, hour: 22) }
-        #expect(stats.adjustment(kind: .hydration, hour: 22) == .shift(minutes: -60))
-        // Other kinds are unaffected.
-        #expect(stats.adjustment(kind: .mealReminder, hour: 7) == .keep)
+        for _ in 0..<3 { stats.record(.ignored, slot: morning, hour: 22) }
+        #expect(stats.adjustment(slot: morning, hour: 22, window: unbounded) == .shift(minutes: -60))
+        // Other slots are unaffected, of the same kind too: dinner does not learn from breakfast.
+        #expect(stats.adjustment(slot: dinner, hour: 7) == .keep)
+        #expect(stats.adjustment(slot: dinner, hour: 18) == .keep)
     }
 
     @Test func repeatedIgnoresShiftTowardTheHourTheUserActsAt() {
         var stats = ResponseStats()
-        for _ in 0..<3 { stats.record(.acted, kind: .preWorkout, hour: 9) }
-        for _ in 0..<4 { stats.record(.acted, kind: .preWorkout, hour: 5) }
-        stats.record(.ignored, kind: .preWorkout, hour: 5)  // 0.8 at 05:00, 1.0 at 09:00
-        for _ in 0..<3 { stats.record(.ignored, kind: .preWorkout, hour: 7) }
-        #expect(stats.adjustment(kind: .preWorkout, hour: 7) == .shift(minutes: 120))
-        #expect(stats.adjustment(kind: .preWorkout, hour: 9) == .keep)
+        for _ in 0..<3 { stats.record(.acted, slot: preWorkout, hour: 9) }
+        for _ in 0..<4 { stats.record(.acted, slot: preWorkout, hour: 5) }
+        stats.record(.ignored, slot: preWorkout, hour: 5)  // 0.8 at 05:00, 1.0 at 09:00
+        for _ in 0..<3 { stats.record(.ignored, slot: preWorkout, hour: 7) }
+        #expect(stats.adjustment(slot: preWorkout, hour: 7, window: unbounded) == .shift(minutes: 120))
+        #expect(stats.adjustment(slot: preWorkout, hour: 9, window: unbounded) == .keep)
+    }
+
+    @Test func aShiftNeverLeavesTheSlotsWindowNorGoesToAnotherSlotsHour() {
+        var stats = ResponseStats()
+        // Breakfast is acted on at 08:00; dinner is ignored at 18:00. Per kind, dinner would move
+        // to 08:00; per slot it learns only from dinner and stays within 17:30 ..< 20:00.
+        for _ in 0..<5 { stats.record(.acted, slot: breakfast, hour: 8) }
+        for _ in 0..<3 { stats.record(.ignored, slot: dinner, hour: 18) }
+        #expect(stats.adjustment(slot: dinner, hour: 18) == .shift(minutes: 60))
+        // Dinner acted on at 21:00 (a deferral once took it there): outside the window, no target.
+        for _ in 0..<4 { stats.record(.acted, slot: dinner, hour: 21) }
+        #expect(stats.adjustment(slot: dinner, hour: 18) == .shift(minutes: 60))
+        // A hydration time has room for a quarter of an hour later at most (-30 ..< +30).
+        let hydration = LearningSlot(.hydration, packedSlot: 13 * 60)
+        for _ in 0..<3 { stats.record(.ignored, slot: hydration, hour: 13) }
+        #expect(stats.adjustment(slot: hydration, hour: 13) == .shift(minutes: 15))
+        for _ in 0..<3 { stats.record(.ignored, slot: LearningSlot(.hydration, packedSlot: 21 * 60), hour: 21) }
+        #expect(stats.adjustment(slot: LearningSlot(.hydration, packedSlot: 21 * 60), hour: 21) == .shift(minutes: -30))
     }
 
     @Test(arguments: [
@@ -351,43 +380,52 @@ private func date(_ text: String) -> LocalDate { local(text).date }
     ])
     func longerRunsBackOff(ignores: Int, expected: TimingAdjustment) {
         var stats = ResponseStats()
-        for _ in 0..<ignores { stats.record(.ignored, kind: .morningGreeting, hour: 6) }
-        #expect(stats.adjustment(kind: .morningGreeting, hour: 6) == expected)
+        for _ in 0..<ignores { stats.record(.ignored, slot: morning, hour: 6) }
+        #expect(stats.adjustment(slot: morning, hour: 6) == expected)
     }
 
     @Test func actingReinforcesTheHour() {
         var stats = ResponseStats()
-        for _ in 0..<7 { stats.record(.dismissed, kind: .workoutReminder, hour: 18) }
-        #expect(stats.adjustment(kind: .workoutReminder, hour: 18) == .backOff(factor: 2))
-        stats.record(.acted, kind: .workoutReminder, hour: 18)
-        #expect(stats.adjustment(kind: .workoutReminder, hour: 18) == .keep)
-        #expect(stats.counts(kind: .workoutReminder, hour: 18).dismissed == 7)
-        #expect(stats.counts(kind: .workoutReminder, hour: 18).negativeRun == 0)
+        for _ in 0..<7 { stats.record(.dismissed, slot: workout, hour: 18) }
+        #expect(stats.adjustment(slot: workout, hour: 18) == .backOff(factor: 2))
+        stats.record(.acted, slot: workout, hour: 18)
+        #expect(stats.adjustment(slot: workout, hour: 18) == .keep)
+        #expect(stats.counts(slot: workout, hour: 18).dismissed == 7)
+        #expect(stats.counts(slot: workout, hour: 18).negativeRun == 0)
     }
 
     @Test func repeatedSnoozesShiftByTheSnoozeDelay() {
         var stats = ResponseStats()
-        stats.record(.acted, kind: .checkInReminder, hour: 20)
-        stats.record(.snoozed, kind: .checkInReminder, hour: 20)
-        #expect(stats.adjustment(kind: .checkInReminder, hour: 20) == .keep)
-        stats.record(.snoozed, kind: .checkInReminder, hour: 20)
-        #expect(stats.adjustment(kind: .checkInReminder, hour: 20) == .shift(minutes: 30))
-        stats.record(.acted, kind: .checkInReminder, hour: 20)
-        #expect(stats.adjustment(kind: .checkInReminder, hour: 20) == .keep)
+        stats.record(.acted, slot: checkIn, hour: 20)
+        stats.record(.snoozed, slot: checkIn, hour: 20)
+        #expect(stats.adjustment(slot: checkIn, hour: 20) == .keep)
+        stats.record(.snoozed, slot: checkIn, hour: 20)
+        #expect(stats.adjustment(slot: checkIn, hour: 20) == .shift(minutes: 30))
+        stats.record(.acted, slot: checkIn, hour: 20)
+        #expect(stats.adjustment(slot: checkIn, hour: 20) == .keep)
     }
 
     @Test func oldResponsesFadeAsCountsHalve() {
         var stats = ResponseStats()
-        for _ in 0..<64 { stats.record(.acted, kind: .hydration, hour: 10) }
-        #expect(stats.counts(kind: .hydration, hour: 10).acted == 32)
+        let hydration = LearningSlot(.hydration, packedSlot: 10 * 60)
+        for _ in 0..<64 { stats.record(.acted, slot: hydration, hour: 10) }
+        #expect(stats.counts(slot: hydration, hour: 10).acted == 32)
         #expect(stats.counts(kind: .hydration).total == 32)
     }
 
     @Test func theHourIsTheLocalHourOfDelivery() {
         var stats = ResponseStats()
         let tokyo = ZoneRules(identifier: "Asia/Tokyo")!
-        stats.record(.acted, kind: .mealReminder, deliveredAt: at("2027-05-03T23:30:00Z"), in: tokyo)
-        #expect(stats.counts(kind: .mealReminder, hour: 8).acted == 1)
+        stats.record(.acted, slot: breakfast, deliveredAt: at("2027-05-03T23:30:00Z"), in: tokyo)
+        #expect(stats.counts(slot: breakfast, hour: 8).acted == 1)
+        #expect(stats.counts(slot: dinner, hour: 8).acted == 0)
+    }
+
+    @Test func aSlotIsNamedByItsKindAndItsOccurrence() {
+        #expect(breakfast.description == "mealReminder.breakfast")
+        #expect(LearningSlot(.hydration, packedSlot: 13 * 60).description == "hydration.1300")
+        #expect(morning.description == "morningGreeting")
+        #expect(LearningSlot(OccurrenceID.dailySeries(.hydration, minute: 9 * 60)) == LearningSlot(.hydration, packedSlot: 540))
     }
 
     @Test(arguments: NotificationActionID.allCases)

@@ -91,13 +91,18 @@ import Testing
             delivery("hydration.2027-06-05.0900", .hydration, "2027-06-05T09:00:00+01:00"),
             delivery(id, .mealReminder, "2027-06-06T12:30:00+01:00"),
         ]
-        #expect(violations(acrossTrim, profile: profile()) == [.noDuplicateDelivery])
+        // The planted second copy comes days late, outside its slot's window too; this test is
+        // about the duplicate's memory.
+        func duplicates(_ deliveries: [ObservedDelivery]) -> [Invariant] {
+            violations(deliveries, profile: profile()).filter { $0 != .deliveryInsideSlotWindow }
+        }
+        #expect(duplicates(acrossTrim) == [.noDuplicateDelivery])
         let afterAWeek = [
             delivery(id, .mealReminder, "2027-06-01T12:30:00+01:00"),
             delivery("hydration.2027-06-09.0900", .hydration, "2027-06-09T09:00:00+01:00"),
             delivery(id, .mealReminder, "2027-06-09T12:30:00+01:00"),
         ]
-        #expect(violations(afterAWeek, profile: profile()).isEmpty)
+        #expect(duplicates(afterAWeek).isEmpty)
     }
 
     @Test func aDuplicateDeliveryIsCaught() {
@@ -122,12 +127,119 @@ import Testing
             delivery("morningGreeting.2027-10-31", .morningGreeting, "2027-10-31T00:30:00Z"),
             delivery("morningGreeting.2027-10-31.snooze1", .morningGreeting, "2027-10-31T01:30:00Z"),
         ]
-        #expect(violations(fallBack, profile: profile()) == [.morningGreetingOncePerLocalDay])
+        let early = profile { $0.morningTime = LocalTimeOfDay("01:30")! }
+        #expect(violations(fallBack, profile: early) == [.morningGreetingOncePerLocalDay])
     }
 
     @Test func morePendingThanTheLimitIsCaught() {
         let checker = InvariantChecker()
         #expect(checker.observePending(count: 64).isEmpty)
         #expect(checker.observePending(count: 65) == [.atMost64Pending])
+    }
+
+    // MARK: - Slots, instants, nudges
+
+    @Test(arguments: [
+        // A dinner reminder at breakfast, a 19:00 hydration reminder at 09:01: outside their slots.
+        ("mealReminder.2027-06-01.dinner", NotificationKind.mealReminder, "2027-06-01T08:30:00+01:00", false),
+        ("mealReminder.2027-06-01.dinner", .mealReminder, "2027-06-01T17:30:00+01:00", true),
+        ("mealReminder.2027-06-01.dinner", .mealReminder, "2027-06-01T19:59:59+01:00", true),
+        ("mealReminder.2027-06-01.dinner", .mealReminder, "2027-06-01T20:00:00+01:00", false),
+        ("hydration.2027-06-01.1900", .hydration, "2027-06-01T09:01:00+01:00", false),
+        ("hydration.2027-06-01.1900", .hydration, "2027-06-01T19:29:00+01:00", true),
+        ("hydration.daily.1900", .hydration, "2027-06-03T19:00:00+01:00", true),
+        ("hydration.daily.1900", .hydration, "2027-06-03T20:00:00+01:00", false),
+        // The workout at 00:10 is reminded 15 minutes before, on the evening before (midnight wrap).
+        ("workoutReminder.2027-06-02.0010", .workoutReminder, "2027-06-01T23:55:00+01:00", true),
+        ("workoutReminder.2027-06-02.0010", .workoutReminder, "2027-06-02T23:55:00+01:00", false),
+        // A snoozed copy fires when the user asked.
+        ("mealReminder.2027-06-01.breakfast.snooze1", .mealReminder, "2027-06-01T15:00:00+01:00", true),
+        // Kinds without a wall-clock slot are bounded by their staleness only.
+        ("reflection.2027-06-01.0930", .reflection, "2027-06-01T20:00:00+01:00", true),
+    ])
+    func aDeliveryOutsideItsSlotsWindowIsCaught(id: String, kind: NotificationKind, at: String, inside: Bool) {
+        let found = violations([delivery(id, kind, at)], profile: profile()).filter { $0 == .deliveryInsideSlotWindow }
+        #expect(found == (inside ? [] : [.deliveryInsideSlotWindow]))
+    }
+
+    @Test func theWindowIsReadInTheUsersZoneAcrossTheSpringForward() {
+        // New York springs forward on 2027-03-14: breakfast's 08:00 is 12:00Z that day, 13:00Z the day before.
+        let newYork = ZoneRules(identifier: "America/New_York")!
+        var checker = InvariantChecker()
+        let before = delivery("mealReminder.2027-03-13.breakfast", .mealReminder, "2027-03-13T13:00:00Z")
+        let after = delivery("mealReminder.2027-03-14.breakfast", .mealReminder, "2027-03-14T12:00:00Z")
+        let late = delivery("mealReminder.2027-03-15.breakfast", .mealReminder, "2027-03-15T13:30:00Z")
+        #expect(checker.observe(before, profile: profile(), zone: newYork).isEmpty)
+        #expect(checker.observe(after, profile: profile(), zone: newYork).isEmpty)
+        #expect(checker.observe(late, profile: profile(), zone: newYork) == [.deliveryInsideSlotWindow])
+    }
+
+    @Test func twoOfOneKindAtOneInstantAreCaught() {
+        let same = [
+            delivery("hydration.2027-06-01.0900", .hydration, "2027-06-01T09:00:00+01:00"),
+            delivery("mealReminder.2027-06-01.breakfast", .mealReminder, "2027-06-01T09:00:00+01:00"),
+            delivery("hydration.2027-06-01.0930", .hydration, "2027-06-01T09:00:00+01:00"),
+        ]
+        #expect(violations(same, profile: profile()) == [.noSameInstantDuplicateOfKind])
+        let apart = [
+            delivery("hydration.2027-06-01.0900", .hydration, "2027-06-01T09:00:00+01:00"),
+            delivery("hydration.2027-06-01.0930", .hydration, "2027-06-01T09:00:01+01:00"),
+        ]
+        #expect(violations(apart, profile: profile()).isEmpty)
+    }
+
+    @Test func nudgesBeyondTheCapOrAnAttemptTwiceInOneAbsenceAreCaught() {
+        var checker = InvariantChecker()
+        let user = profile(absence: .checkInOnMe)
+        func nudge(_ id: String, _ at: String) -> [Invariant] {
+            checker.observe(delivery(id, .reEngagement, at, level: .timeSensitive), profile: user, zone: london)
+        }
+        #expect(nudge("reEngagement.2027-06-01.1", "2027-06-04T10:00:00+01:00").isEmpty)
+        #expect(nudge("reEngagement.2027-06-01.2", "2027-06-08T10:00:00+01:00").isEmpty)
+        // The same attempt under another campaign's name (a zone change renamed it): caught.
+        #expect(nudge("reEngagement.2027-05-31.2", "2027-06-09T10:00:00+01:00") == [.noNudgeAttemptTwice])
+        #expect(nudge("reEngagement.2027-06-01.3", "2027-06-15T10:00:00+01:00") == [.nudgesWithinCampaignCap])
+        // The user comes back: a new absence, a new count. A dismissal or a snooze is no return.
+        checker.observeResponse(.dismiss)
+        #expect(nudge("reEngagement.2027-06-01.1", "2027-06-16T10:00:00+01:00") == [
+            .noNudgeAttemptTwice, .nudgesWithinCampaignCap,
+        ])
+        checker.observeResponse(.defaultTap)
+        #expect(nudge("reEngagement.2027-06-16.1", "2027-06-19T10:00:00+01:00").isEmpty)
+        // A light nudge is one nudge per absence.
+        var light = InvariantChecker()
+        let lightUser = profile(absence: .lightNudge)
+        _ = light.observe(delivery("reEngagement.2027-06-01.1", .reEngagement, "2027-06-04T10:00:00+01:00"), profile: lightUser, zone: london)
+        light.observe(.appOpened(sessionSeconds: 60), at: Instant(iso8601: "2027-06-05T10:00:00+01:00")!, zone: london)
+        #expect(
+            light.observe(
+                delivery("reEngagement.2027-06-05.1", .reEngagement, "2027-06-08T10:00:00+01:00"), profile: lightUser,
+                zone: london
+            ).isEmpty)
+    }
+
+    @Test func aNudgeInTheLocalNightIsCaughtUnlessOpensShowTheUserAwakeThen() {
+        let user = profile(absence: .checkInOnMe)
+        let night = delivery("reEngagement.2027-06-01.1", .reEngagement, "2027-06-04T02:45:00+01:00")
+        var checker = InvariantChecker()
+        #expect(checker.observe(night, profile: user, zone: london) == [.noNudgeInLocalNight])
+        // A user who opens the app around 02:00: awake then.
+        var owl = InvariantChecker()
+        for day in ["2027-05-29", "2027-05-30"] {
+            owl.observe(.appOpened(sessionSeconds: 60), at: Instant(iso8601: "\(day)T02:00:00+01:00")!, zone: london)
+        }
+        #expect(owl.observe(night, profile: user, zone: london).isEmpty)
+        // Opens in another zone say nothing about this one.
+        var traveller = InvariantChecker()
+        for day in ["2027-05-29", "2027-05-30"] {
+            traveller.observe(
+                .appOpened(sessionSeconds: 60), at: Instant(iso8601: "\(day)T02:00:00+01:00")!, zone: london)
+        }
+        traveller.observeZoneChange()
+        #expect(traveller.observe(night, profile: user, zone: london) == [.noNudgeInLocalNight])
+        // Waking hours come from the preferences: 22:00 is the night by default.
+        let evening = delivery("reEngagement.2027-06-01.1", .reEngagement, "2027-06-04T21:59:00+01:00")
+        var fresh = InvariantChecker()
+        #expect(fresh.observe(evening, profile: user, zone: london).isEmpty)
     }
 }
