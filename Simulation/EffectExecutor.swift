@@ -54,6 +54,7 @@ struct EffectExecutor {
                 case .timedOut: deadlineMillis
                 }
             stats.contentMillis.record(UInt64(millis))
+            if millis >= deadlineMillis { stats.contentAtDeadline += 1 }
             // A late answer is cut at the deadline: the app stops waiting then.
             let settled: CoachOutcome =
                 if case .text(_, let latency) = outcome, latency > deadlineMillis { .timedOut } else { outcome }

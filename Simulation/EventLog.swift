@@ -102,6 +102,8 @@ final class EventSink {
     private let handle: FileHandle?
     private(set) var line = LineBuilder()
     private var pending: [UInt8] = []
+    /// Lines ended so far (written or, without a file, only folded into the digest).
+    private(set) var lines = 0
 
     init(path: String?) throws {
         if let path {
@@ -142,6 +144,7 @@ final class EventSink {
     /// Ends the line and returns the user's digest with the line folded in (`EventDigest.fold`).
     func end(chaining digest: UInt64) throws -> UInt64 {
         line.raw("}\n")
+        lines += 1
         let hash = EventDigest.fold(line.bytes, into: digest)
         if handle != nil {
             pending.append(contentsOf: line.bytes)

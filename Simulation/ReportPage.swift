@@ -53,10 +53,15 @@ public enum ReportPage {
         let facts: [(String, String)] = [
             ("seed", String(report.seed)), ("start", report.start), ("users", PageText.integer(report.users)),
             ("weeks", PageText.integer(report.weeks)), ("threads", PageText.integer(report.threads)),
-            ("events", PageText.integer(report.events)), ("engine calls", PageText.integer(report.engineCalls)),
+            ("world-loop events", PageText.integer(report.events)),
+            ("event log lines", PageText.integer(report.eventLogLines)),
+            ("engine calls", PageText.integer(report.engineCalls)),
             ("deliveries", PageText.integer(report.deliveries)),
             ("wall time", PageText.decimal(report.wallSeconds, places: 2) + " s"),
-            ("events per second", PageText.integer(Int(report.eventsPerSecond.isFinite ? report.eventsPerSecond : 0))),
+            (
+                "world-loop events per second",
+                PageText.integer(Int(report.eventsPerSecond.isFinite ? report.eventsPerSecond : 0))
+            ),
             ("peak memory", PageText.decimal(report.peakMemoryMB) + " MB"),
             (
                 "snapshot bytes per user (p50 / p99 / max)",
@@ -72,8 +77,10 @@ public enum ReportPage {
         return section("summary", "Summary") {
             verdict + "<dl class=\"facts\">"
                 + facts.map { "<dt>\(PageText.escape($0.0))</dt><dd>\(PageText.escape($0.1))</dd>" }.joined()
-                + "</dl><p>Decisions: \(decisions.isEmpty ? "none" : decisions).</p>"
-                + "<p>Platform: \(platform.isEmpty ? "nothing recorded" : platform).</p>"
+                + "</dl><p>Rule decisions (the engine's trace; dropped means a rule dropped it): "
+                + "\(decisions.isEmpty ? "none" : decisions).</p>"
+                + "<p>Platform (the simulated device; droppedByPendingLimit must be 0): "
+                + "\(platform.isEmpty ? "nothing recorded" : platform).</p>"
         }
     }
 
@@ -112,9 +119,13 @@ public enum ReportPage {
                     budgetMicros: figures.budgetMicros))
         }
         let content = report.content
+        let cut =
+            content.p99AtDeadline
+            ? " The p99 is the deadline itself, not a measured latency: \(PageText.integer(content.atDeadline)) of "
+                + "\(PageText.integer(content.coachCalls)) calls were cut there." : ""
         parts.append(
             budget(
-                title: "Content: virtual time until the copy was settled (coach latency, capped at the deadline)",
+                title: "Content: virtual time until the copy was settled (coach latency, capped at the deadline)\(cut)",
                 samples: content.coachCalls,
                 bars: [
                     ("p50", content.p50Millis * 1_000), ("p99", content.p99Millis * 1_000),
@@ -190,7 +201,8 @@ public enum ReportPage {
         let counts =
             "<p>Lapses that ended in a return within 14 days: nudged users "
             + "\(PageText.integer(lift.treatedReturns)) of \(PageText.integer(lift.treatedLapses)) "
-            + "(\(PageText.percent(lift.treatedReturnRate))), holdout (no nudges) "
+            + "(\(PageText.percent(lift.treatedReturnRate)); \(PageText.integer(lift.treatedReturnsPromptedByNudge)) "
+            + "of them by answering a nudge), holdout (no nudges) "
             + "\(PageText.integer(lift.holdoutReturns)) of \(PageText.integer(lift.holdoutLapses)) "
             + "(\(PageText.percent(lift.holdoutReturnRate))).</p>"
         guard let estimate = lift.lift, let interval = lift.liftInterval95 else {
@@ -202,7 +214,9 @@ public enum ReportPage {
         return section("lift", "Re-engagement lift") {
             counts
                 + "<p class=\"headline\">Lift \(signed(points.0)) percentage points "
-                + "(95 % interval \(signed(points.1)) to \(signed(points.2)))</p>"
+                + "(95 % interval \(signed(points.1)) to \(signed(points.2)))"
+                + (lift.isSignificant == true
+                    ? "</p>" : ": not significant, the interval includes zero (no effect)</p>")
                 + Charts.interval(
                     estimate: points.0, low: points.1, high: points.2,
                     axisTitle: "return rate of nudged users minus holdout, percentage points")

@@ -108,7 +108,9 @@ func nearestRank(_ sorted: [UInt32], _ p: Double) -> Double {
     return Double(sorted[min(sorted.count - 1, max(0, index))])
 }
 
-/// Content generation in virtual time.
+/// Content generation in virtual time. The times are until the copy was settled, which the app
+/// caps at the deadline (it stops waiting then): a percentile equal to `budgetMillis` is the
+/// cap, not a measured latency (`p99AtDeadline`), and `atDeadline` says how many were cut there.
 public struct ContentFigures: Codable, Sendable {
     public var coachCalls: Int
     public var aiShare: Double
@@ -117,8 +119,14 @@ public struct ContentFigures: Codable, Sendable {
     public var p99Millis: Double
     public var maxMillis: Double
     public var budgetMillis: Double
+    /// Coach calls cut at the deadline (timed out, or answered later than it): template copy.
+    public var atDeadline: Int
+    /// Whether `p99Millis` is the deadline itself (more than 1 % of the calls were cut there).
+    public var p99AtDeadline: Bool
 
-    init(millis: LatencyHistogram, bySource: [String: Int], budgetMillis: Int) {
+    init(millis: LatencyHistogram, bySource: [String: Int], budgetMillis: Int, atDeadline: Int = 0) {
+        self.atDeadline = atDeadline
+        p99AtDeadline = millis.count > 0 && Double(atDeadline) > 0.01 * Double(millis.count)
         coachCalls = millis.count
         let ai = bySource["ai"] ?? 0
         let fallback = bySource["templateFallback"] ?? 0
@@ -140,8 +148,13 @@ public struct Report: Codable, Sendable {
     public var weeks: Int
     public var threads: Int
     public var wallSeconds: Double
+    /// World-loop events handled (the simulator's event queue: firings, app activity, background
+    /// launches, responses, ...), not lines of events.jsonl: those are `eventLogLines`.
     public var events: Int
+    /// `events` per second of wall time.
     public var eventsPerSecond: Double
+    /// Lines of the event log (events.jsonl), counted whether or not the file was written.
+    public var eventLogLines: Int
     public var engineCalls: Int
     public var digest: String
     public var peakMemoryMB: Double
@@ -150,6 +163,8 @@ public struct Report: Codable, Sendable {
     public var violationExamples: [String]
     public var deliveries: Int
     public var deliveriesByKind: [String: Int]
+    /// The engine's rule decisions by decision (its trace entries: scheduled, deferred, dropped by
+    /// a rule, ...); what the simulated platform dropped is in `platform`.
     public var decisions: [String: Int]
     public var responses: [String: Int]
     /// Local days with N deliveries, keyed by N, over all user-days of the run.
@@ -160,7 +175,6 @@ public struct Report: Codable, Sendable {
     /// The command line that reproduces the run.
     public var command: String
     public var platform: [String: Int]
-    public var reEngagementReturns: Int
     /// Copy: how many AI answers were used, how many fell back to templates and why, and the
     /// virtual time until the copy was settled against the 2 s budget.
     public var content: ContentFigures
@@ -168,7 +182,9 @@ public struct Report: Codable, Sendable {
     public var payloadBytesMax: Int
     /// Each user's engine snapshot (`UserEngine.snapshot()`) at the end of the run, in bytes.
     public var snapshotBytesPerUser: SizeFigures
-    /// Return within 14 days of a lapse: nudged users versus the holdout (no nudges).
+    /// Return within 14 days of a lapse: nudged users versus the holdout (no nudges). A return
+    /// is the first activity (or answer to a nudge) after the lapse began, counted once;
+    /// `treatedReturnsPromptedByNudge` is the part of the nudged returns that answered a nudge.
     public var lift: ReturnLift
     /// Engagement per persona and simulated week, computed from the activity and delivery logs:
     /// active / lapsed / churn-risk counts, engagement rate, sessions per week, session length,
@@ -245,7 +261,8 @@ public enum Simulator {
         let report = Report(
             scenario: scenario.name, seed: scenario.seed, start: scenario.start.description, users: scenario.users,
             weeks: scenario.weeks, threads: threadCount, wallSeconds: wallSeconds, events: stats.events,
-            eventsPerSecond: Double(stats.events) / max(wallSeconds, 1e-9), engineCalls: stats.engineCalls,
+            eventsPerSecond: Double(stats.events) / max(wallSeconds, 1e-9), eventLogLines: stats.eventLogLines,
+            engineCalls: stats.engineCalls,
             digest: String(digest, radix: 16, uppercase: false).leftPadded(to: 16), peakMemoryMB: peakMemoryMB(),
             budgets: [
                 "schedulingDecision": BudgetFigures(
@@ -267,10 +284,9 @@ public enum Simulator {
                 "backgroundRuns": stats.backgroundRuns,
                 "backgroundRunsOverTimeAllowed": stats.backgroundOverBudget,
             ],
-            reEngagementReturns: stats.reEngagementReturns,
             content: ContentFigures(
                 millis: stats.contentMillis, bySource: stats.content.bySource,
-                budgetMillis: scenario.coach.deadlineMillis),
+                budgetMillis: scenario.coach.deadlineMillis, atDeadline: stats.contentAtDeadline),
             payloadBytesMax: stats.payloadBytesMax, snapshotBytesPerUser: SizeFigures(stats.snapshotBytes),
             lift: stats.lift,
             engagementByPersonaWeek: stats.engagementByPersonaWeek,

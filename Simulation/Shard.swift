@@ -104,6 +104,7 @@ final class Shard {
             stats.suppressedByAuthorization += users[local].center.suppressedByAuthorizationCount
         }
         try storeWriter?.flush()
+        stats.eventLogLines = journal.sink.lines
         digests = users.map(\.digest)
         stats.snapshotBytes = users.map { UInt32($0.engine.snapshot().count) }
         try journal.close()
@@ -288,7 +289,13 @@ final class Shard {
         if reaction.returns {
             users[local].lapsedUntil = now.secondsSinceEpoch
             users[local].churned = false
-            stats.reEngagementReturns += 1
+            // The lapse ends here, answered: one return, by the lift's definition, counted once.
+            if let start = users[local].lapseStartedAt {
+                users[local].lapseStartedAt = nil
+                stats.lift.record(
+                    heldOut: users[local].engine.isHeldOut, returned: now.secondsSinceEpoch - start <= 14 * .secondsPerDay,
+                    promptedByNudge: true)
+            }
         }
         queue.push(
             time: now.secondsSinceEpoch + reaction.delaySeconds, user: Int32(local),

@@ -162,7 +162,10 @@ struct ShardStats {
     var suppressedByAuthorization = 0
     var scheduleRejected = 0
     var backgroundSubmitRejected = 0
-    var reEngagementReturns = 0
+    /// Lines of the event log (events.jsonl), counted whether or not the file is written.
+    var eventLogLines = 0
+    /// Coach answers cut at the content deadline (timed out, or slower than it).
+    var contentAtDeadline = 0
     /// Lapses that ended in a return within 14 days, for nudged users and for the holdout.
     var lift = ReturnLift()
     /// Engagement figures per persona (by `Persona.position`), per simulated week; nil for a
@@ -219,7 +222,8 @@ struct ShardStats {
         suppressedByAuthorization += other.suppressedByAuthorization
         scheduleRejected += other.scheduleRejected
         backgroundSubmitRejected += other.backgroundSubmitRejected
-        reEngagementReturns += other.reEngagementReturns
+        eventLogLines += other.eventLogLines
+        contentAtDeadline += other.contentAtDeadline
         lift.merge(other.lift)
         for (index, weeks) in other.metricsByPersonaWeek.enumerated() {
             guard let weeks else { continue }

@@ -1,4 +1,5 @@
 import Engagement
+import Models
 import Foundation
 import Simulation
 
@@ -26,24 +27,31 @@ extension Simulate {
         func micros(_ value: Double) -> String { String(format: "%.1f", value) }
         say("")
         say(
-            "digest=\(report.digest) events=\(report.events) wall=\(String(format: "%.2f", report.wallSeconds))s "
-                + "eventsPerSecond=\(Int(report.eventsPerSecond)) peakMemoryMB=\(report.peakMemoryMB)")
+            "digest=\(report.digest) worldEvents=\(report.events) eventLogLines=\(report.eventLogLines) "
+                + "wall=\(String(format: "%.2f", report.wallSeconds))s "
+                + "worldEventsPerSecond=\(Int(report.eventsPerSecond)) peakMemoryMB=\(report.peakMemoryMB)")
+        say("deliveries=\(report.deliveries)")
+        say("rule decisions (the engine's): " + SummaryText.counts(report.decisions, order: TraceDecision.allCases.map(\.rawValue)))
         say(
-            "deliveries=\(report.deliveries) droppedByPendingLimit=\(report.platform["droppedByPendingLimit"] ?? 0) "
-                + "reEngagementReturns=\(report.reEngagementReturns)")
+            "platform (the simulated device): "
+                + SummaryText.counts(
+                    report.platform,
+                    order: [
+                        "droppedByPendingLimit", "suppressedByAuthorization", "scheduleRejected", "backgroundRuns",
+                        "backgroundRunsOverTimeAllowed", "backgroundSubmitRejected",
+                    ]))
         let content = report.content
+        let p99 =
+            content.p99AtDeadline
+            ? "p99=\(Int(content.p99Millis))ms (the deadline itself: \(content.atDeadline) of \(content.coachCalls) "
+                + "calls were cut there)" : "p99=\(Int(content.p99Millis))ms"
         say(
             "content: coachCalls=\(content.coachCalls) aiShare=\(String(format: "%.3f", content.aiShare)) "
-                + "p50=\(Int(content.p50Millis))ms p99=\(Int(content.p99Millis))ms max=\(Int(content.maxMillis))ms "
-                + "(budget \(Int(content.budgetMillis))ms, virtual) payloadBytesMax=\(report.payloadBytesMax)")
+                + "p50=\(Int(content.p50Millis))ms \(p99) max=\(Int(content.maxMillis))ms "
+                + "(deadline \(Int(content.budgetMillis))ms, virtual) payloadBytesMax=\(report.payloadBytesMax)")
         let snapshot = report.snapshotBytesPerUser
         say("engine snapshot bytes per user: p50=\(snapshot.p50) p99=\(snapshot.p99) max=\(snapshot.max)")
-        if let treated = report.lift.treatedReturnRate, let held = report.lift.holdoutReturnRate {
-            say(
-                "re-engagement lift: return within 14 days \(String(format: "%.3f", treated)) nudged vs "
-                    + "\(String(format: "%.3f", held)) holdout"
-                    + " (\(report.lift.treatedLapses) vs \(report.lift.holdoutLapses) lapses)")
-        }
+        if let line = SummaryText.lift(report.lift) { say(line) }
         say("")
         say("budget               samples      p50 us      p99 us      max us   budget us  held")
         for (name, figures) in report.budgets.sorted(by: { $0.key < $1.key }) {

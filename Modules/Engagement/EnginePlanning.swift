@@ -94,7 +94,7 @@ extension UserEngine {
             case .cancel(let old, let reason):
                 record(
                     old.id, .cancelled, reason ?? cancellationReason(for: old, at: now), plannedAt: old.plannedAt,
-                    fireAt: nil, level: nil, at: now, into: &effects)
+                    fireAt: nil, level: nil, windowEnd: slotWindowEnd(of: old.id), at: now, into: &effects)
             case .schedule(let candidate, let dueAt, let fireAt, let reason):
                 effects.append(.schedule(makeRequest(for: candidate, fireAt: fireAt), fireAt: fireAt))
                 askCoach(for: candidate, fireAt: fireAt, into: &effects)
@@ -142,7 +142,9 @@ extension UserEngine {
             // it (its last traced decision, the coach's copy) is dead weight in the snapshot.
             state.plan.lastTraced[item.id] = nil
             state.copy.coachCopy[item.id] = nil
-            if item.kind == .reEngagement { state.lapse.attemptsSent += 1 }
+            if item.kind == .reEngagement, case .attempt(let attempt) = item.id.slot {
+                state.lapse.lastAttemptSent = max(state.lapse.lastAttemptSent, attempt)
+            }
             retireReminder(item.id)
             awaitResponse(item.id, firedAt: item.fireAt)
             if item.kind.isSocial { state.social.groups.removeAll { $0.id == item.id } }
@@ -166,7 +168,31 @@ extension UserEngine {
         if old.kind == .reEngagement && lapseStage(at: now) == .active && lastActiveAt > now - .secondsPerHour {
             return .userReturned
         }
+        // A change of zone took it past its slot's window: it is not sent as something else.
+        if let end = slotWindowEnd(of: old.id), end <= now + 1 { return .slotWindowPassed }
         return .replanned
+    }
+
+    /// The end of the slot window of `id` in the user's current zone; nil for a kind without
+    /// one, a snoozed copy or a daily series.
+    func slotWindowEnd(of id: OccurrenceID) -> Instant? {
+        guard id.snooze == 0, !id.isDailySeries, let window = SlotWindow.of(id.kind) else { return nil }
+        let preferences = profile.preferences
+        let minute: Int
+        switch (id.kind, id.slot) {
+        case (.morningGreeting, _): minute = preferences.morningTime.minutesSinceMidnight
+        case (.mealReminder, .meal(let meal)): minute = meal.defaultTime.minutesSinceMidnight
+        case (.hydration, .minuteOfDay(let time)): minute = time
+        case (.workoutReminder, .minuteOfDay(let time)): minute = time - preferences.workoutReminderLeadMinutes
+        case (.preWorkout, .minuteOfDay(let time)): minute = time - preferences.preWorkoutLeadMinutes
+        case (.postWorkoutCheckIn, .minuteOfDay(let time)): minute = time + preferences.postWorkoutDelayMinutes
+        case (.weeklyReview, _): minute = 19 * 60
+        case (.streakReminder, _): minute = 18 * 60
+        case (.checkInReminder, .reminder(_, let time)): minute = time
+        default: return nil
+        }
+        let nominal = LocalDateTime(localSeconds: Int64(id.day) * .secondsPerDay + Int64(minute) * .secondsPerMinute)
+        return window.end(nominal: zone.instant(for: nominal))
     }
 
     /// Where routine planning stops: the local midnight after `now + horizonSeconds`, or earlier

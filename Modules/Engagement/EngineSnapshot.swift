@@ -145,7 +145,7 @@ struct SnapshotCodec {
         }
         w.optional(plan.lastKey == nil ? nil : plan.lastPassAt) { time($1, &$0) }
 
-        w.count(state.lapse.attemptsSent)
+        w.count(state.lapse.lastAttemptSent)
         for list in [state.reminders.snoozed, state.reminders.followUps] {
             w.list(list) { w, candidate in
                 id(candidate.id, &w)
@@ -264,7 +264,7 @@ struct SnapshotCodec {
         }
         state.plan.lastPassAt = try r.optional { r in try time(&r) }
 
-        state.lapse.attemptsSent = try r.count(limit: 1_000)
+        state.lapse.lastAttemptSent = try r.count(limit: 1_000)
         var lists: [[Candidate]] = []
         for _ in 0..<2 {
             lists.append(

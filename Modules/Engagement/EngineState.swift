@@ -80,8 +80,9 @@ struct PlanState: Sendable {
 
 /// The lapse campaign's state.
 public struct LapseState: Sendable {
-    /// Re-engagement nudges delivered in the current lapse.
-    public var attemptsSent = 0
+    /// The highest attempt of the campaign delivered in the current lapse (0: none). Attempts
+    /// go out in order, so none up to it is ever planned again, and it bounds how many went out.
+    public var lastAttemptSent = 0
     /// The last nudge times and what they were computed from.
     var cache: (inputs: ReEngagementInputs, times: [Int64])?
 }
@@ -153,7 +154,7 @@ struct ReEngagementInputs: Hashable, Sendable {
     var wakingHours: [LocalTimeOfDay]
     /// Recent opens: the evidence that the user is awake at night.
     var opens: [Int]
-    var attemptsSent: Int
+    var lastAttemptSent: Int
 }
 
 /// Everything a planning pass reads besides the clock's position inside the horizon, derived

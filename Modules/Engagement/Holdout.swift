@@ -38,26 +38,32 @@ public struct ReturnLift: Hashable, Sendable, Codable {
     /// Lapses of users who were eligible for nudges.
     public private(set) var treatedLapses = 0
     public private(set) var treatedReturns = 0
+    /// Of `treatedReturns`, those whose first act was answering a nudge (the rest came back on
+    /// their own): a part of the returns, never counted beside them.
+    public private(set) var treatedReturnsPromptedByNudge = 0
     /// Lapses of held-out users.
     public private(set) var holdoutLapses = 0
     public private(set) var holdoutReturns = 0
 
     public init() {}
 
-    /// Records one lapse and whether the user came back.
-    public mutating func record(heldOut: Bool, returned: Bool) {
+    /// Records one lapse and whether the user came back; `promptedByNudge` when the return was
+    /// an answer to a nudge (counted only for a treated return).
+    public mutating func record(heldOut: Bool, returned: Bool, promptedByNudge: Bool = false) {
         if heldOut {
             holdoutLapses += 1
             if returned { holdoutReturns += 1 }
         } else {
             treatedLapses += 1
             if returned { treatedReturns += 1 }
+            if returned && promptedByNudge { treatedReturnsPromptedByNudge += 1 }
         }
     }
 
     public mutating func merge(_ other: ReturnLift) {
         treatedLapses += other.treatedLapses
         treatedReturns += other.treatedReturns
+        treatedReturnsPromptedByNudge += other.treatedReturnsPromptedByNudge
         holdoutLapses += other.holdoutLapses
         holdoutReturns += other.holdoutReturns
     }
@@ -89,15 +95,24 @@ public struct ReturnLift: Hashable, Sendable, Codable {
         return (lift - margin, lift + margin)
     }
 
+    /// Whether the 95 % interval of `lift` excludes zero; nil without a lift. A lift whose
+    /// interval includes zero is not significant: the run cannot tell it from no effect.
+    public var isSignificant: Bool? {
+        guard let interval = liftInterval95 else { return nil }
+        return interval.low > 0 || interval.high < 0
+    }
+
     enum CodingKeys: String, CodingKey {
-        case treatedLapses, treatedReturns, holdoutLapses, holdoutReturns
-        case treatedReturnRate, holdoutReturnRate, lift, relativeLift, liftLow95, liftHigh95
+        case treatedLapses, treatedReturns, treatedReturnsPromptedByNudge, holdoutLapses, holdoutReturns
+        case treatedReturnRate, holdoutReturnRate, lift, relativeLift, liftLow95, liftHigh95, significant
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         treatedLapses = try c.decode(Int.self, forKey: .treatedLapses)
         treatedReturns = try c.decode(Int.self, forKey: .treatedReturns)
+        // Absent in reports written before it was counted.
+        treatedReturnsPromptedByNudge = try c.decodeIfPresent(Int.self, forKey: .treatedReturnsPromptedByNudge) ?? 0
         holdoutLapses = try c.decode(Int.self, forKey: .holdoutLapses)
         holdoutReturns = try c.decode(Int.self, forKey: .holdoutReturns)
     }
@@ -107,6 +122,7 @@ public struct ReturnLift: Hashable, Sendable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(treatedLapses, forKey: .treatedLapses)
         try c.encode(treatedReturns, forKey: .treatedReturns)
+        try c.encode(treatedReturnsPromptedByNudge, forKey: .treatedReturnsPromptedByNudge)
         try c.encode(holdoutLapses, forKey: .holdoutLapses)
         try c.encode(holdoutReturns, forKey: .holdoutReturns)
         try c.encode(treatedReturnRate, forKey: .treatedReturnRate)
@@ -115,5 +131,6 @@ public struct ReturnLift: Hashable, Sendable, Codable {
         try c.encode(relativeLift, forKey: .relativeLift)
         try c.encode(liftInterval95?.low, forKey: .liftLow95)
         try c.encode(liftInterval95?.high, forKey: .liftHigh95)
+        try c.encode(isSignificant, forKey: .significant)
     }
 }

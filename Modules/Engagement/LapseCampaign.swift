@@ -60,7 +60,7 @@ extension UserEngine {
             lastActiveAt: lastActiveAt, zone: zone.identifier, habitualTime: habitualActiveTime,
             enabled: preferences.isEnabled(.reEngagement), communication: profile.communication,
             wakingHours: [preferences.wakeTime, preferences.sleepTime], opens: state.activity.recentOpenMinutes,
-            attemptsSent: state.lapse.attemptsSent)
+            lastAttemptSent: state.lapse.lastAttemptSent)
         if let cached = state.lapse.cache, cached.inputs == inputs { return cached.times }
         var candidates: [Candidate] = []
         var suppressed: [(Candidate, ReasonCode)] = []
@@ -90,8 +90,10 @@ extension UserEngine {
             case .lightNudge: configuration.lightNudgeAttemptDays
             case .checkInOnMe: configuration.checkInOnMeAttemptDays
             }
-        // The cap: never more nudges in one absence than the campaign has attempts.
-        guard state.lapse.attemptsSent < days.count else { return }
+        // The cap: never more nudges in one absence than the campaign has attempts, and no
+        // attempt up to the last one delivered again (attempts go out in order).
+        let lastSent = state.lapse.lastAttemptSent
+        guard lastSent < days.count else { return }
         let nominal = profile.communication.preferredTimes.first ?? habitualActiveTime ?? configuration.nudgeTime
         let night = isLocalNight(nominal) && !awakeEvidence(at: nominal)
         let time = night ? preferences.wakeTime : nominal
@@ -108,6 +110,7 @@ extension UserEngine {
                 }
                 return
             }
+            guard index + 1 > lastSent else { continue }
             // Not before it is due, nor in the past: one whose time passed unsent (a change of
             // zone moved it, a daily cap dropped it) goes out at the next such time.
             let earliest = max(due, now + 1)

@@ -47,7 +47,8 @@ public struct UserEngine: Sendable {
     public var recipient: Recipient { state.user.recipient }
     public var isHeldOut: Bool { state.user.isHeldOut }
     public var lastActiveAt: Instant { state.activity.lastActiveAt }
-    public var reEngagementAttemptsSent: Int { state.lapse.attemptsSent }
+    /// The highest re-engagement attempt delivered in the current lapse (0: none).
+    public var reEngagementAttemptsSent: Int { state.lapse.lastAttemptSent }
 
     /// Requests the engine believes are pending on the device.
     public var plannedRequestIDs: [String] { state.plan.planned.map(\.id.description) }
@@ -118,7 +119,7 @@ public struct UserEngine: Sendable {
     // MARK: - Inputs
 
     private mutating func recordActivity(_ activity: ActivityKind, at now: Instant) {
-        if lapseStage(at: now) != .active { state.lapse.attemptsSent = 0 }
+        if lapseStage(at: now) != .active { state.lapse.lastAttemptSent = 0 }
         state.activity.lastActiveAt = max(state.activity.lastActiveAt, now)
         let today = zone.localDate(at: now)
         switch activity {

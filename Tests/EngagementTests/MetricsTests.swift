@@ -275,6 +275,25 @@ private enum PinnedHoldout {
         #expect(abs(interval.low - 0.0219) < 0.001 && abs(interval.high - 0.2781) < 0.001)
     }
 
+    @Test func returnsPromptedByANudgeArePartOfTheReturnsNeverBesideThem() {
+        var lift = ReturnLift()
+        lift.record(heldOut: false, returned: true, promptedByNudge: true)
+        lift.record(heldOut: false, returned: true)
+        lift.record(heldOut: false, returned: false, promptedByNudge: true)  // an answer after 14 days: no return
+        lift.record(heldOut: true, returned: true, promptedByNudge: true)  // the holdout gets no nudge to answer
+        #expect(lift.treatedReturns == 2)
+        #expect(lift.treatedReturnsPromptedByNudge == 1)
+    }
+
+    @Test(arguments: [(40, 25, true), (40, 35, false), (35, 40, false), (20, 40, true)])
+    func aLiftIsSignificantOnlyWhenItsIntervalExcludesZero(treated: Int, holdout: Int, significant: Bool) {
+        var lift = ReturnLift()
+        for index in 0..<100 { lift.record(heldOut: false, returned: index < treated) }
+        for index in 0..<100 { lift.record(heldOut: true, returned: index < holdout) }
+        #expect(lift.isSignificant == significant)
+        #expect(ReturnLift().isSignificant == nil)
+    }
+
     @Test func anEmptyGroupHasNoLift() {
         var lift = ReturnLift()
         lift.record(heldOut: false, returned: true)
@@ -295,5 +314,6 @@ private enum PinnedHoldout {
         let data = try JSONEncoder().encode(a)
         #expect(try JSONDecoder().decode(ReturnLift.self, from: data) == a)
         #expect(String(data: data, encoding: .utf8)!.contains("\"lift\":0.5"))
+        #expect(String(data: data, encoding: .utf8)!.contains("\"significant\":false"))
     }
 }

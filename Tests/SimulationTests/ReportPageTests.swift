@@ -120,7 +120,7 @@ struct PageTextTests {
         report.events = 1_234_567
         let html = ReportPage.html(report)
         #expect(html.contains("<dt>users</dt><dd>12,345</dd>"))
-        #expect(html.contains("<dt>events</dt><dd>1,234,567</dd>"))
+        #expect(html.contains("<dt>world-loop events</dt><dd>1,234,567</dd>"))
     }
 
     @Test func invariantsShowTheirCountsHeldOrViolated() throws {
@@ -156,7 +156,15 @@ struct PageTextTests {
         report.lift = lift
         let html = ReportPage.html(report)
         // 50 % - 25 % = 25 points; margin 1.96 * sqrt(.25/200 + .1875/100) = 10.96 points.
-        #expect(html.contains("Lift +25.0 percentage points (95 % interval +14.0 to +36.0)"))
+        #expect(html.contains("Lift +25.0 percentage points (95 % interval +14.0 to +36.0)</p>"))
+        // An interval that includes zero says the lift is not significant.
+        var unclear = ReturnLift()
+        for index in 0..<40 { unclear.record(heldOut: false, returned: index % 2 == 0) }
+        for index in 0..<20 { unclear.record(heldOut: true, returned: index % 5 < 2) }
+        report.lift = unclear
+        #expect(
+            ReportPage.html(report).contains(
+                "(95 % interval -16.5 to +36.5): not significant, the interval includes zero (no effect)"))
     }
 
     @Test func theHourlyTableAddsUpToTheDeliveries() throws {
@@ -185,5 +193,25 @@ struct PageTextTests {
                 with: Data(contentsOf: URL(fileURLWithPath: folder + "/report.json"))) as! [String: Any]
         #expect(json["command"] as? String == "simulate --scenario test --seed 7")
         #expect(json["deliveriesByLocalHour"] is [String: [Int]])
+    }
+}
+
+@Suite struct SummaryTextTests {
+    @Test func theLiftLineNamesItsCountsItsIntervalAndWhetherItIsSignificant() throws {
+        var lift = ReturnLift()
+        for index in 0..<40 { lift.record(heldOut: false, returned: index % 2 == 0, promptedByNudge: index % 4 == 0) }
+        for index in 0..<20 { lift.record(heldOut: true, returned: index % 5 < 2) }
+        #expect(
+            SummaryText.lift(lift)
+                == "re-engagement: returned within 14 days 20 of 40 nudged lapses (0.500; 10 of them by answering "
+                + "a nudge) vs 8 of 20 holdout lapses (0.400); lift +10.0 points, 95 % interval -16.5 to +36.5: "
+                + "not significant")
+        #expect(SummaryText.lift(ReturnLift()) == nil)
+    }
+
+    @Test func countsComeInTheGivenOrderThenByName() {
+        #expect(
+            SummaryText.counts(["dropped": 2, "scheduled": 5, "zeta": 0, "alpha": 1], order: ["scheduled", "dropped"])
+                == "scheduled=5 dropped=2 alpha=1 zeta=0")
     }
 }

@@ -1,0 +1,34 @@
+public import Engagement
+
+/// Lines of the run's summary on standard output that say what their figures mean.
+public enum SummaryText {
+    /// `name=count` pairs in `order`, then any others by name.
+    public static func counts(_ table: [String: Int], order: [String]) -> String {
+        let names = order.filter { table[$0] != nil } + table.keys.filter { !order.contains($0) }.sorted()
+        return names.map { "\($0)=\(table[$0] ?? 0)" }.joined(separator: " ")
+    }
+
+    /// The re-engagement line: returns within 14 days per group (each lapse's return counted
+    /// once), the part of the nudged returns that answered a nudge, and the lift with its 95 %
+    /// interval, "not significant" when the interval includes zero. Nil without both groups.
+    public static func lift(_ lift: ReturnLift) -> String? {
+        guard let treated = lift.treatedReturnRate, let held = lift.holdoutReturnRate, let estimate = lift.lift,
+            let interval = lift.liftInterval95
+        else { return nil }
+        func points(_ value: Double) -> String {
+            let tenths = (value * 1_000).rounded()
+            let sign = tenths > 0 ? "+" : tenths < 0 ? "-" : ""
+            let magnitude = Int(abs(tenths))
+            return "\(sign)\(magnitude / 10).\(magnitude % 10)"
+        }
+        func rate(_ value: Double) -> String {
+            let thousandths = Int((value * 1_000).rounded())
+            return "0." + String(repeating: "0", count: max(0, 3 - String(thousandths).count)) + String(thousandths)
+        }
+        let verdict = lift.isSignificant == true ? "significant" : "not significant"
+        return "re-engagement: returned within 14 days \(lift.treatedReturns) of \(lift.treatedLapses) nudged lapses "
+            + "(\(rate(treated)); \(lift.treatedReturnsPromptedByNudge) of them by answering a nudge) vs "
+            + "\(lift.holdoutReturns) of \(lift.holdoutLapses) holdout lapses (\(rate(held))); lift "
+            + "\(points(estimate)) points, 95 % interval \(points(interval.low)) to \(points(interval.high)): \(verdict)"
+    }
+}
