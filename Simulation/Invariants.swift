@@ -94,6 +94,9 @@ public struct InvariantChecker: Sendable {
     private var nudgesThisAbsence: [Int] = []
     /// Local minutes of the last 20 app opens since the last change of zone.
     private var opens: [Int] = []
+    /// The last change of zone and the zone before it: a request due at that very instant fired
+    /// before the device moved (the platform re-matches only triggers still ahead).
+    private var zoneChange: (at: Instant, from: ZoneRules)?
     /// When the memories above are next trimmed to what can still matter (every three simulated days).
     private var nextTrimAt: Int64 = .min
 
@@ -116,11 +119,13 @@ public struct InvariantChecker: Sendable {
         done = done.filter { $0.value >= threeDaysAgo }
     }
 
-    /// Checks one delivery against the user's current preferences and zone.
+    /// Checks one delivery against the user's current preferences and zone (the zone before the
+    /// last change for a delivery at the instant of the change).
     public mutating func observe(
-        _ delivery: ObservedDelivery, profile: UserProfile, zone: ZoneRules
+        _ delivery: ObservedDelivery, profile: UserProfile, zone currentZone: ZoneRules
     ) -> [Invariant] {
         var broken: [Invariant] = []
+        let zone = zoneChange.flatMap { delivery.at <= $0.at ? $0.from : nil } ?? currentZone
         trim(at: delivery.at.secondsSinceEpoch)
         let preferences = profile.preferences
         let local = zone.localDateTime(at: delivery.at)
@@ -291,8 +296,12 @@ public struct InvariantChecker: Sendable {
         if action != .dismiss && ResponseOutcome(action: action) != .snoozed { nudgesThisAbsence.removeAll() }
     }
 
-    /// The device moved to another zone: opens recorded so far are local minutes of another zone.
-    public mutating func observeZoneChange() { opens.removeAll() }
+    /// The device moved from `zone` to another at `instant`: opens recorded so far are local
+    /// minutes of another zone.
+    public mutating func observeZoneChange(from zone: ZoneRules, at instant: Instant) {
+        opens.removeAll()
+        zoneChange = (instant, zone)
+    }
 
     /// Records something the user did, for the "already done" invariant, the campaign's cap and
     /// the evidence of being awake.

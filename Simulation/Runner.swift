@@ -327,11 +327,15 @@ public enum Simulator {
             var disabledKinds: [String]
             var privacyLevel: String
             var holdout: Bool
+            /// The times slots and the local night are read from, `HH:MM`.
+            var morningTime: String
+            var wakeTime: String
+            var sleepTime: String
 
             func encode(to encoder: any Encoder) throws {
                 enum Key: String, CodingKey {
                     case id, persona, timeZone, quietHours, absenceResponse, maxPerHour, maxPerDay, disabledKinds
-                    case privacyLevel, holdout
+                    case privacyLevel, holdout, morningTime, wakeTime, sleepTime
                 }
                 var container = encoder.container(keyedBy: Key.self)
                 try container.encode(id, forKey: .id)
@@ -344,6 +348,9 @@ public enum Simulator {
                 try container.encode(disabledKinds, forKey: .disabledKinds)
                 try container.encode(privacyLevel, forKey: .privacyLevel)
                 try container.encode(holdout, forKey: .holdout)
+                try container.encode(morningTime, forKey: .morningTime)
+                try container.encode(wakeTime, forKey: .wakeTime)
+                try container.encode(sleepTime, forKey: .sleepTime)
             }
         }
         let users = (0..<scenario.users).map { index -> Entry in
@@ -362,7 +369,9 @@ public enum Simulator {
                 disabledKinds: preferences.disabledKinds.map(\.rawValue),
                 privacyLevel: traits.profile.privacyLevel.rawValue,
                 holdout: Holdout.isHeldOut(
-                    userID: traits.profile.id, share: scenario.holdoutShare, salt: EngineConfiguration().holdoutSalt))
+                    userID: traits.profile.id, share: scenario.holdoutShare, salt: EngineConfiguration().holdoutSalt),
+                morningTime: preferences.morningTime.description, wakeTime: preferences.wakeTime.description,
+                sleepTime: preferences.sleepTime.description)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -293,7 +293,8 @@ final class Shard {
             if let start = users[local].lapseStartedAt {
                 users[local].lapseStartedAt = nil
                 stats.lift.record(
-                    heldOut: users[local].engine.isHeldOut, returned: now.secondsSinceEpoch - start <= 14 * .secondsPerDay,
+                    heldOut: users[local].engine.isHeldOut,
+                    returned: now.secondsSinceEpoch - start <= 14 * .secondsPerDay,
                     promptedByNudge: true)
             }
         }
@@ -353,9 +354,9 @@ final class Shard {
             from: users[local].zone.identifier, among: scenario.timeZones, generator: &generator)
         users[local].generator = generator
         guard let next, let zone = zones[next] else { return }
+        users[local].checker.observeZoneChange(from: users[local].zone, at: now)
         users[local].zone = zone
         users[local].center.setTimeZone(zone, at: now)
-        users[local].checker.observeZoneChange()
         try journal.log(&users[local], now, "travel") { $0.id("timeZone", next) }
         try step(local, .timeZoneChanged(zone), at: now)
         scheduleNextDay(local, after: now)

@@ -35,7 +35,8 @@ WINDOWS = {
     "checkInReminder": (-30, 180),
 }
 MEALS = {"breakfast": 8 * 60, "lunch": 12 * 60 + 30, "snack": 15 * 60, "dinner": 18 * 60 + 30}
-SNOOZES = {"snooze", "snooze30", "snoozeReminder"}
+# Action identifiers (`NotificationActionID` raw values) that are not acting on a notification.
+NOT_ACTED = {"com.apple.UNNotificationDismissActionIdentifier", "SNOOZE", "SNOOZE_30", "SNOOZE_REMINDER"}
 CAPS = {"light_nudge": 1, "check_in_on_me": 3, "give_me_space": 0}
 
 
@@ -104,12 +105,16 @@ def main(folder):
     population = json.load(open(f"{folder}/population.json"))["users"]
     users = {}
     for entry in population:
-        morning = entry.get("morningTime") or ("16:30" if entry["persona"] == "nightShift" else "07:00")
+        # Runs before population.json named the times: the personas' defaults.
+        night_shift = entry["persona"] == "nightShift"
+        morning = entry.get("morningTime") or ("16:30" if night_shift else "07:00")
+        wake = entry.get("wakeTime") or ("17:00" if night_shift else "07:00")
+        sleep = entry.get("sleepTime") or ("23:30" if night_shift else "22:00")
         users[entry["id"]] = {
             "zone": ZoneInfo(entry["timeZone"]),
             "morningMinute": minutes(morning),
+            "waking": (minutes(wake), minutes(sleep)),
             "cap": CAPS[entry["absenceResponse"]],
-            "persona": entry["persona"],
         }
     delivered = collections.Counter()
     outside = collections.Counter()
@@ -131,7 +136,7 @@ def main(folder):
             nudges.pop(event["user"], None)
         elif name == "response":
             action = event["action"]
-            if action != "dismiss" and action not in SNOOZES:
+            if action not in NOT_ACTED:
                 acted[event["kind"]] += 1
                 nudges.pop(event["user"], None)
         elif name == "delivered":
@@ -160,9 +165,8 @@ def main(folder):
                 sent.append(attempt)
                 if len(sent) > user["cap"]:
                     over_cap += 1
-                awake = (17 * 60, 23 * 60 + 30) if user["persona"] == "nightShift" else (7 * 60, 22 * 60)
                 minute = local.hour * 60 + local.minute
-                if not awake[0] <= minute < awake[1]:
+                if not user["waking"][0] <= minute < user["waking"][1]:
                     night_nudges += 1
         if len(seen_instants) > 4_000_000:
             seen_instants.clear()  # instants only repeat within one user's lines, which are adjacent
@@ -175,7 +179,7 @@ def main(folder):
         f" {sum(acted.values()) / max(1, sum(delivered.values())):>13.3f}"
     )
     print(f"nudges beyond the campaign's cap: {over_cap}; an attempt delivered twice in one absence: {attempt_twice}")
-    print(f"nudges delivered in the local night (outside 07:00-22:00; night shift 17:00-23:30): {night_nudges}")
+    print(f"nudges delivered in the local night (outside the user's waking hours): {night_nudges}")
     for example in outside_examples:
         print("  outside:", example)
 

@@ -1,6 +1,6 @@
 import Engagement
-import Models
 import Foundation
+import Models
 import Simulation
 
 extension Simulate {
@@ -31,7 +31,9 @@ extension Simulate {
                 + "wall=\(String(format: "%.2f", report.wallSeconds))s "
                 + "worldEventsPerSecond=\(Int(report.eventsPerSecond)) peakMemoryMB=\(report.peakMemoryMB)")
         say("deliveries=\(report.deliveries)")
-        say("rule decisions (the engine's): " + SummaryText.counts(report.decisions, order: TraceDecision.allCases.map(\.rawValue)))
+        say(
+            "rule decisions (the engine's): "
+                + SummaryText.counts(report.decisions, order: TraceDecision.allCases.map(\.rawValue)))
         say(
             "platform (the simulated device): "
                 + SummaryText.counts(

@@ -81,7 +81,8 @@ extension UserEngine {
                 )
             }
             let codec = SnapshotCodec(
-                base: Instant(secondsSinceEpoch: try reader.signed(limit: SnapshotCodec.secondsLimit)), version: version)
+                base: Instant(secondsSinceEpoch: try reader.signed(limit: SnapshotCodec.secondsLimit)), version: version
+            )
             self.init(profile: profile, zone: zone, now: codec.base, configuration: configuration, content: content)
             let legacyResponses = try codec.read(into: &state, from: &reader)
             if !legacyResponses.isEmpty {

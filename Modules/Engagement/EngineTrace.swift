@@ -46,7 +46,8 @@ extension UserEngine {
         case .alreadyDone: "already done"
         case .holdout: "in the re-engagement control group"
         case .learnedShift, .learnedBackOff: learningEvidence(for: id, nominalAt: plannedAt)
-        case .localNight, .snoozed, .timeZoneChanged: explain(Retiming(reason, nominalAt: nil), id: id, plannedAt: plannedAt)
+        case .localNight, .snoozed, .timeZoneChanged:
+            explain(Retiming(reason, nominalAt: nil), id: id, plannedAt: plannedAt)
         case .slotWindowPassed:
             windowEnd.map { "its slot's window ended at \(zone.localDateTime(at: $0).timeOfDay)" }
                 ?? "its slot's window had passed"

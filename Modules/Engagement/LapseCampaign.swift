@@ -105,8 +105,10 @@ extension UserEngine {
                 // can be measured); the trace says so once the user is actually away.
                 if due <= now {
                     suppressed.append(
-                        (candidate(id, at: nextInstant(of: time, notBefore: due)),
-                            response == .giveMeSpace ? .absenceGiveMeSpace : .holdout))
+                        (
+                            candidate(id, at: nextInstant(of: time, notBefore: due)),
+                            response == .giveMeSpace ? .absenceGiveMeSpace : .holdout
+                        ))
                 }
                 return
             }
@@ -140,6 +142,7 @@ extension UserEngine {
     /// Where the local night begins after `instant` (in waking hours): that day's `sleepTime`.
     func nightStart(after instant: Instant) -> Instant {
         let local = zone.localDateTime(at: instant)
-        return zone.instant(for: LocalDateTime(daysSinceEpoch: local.daysSinceEpoch, time: profile.preferences.sleepTime))
+        return zone.instant(
+            for: LocalDateTime(daysSinceEpoch: local.daysSinceEpoch, time: profile.preferences.sleepTime))
     }
 }

@@ -166,7 +166,9 @@ public enum Planner {
             Int64(kind.ordinal) << 48 | (at.secondsSinceEpoch & 0xFFFF_FFFF_FFFF)
         }
         for kind in Set(series.map(\.kind)) {
-            for candidate in series where candidate.kind == kind { taken.insert(instantOfKind(kind, candidate.plannedAt)) }
+            for candidate in series where candidate.kind == kind {
+                taken.insert(instantOfKind(kind, candidate.plannedAt))
+            }
             for at in reservedFireTimes { taken.insert(instantOfKind(kind, at)) }
         }
         plan.reserveCapacity(context.slotBudget + 4)

@@ -425,7 +425,9 @@ private func date(_ text: String) -> LocalDate { local(text).date }
         #expect(breakfast.description == "mealReminder.breakfast")
         #expect(LearningSlot(.hydration, packedSlot: 13 * 60).description == "hydration.1300")
         #expect(morning.description == "morningGreeting")
-        #expect(LearningSlot(OccurrenceID.dailySeries(.hydration, minute: 9 * 60)) == LearningSlot(.hydration, packedSlot: 540))
+        #expect(
+            LearningSlot(OccurrenceID.dailySeries(.hydration, minute: 9 * 60))
+                == LearningSlot(.hydration, packedSlot: 540))
     }
 
     @Test(arguments: NotificationActionID.allCases)

@@ -88,7 +88,9 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         for _ in 0..<3 { engine.state.coaching.responses.record(.ignored, slot: one, hour: 13) }
         engine.state.coaching.timing = engine.state.coaching.responses.timingRules(for: UserEngine.adjustableKinds)
         let effects = engine.handle(.activity(.moodLogged), at: t0 + 60)
-        let hydration = engine.state.plan.planned.filter { $0.kind == .hydration && $0.id.day != OccurrenceID.seriesDay }
+        let hydration = engine.state.plan.planned.filter {
+            $0.kind == .hydration && $0.id.day != OccurrenceID.seriesDay
+        }
         let times = hydration.filter { london.localDate(at: $0.fireAt) == LocalDate(year: 2027, month: 6, day: 2) }
             .map { london.localDateTime(at: $0.fireAt).timeOfDay.description }
         #expect(times == ["07:00", "09:00", "11:00", "13:15", "15:00", "17:00", "19:00", "21:00"])
@@ -225,7 +227,8 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         let midnight = instant("2027-06-01T00:00:00+01:00")
         var engine = UserEngine(profile: makeProfile(absence: .lightNudge), zone: london, now: midnight)
         for day: Int64 in 0..<5 {
-            _ = engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: midnight + day * .secondsPerDay + 19 * 3_600)
+            _ = engine.handle(
+                .activity(.appOpened(sessionSeconds: 60)), at: midnight + day * .secondsPerDay + 19 * 3_600)
         }
         #expect(engine.habitualActiveTime?.description == "19:00")
         _ = engine.handle(.timeZoneChanged(tokyo), at: midnight + 4 * .secondsPerDay + 20 * 3_600)
@@ -244,7 +247,8 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         var effects: [Effect] = []
         for (day, minute) in [(0, 21 * 60 + 30), (1, 5 * 60), (1, 21 * 60 + 30), (2, 5 * 60), (2, 21 * 60 + 30)] {
             effects = engine.handle(
-                .activity(.appOpened(sessionSeconds: 60)), at: midnight + Int64(day) * .secondsPerDay + Int64(minute) * 60)
+                .activity(.appOpened(sessionSeconds: 60)),
+                at: midnight + Int64(day) * .secondsPerDay + Int64(minute) * 60)
         }
         #expect(engine.habitualActiveTime?.description == "00:00")
         let nudge = effects.scheduled.first { $0.request.content.kind == .reEngagement }
@@ -282,7 +286,10 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         var engine = UserEngine(profile: profile, zone: london, now: t0)
         let effects = engine.handle(.appLaunched, at: t0)
         let planned = engine.state.plan.planned.filter { $0.kind == .checkInReminder }
-        #expect(planned.map(\.id.description) == ["checkInReminder.2027-06-01.r1-2000", "checkInReminder.2027-06-02.r1-2000"])
+        #expect(
+            planned.map(\.id.description) == [
+                "checkInReminder.2027-06-01.r1-2000", "checkInReminder.2027-06-02.r1-2000",
+            ])
         let merged = effects.traces.first { $0.requestID == "checkInReminder.2027-06-01.r2-2000" }
         #expect(merged?.decision == .dropped)
         #expect(merged?.reason == .sameInstant)
@@ -300,7 +307,8 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         var effects = engine.handle(.appLaunched, at: t0)
         for n in 1...2 {
             effects += engine.handle(
-                .socialEvent(SocialEvent(id: "m\(n)", kind: .mention, actorName: "Lea", topic: "run", isMutualFriend: true)),
+                .socialEvent(
+                    SocialEvent(id: "m\(n)", kind: .mention, actorName: "Lea", topic: "run", isMutualFriend: true)),
                 at: t0 + Int64(n) * 60)
         }
         let mentions = engine.state.plan.planned.filter { $0.kind == .mention }
@@ -314,7 +322,8 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         var engine = UserEngine(profile: makeProfile(), zone: london, now: t0)
         var effects = engine.handle(.appLaunched, at: t0)
         effects += engine.handle(
-            .notificationResponse(requestID: "mealReminder.2027-06-01.breakfast", kind: .mealReminder, action: .snooze30),
+            .notificationResponse(
+                requestID: "mealReminder.2027-06-01.breakfast", kind: .mealReminder, action: .snooze30),
             at: instant("2027-06-01T08:02:00+01:00"))
         let snoozed = effects.traces.last { $0.requestID == "mealReminder.2027-06-01.breakfast.snooze1" }
         #expect(snoozed?.decision == .scheduled)
@@ -325,7 +334,8 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
             if case .generateContent(let id, _) = effect { id } else { nil }
         }
         let answer = engine.handle(
-            .contentGenerated(requestID: asked[0], outcome: .text("Good morning|Time to move, Ana.", latencyMillis: 300)),
+            .contentGenerated(
+                requestID: asked[0], outcome: .text("Good morning|Time to move, Ana.", latencyMillis: 300)),
             at: t0 + 1)
         #expect(answer.traces.map(\.decision) == [.copyChosen])
         #expect(answer.traces.first?.reason == .coachCopy)
@@ -357,7 +367,10 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         #expect(responses.counts(slot: dinner, hour: 18).ignored == 3)
         #expect(responses.counts(slot: thirteen, hour: 13).dismissed == 2)
         #expect(responses.counts(slot: breakfast, hour: 10).total == 0)
-        #expect(restored.state.coaching.timing.contains { $0.slot == dinner && $0.adjustment == TimingAdjustment.shift(minutes: 60) })
+        #expect(
+            restored.state.coaching.timing.contains {
+                $0.slot == dinner && $0.adjustment == TimingAdjustment.shift(minutes: 60)
+            })
         // Written again, it is the newest version, and reads back the same.
         let new = restored.snapshot()
         #expect(new[2] == UInt8(EngineSnapshot.version))

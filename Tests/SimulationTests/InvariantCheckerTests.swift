@@ -201,15 +201,18 @@ import Testing
         #expect(nudge("reEngagement.2027-06-01.3", "2027-06-15T10:00:00+01:00") == [.nudgesWithinCampaignCap])
         // The user comes back: a new absence, a new count. A dismissal or a snooze is no return.
         checker.observeResponse(.dismiss)
-        #expect(nudge("reEngagement.2027-06-01.1", "2027-06-16T10:00:00+01:00") == [
-            .noNudgeAttemptTwice, .nudgesWithinCampaignCap,
-        ])
+        #expect(
+            nudge("reEngagement.2027-06-01.1", "2027-06-16T10:00:00+01:00") == [
+                .noNudgeAttemptTwice, .nudgesWithinCampaignCap,
+            ])
         checker.observeResponse(.defaultTap)
         #expect(nudge("reEngagement.2027-06-16.1", "2027-06-19T10:00:00+01:00").isEmpty)
         // A light nudge is one nudge per absence.
         var light = InvariantChecker()
         let lightUser = profile(absence: .lightNudge)
-        _ = light.observe(delivery("reEngagement.2027-06-01.1", .reEngagement, "2027-06-04T10:00:00+01:00"), profile: lightUser, zone: london)
+        _ = light.observe(
+            delivery("reEngagement.2027-06-01.1", .reEngagement, "2027-06-04T10:00:00+01:00"), profile: lightUser,
+            zone: london)
         light.observe(.appOpened(sessionSeconds: 60), at: Instant(iso8601: "2027-06-05T10:00:00+01:00")!, zone: london)
         #expect(
             light.observe(
@@ -235,11 +238,25 @@ import Testing
             traveller.observe(
                 .appOpened(sessionSeconds: 60), at: Instant(iso8601: "\(day)T02:00:00+01:00")!, zone: london)
         }
-        traveller.observeZoneChange()
+        traveller.observeZoneChange(from: london, at: Instant(iso8601: "2027-05-31T12:00:00+01:00")!)
         #expect(traveller.observe(night, profile: user, zone: london) == [.noNudgeInLocalNight])
         // Waking hours come from the preferences: 22:00 is the night by default.
         let evening = delivery("reEngagement.2027-06-01.1", .reEngagement, "2027-06-04T21:59:00+01:00")
         var fresh = InvariantChecker()
         #expect(fresh.observe(evening, profile: user, zone: london).isEmpty)
+    }
+
+    @Test func aDeliveryAtTheInstantOfAFlightIsReadInTheZoneItFiredIn() {
+        // 09:00 at Lord Howe (+11:00) is 22:00 in London the evening before: the device fired the
+        // 09:00 hydration reminder as it moved, so it belongs to the zone it left.
+        let lordHowe = ZoneRules(identifier: "Australia/Lord_Howe")!
+        let flight = Instant(iso8601: "2027-03-15T22:00:00Z")!
+        let reminder = delivery("hydration.2027-03-16.0900", .hydration, "2027-03-15T22:00:00Z")
+        var checker = InvariantChecker()
+        checker.observeZoneChange(from: lordHowe, at: flight)
+        #expect(checker.observe(reminder, profile: profile(), zone: london).isEmpty)
+        // A second later the device is in London, and the same identifier there is out of place.
+        let later = delivery("hydration.2027-03-16.0900", .hydration, "2027-03-15T22:00:01Z")
+        #expect(checker.observe(later, profile: profile(), zone: london).contains(.deliveryInsideSlotWindow))
     }
 }
