@@ -278,9 +278,8 @@ public struct InvariantChecker: Sendable {
             nudgesThisAbsence.append(attempt)
         }
         if nudgesThisAbsence.count > cap { broken.append(.nudgesWithinCampaignCap) }
-        let preferences = profile.preferences
         let time = local.timeOfDay
-        if time < preferences.wakeTime || time >= preferences.sleepTime {
+        if !profile.preferences.isWakingTime(time) {
             let minute = time.minutesSinceMidnight
             let near = opens.count { open in
                 let distance = abs(open - minute) % 1_440

@@ -46,10 +46,7 @@ extension UserEngine {
     }
 
     /// Whether local `time` is outside the user's waking hours.
-    func isLocalNight(_ time: LocalTimeOfDay) -> Bool {
-        let preferences = profile.preferences
-        return time < preferences.wakeTime || time >= preferences.sleepTime
-    }
+    func isLocalNight(_ time: LocalTimeOfDay) -> Bool { !profile.preferences.isWakingTime(time) }
 
     /// The nudge times of the current campaign (and the UTC day of the last activity, which
     /// names it), recomputed only when something they depend on changed (most inputs change none
@@ -139,10 +136,8 @@ extension UserEngine {
         return zone.instant(for: LocalDateTime(date: date, time: time))
     }
 
-    /// Where the local night begins after `instant` (in waking hours): that day's `sleepTime`.
+    /// Where the local night begins after `instant` (in waking hours): the next `sleepTime`.
     func nightStart(after instant: Instant) -> Instant {
-        let local = zone.localDateTime(at: instant)
-        return zone.instant(
-            for: LocalDateTime(daysSinceEpoch: local.daysSinceEpoch, time: profile.preferences.sleepTime))
+        nextInstant(of: profile.preferences.sleepTime, notBefore: instant + 1)
     }
 }

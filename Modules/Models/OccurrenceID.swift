@@ -9,7 +9,8 @@ public enum OccurrenceSlot: Hashable, Sendable {
     /// A local time: hydration, the scheduled workout, the habitual workout time of pre- and
     /// post-workout coaching, the time of a reflection.
     case minuteOfDay(Int)
-    /// The re-engagement attempt of a lapse, from 1.
+    /// The re-engagement attempt of a lapse, from 1 (the campaign is the identifier's date: the
+    /// UTC date of the last activity).
     case attempt(Int)
     /// A social group (single, batch or digest), numbered per user (15 bits, wraps).
     case group(Int)
@@ -62,7 +63,8 @@ extension NotificationKind {
 /// - `morningGreeting.2027-03-01` (`.day`)
 /// - `mealReminder.2027-03-01.lunch` (`.meal`)
 /// - `hydration.2027-03-01.0900`, `workoutReminder.2027-03-01.1830` (`.minuteOfDay`)
-/// - `reEngagement.2027-03-01.2` (date = the day of the last activity; `.attempt`)
+/// - `reEngagement.2027-03-01.2` (date = the UTC date of the last activity, which a change of
+///   zone does not change; `.attempt`)
 /// - `workoutKudos.2027-03-01.17` (`.group`), `achievement.2027-03-01.7` (`.streakDays`)
 /// - `checkInReminder.2027-03-01.r3-2000` (`.reminder`)
 /// - `hydration.daily.0900`: a daily series, one repeating request for every day

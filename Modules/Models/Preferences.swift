@@ -186,6 +186,12 @@ public struct NotificationPreferences: Hashable, Sendable {
 
     /// Kinds the user switched off.
     public var disabledKinds: [NotificationKind] { NotificationKind.allCases.filter { !isEnabled($0) } }
+
+    /// Whether local `time` is in the user's waking hours, `wakeTime` ..< `sleepTime` (wrapping
+    /// midnight if sleep comes first); outside them is the user's local night.
+    public func isWakingTime(_ time: LocalTimeOfDay) -> Bool {
+        wakeTime < sleepTime ? time >= wakeTime && time < sleepTime : time >= wakeTime || time < sleepTime
+    }
 }
 
 extension NotificationPreferences: Codable {

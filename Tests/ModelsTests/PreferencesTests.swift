@@ -336,3 +336,18 @@ struct UserProfileTests {
         #expect(privacy == [.public, .friendsOnly, .private])
     }
 }
+
+@Suite struct WakingHoursTests {
+    @Test(arguments: [
+        ("07:00", "22:00", "06:59", false), ("07:00", "22:00", "07:00", true), ("07:00", "22:00", "21:59", true),
+        ("07:00", "22:00", "22:00", false), ("07:00", "22:00", "00:00", false),
+        // A night-shift worker whose waking hours wrap midnight.
+        ("17:00", "08:00", "23:30", true), ("17:00", "08:00", "03:00", true), ("17:00", "08:00", "12:00", false),
+    ])
+    func theLocalNightIsOutsideTheWakingHours(wake: String, sleep: String, time: String, waking: Bool) {
+        var preferences = NotificationPreferences()
+        preferences.wakeTime = LocalTimeOfDay(wake)!
+        preferences.sleepTime = LocalTimeOfDay(sleep)!
+        #expect(preferences.isWakingTime(LocalTimeOfDay(time)!) == waking)
+    }
+}
