@@ -98,11 +98,21 @@ extension UserEngine {
             case .schedule(let candidate, let dueAt, let fireAt, let reason):
                 effects.append(.schedule(makeRequest(for: candidate, fireAt: fireAt), fireAt: fireAt))
                 askCoach(for: candidate, fireAt: fireAt, into: &effects)
+                // Planned before and overdue now: a change of zone moved it into the past (or its
+                // time passed while a rule held it), and it goes out at once inside its window.
+                let retiming =
+                    candidate.retiming
+                    ?? (dueAt > candidate.plannedAt
+                        ? Retiming(
+                            state.user.zoneChangedAt == now ? .timeZoneChanged : .replanned,
+                            nominalAt: candidate.plannedAt) : nil)
                 // On time for its planned time, but that time is not the nominal one: say why.
-                let why = fireAt == dueAt && reason == .onTime ? candidate.retiming?.reason ?? reason : reason
+                let why = fireAt == dueAt && reason == .onTime ? retiming?.reason ?? reason : reason
+                let nominal = retiming?.nominalAt ?? candidate.plannedAt
                 record(
                     candidate.id, fireAt != dueAt ? .deferred : .scheduled, why, plannedAt: dueAt, fireAt: fireAt,
-                    level: candidate.level, retiming: candidate.retiming, at: now, into: &effects)
+                    level: candidate.level, retiming: retiming, nominalAt: nominal != fireAt ? nominal : nil, at: now,
+                    into: &effects)
             case .drop(let candidate, let dueAt, let reason):
                 record(
                     candidate.id, .dropped, reason, plannedAt: dueAt, fireAt: nil, level: candidate.level,

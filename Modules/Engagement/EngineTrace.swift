@@ -9,10 +9,11 @@ extension UserEngine {
     /// - Parameters:
     ///   - retiming: why `plannedAt` is not the slot's nominal time, if it is not.
     ///   - windowEnd: the end of the occurrence's slot window, for a `slotWindowPassed` detail.
+    ///   - nominalAt: the slot's nominal time, when it fires at another.
     mutating func record(
         _ id: OccurrenceID, _ decision: TraceDecision, _ reason: ReasonCode, plannedAt: Instant, fireAt: Instant?,
-        level: InterruptionLevel?, retiming: Retiming? = nil, windowEnd: Instant? = nil, at now: Instant,
-        into effects: inout [Effect]
+        level: InterruptionLevel?, retiming: Retiming? = nil, windowEnd: Instant? = nil, nominalAt: Instant? = nil,
+        at now: Instant, into effects: inout [Effect]
     ) {
         let traced = TracedDecision(decision: decision, reason: reason, fireAt: fireAt, plannedAt: plannedAt)
         if state.plan.lastTraced[id] == traced { return }
@@ -32,7 +33,7 @@ extension UserEngine {
                 TraceEntry(
                     at: now, userID: profile.id, requestID: id.description, kind: id.kind, decision: decision,
                     reason: reason, plannedAt: plannedAt, fireAt: fireAt, level: level, detail: detail,
-                    nominalAt: retiming?.nominalAt)))
+                    nominalAt: nominalAt)))
     }
 
     /// The values behind a reason, for a person reading the trace.
@@ -69,7 +70,11 @@ extension UserEngine {
                 + "\(preferences.wakeTime)-\(preferences.sleepTime)) and no app opens show the user awake then: "
                 + "moved to \(zone.localDateTime(at: plannedAt).timeOfDay)"
         case .snoozed: return "the user snoozed \(id.original)"
-        case .timeZoneChanged: return "re-timed in \(zone.identifier)"
+        case .timeZoneChanged:
+            return retiming.nominalAt.map {
+                "its time passed in \(zone.identifier) (\(zone.localDateTime(at: $0).timeOfDay)): sent at once"
+            } ?? "re-timed in \(zone.identifier)"
+        case .replanned: return "its time had passed when it was planned again: sent at once"
         default: return retiming.reason.rawValue
         }
     }

@@ -138,6 +138,7 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         #expect(held?.decision == .deferred)
         #expect(held?.reason == .quietHours)
         #expect(held?.fireAt.map { local(london, $0) } == "2027-06-01T08:45:00")
+        #expect(held?.nominalAt.map { local(london, $0) } == "2027-06-01T08:00:00")
         // Until 09:30 the quiet hours last past the window (07:00 ..< 09:30) and the staleness: dropped.
         let dropped = try breakfastTrace(quietEnd: "09:30")
         #expect(dropped?.decision == .dropped)
@@ -161,6 +162,22 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         // Dinner's 18:30 is still ahead in Tokyo: re-timed there.
         let dinner = engine.state.plan.planned.first { $0.id.description == "mealReminder.2027-06-01.dinner" }
         #expect(dinner.map { local(tokyo, $0.fireAt) } == "2027-06-01T18:30:00")
+    }
+
+    @Test func aFlightThatPutsBreakfastInThePastInsideItsWindowSendsItAtOnceAndSaysWhy() {
+        let berlin = ZoneRules(identifier: "Europe/Berlin")!
+        let t0 = instant("2027-06-01T06:00:00+01:00")
+        var engine = UserEngine(profile: makeProfile(), zone: london, now: t0)
+        _ = engine.handle(.appLaunched, at: t0)
+        // 07:30 in London is 08:30 in Berlin: breakfast's 08:00 has passed there, its window has not.
+        let flight = instant("2027-06-01T07:30:00+01:00")
+        let landed = engine.handle(.timeZoneChanged(berlin), at: flight)
+        let breakfast = landed.traces.last { $0.requestID == "mealReminder.2027-06-01.breakfast" }
+        #expect(breakfast?.decision == .scheduled)
+        #expect(breakfast?.reason == .timeZoneChanged)
+        #expect(breakfast?.fireAt == flight + 1)
+        #expect(breakfast?.nominalAt.map { local(berlin, $0) } == "2027-06-01T08:00:00")
+        #expect(breakfast?.detail == "its time passed in Europe/Berlin (08:00): sent at once")
     }
 
     @Test func aWorkoutJustAfterMidnightIsRemindedTheEveningBeforeInsideItsWindow() {
