@@ -96,7 +96,9 @@ let package = Package(
                 path: "Tests/SimulationTests", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "bench",
-                dependencies: ["Engagement", "Scheduling", "Models", "Simulation", "Runtime", "Storage", "Content"],
+                dependencies: [
+                    "Engagement", "Scheduling", "Models", "Simulation", "Runtime", "Storage", "Content", argumentParser,
+                ],
                 path: "Apps/Bench",
                 swiftSettings: swiftSettings),
             .executableTarget(
@@ -125,7 +127,8 @@ let package = Package(
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(
-                name: "store-crash-writer", dependencies: ["Storage", "Models"], path: "Apps/StoreCrashWriter",
+                name: "store-crash-writer", dependencies: ["Storage", "Models", argumentParser],
+                path: "Apps/StoreCrashWriter",
                 swiftSettings: swiftSettings),
         ]
 )
