@@ -7,6 +7,7 @@
 import APNs
 import ArgumentParser
 import Content
+import Delivery
 import Foundation
 import Hummingbird
 import Logging

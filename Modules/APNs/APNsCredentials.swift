@@ -35,13 +35,14 @@ public struct APNsCredentials: Sendable {
     public let keyID: String
     /// `iss` in the token's claims.
     public let teamID: String
-    let privateKey: P256.Signing.PrivateKey
+    /// The key's raw scalar: swift-crypto's key type is not `Sendable`, its bytes are.
+    private let rawKey: Data
 
     /// Credentials from a key already in memory.
     public init(privateKey: P256.Signing.PrivateKey, keyID: String, teamID: String) throws(APNsCredentialError) {
         guard Self.isAppleIdentifier(keyID) else { throw .badKeyID(keyID) }
         guard Self.isAppleIdentifier(teamID) else { throw .badTeamID(teamID) }
-        self.privateKey = privateKey
+        self.rawKey = privateKey.rawRepresentation
         self.keyID = keyID
         self.teamID = teamID
     }
@@ -72,6 +73,12 @@ public struct APNsCredentials: Sendable {
             throw .notP256Key(path: path, reason: "\(error)")
         }
         return try APNsCredentials(privateKey: key, keyID: keyID, teamID: teamID)
+    }
+
+    /// The private key (made again from its bytes at each call: once per token signed).
+    var privateKey: P256.Signing.PrivateKey {
+        // The bytes came from a valid key, so they make one again.
+        try! P256.Signing.PrivateKey(rawRepresentation: rawKey)
     }
 
     /// The public half, which verifies the tokens (what Apple keeps).

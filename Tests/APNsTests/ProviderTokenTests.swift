@@ -41,7 +41,7 @@ struct ProviderTokenTests {
         #expect(await tokens.signedCount == 3)
     }
 
-    @Test(arguments: [(Int64(60), Int64(20 * 60)), (50 * 60, 50 * 60), (2 * 3600, 3599)])
+    @Test(arguments: [(60, 20 * 60), (50 * 60, 50 * 60), (2 * 3600, 3599)] as [(Int64, Int64)])
     func theRefreshAgeIsKeptWithinApplesBounds(asked: Int64, used: Int64) async throws {
         let clock = TestClock()
         let tokens = ProviderTokens(

@@ -4,6 +4,8 @@ import Crypto
 import Delivery
 import FakeAPNs
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import Logging
 import Models
 import Runtime

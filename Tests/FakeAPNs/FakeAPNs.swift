@@ -1,5 +1,5 @@
 public import Crypto
-import Foundation
+public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -29,8 +29,9 @@ public final class FakeAPNs: Sendable {
     public struct Configuration: Sendable {
         /// The team id tokens must name as `iss`.
         public var teamID: String
-        /// The public keys that verify tokens, by key id (`kid`).
-        public var keys: [String: P256.Signing.PublicKey]
+        /// The public keys that verify tokens, by key id (`kid`), in their raw (x, y) form (the
+        /// key type is not `Sendable`).
+        public var keys: [String: Data]
         /// The app's bundle id: the only topic accepted.
         public var topic: String
         /// SETTINGS_MAX_CONCURRENT_STREAMS announced to clients (APNs announces up to 1000).
@@ -42,13 +43,13 @@ public final class FakeAPNs: Sendable {
 
         public init(
             teamID: String, keys: [String: P256.Signing.PublicKey], topic: String, maxConcurrentStreams: Int = 1000,
-            now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }, recordsDetails: Bool = true
+            now: (@Sendable () -> Int64)? = nil, recordsDetails: Bool = true
         ) {
             self.teamID = teamID
-            self.keys = keys
+            self.keys = keys.mapValues(\.rawRepresentation)
             self.topic = topic
             self.maxConcurrentStreams = maxConcurrentStreams
-            self.now = now
+            self.now = now ?? { Int64(Date().timeIntervalSince1970) }
             self.recordsDetails = recordsDetails
         }
     }
@@ -120,7 +121,7 @@ public final class FakeAPNs: Sendable {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
             HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: HPACKDecoder.defaultMaxHeaderListSize),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
         ]
         let stream = NIOHTTP2Handler.StreamConfiguration()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -169,6 +170,12 @@ public final class FakeAPNs: Sendable {
     /// Takes precedence over the queue.
     public func answer(token: String, with fault: Fault?) {
         core.state.withLock { $0.tokenFaults[token] = fault }
+    }
+
+    /// Every provider token seen so far is answered 403 ExpiredProviderToken from now on, as
+    /// APNs does once a token is an hour old; a new token replacing one is then welcome at once.
+    public func expireProviderTokens() {
+        core.state.withLock { state in state.expired.formUnion(state.tokenOrder) }
     }
 
     // MARK: - What it saw

@@ -18,14 +18,15 @@ enum FakeJWT {
 
     /// The key id and `iat` of a token that verifies; nil otherwise.
     static func verify(
-        _ jwt: String, keys: [String: P256.Signing.PublicKey], teamID: String
+        _ jwt: String, keys: [String: Data], teamID: String
     ) -> (keyID: String, issuedAt: Int64)? {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = decode(parts[0]), let claimBytes = decode(parts[1]),
             let signatureBytes = decode(parts[2]),
             let header = try? JSONDecoder().decode(Header.self, from: headerBytes),
             let claims = try? JSONDecoder().decode(Claims.self, from: claimBytes),
-            header.alg == "ES256", let key = keys[header.kid], claims.iss == teamID,
+            header.alg == "ES256", let raw = keys[header.kid], claims.iss == teamID,
+            let key = try? P256.Signing.PublicKey(rawRepresentation: raw),
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
         else { return nil }
         let signingInput = Array(jwt.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
