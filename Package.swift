@@ -91,7 +91,10 @@ let package = Package(
         + module("Delivery", dependencies: ["Models"])
         // The APNs provider client (HTTP/2, token auth): heavy dependencies stay out of the engine modules.
         + module(
-            "APNs", dependencies: ["Delivery", "Models", asyncHTTPClient, crypto, swiftLog, nioCore, nioPosix, nioHTTP1, nioSSL],
+            "APNs",
+            dependencies: [
+                "Delivery", "Models", asyncHTTPClient, crypto, swiftLog, nioCore, nioPosix, nioHTTP1, nioSSL,
+            ],
             testDependencies: ["FakeAPNs"])
         + module("Engagement", dependencies: ["Models", "Scheduling", "Content"], testDependencies: ["TestSupport"])
         + module(
@@ -149,8 +152,9 @@ let package = Package(
             .testTarget(
                 name: "EngagedTests",
                 dependencies: [
-                    "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", "Delivery", "APNs",
-                    "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, metrics, prometheus,
+                    "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", "Delivery",
+                    "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, metrics,
+                    prometheus,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(

@@ -12,7 +12,8 @@ import Models
 
 func argument(_ name: String, default value: Int) -> Int {
     let arguments = CommandLine.arguments
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let parsed = Int(arguments[index + 1]),
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count,
+        let parsed = Int(arguments[index + 1]),
         parsed > 0
     else { return value }
     return parsed
@@ -36,7 +37,8 @@ var tokens: [ProviderToken] = []
 tokens.reserveCapacity(signings)
 let signingTime = try clock.measure {
     for n in 0..<signings {
-        tokens.append(try ProviderToken.sign(credentials, issuedAt: Instant(secondsSinceEpoch: 1_800_000_000 + Int64(n))))
+        tokens.append(
+            try ProviderToken.sign(credentials, issuedAt: Instant(secondsSinceEpoch: 1_800_000_000 + Int64(n))))
     }
 }
 print(
@@ -57,7 +59,8 @@ let client = try APNsClient(
         now: { Instant(Date()) }, sleep: { try await Task.sleep(for: $0) }, unitRandom: { Double.random(in: 0..<1) }),
     logger: Logger(label: "bench-apns"))
 let payload = Array(
-    #"{"aps":{"alert":{"title":"Lunch","body":"Log your lunch to keep the streak going"},"badge":1},"kind":"meal"}"#.utf8)
+    #"{"aps":{"alert":{"title":"Lunch","body":"Log your lunch to keep the streak going"},"badge":1},"kind":"meal"}"#
+        .utf8)
 let token = String(repeating: "ab", count: 32)
 
 func request(_ n: Int) -> PushRequest {

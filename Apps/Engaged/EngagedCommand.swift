@@ -69,13 +69,15 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .customLong("apns-ca-file"),
-        help: ArgumentHelp("For tests: trust this PEM certificate for --apns-url instead of the system's roots.", visibility: .hidden))
+        help: ArgumentHelp(
+            "For tests: trust this PEM certificate for --apns-url instead of the system's roots.", visibility: .hidden))
     var apnsCAFile: String?
 
     /// The APNs settings from the flags, or else the environment.
     func apnsSettings(_ environment: [String: String]) throws(APNsSettingsError) -> APNsSettings? {
         try APNsSettings.resolve(
-            url: apnsURL, keyFile: apnsKeyFile, keyID: apnsKeyID, teamID: apnsTeamID, topic: apnsTopic, caFile: apnsCAFile,
+            url: apnsURL, keyFile: apnsKeyFile, keyID: apnsKeyID, teamID: apnsTeamID, topic: apnsTopic,
+            caFile: apnsCAFile,
             environment: environment)
     }
 
@@ -154,7 +156,8 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// The APNs client of the settings, or nil without them; exit 78 when the key cannot be used.
-    func makeAPNsClient(_ environment: [String: String], logger: Logger) throws -> (client: APNsClient, topic: String)? {
+    func makeAPNsClient(_ environment: [String: String], logger: Logger) throws -> (client: APNsClient, topic: String)?
+    {
         guard let settings = try apnsSettings(environment) else { return nil }
         do {
             let credentials = try APNsCredentials.load(

@@ -119,7 +119,8 @@ struct APNsChannelTransport: ChannelTransport {
             return
         }  // a store failure throws: the row stays pending
         let bytes = Array(payload.json.utf8)
-        let priority: PushRequest.Priority = request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate
+        let priority: PushRequest.Priority =
+            request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate
         await withTaskGroup(of: Void.self) { group in
             for device in devices {
                 group.addTask {
@@ -135,7 +136,9 @@ struct APNsChannelTransport: ChannelTransport {
     }
 
     private func record(_ outcome: PushOutcome, of row: OutboxRow, to device: DeviceRegistration) async {
-        let metadata: Logger.Metadata = ["user": "\(row.userID)", "apns-id": "\(row.key)", "request": "\(row.requestID)"]
+        let metadata: Logger.Metadata = [
+            "user": "\(row.userID)", "apns-id": "\(row.key)", "request": "\(row.requestID)",
+        ]
         switch outcome {
         case .delivered:
             count("delivered")

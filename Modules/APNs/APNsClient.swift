@@ -119,7 +119,8 @@ public final class APNsClient: PushTransport {
         http.redirectConfiguration = .disallow
         http.decompression = .disabled
         self.http = HTTPClient(
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: http, backgroundActivityLogger: logger)
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: http, backgroundActivityLogger: logger
+        )
         self.configuration = configuration
         self.dependencies = dependencies
         self.logger = logger
@@ -186,7 +187,9 @@ public final class APNsClient: PushTransport {
         request.headers.add(name: "apns-topic", value: push.apnsTopic)
         request.headers.add(name: "apns-priority", value: String(push.priority.rawValue))
         request.headers.add(name: "apns-id", value: push.id)
-        if let expiration = push.expiration { request.headers.add(name: "apns-expiration", value: expiration.headerValue) }
+        if let expiration = push.expiration {
+            request.headers.add(name: "apns-expiration", value: expiration.headerValue)
+        }
         if let collapseID = push.collapseID { request.headers.add(name: "apns-collapse-id", value: collapseID) }
         request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(push.payload)

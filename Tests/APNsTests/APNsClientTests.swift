@@ -62,7 +62,8 @@ struct APNsClientTests {
     /// Answers that are final: one request each, never retried.
     @Test(arguments: [
         ErrorCase(
-            fault: .badDeviceToken, outcome: .tokenRetired(PushFailure(status: 400, reason: "BadDeviceToken"), since: nil)),
+            fault: .badDeviceToken,
+            outcome: .tokenRetired(PushFailure(status: 400, reason: "BadDeviceToken"), since: nil)),
         ErrorCase(
             fault: .deviceTokenNotForTopic,
             outcome: .tokenRetired(PushFailure(status: 400, reason: "DeviceTokenNotForTopic"), since: nil)),
@@ -279,7 +280,8 @@ struct APNsClientTests {
         try await Harness.with { harness in
             let client = try APNsClient(
                 configuration: APNsClient.Configuration(
-                    credentials: harness.credentials, endpoints: [.sandbox: harness.fake.url, .production: harness.fake.url],
+                    credentials: harness.credentials,
+                    endpoints: [.sandbox: harness.fake.url, .production: harness.fake.url],
                     retry: RetryPolicy(maxAttempts: 1), attemptTimeout: .seconds(1)),
                 dependencies: APNsClient.Dependencies(
                     now: { harness.clock.now() }, sleep: { _ in }, unitRandom: { 0 }),

@@ -7,16 +7,23 @@ import Testing
 struct APNsDispositionTests {
     @Test(arguments: [
         (200, "", APNsDisposition.delivered),
-        (400, #"{"reason":"BadDeviceToken"}"#, .retireToken(PushFailure(status: 400, reason: "BadDeviceToken"), since: nil)),
+        (
+            400, #"{"reason":"BadDeviceToken"}"#,
+            .retireToken(PushFailure(status: 400, reason: "BadDeviceToken"), since: nil)
+        ),
         (
             400, #"{"reason":"DeviceTokenNotForTopic"}"#,
             .retireToken(PushFailure(status: 400, reason: "DeviceTokenNotForTopic"), since: nil)
         ),
         (
             410, #"{"reason":"Unregistered","timestamp":1803967200500}"#,
-            .retireToken(PushFailure(status: 410, reason: "Unregistered"), since: Instant(secondsSinceEpoch: 1_803_967_200))
+            .retireToken(
+                PushFailure(status: 410, reason: "Unregistered"), since: Instant(secondsSinceEpoch: 1_803_967_200))
         ),
-        (410, #"{"reason":"ExpiredToken"}"#, .retireToken(PushFailure(status: 410, reason: "ExpiredToken"), since: nil)),
+        (
+            410, #"{"reason":"ExpiredToken"}"#,
+            .retireToken(PushFailure(status: 410, reason: "ExpiredToken"), since: nil)
+        ),
         (
             403, #"{"reason":"ExpiredProviderToken"}"#,
             .renewProviderToken(PushFailure(status: 403, reason: "ExpiredProviderToken"))
@@ -39,7 +46,9 @@ struct APNsDispositionTests {
 
     @Test func backOffDoublesUpToItsCapWithJitterInTheUpperHalf() {
         let policy = RetryPolicy(maxAttempts: 6, baseDelay: .milliseconds(100), maxDelay: .seconds(1))
-        let ceilings: [Duration] = [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1)]
+        let ceilings: [Duration] = [
+            .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1),
+        ]
         for (index, ceiling) in ceilings.enumerated() {
             #expect(policy.delay(afterAttempt: index + 1, unitRandom: 0) == ceiling / 2)
             #expect(policy.delay(afterAttempt: index + 1, unitRandom: 1) == ceiling)

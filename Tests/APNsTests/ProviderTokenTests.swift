@@ -14,7 +14,9 @@ struct ProviderTokenTests {
         let token = try ProviderToken.sign(credentials, issuedAt: start)
         let parts = token.jwt.split(separator: ".").map(String.init)
         try #require(parts.count == 3)
-        #expect(String(decoding: try #require(base64URLDecode(parts[0])), as: UTF8.self) == #"{"alg":"ES256","kid":"KEY1234567"}"#)
+        #expect(
+            String(decoding: try #require(base64URLDecode(parts[0])), as: UTF8.self)
+                == #"{"alg":"ES256","kid":"KEY1234567"}"#)
         #expect(
             String(decoding: try #require(base64URLDecode(parts[1])), as: UTF8.self)
                 == #"{"iss":"TEAM123456","iat":1803967200}"#)
@@ -72,7 +74,8 @@ struct ProviderTokenTests {
         let credentials = try APNsCredentials.load(keyFile: path, keyID: keyID, teamID: teamID)
         #expect(credentials.publicKey.rawRepresentation == key.publicKey.rawRepresentation)
         // SEC 1 ("EC PRIVATE KEY") reads too.
-        let sec1 = try temporaryFile(try P256.Signing.PrivateKey(derRepresentation: key.derRepresentation).pemRepresentation)
+        let sec1 = try temporaryFile(
+            try P256.Signing.PrivateKey(derRepresentation: key.derRepresentation).pemRepresentation)
         #expect(throws: Never.self) { try APNsCredentials.load(keyFile: sec1, keyID: keyID, teamID: teamID) }
     }
 
@@ -95,7 +98,8 @@ struct ProviderTokenTests {
         switch kind {
         case "P-384": pem = P384.Signing.PrivateKey().pemRepresentation
         case "Ed25519":
-            let der = [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]
+            let der =
+                [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]
                 + Array(Curve25519.Signing.PrivateKey().rawRepresentation)
             pem = "-----BEGIN PRIVATE KEY-----\n\(Data(der).base64EncodedString())\n-----END PRIVATE KEY-----\n"
         default: pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"

@@ -82,7 +82,8 @@ struct Harness {
 
 /// A well-formed alert push; `id` picks its apns-id.
 func alert(
-    _ id: Int = 1, token: String = deviceToken, payload: [UInt8] = Array(#"{"aps":{"alert":"Time to log lunch"}}"#.utf8),
+    _ id: Int = 1, token: String = deviceToken,
+    payload: [UInt8] = Array(#"{"aps":{"alert":"Time to log lunch"}}"#.utf8),
     collapseID: String? = nil
 ) -> PushRequest {
     PushRequest(

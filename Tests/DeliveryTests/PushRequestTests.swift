@@ -34,9 +34,10 @@ struct PushRequestTests {
         #expect(PushRequest.Expiration.at(Instant(secondsSinceEpoch: 1_803_967_200)).headerValue == "1803967200")
     }
 
-    @Test(arguments: [
-        (4096, nil), (4097, "413 PayloadTooLarge"), (0, "400 PayloadEmpty"),
-    ] as [(Int, String?)])
+    @Test(
+        arguments: [
+            (4096, nil), (4097, "413 PayloadTooLarge"), (0, "400 PayloadEmpty"),
+        ] as [(Int, String?)])
     func payloadLimit(bytes: Int, reason: String?) {
         #expect(request(payloadBytes: bytes).invalidReason?.description == reason)
     }

@@ -49,7 +49,9 @@ struct APNsSettingsTests {
 
     @Test func somePiecesGivenNamesTheMissingOnes() {
         #expect(
-            throws: APNsSettingsError.incomplete(missing: ["--apns-key-file", "--apns-key-id", "--apns-team-id", "--apns-topic"])
+            throws: APNsSettingsError.incomplete(missing: [
+                "--apns-key-file", "--apns-key-id", "--apns-team-id", "--apns-topic",
+            ])
         ) { try resolve(["url": "https://127.0.0.1:2197"]) }
         do {
             _ = try resolve(["key-file": "/a.p8"], environment: ["ENGAGED_APNS_TOPIC": "com.example.fitness"])
@@ -68,7 +70,9 @@ struct APNsSettingsTests {
         ("team-id", "TEAM", "--apns-team-id"), ("topic", "com.example.fitness.push-type.liveactivity", "--apns-topic"),
     ])
     func aMalformedValueNamesItsFlag(field: String, value: String, flag: String) {
-        var flags = ["key-file": "/a.p8", "key-id": "KEY1234567", "team-id": "TEAM123456", "topic": "com.example.fitness"]
+        var flags = [
+            "key-file": "/a.p8", "key-id": "KEY1234567", "team-id": "TEAM123456", "topic": "com.example.fitness",
+        ]
         flags[field] = value
         do {
             _ = try resolve(flags)
@@ -132,7 +136,8 @@ struct APNsChannelTests {
                     credentials: try APNsCredentials(privateKey: key, keyID: "KEY1234567", teamID: "TEAM123456"),
                     endpoints: [.production: fake.url, .sandbox: fake.url], testingTrustRootsPEM: [fake.certificatePEM]),
                 dependencies: .system, logger: Logger(label: "test"))
-            let channel = APNsChannelTransport(runtime: runtime, push: apns, topic: Self.topic, logger: Logger(label: "test"))
+            let channel = APNsChannelTransport(
+                runtime: runtime, push: apns, topic: Self.topic, logger: Logger(label: "test"))
             do { try await body(channel, fake, runtime) } catch {
                 try await apns.shutdown()
                 try await fake.shutdown()

@@ -252,12 +252,15 @@ final class FakeAPNsCore: Sendable {
         let now = configuration.now()
         var fields: [String: String] = [:]
         if configuration.recordsDetails {
-            for (name, value) in headers where name.lowercased().hasPrefix("apns-") { fields[name.lowercased()] = value }
+            for (name, value) in headers where name.lowercased().hasPrefix("apns-") {
+                fields[name.lowercased()] = value
+            }
         }
         let jwt = Self.bearer(headers.first(name: "authorization"))
         if let jwt, configuration.recordsDetails { fields["jwt"] = jwt }
         let token = uri.hasPrefix("/3/device/") ? String(uri.dropFirst("/3/device/".count)) : ""
-        let requestCheck = Self.check(method: method, uri: uri, headers: headers, body: body, topic: configuration.topic)
+        let requestCheck = Self.check(
+            method: method, uri: uri, headers: headers, body: body, topic: configuration.topic)
 
         return state.withLock { state in
             var reply: Reply
@@ -334,7 +337,9 @@ final class FakeAPNsCore: Sendable {
         guard let pushType, ["alert", "background", "liveactivity"].contains(pushType) else {
             return Reply(status: 400, reason: "InvalidPushType")
         }
-        guard let sentTopic = headers.first(name: "apns-topic") else { return Reply(status: 400, reason: "MissingTopic") }
+        guard let sentTopic = headers.first(name: "apns-topic") else {
+            return Reply(status: 400, reason: "MissingTopic")
+        }
         let expectedTopic = pushType == "liveactivity" ? topic + ".push-type.liveactivity" : topic
         guard sentTopic == expectedTopic else {
             return Reply(status: 400, reason: sentTopic.hasPrefix(topic) ? "BadTopic" : "TopicDisallowed")
@@ -394,7 +399,8 @@ struct Reply: Sendable {
 
     init(_ fault: FakeAPNs.Fault) {
         switch fault {
-        case .answer(let status, let reason, let timestamp): self.init(status: status, reason: reason, timestampMillis: timestamp)
+        case .answer(let status, let reason, let timestamp):
+            self.init(status: status, reason: reason, timestampMillis: timestamp)
         case .delay(let delay):
             self.init(status: 200)
             self.delay = delay

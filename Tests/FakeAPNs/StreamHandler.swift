@@ -71,7 +71,8 @@ final class StreamHandler: ChannelInboundHandler {
             headers.add(name: "content-length", value: String(body.readableBytes))
         }
         let status = HTTPResponseStatus(statusCode: reply.status)
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http2, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http2, status: status, headers: headers))), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         if reply.goAway, let parent = context.channel.parent {
