@@ -197,4 +197,40 @@ struct APNsChannelTests {
             #expect(try await runtime.devices(of: "ana").isEmpty)
         }
     }
+
+    @Test func dueNotificationsReachTheFakeAPNsThroughTheServer() async throws {
+        let server = try TestServer()
+        defer { try? FileManager.default.removeItem(at: server.directory) }
+        let key = P256.Signing.PrivateKey()
+        let fake = try await FakeAPNs.start(
+            FakeAPNs.Configuration(teamID: "TEAM123456", keys: ["KEY1234567": key.publicKey], topic: Self.topic))
+        let apns = try APNsClient(
+            configuration: APNsClient.Configuration(
+                credentials: try APNsCredentials(privateKey: key, keyID: "KEY1234567", teamID: "TEAM123456"),
+                endpoints: [.production: fake.url, .sandbox: fake.url], testingTrustRootsPEM: [fake.certificatePEM]),
+            dependencies: .system, logger: Logger(label: "test"))
+        var environment = server.environment
+        environment.transport = APNsChannelTransport(
+            runtime: environment.runtime, push: apns, topic: Self.topic, logger: environment.logger)
+        let app = EngagedServer.application(environment, clock: server.clock, host: "127.0.0.1", port: 0)
+        do {
+            try await app.test(.router) { client in
+                _ = try await client.send(.put, "/v1/users/ana", berlin)
+                let device = #"{"token": "\#(Self.token)", "environment": "sandbox"}"#
+                #expect(try await client.send(.post, "/v1/users/ana/devices", device).status == .created)
+                #expect(try await client.send(.post, "/v1/admin/clock", #"{"advanceSeconds": 86400}"#).status == .ok)
+            }
+        } catch {
+            try await apns.shutdown()
+            try await fake.shutdown()
+            throw error
+        }
+        try await apns.shutdown()
+        try await fake.shutdown()
+        let pushes = fake.pushes
+        #expect(!pushes.isEmpty)
+        #expect(pushes.allSatisfy { $0.status == 200 && $0.deviceToken == Self.token })
+        #expect(Set(pushes.compactMap(\.apnsID)).count == pushes.count)  // one apns-id per outbox row
+        #expect(fake.connectionCount == 1)
+    }
 }
