@@ -93,7 +93,7 @@ let package = Package(
         + module(
             "APNs",
             dependencies: [
-                "Delivery", "Models", asyncHTTPClient, crypto, swiftLog, nioCore, nioPosix, nioHTTP1, nioSSL,
+                "Delivery", "Models", asyncHTTPClient, crypto, swiftLog, nioCore, nioPosix, nioHTTP1, nioHTTP2, nioSSL,
             ],
             testDependencies: ["FakeAPNs"])
         + module("Engagement", dependencies: ["Models", "Scheduling", "Content"], testDependencies: ["TestSupport"])
@@ -129,7 +129,7 @@ let package = Package(
                 swiftSettings: swiftSettings),
             // Pushes per second from the real APNs client to the fake over one connection; JWT signing time.
             .executableTarget(
-                name: "bench-apns", dependencies: ["APNs", "FakeAPNs", "Delivery", "Models", crypto],
+                name: "bench-apns", dependencies: ["APNs", "FakeAPNs", "Delivery", "Models", crypto, swiftLog],
                 path: "Apps/BenchAPNs", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "simulate",

@@ -23,6 +23,14 @@ let pushCount = argument("--pushes", default: 100_000)
 let concurrency = argument("--concurrency", default: 500)
 let signings = argument("--signings", default: 2_000)
 
+/// User and system CPU seconds of the process so far (client and fake together).
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
 func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
@@ -90,10 +98,14 @@ func run(_ count: Int, from first: Int) async -> Int {
 
 _ = await run(min(5_000, pushCount), from: 0)  // the connection, the token, warm caches
 let began = clock.now
+let cpuBefore = cpuSeconds()
 let delivered = await run(pushCount, from: 1_000_000)
 let elapsed = clock.now - began
+let cpu = cpuSeconds() - cpuBefore
+// CPU per push is the steadier figure on a shared machine: pushes/s = cores / CPU per push at best.
 print(
     "pushes_per_second=\(Int(Double(delivered) / seconds(elapsed))) delivered=\(delivered)/\(pushCount) "
+        + "cpu_micros_per_push=\(String(format: "%.1f", cpu / Double(max(delivered, 1)) * 1e6)) "
         + "concurrency=\(concurrency) seconds=\(String(format: "%.2f", seconds(elapsed))) "
         + "connections=\(fake.connectionCount) max_streams_open=\(fake.maxConcurrentStreamsSeen) "
         + "tokens_signed=\(await client.tokens.signedCount)")

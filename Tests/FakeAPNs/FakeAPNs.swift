@@ -118,11 +118,14 @@ public final class FakeAPNs: Sendable {
         tls.applicationProtocols = ["h2"]
         let sslContext = try NIOSSLContext(configuration: tls)
         let core = FakeAPNsCore(configuration: configuration)
-        var connection = NIOHTTP2Handler.ConnectionConfiguration()
-        connection.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
-            HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
-        ]
+        let connection = {
+            var connection = NIOHTTP2Handler.ConnectionConfiguration()
+            connection.initialSettings = [
+                HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
+                HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
+            ]
+            return connection
+        }()
         let stream = NIOHTTP2Handler.StreamConfiguration()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
@@ -133,6 +136,7 @@ public final class FakeAPNs: Sendable {
                     let connectionNumber = core.connectionOpened(channel)
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(NIOSSLServerHandler(context: sslContext))
+                    try sync.addHandler(FlushCoalescer())
                     _ = try sync.configureHTTP2Pipeline(
                         mode: .server, connectionConfiguration: connection, streamConfiguration: stream
                     ) { streamChannel in

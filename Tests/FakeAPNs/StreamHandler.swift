@@ -101,3 +101,33 @@ final class ConnectionErrorHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 }
+
+/// One flush per event-loop tick on a connection, below HTTP/2: the answers of a tick leave in
+/// one TLS record and one write, as a busy server's do (the client has its own copy).
+final class FlushCoalescer: ChannelOutboundHandler {
+    typealias OutboundIn = Any
+    typealias OutboundOut = Any
+
+    private var flushScheduled = false
+
+    func flush(context: ChannelHandlerContext) {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            let (handler, context) = bound.value
+            handler.flushNow(context: context)
+        }
+    }
+
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        flushNow(context: context)
+        context.close(mode: mode, promise: promise)
+    }
+
+    private func flushNow(context: ChannelHandlerContext) {
+        guard flushScheduled else { return }
+        flushScheduled = false
+        context.flush()
+    }
+}
