@@ -94,6 +94,9 @@ public final class FakeAPNs: Sendable {
 
     private let core: FakeAPNsCore
     private let channel: any Channel
+    /// The fake's own thread: a client under test keeps its event loops to itself, as it would
+    /// with APNs on another machine.
+    private let group: MultiThreadedEventLoopGroup
     /// The port it listens on, on 127.0.0.1.
     public let port: Int
     /// The self-signed certificate it presents (for 127.0.0.1 and localhost).
@@ -102,8 +105,9 @@ public final class FakeAPNs: Sendable {
     /// `https://127.0.0.1:<port>`.
     public var url: String { "https://127.0.0.1:\(port)" }
 
-    private init(core: FakeAPNsCore, channel: any Channel, certificatePEM: String) {
+    private init(core: FakeAPNsCore, group: MultiThreadedEventLoopGroup, channel: any Channel, certificatePEM: String) {
         self.core = core
+        self.group = group
         self.channel = channel
         self.port = channel.localAddress?.port ?? 0
         self.certificatePEM = certificatePEM
@@ -127,7 +131,8 @@ public final class FakeAPNs: Sendable {
             return connection
         }()
         let stream = NIOHTTP2Handler.StreamConfiguration()
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -149,8 +154,12 @@ public final class FakeAPNs: Sendable {
                     try sync.addHandler(ConnectionErrorHandler())
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
-        return FakeAPNs(core: core, channel: channel, certificatePEM: identity.certificatePEM)
+        let channel: any Channel
+        do { channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get() } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+        return FakeAPNs(core: core, group: group, channel: channel, certificatePEM: identity.certificatePEM)
     }
 
     /// Stops listening and closes the open connections.
@@ -161,6 +170,7 @@ public final class FakeAPNs: Sendable {
             return Array(state.openChannels.values)
         }
         for connection in open { try? await connection.close() }
+        try await group.shutdownGracefully()
     }
 
     // MARK: - Scripting
