@@ -184,7 +184,7 @@ public final class APNsClient: PushTransport {
     private func attemptSend(_ push: PushRequest, token: ProviderToken) async -> APNsDisposition {
         var request = HTTPClientRequest(url: devicePaths[push.environment]! + push.deviceToken)
         request.method = .POST
-        request.headers.reserveCapacity(9)
+        request.headers.reserveCapacity(8)
         request.headers.add(name: "authorization", value: "bearer " + token.jwt)
         request.headers.add(name: "apns-push-type", value: push.pushType.rawValue)
         request.headers.add(name: "apns-topic", value: push.apnsTopic)
@@ -194,7 +194,6 @@ public final class APNsClient: PushTransport {
             request.headers.add(name: "apns-expiration", value: expiration.headerValue)
         }
         if let collapseID = push.collapseID { request.headers.add(name: "apns-collapse-id", value: collapseID) }
-        request.headers.add(name: "content-type", value: "application/json")
         request.body = .bytes(push.payload)
         do {
             let response = try await http.execute(request, timeout: timeout, logger: logger)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 public import Models
+import Synchronization
 
 /// An APNs provider token: a JWT signed with ES256, header `{"alg":"ES256","kid":…}`, claims
 /// `{"iss":<team id>,"iat":<seconds>}` (reference/apple-platform.md 29).
@@ -39,7 +40,8 @@ public struct ProviderToken: Hashable, Sendable {
 /// TooManyProviderTokenUpdates) and at least every 60 (403 ExpiredProviderToken). `current()`
 /// signs the first token, and a new one once the token in use is `refreshAfterSeconds` old;
 /// `renew(replacing:)` signs early, only when APNs called the token expired, and only once
-/// per token however many sends were refused with it.
+/// per token however many sends were refused with it. Signing happens on the actor, one at a
+/// time; a send that finds the token fresh reads it without waiting for the actor.
 public actor ProviderTokens {
     /// APNs' bounds on a token's age when it is replaced.
     public static let allowedRefreshSeconds: ClosedRange<Int64> = (20 * 60)...(60 * 60 - 1)
@@ -47,9 +49,10 @@ public actor ProviderTokens {
     public static let defaultRefreshAfterSeconds: Int64 = 50 * 60
 
     private let credentials: APNsCredentials
-    private let refreshAfterSeconds: Int64
-    private let now: @Sendable () -> Instant
-    private var token: ProviderToken?
+    private nonisolated let refreshAfterSeconds: Int64
+    private nonisolated let now: @Sendable () -> Instant
+    /// The token in use, readable without the actor (the actor alone replaces it).
+    private nonisolated let published = Mutex<ProviderToken?>(nil)
     /// How many tokens were signed: what tests and the benchmark count.
     public private(set) var signedCount = 0
 
@@ -65,24 +68,33 @@ public actor ProviderTokens {
     }
 
     /// The token to send now.
-    public func current() throws -> ProviderToken {
-        let now = now()
-        if let token, now.secondsSinceEpoch - token.issuedAt.secondsSinceEpoch < refreshAfterSeconds {
-            return token
-        }
-        return try signNew(at: now)
+    public nonisolated func current() async throws -> ProviderToken {
+        if let token = published.withLock({ $0 }), isFresh(token, at: now()) { return token }
+        return try await currentOnActor()
     }
 
     /// APNs answered 403 ExpiredProviderToken to `rejected`: the token after it. Only the first
     /// caller with a given token signs; the others get the token that one signed.
     public func renew(replacing rejected: ProviderToken) throws -> ProviderToken {
-        if let token, token.generation != rejected.generation { return token }
+        if let token = published.withLock({ $0 }), token.generation != rejected.generation { return token }
         return try signNew(at: now())
     }
 
+    /// `current()` when the token must be signed: checked again here, where only one caller runs.
+    private func currentOnActor() throws -> ProviderToken {
+        let now = now()
+        if let token = published.withLock({ $0 }), isFresh(token, at: now) { return token }
+        return try signNew(at: now)
+    }
+
+    private nonisolated func isFresh(_ token: ProviderToken, at now: Instant) -> Bool {
+        now.secondsSinceEpoch - token.issuedAt.secondsSinceEpoch < refreshAfterSeconds
+    }
+
     private func signNew(at now: Instant) throws -> ProviderToken {
-        let next = try ProviderToken.sign(credentials, issuedAt: now, generation: (token?.generation ?? 0) + 1)
-        token = next
+        let generation = (published.withLock { $0 }?.generation ?? 0) + 1
+        let next = try ProviderToken.sign(credentials, issuedAt: now, generation: generation)
+        published.withLock { $0 = next }
         signedCount += 1
         return next
     }
