@@ -31,6 +31,24 @@ func cpuSeconds() -> Double {
         + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
+/// CPU seconds per thread group: the client's event loops (`NIO-SGLTN`), the fake's (`NIO-ELT`),
+/// and the rest (Swift concurrency's pool: the senders' tasks). From /proc, in clock ticks.
+func cpuByThreadGroup() -> [String: Double] {
+    var groups: [String: Double] = [:]
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    for task in tasks {
+        guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+            let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+        else { continue }
+        let name = String(stat[stat.index(after: open)..<close])
+        let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+        let group = name.hasPrefix("NIO-SGLTN") ? "client_loop" : name.hasPrefix("NIO-ELT") ? "fake_loop" : "tasks"
+        groups[group, default: 0] += (user + system) / 100
+    }
+    return groups
+}
+
 func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
@@ -99,13 +117,18 @@ func run(_ count: Int, from first: Int) async -> Int {
 _ = await run(min(5_000, pushCount), from: 0)  // the connection, the token, warm caches
 let began = clock.now
 let cpuBefore = cpuSeconds()
+let threadsBefore = cpuByThreadGroup()
 let delivered = await run(pushCount, from: 1_000_000)
 let elapsed = clock.now - began
 let cpu = cpuSeconds() - cpuBefore
+let threads = cpuByThreadGroup().map { group, seconds in
+    let micros = (seconds - (threadsBefore[group] ?? 0)) / Double(max(pushCount, 1)) * 1e6
+    return "\(group)_cpu_micros_per_push=\(String(format: "%.1f", micros))"
+}.sorted().joined(separator: " ")
 // CPU per push is the steadier figure on a shared machine: pushes/s = cores / CPU per push at best.
 print(
     "pushes_per_second=\(Int(Double(delivered) / seconds(elapsed))) delivered=\(delivered)/\(pushCount) "
-        + "cpu_micros_per_push=\(String(format: "%.1f", cpu / Double(max(delivered, 1)) * 1e6)) "
+        + "cpu_micros_per_push=\(String(format: "%.1f", cpu / Double(max(delivered, 1)) * 1e6)) (\(threads)) "
         + "concurrency=\(concurrency) seconds=\(String(format: "%.2f", seconds(elapsed))) "
         + "connections=\(fake.connectionCount) max_streams_open=\(fake.maxConcurrentStreamsSeen) "
         + "tokens_signed=\(await client.tokens.signedCount)")
