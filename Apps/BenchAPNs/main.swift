@@ -20,7 +20,7 @@ func argument(_ name: String, default value: Int) -> Int {
 }
 
 let pushCount = argument("--pushes", default: 100_000)
-let concurrency = argument("--concurrency", default: 500)
+let concurrency = argument("--concurrency", default: 100)
 let signings = argument("--signings", default: 2_000)
 
 /// User and system CPU seconds of the process so far (client and fake together).
