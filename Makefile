@@ -5,7 +5,7 @@ SEED ?=
 ARGS ?=
 SEED_FLAG := $(if $(SEED),--seed $(SEED),)
 
-.PHONY: help setup build test simulate smoke bench serve lint format clean
+.PHONY: help setup build test simulate smoke bench bench-apns serve lint format clean
 
 help:
 	@echo "make setup      install what a fresh machine needs (SQLite headers, chromium), resolve packages"
@@ -14,6 +14,8 @@ help:
 	@echo "make simulate   release build, then the default scenario (SCENARIO=smoke SEED=42 ARGS='--users 500')"
 	@echo "make bench      release build: engine micro-benchmarks, SQLite store figures, the smoke simulation's budgets"
 	@echo "                (BENCH_STORE_USERS=10000 BENCH_STORE_WEEKS=8 for the full store benchmark)"
+	@echo "make bench-apns release build: pushes/s from the APNs client to the fake APNs over one HTTP/2"
+	@echo "                connection, and ES256 provider-token signing time (ARGS='--pushes 200000')"
 	@echo "make serve      debug build, then the engaged server on 127.0.0.1:8080 with its data in .engaged/"
 	@echo "                (a development API key is generated and printed when ENGAGED_API_KEY is unset;"
 	@echo "                 ARGS='--manual-clock 2027-03-01T06:00:00Z' for a clock moved by POST /v1/admin/clock)"
@@ -52,6 +54,10 @@ bench:
 	rm -f .simulate/bench-store.sqlite* && mkdir -p .simulate
 	./.build/release/store-crash-writer --bench .simulate/bench-store.sqlite --users $(or $(BENCH_STORE_USERS),1000) --weeks $(or $(BENCH_STORE_WEEKS),2)
 	./.build/release/simulate --scenario smoke --no-events --out .simulate/bench-smoke
+
+bench-apns:
+	$(SWIFT) build -c release --product bench-apns
+	./.build/release/bench-apns $(ARGS)
 
 # The server on the embedded default. Missing secrets are generated for development only and
 # said so; a deployment sets ENGAGED_API_KEY and ENGAGED_USER_TOKEN_SECRET itself.

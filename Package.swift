@@ -26,6 +26,15 @@ let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-p
 // The simulator's: latency histograms (HdrHistogram) and its event queue (swift-collections' Heap).
 let histogram = Target.Dependency.product(name: "Histogram", package: "hdrhistogram-swift")
 let heapModule = Target.Dependency.product(name: "HeapModule", package: "swift-collections")
+// The APNs channel's: an HTTP/2 client (`APNs`), and a fake APNs server for its tests (`FakeAPNs`).
+let asyncHTTPClient = Target.Dependency.product(name: "AsyncHTTPClient", package: "async-http-client")
+let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let nioPosix = Target.Dependency.product(name: "NIOPosix", package: "swift-nio")
+let nioHTTP1 = Target.Dependency.product(name: "NIOHTTP1", package: "swift-nio")
+let nioHTTP2 = Target.Dependency.product(name: "NIOHTTP2", package: "swift-nio-http2")
+let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
+let x509 = Target.Dependency.product(name: "X509", package: "swift-certificates")
+let asn1 = Target.Dependency.product(name: "SwiftASN1", package: "swift-asn1")
 
 // MARK: - Targets
 
@@ -46,6 +55,7 @@ func module(
 
 let libraries = [
     "Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Runtime", "Simulation",
+    "APNs",
 ]
 
 let package = Package(
@@ -66,6 +76,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: module("Models")
         + module("Storage", dependencies: ["Models", grdb])
@@ -73,6 +89,13 @@ let package = Package(
         + module("LiveActivity", dependencies: ["Models"])
         + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
         + module("Delivery", dependencies: ["Models"])
+        // The APNs provider client (HTTP/2, token auth): heavy dependencies stay out of the engine modules.
+        + module(
+            "APNs",
+            dependencies: [
+                "Delivery", "Models", asyncHTTPClient, crypto, swiftLog, nioCore, nioPosix, nioHTTP1, nioHTTP2, nioSSL,
+            ],
+            testDependencies: ["FakeAPNs"])
         + module("Engagement", dependencies: ["Models", "Scheduling", "Content"], testDependencies: ["TestSupport"])
         + module(
             "Runtime", dependencies: ["Models", "Scheduling", "Engagement", "Storage", "Content"],
@@ -81,6 +104,11 @@ let package = Package(
             // What several test targets share (the bundled templates); tests only.
             .target(
                 name: "TestSupport", dependencies: ["Content"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
+            // A fake APNs for tests and the APNs benchmark: real HTTP/2 over TLS on loopback.
+            .target(
+                name: "FakeAPNs",
+                dependencies: ["Delivery", crypto, nioCore, nioPosix, nioHTTP1, nioHTTP2, nioSSL, x509, asn1],
+                path: "Tests/FakeAPNs", swiftSettings: swiftSettings),
             .target(
                 name: "Simulation",
                 dependencies: [
@@ -96,9 +124,15 @@ let package = Package(
                 path: "Tests/SimulationTests", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "bench",
-                dependencies: ["Engagement", "Scheduling", "Models", "Simulation", "Runtime", "Storage", "Content"],
+                dependencies: [
+                    "Engagement", "Scheduling", "Models", "Simulation", "Runtime", "Storage", "Content", argumentParser,
+                ],
                 path: "Apps/Bench",
                 swiftSettings: swiftSettings),
+            // Pushes per second from the real APNs client to the fake over one connection; JWT signing time.
+            .executableTarget(
+                name: "bench-apns", dependencies: ["APNs", "FakeAPNs", "Delivery", "Models", crypto, swiftLog],
+                path: "Apps/BenchAPNs", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "simulate",
                 dependencies: ["Simulation", "Models", "Engagement", "Content", swiftLog, argumentParser],
@@ -113,19 +147,21 @@ let package = Package(
             .executableTarget(
                 name: "engaged",
                 dependencies: [
-                    "Runtime", "Engagement", "Storage", "Models", "Content", hummingbird, argumentParser,
-                    serviceLifecycle, swiftLog, crypto, metrics, prometheus,
+                    "Runtime", "Engagement", "Storage", "Models", "Content", "Delivery", "APNs", hummingbird,
+                    argumentParser, serviceLifecycle, swiftLog, crypto, metrics, prometheus,
                 ],
                 path: "Apps/Engaged", swiftSettings: swiftSettings),
             .testTarget(
                 name: "EngagedTests",
                 dependencies: [
-                    "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", hummingbird,
-                    hummingbirdTesting, argumentParser, swiftLog, crypto, metrics, prometheus,
+                    "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", "Delivery",
+                    "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, metrics,
+                    prometheus,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(
-                name: "store-crash-writer", dependencies: ["Storage", "Models"], path: "Apps/StoreCrashWriter",
+                name: "store-crash-writer", dependencies: ["Storage", "Models", argumentParser],
+                path: "Apps/StoreCrashWriter",
                 swiftSettings: swiftSettings),
         ]
 )

@@ -1,6 +1,7 @@
-import Content
 // Engine micro-benchmarks (release build): per-call timings of the engine's hot paths.
 // Run with `make bench`. Figures are wall time per call on this machine, p50 / p99 / max.
+import ArgumentParser
+import Content
 import Dispatch
 import Engagement
 import Foundation
@@ -8,6 +9,31 @@ import Models
 import Scheduling
 import Simulation
 import Storage
+
+/// The command line: `bench` runs every engine figure, `bench runtime [USERS]` the runtime's only.
+/// Usage errors print the synopsis and exit 64 (swift-argument-parser).
+struct BenchCommand: ParsableCommand {
+    enum Part: String, ExpressibleByArgument, CaseIterable {
+        case engine, runtime
+    }
+
+    static let configuration = CommandConfiguration(
+        commandName: "bench", abstract: "Engine micro-benchmarks and the runtime's figures (release build).")
+
+    @Argument(help: "engine (the default: every engine figure) or runtime (the server's write path only).")
+    var part: Part = .engine
+
+    @Argument(help: "With runtime: users stored for the restart figure.")
+    var users = 1_000
+
+    func validate() throws {
+        guard (1...1_000_000).contains(users) else {
+            throw ValidationError("users must be in 1...1000000, got \(users)")
+        }
+    }
+}
+
+let command = BenchCommand.parseOrExit()
 
 struct Timing {
     var name: String
@@ -68,11 +94,12 @@ do {
 let generator = ContentGenerator(catalog: templates)
 
 // `bench runtime [USERS]`: the runtime's figures only (the server's write path, for profiling;
-// USERS stored users for the restart figure, 1,000 by default).
-if CommandLine.arguments.dropFirst().first == "runtime" {
-    let users = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 1_000
+// USERS stored users for the restart figure).
+if command.part == .runtime {
     for durability in [SQLiteEngagementStore.Options.Durability.fsyncEveryCommit, .fsyncAtCheckpoint] {
-        for line in try await runtimeFigures(content: generator, durability: durability, users: users) { print(line) }
+        for line in try await runtimeFigures(content: generator, durability: durability, users: command.users) {
+            print(line)
+        }
     }
     exit(0)
 }

@@ -20,15 +20,15 @@ final class SystemClock: RuntimeClock {
     }
 }
 
-/// Until the APNs channel exists (the next issue), a due push row is "sent" by logging it with
-/// its `apns-id` (the row's key) and completed, so the queue drains. Inbox rows never come here:
+/// Without APNs settings (`APNsSettings`), a due push row is "sent" by logging it with its
+/// `apns-id` (the row's key) and completed, so the queue drains. Inbox rows never come here:
 /// the runtime delivers them to the inbox itself, in the transaction that completes them.
 struct LoggingTransport: ChannelTransport {
     let logger: Logger
 
     func perform(_ row: OutboxRow) async throws {
         logger.info(
-            "due on \(row.channel) (logged only: no APNs channel yet)",
+            "due on \(row.channel) (logged only: nothing sends this channel here)",
             metadata: [
                 "user": "\(row.userID)", "request": "\(row.requestID)", "channel": "\(row.channel)",
                 "key": "\(row.key)",

@@ -1,10 +1,13 @@
 // `engaged`: the server, and its composition root. It picks the SQLite store, the clock (the
 // system's, or a manual one for end-to-end runs), the templates and the transport, and hands
 // them to the runtime and the routes. Exit status: 0 after a graceful shutdown (SIGTERM,
-// SIGINT), 64 bad usage, 66 the bundled templates do not load, 74 the store cannot be opened,
-// 78 the API key or the user-token secret is not set.
+// SIGINT), 64 bad usage (APNs settings given only in part or malformed among it), 66 the bundled
+// templates do not load, 74 the store cannot be opened, 78 the API key or the user-token secret
+// is not set, or the APNs key file cannot be used.
+import APNs
 import ArgumentParser
 import Content
+import Delivery
 import Foundation
 import Hummingbird
 import Logging
@@ -26,6 +29,10 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             The API key comes from ENGAGED_API_KEY, the user-token secret from ENGAGED_USER_TOKEN_SECRET; \
             without them the server refuses to start (exit 78).
+            APNs: --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic (or ENGAGED_APNS_KEY_FILE, \
+            ENGAGED_APNS_KEY_ID, ENGAGED_APNS_TEAM_ID, ENGAGED_APNS_TOPIC) send the outbox's push rows through \
+            APNs; all of them or none (push rows are then only logged). --apns-url (ENGAGED_APNS_URL) replaces \
+            Apple's servers, for a test server.
             """)
 
     @Option(name: .customLong("data-dir"), help: "Folder of the store (engaged.sqlite); created when missing.")
@@ -42,12 +49,47 @@ struct Serve: AsyncParsableCommand {
         help: "Start a clock at this ISO 8601 instant that moves only through POST /v1/admin/clock (for tests).")
     var manualClock: String?
 
+    @Option(
+        name: .customLong("apns-url"),
+        help: "APNs server for both environments, https://host[:port] (default: Apple's). Or ENGAGED_APNS_URL.")
+    var apnsURL: String?
+
+    @Option(
+        name: .customLong("apns-key-file"), help: "The APNs auth key (.p8, P-256 PEM). Or ENGAGED_APNS_KEY_FILE.")
+    var apnsKeyFile: String?
+
+    @Option(name: .customLong("apns-key-id"), help: "The key's id: 10 of A-Z and 0-9. Or ENGAGED_APNS_KEY_ID.")
+    var apnsKeyID: String?
+
+    @Option(name: .customLong("apns-team-id"), help: "The team id: 10 of A-Z and 0-9. Or ENGAGED_APNS_TEAM_ID.")
+    var apnsTeamID: String?
+
+    @Option(name: .customLong("apns-topic"), help: "The app's bundle id. Or ENGAGED_APNS_TOPIC.")
+    var apnsTopic: String?
+
+    @Option(
+        name: .customLong("apns-ca-file"),
+        help: ArgumentHelp(
+            "For tests: trust this PEM certificate for --apns-url instead of the system's roots.", visibility: .hidden))
+    var apnsCAFile: String?
+
+    /// The APNs settings from the flags, or else the environment.
+    func apnsSettings(_ environment: [String: String]) throws(APNsSettingsError) -> APNsSettings? {
+        try APNsSettings.resolve(
+            url: apnsURL, keyFile: apnsKeyFile, keyID: apnsKeyID, teamID: apnsTeamID, topic: apnsTopic,
+            caFile: apnsCAFile,
+            environment: environment)
+    }
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
         guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
         guard !dataDirectory.isEmpty else { throw ValidationError("--data-dir must not be empty") }
         if let manualClock, Instant(iso8601: manualClock) == nil {
             throw ValidationError("--manual-clock must be an ISO 8601 instant such as 2027-03-01T06:00:00Z")
+        }
+        do { _ = try apnsSettings(ProcessInfo.processInfo.environment) } catch {
+            throw ValidationError(error.description)
         }
     }
 
@@ -86,9 +128,13 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw Self.fail("the store in \(dataDirectory) cannot be read: \(error)", status: 74)
         }
+        let apns = try makeAPNsClient(environment, logger: logger)
+        let transport: any ChannelTransport =
+            apns.map { APNsChannelTransport(runtime: runtime, push: $0.client, topic: $0.topic, logger: logger) }
+            ?? LoggingTransport(logger: logger)
         let serverEnvironment = ServerEnvironment(
-            runtime: runtime, apiKey: apiKey, userTokens: userTokens, manualClock: manual,
-            transport: LoggingTransport(logger: logger), logger: logger)
+            runtime: runtime, apiKey: apiKey, userTokens: userTokens, manualClock: manual, transport: transport,
+            logger: logger)
         // Once per process, here only: libraries' own metrics land in the server's registry too.
         MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
         let app = EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)
@@ -97,11 +143,32 @@ struct Serve: AsyncParsableCommand {
             metadata: [
                 "dataDir": "\(dataDirectory)", "host": "\(host)", "port": "\(port)",
                 "clock": "\(manual.map { "manual at \($0.now().iso8601)" } ?? "system")",
+                "apns": "\(apns.map { $0.client.configuration.endpoints[.production] ?? "" } ?? "off")",
             ])
-        try await app.runService()
+        do { try await app.runService() } catch {
+            try? await apns?.client.shutdown()
+            throw error
+        }
+        try? await apns?.client.shutdown()
         // In-flight requests have finished; fold the write-ahead log into the database.
         do { try store.checkpoint() } catch { logger.warning("checkpoint failed", metadata: ["error": "\(error)"]) }
         logger.info("stopped")
+    }
+
+    /// The APNs client of the settings, or nil without them; exit 78 when the key cannot be used.
+    func makeAPNsClient(_ environment: [String: String], logger: Logger) throws -> (client: APNsClient, topic: String)?
+    {
+        guard let settings = try apnsSettings(environment) else { return nil }
+        do {
+            let credentials = try APNsCredentials.load(
+                keyFile: settings.keyFile, keyID: settings.keyID, teamID: settings.teamID)
+            let trust = try settings.caFile.map { [try String(contentsOfFile: $0, encoding: .utf8)] }
+            var configuration = APNsClient.Configuration(credentials: credentials, testingTrustRootsPEM: trust)
+            if let url = settings.url { configuration.endpoints = [.production: url, .sandbox: url] }
+            return (try APNsClient(configuration: configuration, dependencies: .system, logger: logger), settings.topic)
+        } catch {
+            throw Self.fail("APNs cannot be set up: \(error)")
+        }
     }
 
     static func fail(_ message: String, status: Int32 = 78) -> ExitCode {

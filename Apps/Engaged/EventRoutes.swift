@@ -32,16 +32,23 @@ extension Routes {
         }
     }
 
-    /// A stored answer of the key is looked up before the body is read, so a reused key with
-    /// another body is a conflict even when that body is malformed. A refused request keeps no
-    /// record: sent again with its key, it may now succeed.
+    /// The runtime looks the key up under its write gate, so a body that reads well costs one
+    /// lookup. A body that is refused is a conflict when the key already has an answer (a reused
+    /// key with another body, even a malformed one), and the first answer again when its hash is
+    /// the same (a retry whose `at` has since become too old). A refused request keeps no record:
+    /// sent again with its key, it may now succeed.
     private func keyedEvent(_ bytes: [UInt8], to id: String, key: String) async throws -> Response {
         let hash = RequestHash.of(bytes)
-        if let record = try await perform({ try await runtime.idempotencyRecord(userID: id, key: key) }) {
-            return try Self.answer(record, requestHash: hash)
+        let event: EventBody
+        do {
+            event = try JSONBody.decode(EventBody.self, from: bytes)
+            try event.checkOccurredAt(now: runtime.clock.now())
+        } catch {
+            if let record = try await perform({ try await runtime.idempotencyRecord(userID: id, key: key) }) {
+                return try Self.answer(record, requestHash: hash)
+            }
+            throw error
         }
-        let event = try JSONBody.decode(EventBody.self, from: bytes)
-        try event.checkOccurredAt(now: runtime.clock.now())
         let outcome = try await perform {
             try await runtime.apply(
                 event.input, to: id, occurredAt: event.occurredAt, idempotencyKey: key, requestHash: hash

@@ -7,7 +7,8 @@
 //     store-crash-writer --bench <path> [--users N] [--weeks N] [--json]
 //         Runs StoreBenchmark on a new store at <path> (release build, please).
 //
-// Exit status: 0 done, 1 store error, 64 usage.
+// Exit status: 0 done, 1 store error, 64 usage (swift-argument-parser's help and errors).
+import ArgumentParser
 import Foundation
 import Models
 import Storage
@@ -17,50 +18,51 @@ func fail(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
-let usage = """
-    usage: store-crash-writer <path> [--from N] [--count N]
-           store-crash-writer --bench <path> [--users N] [--weeks N] [--json]
-    """
+/// The command line: usage errors print the help's synopsis and exit 64.
+struct StoreCrashWriter: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store-crash-writer",
+        abstract: "The SQLite store's crash-test writer, and a front end to the store benchmark.")
 
-var arguments = Array(CommandLine.arguments.dropFirst())
-var bench = false
-var json = false
-var path: String?
-var from = 0
-var count = 1_000_000
-var users = 10_000
-var weeks = 8
+    @Argument(help: "The store's file (created when missing; a new one for --bench).")
+    var path: String
 
-@MainActor func integer(after flag: String) -> Int {
-    guard !arguments.isEmpty, let value = Int(arguments.removeFirst()), value >= 0 else {
-        fail("\(flag) needs a non-negative integer\n\(usage)", status: 64)
+    @Flag(help: "Run the store benchmark instead of the crash-test writer (release build, please).")
+    var bench = false
+
+    @Flag(help: "With --bench: the report as JSON.")
+    var json = false
+
+    @Option(help: "The first batch to apply.")
+    var from = 0
+
+    @Option(help: "How many batches to apply.")
+    var count = 1_000_000
+
+    @Option(help: "With --bench: users in the workload.")
+    var users = 10_000
+
+    @Option(help: "With --bench: weeks of history per user.")
+    var weeks = 8
+
+    func validate() throws {
+        for (flag, value, range) in [
+            ("--from", from, 0...Int(Int32.max)), ("--count", count, 1...Int(Int32.max)),
+            ("--users", users, 1...1_000_000), ("--weeks", weeks, 1...520),
+        ] where !range.contains(value) {
+            throw ValidationError("\(flag) must be in \(range.lowerBound)...\(range.upperBound), got \(value)")
+        }
+        if !bench, json { throw ValidationError("--json is for --bench only") }
     }
-    return value
 }
 
-while !arguments.isEmpty {
-    let argument = arguments.removeFirst()
-    switch argument {
-    case "--bench": bench = true
-    case "--json": json = true
-    case "--from": from = integer(after: argument)
-    case "--count": count = integer(after: argument)
-    case "--users": users = integer(after: argument)
-    case "--weeks": weeks = integer(after: argument)
-    case "-h", "--help":
-        print(usage)
-        exit(0)
-    default:
-        guard path == nil, !argument.hasPrefix("-") else { fail("unexpected \(argument)\n\(usage)", status: 64) }
-        path = argument
-    }
-}
-guard let path else { fail(usage, status: 64) }
+let command = StoreCrashWriter.parseOrExit()
+let path = command.path
 
-if bench {
+if command.bench {
     do {
-        let report = try StoreBenchmark.run(path: path, users: users, weeks: weeks)
-        if json {
+        let report = try StoreBenchmark.run(path: path, users: command.users, weeks: command.weeks)
+        if command.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(report), as: UTF8.self))
@@ -76,7 +78,7 @@ if bench {
 do {
     let store = try SQLiteEngagementStore(path: path)
     FileHandle.standardOutput.write(Data("opened \(path)\n".utf8))
-    for index in from..<(from + count) {
+    for index in command.from..<(command.from + command.count) {
         try store.apply(StoreCrashWorkload.batch(index))
         // An unbuffered write: the line is in the pipe before the next batch starts.
         FileHandle.standardOutput.write(Data("committed \(index)\n".utf8))

@@ -280,6 +280,28 @@ struct RouteTests {
         }
     }
 
+    @Test func aRetryWhoseAtHasAgedPastTheLimitGetsTheFirstAnswer() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            _ = try await client.send(.put, "/v1/users/ana", berlin)
+            // Seven days before the clock, less a minute: accepted now, too old an hour later.
+            let at = Instant(secondsSinceEpoch: TestServer.start.secondsSinceEpoch - 7 * 86_400 + 60)
+            let body = #"{"type": "moodLogged", "at": "\#(at.iso8601)"}"#
+            let first = try await client.send(
+                .post, "/v1/users/ana/events", body, headers: headers(idempotencyKey: "k-old"))
+            #expect(first.status == .accepted)
+            server.clock.advance(by: 3600)
+            let retry = try await client.send(
+                .post, "/v1/users/ana/events", body, headers: headers(idempotencyKey: "k-old"))
+            #expect(retry.status == .accepted)
+            #expect(retry.headers[Routes.replayedHeader] == "true")
+            #expect(retry.text == first.text)
+            let unkeyed = try await client.send(.post, "/v1/users/ana/events", body)
+            unkeyed.expectProblem(422, "invalid-field", field: "at")
+            #expect(try server.store.activityEvents(userID: "ana", since: at).count == 1)
+        }
+    }
+
     @Test func aRefusedRequestDoesNotHoldItsIdempotencyKey() async throws {
         let server = try TestServer()
         try await server.run { client in

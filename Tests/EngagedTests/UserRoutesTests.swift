@@ -207,7 +207,7 @@ struct DurableIdempotencyTests {
             let conflict = try await client.send(
                 .post, "/v1/users/ana/events", #"{"type": "moodLogged"}"#, headers: headers(idempotencyKey: "k-1"))
             conflict.expectProblem(409, "idempotency-conflict", detailContains: "different body")
-            // Even a malformed body: the key's record is found before the body is read.
+            // Even a malformed body: a body that is refused meets the key's record first.
             let malformed = try await client.send(
                 .post, "/v1/users/ana/events", "{", headers: headers(idempotencyKey: "k-1"))
             malformed.expectProblem(409, "idempotency-conflict")

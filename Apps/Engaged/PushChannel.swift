@@ -1,0 +1,177 @@
+import APNs
+import Content
+import CoreMetrics
+import Delivery
+import Foundation
+import Logging
+import Models
+import Runtime
+import Storage
+
+/// The APNs settings of `engaged serve`, from flags or else `ENGAGED_APNS_*`. All or nothing:
+/// with none of them the server runs without APNs (push rows are logged); with any of them,
+/// the key file, key id, team id and topic are all required. The URL defaults to Apple's.
+struct APNsSettings: Hashable, Sendable {
+    var url: String?
+    var keyFile: String
+    var keyID: String
+    var teamID: String
+    var topic: String
+    /// For end-to-end tests against a fake APNs: a PEM certificate to trust instead of the
+    /// system's roots (`--apns-ca-file`). Not part of the all-or-nothing set.
+    var caFile: String?
+
+    /// A setting: its flag, its environment variable, and the value found (flag first).
+    struct Source: Sendable {
+        var flag: String
+        var value: String? = nil
+        var variable: String { "ENGAGED_" + flag.dropFirst(2).uppercased().replacingOccurrences(of: "-", with: "_") }
+    }
+
+    /// The settings, nil when none is given, or a usage error naming what is missing or malformed.
+    static func resolve(
+        url: String?, keyFile: String?, keyID: String?, teamID: String?, topic: String?, caFile: String?,
+        environment: [String: String]
+    ) throws(APNsSettingsError) -> APNsSettings? {
+        func value(_ flag: String, _ given: String?) -> String? {
+            let source = Source(flag: flag, value: given)
+            let found = given ?? environment[source.variable]
+            return found?.isEmpty == true ? nil : found
+        }
+        let url = value("--apns-url", url)
+        let required = [
+            ("--apns-key-file", value("--apns-key-file", keyFile)), ("--apns-key-id", value("--apns-key-id", keyID)),
+            ("--apns-team-id", value("--apns-team-id", teamID)), ("--apns-topic", value("--apns-topic", topic)),
+        ]
+        let caFile = value("--apns-ca-file", caFile)
+        guard url != nil || caFile != nil || required.contains(where: { $0.1 != nil }) else { return nil }
+        let missing = required.filter { $0.1 == nil }.map(\.0)
+        guard missing.isEmpty else { throw .incomplete(missing: missing) }
+        let settings = APNsSettings(
+            url: url, keyFile: required[0].1!, keyID: required[1].1!, teamID: required[2].1!, topic: required[3].1!,
+            caFile: caFile)
+        if let url, !APNsClient.isValidEndpoint(url) {
+            throw .malformed(flag: "--apns-url", problem: "must be https://host or https://host:port, got \"\(url)\"")
+        }
+        if !APNsCredentials.isAppleIdentifier(settings.keyID) {
+            throw .malformed(flag: "--apns-key-id", problem: "must be 10 characters of A-Z and 0-9")
+        }
+        if !APNsCredentials.isAppleIdentifier(settings.teamID) {
+            throw .malformed(flag: "--apns-team-id", problem: "must be 10 characters of A-Z and 0-9")
+        }
+        if settings.topic.contains(where: { $0.isWhitespace }) || settings.topic.hasSuffix(".push-type.liveactivity") {
+            throw .malformed(flag: "--apns-topic", problem: "must be the app's bundle id, such as com.example.fitness")
+        }
+        return settings
+    }
+}
+
+/// Why the APNs settings are refused (exit 64).
+enum APNsSettingsError: Error, Hashable, CustomStringConvertible {
+    case incomplete(missing: [String])
+    case malformed(flag: String, problem: String)
+
+    var description: String {
+        switch self {
+        case .incomplete(let missing):
+            let named = missing.map { "\($0) (or \(APNsSettings.Source(flag: $0).variable))" }
+            return "APNs is configured only in part: missing \(named.joined(separator: ", "))"
+        case .malformed(let flag, let problem):
+            return "\(flag) (or \(APNsSettings.Source(flag: flag).variable)) \(problem)"
+        }
+    }
+}
+
+/// Sends the `push` rows of the outbox through APNs: the row's notification as an alert to each
+/// of the user's devices, with the row's key as `apns-id`. A dead token (400 BadDeviceToken,
+/// DeviceTokenNotForTopic, 410) is removed from the user's devices, unless it was registered
+/// again after a 410's timestamp. A push rejected or still failing after the client's retries
+/// is logged and counted, and the row completed: the client has already retried it as long as
+/// it is worth. Rows of other channels are logged, as without APNs.
+struct APNsChannelTransport: ChannelTransport {
+    let runtime: EngineRuntime
+    let push: any PushTransport
+    /// The app's bundle id.
+    let topic: String
+    let logger: Logger
+
+    static let pushesCounter = "engaged_apns_pushes_total"
+
+    func perform(_ row: OutboxRow) async throws {
+        guard row.channel == "push" else {
+            return try await LoggingTransport(logger: logger).perform(row)
+        }
+        guard let data = row.payload.data(using: .utf8),
+            let request = try? JSONDecoder().decode(NotificationRequest.self, from: data)
+        else {
+            // Nothing would make this row readable later: it is completed, not retried.
+            logger.error("push row without a notification request", metadata: ["key": "\(row.key)"])
+            return
+        }
+        let payload: PushPayload
+        do { payload = try PayloadBuilder.payload(for: request.content) } catch {
+            logger.error("push payload refused", metadata: ["key": "\(row.key)", "error": "\(error)"])
+            count("rejected")
+            return
+        }
+        let devices: [DeviceRegistration]
+        do { devices = try await runtime.devices(of: row.userID) } catch RuntimeError.unknownUser {
+            return
+        }  // a store failure throws: the row stays pending
+        let bytes = Array(payload.json.utf8)
+        let priority: PushRequest.Priority =
+            request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate
+        await withTaskGroup(of: Void.self) { group in
+            for device in devices {
+                group.addTask {
+                    let outcome = await push.send(
+                        PushRequest(
+                            id: row.key, deviceToken: device.token,
+                            environment: device.environment == .production ? .production : .sandbox, pushType: .alert,
+                            topic: topic, priority: priority, payload: bytes))
+                    await record(outcome, of: row, to: device)
+                }
+            }
+        }
+    }
+
+    private func record(_ outcome: PushOutcome, of row: OutboxRow, to device: DeviceRegistration) async {
+        let metadata: Logger.Metadata = [
+            "user": "\(row.userID)", "apns-id": "\(row.key)", "request": "\(row.requestID)",
+        ]
+        switch outcome {
+        case .delivered:
+            count("delivered")
+        case .tokenRetired(let failure, let since):
+            count("token_retired")
+            if let since, device.registeredAt > since {
+                logger.info("APNs retired a token registered again since", metadata: metadata)
+                return
+            }
+            do {
+                try await runtime.removeDevice(token: device.token)
+                logger.info("device token retired", metadata: metadata.merging(["reason": "\(failure)"]) { $1 })
+            } catch {
+                logger.error("retiring a device token failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
+            }
+        case .rejected(let failure):
+            count("rejected")
+            logger.warning("APNs rejected a push", metadata: metadata.merging(["reason": "\(failure)"]) { $1 })
+        case .failedAfterRetries(let failure, let attempts):
+            count("failed")
+            logger.warning(
+                "APNs push failed after retries",
+                metadata: metadata.merging(["reason": "\(failure)", "attempts": "\(attempts)"]) { $1 })
+        }
+    }
+
+    private func count(_ outcome: String) {
+        Counter(label: Self.pushesCounter, dimensions: [("outcome", outcome)]).increment()
+    }
+}
+
+extension APNsClient.Dependencies {
+    /// The system's wall clock, `Task.sleep`, and the system's random numbers.
+    static let system = APNsClient.Dependencies(
+        now: { Instant(Date()) }, sleep: { try await Task.sleep(for: $0) }, unitRandom: { Double.random(in: 0..<1) })
+}

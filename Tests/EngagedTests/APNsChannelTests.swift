@@ -1,0 +1,236 @@
+import APNs
+import ArgumentParser
+import Crypto
+import Delivery
+import FakeAPNs
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Models
+import Runtime
+import Storage
+import Testing
+
+@testable import engaged
+
+@Suite("engaged APNs settings")
+struct APNsSettingsTests {
+    static let all = [
+        "--apns-key-file", "/keys/AuthKey.p8", "--apns-key-id", "KEY1234567", "--apns-team-id", "TEAM123456",
+        "--apns-topic", "com.example.fitness",
+    ]
+
+    func resolve(_ flags: [String: String], environment: [String: String] = [:]) throws(APNsSettingsError)
+        -> APNsSettings?
+    {
+        try APNsSettings.resolve(
+            url: flags["url"], keyFile: flags["key-file"], keyID: flags["key-id"], teamID: flags["team-id"],
+            topic: flags["topic"], caFile: flags["ca-file"], environment: environment)
+    }
+
+    @Test func noneGivenIsTheServerWithoutAPNs() throws {
+        #expect(try resolve([:], environment: ["ENGAGED_API_KEY": "k"]) == nil)
+    }
+
+    @Test func flagsWinOverTheEnvironment() throws {
+        let settings = try resolve(
+            ["key-file": "/a.p8", "key-id": "KEY1234567", "team-id": "TEAM123456"],
+            environment: [
+                "ENGAGED_APNS_TOPIC": "com.example.fitness", "ENGAGED_APNS_KEY_ID": "OTHER12345",
+                "ENGAGED_APNS_URL": "https://127.0.0.1:2197",
+            ])
+        #expect(
+            settings
+                == APNsSettings(
+                    url: "https://127.0.0.1:2197", keyFile: "/a.p8", keyID: "KEY1234567", teamID: "TEAM123456",
+                    topic: "com.example.fitness"))
+    }
+
+    @Test func somePiecesGivenNamesTheMissingOnes() {
+        #expect(
+            throws: APNsSettingsError.incomplete(missing: [
+                "--apns-key-file", "--apns-key-id", "--apns-team-id", "--apns-topic",
+            ])
+        ) { try resolve(["url": "https://127.0.0.1:2197"]) }
+        do {
+            _ = try resolve(["key-file": "/a.p8"], environment: ["ENGAGED_APNS_TOPIC": "com.example.fitness"])
+            Issue.record("resolved")
+        } catch {
+            #expect(error == .incomplete(missing: ["--apns-key-id", "--apns-team-id"]))
+            #expect(
+                error.description
+                    == "APNs is configured only in part: missing --apns-key-id (or ENGAGED_APNS_KEY_ID), "
+                    + "--apns-team-id (or ENGAGED_APNS_TEAM_ID)")
+        }
+    }
+
+    @Test(arguments: [
+        ("url", "http://127.0.0.1:2197", "--apns-url"), ("key-id", "key1234567", "--apns-key-id"),
+        ("team-id", "TEAM", "--apns-team-id"), ("topic", "com.example.fitness.push-type.liveactivity", "--apns-topic"),
+    ])
+    func aMalformedValueNamesItsFlag(field: String, value: String, flag: String) {
+        var flags = [
+            "key-file": "/a.p8", "key-id": "KEY1234567", "team-id": "TEAM123456", "topic": "com.example.fitness",
+        ]
+        flags[field] = value
+        do {
+            _ = try resolve(flags)
+            Issue.record("resolved")
+        } catch {
+            guard case .malformed(let named, _) = error else {
+                Issue.record("expected malformed, got \(error)")
+                return
+            }
+            #expect(named == flag)
+        }
+    }
+
+    @Test(arguments: [
+        ["--apns-key-file", "/a.p8"], ["--apns-url", "https://127.0.0.1:2197"],
+        all.filter { $0 != "--apns-topic" && $0 != "com.example.fitness" }, all + ["--apns-url", "ftp://x"],
+    ])
+    func partialOrMalformedAPNsFlagsAreUsageErrors(apns: [String]) {
+        do {
+            _ = try Engaged.parseAsRoot(["serve", "--data-dir", "d", "--port", "0"] + apns)
+            Issue.record("parsed \(apns)")
+        } catch {
+            #expect(Engaged.exitCode(for: error).rawValue == 64)
+        }
+    }
+
+    @Test func allAPNsFlagsParse() throws {
+        let command = try Engaged.parseAsRoot(["serve", "--data-dir", "d", "--port", "0"] + Self.all)
+        let serve = try #require(command as? Serve)
+        #expect(try serve.apnsSettings([:])?.topic == "com.example.fitness")
+    }
+
+    @Test func aKeyFileThatCannotBeUsedExits78() throws {
+        let command = try Engaged.parseAsRoot(["serve", "--data-dir", "d", "--port", "0"] + Self.all)
+        let serve = try #require(command as? Serve)
+        #expect(throws: ExitCode(78)) { try serve.makeAPNsClient([:], logger: Logger(label: "test")) }
+    }
+}
+
+@Suite("engaged APNs channel")
+struct APNsChannelTests {
+    static let token = String(repeating: "5a", count: 32)
+    static let topic = "com.example.fitness"
+
+    /// A server's runtime with user `ana` and her device (registered at the test's start), a
+    /// fake APNs, and the channel between.
+    func withChannel(
+        _ body: @escaping @Sendable (APNsChannelTransport, FakeAPNs, EngineRuntime) async throws -> Void
+    ) async throws {
+        let server = try TestServer()
+        let runtime = server.environment.runtime
+        try await server.run { client in
+            _ = try await client.send(.put, "/v1/users/ana", berlin)
+            let device = #"{"token": "\#(Self.token)", "environment": "production"}"#
+            #expect(try await client.send(.post, "/v1/users/ana/devices", device).status == .created)
+            let key = P256.Signing.PrivateKey()
+            let fake = try await FakeAPNs.start(
+                FakeAPNs.Configuration(teamID: "TEAM123456", keys: ["KEY1234567": key.publicKey], topic: Self.topic))
+            let apns = try APNsClient(
+                configuration: APNsClient.Configuration(
+                    credentials: try APNsCredentials(privateKey: key, keyID: "KEY1234567", teamID: "TEAM123456"),
+                    endpoints: [.production: fake.url, .sandbox: fake.url], testingTrustRootsPEM: [fake.certificatePEM]),
+                dependencies: .system, logger: Logger(label: "test"))
+            let channel = APNsChannelTransport(
+                runtime: runtime, push: apns, topic: Self.topic, logger: Logger(label: "test"))
+            do { try await body(channel, fake, runtime) } catch {
+                try await apns.shutdown()
+                try await fake.shutdown()
+                throw error
+            }
+            try await apns.shutdown()
+            try await fake.shutdown()
+        }
+    }
+
+    static func row(_ title: String) -> OutboxRow {
+        let request = NotificationRequest(
+            identifier: "meal-lunch", content: NotificationContent(kind: .mealReminder, title: title, body: "Log it"),
+            trigger: .date(TestServer.start + 60))
+        let payload = String(decoding: try! JSONEncoder().encode(request), as: UTF8.self)
+        let dueAt = TestServer.start + 60
+        return OutboxRow(
+            key: OutboxKey.make("ana", "meal-lunch", dueAt, "push"), userID: "ana", requestID: "meal-lunch",
+            channel: "push", dueAt: dueAt, payload: payload)
+    }
+
+    @Test func aPushRowIsSentToEachDeviceWithItsKeyAsApnsID() async throws {
+        try await withChannel { channel, fake, _ in
+            let row = Self.row("Lunch time")
+            try await channel.perform(row)
+            let pushes = fake.pushes
+            try #require(pushes.count == 1)
+            #expect(pushes[0].status == 200)
+            #expect(pushes[0].apnsID == row.key)
+            #expect(pushes[0].deviceToken == Self.token)
+            #expect(pushes[0].headers["apns-topic"] == Self.topic)
+            #expect(String(decoding: pushes[0].payload, as: UTF8.self).contains(#""title":"Lunch time""#))
+        }
+    }
+
+    @Test func a410RetiresTheTokenUnlessItWasRegisteredAgainSince() async throws {
+        try await withChannel { channel, fake, runtime in
+            let registeredMillis = TestServer.start.secondsSinceEpoch * 1000
+            // APNs says it died before the registration we hold: the registration stands.
+            fake.answer(token: Self.token, with: .unregistered(atMillis: registeredMillis - 5_000))
+            try await channel.perform(Self.row("a"))
+            #expect(try await runtime.devices(of: "ana").count == 1)
+            // It died after it: the token is removed.
+            fake.answer(token: Self.token, with: .unregistered(atMillis: registeredMillis + 5_000))
+            try await channel.perform(Self.row("b"))
+            #expect(try await runtime.devices(of: "ana").isEmpty)
+            // No devices: nothing is sent.
+            try await channel.perform(Self.row("c"))
+            #expect(fake.requestCount == 2)
+        }
+    }
+
+    @Test func aBadDeviceTokenIsRetiredAtOnce() async throws {
+        try await withChannel { channel, fake, runtime in
+            fake.answer(token: Self.token, with: .badDeviceToken)
+            try await channel.perform(Self.row("a"))
+            #expect(try await runtime.devices(of: "ana").isEmpty)
+        }
+    }
+
+    @Test func dueNotificationsReachTheFakeAPNsThroughTheServer() async throws {
+        let server = try TestServer()
+        defer { try? FileManager.default.removeItem(at: server.directory) }
+        let key = P256.Signing.PrivateKey()
+        let fake = try await FakeAPNs.start(
+            FakeAPNs.Configuration(teamID: "TEAM123456", keys: ["KEY1234567": key.publicKey], topic: Self.topic))
+        let apns = try APNsClient(
+            configuration: APNsClient.Configuration(
+                credentials: try APNsCredentials(privateKey: key, keyID: "KEY1234567", teamID: "TEAM123456"),
+                endpoints: [.production: fake.url, .sandbox: fake.url], testingTrustRootsPEM: [fake.certificatePEM]),
+            dependencies: .system, logger: Logger(label: "test"))
+        var environment = server.environment
+        environment.transport = APNsChannelTransport(
+            runtime: environment.runtime, push: apns, topic: Self.topic, logger: environment.logger)
+        let app = EngagedServer.application(environment, clock: server.clock, host: "127.0.0.1", port: 0)
+        do {
+            try await app.test(.router) { client in
+                _ = try await client.send(.put, "/v1/users/ana", berlin)
+                let device = #"{"token": "\#(Self.token)", "environment": "sandbox"}"#
+                #expect(try await client.send(.post, "/v1/users/ana/devices", device).status == .created)
+                #expect(try await client.send(.post, "/v1/admin/clock", #"{"advanceSeconds": 86400}"#).status == .ok)
+            }
+        } catch {
+            try await apns.shutdown()
+            try await fake.shutdown()
+            throw error
+        }
+        try await apns.shutdown()
+        try await fake.shutdown()
+        let pushes = fake.pushes
+        #expect(!pushes.isEmpty)
+        #expect(pushes.allSatisfy { $0.status == 200 && $0.deviceToken == Self.token })
+        #expect(Set(pushes.compactMap(\.apnsID)).count == pushes.count)  // one apns-id per outbox row
+        #expect(fake.connectionCount == 1)
+    }
+}
