@@ -237,25 +237,14 @@ public struct InvariantChecker: Sendable {
     }
 
     /// The nominal local time of an occurrence's slot, rebuilt from its identifier and the
-    /// preferences (independently of the engine's planning); nil for a snoozed copy or a kind
+    /// preferences (`SlotWindow.nominalMinute`, the table of slots, not the engine's plan); nil
+    /// for a snoozed copy or a kind
     /// without a wall-clock slot. A daily series' day is the day it fired.
     static func nominal(
         of id: OccurrenceID, deliveredAt local: LocalDateTime, preferences: NotificationPreferences
     ) -> LocalDateTime? {
         guard id.snooze == 0 else { return nil }
-        let minute: Int
-        switch (id.kind, id.slot) {
-        case (.morningGreeting, _): minute = preferences.morningTime.minutesSinceMidnight
-        case (.mealReminder, .meal(let meal)): minute = meal.defaultTime.minutesSinceMidnight
-        case (.hydration, .minuteOfDay(let time)): minute = time
-        case (.workoutReminder, .minuteOfDay(let time)): minute = time - preferences.workoutReminderLeadMinutes
-        case (.preWorkout, .minuteOfDay(let time)): minute = time - preferences.preWorkoutLeadMinutes
-        case (.postWorkoutCheckIn, .minuteOfDay(let time)): minute = time + preferences.postWorkoutDelayMinutes
-        case (.weeklyReview, _): minute = 19 * 60
-        case (.streakReminder, _): minute = 18 * 60
-        case (.checkInReminder, .reminder(_, let time)): minute = time
-        default: return nil
-        }
+        guard let minute = SlotWindow.nominalMinute(of: id, preferences: preferences) else { return nil }
         let day = id.isDailySeries ? local.daysSinceEpoch : Int64(id.day)
         return LocalDateTime(localSeconds: day * .secondsPerDay + Int64(minute) * .secondsPerMinute)
     }

@@ -190,20 +190,7 @@ extension UserEngine {
     /// one, a snoozed copy or a daily series.
     func slotWindowEnd(of id: OccurrenceID) -> Instant? {
         guard id.snooze == 0, !id.isDailySeries, let window = SlotWindow.of(id.kind) else { return nil }
-        let preferences = profile.preferences
-        let minute: Int
-        switch (id.kind, id.slot) {
-        case (.morningGreeting, _): minute = preferences.morningTime.minutesSinceMidnight
-        case (.mealReminder, .meal(let meal)): minute = meal.defaultTime.minutesSinceMidnight
-        case (.hydration, .minuteOfDay(let time)): minute = time
-        case (.workoutReminder, .minuteOfDay(let time)): minute = time - preferences.workoutReminderLeadMinutes
-        case (.preWorkout, .minuteOfDay(let time)): minute = time - preferences.preWorkoutLeadMinutes
-        case (.postWorkoutCheckIn, .minuteOfDay(let time)): minute = time + preferences.postWorkoutDelayMinutes
-        case (.weeklyReview, _): minute = 19 * 60
-        case (.streakReminder, _): minute = 18 * 60
-        case (.checkInReminder, .reminder(_, let time)): minute = time
-        default: return nil
-        }
+        guard let minute = SlotWindow.nominalMinute(of: id, preferences: profile.preferences) else { return nil }
         let nominal = LocalDateTime(localSeconds: Int64(id.day) * .secondsPerDay + Int64(minute) * .secondsPerMinute)
         return window.end(nominal: zone.instant(for: nominal))
     }

@@ -57,6 +57,26 @@ public struct SlotWindow: Hashable, Sendable {
         }
     }
 
+    /// The nominal local minute of day of `id`'s slot under `preferences` (the table above), the
+    /// one reading of it for the engine and the simulator's checker; nil for a kind without a
+    /// wall-clock slot. The day is the identifier's (a daily series': the day it fires).
+    public static func nominalMinute(of id: OccurrenceID, preferences: NotificationPreferences) -> Int? {
+        let minute: Int
+        switch (id.kind, id.slot) {
+        case (.morningGreeting, _): minute = preferences.morningTime.minutesSinceMidnight
+        case (.mealReminder, .meal(let meal)): minute = meal.defaultTime.minutesSinceMidnight
+        case (.hydration, .minuteOfDay(let time)): minute = time
+        case (.workoutReminder, .minuteOfDay(let time)): minute = time - preferences.workoutReminderLeadMinutes
+        case (.preWorkout, .minuteOfDay(let time)): minute = time - preferences.preWorkoutLeadMinutes
+        case (.postWorkoutCheckIn, .minuteOfDay(let time)): minute = time + preferences.postWorkoutDelayMinutes
+        case (.weeklyReview, _): minute = 19 * 60
+        case (.streakReminder, _): minute = 18 * 60
+        case (.checkInReminder, .reminder(_, let time)): minute = time
+        default: return nil
+        }
+        return minute
+    }
+
     /// Whether a time `minutes` after the nominal time (negative: before) is inside the window.
     public func contains(offsetMinutes minutes: Int) -> Bool { minutes >= earliestMinutes && minutes < latestMinutes }
 
