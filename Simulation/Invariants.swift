@@ -238,8 +238,8 @@ public struct InvariantChecker: Sendable {
 
     /// The nominal local time of an occurrence's slot, rebuilt from its identifier and the
     /// preferences (`SlotWindow.nominalMinute`, the table of slots, not the engine's plan); nil
-    /// for a snoozed copy or a kind
-    /// without a wall-clock slot. A daily series' day is the day it fired.
+    /// for a snoozed copy or a kind without a wall-clock slot. A daily series' day is the day it
+    /// fired.
     static func nominal(
         of id: OccurrenceID, deliveredAt local: LocalDateTime, preferences: NotificationPreferences
     ) -> LocalDateTime? {
