@@ -147,14 +147,15 @@ let package = Package(
             .executableTarget(
                 name: "engaged",
                 dependencies: [
-                    "Runtime", "Engagement", "Storage", "Models", "Content", "Delivery", "APNs", hummingbird,
-                    argumentParser, serviceLifecycle, swiftLog, crypto, metrics, prometheus,
+                    "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "Delivery", "APNs",
+                    hummingbird, argumentParser, serviceLifecycle, swiftLog, crypto, metrics, prometheus,
                 ],
                 path: "Apps/Engaged", swiftSettings: swiftSettings),
             .testTarget(
                 name: "EngagedTests",
                 dependencies: [
-                    "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", "Delivery",
+                    "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
+                    "Delivery",
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, metrics,
                     prometheus,
                 ],

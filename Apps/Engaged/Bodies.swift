@@ -1,6 +1,7 @@
 import Engagement
 import Foundation
 import Models
+import Scheduling
 
 // The JSON shapes of the API (openapi.yaml describes the same). Requests refuse unknown keys;
 // values the engine has types for decode through the engine's own Codable conformances, so the
@@ -125,8 +126,8 @@ struct ScheduleView: Encodable {
         /// The request identifier (`mealReminder.2027-03-01.lunch`).
         var id: String
         var kind: String
-        /// The channel the server delivers it on (the inbox keeps a copy); per-kind routing comes
-        /// with the channels issue.
+        /// `local` (the app puts it in the device's pending list; the server only files it in
+        /// the inbox when due) or `remote` (the server pushes it when due); `ChannelPolicy`.
         var channel: String
         /// ISO 8601 UTC.
         var fireAt: String
@@ -143,7 +144,8 @@ struct ScheduleView: Encodable {
         let zone = engine.zone
         items = zip(engine.plannedRequestIDs, engine.plannedFireTimes).map { id, fireAt in
             Item(
-                id: id, kind: OccurrenceID(requestID: id)?.kind.rawValue ?? "unknown", channel: "push",
+                id: id, kind: OccurrenceID(requestID: id)?.kind.rawValue ?? "unknown",
+                channel: OccurrenceID(requestID: id).map { ChannelPolicy.channel(for: $0.kind).rawValue } ?? "unknown",
                 fireAt: fireAt.iso8601, localTime: zone.formatted(fireAt))
         }
         nextCursor = nil

@@ -64,6 +64,7 @@ actor SerialGate {
 struct Dispatcher: Sendable {
     let runtime: EngineRuntime
     let transport: any ChannelTransport
+    let metrics: ServerMetrics
     let gate = SerialGate()
     let logger: Logger
 
@@ -79,6 +80,7 @@ struct Dispatcher: Sendable {
                 do {
                     let rows = try await runtime.dispatchDue(limit: Self.batchLimit, through: transport)
                     completed += rows.count
+                    metrics.dispatched(rows)
                     if rows.count < Self.batchLimit { break }
                 } catch {
                     logger.error("dispatching due work failed", metadata: ["error": "\(error)"])

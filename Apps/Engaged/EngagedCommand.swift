@@ -129,12 +129,15 @@ struct Serve: AsyncParsableCommand {
             throw Self.fail("the store in \(dataDirectory) cannot be read: \(error)", status: 74)
         }
         let apns = try makeAPNsClient(environment, logger: logger)
+        let metrics = ServerMetrics()
         let transport: any ChannelTransport =
-            apns.map { APNsChannelTransport(runtime: runtime, push: $0.client, topic: $0.topic, logger: logger) }
-            ?? LoggingTransport(logger: logger)
+            apns.map {
+                APNsChannelTransport(
+                    runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
+            } ?? LoggingTransport(logger: logger)
         let serverEnvironment = ServerEnvironment(
             runtime: runtime, apiKey: apiKey, userTokens: userTokens, manualClock: manual, transport: transport,
-            logger: logger)
+            logger: logger, metrics: metrics)
         // Once per process, here only: libraries' own metrics land in the server's registry too.
         MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
         let app = EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)

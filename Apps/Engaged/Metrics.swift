@@ -6,6 +6,7 @@ import Logging
 import Models
 import Prometheus
 import Runtime
+import Scheduling
 import Storage
 
 /// The server's metrics (swift-metrics, kept by swift-prometheus) and their `GET /metrics` text.
@@ -23,12 +24,31 @@ import Storage
 ///   step (events, user updates and background work alike).
 /// - `engaged_events_applied_total{type}`: events applied through `POST /v1/users/{id}/events`
 ///   (a replayed Idempotency-Key is not applied again and not counted again).
+/// - `engaged_deliveries_total{channel, outcome}`: delivery tracking per channel (`local`,
+///   `remote`, `silent`, `inbox`): `inbox` `delivered` (an item added); `local` `due` (the
+///   device fires it from its own plan; counted when its inbox item is due); `remote` and
+///   `silent` `sent` (one per device), `accepted` (APNs 200), `rejected`, `failed` (after the
+///   client's retries) and `token_retired`.
+/// - `engaged_delivery_failures_total{channel, outcome, reason}`: the last three by APNs'
+///   `reason` (`BadDeviceToken`, `TooManyRequests`, ...).
+/// - `engaged_responses_total{channel, response}`: what users did with notifications of each
+///   channel, from the notification responses applied: `opened` (a tap), `acted` (an action
+///   button), `dismissed`.
 struct ServerMetrics: Sendable {
     static let requests = "engaged_http_requests_total"
     static let requestDuration = "engaged_http_request_duration_seconds"
     static let outboxDepth = "engaged_outbox_depth"
     static let decisions = "engaged_decisions_total"
     static let eventsApplied = "engaged_events_applied_total"
+    static let deliveries = "engaged_deliveries_total"
+    static let deliveryFailures = "engaged_delivery_failures_total"
+    static let responses = "engaged_responses_total"
+
+    /// What became of a delivery, as `engaged_deliveries_total` counts it.
+    enum DeliveryOutcome: String {
+        case delivered, due, sent, accepted, rejected, failed
+        case tokenRetired = "token_retired"
+    }
 
     /// Finer than the default buckets at the low end: the aim is a p99 under 10 ms.
     static let durationBuckets: [Duration] = [
@@ -80,6 +100,44 @@ struct ServerMetrics: Sendable {
             label: Self.eventsApplied, dimensions: [("type", StepRecords.inputName(input))], factory: factory
         )
         .increment()
+        if case .notificationResponse(_, let kind, let action) = input {
+            let response =
+                switch action {
+                case .defaultTap: "opened"
+                case .dismiss: "dismissed"
+                default: "acted"
+                }
+            CoreMetrics.Counter(
+                label: Self.responses,
+                dimensions: [("channel", ChannelPolicy.channel(for: kind).rawValue), ("response", response)],
+                factory: factory
+            ).increment()
+        }
+    }
+
+    /// Counts one delivery outcome on `channel`; a failure's `reason` is counted too.
+    func delivered(_ channel: DeliveryChannel, outcome: DeliveryOutcome, reason: String? = nil) {
+        CoreMetrics.Counter(
+            label: Self.deliveries, dimensions: [("channel", channel.rawValue), ("outcome", outcome.rawValue)],
+            factory: factory
+        ).increment()
+        if let reason {
+            CoreMetrics.Counter(
+                label: Self.deliveryFailures,
+                dimensions: [("channel", channel.rawValue), ("outcome", outcome.rawValue), ("reason", reason)],
+                factory: factory
+            ).increment()
+        }
+    }
+
+    /// Counts the rows a dispatch completed: inbox items, and the local notifications among them.
+    func dispatched(_ rows: [OutboxRow]) {
+        for row in rows where row.channel == InboxDelivery.channel {
+            delivered(.inbox, outcome: .delivered)
+            if let kind = OccurrenceID(requestID: row.requestID)?.kind, ChannelPolicy.channel(for: kind) == .local {
+                delivered(.local, outcome: .due)
+            }
+        }
     }
 
     /// The Prometheus text of every series, after setting the outbox depth (left as it was when

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import Models
 import Runtime
+import Scheduling
 import Storage
 
 /// The APNs settings of `engaged serve`, from flags or else `ENGAGED_APNS_*`. All or nothing:
@@ -82,68 +83,115 @@ enum APNsSettingsError: Error, Hashable, CustomStringConvertible {
     }
 }
 
-/// Sends the `push` rows of the outbox through APNs: the row's notification as an alert to each
-/// of the user's devices, with the row's key as `apns-id`. A dead token (400 BadDeviceToken,
-/// DeviceTokenNotForTopic, 410) is removed from the user's devices, unless it was registered
-/// again after a 410's timestamp. A push rejected or still failing after the client's retries
-/// is logged and counted, and the row completed: the client has already retried it as long as
-/// it is worth. Rows of other channels are logged, as without APNs.
+/// Sends the outbox's APNs rows, each to every device of its user, with the row's key as
+/// `apns-id`:
+/// - a `push` row: its notification as an alert carrying the badge (the inbox's unread count
+///   when it is sent), `apns-expiration` at the kind's staleness deadline, and, for grouped
+///   social copy, `apns-collapse-id` (`ChannelPolicy`);
+/// - a `silent` row: a badge and inbox sync, a background push (priority 5) with the counts of
+///   the moment, expiring when the next sync slot starts (`SilentPushPlan`).
+///
+/// A dead token (400 BadDeviceToken, DeviceTokenNotForTopic, 410) is removed from the user's
+/// devices, unless it was registered again after a 410's timestamp. A push rejected or still
+/// failing after the client's retries is logged and counted, and the row completed: the client
+/// has already retried it as long as it is worth. Rows of other channels are logged, as
+/// without APNs. Every outcome is counted per channel (`ServerMetrics.delivered`).
 struct APNsChannelTransport: ChannelTransport {
     let runtime: EngineRuntime
     let push: any PushTransport
     /// The app's bundle id.
     let topic: String
+    let metrics: ServerMetrics
     let logger: Logger
 
-    static let pushesCounter = "engaged_apns_pushes_total"
-
     func perform(_ row: OutboxRow) async throws {
-        guard row.channel == "push" else {
-            return try await LoggingTransport(logger: logger).perform(row)
+        switch row.channel {
+        case OutboxPlan.pushChannel: try await performAlert(row)
+        case OutboxPlan.silentChannel: try await performSync(row)
+        default: try await LoggingTransport(logger: logger).perform(row)
         }
+    }
+
+    private func performAlert(_ row: OutboxRow) async throws {
         guard let data = row.payload.data(using: .utf8),
-            let request = try? JSONDecoder().decode(NotificationRequest.self, from: data)
+            var request = try? JSONDecoder().decode(NotificationRequest.self, from: data)
         else {
             // Nothing would make this row readable later: it is completed, not retried.
             logger.error("push row without a notification request", metadata: ["key": "\(row.key)"])
             return
         }
+        guard let counts = try await inboxCounts(of: row.userID) else { return }
+        request.content.badge = counts.badge
         let payload: PushPayload
         do { payload = try PayloadBuilder.payload(for: request.content) } catch {
             logger.error("push payload refused", metadata: ["key": "\(row.key)", "error": "\(error)"])
-            count("rejected")
+            metrics.delivered(.remote, outcome: .rejected, reason: "PayloadTooLarge")
             return
         }
+        let kind = request.content.kind
+        let priority: PushRequest.Priority =
+            request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate
+        let expiration =
+            ChannelPolicy.expiration(of: kind, dueAt: row.dueAt).map(PushRequest.Expiration.at) ?? .nowOrNever
+        let collapseID = ChannelPolicy.collapseID(of: kind, requestID: request.identifier)
+        try await send(row, on: .remote) { device in
+            PushRequest(
+                id: row.key, deviceToken: device.token, environment: device.pushEnvironment, pushType: .alert,
+                topic: topic, priority: priority, expiration: expiration,
+                collapseID: collapseID, payload: Array(payload.json.utf8))
+        }
+    }
+
+    private func performSync(_ row: OutboxRow) async throws {
+        guard let counts = try await inboxCounts(of: row.userID) else { return }
+        let payload = PayloadBuilder.inboxSync(unread: counts.unread, unseen: counts.unseen, total: counts.total)
+        let supersededAt = row.dueAt + runtime.silentPushes.slotSeconds
+        try await send(row, on: .silent) { device in
+            PushRequest(
+                id: row.key, deviceToken: device.token, environment: device.pushEnvironment, pushType: .background,
+                topic: topic, priority: .powerConsiderate, expiration: .at(supersededAt),
+                collapseID: SilentPushPlan.requestID, payload: Array(payload.json.utf8))
+        }
+    }
+
+    /// The user's inbox counts, or nil for a user no longer known; a store failure throws (the
+    /// row stays pending).
+    private func inboxCounts(of userID: String) async throws -> InboxCounts? {
+        do { return try await runtime.inboxCounts(of: userID) } catch RuntimeError.unknownUser { return nil }
+    }
+
+    /// Sends `row` to each of its user's devices, as `request(device)`, at once.
+    private func send(
+        _ row: OutboxRow, on channel: DeliveryChannel,
+        _ request: @escaping @Sendable (DeviceRegistration) -> PushRequest
+    ) async throws {
         let devices: [DeviceRegistration]
         do { devices = try await runtime.devices(of: row.userID) } catch RuntimeError.unknownUser {
             return
         }  // a store failure throws: the row stays pending
-        let bytes = Array(payload.json.utf8)
-        let priority: PushRequest.Priority =
-            request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate
         await withTaskGroup(of: Void.self) { group in
             for device in devices {
                 group.addTask {
-                    let outcome = await push.send(
-                        PushRequest(
-                            id: row.key, deviceToken: device.token,
-                            environment: device.environment == .production ? .production : .sandbox, pushType: .alert,
-                            topic: topic, priority: priority, payload: bytes))
-                    await record(outcome, of: row, to: device)
+                    metrics.delivered(channel, outcome: .sent)
+                    let outcome = await push.send(request(device))
+                    await record(outcome, of: row, on: channel, to: device)
                 }
             }
         }
     }
 
-    private func record(_ outcome: PushOutcome, of row: OutboxRow, to device: DeviceRegistration) async {
+    private func record(
+        _ outcome: PushOutcome, of row: OutboxRow, on channel: DeliveryChannel, to device: DeviceRegistration
+    ) async {
         let metadata: Logger.Metadata = [
             "user": "\(row.userID)", "apns-id": "\(row.key)", "request": "\(row.requestID)",
+            "channel": "\(channel.rawValue)",
         ]
         switch outcome {
         case .delivered:
-            count("delivered")
+            metrics.delivered(channel, outcome: .accepted)
         case .tokenRetired(let failure, let since):
-            count("token_retired")
+            metrics.delivered(channel, outcome: .tokenRetired, reason: failure.reason)
             if let since, device.registeredAt > since {
                 logger.info("APNs retired a token registered again since", metadata: metadata)
                 return
@@ -155,19 +203,20 @@ struct APNsChannelTransport: ChannelTransport {
                 logger.error("retiring a device token failed", metadata: metadata.merging(["error": "\(error)"]) { $1 })
             }
         case .rejected(let failure):
-            count("rejected")
+            metrics.delivered(channel, outcome: .rejected, reason: failure.reason)
             logger.warning("APNs rejected a push", metadata: metadata.merging(["reason": "\(failure)"]) { $1 })
         case .failedAfterRetries(let failure, let attempts):
-            count("failed")
+            metrics.delivered(channel, outcome: .failed, reason: failure.reason)
             logger.warning(
                 "APNs push failed after retries",
                 metadata: metadata.merging(["reason": "\(failure)", "attempts": "\(attempts)"]) { $1 })
         }
     }
+}
 
-    private func count(_ outcome: String) {
-        Counter(label: Self.pushesCounter, dimensions: [("outcome", outcome)]).increment()
-    }
+extension DeviceRegistration {
+    /// The APNs service of the device's token.
+    var pushEnvironment: PushRequest.Environment { environment == .production ? .production : .sandbox }
 }
 
 extension APNsClient.Dependencies {

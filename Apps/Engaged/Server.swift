@@ -30,7 +30,8 @@ enum EngagedServer {
         _ environment: ServerEnvironment, clock: any RuntimeClock, host: String, port: Int
     ) -> some ApplicationProtocol {
         let dispatcher = Dispatcher(
-            runtime: environment.runtime, transport: environment.transport, logger: environment.logger)
+            runtime: environment.runtime, transport: environment.transport, metrics: environment.metrics,
+            logger: environment.logger)
         // Decisions are counted from what each step committed, whoever caused the step.
         environment.runtime.committedTrace.set { [metrics = environment.metrics] in metrics.decided($0) }
         var services: [any Service] = []

@@ -79,6 +79,19 @@ public enum PayloadBuilder {
         return PushPayload(json: json)
     }
 
+    /// The payload of a badge and inbox sync (a background push): `aps` holds only
+    /// `content-available`, as Apple requires of background pushes, and the counts go beside it,
+    /// from which the app sets its badge (the unread count) and refreshes its inbox:
+    ///
+    /// ```json
+    /// {"aps":{"content-available":1},"inbox":{"unread":3,"unseen":1,"total":12}}
+    /// ```
+    public static func inboxSync(unread: Int, unseen: Int, total: Int) -> PushPayload {
+        PushPayload(
+            json: "{\"aps\":{\"content-available\":1},\"inbox\":{\"unread\":\(max(0, unread)),"
+                + "\"unseen\":\(max(0, unseen)),\"total\":\(max(0, total))}}")
+    }
+
     /// Two decimals are all a 0...1 ordering needs, and keep the bytes stable.
     private static func relevance(_ score: Double) -> String {
         let hundredths = Int((min(1, max(0, score)) * 100).rounded())

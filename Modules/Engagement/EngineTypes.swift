@@ -83,6 +83,20 @@ public enum Effect: Hashable, Sendable {
     case trace(TraceEntry)
 }
 
+extension Effect {
+    /// The channel of an effect that reaches the person: a scheduled notification's is its
+    /// kind's (`ChannelPolicy`), a badge's is the inbox's; nil for the effects that do not reach
+    /// anyone (background work, copy requests, traces, clearing, navigation).
+    public var channel: DeliveryChannel? {
+        switch self {
+        case .schedule(let request, _): ChannelPolicy.channel(for: request.content.kind)
+        case .setBadge: .inbox
+        case .cancel, .clearDeliveredNotifications, .submitBackgroundTask, .openDeepLink, .generateContent, .trace:
+            nil
+        }
+    }
+}
+
 /// Where a user stands in the lapse model.
 public enum LapseStage: String, Codable, Sendable, CaseIterable {
     case active, lapsed, churnRisk

@@ -50,6 +50,8 @@ public actor EngineRuntime {
     public nonisolated let clock: any RuntimeClock
     let content: ContentGenerator
     let configuration: EngineConfiguration
+    /// When badge and inbox syncs go out (at most two background pushes an hour by default).
+    public nonisolated let silentPushes: SilentPushPlan
     nonisolated let group: GroupCommit
     /// One write at a time per user's profile, and per idempotency key (`EngineRuntime+Users`).
     nonisolated let writeGate = KeyedGate()
@@ -69,12 +71,13 @@ public actor EngineRuntime {
 
     public init(
         store: any RuntimeStore, clock: any RuntimeClock, content: ContentGenerator,
-        configuration: EngineConfiguration = .init()
+        configuration: EngineConfiguration = .init(), silentPushes: SilentPushPlan = .init()
     ) {
         self.store = store
         self.clock = clock
         self.content = content
         self.configuration = configuration
+        self.silentPushes = silentPushes
         group = GroupCommit(store: store)
     }
 
@@ -152,17 +155,21 @@ public actor EngineRuntime {
 
     /// Performs the rows due by the clock's time, at most `limit`: a `job` row applies its
     /// background job to the engine; an `inbox` row becomes an item of the user's inbox in the
-    /// same transaction that completes it (`InboxStore.deliverToInbox`); any other goes to
-    /// `transport`. Each row is completed only after it was performed; a row whose transport
-    /// throws stays pending. Returns the rows completed.
+    /// same transaction that completes it (`InboxStore.deliverToInbox`), and for a local kind,
+    /// whose notification carries no badge from the server, asks for a badge sync
+    /// (`SilentPushPlan`); a sync row past its slot's grace moves to the next slot unsent; any
+    /// other goes to `transport`. Of rows due at one instant, inbox rows go first, so an alert
+    /// push counts its own item in the badge it carries. Each row is completed only after it was
+    /// performed; a row whose transport throws stays pending. Returns the rows completed.
     public func dispatchDue(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
         -> [OutboxRow]
     {
         // Rows of steps still being written are not in the store yet, nor are their withdrawals.
         await group.settled(through: sequence)
         let now = clock.now()
-        let due: [OutboxRow]
+        var due: [OutboxRow]
         do { due = try store.dueOutbox(through: now, limit: limit) } catch { throw .store(error) }
+        due = Self.inboxFirst(due)
         var completed: [OutboxRow] = []
         for row in due {
             if row.channel == OutboxPlan.jobChannel {
@@ -173,11 +180,15 @@ public actor EngineRuntime {
             } else if row.channel == InboxDelivery.channel {
                 // Delivered and completed in one transaction: nothing to complete below.
                 guard let delivery = InboxDelivery(row) else { continue }
-                do { try store.deliverToInbox(delivery, next: nextRepeat(of: row), at: now) } catch {
-                    throw .store(error)
+                var next = nextRepeat(of: row).map { [$0] } ?? []
+                if let kind = NotificationKind(rawValue: delivery.kind), ChannelPolicy.channel(for: kind) == .local {
+                    next.append(silentPushes.row(for: row.userID, changedAt: now))
                 }
+                do { try store.deliverToInbox(delivery, next: next, at: now) } catch { throw .store(error) }
                 completed.append(row)
                 continue
+            } else if row.channel == OutboxPlan.silentChannel, !silentPushes.isSendable(dueAt: row.dueAt, at: now) {
+                try await commitRows([silentPushes.row(for: row.userID, changedAt: now)], for: row.userID)
             } else {
                 do { try await transport.perform(row) } catch { continue }
                 // A repeating request (a daily series) is due again at its next match.
@@ -190,6 +201,21 @@ public actor EngineRuntime {
     }
 
     // MARK: - Plumbing
+
+    /// `rows` (in due order) with each instant's inbox rows before its other rows.
+    static func inboxFirst(_ rows: [OutboxRow]) -> [OutboxRow] {
+        rows.enumerated().sorted { a, b in
+            if a.element.dueAt != b.element.dueAt { return a.offset < b.offset }
+            let aInbox = a.element.channel == InboxDelivery.channel
+            let bInbox = b.element.channel == InboxDelivery.channel
+            return aInbox != bInbox ? aInbox : a.offset < b.offset
+        }.map(\.element)
+    }
+
+    /// Asks for a badge sync of `userID`'s devices after a change of their inbox's counts.
+    func requestInboxSync(of userID: String) async throws(RuntimeError) {
+        try await commitRows([silentPushes.row(for: userID, changedAt: clock.now())], for: userID)
+    }
 
     /// The row of a repeating request's next firing after `row`, or nil for a one-off.
     private func nextRepeat(of row: OutboxRow) -> OutboxRow? {

@@ -1,24 +1,36 @@
 public import Engagement
 import Foundation
 public import Models
-import Scheduling
+public import Scheduling
 public import Storage
 
 /// Which outbox rows an engine step's effects make: a pure mapping, so a replayed step makes
 /// the same rows with the same keys.
 ///
-/// - `schedule(request, fireAt)`: one row per server channel (`push`, `inbox`), due at `fireAt`,
-///   replacing the pending row of the same request; the payload is the request as JSON.
+/// - `schedule(request, fireAt)`: an `inbox` row due at `fireAt`, and for a kind whose channel
+///   is remote (`ChannelPolicy`) a `push` row beside it; each replaces the pending row of the
+///   same request and channel; the payload is the request as JSON. A local kind gets no `push`
+///   row: the device fires it from its own pending list (the app mirrors the plan the server's
+///   `GET /v1/users/{id}/schedule` lists), so one occurrence never arrives twice.
 /// - `cancel(ids)`: the pending rows of those requests are withdrawn.
 /// - `submitBackgroundTask(job)`: a `job` row due at its earliest begin; performing it applies
 ///   `backgroundTaskLaunched(job)` to the engine (the server's stand-in for BGTaskScheduler).
 /// - Effects that act on the device only (badge, clearing delivered notifications, deep links)
 ///   and copy requests make no row.
 public enum OutboxPlan {
-    /// The channels a scheduled notification is delivered on by the server. Channel routing per
-    /// kind (local, remote, silent, inbox) comes with the channels issue.
-    public static let notificationChannels = ["push", "inbox"]
+    /// The outbox channel of remote alerts (APNs).
+    public static let pushChannel = "push"
+    /// The outbox channel of badge and inbox syncs (APNs background pushes, `SilentPushPlan`).
+    public static let silentChannel = "silent"
     public static let jobChannel = "job"
+
+    /// The outbox channels a scheduled notification of `kind` is performed on by the server.
+    public static func notificationChannels(for kind: NotificationKind) -> [String] {
+        switch ChannelPolicy.channel(for: kind) {
+        case .remote: [pushChannel, InboxDelivery.channel]
+        default: [InboxDelivery.channel]
+        }
+    }
 
     /// The rows of `effects` of a step at `now` (a job without an earliest begin is due at `now`).
     public static func rows(for effects: [Effect], userID: String, at now: Instant) -> (
@@ -36,7 +48,7 @@ public enum OutboxPlan {
             switch effect {
             case .schedule(let request, let fireAt):
                 let payload = json(request)
-                for channel in notificationChannels {
+                for channel in notificationChannels(for: request.content.kind) {
                     add(
                         OutboxRow(
                             key: OutboxKey.make(userID, request.identifier, fireAt, channel), userID: userID,

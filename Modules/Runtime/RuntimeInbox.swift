@@ -57,18 +57,29 @@ extension EngineRuntime {
     }
 
     /// Moves an item forward to `state` (an earlier state changes nothing); returns the item as
-    /// it now stands, or nil when the user has no item `itemID`.
-    public func setInboxState(_ state: InboxState, item itemID: String, of userID: String) throws(RuntimeError)
+    /// it now stands, or nil when the user has no item `itemID`. When the unread count changed,
+    /// the user's devices get a badge sync (`SilentPushPlan`), committed after the change: a
+    /// crash between the two leaves the badge to the next sync.
+    public func setInboxState(_ state: InboxState, item itemID: String, of userID: String) async throws(RuntimeError)
         -> InboxItem?
     {
         try requireUser(userID)
-        do { return try store.setInboxState(userID: userID, itemID: itemID, to: state) } catch { throw .store(error) }
+        let before = try inboxCounts(of: userID)
+        let item: InboxItem?
+        do { item = try store.setInboxState(userID: userID, itemID: itemID, to: state) } catch { throw .store(error) }
+        if try inboxCounts(of: userID).unread != before.unread { try await requestInboxSync(of: userID) }
+        return item
     }
 
-    /// Marks everything delivered so far as read; returns the counts after it.
-    public func readAllInbox(of userID: String) throws(RuntimeError) -> InboxCounts {
+    /// Marks everything delivered so far as read; returns the counts after it. When the unread
+    /// count changed, the user's devices get a badge sync, as for `setInboxState`.
+    public func readAllInbox(of userID: String) async throws(RuntimeError) -> InboxCounts {
         try requireUser(userID)
-        do { return try store.readAllInbox(userID: userID) } catch { throw .store(error) }
+        let before = try inboxCounts(of: userID)
+        let after: InboxCounts
+        do { after = try store.readAllInbox(userID: userID) } catch { throw .store(error) }
+        if after.unread != before.unread { try await requestInboxSync(of: userID) }
+        return after
     }
 
     /// The counts of the user's inbox.

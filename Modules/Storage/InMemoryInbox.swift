@@ -33,7 +33,7 @@ struct InMemoryInbox {
 /// in SQLite.
 extension InMemoryEngagementStore {
     @discardableResult
-    public func deliverToInbox(_ delivery: InboxDelivery, next: OutboxRow?, at instant: Instant) throws(StoreError)
+    public func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError)
         -> Bool
     {
         try InboxRules.check(delivery, next: next)
@@ -51,7 +51,7 @@ extension InMemoryEngagementStore {
                 storage.inboxes[row.userID] = inbox
             }
             Self.complete(row.key, &storage)
-            if let next { Self.enqueue(next, &storage) }
+            for row in next { Self.enqueue(row, &storage) }
             return fresh
         }
     }

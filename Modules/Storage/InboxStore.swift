@@ -120,7 +120,8 @@ public struct InboxDelivery: Hashable, Sendable {
 ///
 /// Contract (checked by `checkInboxStoreConformance` in `Tests/StorageTests`):
 /// - **Delivery is the completion.** `deliverToInbox` adds the item, completes its outbox row
-///   (as `RuntimeStore.completeOutbox` does) and makes `next` pending, in one transaction: there
+///   (as `RuntimeStore.completeOutbox` does) and makes the `next` rows pending (each replacing
+///   the pending row of its request and channel; a completed key stays done), in one transaction: there
 ///   is no moment at which the item exists and the row is still pending, or the reverse.
 /// - **One item per row.** Delivering a row whose key was completed before (by an earlier
 ///   delivery, or by `completeOutbox`) adds nothing and returns false; delivering it twice is
@@ -139,10 +140,11 @@ public struct InboxDelivery: Hashable, Sendable {
 /// - **Counts.** `total` excludes archived items, `unread` counts `unseen` and `seen` ones,
 ///   `badge` equals `unread`. A user without items has zero counts, never an error.
 public protocol InboxStore: Sendable {
-    /// Delivers `delivery` and completes its row; `next` (a repeating request's next firing, of
-    /// the same user) becomes pending in the same transaction. Returns whether an item was added.
+    /// Delivers `delivery` and completes its row; the `next` rows (of the same user: a repeating
+    /// request's next firing, a badge sync) become pending in the same transaction. Returns
+    /// whether an item was added.
     @discardableResult
-    func deliverToInbox(_ delivery: InboxDelivery, next: OutboxRow?, at instant: Instant) throws(StoreError) -> Bool
+    func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError) -> Bool
     func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage
     func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem?
     /// Marks every item delivered so far as read; returns the counts after it.
@@ -160,15 +162,20 @@ enum InboxRules {
         }
     }
 
-    static func check(_ delivery: InboxDelivery, next: OutboxRow?) throws(StoreError) {
+    static func check(_ delivery: InboxDelivery, next: [OutboxRow]) throws(StoreError) {
         if delivery.row.key.isEmpty { throw .invalidBatch(field: "row.key", problem: "empty") }
         if delivery.row.userID.isEmpty { throw .invalidBatch(field: "row.userID", problem: "empty") }
-        guard let next else { return }
-        if next.userID != delivery.row.userID {
-            throw .invalidBatch(field: "next.userID", problem: "not the delivered row's user")
-        }
-        if next.key.isEmpty || next.key == delivery.row.key {
-            throw .invalidBatch(field: "next.key", problem: "empty or the delivered row's key")
+        var slots = Set<[String]>()
+        for (index, row) in next.enumerated() {
+            if row.userID != delivery.row.userID {
+                throw .invalidBatch(field: "next[\(index)].userID", problem: "not the delivered row's user")
+            }
+            if row.key.isEmpty || row.key == delivery.row.key {
+                throw .invalidBatch(field: "next[\(index)].key", problem: "empty or the delivered row's key")
+            }
+            if !slots.insert([row.requestID, row.channel]).inserted {
+                throw .invalidBatch(field: "next[\(index)]", problem: "a second row for the same request and channel")
+            }
         }
     }
 

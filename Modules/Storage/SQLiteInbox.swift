@@ -62,7 +62,7 @@ extension SQLiteStatements {
 /// transaction.
 extension SQLiteEngagementStore {
     @discardableResult
-    public func deliverToInbox(_ delivery: InboxDelivery, next: OutboxRow?, at instant: Instant) throws(StoreError)
+    public func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError)
         -> Bool
     {
         try InboxRules.check(delivery, next: next)
@@ -85,10 +85,10 @@ extension SQLiteEngagementStore {
                 try db.cachedStatement(sql: SQLiteStatements.insertOutboxDone).execute(arguments: [
                     row.key, instant.secondsSinceEpoch,
                 ])
-                if let next, try !Self.isDone(next.key, db) {
+                for row in next {
+                    guard try !Self.isDone(row.key, db) else { continue }
                     try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                        next.userID, next.requestID, next.channel, next.key, next.dueAt.secondsSinceEpoch,
-                        next.payload,
+                        row.userID, row.requestID, row.channel, row.key, row.dueAt.secondsSinceEpoch, row.payload,
                     ])
                 }
                 return .commit

@@ -122,6 +122,15 @@ struct APNsChannelTests {
     func withChannel(
         _ body: @escaping @Sendable (APNsChannelTransport, FakeAPNs, EngineRuntime) async throws -> Void
     ) async throws {
+        try await withChannel { channel, fake, runtime, _ in try await body(channel, fake, runtime) }
+    }
+
+    /// `withChannel`, with the server's store too.
+    func withChannel(
+        _ body:
+            @escaping @Sendable (APNsChannelTransport, FakeAPNs, EngineRuntime, SQLiteEngagementStore) async throws
+            -> Void
+    ) async throws {
         let server = try TestServer()
         let runtime = server.environment.runtime
         try await server.run { client in
@@ -137,8 +146,9 @@ struct APNsChannelTests {
                     endpoints: [.production: fake.url, .sandbox: fake.url], testingTrustRootsPEM: [fake.certificatePEM]),
                 dependencies: .system, logger: Logger(label: "test"))
             let channel = APNsChannelTransport(
-                runtime: runtime, push: apns, topic: Self.topic, logger: Logger(label: "test"))
-            do { try await body(channel, fake, runtime) } catch {
+                runtime: runtime, push: apns, topic: Self.topic, metrics: server.environment.metrics,
+                logger: Logger(label: "test"))
+            do { try await body(channel, fake, runtime, server.store) } catch {
                 try await apns.shutdown()
                 try await fake.shutdown()
                 throw error
@@ -148,15 +158,86 @@ struct APNsChannelTests {
         }
     }
 
-    static func row(_ title: String) -> OutboxRow {
+    static func row(
+        _ title: String, kind: NotificationKind = .mention, id: String = "mention.2027-03-01.1",
+        channel: String = "push"
+    ) -> OutboxRow {
         let request = NotificationRequest(
-            identifier: "meal-lunch", content: NotificationContent(kind: .mealReminder, title: title, body: "Log it"),
+            identifier: id, content: NotificationContent(kind: kind, title: title, body: "Have a look"),
             trigger: .date(TestServer.start + 60))
         let payload = String(decoding: try! JSONEncoder().encode(request), as: UTF8.self)
         let dueAt = TestServer.start + 60
         return OutboxRow(
-            key: OutboxKey.make("ana", "meal-lunch", dueAt, "push"), userID: "ana", requestID: "meal-lunch",
-            channel: "push", dueAt: dueAt, payload: payload)
+            key: OutboxKey.make("ana", id, dueAt, channel), userID: "ana", requestID: id, channel: channel,
+            dueAt: dueAt, payload: payload)
+    }
+
+    @Test func anAlertCarriesTheUnreadCountItsKindsDeadlineAndForGroupedSocialCopyACollapseID() async throws {
+        try await withChannel { channel, fake, _, store in
+            // Two unread items in Ana's inbox, one of them the kudos the push announces.
+            for title in ["Lunch", "Kudos"] {
+                let item = Self.row(title, id: "x-\(title)", channel: "inbox")
+                try store.commit(RuntimeCommit(userID: "ana", snapshot: [1], outbox: [item]))
+                try store.deliverToInbox(
+                    InboxDelivery(row: item, kind: "mealReminder", title: title, body: ""), next: [], at: item.dueAt)
+            }
+            let kudos = Self.row(
+                "Ben and 2 others cheered your run", kind: .workoutKudos, id: "workoutKudos.2027-03-01.3")
+            try await channel.perform(kudos)
+            let push = try #require(fake.pushes.first)
+            let payload = String(decoding: push.payload, as: UTF8.self)
+            #expect(payload.contains(#""badge":2"#))
+            #expect(push.headers["apns-push-type"] == "alert")
+            #expect(push.headers["apns-collapse-id"] == "workoutKudos.2027-03-01.3")
+            // Social kinds are stale after 6 hours: APNs keeps them no longer for an offline phone.
+            #expect(push.headers["apns-expiration"] == String(kudos.dueAt.secondsSinceEpoch + 6 * 3_600))
+            // A mention is not grouped copy: no collapse id.
+            try await channel.perform(Self.row("Ben mentioned you"))
+            #expect(fake.pushes.count == 2)
+            #expect(fake.pushes[1].headers["apns-collapse-id"] == nil)
+        }
+    }
+
+    @Test func aSyncRowIsABackgroundPushWithTheCountsOfTheMoment() async throws {
+        try await withChannel { channel, fake, runtime, store in
+            let item = Self.row("Lunch", id: "mealReminder.2027-03-01.lunch", channel: "inbox")
+            try store.commit(RuntimeCommit(userID: "ana", snapshot: [1], outbox: [item]))
+            try store.deliverToInbox(
+                InboxDelivery(row: item, kind: "mealReminder", title: "Lunch", body: ""), next: [], at: item.dueAt)
+            let sync = runtime.silentPushes.row(for: "ana", changedAt: item.dueAt)
+            try await channel.perform(sync)
+            let push = try #require(fake.pushes.first)
+            #expect(push.status == 200)
+            #expect(push.apnsID == sync.key)
+            #expect(push.headers["apns-push-type"] == "background")
+            #expect(push.headers["apns-priority"] == "5")
+            #expect(push.headers["apns-topic"] == Self.topic)
+            #expect(
+                String(decoding: push.payload, as: UTF8.self)
+                    == #"{"aps":{"content-available":1},"inbox":{"unread":1,"unseen":1,"total":1}}"#)
+            // Superseded by the next slot's sync: APNs keeps it no longer than that.
+            #expect(
+                push.headers["apns-expiration"]
+                    == String(sync.dueAt.secondsSinceEpoch + runtime.silentPushes.slotSeconds))
+        }
+    }
+
+    @Test func everyOutcomeIsCountedPerChannelInMetrics() async throws {
+        try await withChannel { channel, fake, runtime in
+            try await channel.perform(Self.row("a"))
+            fake.answer(token: Self.token, with: .badDeviceToken)
+            try await channel.perform(runtime.silentPushes.row(for: "ana", changedAt: TestServer.start))
+            let text = String(decoding: channel.metrics.exposition(outboxDepth: nil), as: UTF8.self)
+            for line in [
+                #"engaged_deliveries_total{channel="remote",outcome="sent"} 1"#,
+                #"engaged_deliveries_total{channel="remote",outcome="accepted"} 1"#,
+                #"engaged_deliveries_total{channel="silent",outcome="sent"} 1"#,
+                #"engaged_deliveries_total{channel="silent",outcome="token_retired"} 1"#,
+                #"engaged_delivery_failures_total{channel="silent",outcome="token_retired",reason="BadDeviceToken"} 1"#,
+            ] {
+                #expect(text.contains(line), "\(line) in \(text)")
+            }
+        }
     }
 
     @Test func aPushRowIsSentToEachDeviceWithItsKeyAsApnsID() async throws {
@@ -211,13 +292,17 @@ struct APNsChannelTests {
             dependencies: .system, logger: Logger(label: "test"))
         var environment = server.environment
         environment.transport = APNsChannelTransport(
-            runtime: environment.runtime, push: apns, topic: Self.topic, logger: environment.logger)
+            runtime: environment.runtime, push: apns, topic: Self.topic, metrics: environment.metrics,
+            logger: environment.logger)
         let app = EngagedServer.application(environment, clock: server.clock, host: "127.0.0.1", port: 0)
         do {
             try await app.test(.router) { client in
                 _ = try await client.send(.put, "/v1/users/ana", berlin)
                 let device = #"{"token": "\#(Self.token)", "environment": "sandbox"}"#
                 #expect(try await client.send(.post, "/v1/users/ana/devices", device).status == .created)
+                let mention =
+                    #"{"type": "socialEvent", "id": "m1", "kind": "mention", "actorName": "Ben", "topic": "run"}"#
+                #expect(try await client.send(.post, "/v1/users/ana/events", mention).status == .accepted)
                 #expect(try await client.send(.post, "/v1/admin/clock", #"{"advanceSeconds": 86400}"#).status == .ok)
             }
         } catch {
@@ -232,5 +317,16 @@ struct APNsChannelTests {
         #expect(pushes.allSatisfy { $0.status == 200 && $0.deviceToken == Self.token })
         #expect(Set(pushes.compactMap(\.apnsID)).count == pushes.count)  // one apns-id per outbox row
         #expect(fake.connectionCount == 1)
+        // The mention is remote: one alert. The day's routine kinds are local: no alert for them,
+        // only badge syncs, at most two in any hour (their expiries are their slots' ends).
+        let alerts = pushes.filter { $0.headers["apns-push-type"] == "alert" }
+        #expect(alerts.count == 1)
+        #expect(alerts.allSatisfy { String(decoding: $0.payload, as: UTF8.self).contains(#""kind":"mention""#) })
+        let syncs = pushes.filter { $0.headers["apns-push-type"] == "background" }
+        #expect(syncs.count == pushes.count - alerts.count)
+        #expect(syncs.count >= 2)
+        let slotEnds = syncs.compactMap { $0.headers["apns-expiration"].flatMap { Int64($0) } }.sorted()
+        #expect(slotEnds.count == syncs.count)
+        for index in slotEnds.indices.dropFirst(2) { #expect(slotEnds[index] - slotEnds[index - 2] >= 3_600) }
     }
 }

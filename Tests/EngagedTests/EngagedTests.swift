@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Models
 import Runtime
+import Scheduling
 import Storage
 import Synchronization
 import Testing
@@ -333,7 +334,9 @@ struct RouteTests {
                 let fireAt = try #require((item["fireAt"] as? String).flatMap { Instant(iso8601: $0) })
                 #expect((item["fireAt"] as? String)?.hasSuffix("Z") == true)
                 #expect(item["kind"] as? String == OccurrenceID(requestID: id)?.kind.rawValue)
-                #expect(item["channel"] as? String == "push")
+                // Routine kinds are planned ahead on the device, re-engagement is pushed.
+                let kind = try #require((item["kind"] as? String).flatMap(NotificationKind.init(rawValue:)))
+                #expect(item["channel"] as? String == ChannelPolicy.channel(for: kind).rawValue)
                 // Berlin is at +01:00 until 28 March 2027; the local time names the same instant.
                 let local = try #require(item["localTime"] as? String)
                 #expect(local.hasSuffix("+01:00") || local.hasSuffix("+02:00"))
@@ -379,9 +382,10 @@ struct RouteTests {
             let dispatched = try #require(response.json["dispatched"] as? Int)
             #expect(dispatched > 0)
             let performed = server.transport.performed.withLock { $0 }
-            // Jobs run inside the runtime, inbox rows land in the inbox; push rows went to the
-            // transport, in due order.
-            #expect(performed.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" && $0.channel == "push" })
+            // Jobs run inside the runtime, inbox rows land in the inbox; a local kind gets no push
+            // (the device fires it) but a badge sync, which went to the transport, in due order.
+            #expect(!performed.contains { $0.channel == "push" })
+            #expect(performed.contains { $0.channel == "silent" && $0.requestID == "inbox-sync" })
             let inbox = try server.store.inboxPage(userID: "ana", before: nil, limit: 100).items
             #expect(inbox.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" })
             #expect(performed.map(\.dueAt) == performed.map(\.dueAt).sorted())
@@ -396,12 +400,20 @@ struct RouteTests {
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             server.clock.advance(by: 3 * 3_600)
-            // The loop wakes at least every second; give it five.
+            // The loop wakes at least every second; give it five for each step.
+            for _ in 0..<50 where try server.store.inboxPage(userID: "ana", before: nil, limit: 100).items.isEmpty {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            // Breakfast (07:00Z) landed in the inbox; its badge sync follows at the next slot.
+            let inbox = try server.store.inboxPage(userID: "ana", before: nil, limit: 100).items
+            #expect(inbox.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" })
+            let sync = try #require(try server.store.pendingOutbox(userID: "ana").first { $0.channel == "silent" })
+            server.clock.advance(by: sync.dueAt - server.clock.now())
             for _ in 0..<50 where server.transport.performed.withLock({ $0.isEmpty }) {
                 try await Task.sleep(for: .milliseconds(100))
             }
             let performed = server.transport.performed.withLock { $0 }
-            #expect(performed.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" && $0.channel == "push" })
+            #expect(performed.contains { $0.channel == "silent" })
             #expect(performed.allSatisfy { $0.dueAt <= server.clock.now() })
             #expect(try server.store.outboxDepth() > 0)  // later rows stay pending
         }

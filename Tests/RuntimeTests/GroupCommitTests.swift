@@ -59,7 +59,7 @@ final class ControlledStore: RuntimeStore {
     func engagementState(userID: String) throws(StoreError) -> EngagementState? {
         try base.engagementState(userID: userID)
     }
-    func deliverToInbox(_ delivery: InboxDelivery, next: OutboxRow?, at instant: Instant) throws(StoreError) -> Bool {
+    func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError) -> Bool {
         try base.deliverToInbox(delivery, next: next, at: instant)
     }
     func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {

@@ -37,10 +37,13 @@ struct RuntimeInboxTests {
         let transport = RecordingTransport()
         let completed = try await runtime.dispatchDue(limit: 10_000, through: transport)
         #expect(completed.contains(row))
-        // Inbox rows never reach the transport; push rows still do.
+        // Inbox rows never reach the transport. A local kind gets no push: a badge sync is
+        // pending at the next slot in its place.
         let performed = transport.performed.withLock { $0 }
         #expect(!performed.contains { $0.channel == "inbox" })
-        #expect(performed.contains { $0.channel == "push" && $0.requestID == row.requestID })
+        #expect(!performed.contains { $0.channel == "push" && $0.requestID == row.requestID })
+        let sync = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == "silent" })
+        #expect(sync == runtime.silentPushes.row(for: "u1", changedAt: clock.now()))
 
         let request = try JSONDecoder().decode(NotificationRequest.self, from: Data(row.payload.utf8))
         let page = try await runtime.inbox(of: "u1", cursor: nil, limit: 100)
@@ -53,7 +56,7 @@ struct RuntimeInboxTests {
         #expect(item.state == .unseen)
 
         let delivery = try #require(InboxDelivery(row))
-        #expect(try !store.deliverToInbox(delivery, next: nil, at: clock.now()))
+        #expect(try !store.deliverToInbox(delivery, next: [], at: clock.now()))
         _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
         let again = try await runtime.inbox(of: "u1", cursor: nil, limit: 100)
         #expect(again.items.filter { $0.id == row.key }.count == 1)

@@ -52,6 +52,9 @@ let script: [(waitSeconds: Int64, input: EngineInput)] = [
 @Suite("Engine runtime")
 struct RuntimeTests {
     static let start = Instant(iso8601: "2027-03-27T22:00:00Z")!
+    /// Someone mentions the user: a remote kind, so its notification gets a push row.
+    static let mention = EngineInput.socialEvent(
+        SocialEvent(id: "m1", kind: .mention, actorName: "Ben", topic: "run", isMutualFriend: true))
 
     @Test func theRuntimeGivesTheEffectsOfTheEngineRunDirectly() async throws {
         // The simulator's shell applies inputs to an engine in memory; the runtime restores the
@@ -146,11 +149,11 @@ struct RuntimeTests {
         let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
         try await runtime.putUser(profile())
         let series = try #require(
-            try store.pendingOutbox(userID: "u1").first { $0.requestID.contains(".daily.") && $0.channel == "push" })
+            try store.pendingOutbox(userID: "u1").first { $0.requestID.contains(".daily.") && $0.channel == "inbox" })
         clock.advance(by: series.dueAt - clock.now())
         _ = try await runtime.dispatchDue(limit: 10_000, through: RecordingTransport())
         let next = try store.pendingOutbox(userID: "u1").filter {
-            $0.requestID == series.requestID && $0.channel == "push"
+            $0.requestID == series.requestID && $0.channel == "inbox"
         }
         #expect(next.map(\.dueAt) == [series.dueAt + 86_400])
     }
@@ -161,6 +164,7 @@ struct RuntimeTests {
         let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
         let transport = RecordingTransport()
         try await runtime.putUser(profile())
+        try await runtime.apply(Self.mention, to: "u1")  // a push besides the inbox and the jobs
         #expect(try store.outboxDepth() > 0)
         clock.advance(by: 2 * 86_400)
         let completed = try await runtime.dispatchDue(limit: 10_000, through: transport)
@@ -188,6 +192,7 @@ struct RuntimeTests {
         let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
         let transport = RecordingTransport()
         try await runtime.putUser(profile())
+        try await runtime.apply(Self.mention, to: "u1")
         clock.advance(by: 86_400)
         let due = try store.dueOutbox(through: clock.now(), limit: 10_000).filter { $0.channel == "push" }
         #expect(!due.isEmpty)
@@ -209,8 +214,10 @@ struct RuntimeTests {
         let store = InMemoryEngagementStore()
         let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
         try await runtime.putUser(profile())
+        try await runtime.apply(Self.mention, to: "u1")
         clock.advance(by: 86_400)
-        let first = try #require(try store.dueOutbox(through: clock.now(), limit: 1).first)
+        let first = try #require(
+            try store.dueOutbox(through: clock.now(), limit: 10_000).first { $0.channel == "push" })
         let transport = RecordingTransport()
         try await transport.perform(first)  // sent, then the process died
         _ = try await runtime.dispatchDue(limit: 10_000, through: transport)

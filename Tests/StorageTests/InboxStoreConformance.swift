@@ -8,6 +8,7 @@ enum InboxStoreCheck: String, CaseIterable, Sendable {
     case aDeliveryMakesOneItemAndCompletesItsRow
     case aRowCompletedBeforeMakesNoItem
     case theNextRowOfARepeatIsPendingAfterTheDelivery
+    case everyNextRowIsPendingAfterTheDelivery
     case pagesAreNewestFirstAndStableUnderInserts
     case aLimitOutside1To100IsRefused
     case statesOnlyMoveForward
@@ -29,7 +30,7 @@ private func delivery(_ row: OutboxRow) -> InboxDelivery {
 }
 
 /// Commits `row` as the runtime would, then delivers it at its due time.
-private func commitAndDeliver(_ store: any RuntimeStore, _ row: OutboxRow, next: OutboxRow? = nil) throws {
+private func commitAndDeliver(_ store: any RuntimeStore, _ row: OutboxRow, next: [OutboxRow] = []) throws {
     try store.commit(RuntimeCommit(userID: row.userID, snapshot: [1], outbox: [row]))
     #expect(try store.deliverToInbox(delivery(row), next: next, at: row.dueAt))
 }
@@ -51,7 +52,7 @@ func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, only chec
             try commitAndDeliver(store, row)
             #expect(try store.pendingOutbox(userID: "u1").isEmpty)
             // Delivered again (a second dispatcher, a retry): still one item.
-            #expect(try !store.deliverToInbox(delivery(row), next: nil, at: t0 + 120))
+            #expect(try !store.deliverToInbox(delivery(row), next: [], at: t0 + 120))
             let page = try store.inboxPage(userID: "u1", before: nil, limit: 10)
             #expect(
                 page.items == [
@@ -69,19 +70,36 @@ func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, only chec
             let row = inboxRow("u1", "lunch", dueIn: 60)
             try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], outbox: [row]))
             try store.completeOutbox(keys: [row.key], at: t0 + 60)
-            #expect(try !store.deliverToInbox(delivery(row), next: nil, at: t0 + 61))
+            #expect(try !store.deliverToInbox(delivery(row), next: [], at: t0 + 61))
             #expect(try store.inboxPage(userID: "u1", before: nil, limit: 10).items.isEmpty)
         case .theNextRowOfARepeatIsPendingAfterTheDelivery:
             let day1 = inboxRow("u1", "water", dueIn: 0)
             let day2 = inboxRow("u1", "water", dueIn: 86_400)
             let day3 = inboxRow("u1", "water", dueIn: 2 * 86_400)
-            try commitAndDeliver(store, day1, next: day2)
+            try commitAndDeliver(store, day1, next: [day2])
             #expect(try store.pendingOutbox(userID: "u1") == [day2])
-            #expect(try store.deliverToInbox(delivery(day2), next: day3, at: day2.dueAt))
+            #expect(try store.deliverToInbox(delivery(day2), next: [day3], at: day2.dueAt))
             // A stale repeat of day 1 neither adds an item nor brings day 2 back.
-            #expect(try !store.deliverToInbox(delivery(day1), next: day2, at: day2.dueAt + 1))
+            #expect(try !store.deliverToInbox(delivery(day1), next: [day2], at: day2.dueAt + 1))
             #expect(try store.pendingOutbox(userID: "u1") == [day3])
             #expect(try store.inboxPage(userID: "u1", before: nil, limit: 10).items.map(\.id) == [day2.key, day1.key])
+        case .everyNextRowIsPendingAfterTheDelivery:
+            let lunch = inboxRow("u1", "lunch", dueIn: 0)
+            let sync = OutboxRow(
+                key: "u1/sync/1", userID: "u1", requestID: "inbox-sync", channel: "silent", dueAt: t0 + 1_830,
+                payload: "{}")
+            let tomorrow = inboxRow("u1", "lunch", dueIn: 86_400)
+            try commitAndDeliver(store, lunch, next: [tomorrow, sync])
+            #expect(try store.pendingOutbox(userID: "u1") == [sync, tomorrow])
+            // A sync already performed is never pending again.
+            try store.completeOutbox(keys: [sync.key], at: sync.dueAt)
+            try commitAndDeliver(store, inboxRow("u1", "snack", dueIn: 2_000), next: [sync])
+            #expect(try store.pendingOutbox(userID: "u1") == [tomorrow])
+            var later = sync
+            later.key = "u1/sync/2"
+            later.dueAt = t0 + 3_660
+            try commitAndDeliver(store, inboxRow("u1", "dinner", dueIn: 3_000), next: [later])
+            #expect(try store.pendingOutbox(userID: "u1") == [later, tomorrow])
         case .pagesAreNewestFirstAndStableUnderInserts:
             try deliverItems(store, "u1", 1...5)
             let first = try store.inboxPage(userID: "u1", before: nil, limit: 2)
@@ -168,12 +186,17 @@ func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, only chec
         case .anInvalidDeliveryChangesNothing:
             let row = inboxRow("u1", "lunch", dueIn: 60)
             try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], outbox: [row]))
-            let invalid: [(InboxDelivery, OutboxRow?)] = [
-                (delivery(row), inboxRow("u2", "lunch", dueIn: 120)),
-                (delivery(row), row),
+            let sync = OutboxRow(
+                key: "u1/sync", userID: "u1", requestID: "inbox-sync", channel: "silent", dueAt: t0, payload: "{}")
+            var sameSlot = sync
+            sameSlot.key = "u1/sync-2"
+            let invalid: [(InboxDelivery, [OutboxRow])] = [
+                (delivery(row), [inboxRow("u2", "lunch", dueIn: 120)]),
+                (delivery(row), [row]),
+                (delivery(row), [sync, sameSlot]),
                 (
                     delivery(
-                        OutboxRow(key: "", userID: "u1", requestID: "x", channel: "inbox", dueAt: t0, payload: "")), nil
+                        OutboxRow(key: "", userID: "u1", requestID: "x", channel: "inbox", dueAt: t0, payload: "")), []
                 ),
             ]
             for (delivery, next) in invalid {

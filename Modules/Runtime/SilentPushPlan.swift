@@ -1,0 +1,68 @@
+public import Models
+public import Storage
+
+/// When the badge and inbox of a user's devices are synced by a silent (background) push, and
+/// the outbox row that does it.
+///
+/// Apple advises at most two or three background pushes an hour and throttles beyond; this
+/// plan sends at most `perHour` (default 2) per device in any hour, coalesced:
+/// - a sync is due at the next slot strictly after the change that asks for it; slots are
+///   `slotSeconds` apart on the epoch, `(3600 + graceSeconds) / perHour` rounded up (1830 s
+///   for 2), so `perHour` slot intervals cover an hour plus the grace;
+/// - a user has at most one pending sync row (its request is `requestID`): a change before it
+///   is sent asks for the same slot, or for the next one, which replaces it (a sync waits one
+///   slot at most for a later change); the push carries the counts of the moment it is sent,
+///   so one push answers every change before it;
+/// - a row performed more than `graceSeconds` after its slot (a backlog after an outage) is not
+///   sent then but moved to the next slot, so sends stay within their slot's grace and two
+///   sends `perHour` apart are always more than an hour apart.
+///
+/// A row sent and completed at its slot is never pending again (outbox identity), and a change
+/// after it asks for a later slot, so the plan survives restarts: it lives in the outbox only.
+public struct SilentPushPlan: Hashable, Sendable {
+    /// The request identifier of every sync row (one pending per user).
+    public static let requestID = "inbox-sync"
+
+    public var perHour: Int
+    public var graceSeconds: Int64
+
+    /// A plan of `perHour` (1...12) background pushes per hour at most, each sent within
+    /// `graceSeconds` (1...600) of its slot.
+    public init(perHour: Int = 2, graceSeconds: Int64 = 60) {
+        self.perHour = min(12, max(1, perHour))
+        self.graceSeconds = min(600, max(1, graceSeconds))
+    }
+
+    /// `(3600 + graceSeconds) / perHour`, rounded up: `perHour` slots span an hour and the grace.
+    public var slotSeconds: Int64 { (3_600 + graceSeconds + Int64(perHour) - 1) / Int64(perHour) }
+
+    /// The first slot strictly after `instant`.
+    public func slot(after instant: Instant) -> Instant {
+        let seconds = instant.secondsSinceEpoch
+        let next = (seconds.floorDivided(by: slotSeconds) + 1) * slotSeconds
+        return Instant(secondsSinceEpoch: next)
+    }
+
+    /// Whether a sync row due at `dueAt` may still be sent at `now`.
+    public func isSendable(dueAt: Instant, at now: Instant) -> Bool { now - dueAt <= graceSeconds }
+
+    /// The sync row of `userID` for a change at `now`.
+    public func row(for userID: String, changedAt now: Instant) -> OutboxRow {
+        row(for: userID, dueAt: slot(after: now))
+    }
+
+    /// The sync row of `userID` at the slot `dueAt`.
+    public func row(for userID: String, dueAt: Instant) -> OutboxRow {
+        OutboxRow(
+            key: OutboxKey.make(userID, Self.requestID, dueAt, OutboxPlan.silentChannel), userID: userID,
+            requestID: Self.requestID, channel: OutboxPlan.silentChannel, dueAt: dueAt, payload: "{}")
+    }
+}
+
+extension Int64 {
+    /// Division rounding toward negative infinity (instants before 1970 included).
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}

@@ -1,0 +1,137 @@
+import Content
+import Engagement
+import Foundation
+import Models
+import Scheduling
+import Storage
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Runtime
+
+/// A transport that records each row it performed with the clock's time then.
+private final class TimedTransport: ChannelTransport {
+    let clock: ManualClock
+    let performed = Mutex<[(row: OutboxRow, at: Instant)]>([])
+
+    init(clock: ManualClock) { self.clock = clock }
+
+    func perform(_ row: OutboxRow) async throws {
+        let now = clock.now()
+        performed.withLock { $0.append((row, now)) }
+    }
+
+    var syncTimes: [Instant] { performed.withLock { $0 }.filter { $0.row.channel == "silent" }.map(\.at) }
+}
+
+@Suite("Engine runtime: channels")
+struct ChannelRoutingTests {
+    static let start = Instant(iso8601: "2027-03-27T22:00:00Z")!
+
+    private func request(_ kind: NotificationKind, _ id: String) -> NotificationRequest {
+        NotificationRequest(
+            identifier: id, content: NotificationContent(kind: kind, title: "t", body: "b"),
+            trigger: .date(Self.start + 600))
+    }
+
+    @Test func aLocalKindIsFiledInTheInboxOnlyAndARemoteKindIsPushedToo() {
+        let effects: [Effect] = [
+            .schedule(request(.mealReminder, "mealReminder.2027-03-28.lunch"), fireAt: Self.start + 600),
+            .schedule(request(.mention, "mention.2027-03-28.1"), fireAt: Self.start + 60),
+        ]
+        let rows = OutboxPlan.rows(for: effects, userID: "u1", at: Self.start).rows
+        #expect(rows.filter { $0.requestID.hasPrefix("mealReminder") }.map(\.channel) == ["inbox"])
+        #expect(rows.filter { $0.requestID.hasPrefix("mention") }.map(\.channel).sorted() == ["inbox", "push"])
+        #expect(effects.map(\.channel) == [.local, .remote])
+    }
+
+    @Test func syncSlotsAreStrictlyAfterTheChangeAndSpanAnHourAndTheGracePerBudget() {
+        let plan = SilentPushPlan()
+        #expect(plan.slotSeconds == 1_830)
+        let onSlot = Instant(secondsSinceEpoch: 1_830 * 1_000_000)
+        #expect(plan.slot(after: onSlot) == onSlot + 1_830)
+        #expect(plan.slot(after: onSlot - 1) == onSlot)
+        #expect(plan.slot(after: Instant(secondsSinceEpoch: -1)) == Instant(secondsSinceEpoch: 0))
+        for perHour in 1...12 {
+            let other = SilentPushPlan(perHour: perHour, graceSeconds: 45)
+            #expect(Int64(perHour) * other.slotSeconds >= 3_600 + 45)
+        }
+        #expect(SilentPushPlan(perHour: 0).perHour == 1)
+        #expect(SilentPushPlan(perHour: 99, graceSeconds: 0).graceSeconds == 1)
+        #expect(plan.isSendable(dueAt: onSlot, at: onSlot + 60))
+        #expect(!plan.isSendable(dueAt: onSlot, at: onSlot + 61))
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3, 4])
+    func syncsNeverExceedTwoInAnyHourAndTheLastChangeIsAlwaysSynced(seed: UInt64) async throws {
+        // Changes at random times, a dispatcher that polls at random intervals (now and then
+        // missing a slot's grace): sends stay within the budget, and the last change is synced.
+        var random = SeededGenerator(seed: seed)
+        let clock = ManualClock(Self.start)
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        let transport = TimedTransport(clock: clock)
+        try await runtime.putUser(profile())
+        var lastChange = clock.now()
+        for _ in 0..<3_000 {
+            clock.advance(by: Int64.random(in: 1...90, using: &random))
+            if Int.random(in: 0..<100, using: &random) < 5 {
+                try await runtime.requestInboxSync(of: "u1")
+                lastChange = clock.now()
+            }
+            if Int.random(in: 0..<10, using: &random) < 7 {
+                _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
+            }
+        }
+        // A punctual dispatcher from here on sends the pending sync at its slot.
+        if let pending = try store.pendingOutbox(userID: "u1").first(where: { $0.channel == "silent" }) {
+            clock.advance(by: max(0, pending.dueAt - clock.now()))
+            _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
+        }
+        let times = transport.syncTimes
+        #expect(times.count > 10)
+        for index in times.indices.dropFirst(2) {
+            #expect(times[index] - times[index - 2] >= 3_600, "sends at \(times[index - 2]) ... \(times[index])")
+        }
+        #expect(try #require(times.last) > lastChange)
+        #expect(try store.pendingOutbox(userID: "u1").allSatisfy { $0.channel != "silent" })
+    }
+
+    @Test func aSyncFoundPastItsGraceMovesToTheNextSlotUnsent() async throws {
+        let clock = ManualClock(Self.start)
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        try await runtime.putUser(profile())
+        try await runtime.requestInboxSync(of: "u1")
+        let sync = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == "silent" })
+        clock.advance(by: sync.dueAt - clock.now() + 600)
+        let transport = TimedTransport(clock: clock)
+        _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
+        #expect(transport.syncTimes.isEmpty)
+        let moved = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == "silent" })
+        #expect(moved.dueAt == runtime.silentPushes.slot(after: clock.now()))
+    }
+
+    @Test func readingTheInboxAsksForASyncAndReadingNothingNewDoesNot() async throws {
+        let clock = ManualClock(Self.start)
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        try await runtime.putUser(profile())
+        // A day of routine: local kinds land in the inbox, each asking for a sync.
+        clock.advance(by: 86_400)
+        _ = try await runtime.dispatchDue(limit: 10_000, through: TimedTransport(clock: clock))
+        #expect(try await runtime.inboxCounts(of: "u1").unread > 0)
+        // Sync rows go out; then nothing is pending for the badge.
+        clock.advance(by: runtime.silentPushes.slot(after: clock.now()) - clock.now())
+        _ = try await runtime.dispatchDue(limit: 10_000, through: TimedTransport(clock: clock))
+        #expect(try !store.pendingOutbox(userID: "u1").contains { $0.channel == "silent" })
+
+        _ = try await runtime.readAllInbox(of: "u1")
+        #expect(try store.pendingOutbox(userID: "u1").contains { $0.channel == "silent" })
+        clock.advance(by: runtime.silentPushes.slot(after: clock.now()) - clock.now())
+        _ = try await runtime.dispatchDue(limit: 10_000, through: TimedTransport(clock: clock))
+        _ = try await runtime.readAllInbox(of: "u1")  // nothing unread: the badge is right already
+        #expect(try !store.pendingOutbox(userID: "u1").contains { $0.channel == "silent" })
+    }
+}
