@@ -53,6 +53,8 @@ final class Shard {
         users.reserveCapacity(userRange.count)
         var configuration = EngineConfiguration()
         configuration.holdoutShare = scenario.holdoutShare
+        configuration.attentionBudget = scenario.attention.budget
+        configuration.budgetHoldoutShare = scenario.attention.holdoutShare
         for index in userRange {
             let (user, installAt) = UserState.install(
                 index: index, scenario: scenario, zones: zones, configuration: configuration, content: content,
@@ -100,6 +102,7 @@ final class Shard {
                     stats: &stats)
             }
             flushDeliveryDay(local)
+            countAttentionGroup(local)
             stats.droppedByLimit += users[local].center.droppedByLimitCount
             stats.suppressedByAuthorization += users[local].center.suppressedByAuthorizationCount
         }
@@ -260,6 +263,7 @@ final class Shard {
             try journal.violation(violation, &users[local], at: deliveredAt, detail: detail, stats: &stats)
         }
         countDeliveryDay(local, at: deliveredAt)
+        tire(local, at: deliveredAt)
         stats.deliveriesByLocalHour.add(
             content.kind, secondOfDay: users[local].zone.localDateTime(at: deliveredAt).secondOfDay)
         stats.deliveredByKindWeek.add(content.kind, week: week(of: deliveredAt))
@@ -271,6 +275,7 @@ final class Shard {
         users[local].weekDeliveryIDs.append(id)
         storeWriter?.recordLedger(userID: users[local].traits.profile.id, id, content.kind, .delivered, at: deliveredAt)
         react(local, to: PerceivedNotification(notification), at: now)
+        try considerOptOut(local, of: content.kind, at: now)
     }
 
     /// Asks the behaviour model how the user reacts, and applies it: the end of a lapse, and the
@@ -282,10 +287,18 @@ final class Shard {
             configuration: users[local].engine.configuration)
         let absence = users[local].absence(at: now.secondsSinceEpoch)
         let localMinute = users[local].zone.localDateTime(at: now).secondOfDay / 60
+        let openFactor = scenario.fatigue.openFactor(
+            strain: users[local].fatigue.strain(at: now.secondsSinceEpoch, model: scenario.fatigue))
         let reaction = Behaviour.reaction(
             to: notification, absence: absence, habits: users[local].traits.persona.habits, localMinute: localMinute,
-            tone: tone, generator: &users[local].generator)
-        guard let reaction else { return }
+            tone: tone, openFactor: openFactor, generator: &users[local].generator)
+        guard let reaction else {
+            if absence == .present, scenario.fatigue.isEnabled {
+                users[local].fatigue.add(
+                    scenario.fatigue.ignoredWeight, at: now.secondsSinceEpoch, model: scenario.fatigue)
+            }
+            return
+        }
         if reaction.returns {
             users[local].lapsedUntil = now.secondsSinceEpoch
             users[local].churned = false
@@ -310,6 +323,9 @@ final class Shard {
         users[local].checker.observeResponse(action)
         if action != .dismiss && !action.isSnooze {
             stats.actedByKindWeek.add(kind, week: week(of: now))
+            let heldOut = users[local].engine.isHeldOutOfBudget
+            stats.attention[heldOut: heldOut].opened += 1
+            if action != .defaultTap { stats.attention[heldOut: heldOut].acted += 1 }
             if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID) {
                 users[local].weekDeliveries[index].opened = true
                 users[local].weekDeliveries[index].acted = action != .defaultTap
@@ -402,11 +418,17 @@ final class Shard {
     private func countDeliveryDay(_ local: Int, at instant: Instant) {
         if let finished = users[local].countDelivery(on: users[local].zone.localDate(at: instant)) {
             stats.deliveriesPerUserDay[finished, default: 0] += 1
+            stats.attention[heldOut: users[local].engine.isHeldOutOfBudget].deliveriesPerUserDay[finished, default: 0] +=
+                1
         }
     }
 
     private func flushDeliveryDay(_ local: Int) {
-        if let finished = users[local].endDeliveryDay() { stats.deliveriesPerUserDay[finished, default: 0] += 1 }
+        if let finished = users[local].endDeliveryDay() {
+            stats.deliveriesPerUserDay[finished, default: 0] += 1
+            stats.attention[heldOut: users[local].engine.isHeldOutOfBudget].deliveriesPerUserDay[finished, default: 0] +=
+                1
+        }
     }
 
     /// The user's engagement figures for one simulated week, from what they did and received.
@@ -414,5 +436,62 @@ final class Shard {
         let summary = users[local].closeWeek(
             since: scenario.startInstant + Int64(week) * 7 * .secondsPerDay, until: now + 1)
         stats.addWeek(summary, persona: users[local].traits.persona, week: week, of: scenario.weeks)
+        if week == scenario.weeks - 1 {
+            stats.attention[heldOut: users[local].engine.isHeldOutOfBudget]
+                .lastWeekByPersona[users[local].traits.persona.position].add(summary)
+        }
+    }
+
+    // MARK: - Fatigue and opt-outs
+
+    /// A delivery adds to the user's load (more at night, outside their waking hours) and to
+    /// their budget group's count.
+    private func tire(_ local: Int, at instant: Instant) {
+        stats.attention[heldOut: users[local].engine.isHeldOutOfBudget].deliveries += 1
+        let model = scenario.fatigue
+        guard model.isEnabled else { return }
+        let minute = users[local].zone.localDateTime(at: instant).secondOfDay / 60
+        let night = !users[local].traits.persona.habits.isAwake(minuteOfDay: minute)
+        users[local].fatigue.add(1 + (night ? model.nightWeight : 0), at: instant.secondsSinceEpoch, model: model)
+    }
+
+    /// Draws whether the delivery of `kind` was one too many: the user revokes permission in
+    /// Settings (for good) or disables the kind through the app's preferences, which reach the
+    /// engine as `preferencesChanged`, the input a real app sends.
+    private func considerOptOut(_ local: Int, of kind: NotificationKind, at now: Instant) throws {
+        let model = scenario.fatigue
+        guard model.isEnabled, !users[local].optOuts.revoked, users[local].absence(at: now.secondsSinceEpoch) == .present
+        else { return }
+        let strain = users[local].fatigue.strain(at: now.secondsSinceEpoch, model: model)
+        guard users[local].generator.chance(model.optOutChance(strain: strain)) else { return }
+        if users[local].generator.chance(model.revokeShare) {
+            users[local].optOuts.revoked = true
+            users[local].notificationsBlocked = true
+            users[local].center.setAuthorizationStatus(.denied)
+            try journal.log(&users[local], now, "optOut") { $0.id("permission", "denied") }
+            return
+        }
+        var preferences = users[local].engine.profile.preferences
+        guard preferences.isEnabled(kind) else { return }
+        preferences.settings[kind] = .disabled
+        users[local].optOuts.kinds.append(OptOut(kind: kind, disabledAt: now))
+        try journal.log(&users[local], now, "optOut") { $0.id("kind", kind.rawValue) }
+        try step(local, .preferencesChanged(preferences), at: now)
+    }
+
+    /// The user's budget group's user counts, at the end of the run.
+    private func countAttentionGroup(_ local: Int) {
+        let user = users[local]
+        let persona = user.traits.persona.position
+        var group = stats.attention[heldOut: user.engine.isHeldOutOfBudget]
+        group.users += 1
+        group.usersByPersona[persona] += 1
+        if user.optOuts.any {
+            group.optedOutUsers += 1
+            group.optedOutByPersona[persona] += 1
+        }
+        if user.optOuts.revoked { group.revokedUsers += 1 }
+        for optOut in user.optOuts.kinds { group.optOutsByKind[optOut.kind] += 1 }
+        stats.attention[heldOut: user.engine.isHeldOutOfBudget] = group
     }
 }
