@@ -149,6 +149,8 @@ let package = Package(
                 dependencies: [
                     "Runtime", "Engagement", "Storage", "Models", "Content", "Delivery", "APNs", hummingbird,
                     argumentParser, serviceLifecycle, swiftLog, crypto, metrics, prometheus,
+                    // The coach's chat-completions client (`CompletionsCoach`).
+                    asyncHTTPClient, nioCore, nioHTTP1,
                 ],
                 path: "Apps/Engaged", swiftSettings: swiftSettings),
             .testTarget(
@@ -156,7 +158,7 @@ let package = Package(
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Storage", "Models", "Content", "TestSupport", "Delivery",
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, metrics,
-                    prometheus,
+                    prometheus, asyncHTTPClient,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(

@@ -61,7 +61,7 @@ import Testing
         #expect(budget.cut(late, firingAt: late.plannedAt, zone: .utc, ledger: ledger) != nil)
     }
 
-    @Test(arguments: [NotificationKind.securityAlert, .mention, .followRequest])
+    @Test(arguments: [NotificationKind.mention, .followRequest])
     func transactionalKindsAreNeverCut(kind: NotificationKind) {
         let budget = AttentionBudget(interruptionsPerDay: 1)
         let full = CapLedger([Instant(iso8601: "2027-06-01T01:00:00Z")!])
