@@ -47,6 +47,11 @@ struct AttentionStats {
         set { if isHeldOut { heldOut = newValue } else { budgeted = newValue } }
     }
 
+    /// Counts one finished local day with `deliveries` deliveries for the user's group.
+    mutating func countDay(_ deliveries: Int, heldOut isHeldOut: Bool) {
+        self[heldOut: isHeldOut].deliveriesPerUserDay[deliveries, default: 0] += 1
+    }
+
     mutating func merge(_ other: AttentionStats) {
         budgeted.merge(other.budgeted)
         heldOut.merge(other.heldOut)

@@ -49,7 +49,8 @@ extension ReportPage {
             "<tr><th>\(PageText.escape(label))</th>" + groups.map { "<td>\(value($0.1))</td>" }.joined()
                 + "<td>\(PageText.escape(goal))</td></tr>"
         }
-        var table = "<table><tr><th></th>" + groups.map { "<th>\($0.0)</th>" }.joined() + "<th>Goal (seed 003)</th></tr>"
+        var table =
+            "<table><tr><th></th>" + groups.map { "<th>\($0.0)</th>" }.joined() + "<th>Goal (seed 003)</th></tr>"
         table += row("Users", "") { PageText.integer($0.users) }
         table += row("Opt-out rate", "< 5 %") { PageText.percent($0.optOutRate) }
         table += row("Revoked permission", "") { PageText.integer($0.revokedUsers) }

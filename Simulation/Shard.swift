@@ -14,16 +14,16 @@ final class Shard {
     let zones: [String: ZoneRules]
     let userRange: Range<Int>
     let showProgress: Bool
-    private let journal: Journal
+    let journal: Journal
     /// Where the run's history is written through; nil: nowhere.
     private var storeWriter: StoreWriter?
-    private var users: [UserState] = []
+    var users: [UserState] = []
     /// Template data, shared by the shard's users (immutable).
     private let content: ContentGenerator
     private let executor: EffectExecutor
     private var queue = EventQueue()
     private var sampler = DecisionSampler()
-    private(set) var stats: ShardStats
+    var stats: ShardStats
     /// Per-user digests in user order, filled at the end.
     private(set) var digests: [UInt64] = []
 
@@ -189,7 +189,7 @@ final class Shard {
     /// `DecisionSampler.every`), executes its effects, checks the pending list and records the
     /// step's writes. `nanos` is nil for a call that was not timed.
     @discardableResult
-    private func step(
+    func step(
         _ local: Int, _ input: EngineInput, at now: Instant, background: Bool = false
     ) throws -> (nanos: UInt64?, effects: [Effect]) {
         let timed = background || sampler.next()
@@ -418,16 +418,14 @@ final class Shard {
     private func countDeliveryDay(_ local: Int, at instant: Instant) {
         if let finished = users[local].countDelivery(on: users[local].zone.localDate(at: instant)) {
             stats.deliveriesPerUserDay[finished, default: 0] += 1
-            stats.attention[heldOut: users[local].engine.isHeldOutOfBudget].deliveriesPerUserDay[finished, default: 0] +=
-                1
+            stats.attention.countDay(finished, heldOut: users[local].engine.isHeldOutOfBudget)
         }
     }
 
     private func flushDeliveryDay(_ local: Int) {
         if let finished = users[local].endDeliveryDay() {
             stats.deliveriesPerUserDay[finished, default: 0] += 1
-            stats.attention[heldOut: users[local].engine.isHeldOutOfBudget].deliveriesPerUserDay[finished, default: 0] +=
-                1
+            stats.attention.countDay(finished, heldOut: users[local].engine.isHeldOutOfBudget)
         }
     }
 
@@ -440,58 +438,5 @@ final class Shard {
             stats.attention[heldOut: users[local].engine.isHeldOutOfBudget]
                 .lastWeekByPersona[users[local].traits.persona.position].add(summary)
         }
-    }
-
-    // MARK: - Fatigue and opt-outs
-
-    /// A delivery adds to the user's load (more at night, outside their waking hours) and to
-    /// their budget group's count.
-    private func tire(_ local: Int, at instant: Instant) {
-        stats.attention[heldOut: users[local].engine.isHeldOutOfBudget].deliveries += 1
-        let model = scenario.fatigue
-        guard model.isEnabled else { return }
-        let minute = users[local].zone.localDateTime(at: instant).secondOfDay / 60
-        let night = !users[local].traits.persona.habits.isAwake(minuteOfDay: minute)
-        users[local].fatigue.add(1 + (night ? model.nightWeight : 0), at: instant.secondsSinceEpoch, model: model)
-    }
-
-    /// Draws whether the delivery of `kind` was one too many: the user revokes permission in
-    /// Settings (for good) or disables the kind through the app's preferences, which reach the
-    /// engine as `preferencesChanged`, the input a real app sends.
-    private func considerOptOut(_ local: Int, of kind: NotificationKind, at now: Instant) throws {
-        let model = scenario.fatigue
-        guard model.isEnabled, !users[local].optOuts.revoked, users[local].absence(at: now.secondsSinceEpoch) == .present
-        else { return }
-        let strain = users[local].fatigue.strain(at: now.secondsSinceEpoch, model: model)
-        guard users[local].generator.chance(model.optOutChance(strain: strain)) else { return }
-        if users[local].generator.chance(model.revokeShare) {
-            users[local].optOuts.revoked = true
-            users[local].notificationsBlocked = true
-            users[local].center.setAuthorizationStatus(.denied)
-            try journal.log(&users[local], now, "optOut") { $0.id("permission", "denied") }
-            return
-        }
-        var preferences = users[local].engine.profile.preferences
-        guard preferences.isEnabled(kind) else { return }
-        preferences.settings[kind] = .disabled
-        users[local].optOuts.kinds.append(OptOut(kind: kind, disabledAt: now))
-        try journal.log(&users[local], now, "optOut") { $0.id("kind", kind.rawValue) }
-        try step(local, .preferencesChanged(preferences), at: now)
-    }
-
-    /// The user's budget group's user counts, at the end of the run.
-    private func countAttentionGroup(_ local: Int) {
-        let user = users[local]
-        let persona = user.traits.persona.position
-        var group = stats.attention[heldOut: user.engine.isHeldOutOfBudget]
-        group.users += 1
-        group.usersByPersona[persona] += 1
-        if user.optOuts.any {
-            group.optedOutUsers += 1
-            group.optedOutByPersona[persona] += 1
-        }
-        if user.optOuts.revoked { group.revokedUsers += 1 }
-        for optOut in user.optOuts.kinds { group.optOutsByKind[optOut.kind] += 1 }
-        stats.attention[heldOut: user.engine.isHeldOutOfBudget] = group
     }
 }

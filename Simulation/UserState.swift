@@ -102,7 +102,8 @@ struct UserState {
     /// ("days since last active" reaches back across weeks).
     mutating func closeWeek(since: Instant, until: Instant) -> UserEngagementSummary {
         let summary = UserEngagementSummary(
-            activity: weekActivity, deliveries: weekDeliveries, optOuts: optOuts.kinds, since: since, now: until, zone: zone,
+            activity: weekActivity, deliveries: weekDeliveries, optOuts: optOuts.kinds, since: since, now: until,
+            zone: zone,
             thresholds: LapseThresholds(configuration: engine.configuration))
         weekActivity = weekActivity.suffix(1)
         weekDeliveries.removeAll(keepingCapacity: true)

@@ -4,6 +4,7 @@ import Foundation
 import Models
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// A `CoachEngine` that asks a model behind an OpenAI-compatible chat-completions API
 /// (`POST {baseURL}/chat/completions`) for one notification's copy.
@@ -23,7 +24,26 @@ struct CompletionsCoach: CoachEngine {
     /// Answers larger than this are refused unread (a lock-screen line is far smaller).
     static let maximumResponseBytes = 64 * 1_024
 
+    /// Returns at once when the calling task is cancelled (the caller's deadline passed), whether
+    /// or not the HTTP request has noticed yet; the request is cancelled and its answer dropped.
     func generate(_ request: CoachRequest) async throws -> CoachResponse {
+        let call = Task { try await self.call(request) }
+        let outcome = OneOutcome()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                outcome.wait(continuation)
+                if Task.isCancelled { outcome.resume(.failure(CancellationError())) }
+                Task {
+                    do { outcome.resume(.success(try await call.value)) } catch { outcome.resume(.failure(error)) }
+                }
+            }
+        } onCancel: {
+            call.cancel()
+            outcome.resume(.failure(CancellationError()))
+        }
+    }
+
+    private func call(_ request: CoachRequest) async throws -> CoachResponse {
         var http = HTTPClientRequest(url: settings.baseURL + "/chat/completions")
         http.method = .POST
         http.headers.add(name: "Content-Type", value: "application/json")
@@ -33,6 +53,23 @@ struct CompletionsCoach: CoachEngine {
         guard response.status == .ok else { throw CoachFailure(reason: "completions answered \(response.status.code)") }
         let body = try await response.body.collect(upTo: Self.maximumResponseBytes)
         return CoachResponse(text: try CompletionsPrompt.answer(in: Data(body.readableBytesView)))
+    }
+}
+
+/// A continuation resumed by whichever comes first, the answer or the cancellation; later
+/// attempts do nothing.
+private final class OneOutcome: Sendable {
+    private let slot = Mutex<CheckedContinuation<CoachResponse, any Error>?>(nil)
+
+    func wait(_ continuation: CheckedContinuation<CoachResponse, any Error>) {
+        slot.withLock { $0 = continuation }
+    }
+
+    func resume(_ result: Result<CoachResponse, any Error>) {
+        slot.withLock { slot -> CheckedContinuation<CoachResponse, any Error>? in
+            defer { slot = nil }
+            return slot
+        }?.resume(with: result)
     }
 }
 

@@ -11,8 +11,10 @@ public import Scheduling
 ///   hour (acts count 1, snoozes `snoozeCredit`), smoothed towards `priorResponseRate` by
 ///   `priorWeight` pseudo-responses, divided by that prior: 1 without evidence, up to 2 for a
 ///   kind the user always acts on there, towards 0 for one they always ignore.
-/// - freshness: 1 for a candidate not yet due; one already overdue loses value linearly over
-///   its staleness window, down to `minimumFreshness`.
+/// - freshness: 1 for a candidate not yet due; one already overdue (a rule held it) loses a
+///   quarter of its value for each whole quarter of its staleness window that has passed, down
+///   to `minimumFreshness`: steps, so a few seconds of holding never reorder two otherwise
+///   equal candidates (the earlier keeps its place).
 ///
 /// Pure: the same candidate, responses, zone and time give the same value.
 enum AttentionValue {
@@ -28,8 +30,8 @@ enum AttentionValue {
         let rate = (positive + priorResponseRate * priorWeight) / (Double(counts.total) + priorWeight)
         var freshness = 1.0
         if candidate.plannedAt < now, candidate.policy.stalenessSeconds > 0 {
-            let late = Double(now - candidate.plannedAt) / Double(candidate.policy.stalenessSeconds)
-            freshness = max(minimumFreshness, 1 - late)
+            let quarters = (4 * (now - candidate.plannedAt)) / candidate.policy.stalenessSeconds
+            freshness = max(minimumFreshness, 1 - Double(quarters) / 4)
         }
         return candidate.policy.relevance * (rate / priorResponseRate) * freshness
     }

@@ -77,7 +77,8 @@ extension UserEngine {
                     .trace(
                         TraceEntry(
                             at: now, userID: profile.id, requestID: item.id, kind: item.kind, decision: .suppressed,
-                            reason: .kindDisabled, detail: "\(item.kind.rawValue) was disabled before its group went out",
+                            reason: .kindDisabled,
+                            detail: "\(item.kind.rawValue) was disabled before its group went out",
                             groupID: group.id.description, groupKey: group.key)))
             }
         }

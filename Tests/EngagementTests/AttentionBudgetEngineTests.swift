@@ -112,7 +112,9 @@ import Testing
         preferences.settings[.workoutKudos] = .disabled
         preferences.settings[.hydration] = .disabled
         let effects = engine.handle(.preferencesChanged(preferences), at: noon + 60)
-        #expect(effects.traces.contains { $0.requestID == "k1" && $0.decision == .suppressed && $0.reason == .kindDisabled })
+        #expect(
+            effects.traces.contains { $0.requestID == "k1" && $0.decision == .suppressed && $0.reason == .kindDisabled }
+        )
         #expect(!engine.state.plan.planned.contains { $0.kind == .workoutKudos || $0.kind == .hydration })
         #expect(effects.traces.contains { $0.decision == .cancelled && $0.reason == .kindDisabled })
     }

@@ -11,7 +11,8 @@ import Testing
     func meal(_ meal: MealType, at time: String) -> Candidate {
         Candidate(
             id: OccurrenceID(.mealReminder, date: day, .meal(meal)), kind: .mealReminder,
-            plannedAt: Instant(iso8601: "2027-06-01T\(time):00Z")!, level: .active, policy: .standard(for: .mealReminder))
+            plannedAt: Instant(iso8601: "2027-06-01T\(time):00Z")!, level: .active,
+            policy: .standard(for: .mealReminder))
     }
 
     func social(_ kind: NotificationKind, group: Int, at time: String, digest: Bool = false) -> Candidate {
@@ -46,7 +47,8 @@ import Testing
         let budget = AttentionBudget(interruptionsPerDay: 2)
         let full = CapLedger([Instant(iso8601: "2027-06-01T01:00:00Z")!, Instant(iso8601: "2027-06-01T02:00:00Z")!])
         let lunch = meal(.lunch, at: "12:30")
-        #expect(budget.cut(lunch, firingAt: lunch.plannedAt, zone: .utc, ledger: full) == .drop(reason: .attentionBudget))
+        #expect(
+            budget.cut(lunch, firingAt: lunch.plannedAt, zone: .utc, ledger: full) == .drop(reason: .attentionBudget))
         #expect(budget.cut(lunch, firingAt: lunch.plannedAt + .secondsPerDay, zone: .utc, ledger: full) == nil)
         #expect(budget.cut(lunch, firingAt: lunch.plannedAt, zone: .utc, ledger: CapLedger()) == nil)
     }
@@ -76,7 +78,8 @@ import Testing
         let digest = social(.workoutKudos, group: 1, at: "19:00", digest: true)
         #expect(budget.cut(digest, firingAt: digest.plannedAt, zone: .utc, ledger: full) == nil)
         let single = social(.workoutKudos, group: 2, at: "12:00")
-        #expect(budget.cut(single, firingAt: single.plannedAt, zone: .utc, ledger: full) == .fold(reason: .attentionBudget))
+        #expect(
+            budget.cut(single, firingAt: single.plannedAt, zone: .utc, ledger: full) == .fold(reason: .attentionBudget))
     }
 
     @Test func theBudgetGoesToTheMostValuableAndTheCutIsTraced() {
