@@ -1,5 +1,5 @@
-import Engagement
 import Delivery
+import Engagement
 import Models
 
 /// The shard's side of fatigue and the attention budget's figures: a delivery tires the user, a
