@@ -149,6 +149,8 @@ let package = Package(
                 dependencies: [
                     "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "Delivery", "APNs",
                     hummingbird, argumentParser, serviceLifecycle, swiftLog, crypto, metrics, prometheus,
+                    // The coach's chat-completions client (`CompletionsCoach`).
+                    asyncHTTPClient, nioCore, nioHTTP1,
                 ],
                 path: "Apps/Engaged", swiftSettings: swiftSettings),
             .testTarget(
@@ -157,7 +159,7 @@ let package = Package(
                     "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
                     "Delivery",
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, metrics,
-                    prometheus,
+                    prometheus, asyncHTTPClient,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             .executableTarget(

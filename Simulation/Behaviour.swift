@@ -83,10 +83,11 @@ enum Behaviour {
     }
 
     /// The persona's reaction: act, snooze, dismiss or ignore (nil), by local hour and relevance.
-    /// An absent user reacts only to a nudge, which may end the absence.
+    /// An absent user reacts only to a nudge, which may end the absence. `openFactor` is
+    /// fatigue's multiplier on the chance to open or act (`FatigueModel.openFactor`; 1 rested).
     static func reaction(
         to notification: PerceivedNotification, absence: Absence, habits: Habits, localMinute: Int,
-        tone: NudgeTone, generator: inout SeededGenerator
+        tone: NudgeTone, openFactor: Double = 1, generator: inout SeededGenerator
     ) -> Reaction? {
         var returns = false
         if absence != .present {
@@ -98,7 +99,7 @@ enum Behaviour {
         }
         let category = NotificationCategory.all.first { $0.id == notification.category }
         let roll = generator.nextUnit()
-        let actProbability = min(0.95, habits.actRate * (0.5 + notification.relevance))
+        let actProbability = min(0.95, habits.actRate * (0.5 + notification.relevance)) * openFactor
         let action: NotificationActionID
         if notification.kind == .reEngagement || roll < actProbability {
             action = category?.actions.first(where: { $0.options.contains(.foreground) })?.id ?? .defaultTap

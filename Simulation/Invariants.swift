@@ -231,6 +231,12 @@ public struct InvariantChecker: Sendable {
             if let known = keyOfGroup[group], known != key { return [.groupNeverMixesKeys] }
             keyOfGroup[group] = key
             return []
+        case .suppressed where trace.reason == .kindDisabled && trace.groupID != nil:
+            // The user disabled the kind while the item waited in a group: no longer owed.
+            if let group = groupOfItem.removeValue(forKey: trace.requestID) {
+                itemsOfGroup[group]?.remove(trace.requestID)
+            }
+            return []
         default:
             return []
         }

@@ -53,7 +53,8 @@ public enum Population {
             id: userID(index), displayName: firstNames[index % firstNames.count] + " Example", timeZone: zone,
             motivationalStyle: MotivationalStyle(rawValue: scenario.motivationalStyle.pick(&generator))!,
             communication: CommunicationPreferences(absenceResponse: absence, preferredTimes: preferredTimes),
-            privacyLevel: PrivacyLevel(rawValue: scenario.privacyLevel.pick(&generator))!, preferences: preferences)
+            privacyLevel: PrivacyLevel(rawValue: scenario.privacyLevel.pick(&generator))!, preferences: preferences,
+            locale: locale(index: index, scenario: scenario))
         return SimulatedUserTraits(index: index, persona: persona, profile: profile)
     }
 

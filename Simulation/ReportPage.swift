@@ -11,7 +11,7 @@ public enum ReportPage {
     /// The section identifiers, in page order (tests look for each one).
     static let sectionIDs = [
         "summary", "reproduce", "invariants", "budgets", "deliveries-by-hour", "deliveries-per-day", "engagement",
-        "lift",
+        "lift", "attention",
     ]
 
     /// The page for `report`.
@@ -19,7 +19,7 @@ public enum ReportPage {
         let name = PageText.escape(report.scenario)
         let sections = [
             summary(report), reproduce(report), invariants(report), budgets(report), deliveriesByHour(report),
-            deliveriesPerDay(report), engagement(report), lift(report),
+            deliveriesPerDay(report), engagement(report), lift(report), attention(report),
         ]
         return """
             <!doctype html>

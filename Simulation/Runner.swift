@@ -193,6 +193,9 @@ public struct Report: Codable, Sendable {
     /// Per kind, per simulated week: the share of deliveries the user acted on (opened or used
     /// an action), which shows how timing feedback and habits change the response over the run.
     public var responseRateByKindWeek: [String: [Double]]
+    /// The attention budget and fatigue: opt-outs, opens, deliveries per user-day, with the
+    /// budget and in its holdout (`AttentionReport`).
+    public var attention: AttentionReport?
 
     public var invariantsHeld: Bool { invariantViolations.values.allSatisfy { $0 == 0 } }
     public var budgetsHeld: Bool { budgets.values.allSatisfy { !$0.breached } }
@@ -258,7 +261,7 @@ public enum Simulator {
         let userDays = scenario.users * scenario.weeks * 7
         var perDay = Dictionary(uniqueKeysWithValues: stats.deliveriesPerUserDay.map { (String($0.key), $0.value) })
         perDay["0"] = max(0, userDays - stats.deliveriesPerUserDay.values.reduce(0, +))
-        let report = Report(
+        var report = Report(
             scenario: scenario.name, seed: scenario.seed, start: scenario.start.description, users: scenario.users,
             weeks: scenario.weeks, threads: threadCount, wallSeconds: wallSeconds, events: stats.events,
             eventsPerSecond: Double(stats.events) / max(wallSeconds, 1e-9), eventLogLines: stats.eventLogLines,
@@ -291,6 +294,7 @@ public enum Simulator {
             lift: stats.lift,
             engagementByPersonaWeek: stats.engagementByPersonaWeek,
             responseRateByKindWeek: responseRates(delivered: stats.deliveredByKindWeek, acted: stats.actedByKindWeek))
+        report.attention = AttentionReport(stats.attention, scenario: scenario)
         if let directory = options.outputDirectory {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -79,6 +79,12 @@ public struct Scenario: Hashable, Sendable {
     public var coach: CoachBehaviour
     /// Share of users in the re-engagement control group (no nudges), for the lift figure.
     public var holdoutShare: Double
+    /// The engine's attention budget and its holdout (`attentionBudget`; see `AttentionSettings`).
+    public var attention = AttentionSettings()
+    /// How users tire of notifications (`fatigue`; see `FatigueModel`).
+    public var fatigue = FatigueModel()
+    /// The users' languages (`locales`; see `Scenario.parseLocales`).
+    public var locales = Weights([(UserProfile.defaultLocale, 1)])
 
     public var startInstant: Instant { Instant(secondsSinceEpoch: start.daysSinceEpoch * .secondsPerDay) }
     public var endInstant: Instant { startInstant + Int64(weeks) * 7 * .secondsPerDay }
@@ -124,7 +130,7 @@ extension Scenario {
     static let knownPersonas = Set(Persona.allCases.map(\.rawValue))
     static let topKeys: Set<String> = [
         "name", "seed", "start", "weeks", "users", "threads", "timeZones", "personas", "preferences", "faults",
-        "description", "coach", "holdoutShare",
+        "description", "coach", "holdoutShare", "attentionBudget", "fatigue", "locales",
     ]
     static let preferenceKeys: Set<String> = [
         "quietHours", "hydration", "maxPerHour", "maxPerDay", "absenceResponse", "motivationalStyle", "privacyLevel",
@@ -185,7 +191,7 @@ extension Scenario {
                     ? nil : "unknown choice \"\($0)\"; expected one of \(allowed.joined(separator: ", "))"
             }
         }
-        return Scenario(
+        var scenario = Scenario(
             name: try reader.string(top["name"], key: "name"),
             seed: try top["seed"].map { node throws(ScenarioError) in try reader.unsigned(node, key: "seed") } ?? 1,
             start: try reader.date(top["start"], key: "start"),
@@ -236,6 +242,10 @@ extension Scenario {
             holdoutShare: try top["holdoutShare"].map { node throws(ScenarioError) in
                 try reader.number(node, key: "holdoutShare", range: 0...1)
             } ?? 0.1)
+        scenario.attention = try AttentionSettings.parse(top["attentionBudget"], reader: reader)
+        scenario.fatigue = try FatigueModel.parse(top["fatigue"], reader: reader)
+        scenario.locales = try parseLocales(top["locales"], reader: reader)
+        return scenario
     }
 
     /// Why a cap written as a choice name (`"10"`) is not a whole number in `range`; nil when it is.

@@ -14,16 +14,16 @@ final class Shard {
     let zones: [String: ZoneRules]
     let userRange: Range<Int>
     let showProgress: Bool
-    private let journal: Journal
+    let journal: Journal
     /// Where the run's history is written through; nil: nowhere.
     private var storeWriter: StoreWriter?
-    private var users: [UserState] = []
+    var users: [UserState] = []
     /// Template data, shared by the shard's users (immutable).
     private let content: ContentGenerator
     private let executor: EffectExecutor
     private var queue = EventQueue()
     private var sampler = DecisionSampler()
-    private(set) var stats: ShardStats
+    var stats: ShardStats
     /// Per-user digests in user order, filled at the end.
     private(set) var digests: [UInt64] = []
 
@@ -53,6 +53,8 @@ final class Shard {
         users.reserveCapacity(userRange.count)
         var configuration = EngineConfiguration()
         configuration.holdoutShare = scenario.holdoutShare
+        configuration.attentionBudget = scenario.attention.budget
+        configuration.budgetHoldoutShare = scenario.attention.holdoutShare
         for index in userRange {
             let (user, installAt) = UserState.install(
                 index: index, scenario: scenario, zones: zones, configuration: configuration, content: content,
@@ -100,6 +102,7 @@ final class Shard {
                     stats: &stats)
             }
             flushDeliveryDay(local)
+            countAttentionGroup(local)
             stats.droppedByLimit += users[local].center.droppedByLimitCount
             stats.suppressedByAuthorization += users[local].center.suppressedByAuthorizationCount
         }
@@ -186,7 +189,7 @@ final class Shard {
     /// `DecisionSampler.every`), executes its effects, checks the pending list and records the
     /// step's writes. `nanos` is nil for a call that was not timed.
     @discardableResult
-    private func step(
+    func step(
         _ local: Int, _ input: EngineInput, at now: Instant, background: Bool = false
     ) throws -> (nanos: UInt64?, effects: [Effect]) {
         let timed = background || sampler.next()
@@ -260,6 +263,7 @@ final class Shard {
             try journal.violation(violation, &users[local], at: deliveredAt, detail: detail, stats: &stats)
         }
         countDeliveryDay(local, at: deliveredAt)
+        tire(local, at: deliveredAt)
         stats.deliveriesByLocalHour.add(
             content.kind, secondOfDay: users[local].zone.localDateTime(at: deliveredAt).secondOfDay)
         stats.deliveredByKindWeek.add(content.kind, week: week(of: deliveredAt))
@@ -271,6 +275,7 @@ final class Shard {
         users[local].weekDeliveryIDs.append(id)
         storeWriter?.recordLedger(userID: users[local].traits.profile.id, id, content.kind, .delivered, at: deliveredAt)
         react(local, to: PerceivedNotification(notification), at: now)
+        try considerOptOut(local, of: content.kind, at: now)
     }
 
     /// Asks the behaviour model how the user reacts, and applies it: the end of a lapse, and the
@@ -282,10 +287,18 @@ final class Shard {
             configuration: users[local].engine.configuration)
         let absence = users[local].absence(at: now.secondsSinceEpoch)
         let localMinute = users[local].zone.localDateTime(at: now).secondOfDay / 60
+        let openFactor = scenario.fatigue.openFactor(
+            strain: users[local].fatigue.strain(at: now.secondsSinceEpoch, model: scenario.fatigue))
         let reaction = Behaviour.reaction(
             to: notification, absence: absence, habits: users[local].traits.persona.habits, localMinute: localMinute,
-            tone: tone, generator: &users[local].generator)
-        guard let reaction else { return }
+            tone: tone, openFactor: openFactor, generator: &users[local].generator)
+        guard let reaction else {
+            if absence == .present, scenario.fatigue.isEnabled {
+                users[local].fatigue.add(
+                    scenario.fatigue.ignoredWeight, at: now.secondsSinceEpoch, model: scenario.fatigue)
+            }
+            return
+        }
         if reaction.returns {
             users[local].lapsedUntil = now.secondsSinceEpoch
             users[local].churned = false
@@ -310,6 +323,9 @@ final class Shard {
         users[local].checker.observeResponse(action)
         if action != .dismiss && !action.isSnooze {
             stats.actedByKindWeek.add(kind, week: week(of: now))
+            let heldOut = users[local].engine.isHeldOutOfBudget
+            stats.attention[heldOut: heldOut].opened += 1
+            if action != .defaultTap { stats.attention[heldOut: heldOut].acted += 1 }
             if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID) {
                 users[local].weekDeliveries[index].opened = true
                 users[local].weekDeliveries[index].acted = action != .defaultTap
@@ -402,11 +418,15 @@ final class Shard {
     private func countDeliveryDay(_ local: Int, at instant: Instant) {
         if let finished = users[local].countDelivery(on: users[local].zone.localDate(at: instant)) {
             stats.deliveriesPerUserDay[finished, default: 0] += 1
+            stats.attention.countDay(finished, heldOut: users[local].engine.isHeldOutOfBudget)
         }
     }
 
     private func flushDeliveryDay(_ local: Int) {
-        if let finished = users[local].endDeliveryDay() { stats.deliveriesPerUserDay[finished, default: 0] += 1 }
+        if let finished = users[local].endDeliveryDay() {
+            stats.deliveriesPerUserDay[finished, default: 0] += 1
+            stats.attention.countDay(finished, heldOut: users[local].engine.isHeldOutOfBudget)
+        }
     }
 
     /// The user's engagement figures for one simulated week, from what they did and received.
@@ -414,5 +434,9 @@ final class Shard {
         let summary = users[local].closeWeek(
             since: scenario.startInstant + Int64(week) * 7 * .secondsPerDay, until: now + 1)
         stats.addWeek(summary, persona: users[local].traits.persona, week: week, of: scenario.weeks)
+        if week == scenario.weeks - 1 {
+            stats.attention[heldOut: users[local].engine.isHeldOutOfBudget]
+                .lastWeekByPersona[users[local].traits.persona.position].add(summary)
+        }
     }
 }

@@ -178,6 +178,8 @@ struct ShardStats {
     /// Per kind and simulated week: deliveries, and those the user acted on (opened or an action).
     var deliveredByKindWeek: WeeklyTally
     var actedByKindWeek: WeeklyTally
+    /// The attention budget's users and its holdout: opt-outs, opens, deliveries per day.
+    var attention = AttentionStats()
 
     static let violationExampleLimit = 20
 
@@ -236,5 +238,6 @@ struct ShardStats {
         payloadBytesMax = max(payloadBytesMax, other.payloadBytesMax)
         deliveredByKindWeek.merge(other.deliveredByKindWeek)
         actedByKindWeek.merge(other.actedByKindWeek)
+        attention.merge(other.attention)
     }
 }

@@ -40,6 +40,9 @@ struct UserState {
     /// The platform refused or silenced notifications at some point (permission denied or revoked):
     /// what the engine planned may never have been shown, so "never lost" cannot be judged.
     var notificationsBlocked = false
+    /// Recent notification load (`FatigueModel`) and the opt-outs it led to.
+    var fatigue = FatigueState()
+    var optOuts = OptOutRecord()
 
     func isAway(at now: Int64) -> Bool { churned || now < lapsedUntil }
 
@@ -99,7 +102,8 @@ struct UserState {
     /// ("days since last active" reaches back across weeks).
     mutating func closeWeek(since: Instant, until: Instant) -> UserEngagementSummary {
         let summary = UserEngagementSummary(
-            activity: weekActivity, deliveries: weekDeliveries, optOuts: [], since: since, now: until, zone: zone,
+            activity: weekActivity, deliveries: weekDeliveries, optOuts: optOuts.kinds, since: since, now: until,
+            zone: zone,
             thresholds: LapseThresholds(configuration: engine.configuration))
         weekActivity = weekActivity.suffix(1)
         weekDeliveries.removeAll(keepingCapacity: true)

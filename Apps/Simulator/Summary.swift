@@ -54,6 +54,7 @@ extension Simulate {
         let snapshot = report.snapshotBytesPerUser
         say("engine snapshot bytes per user: p50=\(snapshot.p50) p99=\(snapshot.p99) max=\(snapshot.max)")
         if let line = SummaryText.lift(report.lift) { say(line) }
+        for line in SummaryText.attention(report.attention) { say(line) }
         say("")
         say("budget               samples      p50 us      p99 us      max us   budget us  held")
         for (name, figures) in report.budgets.sorted(by: { $0.key < $1.key }) {

@@ -7,14 +7,15 @@ import Scheduling
 ///
 /// A repeating request fires whatever happens, so a series is used only where no rule could
 /// ever block one of its occurrences: none of its times falls in quiet hours on any weekday,
-/// there is no daily cap, and with every other routine reminder of any weekday the rolling
+/// there is no daily cap nor attention budget, and with every other routine reminder of any weekday the rolling
 /// hourly cap holds. Otherwise the occurrences are planned one by one, each through the rules.
 extension UserEngine {
     /// The local times of the hydration series, or nil when the rules do not allow a series.
     func hydrationSeriesTimes() -> [LocalTimeOfDay]? {
         let preferences = profile.preferences
         let times = preferences.hydrationTimes
-        guard configuration.useDailySeries, preferences.maxPerDay == nil, !times.isEmpty else { return nil }
+        guard configuration.useDailySeries, preferences.maxPerDay == nil, attentionBudget == nil, !times.isEmpty
+        else { return nil }
         if let quiet = preferences.quietHours {
             // A week of days covers every weekday.
             for day in Int64(0)..<7 {

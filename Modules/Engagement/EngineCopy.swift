@@ -21,7 +21,8 @@ extension UserEngine {
                 profile.preferences.workoutSchedule.first { $0.time.minutesSinceMidnight == minute }?.type
         }
         return ContentRequest(
-            kind: candidate.kind, style: profile.motivationalStyle, recipient: recipient, context: context)
+            kind: candidate.kind, style: profile.motivationalStyle, language: profile.locale, recipient: recipient,
+            context: context)
     }
 
     mutating func makeRequest(for candidate: Candidate, fireAt: Instant, copy: Copy? = nil) -> NotificationRequest {

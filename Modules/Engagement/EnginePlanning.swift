@@ -53,7 +53,18 @@ extension UserEngine {
         candidates += state.reminders.followUps
         candidates += state.social.groups.map { groupCandidate($0) }
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
-        Planner.order(&candidates)
+        // A kind the user disabled since a copy or follow-up was made is never planned.
+        let preferences = profile.preferences
+        if !preferences.enabled || preferences.settings.values.contains(.disabled) {
+            candidates.removeAll { !preferences.isEnabled($0.kind) }
+        }
+        let budget = attentionBudget
+        if budget != nil {
+            let responses = state.coaching.responses
+            Planner.order(&candidates) { AttentionValue.of($0, responses: responses, zone: zone, now: now) }
+        } else {
+            Planner.order(&candidates)
+        }
 
         // A daily series holds one slot each and fires every day: its future firings go into
         // the cap ledger (as far as any candidate reaches) before anything is planned around it.
@@ -71,7 +82,7 @@ extension UserEngine {
             activeUntil: state.activity.activeUntil,
             slotBudget: configuration.pendingLimit - configuration.reservedSlots,
             fired: state.plan.fired, done: state.activity.done,
-            previous: OccurrenceMap(state.plan.planned.lazy.map { ($0.id, $0) }))
+            previous: OccurrenceMap(state.plan.planned.lazy.map { ($0.id, $0) }), attentionBudget: budget)
         var allocation = Planner.allocate(
             candidates, series: seriesCandidates, reservedFireTimes: seriesFirings, context: context)
         // The lapse campaign's silences (give_me_space, the holdout) are traced like suppressions.

@@ -52,6 +52,9 @@ extension UserEngine {
         case .slotWindowPassed:
             windowEnd.map { "its slot's window ended at \(zone.localDateTime(at: $0).timeOfDay)" }
                 ?? "its slot's window had passed"
+        case .attentionBudget:
+            attentionBudget?.explain(value: nil)
+                ?? DeliveryRules.explain(reason, dropped: true, preferences: profile.preferences)
         case .sameInstant: "another \(id.kind.rawValue) fires at the same instant: that one is kept"
         default:
             DeliveryRules.explain(

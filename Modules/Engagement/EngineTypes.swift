@@ -27,6 +27,14 @@ public struct EngineConfiguration: Hashable, Sendable {
     public var holdoutShare: Double = 0
     /// Salt of the holdout draw: change it to draw a different control group.
     public var holdoutSalt: UInt64 = 0x486F_6C64
+    /// The daily attention budget of every user who sets none of their own
+    /// (`AttentionBudget`, 8 interruptions a local day by default); nil: no budget.
+    public var attentionBudget: AttentionBudget? = AttentionBudget()
+    /// Share of users (chosen from their id, like `holdoutShare` but with its own salt) planned
+    /// without the attention budget, so its lift can be measured. 0 turns it off.
+    public var budgetHoldoutShare: Double = 0
+    /// Salt of the budget's holdout draw, independent of the re-engagement holdout's.
+    public var budgetHoldoutSalt: UInt64 = 0x4275_6467_6574
     /// Kinds whose copy is asked of the AI coach (template copy is scheduled at once and replaced
     /// when the coach answers in time with valid copy).
     public var coachKinds: Set<NotificationKind> = [.morningGreeting, .reEngagement, .weeklyReview, .achievement]

@@ -209,6 +209,25 @@ public struct ResponseStats: Hashable, Sendable, Codable {
         return found ? cells[index].counts : Counts()
     }
 
+    /// The counts of `kind` at local hour `hour` over all its slots (runs are summed too): a
+    /// binary search to the kind's cells, then a walk over them.
+    public func counts(kind: NotificationKind, hour: Int) -> Counts {
+        var sum = Counts()
+        let first = position(of: ResponseStats.key(LearningSlot(kind), 0)).index
+        let end = ((kind.ordinal + 1) << 16) * 24
+        for cell in cells[first...] {
+            guard cell.key < end else { break }
+            guard cell.hour == hour else { continue }
+            sum.acted += cell.counts.acted
+            sum.snoozed += cell.counts.snoozed
+            sum.dismissed += cell.counts.dismissed
+            sum.ignored += cell.counts.ignored
+            sum.negativeRun += cell.counts.negativeRun
+            sum.snoozeRun += cell.counts.snoozeRun
+        }
+        return sum
+    }
+
     /// The counts of `kind` over all its slots and hours (runs are summed too).
     public func counts(kind: NotificationKind) -> Counts {
         var sum = Counts()

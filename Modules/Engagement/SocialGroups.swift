@@ -66,6 +66,25 @@ extension UserEngine {
         }
     }
 
+    /// Drops the waiting groups of kinds the user has just disabled: each item is traced as
+    /// suppressed (`kindDisabled`), so it is neither sent nor owed.
+    mutating func releaseDisabledGroups(at now: Instant, into effects: inout [Effect]) {
+        let preferences = profile.preferences
+        guard state.social.groups.contains(where: { !preferences.isEnabled($0.kind) }) else { return }
+        for group in state.social.groups where !preferences.isEnabled(group.kind) {
+            for item in group.items {
+                effects.append(
+                    .trace(
+                        TraceEntry(
+                            at: now, userID: profile.id, requestID: item.id, kind: item.kind, decision: .suppressed,
+                            reason: .kindDisabled,
+                            detail: "\(item.kind.rawValue) was disabled before its group went out",
+                            groupID: group.id.description, groupKey: group.key)))
+            }
+        }
+        state.social.groups.removeAll { !preferences.isEnabled($0.kind) }
+    }
+
     /// Moves the items of a group that could not go out (blocked, or past its deadline) into the
     /// next daily digest of its kind, so no item is lost and none is sent twice.
     mutating func regroup(_ id: OccurrenceID, because reason: ReasonCode, at now: Instant, into effects: inout [Effect])
@@ -143,13 +162,15 @@ extension UserEngine {
         }
         return Candidate(
             id: group.id, kind: group.kind, plannedAt: group.sendAt,
-            level: profile.preferences.interruptionLevel(for: group.kind), policy: policy, revision: group.items.count)
+            level: profile.preferences.interruptionLevel(for: group.kind), policy: policy, revision: group.items.count,
+            isDigest: group.isDigest)
     }
 
-    /// The grouped notification: a summary that never names other users beyond what the privacy
-    /// level allows ("3 people cheered your morning run").
+    /// The grouped notification, in the user's language (`UserProfile.locale`): a summary that
+    /// never names other users beyond what the privacy level allows ("3 people cheered your
+    /// morning run", "3 Personen haben deinen Morgenlauf angefeuert").
     func groupRequest(_ group: NotificationGroup, candidate: Candidate, fireAt: Instant) -> NotificationRequest {
-        let copy = content.catalog.defaultLibrary.groupSummary(
+        let copy = content.catalog.library(for: profile.locale).groupSummary(
             group.kind, count: group.items.count, topic: group.items.first?.topic ?? "",
             firstActor: group.items.first.map { SocialSender($0) }, period: group.mode.period,
             privacy: profile.privacyLevel)

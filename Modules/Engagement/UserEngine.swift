@@ -92,6 +92,7 @@ public struct UserEngine: Sendable {
         case .preferencesChanged(let preferences):
             state.user.profile.preferences = preferences
             state.plan.seriesTimes = hydrationSeriesTimes()
+            releaseDisabledGroups(at: now, into: &effects)
         case .profileChanged(var profile):
             profile.timeZone = zone.identifier
             state.user.profile = profile

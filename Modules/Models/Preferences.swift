@@ -170,6 +170,9 @@ public struct NotificationPreferences: Hashable, Sendable {
     public var maxBatchItems: Int = 10
     /// Reminders the user set up, each with its own recurrence (seed 004).
     public var reminders: [Reminder] = []
+    /// The user's own daily attention budget (user-visible interruptions per local day, 1...100);
+    /// nil: the app's (`EngineConfiguration.attentionBudget`).
+    public var interruptionBudgetPerDay: Int? = nil
 
     public init() {}
 
@@ -199,7 +202,7 @@ extension NotificationPreferences: Codable {
         case enabled, settings, interruptionLevels, morningTime, wakeTime, sleepTime, workoutSchedule, hydration
         case quietHours, maxPerHour, maxPerDay, batchingWindowMinutes, workoutReminderLeadMinutes
         case preWorkoutLeadMinutes, postWorkoutDelayMinutes, soundEnabled, badgeEnabled, digestTime, weeklyDigestDay
-        case maxBatchItems, reminders
+        case maxBatchItems, reminders, interruptionBudgetPerDay
     }
 
     /// Every key is optional and falls back to the default; present keys are validated.
@@ -242,6 +245,9 @@ extension NotificationPreferences: Codable {
         if c.contains(.maxPerDay), try !c.decodeNil(forKey: .maxPerDay) {
             p.maxPerDay = try count(.maxPerDay, default: 0, range: 1...1_000)
         }
+        if c.contains(.interruptionBudgetPerDay), try !c.decodeNil(forKey: .interruptionBudgetPerDay) {
+            p.interruptionBudgetPerDay = try count(.interruptionBudgetPerDay, default: 0, range: 1...100)
+        }
         guard p.wakeTime < p.sleepTime else {
             throw decoder.invalid(CodingKeys.sleepTime, "must be after wakeTime (\(p.wakeTime)), got \(p.sleepTime)")
         }
@@ -271,6 +277,7 @@ extension NotificationPreferences: Codable {
         try c.encode(weeklyDigestDay, forKey: .weeklyDigestDay)
         try c.encode(maxBatchItems, forKey: .maxBatchItems)
         try c.encode(reminders, forKey: .reminders)
+        try c.encodeIfPresent(interruptionBudgetPerDay, forKey: .interruptionBudgetPerDay)
     }
 }
 
@@ -296,8 +303,9 @@ public struct UserProfile: Hashable, Sendable {
     public var communication: CommunicationPreferences
     public var privacyLevel: PrivacyLevel
     public var preferences: NotificationPreferences
-    /// The user's language, a BCP 47 tag in canonical case (`en`, `de-DE`; see `LanguageTag`).
-    /// Stored and returned only for now: choosing the templates' language by it is a later issue.
+    /// The user's language, a BCP 47 tag in canonical case (`en`, `de-DE`; see `LanguageTag`):
+    /// templates and grouped copy come from that language's template file (exact tag, then the
+    /// language alone, then English).
     public var locale: String
 
     /// The locale of a profile that names none (and of every profile stored before locales).

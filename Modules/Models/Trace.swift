@@ -83,6 +83,9 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     /// Another notification of the same kind fires at the same instant: one is kept (a social
     /// item folds into the digest).
     case sameInstant
+    /// The user's attention budget for that local day (`AttentionBudget`) went to notifications
+    /// this user values more: dropped, or folded into the kind's digest where the kind allows it.
+    case attentionBudget
 }
 
 /// One decision with its rule and the values that decided it: the answer to

@@ -16,11 +16,15 @@ public struct Candidate: Hashable, Sendable {
     /// Why `plannedAt` is not the slot's nominal time (a learned shift, the local night, a
     /// snooze, a change of zone); nil when it is.
     public var retiming: Retiming?
+    /// A digest of grouped items: the attention budget counts it but never cuts it (its cuts
+    /// go there; see `AttentionBudget`).
+    public var isDigest: Bool
 
     public init(
         id: OccurrenceID, kind: NotificationKind, plannedAt: Instant, level: InterruptionLevel, policy: KindPolicy,
-        revision: Int = 0, windowEnd: Instant? = nil, retiming: Retiming? = nil
+        revision: Int = 0, windowEnd: Instant? = nil, retiming: Retiming? = nil, isDigest: Bool = false
     ) {
+        self.isDigest = isDigest
         self.revision = revision
         self.id = id
         self.kind = kind
@@ -209,6 +213,7 @@ public enum DeliveryRules {
         case .capExemptTransactional: return "transactional: exempt from caps"
         case .userActiveInApp:
             return dropped ? "the user stayed in the app past the deadline" : "held while the user is in the app"
+        case .attentionBudget: return "the day's attention budget went to notifications this user values more"
         default: return ""
         }
     }

@@ -62,12 +62,16 @@ public struct PlanningContext: Sendable {
     public var done: OccurrenceMap<Instant>
     /// What the platform holds from the last pass.
     public var previous: OccurrenceMap<PlannedNotification>
+    /// The user's daily attention budget, applied after the rules; nil: none (the user is held
+    /// out of it, or the app has none).
+    public var attentionBudget: AttentionBudget?
 
     public init(
         now: Instant, zone: ZoneRules, preferences: NotificationPreferences, ledger: CapLedger, activeUntil: Instant?,
         slotBudget: Int, fired: OccurrenceMap<Instant>, done: OccurrenceMap<Instant>,
-        previous: OccurrenceMap<PlannedNotification>
+        previous: OccurrenceMap<PlannedNotification>, attentionBudget: AttentionBudget? = nil
     ) {
+        self.attentionBudget = attentionBudget
         self.now = now
         self.zone = zone
         self.preferences = preferences
@@ -135,6 +139,20 @@ public enum Planner {
         }
     }
 
+    /// Value first, as the attention budget sees it: `value` is asked once per candidate (the
+    /// engine's is relevance times the user's learned response rate times freshness); ties go
+    /// to the earlier time, then the occurrence, so the order is total and reproducible.
+    public static func order(_ candidates: inout [Candidate], value: (Candidate) -> Double) {
+        var valued = candidates.map { (value: value($0), candidate: $0) }
+        valued.sort {
+            if $0.value != $1.value { return $0.value > $1.value }
+            let a = $0.candidate
+            let b = $1.candidate
+            return a.plannedAt != b.plannedAt ? a.plannedAt < b.plannedAt : a.id < b.id
+        }
+        candidates = valued.map(\.candidate)
+    }
+
     /// Fills the slot budget in the candidates' order. Daily `series` (each candidate at its next
     /// firing) take their slots first; `reservedFireTimes` are their future firings, which the
     /// caps must count.
@@ -149,6 +167,10 @@ public enum Planner {
     /// Two notifications of one kind never fire at the same instant: the first in value order
     /// keeps the instant, the other is dropped (`sameInstant`; a social group's items fold into
     /// the digest). The daily series' firings count as taken for the series' kinds.
+    ///
+    /// Then the context's attention budget: a candidate the rules would send on a local day whose
+    /// budget the candidates before it (in value order) and what fired already used up is cut
+    /// (`AttentionBudget.cut`, reason `attentionBudget`).
     public static func allocate(
         _ candidates: [Candidate], series: [Candidate] = [], reservedFireTimes: [Instant] = [],
         context: PlanningContext
@@ -189,7 +211,11 @@ public enum Planner {
             var decided = outcome
             if case .send(let fireAt, _) = outcome {
                 guard fireAt > now else { continue }
-                if taken.insert(instantOfKind(candidate.kind, fireAt)).inserted {
+                if let budget = context.attentionBudget,
+                    let cut = budget.cut(candidate, firingAt: fireAt, zone: context.zone, ledger: ledger)
+                {
+                    decided = cut
+                } else if taken.insert(instantOfKind(candidate.kind, fireAt)).inserted {
                     ledger.insert(fireAt)
                     plan.append(
                         PlannedNotification(candidate: candidate, dueAt: dueAt, fireAt: fireAt, zone: context.zone))

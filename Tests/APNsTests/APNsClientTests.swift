@@ -229,8 +229,9 @@ struct APNsClientTests {
         let retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10), maxDelay: .milliseconds(10))
         try await Harness.with(retry: retry, attemptTimeout: .seconds(1)) { harness in
             harness.fake.answer(token: deviceToken, with: .delay(.seconds(3)))
-            guard case .failedAfterRetries(let failure, let attempts) = await harness.client.send(alert()) else {
-                Issue.record("expected a failure after retries")
+            let outcome = await harness.client.send(alert())
+            guard case .failedAfterRetries(let failure, let attempts) = outcome else {
+                Issue.record("expected a failure after retries, got \(outcome)")
                 return
             }
             #expect(failure.status == nil)

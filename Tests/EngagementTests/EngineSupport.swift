@@ -15,3 +15,13 @@ extension UserEngine {
             content: bundledContent)
     }
 }
+
+extension EngineConfiguration {
+    /// The defaults without the attention budget, for tests of the rules it would otherwise cut
+    /// into (every hydration time of a day, daily series).
+    static var withoutAttentionBudget: EngineConfiguration {
+        var configuration = EngineConfiguration()
+        configuration.attentionBudget = nil
+        return configuration
+    }
+}

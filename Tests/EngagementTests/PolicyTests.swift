@@ -162,7 +162,8 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
             $0.maxPerHour = 10
         }
         let t0 = Instant(iso8601: "2027-06-01T09:00:00+01:00")!
-        var engine = UserEngine(profile: profile, zone: london, now: t0)
+        // A series fires whatever happens, so it is used only without an attention budget.
+        var engine = UserEngine(profile: profile, zone: london, now: t0, configuration: .withoutAttentionBudget)
         let effects = engine.handle(.appLaunched, at: t0)
         let hydration = effects.scheduled.filter { $0.request.content.kind == .hydration }
         #expect(hydration.count == 15)

@@ -79,7 +79,8 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
             $0.settings[.mealReminder] = .disabled
         }
         let t0 = instant("2027-06-01T06:00:00+01:00")
-        var engine = UserEngine(profile: profile, zone: london, now: t0)
+        // Every hydration time of the day is planned: no attention budget cuts any.
+        var engine = UserEngine(profile: profile, zone: london, now: t0, configuration: .withoutAttentionBudget)
         _ = engine.handle(.appLaunched, at: t0)
         // 13:00 is ignored, 09:00 acted on: per kind, 13:00 (and 07:00, 11:00...) would move to 09:00.
         let one = LearningSlot(.hydration, packedSlot: 13 * 60)

@@ -62,9 +62,11 @@ extension [Effect] {
             $0.hydration = frequency
             $0.maxPerHour = 20
         }
-        var engine = UserEngine(profile: profile, zone: london, now: instant("2027-06-01T00:00:00+01:00"))
+        var engine = UserEngine(
+            profile: profile, zone: london, now: instant("2027-06-01T00:00:00+01:00"),
+            configuration: .withoutAttentionBudget)
         let effects = engine.handle(.appLaunched, at: instant("2027-06-01T00:00:00+01:00"))
-        // With room under the caps, each time of day is one repeating daily request.
+        // With room under the caps and no attention budget, each time of day is one repeating daily request.
         let hydration = effects.scheduled.filter { $0.request.content.kind == .hydration }
         #expect(hydration.count == perDay)
         #expect(hydration.allSatisfy { $0.request.trigger.repeats })

@@ -14,7 +14,8 @@ struct RuntimeInboxTests {
     /// A runtime over `store` with user u1, and the user's first pending inbox row.
     private func setUp(_ store: any RuntimeStore) async throws -> (EngineRuntime, ManualClock, OutboxRow) {
         let clock = ManualClock(Self.start)
-        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        let runtime = EngineRuntime(
+            store: store, clock: clock, content: bundledContent, configuration: withoutAttentionBudget)
         try await runtime.putUser(profile())
         let row = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == "inbox" })
         return (runtime, clock, row)

@@ -22,6 +22,14 @@ final class RecordingTransport: ChannelTransport {
     }
 }
 
+/// The engine's defaults without the attention budget: hydration then goes out as daily
+/// series, which the outbox tests below follow (the budget's own tests are in EngagementTests).
+let withoutAttentionBudget: EngineConfiguration = {
+    var configuration = EngineConfiguration()
+    configuration.attentionBudget = nil
+    return configuration
+}()
+
 func profile(_ id: String = "u1", zone: String = "Asia/Kathmandu") -> UserProfile {
     var preferences = NotificationPreferences()
     preferences.hydration = .biHourly
@@ -146,7 +154,8 @@ struct RuntimeTests {
     @Test func aDailySeriesRowComesBackForItsNextDay() async throws {
         let clock = ManualClock(Self.start)
         let store = InMemoryEngagementStore()
-        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        let runtime = EngineRuntime(
+            store: store, clock: clock, content: bundledContent, configuration: withoutAttentionBudget)
         try await runtime.putUser(profile())
         let series = try #require(
             try store.pendingOutbox(userID: "u1").first { $0.requestID.contains(".daily.") && $0.channel == "inbox" })
@@ -212,7 +221,8 @@ struct RuntimeTests {
         // commit never revives a completed row is the store's contract, tested there.)
         let clock = ManualClock(Self.start)
         let store = InMemoryEngagementStore()
-        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        let runtime = EngineRuntime(
+            store: store, clock: clock, content: bundledContent, configuration: withoutAttentionBudget)
         try await runtime.putUser(profile())
         try await runtime.apply(Self.mention, to: "u1")
         clock.advance(by: 86_400)

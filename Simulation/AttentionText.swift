@@ -1,0 +1,94 @@
+/// The attention budget's lines in the run's summary and its section of report.html, both from
+/// `AttentionReport` (no second computation).
+extension SummaryText {
+    /// One line per group (opt-out, keeping defaults, open and action rates against seed 003's
+    /// goals, deliveries per user-day), and the budget's lift; empty without a report.
+    public static func attention(_ report: AttentionReport?) -> [String] {
+        guard let report else { return [] }
+        func rate(_ value: Double?) -> String {
+            guard let value else { return "n/a" }
+            let tenths = Int((value * 1_000).rounded())
+            return "\(tenths / 10).\(tenths % 10)%"
+        }
+        func points(_ value: Double) -> String {
+            let tenths = (value * 1_000).rounded()
+            let magnitude = Int(abs(tenths))
+            return (tenths > 0 ? "+" : tenths < 0 ? "-" : "") + "\(magnitude / 10).\(magnitude % 10)"
+        }
+        func line(_ name: String, _ group: AttentionReport.Group) -> String {
+            let spread = group.deliveriesPerUserDay
+            return "\(name): users=\(group.users) optOut=\(rate(group.optOutRate)) (goal < 5%) "
+                + "keepingDefaults=\(rate(group.keepingDefaultsShare)) (goal > 80%) open=\(rate(group.openRate)) "
+                + "(goal 60%) action=\(rate(group.actionRate)) (goal 40%) deliveries/user-day p50=\(spread.p50) "
+                + "p90=\(spread.p90) p99=\(spread.p99) max=\(spread.max) lastWeekEngagement="
+                + rate(group.lastWeekEngagement)
+        }
+        let budget = report.budgetPerDay.map { "\($0)/day" } ?? "none"
+        var lines = [
+            "attention budget \(budget), fatigue \(report.fatigueModelled ? "on" : "off")",
+            line("  with budget", report.budgeted), line("  held out   ", report.heldOut),
+        ]
+        if let optOut = report.optOutDifference, let engagement = report.lastWeekEngagementDifference {
+            lines.append(
+                "  budget lift: opt-out \(points(optOut.estimate)) points (95 % \(points(optOut.low95)) to "
+                    + "\(points(optOut.high95))), last-week engagement \(points(engagement.estimate)) points "
+                    + "(95 % \(points(engagement.low95)) to \(points(engagement.high95)))")
+        }
+        return lines
+    }
+}
+
+extension ReportPage {
+    /// The attention section: both groups side by side, per persona and per kind, and the lift.
+    static func attention(_ report: Report) -> String {
+        guard let attention = report.attention else {
+            return section("attention", "Attention budget and fatigue") { "<p class=\"note\">Not measured.</p>" }
+        }
+        let groups = [("With the budget", attention.budgeted), ("Held out", attention.heldOut)]
+        func row(_ label: String, _ goal: String, _ value: (AttentionReport.Group) -> String) -> String {
+            "<tr><th>\(PageText.escape(label))</th>" + groups.map { "<td>\(value($0.1))</td>" }.joined()
+                + "<td>\(PageText.escape(goal))</td></tr>"
+        }
+        var table =
+            "<table><tr><th></th>" + groups.map { "<th>\($0.0)</th>" }.joined() + "<th>Goal (seed 003)</th></tr>"
+        table += row("Users", "") { PageText.integer($0.users) }
+        table += row("Opt-out rate", "< 5 %") { PageText.percent($0.optOutRate) }
+        table += row("Revoked permission", "") { PageText.integer($0.revokedUsers) }
+        table += row("Keeping defaults", "> 80 %") { PageText.percent($0.keepingDefaultsShare) }
+        table += row("Open rate", "60 %") { PageText.percent($0.openRate) }
+        table += row("Action rate", "40 %") { PageText.percent($0.actionRate) }
+        table += row("Deliveries per user-day p50 / p90 / p99 / max", "p99 <= 8") {
+            let s = $0.deliveriesPerUserDay
+            return "\(s.p50) / \(s.p90) / \(s.p99) / \(s.max)"
+        }
+        table += row("Last week's engagement", "not lower with the budget") { PageText.percent($0.lastWeekEngagement) }
+        let personas = Set(groups.flatMap { $0.1.optOutRateByPersona.keys }).sorted()
+        for persona in personas {
+            table += row("Opt-out, \(persona)", "") { PageText.percent($0.optOutRateByPersona[persona]) }
+        }
+        for persona in personas {
+            table += row("Last week's engagement, \(persona)", "") {
+                PageText.percent($0.lastWeekEngagementByPersona[persona])
+            }
+        }
+        let kinds = Set(groups.flatMap { $0.1.optOutRateByKind.keys }).sorted()
+        for kind in kinds {
+            table += row("Opt-out of \(kind)", "") { PageText.percent($0.optOutRateByKind[kind] ?? 0) }
+        }
+        table += "</table>"
+        var lift = ""
+        if let optOut = attention.optOutDifference, let engagement = attention.lastWeekEngagementDifference {
+            lift =
+                "<p class=\"headline\">Budget minus holdout: opt-out \(signed(optOut.estimate * 100)) points (95 % "
+                + "interval \(signed(optOut.low95 * 100)) to \(signed(optOut.high95 * 100))); last week's engagement "
+                + "\(signed(engagement.estimate * 100)) points (95 % interval \(signed(engagement.low95 * 100)) to "
+                + "\(signed(engagement.high95 * 100))).</p>"
+        }
+        let budget = attention.budgetPerDay.map { "\($0) interruptions per user and local day" } ?? "none"
+        return section("attention", "Attention budget and fatigue") {
+            "<p>Budget: \(budget); \(PageText.percent(attention.holdoutShare)) of users held out of it; users "
+                + (attention.fatigueModelled ? "tire of notifications (the scenario's fatigue model)" : "never tire")
+                + ".</p>" + lift + table
+        }
+    }
+}
