@@ -96,9 +96,11 @@ let package = Package(
                 "Delivery", "Models", asyncHTTPClient, crypto, swiftLog, nioCore, nioPosix, nioHTTP1, nioHTTP2, nioSSL,
             ],
             testDependencies: ["FakeAPNs"])
-        + module("Engagement", dependencies: ["Models", "Scheduling", "Content"], testDependencies: ["TestSupport"])
         + module(
-            "Runtime", dependencies: ["Models", "Scheduling", "Engagement", "Storage", "Content"],
+            "Engagement", dependencies: ["Models", "Scheduling", "Content", "LiveActivity"],
+            testDependencies: ["TestSupport"])
+        + module(
+            "Runtime", dependencies: ["Models", "Scheduling", "Engagement", "Storage", "Content", "LiveActivity"],
             testDependencies: ["TestSupport"])
         + [
             // What several test targets share (the bundled templates); tests only.
@@ -125,7 +127,8 @@ let package = Package(
             .executableTarget(
                 name: "bench",
                 dependencies: [
-                    "Engagement", "Scheduling", "Models", "Simulation", "Runtime", "Storage", "Content", argumentParser,
+                    "Engagement", "Scheduling", "Models", "Simulation", "Runtime", "Storage", "Content", "LiveActivity",
+                    argumentParser,
                 ],
                 path: "Apps/Bench",
                 swiftSettings: swiftSettings),
@@ -148,7 +151,8 @@ let package = Package(
                 name: "engaged",
                 dependencies: [
                     "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "Delivery", "APNs",
-                    hummingbird, argumentParser, serviceLifecycle, swiftLog, crypto, metrics, prometheus,
+                    "LiveActivity", hummingbird, argumentParser, serviceLifecycle, swiftLog, crypto, metrics,
+                    prometheus,
                     // The coach's chat-completions client (`CompletionsCoach`).
                     asyncHTTPClient, nioCore, nioHTTP1,
                 ],
@@ -157,6 +161,7 @@ let package = Package(
                 name: "EngagedTests",
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
+                    "LiveActivity",
                     "Delivery",
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, metrics,
                     prometheus, asyncHTTPClient,

@@ -66,6 +66,9 @@ struct EffectExecutor {
             user.center.removeAllDeliveredNotifications()
         case .trace:
             break
+        case .liveActivity:
+            // The simulated users start no workouts or meal windows in the app yet.
+            break
         }
         return nil
     }

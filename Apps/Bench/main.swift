@@ -5,6 +5,7 @@ import Content
 import Dispatch
 import Engagement
 import Foundation
+import LiveActivity
 import Models
 import Scheduling
 import Simulation
@@ -130,6 +131,23 @@ timings.append(
     measure("input with plan inputs unchanged", iterations: 20_000) { _ in
         blackHole(engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: clock))
     })
+
+// A Live Activity update through the whole engine (seed 000's budget: 500 ms): a workout's
+// tick every 20 s, a new exercise every tenth, a new workout every thousandth (under the 8 h
+// limit), the tracker's rules and the plan's unchanged-key check.
+timings.append(
+    measure("Live Activity update (engine.handle)", iterations: 20_000) { i in
+        let at = clock + Int64(20 * i)
+        let event: LiveActivityEvent =
+            i % 1_000 == 0
+            ? .workoutStarted(workoutType: "Run")
+            : .workoutUpdated(
+                WorkoutActivityAttributes.ContentState(
+                    elapsedSeconds: 20 * (i % 1_000), heartRate: 120 + i % 40, activeCalories: i % 1_000,
+                    currentExercise: "set \(i / 10)"))
+        blackHole(engine.handle(.liveActivity(event), at: at))
+    })
+clock = clock + 20 * 20_000
 
 // One policy decision against a ledger of a day's deliveries.
 var ledger = CapLedger()

@@ -21,7 +21,7 @@ struct EventBody: Decodable {
     static let maxAgeSeconds: Int64 = 7 * 86_400
 
     /// The fields each type takes besides `type`.
-    static let fields: [String: Set<String>] = [
+    static let fields: [String: Set<String>] = LiveActivityBody.fields.merging([
         "appOpened": ["sessionSeconds"],
         "workoutCompleted": ["durationMinutes"],
         "mealLogged": ["meal"],
@@ -31,7 +31,7 @@ struct EventBody: Decodable {
         "checkInCompleted": [],
         "notificationResponse": ["requestID", "actionIdentifier"],
         "socialEvent": ["id", "kind", "actorName", "topic", "isMutualFriend"],
-    ]
+    ]) { $1 }
 
     init(from decoder: any Decoder) throws {
         let path = decoder.codingPath
@@ -48,6 +48,13 @@ struct EventBody: Decodable {
                 throw invalidValue(path, "at", "not an ISO 8601 instant such as 2027-03-01T06:00:00Z: \"\(at)\"")
             }
             occurredAt = instant
+        }
+        if let liveActivity = try LiveActivityBody.input(type: type, from: c, at: path) {
+            input = liveActivity
+            if occurredAt != nil {
+                throw invalidValue(path, "at", "only activity events carry \"at\"; \(type) is taken when it arrives")
+            }
+            return
         }
         switch type {
         case "appOpened":

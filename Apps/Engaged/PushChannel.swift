@@ -3,6 +3,7 @@ import Content
 import CoreMetrics
 import Delivery
 import Foundation
+import LiveActivity
 import Logging
 import Models
 import Runtime
@@ -108,6 +109,7 @@ struct APNsChannelTransport: ChannelTransport {
         switch row.channel {
         case OutboxPlan.pushChannel: try await performAlert(row)
         case OutboxPlan.silentChannel: try await performSync(row)
+        case OutboxPlan.liveActivityChannel: try await performLiveActivity(row)
         default: try await LoggingTransport(logger: logger).perform(row)
         }
     }
@@ -152,6 +154,53 @@ struct APNsChannelTransport: ChannelTransport {
                 topic: topic, priority: .powerConsiderate, expiration: .at(supersededAt),
                 collapseID: SilentPushPlan.requestID, payload: Array(payload.json.utf8))
         }
+    }
+
+    /// A Live Activity's update or end goes to the activity's own push token (topic
+    /// `<bundle>.push-type.liveactivity`); without a token yet, or for a start (the app starts
+    /// its activities itself, in the foreground), nothing is sent and the row is completed.
+    private func performLiveActivity(_ row: OutboxRow) async throws {
+        guard let data = row.payload.data(using: .utf8),
+            let command = try? JSONDecoder().decode(LiveActivityCommand.self, from: data)
+        else {
+            logger.error("Live Activity row without a command", metadata: ["key": "\(row.key)"])
+            return
+        }
+        guard command.event != .start, let token = command.pushToken else {
+            metrics.delivered(
+                .liveActivity, outcome: .rejected, reason: command.event == .start ? "AppStarts" : "NoToken")
+            return
+        }
+        let payload: [UInt8]
+        do { payload = try LiveActivityPush.payload(for: command) } catch {
+            metrics.delivered(.liveActivity, outcome: .rejected, reason: "PayloadTooLarge")
+            return
+        }
+        guard let devices = try await registeredDevices(of: row.userID) else { return }
+        let environment = devices.max { $0.registeredAt < $1.registeredAt }?.pushEnvironment ?? .production
+        // A late update is worthless once the activity's content went stale.
+        let expiration = command.content.staleDate.map(PushRequest.Expiration.at) ?? .nowOrNever
+        metrics.delivered(.liveActivity, outcome: .sent)
+        let outcome = await push.send(
+            PushRequest(
+                id: row.key, deviceToken: token, environment: environment, pushType: .liveactivity, topic: topic,
+                priority: command.priority == .high ? .immediate : .powerConsiderate, expiration: expiration,
+                payload: payload))
+        switch outcome {
+        case .delivered: metrics.delivered(.liveActivity, outcome: .accepted)
+        // The activity ended on the device: its token is not a device's, nothing to retire.
+        case .tokenRetired(let failure, _):
+            metrics.delivered(.liveActivity, outcome: .tokenRetired, reason: failure.reason)
+        case .rejected(let failure): metrics.delivered(.liveActivity, outcome: .rejected, reason: failure.reason)
+        case .failedAfterRetries(let failure, _):
+            metrics.delivered(.liveActivity, outcome: .failed, reason: failure.reason)
+        }
+    }
+
+    /// The user's devices, or nil for a user no longer known; a store failure throws (the row
+    /// stays pending).
+    private func registeredDevices(of userID: String) async throws -> [DeviceRegistration]? {
+        do { return try await runtime.devices(of: userID) } catch RuntimeError.unknownUser { return nil }
     }
 
     /// The user's inbox counts, or nil for a user no longer known; a store failure throws (the

@@ -108,7 +108,7 @@ public struct PushRequest: Hashable, Sendable {
     }
 
     /// Lowercase hex, whole bytes, 32 to 100 of them.
-    static func isToken(_ token: String) -> Bool {
+    public static func isToken(_ token: String) -> Bool {
         let count = token.utf8.count
         return count >= 64 && count <= 200 && count % 2 == 0
             && token.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }

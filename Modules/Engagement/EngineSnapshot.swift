@@ -6,12 +6,12 @@ import Scheduling
 /// after a restart: restoring and continuing gives exactly the effects of an engine that never
 /// stopped.
 ///
-/// Format, version 2 (`CompactWriter`: LEB128 varints, zigzag for signed values):
+/// Format, version 3 (`CompactWriter`: LEB128 varints, zigzag for signed values):
 /// - the magic bytes `E` `S`, then the version;
 /// - `base`: the last activity, in seconds since 1970; every other instant is written as its
 ///   signed distance from `base` (most are within days of it, so two or three bytes);
 /// - then, in order, the state's groups as `EngineState` declares them: activity, user,
-///   plan, lapse, reminders, social, coaching, copy. Instants are minutes from `base` when whole
+///   plan, lapse, reminders, social, coaching, copy, Live Activities. Instants are minutes from `base` when whole
 ///   minutes (flag bit 0), else seconds (flag bit 1). Occurrence identities in lists are
 ///   (day from base's day, kind ordinal, slot, snooze); the keys of maps are their packed form
 ///   (`OccurrenceID.packed`), each as its distance from the one before. Lists have their count first.
@@ -26,6 +26,8 @@ import Scheduling
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
 ///
 /// Versions:
+/// - 3: the Live Activities running (`LiveActivityTracker`) at the end, as JSON in a string,
+///   empty when none ever ran (one byte). Read from a version 2 or 1 snapshot: none.
 /// - 2: response learning per slot (`LearningSlot`): its cells are keyed by kind, slot and
 ///   hour, each key written as its distance from the one before.
 /// - 1: response cells keyed by kind and hour (`kind.ordinal * 24 + hour`, absolute). Read by
@@ -33,9 +35,9 @@ import Scheduling
 ///   the 13:00 hydration time for 13:00), else the slot whose window holds the hour's middle;
 ///   a cell no slot claims (a shift learned across slots) is forgotten.
 public enum EngineSnapshot {
-    public static let version: UInt64 = 2
+    public static let version: UInt64 = 3
     /// Every version the reader reads.
-    public static let readableVersions: ClosedRange<UInt64> = 1...2
+    public static let readableVersions: ClosedRange<UInt64> = 1...3
     static let magic: [UInt8] = [0x45, 0x53]
 }
 
@@ -193,6 +195,7 @@ struct SnapshotCodec {
                 w.string(copy.body)
             }
         }
+        if version >= 3 { writeLiveActivities(state.liveActivities, &w) }
     }
 
     /// An instant as its distance from `base`: in minutes when it is a whole number of minutes
@@ -323,6 +326,7 @@ struct SnapshotCodec {
             }
             return CoachCopy(copy: copy, askedAt: askedAt)
         }
+        if version >= 3 { state.liveActivities = try readLiveActivities(&r) }
         return legacyResponses
     }
 

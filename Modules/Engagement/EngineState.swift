@@ -1,4 +1,5 @@
 public import Content
+public import LiveActivity
 public import Models
 public import Scheduling
 
@@ -22,6 +23,8 @@ public struct EngineState: Sendable {
     var coaching = CoachingState()
     /// Copy: template variety, the coach's accepted copy.
     var copy: CopyState
+    /// The workout and meal Live Activities running.
+    public internal(set) var liveActivities = LiveActivityTracker()
 }
 
 /// Who the user is and where they are.

@@ -1,4 +1,5 @@
 public import Content
+public import LiveActivity
 public import Models
 public import Scheduling
 
@@ -70,6 +71,9 @@ public enum EngineInput: Hashable, Sendable {
     case socialEvent(SocialEvent)
     /// The coach's answer (or failure, or timeout) for a `generateContent` effect.
     case contentGenerated(requestID: String, outcome: CoachOutcome)
+    /// A workout or a meal window began, changed or ended, or an activity's push token arrived
+    /// (`LiveActivityTracker`).
+    case liveActivity(LiveActivityEvent)
 }
 
 /// What the engine asks its shell to do. Effects are values; the shell executes them in order.
@@ -89,6 +93,8 @@ public enum Effect: Hashable, Sendable {
     case generateContent(requestID: String, request: CoachRequest)
     /// Record a decision.
     case trace(TraceEntry)
+    /// Start, update or end a Live Activity (on the device, or by push from the server).
+    case liveActivity(LiveActivityCommand)
 }
 
 extension Effect {
@@ -99,6 +105,7 @@ extension Effect {
         switch self {
         case .schedule(let request, _): ChannelPolicy.channel(for: request.content.kind)
         case .setBadge: .inbox
+        case .liveActivity: .liveActivity
         case .cancel, .clearDeliveredNotifications, .submitBackgroundTask, .openDeepLink, .generateContent, .trace:
             nil
         }

@@ -1,4 +1,5 @@
 public import Content
+import LiveActivity
 public import Models
 import Scheduling
 
@@ -112,6 +113,8 @@ public struct UserEngine: Sendable {
             )
         case .contentGenerated(let requestID, let outcome):
             applyCoachCopy(outcome, to: requestID, at: now, into: &effects)
+        case .liveActivity(let event):
+            effects += state.liveActivities.handle(event, at: now).map(Effect.liveActivity)
         }
         plan(at: now, into: &effects)
         return effects

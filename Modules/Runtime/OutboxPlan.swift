@@ -1,5 +1,6 @@
 public import Engagement
 import Foundation
+import LiveActivity
 public import Models
 public import Scheduling
 public import Storage
@@ -15,6 +16,7 @@ public import Storage
 /// - `cancel(ids)`: the pending rows of those requests are withdrawn.
 /// - `submitBackgroundTask(job)`: a `job` row due at its earliest begin; performing it applies
 ///   `backgroundTaskLaunched(job)` to the engine (the server's stand-in for BGTaskScheduler).
+/// - `liveActivity(command)`: a `liveActivity` row due at once (`LiveActivityPush`).
 /// - Effects that act on the device only (badge, clearing delivered notifications, deep links)
 ///   and copy requests make no row.
 public enum OutboxPlan {
@@ -23,6 +25,8 @@ public enum OutboxPlan {
     /// The outbox channel of badge and inbox syncs (APNs background pushes, `SilentPushPlan`).
     public static let silentChannel = "silent"
     public static let jobChannel = "job"
+    /// The outbox channel of Live Activity starts, updates and ends (APNs `liveactivity` pushes).
+    public static let liveActivityChannel = DeliveryChannel.liveActivity.rawValue
 
     /// The outbox channels a scheduled notification of `kind` is performed on by the server.
     public static func notificationChannels(for kind: NotificationKind) -> [String] {
@@ -65,6 +69,12 @@ public enum OutboxPlan {
                     OutboxRow(
                         key: OutboxKey.make(userID, job, dueAt, jobChannel), userID: userID, requestID: job,
                         channel: jobChannel, dueAt: dueAt, payload: "{\"job\":\"\(job)\"}"))
+            case .liveActivity(let command):
+                let channel = liveActivityChannel
+                add(
+                    OutboxRow(
+                        key: OutboxKey.make(userID, command.requestID, command.at, channel), userID: userID,
+                        requestID: command.requestID, channel: channel, dueAt: command.at, payload: json(command)))
             case .setBadge, .clearDeliveredNotifications, .openDeepLink, .generateContent, .trace:
                 break
             }
@@ -72,7 +82,7 @@ public enum OutboxPlan {
         return (cancelled, rows)
     }
 
-    private static func json(_ request: NotificationRequest) -> String {
+    private static func json(_ request: some Encodable) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(request)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"

@@ -1,4 +1,5 @@
 public import Engagement
+import LiveActivity
 import Models
 import Scheduling
 public import Storage
@@ -33,6 +34,7 @@ extension StepRecords {
         case .timeZoneChanged: "timeZoneChanged"
         case .socialEvent: "socialEvent"
         case .contentGenerated: "contentGenerated"
+        case .liveActivity(let event): event.name
         }
     }
 }

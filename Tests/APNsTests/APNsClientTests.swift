@@ -228,7 +228,8 @@ struct APNsClientTests {
     @Test func anAnswerSlowerThanTheAttemptTimeoutIsRetriedThenRecorded() async throws {
         let retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10), maxDelay: .milliseconds(10))
         try await Harness.with(retry: retry, attemptTimeout: .seconds(1)) { harness in
-            harness.fake.answer(token: deviceToken, with: .delay(.seconds(3)))
+            // Far beyond the timeout: a starved event loop under a loaded test run must not see both at once.
+            harness.fake.answer(token: deviceToken, with: .delay(.seconds(10)))
             let outcome = await harness.client.send(alert())
             guard case .failedAfterRetries(let failure, let attempts) = outcome else {
                 Issue.record("expected a failure after retries, got \(outcome)")

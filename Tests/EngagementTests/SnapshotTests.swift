@@ -1,4 +1,5 @@
 import Content
+import LiveActivity
 import Models
 import Scheduling
 import TestSupport
@@ -36,7 +37,7 @@ struct SnapshotTests {
         for _ in 0..<count {
             now = now + Int64(60 + random.next() % (8 * 3_600))
             let input: EngineInput
-            switch random.next() % 12 {
+            switch random.next() % 16 {
             case 0, 1: input = .activity(.appOpened(sessionSeconds: Int(random.next() % 900)))
             case 2: input = .activity(.mealLogged(MealType.allCases[Int(random.next() % 4)]))
             case 3: input = .activity(.workoutCompleted(durationMinutes: 45))
@@ -61,6 +62,21 @@ struct SnapshotTests {
             case 10:
                 now = now + 4 * 86_400  // a lapse
                 input = .activity(.coachChat)
+            case 11:
+                input = .liveActivity(
+                    random.next() % 2 == 0
+                        ? .workoutStarted(workoutType: "Run")
+                        : .mealStarted(
+                            MealActivityAttributes(meal: .lunch, targetCalories: 600, targetProteinGrams: 30)))
+            case 12:
+                input = .liveActivity(
+                    .workoutUpdated(
+                        .init(elapsedSeconds: Int(random.next() % 3_600), currentExercise: "set \(random.next() % 4)")))
+            case 13:
+                input = .liveActivity(.pushTokenReceived(activityID: "workout-\(random.next() % 3)", token: "ab"))
+            case 14:
+                input = .liveActivity(
+                    random.next() % 2 == 0 ? .workoutEnded(.init(elapsedSeconds: 1_800)) : .mealEnded)
             default: input = .activity(.moodLogged)
             }
             result.append((input, now))
@@ -102,7 +118,7 @@ struct SnapshotTests {
     }
 
     @Test(arguments: [
-        ([UInt8](), "truncated"), ([0x45, 0x53, 9], "version 9 is not one this engine reads (it reads 1...2)"),
+        ([UInt8](), "truncated"), ([0x45, 0x53, 9], "version 9 is not one this engine reads (it reads 1...3)"),
         ([0x00, 0x53, 1], "not an engine snapshot (bad magic bytes)"),
     ])
     func badBytesAreAnErrorNeverAFreshState(bytes: [UInt8], problem: String) {
