@@ -6,6 +6,7 @@
 // is not set, or the APNs key file cannot be used.
 import APNs
 import ArgumentParser
+import AsyncHTTPClient
 import Content
 import Delivery
 import Foundation
@@ -73,6 +74,21 @@ struct Serve: AsyncParsableCommand {
             "For tests: trust this PEM certificate for --apns-url instead of the system's roots.", visibility: .hidden))
     var apnsCAFile: String?
 
+    @Option(
+        name: .customLong("coach-url"),
+        help:
+            "Base URL of an OpenAI-compatible chat-completions API. Or ENGAGED_COACH_URL; the key in ENGAGED_COACH_API_KEY."
+    )
+    var coachURL: String?
+
+    @Option(name: .customLong("coach-model"), help: "The coach's model name. Or ENGAGED_COACH_MODEL.")
+    var coachModel: String?
+
+    /// The coach's settings from the flags, or else the environment; nil without any.
+    func coachSettings(_ environment: [String: String]) throws(CoachSettingsError) -> CoachSettings? {
+        try CoachSettings.resolve(url: coachURL, model: coachModel, environment: environment)
+    }
+
     /// The APNs settings from the flags, or else the environment.
     func apnsSettings(_ environment: [String: String]) throws(APNsSettingsError) -> APNsSettings? {
         try APNsSettings.resolve(
@@ -89,6 +105,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--manual-clock must be an ISO 8601 instant such as 2027-03-01T06:00:00Z")
         }
         do { _ = try apnsSettings(ProcessInfo.processInfo.environment) } catch {
+            throw ValidationError(error.description)
+        }
+        do { _ = try coachSettings(ProcessInfo.processInfo.environment) } catch {
             throw ValidationError(error.description)
         }
     }
@@ -121,7 +140,12 @@ struct Serve: AsyncParsableCommand {
         }
         let manual = manualClock.flatMap(Instant.init(iso8601:)).map(ManualClock.init)
         let clock: any RuntimeClock = manual ?? SystemClock()
-        let runtime = EngineRuntime(store: store, clock: clock, content: ContentGenerator(catalog: templates))
+        // Validated in `validate()`: here it only reads what passed.
+        let coach = (try? coachSettings(environment))?.map {
+            CompletionsCoach(settings: $0, client: HTTPClient(eventLoopGroupProvider: .singleton))
+        }
+        let runtime = EngineRuntime(
+            store: store, clock: clock, content: ContentGenerator(catalog: templates), coach: coach)
         let userTokens = UserTokens(secret: secret)
         do {
             userTokens.remember(try store.userIDs())
@@ -147,12 +171,15 @@ struct Serve: AsyncParsableCommand {
                 "dataDir": "\(dataDirectory)", "host": "\(host)", "port": "\(port)",
                 "clock": "\(manual.map { "manual at \($0.now().iso8601)" } ?? "system")",
                 "apns": "\(apns.map { $0.client.configuration.endpoints[.production] ?? "" } ?? "off")",
+                "coach": "\(coach.map { "\($0.settings.model) at \($0.settings.baseURL)" } ?? "templates only")",
             ])
         do { try await app.runService() } catch {
             try? await apns?.client.shutdown()
+            try? await coach?.client.shutdown()
             throw error
         }
         try? await apns?.client.shutdown()
+        try? await coach?.client.shutdown()
         // In-flight requests have finished; fold the write-ahead log into the database.
         do { try store.checkpoint() } catch { logger.warning("checkpoint failed", metadata: ["error": "\(error)"]) }
         logger.info("stopped")

@@ -52,6 +52,9 @@ public actor EngineRuntime {
     let configuration: EngineConfiguration
     /// When badge and inbox syncs go out (at most two background pushes an hour by default).
     public nonisolated let silentPushes: SilentPushPlan
+    /// Writes copy for the engine's `generateContent` effects (`EngineRuntime+Coach`); without
+    /// one, notifications keep the template copy they were planned with.
+    nonisolated let coach: (any CoachEngine)?
     nonisolated let group: GroupCommit
     /// One write at a time per user's profile, and per idempotency key (`EngineRuntime+Users`).
     nonisolated let writeGate = KeyedGate()
@@ -71,8 +74,10 @@ public actor EngineRuntime {
 
     public init(
         store: any RuntimeStore, clock: any RuntimeClock, content: ContentGenerator,
-        configuration: EngineConfiguration = .init(), silentPushes: SilentPushPlan = .init()
+        configuration: EngineConfiguration = .init(), silentPushes: SilentPushPlan = .init(),
+        coach: (any CoachEngine)? = nil
     ) {
+        self.coach = coach
         self.store = store
         self.clock = clock
         self.content = content
@@ -258,6 +263,7 @@ public actor EngineRuntime {
                 idempotency: idempotency, trace: trace),
             engine: engine)
         committedTrace.report(trace)
+        askCoach(for: effects, of: engine.profile.id)
     }
 
     /// Caches `engine` as the user's newest and waits for `commit` to be written. Runs without a

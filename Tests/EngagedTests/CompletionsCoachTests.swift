@@ -1,3 +1,4 @@
+import ArgumentParser
 import AsyncHTTPClient
 import Content
 import Foundation
@@ -180,5 +181,25 @@ final class FakeCompletions: Sendable {
         #expect(
             CoachSettingsError.incomplete(missing: ["--coach-url (or ENGAGED_COACH_URL)"]).description.contains(
                 "--coach-url"))
+    }
+}
+
+@Suite struct CoachFlagsTests {
+    @Test func theCoachFlagsParseAndTheKeyComesFromTheEnvironment() throws {
+        // Parsing validates against this process's environment, which has no key: set the flags after.
+        var serve = try #require(try Engaged.parseAsRoot(["serve", "--data-dir", "d", "--port", "0"]) as? Serve)
+        serve.coachURL = "http://127.0.0.1:9/v1/"
+        serve.coachModel = "m"
+        let settings = try serve.coachSettings(["ENGAGED_COACH_API_KEY": "sk-1"])
+        #expect(settings == CoachSettings(baseURL: "http://127.0.0.1:9/v1", model: "m", apiKey: "sk-1"))
+        #expect(throws: CoachSettingsError.incomplete(missing: ["ENGAGED_COACH_API_KEY"])) {
+            try serve.coachSettings([:])
+        }
+    }
+
+    @Test func aBadCoachURLIsRefusedBeforeTheServerStarts() {
+        #expect(throws: (any Error).self) {
+            _ = try Engaged.parseAsRoot(["serve", "--data-dir", "d", "--coach-url", "ftp://x", "--coach-model", "m"])
+        }
     }
 }
