@@ -10,7 +10,8 @@ public import Storage
 /// Contract: `perform` may be called more than once for the same row (a crash between the
 /// send and the store's completion re-sends it), always with the same `row.key`; a transport
 /// hands the key downstream (`apns-id`) so the receiver can drop the repeat. It throws when the
-/// row was not performed; the row then stays pending and is tried again.
+/// row was not performed; the row then stays pending and is tried again. It is called for
+/// several rows at once (`EngineRuntime.maxConcurrentSends`), never for one row twice at once.
 public protocol ChannelTransport: Sendable {
     func perform(_ row: OutboxRow) async throws
 }
@@ -165,7 +166,9 @@ public actor EngineRuntime {
     /// (`SilentPushPlan`); a sync row past its slot's grace moves to the next slot unsent; any
     /// other goes to `transport`. Of rows due at one instant, inbox rows go first, so an alert
     /// push counts its own item in the badge it carries. Each row is completed only after it was
-    /// performed; a row whose transport throws stays pending. Returns the rows completed.
+    /// performed; a row whose transport throws stays pending. The transport's rows are sent
+    /// concurrently, at most `maxConcurrentSends` at once (one APNs connection carries many
+    /// streams), after the rows the runtime performs itself. Returns the rows completed.
     public func dispatchDue(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
         -> [OutboxRow]
     {
@@ -176,6 +179,7 @@ public actor EngineRuntime {
         do { due = try store.dueOutbox(through: now, limit: limit) } catch { throw .store(error) }
         due = Self.inboxFirst(due)
         var completed: [OutboxRow] = []
+        var sends: [OutboxRow] = []
         for row in due {
             if row.channel == OutboxPlan.jobChannel {
                 // The job's own commit replaces this row with the job's next run. A user whose
@@ -195,14 +199,48 @@ public actor EngineRuntime {
             } else if row.channel == OutboxPlan.silentChannel, !silentPushes.isSendable(dueAt: row.dueAt, at: now) {
                 try await commitRows([silentPushes.row(for: row.userID, changedAt: now)], for: row.userID)
             } else {
-                do { try await transport.perform(row) } catch { continue }
-                // A repeating request (a daily series) is due again at its next match.
-                if let next = nextRepeat(of: row) { try await commitRows([next], for: row.userID) }
+                sends.append(row)
+                continue
             }
             do { try store.completeOutbox(keys: [row.key], at: now) } catch { throw .store(error) }
             completed.append(row)
         }
-        return completed
+        let sent = await Self.perform(sends, through: transport, atMost: Self.maxConcurrentSends)
+        for row in sent {
+            // A repeating request (a daily series) is due again at its next match.
+            if let next = nextRepeat(of: row) { try await commitRows([next], for: row.userID) }
+        }
+        do { try store.completeOutbox(keys: sent.map(\.key), at: now) } catch { throw .store(error) }
+        return completed + sent
+    }
+
+    /// Rows a transport performs at once at most.
+    public static let maxConcurrentSends = 64
+
+    /// Performs `rows` through `transport`, at most `limit` at once; returns those performed, in
+    /// the order of `rows`.
+    static func perform(_ rows: [OutboxRow], through transport: any ChannelTransport, atMost limit: Int) async
+        -> [OutboxRow]
+    {
+        guard rows.count > 1 else {
+            guard let row = rows.first, (try? await transport.perform(row)) != nil else { return [] }
+            return rows
+        }
+        var performed = [Bool](repeating: false, count: rows.count)
+        await withTaskGroup(of: (Int, Bool).self) { group in
+            var next = 0
+            func start() {
+                let index = next
+                next += 1
+                group.addTask { (index, (try? await transport.perform(rows[index])) != nil) }
+            }
+            while next < min(limit, rows.count) { start() }
+            for await (index, done) in group {
+                performed[index] = done
+                if next < rows.count { start() }
+            }
+        }
+        return rows.indices.filter { performed[$0] }.map { rows[$0] }
     }
 
     // MARK: - Plumbing

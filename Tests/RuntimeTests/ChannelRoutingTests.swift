@@ -135,3 +135,52 @@ struct ChannelRoutingTests {
         #expect(try !store.pendingOutbox(userID: "u1").contains { $0.channel == "silent" })
     }
 }
+
+/// A transport that holds each row until `release` and records how many it held at once.
+private final class GatedTransport: ChannelTransport {
+    let state = Mutex<(inFlight: Int, most: Int, performed: [String])>((0, 0, []))
+
+    func perform(_ row: OutboxRow) async throws {
+        state.withLock {
+            $0.inFlight += 1
+            $0.most = max($0.most, $0.inFlight)
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        state.withLock {
+            $0.inFlight -= 1
+            $0.performed.append(row.key)
+        }
+        if row.requestID.hasSuffix(".fails") { throw CancellationError() }
+    }
+}
+
+@Suite("Engine runtime: concurrent sends")
+struct ConcurrentSendTests {
+    @Test func pushRowsAreSentSeveralAtOnceEachOnceAndFailuresStayPending() async throws {
+        let clock = ManualClock(ChannelRoutingTests.start)
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        try await runtime.putUser(profile())
+        let dueAt = clock.now()
+        let rows = (0..<100).map { index in
+            let requestID = "mention.2027-03-27.\(index)" + (index % 10 == 0 ? ".fails" : "")
+            return OutboxRow(
+                key: OutboxKey.make("u1", requestID, dueAt, "push"), userID: "u1", requestID: requestID,
+                channel: "push", dueAt: dueAt, payload: "{}")
+        }
+        let snapshot = try #require(try store.snapshot(userID: "u1"))
+        try store.commit(RuntimeCommit(userID: "u1", snapshot: snapshot, outbox: rows))
+        let transport = GatedTransport()
+        let completed = try await runtime.dispatchDue(limit: 10_000, through: transport)
+        let state = transport.state.withLock { $0 }
+        #expect(state.most > 1)
+        #expect(state.most <= EngineRuntime.maxConcurrentSends)
+        #expect(Set(state.performed).count == state.performed.count)
+        #expect(Set(state.performed).isSuperset(of: rows.map(\.key)))
+        let pushes = completed.filter { $0.channel == "push" }
+        #expect(pushes.count == 90)
+        #expect(Set(pushes.map(\.key)) == Set(rows.filter { !$0.requestID.hasSuffix(".fails") }.map(\.key)))
+        let pending = try store.pendingOutbox(userID: "u1").filter { $0.requestID.hasPrefix("mention.") }
+        #expect(Set(pending.map(\.requestID)) == Set(rows.filter { $0.requestID.hasSuffix(".fails") }.map(\.requestID)))
+    }
+}
