@@ -114,7 +114,8 @@ let package = Package(
             .target(
                 name: "Simulation",
                 dependencies: [
-                    "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", "Runtime", swiftLog,
+                    "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", "Runtime", "LiveActivity",
+                    swiftLog,
                     histogram, heapModule,
                 ],
                 path: "Simulation", exclude: ["Scenarios"], swiftSettings: swiftSettings),
@@ -138,7 +139,7 @@ let package = Package(
                 path: "Apps/BenchAPNs", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "simulate",
-                dependencies: ["Simulation", "Models", "Engagement", "Content", swiftLog, argumentParser],
+                dependencies: ["Simulation", "Models", "Engagement", "Content", "Delivery", swiftLog, argumentParser],
                 path: "Apps/Simulator",
                 swiftSettings: swiftSettings),
             // The simulator's command line: flags, limits, exit statuses (imports `simulate` with @testable).

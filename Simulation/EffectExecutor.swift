@@ -27,6 +27,9 @@ struct EffectExecutor {
     /// Executes `effect` on `user`'s platform at `now`; returns the event it leads to, if any.
     func execute(_ effect: Effect, on user: inout UserState, at now: Instant, stats: inout ShardStats) -> FollowUp? {
         switch effect {
+        case .schedule(let request, let fireAt) where ChannelPolicy.channel(for: request.content.kind) == .remote:
+            // Sent by the server when due (ChannelPolicy), not planned on the device.
+            user.remote.planned[request.identifier] = RemoteChannel.Planned(request: request, dueAt: fireAt)
         case .schedule(let request, _):
             do {
                 try user.center.add(request, at: now)
@@ -36,6 +39,7 @@ struct EffectExecutor {
             }
         case .cancel(let ids):
             user.center.removePendingNotificationRequests(withIdentifiers: ids)
+            for id in ids { user.remote.planned[id] = nil }
         case .setBadge(let count):
             user.center.setBadgeCount(count)
         case .submitBackgroundTask(let request):

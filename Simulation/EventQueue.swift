@@ -1,5 +1,6 @@
 import Content
 import HeapModule
+import LiveActivity
 import Models
 
 /// What happens next to one user.
@@ -19,6 +20,10 @@ enum EventKind {
     indirect case content(requestID: String, request: CoachRequest, outcome: CoachOutcome)
     /// The end of a simulated week: the user's engagement figures for it.
     case weekEnd(week: Int)
+    /// The remote channel's next step: a push due, a retry, a badge sync or an arrival.
+    case remote
+    /// The app reports its workout to the engine (start, an update every five minutes, end).
+    indirect case liveActivity(LiveActivityEvent)
 }
 
 struct Event: Comparable {

@@ -49,6 +49,20 @@ public enum Invariant: String, CaseIterable, Sendable, Codable {
     /// No nudge in the user's local night (outside the preferences' waking hours) unless two app
     /// opens in that zone fell within 90 minutes of that local time.
     case noNudgeInLocalNight
+    /// Nothing is sent to a device token after a 410 retired it (`ChannelChecker`).
+    case noPushToRetiredToken
+    /// The device was last sent the inbox's unread count (by an alert's badge or a badge sync),
+    /// or a sync that will carry it is pending: the badge is right within one silent push.
+    case badgeEqualsUnread
+    /// At most two background pushes accepted in any hour per device (`SilentPushPlan`).
+    case silentWithinBudget
+    /// Every notification shown was in the user's inbox when it was shown.
+    case inboxHoldsEveryVisibleNotification
+    /// An occurrence is shown on one channel only, never both locally and by push.
+    case noOccurrenceOnTwoChannels
+    /// Every Live Activity start, update and end the engine decides is taken by the device's
+    /// ActivityKit center (8 h, 4 KB, the priority-10 budget, a running activity to update).
+    case liveActivityWithinLimits
 }
 
 /// One delivery as the checker sees it.

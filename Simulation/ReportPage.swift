@@ -273,6 +273,12 @@ public enum ReportPage {
         case .nudgesWithinCampaignCap: text = "at most the campaign's cap of nudges per absence"
         case .noNudgeAttemptTwice: text = "no nudge attempt delivered twice in one absence"
         case .noNudgeInLocalNight: text = "no nudge in the local night without activity then"
+        case .noPushToRetiredToken: text = "nothing sent to a device token after a 410 retired it"
+        case .badgeEqualsUnread: text = "the badge is the inbox's unread count within one silent push"
+        case .silentWithinBudget: text = "at most two background pushes in any hour"
+        case .inboxHoldsEveryVisibleNotification: text = "every notification shown is in the inbox"
+        case .noOccurrenceOnTwoChannels: text = "an occurrence shown on one channel only"
+        case .liveActivityWithinLimits: text = "every Live Activity command within ActivityKit's limits"
         }
         return PageText.escape(text)
     }

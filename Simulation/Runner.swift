@@ -196,6 +196,13 @@ public struct Report: Codable, Sendable {
     /// The attention budget and fatigue: opt-outs, opens, deliveries per user-day, with the
     /// budget and in its holdout (`AttentionReport`).
     public var attention: AttentionReport?
+    /// Per channel (local, remote, silent, inbox): sent, accepted by APNs, retries, failed by
+    /// reason, tokens retired, shown, opened and acted on; what APNs accepted but never brought
+    /// to the device (`droppedByAPNs`: replaced or expired while offline, throttled, lost to an
+    /// uninstall); and users who deleted the app.
+    public var channels: [String: ChannelFigures] = [:]
+    public var droppedByAPNs: [String: Int] = [:]
+    public var uninstalls = 0
 
     public var invariantsHeld: Bool { invariantViolations.values.allSatisfy { $0 == 0 } }
     public var budgetsHeld: Bool { budgets.values.allSatisfy { !$0.breached } }
@@ -210,6 +217,8 @@ public enum Simulator {
     public static let decisionBudgetMicros = 100_000.0
     /// The background-run budget of the seeds: 30 s.
     public static let backgroundBudgetMicros = 30_000_000.0
+    /// The Live Activity update budget of the seeds: 500 ms.
+    public static let liveActivityBudgetMicros = 500_000.0
 
     public static func run(_ options: RunOptions) throws -> Report {
         let scenario = options.scenario
@@ -272,6 +281,8 @@ public enum Simulator {
                     nanos: stats.decisionNanos, sampledOneIn: DecisionSampler.every, budgetMicros: decisionBudgetMicros),
                 "backgroundRun": BudgetFigures(
                     nanos: stats.backgroundNanos, sampledOneIn: 1, budgetMicros: backgroundBudgetMicros),
+                "liveActivityUpdate": BudgetFigures(
+                    nanos: stats.liveActivityNanos, sampledOneIn: 1, budgetMicros: liveActivityBudgetMicros),
             ],
             invariantViolations: stats.violations.all,
             violationExamples: stats.violationExamples, deliveries: stats.deliveries,
@@ -295,6 +306,9 @@ public enum Simulator {
             engagementByPersonaWeek: stats.engagementByPersonaWeek,
             responseRateByKindWeek: responseRates(delivered: stats.deliveredByKindWeek, acted: stats.actedByKindWeek))
         report.attention = AttentionReport(stats.attention, scenario: scenario)
+        report.channels = stats.channels.report
+        report.droppedByAPNs = stats.channels.droppedByAPNs
+        report.uninstalls = stats.uninstalls
         if let directory = options.outputDirectory {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -335,11 +349,13 @@ public enum Simulator {
             var morningTime: String
             var wakeTime: String
             var sleepTime: String
+            /// The user's devices as the server registers them (`RemoteChannel`): one phone.
+            var devices: [[String: String]]
 
             func encode(to encoder: any Encoder) throws {
                 enum Key: String, CodingKey {
                     case id, persona, timeZone, quietHours, absenceResponse, maxPerHour, maxPerDay, disabledKinds
-                    case privacyLevel, holdout, morningTime, wakeTime, sleepTime
+                    case privacyLevel, holdout, morningTime, wakeTime, sleepTime, devices
                 }
                 var container = encoder.container(keyedBy: Key.self)
                 try container.encode(id, forKey: .id)
@@ -355,6 +371,7 @@ public enum Simulator {
                 try container.encode(morningTime, forKey: .morningTime)
                 try container.encode(wakeTime, forKey: .wakeTime)
                 try container.encode(sleepTime, forKey: .sleepTime)
+                try container.encode(devices, forKey: .devices)
             }
         }
         let users = (0..<scenario.users).map { index -> Entry in
@@ -375,7 +392,13 @@ public enum Simulator {
                 holdout: Holdout.isHeldOut(
                     userID: traits.profile.id, share: scenario.holdoutShare, salt: EngineConfiguration().holdoutSalt),
                 morningTime: preferences.morningTime.description, wakeTime: preferences.wakeTime.description,
-                sleepTime: preferences.sleepTime.description)
+                sleepTime: preferences.sleepTime.description,
+                devices: [
+                    [
+                        "token": RemoteChannel.token(of: traits.profile.id), "environment": "production",
+                        "topic": RemoteChannel.topic,
+                    ]
+                ])
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

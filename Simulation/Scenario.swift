@@ -1,4 +1,5 @@
 public import Content
+public import Delivery
 import Foundation
 public import Models
 
@@ -51,6 +52,14 @@ public struct FaultRates: Hashable, Sendable {
     public var permissionRevokedPerUserWeek: Double = 0.002
     /// Probability per traveller and day of a time-zone change.
     public var travelPerTravellerDay: Double = 0.2
+    /// Apple's push service: outages, 429 bursts, latency, how late a 410 comes (all off by default).
+    public var apns = APNsConditions()
+    /// Probability per user and day that the device is offline for a while (mean length in hours):
+    /// APNs keeps only the latest push for it meanwhile.
+    public var deviceOfflinePerUserDay: Double = 0
+    public var deviceOfflineMeanHours: Double = 4
+    /// Share of churning users who delete the app (their token then gets 410s).
+    public var uninstallOnChurn: Double = 0
 }
 
 /// Everything that defines a run. Command-line flags override the file's values.
@@ -139,7 +148,9 @@ extension Scenario {
     static let coachKeys: Set<String> = ["meanLatencyMillis", "slowShare", "failureShare", "malformedShare"]
     static let faultKeys: Set<String> = [
         "backgroundNeverRun", "backgroundMeanDelayMinutes", "backgroundEarlyExpiration",
-        "permissionRevokedPerUserWeek", "travelPerTravellerDay",
+        "permissionRevokedPerUserWeek", "travelPerTravellerDay", "apnsOutagesPerWeek", "apnsOutageMinutes",
+        "apnsTooManyRequestsBurstsPerWeek", "apnsTooManyRequestsShare", "apnsLatencySeconds",
+        "apnsUnregisteredAfterHours", "deviceOfflinePerUserDay", "deviceOfflineMeanHours", "uninstallOnChurn",
     ]
 
     static func parse(_ document: JSONNode, file: String) throws(ScenarioError) -> Scenario {
@@ -177,6 +188,15 @@ extension Scenario {
         try rate("backgroundEarlyExpiration", \.backgroundEarlyExpiration)
         try rate("permissionRevokedPerUserWeek", \.permissionRevokedPerUserWeek)
         try rate("travelPerTravellerDay", \.travelPerTravellerDay)
+        try rate("apnsOutagesPerWeek", \.apns.outagesPerWeek, max: 168)
+        try rate("apnsOutageMinutes", \.apns.outageMinutes, max: 1_440)
+        try rate("apnsTooManyRequestsBurstsPerWeek", \.apns.tooManyRequestsBurstsPerWeek, max: 168)
+        try rate("apnsTooManyRequestsShare", \.apns.tooManyRequestsShare)
+        try rate("apnsLatencySeconds", \.apns.meanLatencySeconds, max: 3_600)
+        try rate("apnsUnregisteredAfterHours", \.apns.unregisteredAfterHours, max: 720)
+        try rate("deviceOfflinePerUserDay", \.deviceOfflinePerUserDay)
+        try rate("deviceOfflineMeanHours", \.deviceOfflineMeanHours, max: 240)
+        try rate("uninstallOnChurn", \.uninstallOnChurn)
 
         func weights(
             _ key: String, in source: [String: JSONNode], path: String, default fallback: [(String, Double)],

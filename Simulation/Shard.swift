@@ -21,7 +21,10 @@ final class Shard {
     /// Template data, shared by the shard's users (immutable).
     private let content: ContentGenerator
     private let executor: EffectExecutor
-    private var queue = EventQueue()
+    var queue = EventQueue()
+    /// Apple's push service as the scenario's faults shape it (one for the run: its outage
+    /// windows are a function of the seed and the hour).
+    let apns: SimulatedAPNs
     private var sampler = DecisionSampler()
     var stats: ShardStats
     /// Per-user digests in user order, filled at the end.
@@ -40,6 +43,7 @@ final class Shard {
         self.showProgress = showProgress
         self.executor = EffectExecutor(coach: scenario.coach, library: templates.defaultLibrary)
         self.stats = ShardStats(weeks: scenario.weeks)
+        self.apns = SimulatedAPNs(conditions: scenario.faults.apns, seed: scenario.seed)
     }
 
     /// Runs the shard to the end of the scenario. Throws `SimulationError` when the event log or
@@ -105,6 +109,7 @@ final class Shard {
             countAttentionGroup(local)
             stats.droppedByLimit += users[local].center.droppedByLimitCount
             stats.suppressedByAuthorization += users[local].center.suppressedByAuthorizationCount
+            stats.channels.addDrops(of: users[local].remote.device)
         }
         try storeWriter?.flush()
         stats.eventLogLines = journal.sink.lines
@@ -123,9 +128,15 @@ final class Shard {
             guard users[local].dayStartAt == event.time else { return }  // superseded by travel
             try planDay(local, at: now)
             scheduleNextDay(local, after: now)
+            drawOfflineSpell(local, from: now)
         case .activity(let activity):
             guard !users[local].isAway(at: event.time) else { return }
             try journal.log(&users[local], now, "activity") { $0.id("activity", activity.name) }
+            if case .appOpened = activity {
+                // The app shows its inbox and sets its own badge (the engine's setBadge(0)).
+                users[local].remote.inbox.readAll()
+                users[local].remote.lastSentUnread = 0
+            }
             users[local].checker.observe(activity, at: now, zone: users[local].zone)
             users[local].weekActivity.append(
                 ActivityEvent(userID: users[local].traits.profile.id, at: now, kind: activity))
@@ -139,7 +150,15 @@ final class Shard {
             guard users[local].fireEventAt == event.time else { return }  // superseded
             users[local].fireEventAt = nil
             let delivered = users[local].center.fireDue(through: now)
-            for notification in delivered { try observeDelivery(local, notification, at: now) }
+            for notification in delivered {
+                stats.channels[.local].sent += 1
+                stats.channels[.local].shown += 1
+                users[local].remote.inbox.add(inboxKey(of: notification), at: notification.deliveredAt)
+                stats.channels[.inbox].sent += 1
+                try judgeRelease(local, notification.request, at: notification.deliveredAt)
+                try observeDelivery(local, notification, on: .local, at: now)
+            }
+            if !delivered.isEmpty { try inboxChanged(local, at: now) }
             rescheduleFire(local)
         case .launch:
             guard users[local].launchEventAt == event.time else { return }
@@ -147,7 +166,7 @@ final class Shard {
             let launches = users[local].background.launchDue(through: now)
             for launch in launches {
                 guard let job = BackgroundJob(rawValue: launch.request.identifier) else { continue }
-                let nanos = try step(local, .backgroundTaskLaunched(job), at: now, background: true).nanos ?? 0
+                let nanos = try step(local, .backgroundTaskLaunched(job), at: now, timing: .backgroundRun).nanos ?? 0
                 stats.backgroundRuns += 1
                 if Double(nanos) / 1e9 > launch.timeAllowedSeconds { stats.backgroundOverBudget += 1 }
                 try journal.log(&users[local], now, "backgroundRun") { $0.id("job", job.rawValue) }
@@ -160,6 +179,10 @@ final class Shard {
             scheduleTravel(local, after: now)
         case .weekEnd(let week):
             closeWeek(local, week: week, at: now)
+        case .remote:
+            try handleRemote(local, at: now)
+        case .liveActivity(let event):
+            try handleLiveActivity(local, event, at: now)
         case .content(let requestID, let request, let outcome):
             let effects = try step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now).effects
             for case .trace(let entry) in effects where entry.reason == .templateFallback {
@@ -185,24 +208,36 @@ final class Shard {
         }
     }
 
+    /// Which budget a step's time counts against: a scheduling decision (one in
+    /// `DecisionSampler.every` timed), a background run or a Live Activity event (each timed).
+    enum StepTiming {
+        case sampledDecision, backgroundRun, liveActivity
+    }
+
     /// Runs the engine on one input, times it (every background run, one scheduling decision in
     /// `DecisionSampler.every`), executes its effects, checks the pending list and records the
     /// step's writes. `nanos` is nil for a call that was not timed.
     @discardableResult
     func step(
-        _ local: Int, _ input: EngineInput, at now: Instant, background: Bool = false
+        _ local: Int, _ input: EngineInput, at now: Instant, timing: StepTiming = .sampledDecision
     ) throws -> (nanos: UInt64?, effects: [Effect]) {
-        let timed = background || sampler.next()
+        let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0
         let effects = users[local].engine.handle(input, at: now)
         let nanos = timed ? threadCPUNanoseconds() &- started : nil
         if let nanos {
-            if background { stats.backgroundNanos.record(nanos) } else { stats.decisionNanos.record(nanos) }
+            switch timing {
+            case .sampledDecision: stats.decisionNanos.record(nanos)
+            case .backgroundRun: stats.backgroundNanos.record(nanos)
+            case .liveActivity: stats.liveActivityNanos.record(nanos)
+            }
         }
         stats.engineCalls += 1
         for effect in effects {
             if case .trace(let entry) = effect {
                 try record(entry, local, at: now)
+            } else if case .liveActivity(let command) = effect {
+                try performLiveActivity(local, command, at: now)
             } else if let followUp = executor.execute(effect, on: &users[local], at: now, stats: &stats) {
                 queue.push(time: followUp.time, user: Int32(local), kind: followUp.kind)
             }
@@ -217,6 +252,7 @@ final class Shard {
         users[local].droppedSeen = dropped
         rescheduleFire(local)
         rescheduleLaunch(local)
+        rescheduleRemote(local)
         try storeWriter?.recordStep(input, effects: effects, engine: users[local].engine, at: now)
         return (nanos, effects)
     }
@@ -237,7 +273,39 @@ final class Shard {
 
     // MARK: - Deliveries and behaviour
 
-    private func observeDelivery(_ local: Int, _ notification: DeliveredNotification, at now: Instant) throws {
+    /// The inbox's key of a shown notification: its identifier, with the fire instant for a
+    /// repeating request (the same identifier fires once per occurrence).
+    private func inboxKey(of notification: DeliveredNotification) -> String {
+        let id = notification.request.identifier
+        return notification.request.trigger.repeats ? "\(id)@\(notification.deliveredAt.secondsSinceEpoch)" : id
+    }
+
+    /// The engine's rules judged on a notification it released at `instant`: a local request
+    /// firing on the device, or a push handed to APNs at the time the engine chose. What APNs
+    /// does after that (latency, a power window, an offline spell, a loss) is the platform's,
+    /// counted in `channels`, and the notification is in the inbox either way.
+    func judgeRelease(_ local: Int, _ request: NotificationRequest, at instant: Instant) throws {
+        let content = request.content
+        let id = request.identifier
+        let observed = ObservedDelivery(
+            id: id, kind: content.kind, level: content.interruptionLevel, at: instant,
+            repeats: request.trigger.repeats)
+        let broken = users[local].checker.observe(
+            observed, profile: users[local].engine.profile, zone: users[local].zone)
+        for violation in broken {
+            try journal.violation(violation, &users[local], at: instant, detail: id, stats: &stats)
+        }
+        let payload = InvariantChecker.checkPayload(content, id: id, recipient: users[local].engine.recipient)
+        stats.payloadBytesMax = max(stats.payloadBytesMax, payload.bytes)
+        for (violation, detail) in payload.broken {
+            try journal.violation(violation, &users[local], at: instant, detail: detail, stats: &stats)
+        }
+    }
+
+    /// One notification shown to the person (its rules were judged when it was released).
+    func observeDelivery(
+        _ local: Int, _ notification: DeliveredNotification, on channel: DeliveryChannel, at now: Instant
+    ) throws {
         let content = notification.request.content
         let id = notification.request.identifier
         let deliveredAt = notification.deliveredAt
@@ -247,20 +315,13 @@ final class Shard {
             $0.id("kind", content.kind.rawValue)
             $0.id("id", id)
             $0.id("level", content.interruptionLevel.rawValue)
+            $0.id("channel", channel.rawValue)
             if notification.presentation == .quiet { $0.id("presentation", "quiet") }
         }
-        let observed = ObservedDelivery(
-            id: id, kind: content.kind, level: content.interruptionLevel, at: deliveredAt,
-            repeats: notification.request.trigger.repeats)
-        let broken = users[local].checker.observe(
-            observed, profile: users[local].engine.profile, zone: users[local].zone)
-        for violation in broken {
+        for violation in users[local].channelChecker.observeShown(
+            inboxKey(of: notification), on: channel, at: deliveredAt)
+        {
             try journal.violation(violation, &users[local], at: deliveredAt, detail: id, stats: &stats)
-        }
-        let payload = InvariantChecker.checkPayload(content, id: id, recipient: users[local].engine.recipient)
-        stats.payloadBytesMax = max(stats.payloadBytesMax, payload.bytes)
-        for (violation, detail) in payload.broken {
-            try journal.violation(violation, &users[local], at: deliveredAt, detail: detail, stats: &stats)
         }
         countDeliveryDay(local, at: deliveredAt)
         tire(local, at: deliveredAt)
@@ -322,6 +383,10 @@ final class Shard {
         stats.responses[action] += 1
         users[local].checker.observeResponse(action)
         if action != .dismiss && !action.isSnooze {
+            let channel = ChannelPolicy.channel(for: kind)
+            stats.channels[channel].opened += 1
+            if action != .defaultTap { stats.channels[channel].acted += 1 }
+            if users[local].remote.inbox.read(requestID) { try inboxChanged(local, at: now) }
             stats.actedByKindWeek.add(kind, week: week(of: now))
             let heldOut = users[local].engine.isHeldOutOfBudget
             stats.attention[heldOut: heldOut].opened += 1
@@ -354,13 +419,19 @@ final class Shard {
             users[local].lapsedUntil = now.secondsSinceEpoch + Int64(days * 86_400)
             users[local].lapseStartedAt = now.secondsSinceEpoch
             users[local].churned = churns
+            if churns { drawUninstall(local, at: now) }
             let length = churns ? "forever" : "\(Int(days))"
             try journal.log(&users[local], now, "lapseBegins") { $0.field("days", length) }
         case .alreadyDrawn:
             break
         case .day(let date, let events):
             users[local].lastPlannedDate = date
-            for event in events { queue.push(time: event.time, user: Int32(local), kind: event.kind) }
+            for event in events {
+                queue.push(time: event.time, user: Int32(local), kind: event.kind)
+                if case .activity(.workoutCompleted(let minutes)) = event.kind {
+                    scheduleWorkoutActivity(local, endingAt: event.time, minutes: minutes)
+                }
+            }
         }
     }
 
@@ -375,6 +446,9 @@ final class Shard {
         users[local].center.setTimeZone(zone, at: now)
         try journal.log(&users[local], now, "travel") { $0.id("timeZone", next) }
         try step(local, .timeZoneChanged(zone), at: now)
+        users[local].remote.follow(
+            plannedIDs: users[local].engine.plannedRequestIDs, fireTimes: users[local].engine.plannedFireTimes, at: now)
+        rescheduleRemote(local)
         scheduleNextDay(local, after: now)
     }
 

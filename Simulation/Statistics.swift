@@ -154,6 +154,8 @@ struct ShardStats {
     /// background run, in nanoseconds.
     var decisionNanos = LatencyHistogram()
     var backgroundNanos = LatencyHistogram()
+    /// Thread CPU time of every Live Activity event the engine handled, in nanoseconds.
+    var liveActivityNanos = LatencyHistogram()
     /// Each user's engine snapshot size at the end of the run, in bytes.
     var snapshotBytes: [UInt32] = []
     var backgroundRuns = 0
@@ -180,6 +182,10 @@ struct ShardStats {
     var actedByKindWeek: WeeklyTally
     /// The attention budget's users and its holdout: opt-outs, opens, deliveries per day.
     var attention = AttentionStats()
+    /// Per channel: sent, accepted, failed, retired, shown, opened (`ChannelStats`).
+    var channels = ChannelStats()
+    /// Users who deleted the app after churning.
+    var uninstalls = 0
 
     static let violationExampleLimit = 20
 
@@ -218,6 +224,7 @@ struct ShardStats {
             max(0, Self.violationExampleLimit - violationExamples.count))
         decisionNanos.merge(other.decisionNanos)
         backgroundNanos.merge(other.backgroundNanos)
+        liveActivityNanos.merge(other.liveActivityNanos)
         backgroundRuns += other.backgroundRuns
         backgroundOverBudget += other.backgroundOverBudget
         droppedByLimit += other.droppedByLimit
@@ -239,5 +246,7 @@ struct ShardStats {
         deliveredByKindWeek.merge(other.deliveredByKindWeek)
         actedByKindWeek.merge(other.actedByKindWeek)
         attention.merge(other.attention)
+        channels.merge(other.channels)
+        uninstalls += other.uninstalls
     }
 }

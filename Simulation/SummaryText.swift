@@ -31,4 +31,28 @@ public enum SummaryText {
             + "\(lift.holdoutReturns) of \(lift.holdoutLapses) holdout lapses (\(rate(held))); lift "
             + "\(points(estimate)) points, 95 % interval \(points(interval.low)) to \(points(interval.high)): \(verdict)"
     }
+
+    /// One line per channel that carried anything, then what APNs dropped on the way.
+    public static func channels(_ report: Report) -> [String] {
+        var lines: [String] = []
+        if let inbox = report.channels["inbox"] { lines.append("channel inbox: added=\(inbox.sent)") }
+        for name in ["local", "remote", "silent", "liveActivity"] {
+            guard let figures = report.channels[name] else { continue }
+            var line = "channel \(name): sent=\(figures.sent)"
+            if name != "local" {
+                line +=
+                    " accepted=\(figures.accepted) retries=\(figures.retries) tokensRetired=\(figures.tokensRetired)"
+            }
+            line += " shown=\(figures.shown)"
+            if name == "local" || name == "remote" { line += " opened=\(figures.opened) acted=\(figures.acted)" }
+            if !figures.failed.isEmpty { line += " failed: " + counts(figures.failed, order: []) }
+            lines.append(line)
+        }
+        if !report.droppedByAPNs.isEmpty || report.uninstalls > 0 {
+            lines.append(
+                "APNs accepted but never delivered: " + counts(report.droppedByAPNs, order: [])
+                    + " (uninstalls=\(report.uninstalls))")
+        }
+        return lines
+    }
 }

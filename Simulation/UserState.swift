@@ -43,6 +43,11 @@ struct UserState {
     /// Recent notification load (`FatigueModel`) and the opt-outs it led to.
     var fatigue = FatigueState()
     var optOuts = OptOutRecord()
+    /// The remote channel (the server's side, APNs and the device's push state) and its checks.
+    var remote: RemoteChannel
+    var channelChecker = ChannelChecker()
+    /// The device's Live Activities.
+    var liveActivities = LiveActivityDevice()
 
     func isAway(at now: Int64) -> Bool { churned || now < lapsedUntil }
 
@@ -75,7 +80,8 @@ struct UserState {
                 profile: traits.profile, zone: zone, now: installAt, configuration: configuration,
                 contentSeed: generator.derived(2).state, content: content),
             center: center, background: background, generator: generator, zone: zone,
-            coachRandom: generator.derived(3))
+            coachRandom: generator.derived(3),
+            remote: RemoteChannel(userID: traits.profile.id, draws: generator.derived(4)))
         return (user, installAt)
     }
 

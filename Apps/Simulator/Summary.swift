@@ -1,3 +1,4 @@
+import Delivery
 import Engagement
 import Foundation
 import Models
@@ -18,6 +19,15 @@ extension Simulate {
                 + "backgroundEarlyExpiration=\(faults.backgroundEarlyExpiration) "
                 + "permissionRevokedPerUserWeek=\(faults.permissionRevokedPerUserWeek) "
                 + "travelPerTravellerDay=\(faults.travelPerTravellerDay)")
+        let apns = faults.apns
+        say(
+            "faults of APNs and devices: apnsOutagesPerWeek=\(apns.outagesPerWeek) "
+                + "apnsOutageMinutes=\(apns.outageMinutes) "
+                + "apnsTooManyRequestsBurstsPerWeek=\(apns.tooManyRequestsBurstsPerWeek) "
+                + "apnsTooManyRequestsShare=\(apns.tooManyRequestsShare) apnsLatencySeconds=\(apns.meanLatencySeconds) "
+                + "apnsUnregisteredAfterHours=\(apns.unregisteredAfterHours) "
+                + "deviceOfflinePerUserDay=\(faults.deviceOfflinePerUserDay) "
+                + "deviceOfflineMeanHours=\(faults.deviceOfflineMeanHours) uninstallOnChurn=\(faults.uninstallOnChurn)")
         say(
             "estimate: memory about \(RunEstimate.text(bytes: estimate.memoryBytes)), "
                 + "time about \(RunEstimate.text(seconds: estimate.wallSeconds))")
@@ -42,6 +52,7 @@ extension Simulate {
                         "droppedByPendingLimit", "suppressedByAuthorization", "scheduleRejected", "backgroundRuns",
                         "backgroundRunsOverTimeAllowed", "backgroundSubmitRejected",
                     ]))
+        for line in SummaryText.channels(report) { say(line) }
         let content = report.content
         let p99 =
             content.p99AtDeadline

@@ -215,6 +215,13 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
         return delivered
     }
 
+    /// Presents a remote notification that reached the device at `instant`, as a fired local
+    /// one is presented (the same authorization, badge and delivered-list rules); nil when the
+    /// user's settings suppress it.
+    public mutating func present(_ request: NotificationRequest, at instant: Instant) -> DeliveredNotification? {
+        deliver(request, at: instant)
+    }
+
     /// Delivers one fired request, or counts it as suppressed.
     private mutating func deliver(_ request: NotificationRequest, at instant: Instant) -> DeliveredNotification? {
         let presentation: Presentation

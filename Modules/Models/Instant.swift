@@ -63,3 +63,11 @@ extension Int64 {
     public static let secondsPerHour: Int64 = 3_600
     public static let secondsPerDay: Int64 = 86_400
 }
+
+extension Int64 {
+    /// Division rounding toward negative infinity (instants before 1970 included).
+    @inlinable public func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}

@@ -58,11 +58,3 @@ public struct SilentPushPlan: Hashable, Sendable {
             requestID: Self.requestID, channel: OutboxPlan.silentChannel, dueAt: dueAt, payload: "{}")
     }
 }
-
-extension Int64 {
-    /// Division rounding toward negative infinity (instants before 1970 included).
-    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
-    }
-}

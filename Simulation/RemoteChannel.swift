@@ -1,0 +1,135 @@
+import Content
+import Delivery
+import Engagement
+import LiveActivity
+import Models
+import Runtime
+import Scheduling
+
+/// What travels with a push through the simulated APNs to the device: the notification an alert
+/// shows, or the unread count a badge sync carries (what the app reads from the payload).
+enum PushNote: Sendable {
+    case alert(NotificationRequest)
+    case sync(unread: Int)
+    /// A Live Activity's update or end, pushed to the activity's token.
+    case liveActivity(LiveActivityCommand)
+}
+
+/// One user's remote channel in the simulator, as `engaged` and APNs see it (DESIGN.md 9): the
+/// engine's remote requests waiting for their time (`ChannelPolicy.remote`), the device's token
+/// and what APNs holds for it, the server's registry (a token retired by a 410 is never used
+/// again), the inbox with its unread count, and the pending badge sync (`SilentPushPlan`).
+struct RemoteChannel {
+    /// A remote request of the engine: sent at `dueAt`; `attempt` counts sends refused with a
+    /// retryable answer (the client's bounded retries, in virtual time).
+    struct Planned {
+        init(request: NotificationRequest, dueAt: Instant) {
+            self.request = request
+            self.dueAt = dueAt
+            decidedAt = dueAt
+        }
+
+        var request: NotificationRequest
+        var dueAt: Instant
+        /// The instant the engine chose (`dueAt` moves with retries).
+        var decidedAt: Instant
+        var attempt = 0
+        /// The key of the first attempt: `apns-id` stays the same across retries.
+        var key: String?
+    }
+
+    static let topic = "com.example.fitness"
+    static let retryPolicy = RetryPolicy()
+    static let silentPushes = SilentPushPlan()
+
+    var device: SimulatedPushDevice<PushNote>
+    /// The server's registry: when a 410 retired the token (nil: live).
+    var retiredAt: Instant?
+    /// The engine's remote requests not yet sent, by identifier.
+    var planned: [String: Planned] = [:]
+    /// The pending badge sync's slot and its retry count.
+    var syncDueAt: Instant?
+    var syncAttempt = 0
+    var inbox = SimulatedInbox()
+    /// The unread count the device was last sent (by an alert's badge or a sync).
+    var lastSentUnread = 0
+    /// The pending `.remote` event of the world loop.
+    var eventAt: Int64?
+    /// The user's draws for APNs and the device's network (apart from the behaviour's, so a
+    /// perfect APNs leaves the users' behaviour as it was).
+    var draws: SeededGenerator
+
+    init(userID: String, draws: SeededGenerator) {
+        device = SimulatedPushDevice(token: Self.token(of: userID))
+        self.draws = draws
+    }
+
+    /// The device token of a simulated user: 32 bytes of lowercase hex, derived from the id.
+    static func token(of userID: String) -> String {
+        (0..<4).map {
+            String(FNV1a.hash(userID, basis: 0xCBF2_9CE4_8422_2325 &+ UInt64($0)), radix: 16).leftPadded(to: 16)
+        }
+        .joined()
+    }
+
+    /// The next instant the channel has something to do.
+    var nextEventAt: Instant? {
+        let due = planned.values.map(\.dueAt).min()
+        return [due, syncDueAt, device.nextArrival].compactMap { $0 }.min()
+    }
+
+    /// Requests due at `now`, in time and identifier order.
+    func due(at now: Instant) -> [Planned] {
+        planned.values.filter { $0.dueAt <= now }.sorted {
+            ($0.dueAt, $0.request.identifier) < ($1.dueAt, $1.request.identifier)
+        }
+    }
+
+    /// After a change of zone, a request not yet sent moves to the time the engine now plans for
+    /// it (a wall-clock time re-timed in the new zone), as the runtime moves its outbox rows
+    /// (`EngineRuntime.movedRows`); a request being retried keeps its course.
+    mutating func follow(plannedIDs: [String], fireTimes: [Instant], at now: Instant) {
+        guard !planned.isEmpty else { return }
+        for (id, fireAt) in zip(plannedIDs, fireTimes) {
+            guard var entry = planned[id], entry.attempt == 0, fireAt > now, fireAt != entry.dueAt else { continue }
+            entry.dueAt = fireAt
+            entry.decidedAt = fireAt
+            planned[id] = entry
+        }
+    }
+
+    /// Asks for a badge sync at the next slot after `now`, unless one is pending (it will carry
+    /// the counts of the moment it is sent).
+    mutating func requestSync(after now: Instant) {
+        guard syncDueAt == nil, lastSentUnread != inbox.unreadCount else { return }
+        syncDueAt = Self.silentPushes.slot(after: now)
+        syncAttempt = 0
+    }
+}
+
+/// The in-app notification center of one user: every user-visible notification is added when it
+/// is due (so a user who turned push off still finds it); the badge is its unread count. Holds
+/// the identifiers of the last two days for `inboxHoldsEveryVisibleNotification`.
+struct SimulatedInbox {
+    private(set) var unread: Set<String> = []
+    private(set) var recent: [(id: String, at: Int64)] = []
+    private(set) var total = 0
+
+    var unreadCount: Int { unread.count }
+
+    mutating func add(_ id: String, at now: Instant) {
+        recent.removeAll { now.secondsSinceEpoch - $0.at > 2 * .secondsPerDay }
+        guard !holds(id) else { return }
+        recent.append((id, now.secondsSinceEpoch))
+        unread.insert(id)
+        total += 1
+    }
+
+    func holds(_ id: String) -> Bool { recent.contains { $0.id == id } }
+
+    /// Reads one item; returns whether the unread count changed.
+    mutating func read(_ id: String) -> Bool { unread.remove(id) != nil }
+
+    /// The app was opened: the inbox is read (the read-all watermark).
+    mutating func readAll() { unread.removeAll(keepingCapacity: true) }
+}

@@ -1,0 +1,233 @@
+import Content
+import Delivery
+import Engagement
+import Models
+import Runtime
+import Scheduling
+
+/// The remote channel in the world loop: the engine's remote requests are sent through the
+/// simulated APNs when due, as `engaged` sends its outbox's push rows (the badge of the moment,
+/// `apns-expiration` at the kind's staleness, collapse ids for grouped social copy, the same
+/// `apns-id` across retries); answers are handled as the APNs client and `APNsChannelTransport`
+/// handle them; what reaches the device is shown by the simulated center.
+extension Shard {
+    /// The `.remote` event: due alerts and badge syncs are sent, and what reached the device is shown.
+    func handleRemote(_ local: Int, at now: Instant) throws {
+        guard users[local].remote.eventAt == now.secondsSinceEpoch else { return }  // superseded
+        users[local].remote.eventAt = nil
+        for planned in users[local].remote.due(at: now) { try sendAlert(local, planned, at: now) }
+        if let due = users[local].remote.syncDueAt, due <= now { try sendSync(local, at: now) }
+        for arrival in users[local].remote.device.receive(through: now) {
+            switch arrival.note {
+            case .alert(let request):
+                if !users[local].remote.inbox.holds(request.identifier) {
+                    try journal.violation(
+                        .inboxHoldsEveryVisibleNotification, &users[local], at: now, detail: request.identifier,
+                        stats: &stats)
+                }
+                if let shown = users[local].center.present(request, at: arrival.at) {
+                    stats.channels[.remote].shown += 1
+                    try observeDelivery(local, shown, on: .remote, at: now)
+                } else {
+                    // Notifications off: what the engine releases may never be seen.
+                    users[local].notificationsBlocked = true
+                }
+            case .liveActivity(let command):
+                try applyLiveActivity(local, command, byPush: true, at: arrival.at)
+            case .sync(let unread):
+                stats.channels[.silent].shown += 1
+                users[local].center.setBadgeCount(unread)
+            }
+        }
+        try checkBadge(local, at: now)
+        rescheduleRemote(local)
+    }
+
+    /// Queues the channel's next event.
+    func rescheduleRemote(_ local: Int) {
+        guard let next = users[local].remote.nextEventAt?.secondsSinceEpoch else { return }
+        if users[local].remote.eventAt == next { return }
+        users[local].remote.eventAt = next
+        queue.push(time: next, user: Int32(local), kind: .remote)
+    }
+
+    /// The unread count changed at `now` (an item added or read) without an alert carrying it:
+    /// a badge sync is asked for, and the promise is checked.
+    func inboxChanged(_ local: Int, at now: Instant) throws {
+        users[local].remote.requestSync(after: now)
+        try checkBadge(local, at: now)
+        rescheduleRemote(local)
+    }
+
+    /// `badgeEqualsUnread`: the device was last sent the unread count of now, or a sync that will
+    /// carry it is pending (the badge is right within one silent push).
+    private func checkBadge(_ local: Int, at now: Instant) throws {
+        let remote = users[local].remote
+        guard remote.retiredAt == nil, remote.syncDueAt == nil, remote.lastSentUnread != remote.inbox.unreadCount,
+            !remote.planned.values.contains(where: { $0.attempt > 0 })  // a retried alert will carry it
+        else { return }
+        try journal.violation(
+            .badgeEqualsUnread, &users[local], at: now,
+            detail: "sent \(remote.lastSentUnread), unread \(remote.inbox.unreadCount)", stats: &stats)
+    }
+
+    private func sendAlert(_ local: Int, _ due: RemoteChannel.Planned, at now: Instant) throws {
+        var planned = due
+        let id = planned.request.identifier
+        users[local].remote.planned[id] = nil
+        if planned.attempt == 0 {
+            users[local].remote.inbox.add(id, at: now)
+            stats.channels[.inbox].sent += 1
+            try judgeRelease(local, planned.request, at: planned.decidedAt)
+        }
+        guard users[local].remote.retiredAt == nil else {
+            stats.channels[.remote].failed["NoDevice", default: 0] += 1
+            return
+        }
+        let userID = users[local].traits.profile.id
+        let key = planned.key ?? OutboxKey.make(userID, id, planned.dueAt, OutboxPlan.pushChannel)
+        let unread = users[local].remote.inbox.unreadCount
+        var request = planned.request
+        request.content.badge = unread
+        let kind = request.content.kind
+        let push = PushRequest(
+            id: key, deviceToken: users[local].remote.device.token, environment: .production, pushType: .alert,
+            topic: RemoteChannel.topic,
+            priority: request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate,
+            expiration: ChannelPolicy.expiration(of: kind, dueAt: planned.dueAt).map(PushRequest.Expiration.at)
+                ?? .nowOrNever,
+            collapseID: ChannelPolicy.collapseID(of: kind, requestID: id),
+            payload: Array(PayloadBuilder.encode(request.content).json.utf8))
+        let answer = try send(local, push, carrying: .alert(request), on: .remote, attempt: planned.attempt, at: now)
+        switch answer {
+        case .accepted:
+            users[local].remote.lastSentUnread = unread
+        case .retryable(let failure):
+            planned.attempt += 1
+            if planned.attempt < RemoteChannel.retryPolicy.maxAttempts {
+                planned.key = key
+                planned.dueAt = now + retryDelaySeconds(local, afterAttempt: planned.attempt)
+                users[local].remote.planned[id] = planned
+            } else {
+                try failed(local, push, failure, on: .remote, at: now)
+                try inboxChanged(local, at: now)
+            }
+        case .refused(let failure):
+            try failed(local, push, failure, on: .remote, at: now)
+            try inboxChanged(local, at: now)
+        case .unregistered:
+            break
+        }
+    }
+
+    private func sendSync(_ local: Int, at now: Instant) throws {
+        guard let dueAt = users[local].remote.syncDueAt, users[local].remote.retiredAt == nil else {
+            users[local].remote.syncDueAt = nil
+            return
+        }
+        let unread = users[local].remote.inbox.unreadCount
+        let slotSeconds = RemoteChannel.silentPushes.slotSeconds
+        let payload = PayloadBuilder.inboxSync(
+            unread: unread, unseen: unread, total: users[local].remote.inbox.total)
+        let push = PushRequest(
+            id: OutboxKey.make(
+                users[local].traits.profile.id, SilentPushPlan.requestID, dueAt, OutboxPlan.silentChannel),
+            deviceToken: users[local].remote.device.token, environment: .production, pushType: .background,
+            topic: RemoteChannel.topic, priority: .powerConsiderate, expiration: .at(dueAt + slotSeconds),
+            collapseID: SilentPushPlan.requestID, payload: Array(payload.json.utf8))
+        let attempt = users[local].remote.syncAttempt
+        switch try send(local, push, carrying: .sync(unread: unread), on: .silent, attempt: attempt, at: now) {
+        case .accepted:
+            users[local].remote.syncDueAt = nil
+            users[local].remote.lastSentUnread = unread
+            for violation in users[local].channelChecker.observeSilentAccepted(at: now) {
+                try journal.violation(violation, &users[local], at: now, detail: push.id, stats: &stats)
+            }
+        case .retryable(let failure):
+            users[local].remote.syncAttempt += 1
+            if users[local].remote.syncAttempt < RemoteChannel.retryPolicy.maxAttempts {
+                users[local].remote.syncDueAt = now + retryDelaySeconds(local, afterAttempt: attempt + 1)
+            } else {
+                // The last change is always synced: the sync moves to the next slot.
+                try failed(local, push, failure, on: .silent, at: now)
+                users[local].remote.syncDueAt = RemoteChannel.silentPushes.slot(after: now)
+                users[local].remote.syncAttempt = 0
+            }
+        case .refused(let failure):
+            try failed(local, push, failure, on: .silent, at: now)
+            users[local].remote.syncDueAt = nil
+        case .unregistered:
+            users[local].remote.syncDueAt = nil
+        }
+    }
+
+    /// One attempt through the simulated APNs: counted, checked against the retired tokens, and a
+    /// 410 retires the token in the server's registry.
+    private func send(
+        _ local: Int, _ push: PushRequest, carrying note: PushNote, on channel: DeliveryChannel, attempt: Int,
+        at now: Instant
+    ) throws -> SimulatedAPNs.Answer {
+        for violation in users[local].channelChecker.observeSend(to: push.deviceToken, at: now) {
+            try journal.violation(violation, &users[local], at: now, detail: push.id, stats: &stats)
+        }
+        if attempt == 0 { stats.channels[channel].sent += 1 } else { stats.channels[channel].retries += 1 }
+        var draws = users[local].remote.draws
+        let answer = apns.send(push, carrying: note, to: &users[local].remote.device, at: now, draws: &draws)
+        users[local].remote.draws = draws
+        switch answer {
+        case .accepted:
+            stats.channels[channel].accepted += 1
+        case .unregistered(let since):
+            stats.channels[channel].tokensRetired += 1
+            users[local].remote.retiredAt = since
+            users[local].remote.syncDueAt = nil
+            users[local].channelChecker.observeRetired(push.deviceToken)
+            try journal.log(&users[local], now, "tokenRetired") {
+                $0.id("channel", channel.rawValue)
+                $0.id("reason", "410 Unregistered")
+            }
+        case .retryable, .refused:
+            break
+        }
+        return answer
+    }
+
+    private func failed(
+        _ local: Int, _ push: PushRequest, _ failure: PushFailure, on channel: DeliveryChannel, at now: Instant
+    ) throws {
+        stats.channels[channel].failed[failure.reason, default: 0] += 1
+        try journal.log(&users[local], now, "pushFailed") {
+            $0.id("channel", channel.rawValue)
+            $0.id("reason", failure.description)
+        }
+    }
+
+    /// The client's back-off after a refused attempt, in whole virtual seconds (at least 1).
+    private func retryDelaySeconds(_ local: Int, afterAttempt attempt: Int) -> Int64 {
+        let delay = RemoteChannel.retryPolicy.delay(
+            afterAttempt: attempt, unitRandom: users[local].remote.draws.nextUnit())
+        return max(
+            1, Int64((Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18).rounded(.up)))
+    }
+
+    /// The device's day: an offline spell (airplane mode, no coverage) with the scenario's chance.
+    func drawOfflineSpell(_ local: Int, from dayStart: Instant) {
+        let faults = scenario.faults
+        guard faults.deviceOfflinePerUserDay > 0,
+            users[local].remote.draws.chance(faults.deviceOfflinePerUserDay)
+        else { return }
+        let from = dayStart + Int64(users[local].remote.draws.int(in: 0...86_399))
+        let hours = users[local].remote.draws.exponential(mean: faults.deviceOfflineMeanHours)
+        users[local].remote.device.goOffline(from: from, until: from + max(60, Int64(hours * 3_600)))
+        rescheduleRemote(local)
+    }
+
+    /// A user who churns may delete the app; APNs learns of it some hours later.
+    func drawUninstall(_ local: Int, at now: Instant) {
+        let faults = scenario.faults
+        guard faults.uninstallOnChurn > 0, users[local].remote.draws.chance(faults.uninstallOnChurn) else { return }
+        let hours = users[local].remote.draws.exponential(mean: faults.apns.unregisteredAfterHours)
+        users[local].remote.device.uninstall(at: now, unregisteredFrom: now + Int64(hours * 3_600))
+        stats.uninstalls += 1
+    }
+}

@@ -1,0 +1,94 @@
+import Delivery
+import Foundation
+import Models
+import Scheduling
+import TestSupport
+import Testing
+
+@testable import Simulation
+
+/// The remote channel in the world loop: remote kinds go through the simulated APNs, its faults
+/// are handled as the client handles them, and the channel invariants hold.
+@Suite(.serialized) struct RemoteChannelTests {
+    func run(_ change: (inout Scenario) -> Void) throws -> Report {
+        var scenario = try Scenario.parse(baseScenario(), file: "test.json")
+        scenario.users = 80
+        scenario.weeks = 2
+        change(&scenario)
+        return try Simulator.run(RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
+    }
+
+    @Test func remoteKindsArePushedAndShownOnOneChannelEachAndEverythingIsInTheInbox() throws {
+        let report = try run { _ in }
+        #expect(report.invariantsHeld, "\(report.violationExamples)")
+        let remote = try #require(report.channels["remote"])
+        let local = try #require(report.channels["local"])
+        let inbox = try #require(report.channels["inbox"])
+        #expect(remote.sent > 0 && remote.accepted == remote.sent)
+        #expect(remote.shown > 0 && remote.shown <= remote.accepted)
+        #expect(local.shown > 0)
+        // Every shown notification was added to the inbox when due; remote ones even when not shown.
+        #expect(inbox.sent >= remote.sent + local.shown)
+        // Only remote kinds are pushed, only local ones fire on the device.
+        let remoteKinds = Set(
+            NotificationKind.allCases.filter { ChannelPolicy.channel(for: $0) == .remote }.map(\.rawValue))
+        let remoteDelivered = report.deliveriesByKind.filter { remoteKinds.contains($0.key) }.values.reduce(0, +)
+        #expect(remoteDelivered == remote.shown)
+        #expect(report.deliveries == remote.shown + local.shown)
+        let silent = try #require(report.channels["silent"])
+        #expect(silent.sent > 0, "local fires and reads change the unread count: badge syncs follow")
+        #expect(report.droppedByAPNs.isEmpty)
+    }
+
+    @Test func apnsFaultsAreRetriedRetiredAndDroppedAsAppleDocumentsWithEveryInvariantHeld() throws {
+        let report = try run { scenario in
+            scenario.faults.apns.outagesPerWeek = 20
+            scenario.faults.apns.outageMinutes = 60
+            scenario.faults.apns.tooManyRequestsBurstsPerWeek = 20
+            scenario.faults.apns.tooManyRequestsShare = 0.5
+            scenario.faults.apns.unregisteredAfterHours = 2
+            scenario.faults.deviceOfflinePerUserDay = 0.6
+            scenario.faults.deviceOfflineMeanHours = 6
+            scenario.faults.uninstallOnChurn = 1
+            scenario.personas = Weights([("churner", 1), ("morningRunner", 1)])
+        }
+        #expect(report.invariantsHeld, "\(report.violationExamples)")
+        let remote = try #require(report.channels["remote"])
+        #expect(remote.retries > 0)
+        #expect(remote.failed["ServiceUnavailable", default: 0] > 0)
+        #expect(remote.accepted < remote.sent)
+        #expect(report.uninstalls > 0)
+        let retired = remote.tokensRetired + (report.channels["silent"]?.tokensRetired ?? 0)
+        #expect(retired > 0 && retired <= report.uninstalls)
+        #expect(report.droppedByAPNs["replacedWhileOffline", default: 0] > 0)
+    }
+
+    @Test func theSameFaultsGiveTheSameDigestOnOneAndTwoThreads() throws {
+        func faulty(_ threads: Int) throws -> Report {
+            try run { scenario in
+                scenario.threads = threads
+                scenario.faults.apns.outagesPerWeek = 10
+                scenario.faults.apns.tooManyRequestsBurstsPerWeek = 10
+                scenario.faults.deviceOfflinePerUserDay = 0.3
+                scenario.faults.uninstallOnChurn = 0.5
+            }
+        }
+        let one = try faulty(1)
+        let two = try faulty(2)
+        #expect(one.digest == two.digest)
+        #expect(one.channels == two.channels)
+    }
+
+    @Test func theScenarioFileSetsTheAPNsFaultsAndRefusesOutOfRange() throws {
+        var object = baseScenario()
+        object["faults"] = ["apnsOutagesPerWeek": 2, "uninstallOnChurn": 0.25, "deviceOfflineMeanHours": 3]
+        let scenario = try Scenario.parse(object, file: "test.json")
+        #expect(scenario.faults.apns.outagesPerWeek == 2)
+        #expect(scenario.faults.uninstallOnChurn == 0.25)
+        #expect(scenario.faults.deviceOfflineMeanHours == 3)
+        object["faults"] = ["uninstallOnChurn": 2]
+        #expect(throws: ScenarioError.self) { try Scenario.parse(object, file: "test.json") }
+        object["faults"] = ["apnsOutagesPerWeek": -1]
+        #expect(throws: ScenarioError.self) { try Scenario.parse(object, file: "test.json") }
+    }
+}
