@@ -60,7 +60,8 @@ extension Shard {
     /// Hands the engine the push tokens the system issued since the last event.
     private func reportPushTokens(_ local: Int, at now: Instant) throws {
         users[local].liveActivities.center.advance(to: now)
-        for (engineID, deviceID) in users[local].liveActivities.deviceIDs {
+        // In name order: a dictionary's order changes from process to process, the digest must not.
+        for (engineID, deviceID) in users[local].liveActivities.deviceIDs.sorted(by: { $0.key < $1.key }) {
             guard let token = users[local].liveActivities.center.activity(id: deviceID)?.pushToken,
                 users[local].liveActivities.reportedTokens[engineID] != token
             else { continue }

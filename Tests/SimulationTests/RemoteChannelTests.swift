@@ -10,10 +10,10 @@ import Testing
 /// The remote channel in the world loop: remote kinds go through the simulated APNs, its faults
 /// are handled as the client handles them, and the channel invariants hold.
 @Suite(.serialized) struct RemoteChannelTests {
-    func run(_ change: (inout Scenario) -> Void) throws -> Report {
+    func run(weeks: Int = 1, _ change: (inout Scenario) -> Void) throws -> Report {
         var scenario = try Scenario.parse(baseScenario(), file: "test.json")
-        scenario.users = 80
-        scenario.weeks = 2
+        scenario.users = 40
+        scenario.weeks = weeks
         change(&scenario)
         return try Simulator.run(RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
     }
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func apnsFaultsAreRetriedRetiredAndDroppedAsAppleDocumentsWithEveryInvariantHeld() throws {
-        let report = try run { scenario in
+        let report = try run(weeks: 2) { scenario in
             scenario.faults.apns.outagesPerWeek = 20
             scenario.faults.apns.outageMinutes = 60
             scenario.faults.apns.tooManyRequestsBurstsPerWeek = 20
