@@ -77,8 +77,19 @@ struct ChannelStats: Equatable {
     var droppedByAPNs: [String: Int] = [:]
 
     subscript(channel: DeliveryChannel) -> ChannelFigures {
-        get { figures[DeliveryChannel.allCases.firstIndex(of: channel)!] }
-        set { figures[DeliveryChannel.allCases.firstIndex(of: channel)!] = newValue }
+        get { figures[Self.position(of: channel)] }
+        _modify { yield &figures[Self.position(of: channel)] }
+    }
+
+    /// The channel's place in `figures` (`DeliveryChannel.allCases` order), without a search.
+    private static func position(of channel: DeliveryChannel) -> Int {
+        switch channel {
+        case .local: 0
+        case .remote: 1
+        case .silent: 2
+        case .liveActivity: 3
+        case .inbox: 4
+        }
     }
 
     /// Channels with anything to show, by name.

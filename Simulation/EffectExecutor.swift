@@ -28,8 +28,11 @@ struct EffectExecutor {
     func execute(_ effect: Effect, on user: inout UserState, at now: Instant, stats: inout ShardStats) -> FollowUp? {
         switch effect {
         case .schedule(let request, let fireAt) where ChannelPolicy.channel(for: request.content.kind) == .remote:
-            // Sent by the server when due (ChannelPolicy), not planned on the device.
-            user.remote.planned[request.identifier] = RemoteChannel.Planned(request: request, dueAt: fireAt)
+            // Sent by the server when due (ChannelPolicy), not planned on the device. A push
+            // already being retried keeps its course (its apns-id, and it was judged when released).
+            if user.remote.planned[request.identifier].map({ $0.attempt == 0 }) ?? true {
+                user.remote.planned[request.identifier] = RemoteChannel.Planned(request: request, dueAt: fireAt)
+            }
         case .schedule(let request, _):
             do {
                 try user.center.add(request, at: now)
@@ -39,7 +42,12 @@ struct EffectExecutor {
             }
         case .cancel(let ids):
             user.center.removePendingNotificationRequests(withIdentifiers: ids)
-            for id in ids { user.remote.planned[id] = nil }
+            for id in ids {
+                // A push withdrawn while being retried is in the inbox already: the badge needs a sync.
+                if let entry = user.remote.planned.removeValue(forKey: id), entry.attempt > 0 {
+                    user.remote.requestSync(after: now)
+                }
+            }
         case .setBadge(let count):
             user.center.setBadgeCount(count)
         case .submitBackgroundTask(let request):

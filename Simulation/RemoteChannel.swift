@@ -47,7 +47,9 @@ struct RemoteChannel {
     var retiredAt: Instant?
     /// The engine's remote requests not yet sent, by identifier.
     var planned: [String: Planned] = [:]
-    /// The pending badge sync's slot and its retry count.
+    /// The pending badge sync: its slot (its `apns-id` and expiration come from it), when it is
+    /// next tried (the slot, or a retry's back-off after it), and its retry count.
+    var syncSlot: Instant?
     var syncDueAt: Instant?
     var syncAttempt = 0
     var inbox = SimulatedInbox()
@@ -72,10 +74,12 @@ struct RemoteChannel {
         .joined()
     }
 
-    /// The next instant the channel has something to do.
+    /// The next instant the channel has something to do (no allocation: it is asked after every step).
     var nextEventAt: Instant? {
-        let due = planned.values.map(\.dueAt).min()
-        return [due, syncDueAt, device.nextArrival].compactMap { $0 }.min()
+        var next = syncDueAt
+        for entry in planned.values where next == nil || entry.dueAt < next! { next = entry.dueAt }
+        if let arrival = device.nextArrival, next == nil || arrival < next! { next = arrival }
+        return next
     }
 
     /// Requests due at `now`, in time and identifier order.
@@ -102,7 +106,20 @@ struct RemoteChannel {
     /// the counts of the moment it is sent).
     mutating func requestSync(after now: Instant) {
         guard syncDueAt == nil, lastSentUnread != inbox.unreadCount else { return }
-        syncDueAt = Self.silentPushes.slot(after: now)
+        planSync(at: Self.silentPushes.slot(after: now))
+    }
+
+    /// The badge sync is due at `slot`, afresh.
+    mutating func planSync(at slot: Instant) {
+        syncSlot = slot
+        syncDueAt = slot
+        syncAttempt = 0
+    }
+
+    /// No badge sync is pending.
+    mutating func clearSync() {
+        syncSlot = nil
+        syncDueAt = nil
         syncAttempt = 0
     }
 }
@@ -127,8 +144,15 @@ struct SimulatedInbox {
 
     func holds(_ id: String) -> Bool { recent.contains { $0.id == id } }
 
-    /// Reads one item; returns whether the unread count changed.
-    mutating func read(_ id: String) -> Bool { unread.remove(id) != nil }
+    /// Reads one item (a repeating request's occurrences are keyed `id@instant`: the earliest
+    /// unread one is read); returns whether the unread count changed.
+    mutating func read(_ id: String) -> Bool {
+        if unread.remove(id) != nil { return true }
+        let prefix = id + "@"
+        guard let occurrence = unread.filter({ $0.hasPrefix(prefix) }).min() else { return false }
+        unread.remove(occurrence)
+        return true
+    }
 
     /// The app was opened: the inbox is read (the read-all watermark).
     mutating func readAll() { unread.removeAll(keepingCapacity: true) }

@@ -62,13 +62,13 @@ extension Shard {
     /// `badgeEqualsUnread`: the device was last sent the unread count of now, or a sync that will
     /// carry it is pending (the badge is right within one silent push).
     private func checkBadge(_ local: Int, at now: Instant) throws {
-        let remote = users[local].remote
-        guard remote.retiredAt == nil, remote.syncDueAt == nil, remote.lastSentUnread != remote.inbox.unreadCount,
-            !remote.planned.values.contains(where: { $0.attempt > 0 })  // a retried alert will carry it
+        // Read in place: a copy of the whole channel costs more than the check.
+        guard users[local].remote.retiredAt == nil, users[local].remote.syncDueAt == nil,
+            users[local].remote.lastSentUnread != users[local].remote.inbox.unreadCount,
+            !users[local].remote.planned.values.contains(where: { $0.attempt > 0 })  // a retried alert will carry it
         else { return }
-        try journal.violation(
-            .badgeEqualsUnread, &users[local], at: now,
-            detail: "sent \(remote.lastSentUnread), unread \(remote.inbox.unreadCount)", stats: &stats)
+        let detail = "sent \(users[local].remote.lastSentUnread), unread \(users[local].remote.inbox.unreadCount)"
+        try journal.violation(.badgeEqualsUnread, &users[local], at: now, detail: detail, stats: &stats)
     }
 
     private func sendAlert(_ local: Int, _ due: RemoteChannel.Planned, at now: Instant) throws {
@@ -85,7 +85,7 @@ extension Shard {
             return
         }
         let userID = users[local].traits.profile.id
-        let key = planned.key ?? OutboxKey.make(userID, id, planned.dueAt, OutboxPlan.pushChannel)
+        let key = planned.key ?? OutboxKey.make(userID, id, planned.decidedAt, OutboxPlan.pushChannel)
         let unread = users[local].remote.inbox.unreadCount
         var request = planned.request
         request.content.badge = unread
@@ -94,7 +94,7 @@ extension Shard {
             id: key, deviceToken: users[local].remote.device.token, environment: .production, pushType: .alert,
             topic: RemoteChannel.topic,
             priority: request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate,
-            expiration: ChannelPolicy.expiration(of: kind, dueAt: planned.dueAt).map(PushRequest.Expiration.at)
+            expiration: ChannelPolicy.expiration(of: kind, dueAt: planned.decidedAt).map(PushRequest.Expiration.at)
                 ?? .nowOrNever,
             collapseID: ChannelPolicy.collapseID(of: kind, requestID: id),
             payload: Array(PayloadBuilder.encode(request.content).json.utf8))
@@ -121,8 +121,8 @@ extension Shard {
     }
 
     private func sendSync(_ local: Int, at now: Instant) throws {
-        guard let dueAt = users[local].remote.syncDueAt, users[local].remote.retiredAt == nil else {
-            users[local].remote.syncDueAt = nil
+        guard let slot = users[local].remote.syncSlot, users[local].remote.retiredAt == nil else {
+            users[local].remote.clearSync()
             return
         }
         let unread = users[local].remote.inbox.unreadCount
@@ -131,14 +131,14 @@ extension Shard {
             unread: unread, unseen: unread, total: users[local].remote.inbox.total)
         let push = PushRequest(
             id: OutboxKey.make(
-                users[local].traits.profile.id, SilentPushPlan.requestID, dueAt, OutboxPlan.silentChannel),
+                users[local].traits.profile.id, SilentPushPlan.requestID, slot, OutboxPlan.silentChannel),
             deviceToken: users[local].remote.device.token, environment: .production, pushType: .background,
-            topic: RemoteChannel.topic, priority: .powerConsiderate, expiration: .at(dueAt + slotSeconds),
+            topic: RemoteChannel.topic, priority: .powerConsiderate, expiration: .at(slot + slotSeconds),
             collapseID: SilentPushPlan.requestID, payload: Array(payload.json.utf8))
         let attempt = users[local].remote.syncAttempt
         switch try send(local, push, carrying: .sync(unread: unread), on: .silent, attempt: attempt, at: now) {
         case .accepted:
-            users[local].remote.syncDueAt = nil
+            users[local].remote.clearSync()
             users[local].remote.lastSentUnread = unread
             for violation in users[local].channelChecker.observeSilentAccepted(at: now) {
                 try journal.violation(violation, &users[local], at: now, detail: push.id, stats: &stats)
@@ -150,14 +150,13 @@ extension Shard {
             } else {
                 // The last change is always synced: the sync moves to the next slot.
                 try failed(local, push, failure, on: .silent, at: now)
-                users[local].remote.syncDueAt = RemoteChannel.silentPushes.slot(after: now)
-                users[local].remote.syncAttempt = 0
+                users[local].remote.planSync(at: RemoteChannel.silentPushes.slot(after: now))
             }
         case .refused(let failure):
             try failed(local, push, failure, on: .silent, at: now)
-            users[local].remote.syncDueAt = nil
+            users[local].remote.clearSync()
         case .unregistered:
-            users[local].remote.syncDueAt = nil
+            users[local].remote.clearSync()
         }
     }
 
@@ -180,7 +179,7 @@ extension Shard {
         case .unregistered(let since):
             stats.channels[channel].tokensRetired += 1
             users[local].remote.retiredAt = since
-            users[local].remote.syncDueAt = nil
+            users[local].remote.clearSync()
             users[local].channelChecker.observeRetired(push.deviceToken)
             try journal.log(&users[local], now, "tokenRetired") {
                 $0.id("channel", channel.rawValue)
@@ -202,7 +201,8 @@ extension Shard {
         }
     }
 
-    /// The client's back-off after a refused attempt, in whole virtual seconds (at least 1).
+    /// The client's back-off after a refused attempt (`RetryPolicy`), rounded up to whole seconds,
+    /// the world loop's resolution (the policy's 100-400 ms first waits become 1 s).
     private func retryDelaySeconds(_ local: Int, afterAttempt attempt: Int) -> Int64 {
         let delay = RemoteChannel.retryPolicy.delay(
             afterAttempt: attempt, unitRandom: users[local].remote.draws.nextUnit())

@@ -136,11 +136,18 @@ struct APNsChannelTransport: ChannelTransport {
         let expiration =
             ChannelPolicy.expiration(of: kind, dueAt: row.dueAt).map(PushRequest.Expiration.at) ?? .nowOrNever
         let collapseID = ChannelPolicy.collapseID(of: kind, requestID: request.identifier)
-        try await send(row, on: .remote) { device in
+        let outcomes = try await send(row, on: .remote) { device in
             PushRequest(
                 id: row.key, deviceToken: device.token, environment: device.pushEnvironment, pushType: .alert,
                 topic: topic, priority: priority, expiration: expiration,
                 collapseID: collapseID, payload: Array(payload.json.utf8))
+        }
+        // The inbox has the item but a device's badge does not: a badge sync follows. The row is
+        // completed either way (the client retried it as long as it is worth).
+        if outcomes.contains(where: \.isMissed) {
+            do { try await runtime.requestBadgeSync(of: row.userID) } catch {
+                logger.error("badge sync after a failed alert not planned", metadata: ["error": "\(error)"])
+            }
         }
     }
 
@@ -148,12 +155,15 @@ struct APNsChannelTransport: ChannelTransport {
         guard let counts = try await inboxCounts(of: row.userID) else { return }
         let payload = PayloadBuilder.inboxSync(unread: counts.unread, unseen: counts.unseen, total: counts.total)
         let supersededAt = row.dueAt + runtime.silentPushes.slotSeconds
-        try await send(row, on: .silent) { device in
+        let outcomes = try await send(row, on: .silent) { device in
             PushRequest(
                 id: row.key, deviceToken: device.token, environment: device.pushEnvironment, pushType: .background,
                 topic: topic, priority: .powerConsiderate, expiration: .at(supersededAt),
                 collapseID: SilentPushPlan.requestID, payload: Array(payload.json.utf8))
         }
+        // The last change is always synced: a sync that did not get through stays pending, and the
+        // runtime moves it to the next slot (`SilentPushPlan`).
+        if outcomes.contains(where: \.isRetryableLater) { throw SyncNotDelivered(userID: row.userID) }
     }
 
     /// A Live Activity's update or end goes to the activity's own push token (topic
@@ -209,23 +219,26 @@ struct APNsChannelTransport: ChannelTransport {
         do { return try await runtime.inboxCounts(of: userID) } catch RuntimeError.unknownUser { return nil }
     }
 
-    /// Sends `row` to each of its user's devices, as `request(device)`, at once.
+    /// Sends `row` to each of its user's devices, as `request(device)`, at once; returns the
+    /// outcomes, one per device.
     private func send(
         _ row: OutboxRow, on channel: DeliveryChannel,
         _ request: @escaping @Sendable (DeviceRegistration) -> PushRequest
-    ) async throws {
+    ) async throws -> [PushOutcome] {
         let devices: [DeviceRegistration]
         do { devices = try await runtime.devices(of: row.userID) } catch RuntimeError.unknownUser {
-            return
+            return []
         }  // a store failure throws: the row stays pending
-        await withTaskGroup(of: Void.self) { group in
+        return await withTaskGroup(of: PushOutcome.self) { group in
             for device in devices {
                 group.addTask {
                     metrics.delivered(channel, outcome: .sent)
                     let outcome = await push.send(request(device))
                     await record(outcome, of: row, on: channel, to: device)
+                    return outcome
                 }
             }
+            return await group.reduce(into: []) { $0.append($1) }
         }
     }
 
@@ -272,4 +285,26 @@ extension APNsClient.Dependencies {
     /// The system's wall clock, `Task.sleep`, and the system's random numbers.
     static let system = APNsClient.Dependencies(
         now: { Instant(Date()) }, sleep: { try await Task.sleep(for: $0) }, unitRandom: { Double.random(in: 0..<1) })
+}
+
+/// A badge sync some device did not get: the row stays pending for the next slot.
+struct SyncNotDelivered: Error, CustomStringConvertible {
+    var userID: String
+    var description: String { "the badge sync of \(userID) did not reach every device" }
+}
+
+extension PushOutcome {
+    /// The device did not get it: refused, or still failing after the client's retries.
+    var isMissed: Bool {
+        switch self {
+        case .delivered, .tokenRetired: false
+        case .rejected, .failedAfterRetries: true
+        }
+    }
+
+    /// Still failing after the client's retries: it may go through later (a refusal would not).
+    var isRetryableLater: Bool {
+        if case .failedAfterRetries = self { return true }
+        return false
+    }
 }

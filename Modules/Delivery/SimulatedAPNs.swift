@@ -125,9 +125,8 @@ public struct SimulatedPushDevice<Note: Sendable>: Sendable {
     public private(set) var uninstalledAt: Instant?
     /// When APNs starts answering 410 for this token.
     public private(set) var unregisteredFrom: Instant?
-    /// The device's current or next offline spell (nil: none).
-    public private(set) var offlineFrom: Instant?
-    public private(set) var offlineUntil: Instant?
+    /// The device's offline spells not yet over, in time order and apart from each other.
+    public private(set) var offlineSpells: [Range<Instant>] = []
     /// Accepted pushes not yet at the device, in arrival order.
     public private(set) var inFlight: [Arrival] = []
     /// The latest push APNs stores while the device is offline.
@@ -147,7 +146,7 @@ public struct SimulatedPushDevice<Note: Sendable>: Sendable {
     /// comes back online).
     public var nextArrival: Instant? {
         let flight = inFlight.first?.at
-        let back = stored == nil ? nil : offlineUntil
+        let back = stored == nil ? nil : offlineSpells.first?.upperBound
         switch (flight, back) {
         case (let a?, let b?): return min(a, b)
         case (let a?, nil): return a
@@ -172,55 +171,65 @@ public struct SimulatedPushDevice<Note: Sendable>: Sendable {
         stored = nil
     }
 
-    /// The device loses its network from `from` until `until` (a later call extends it).
+    /// The device loses its network from `from` until `until`; a spell that overlaps or touches
+    /// another joins it.
     public mutating func goOffline(from: Instant, until: Instant) {
-        if let offline = offlineUntil, offline >= from {
-            offlineUntil = max(offline, until)
-        } else {
-            offlineFrom = from
-            offlineUntil = until
+        guard from < until else { return }
+        var spell = from..<until
+        var kept: [Range<Instant>] = []
+        for other in offlineSpells {
+            if other.upperBound < spell.lowerBound || spell.upperBound < other.lowerBound {
+                kept.append(other)
+            } else {
+                spell = min(other.lowerBound, spell.lowerBound)..<max(other.upperBound, spell.upperBound)
+            }
         }
+        kept.append(spell)
+        offlineSpells = kept.sorted { $0.lowerBound < $1.lowerBound }
     }
 
     /// Whether the device has no network at `instant`.
     public func isOffline(at instant: Instant) -> Bool {
-        guard let from = offlineFrom, let until = offlineUntil else { return false }
-        return instant >= from && instant < until
+        offlineSpells.contains { $0.contains(instant) }
     }
 
     /// What reaches the device through `now`, in arrival order. Arrivals while offline are
-    /// stored (the latest replaces the one before); the stored push arrives when the device is
-    /// back online, unless it expired first.
+    /// stored (the latest replaces the one before; one already expired is dropped and replaces
+    /// nothing); the stored push arrives when the device is back online, unless it expired first.
     public mutating func receive(through now: Instant) -> [Arrival] {
         var received: [Arrival] = []
         while let next = inFlight.first, next.at <= now {
             inFlight.removeFirst()
-            comeBackOnline(before: next.at, into: &received)
+            comeBackOnline(through: next.at, into: &received)
             if isOffline(at: next.at) {
+                if let expiresAt = next.expiresAt, expiresAt < next.at {
+                    expiredWhileOffline += 1  // "now or never", or stale on arrival: never stored
+                    continue
+                }
                 if stored != nil { replacedWhileOffline += 1 }
                 stored = next
             } else {
                 take(next, into: &received)
             }
         }
-        comeBackOnline(before: now + 1, into: &received)
+        comeBackOnline(through: now, into: &received)
         return received
     }
 
-    /// Ends an offline spell that is over before `instant`, delivering the stored push at the
-    /// moment the device came back, unless it expired first.
-    private mutating func comeBackOnline(before instant: Instant, into received: inout [Arrival]) {
-        guard let back = offlineUntil, back < instant else { return }
-        offlineFrom = nil
-        offlineUntil = nil
-        guard var item = stored else { return }
-        stored = nil
-        if let expiresAt = item.expiresAt, expiresAt < back {
-            expiredWhileOffline += 1
-            return
+    /// Ends the offline spells over by `instant`, delivering the stored push at the moment the
+    /// device came back, unless it expired first.
+    private mutating func comeBackOnline(through instant: Instant, into received: inout [Arrival]) {
+        while let spell = offlineSpells.first, spell.upperBound <= instant {
+            offlineSpells.removeFirst()
+            guard var item = stored else { continue }
+            stored = nil
+            if let expiresAt = item.expiresAt, expiresAt < spell.upperBound {
+                expiredWhileOffline += 1
+                continue
+            }
+            item.at = spell.upperBound
+            take(item, into: &received)
         }
-        item.at = back
-        take(item, into: &received)
     }
 
     private mutating func take(_ item: Arrival, into received: inout [Arrival]) {

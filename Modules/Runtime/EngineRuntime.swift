@@ -275,6 +275,12 @@ public actor EngineRuntime {
     }
 
     /// Adds rows for a user outside an input (the engine's state is unchanged).
+    /// Asks for a badge sync of `userID`'s devices at the next slot (`SilentPushPlan`): the unread
+    /// count changed without an alert that carries it (an alert APNs refused or kept failing).
+    public func requestBadgeSync(of userID: String) async throws(RuntimeError) {
+        try await commitRows([silentPushes.row(for: userID, changedAt: clock.now())], for: userID)
+    }
+
     private func commitRows(_ rows: [OutboxRow], for userID: String) async throws(RuntimeError) {
         guard let engine = try loadEngine(userID)?.engine else { return }
         try await commit(RuntimeCommit(userID: userID, snapshot: engine.snapshot(), outbox: rows), engine: engine)

@@ -147,4 +147,50 @@ struct SimulatedAPNsTests {
             apns.send(Self.push(1), carrying: 1, to: &device, at: inOutage, draws: &draws)
                 == .retryable(PushFailure(status: 503, reason: "ServiceUnavailable")))
     }
+
+    @Test func aSecondOfflineSpellNeverCutsShortOneStillRunning() {
+        var apns = SimulatedAPNs(conditions: APNsConditions(), seed: 7)
+        var draws = SeededGenerator(seed: 1)
+        var device = SimulatedPushDevice<Int>(token: Self.token)
+        device.goOffline(from: Self.start, until: Self.start + 4 * 3_600)
+        device.goOffline(from: Self.start + 11 * 3_600, until: Self.start + 13 * 3_600)
+        #expect(device.isOffline(at: Self.start + 2 * 3_600))
+        #expect(!device.isOffline(at: Self.start + 5 * 3_600))
+        #expect(device.isOffline(at: Self.start + 12 * 3_600))
+        _ = apns.send(Self.push(1), carrying: 1, to: &device, at: Self.start + 3_600, draws: &draws)
+        let back = device.receive(through: Self.start + 4 * 3_600)
+        #expect(back.map(\.note) == [1])
+        #expect(back.first?.at == Self.start + 4 * 3_600)
+        // Touching spells join.
+        device.goOffline(from: Self.start + 13 * 3_600, until: Self.start + 14 * 3_600)
+        #expect(device.offlineSpells == [(Self.start + 11 * 3_600)..<(Self.start + 14 * 3_600)])
+    }
+
+    @Test func thePushStoredWhileOfflineArrivesBeforeOneArrivingAsTheDeviceComesBack() {
+        var conditions = APNsConditions()
+        conditions.meanLatencySeconds = 0.000_001  // one second, rounded up
+        let apns = SimulatedAPNs(conditions: conditions, seed: 7)
+        var draws = SeededGenerator(seed: 1)
+        var device = SimulatedPushDevice<Int>(token: Self.token)
+        device.goOffline(from: Self.start, until: Self.start + 600)
+        _ = apns.send(Self.push(1), carrying: 1, to: &device, at: Self.start, draws: &draws)
+        #expect(device.receive(through: Self.start + 10).isEmpty)
+        _ = apns.send(Self.push(2), carrying: 2, to: &device, at: Self.start + 599, draws: &draws)
+        let arrivals = device.receive(through: Self.start + 600)
+        #expect(arrivals.map(\.note) == [1, 2])
+        #expect(arrivals.allSatisfy { $0.at == Self.start + 600 })
+    }
+
+    @Test func aNowOrNeverPushToAnOfflineDeviceReplacesNothing() {
+        var apns = SimulatedAPNs(conditions: APNsConditions(), seed: 7)
+        var draws = SeededGenerator(seed: 1)
+        var device = SimulatedPushDevice<Int>(token: Self.token)
+        device.goOffline(from: Self.start, until: Self.start + 3_600)
+        _ = apns.send(Self.push(1), carrying: 1, to: &device, at: Self.start, draws: &draws)
+        _ = apns.send(
+            Self.push(2, expiration: .nowOrNever), carrying: 2, to: &device, at: Self.start + 60, draws: &draws)
+        #expect(device.receive(through: Self.start + 3_600).map(\.note) == [1])
+        #expect(device.replacedWhileOffline == 0)
+        #expect(device.expiredWhileOffline == 1)
+    }
 }

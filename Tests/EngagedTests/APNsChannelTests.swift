@@ -222,6 +222,28 @@ struct APNsChannelTests {
         }
     }
 
+    @Test func aSyncStillFailingAfterRetriesStaysPendingForTheNextSlot() async throws {
+        try await withChannel { channel, fake, runtime in
+            fake.answer(token: Self.token, with: .serviceUnavailable)
+            let sync = runtime.silentPushes.row(for: "ana", changedAt: TestServer.start)
+            await #expect(throws: SyncNotDelivered.self) { try await channel.perform(sync) }
+            // A refusal would be refused again: that row is completed, not kept.
+            fake.answer(token: Self.token, with: .answer(status: 400, reason: "BadTopic"))
+            try await channel.perform(sync)
+        }
+    }
+
+    @Test func anAlertStillFailingAfterRetriesAsksForABadgeSync() async throws {
+        try await withChannel { channel, fake, runtime, store in
+            #expect(try !store.pendingOutbox(userID: "ana").contains { $0.channel == "silent" })
+            fake.answer(token: Self.token, with: .serviceUnavailable)
+            try await channel.perform(Self.row("a"))
+            let syncs = try store.pendingOutbox(userID: "ana").filter { $0.channel == "silent" }
+            #expect(syncs.count == 1)
+            #expect(syncs.first?.requestID == SilentPushPlan.requestID)
+        }
+    }
+
     @Test func everyOutcomeIsCountedPerChannelInMetrics() async throws {
         try await withChannel { channel, fake, runtime in
             try await channel.perform(Self.row("a"))

@@ -91,4 +91,45 @@ import Testing
         object["faults"] = ["apnsOutagesPerWeek": -1]
         #expect(throws: ScenarioError.self) { try Scenario.parse(object, file: "test.json") }
     }
+
+    @Test func theChannelCheckerCatchesASendToARetiredTokenATopUpOfSilentPushesAndTwoChannels() {
+        var checker = ChannelChecker()
+        let at = Instant(secondsSinceEpoch: 1_800_000_000)
+        #expect(checker.observeSend(to: "aa", at: at).isEmpty)
+        checker.observeRetired("aa")
+        #expect(checker.observeSend(to: "aa", at: at + 60) == [.noPushToRetiredToken])
+        #expect(checker.observeSend(to: "bb", at: at + 60).isEmpty)
+        let r1 = checker.observeSilentAccepted(at: at)
+        #expect(r1.isEmpty)
+        let r2 = checker.observeSilentAccepted(at: at + 1_830)
+        #expect(r2.isEmpty)
+        let r3 = checker.observeSilentAccepted(at: at + 3_599)
+        #expect(r3 == [.silentWithinBudget])
+        let r4 = checker.observeSilentAccepted(at: at + 7_300)
+        #expect(r4.isEmpty)
+        let r5 = checker.observeShown("mention.2027-03-10.1", on: .remote, at: at)
+        #expect(r5.isEmpty)
+        let r6 = checker.observeShown("mention.2027-03-10.1", on: .local, at: at + 5)
+        #expect(r6 == [.noOccurrenceOnTwoChannels])
+    }
+
+    @Test func theInboxReadsARepeatingRequestsOccurrencesOneByOne() {
+        var inbox = SimulatedInbox()
+        let at = Instant(secondsSinceEpoch: 1_800_000_000)
+        inbox.add("hydration.series.1000@1800000000", at: at)
+        inbox.add("hydration.series.1000@1800086400", at: at + 86_400)
+        inbox.add("mention.2027-03-10.1", at: at + 86_401)
+        #expect(inbox.unreadCount == 3)
+        let readOccurrence = inbox.read("hydration.series.1000")
+        #expect(readOccurrence)
+        #expect(inbox.unreadCount == 2)
+        let readOnce = inbox.read("mention.2027-03-10.1")
+        let readTwice = inbox.read("mention.2027-03-10.1")
+        #expect(readOnce)
+        #expect(!readTwice)
+        #expect(inbox.holds("mention.2027-03-10.1"))
+        inbox.readAll()
+        #expect(inbox.unreadCount == 0)
+        #expect(inbox.total == 3)
+    }
 }
