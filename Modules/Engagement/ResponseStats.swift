@@ -123,6 +123,16 @@ public struct ResponseStats: Hashable, Sendable, Codable {
 
         public var total: Int { Int(acted) + Int(snoozed) + Int(dismissed) + Int(ignored) }
 
+        /// Adds `other`'s counts, runs included (a sum over cells).
+        mutating func add(_ other: Counts) {
+            acted += other.acted
+            snoozed += other.snoozed
+            dismissed += other.dismissed
+            ignored += other.ignored
+            negativeRun += other.negativeRun
+            snoozeRun += other.snoozeRun
+        }
+
         /// acted / total; nil without responses.
         public var actionRate: Double? { total > 0 ? Double(acted) / Double(total) : nil }
     }
@@ -218,12 +228,7 @@ public struct ResponseStats: Hashable, Sendable, Codable {
         for cell in cells[first...] {
             guard cell.key < end else { break }
             guard cell.hour == hour else { continue }
-            sum.acted += cell.counts.acted
-            sum.snoozed += cell.counts.snoozed
-            sum.dismissed += cell.counts.dismissed
-            sum.ignored += cell.counts.ignored
-            sum.negativeRun += cell.counts.negativeRun
-            sum.snoozeRun += cell.counts.snoozeRun
+            sum.add(cell.counts)
         }
         return sum
     }
@@ -232,12 +237,7 @@ public struct ResponseStats: Hashable, Sendable, Codable {
     public func counts(kind: NotificationKind) -> Counts {
         var sum = Counts()
         for cell in cells where cell.slot?.kind == kind {
-            sum.acted += cell.counts.acted
-            sum.snoozed += cell.counts.snoozed
-            sum.dismissed += cell.counts.dismissed
-            sum.ignored += cell.counts.ignored
-            sum.negativeRun += cell.counts.negativeRun
-            sum.snoozeRun += cell.counts.snoozeRun
+            sum.add(cell.counts)
         }
         return sum
     }

@@ -44,14 +44,7 @@ import Testing
         ("fatigue", #""sometimes""#, "fatigue", "expected an object"),
     ])
     func aBadValueNamesTheKeyAndTheProblem(key: String, json: String, reportedKey: String, problem: String) {
-        var object = baseScenario()
-        object[key] = jsonValue(json)
-        #expect {
-            try Scenario.parse(object, file: "bad.json")
-        } throws: { error in
-            guard let error = error as? ScenarioError else { return false }
-            return error.file == "bad.json" && error.key == reportedKey && error.problem.contains(problem)
-        }
+        expectScenarioError(setting: key, to: json, reportedKey: reportedKey, problem: problem)
     }
 
     @Test func aSteadyVolumeSettlesAtItsDailyRateAndStrainIsWhatIsAboveComfort() {

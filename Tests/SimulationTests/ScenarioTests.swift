@@ -57,14 +57,7 @@ let scenariosFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent(
         ("personas", #"{"lapsing": 0}"#, "personas", "all weights are zero"),
     ])
     func aBadTopLevelValueNamesTheKeyAndTheProblem(key: String, json: String, reportedKey: String, problem: String) {
-        var object = baseScenario()
-        object[key] = jsonValue(json)
-        #expect {
-            try Scenario.parse(object, file: "bad.json")
-        } throws: { error in
-            guard let error = error as? ScenarioError else { return false }
-            return error.file == "bad.json" && error.key == reportedKey && error.problem.contains(problem)
-        }
+        expectScenarioError(setting: key, to: json, reportedKey: reportedKey, problem: problem)
     }
 
     @Test(arguments: [
@@ -106,5 +99,21 @@ let scenariosFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent(
         #expect {
             try Scenario.load(path: path)
         } throws: { ($0 as? ScenarioError)?.problem.contains("not valid JSON") == true }
+    }
+}
+
+/// Expects the base scenario with `key` set to the JSON `json` to be refused, naming
+/// `reportedKey` and a problem that contains `problem`.
+func expectScenarioError(
+    setting key: String, to json: String, reportedKey: String, problem: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    var object = baseScenario()
+    object[key] = jsonValue(json)
+    #expect(sourceLocation: sourceLocation) {
+        try Scenario.parse(object, file: "bad.json")
+    } throws: { error in
+        guard let error = error as? ScenarioError else { return false }
+        return error.file == "bad.json" && error.key == reportedKey && error.problem.contains(problem)
     }
 }
