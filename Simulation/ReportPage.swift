@@ -48,6 +48,10 @@ public enum ReportPage {
         switch report.exitStatus {
         case 0: verdict = "<p class=\"verdict ok\">Every invariant and every budget held (exit 0).</p>"
         case 2: verdict = "<p class=\"verdict bad\">An invariant was violated (exit 2).</p>"
+        case 3:
+            verdict =
+                "<p class=\"verdict bad\">Something was stuck after the drain (liveness, exit 3): "
+                + "\(report.drain.stuck) notifications.</p>"
         default: verdict = "<p class=\"verdict bad\">A budget was breached (exit \(report.exitStatus)).</p>"
         }
         let facts: [(String, String)] = [

@@ -203,12 +203,19 @@ public struct Report: Codable, Sendable {
     public var channels: [String: ChannelFigures] = [:]
     public var droppedByAPNs: [String: Int] = [:]
     public var uninstalls = 0
+    /// The drain phase after the last week (`Shard.drain`): its virtual length, events, the
+    /// notifications watched, delivered and stuck (liveness failures, exit status 3).
+    public var drain = DrainFigures()
 
     public var invariantsHeld: Bool { invariantViolations.values.allSatisfy { $0 == 0 } }
     public var budgetsHeld: Bool { budgets.values.allSatisfy { !$0.breached } }
 
-    /// 0 all held; 2 an invariant violated; 1 a budget breached.
-    public var exitStatus: Int32 { !invariantsHeld ? 2 : !budgetsHeld ? 1 : 0 }
+    /// Nothing was left stuck at the end of the drain.
+    public var livenessHeld: Bool { drain.stuck == 0 }
+
+    /// 0 all held; 2 an invariant violated; 3 something stuck after the drain (liveness); 1 a
+    /// budget breached. The first that applies, in that order.
+    public var exitStatus: Int32 { !invariantsHeld ? 2 : !livenessHeld ? 3 : !budgetsHeld ? 1 : 0 }
 }
 
 /// Runs a scenario across threads and writes its outputs.
@@ -309,6 +316,7 @@ public enum Simulator {
         report.channels = stats.channels.report
         report.droppedByAPNs = stats.channels.droppedByAPNs
         report.uninstalls = stats.uninstalls
+        report.drain = stats.drain
         if let directory = options.outputDirectory {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

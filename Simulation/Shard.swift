@@ -16,7 +16,7 @@ final class Shard {
     let showProgress: Bool
     let journal: Journal
     /// Where the run's history is written through; nil: nowhere.
-    private var storeWriter: StoreWriter?
+    var storeWriter: StoreWriter?
     var users: [UserState] = []
     /// Template data, shared by the shard's users (immutable).
     private let content: ContentGenerator
@@ -24,7 +24,10 @@ final class Shard {
     var queue = EventQueue()
     /// Apple's push service as the scenario's faults shape it (one for the run: its outage
     /// windows are a function of the seed and the hour).
-    let apns: SimulatedAPNs
+    var apns: SimulatedAPNs
+    /// In the drain phase (`drain(from:first:)`), and how many notifications it still watches.
+    var draining = false
+    var watching = 0
     private var sampler = DecisionSampler()
     var stats: ShardStats
     /// Per-user digests in user order, filled at the end.
@@ -82,13 +85,18 @@ final class Shard {
         }
         let end = scenario.endInstant.secondsSinceEpoch
         var progress = showProgress ? ProgressLine(start: start, days: scenario.weeks * 7) : nil
+        var first: Event?
         while let event = queue.pop() {
-            guard event.time < end else { break }
+            guard event.time < end else {
+                first = event
+                break
+            }
             stats.events += 1
             progress?.show(at: event.time)
             try handle(event)
         }
         progress?.clear()
+        try drain(from: end, first: first)
         try finish()
     }
 
@@ -100,6 +108,9 @@ final class Shard {
             if let start = users[local].lapseStartedAt, endInstant.secondsSinceEpoch - start >= 14 * .secondsPerDay {
                 stats.lift.record(heldOut: users[local].engine.isHeldOut, returned: false)
             }
+            // Judged at the end of the weeks, as before the drain: judged at the drain's end, groups
+            // re-folded day after day behind a cap of 1 a day show as never delivered (edge-tight),
+            // a starvation the drain's watch does not follow yet (items move to a new group).
             for violation in users[local].notificationsBlocked ? [] : users[local].checker.finish(at: endInstant) {
                 try journal.violation(
                     violation, &users[local], at: endInstant, detail: "a folded item was never delivered",
@@ -120,7 +131,7 @@ final class Shard {
 
     // MARK: - Events
 
-    private func handle(_ event: Event) throws {
+    func handle(_ event: Event) throws {
         let local = Int(event.user)
         let now = Instant(secondsSinceEpoch: event.time)
         switch event.kind {
@@ -259,6 +270,13 @@ final class Shard {
 
     /// One decision of the engine: counted, checked and journaled.
     private func record(_ entry: TraceEntry, _ local: Int, at now: Instant) throws {
+        if draining {
+            switch entry.decision {
+            case .cancelled, .dropped, .suppressed: drainResolved(local, entry.requestID)
+            case .folded: drainResolved(local, entry.requestID, foldedInto: entry.groupID)
+            case .scheduled, .deferred, .copyChosen: break
+            }
+        }
         stats.decisions[entry.decision] += 1
         switch entry.reason {
         case .coachCopy: stats.content.ai += 1
@@ -269,140 +287,6 @@ final class Shard {
             try journal.violation(violation, &users[local], at: now, detail: entry.requestID, stats: &stats)
         }
         try journal.decision(entry, &users[local], at: now)
-    }
-
-    // MARK: - Deliveries and behaviour
-
-    /// The inbox's key of a shown notification: its identifier, with the fire instant for a
-    /// repeating request (the same identifier fires once per occurrence).
-    private func inboxKey(of notification: DeliveredNotification) -> String {
-        let id = notification.request.identifier
-        return notification.request.trigger.repeats ? "\(id)@\(notification.deliveredAt.secondsSinceEpoch)" : id
-    }
-
-    /// The engine's rules judged on a notification it released at `instant`: a local request
-    /// firing on the device, or a push handed to APNs at the time the engine chose. What APNs
-    /// does after that (latency, a power window, an offline spell, a loss) is the platform's,
-    /// counted in `channels`, and the notification is in the inbox either way.
-    func judgeRelease(_ local: Int, _ request: NotificationRequest, at instant: Instant) throws {
-        let content = request.content
-        let id = request.identifier
-        let observed = ObservedDelivery(
-            id: id, kind: content.kind, level: content.interruptionLevel, at: instant,
-            repeats: request.trigger.repeats)
-        let broken = users[local].checker.observe(
-            observed, profile: users[local].engine.profile, zone: users[local].zone)
-        for violation in broken {
-            try journal.violation(violation, &users[local], at: instant, detail: id, stats: &stats)
-        }
-        let payload = InvariantChecker.checkPayload(content, id: id, recipient: users[local].engine.recipient)
-        stats.payloadBytesMax = max(stats.payloadBytesMax, payload.bytes)
-        for (violation, detail) in payload.broken {
-            try journal.violation(violation, &users[local], at: instant, detail: detail, stats: &stats)
-        }
-    }
-
-    /// One notification shown to the person (its rules were judged when it was released).
-    func observeDelivery(
-        _ local: Int, _ notification: DeliveredNotification, on channel: DeliveryChannel, at now: Instant
-    ) throws {
-        let content = notification.request.content
-        let id = notification.request.identifier
-        let deliveredAt = notification.deliveredAt
-        stats.deliveries += 1
-        stats.deliveriesByKind[content.kind] += 1
-        try journal.log(&users[local], deliveredAt, "delivered") {
-            $0.id("kind", content.kind.rawValue)
-            $0.id("id", id)
-            $0.id("level", content.interruptionLevel.rawValue)
-            $0.id("channel", channel.rawValue)
-            if notification.presentation == .quiet { $0.id("presentation", "quiet") }
-        }
-        for violation in users[local].channelChecker.observeShown(
-            inboxKey(of: notification), on: channel, at: deliveredAt)
-        {
-            try journal.violation(violation, &users[local], at: deliveredAt, detail: id, stats: &stats)
-        }
-        countDeliveryDay(local, at: deliveredAt)
-        tire(local, at: deliveredAt)
-        stats.deliveriesByLocalHour.add(
-            content.kind, secondOfDay: users[local].zone.localDateTime(at: deliveredAt).secondOfDay)
-        stats.deliveredByKindWeek.add(content.kind, week: week(of: deliveredAt))
-        users[local].weekDeliveries.append(
-            DeliveryRecord(
-                kind: content.kind, sentAt: deliveredAt,
-                deliveredAt: notification.presentation == .banner || notification.presentation == .quiet
-                    ? deliveredAt : nil, opened: false, acted: false))
-        users[local].weekDeliveryIDs.append(id)
-        storeWriter?.recordLedger(userID: users[local].traits.profile.id, id, content.kind, .delivered, at: deliveredAt)
-        react(local, to: PerceivedNotification(notification), at: now)
-        try considerOptOut(local, of: content.kind, at: now)
-    }
-
-    /// Asks the behaviour model how the user reacts, and applies it: the end of a lapse, and the
-    /// response event.
-    private func react(_ local: Int, to notification: PerceivedNotification, at now: Instant) {
-        // Read the fields in place: a copy of the whole user (its engine included) costs more than the reaction.
-        let tone = Behaviour.tone(
-            of: notification.occurrence, for: users[local].traits.profile,
-            configuration: users[local].engine.configuration)
-        let absence = users[local].absence(at: now.secondsSinceEpoch)
-        let localMinute = users[local].zone.localDateTime(at: now).secondOfDay / 60
-        let openFactor = scenario.fatigue.openFactor(
-            strain: users[local].fatigue.strain(at: now.secondsSinceEpoch, model: scenario.fatigue))
-        let reaction = Behaviour.reaction(
-            to: notification, absence: absence, habits: users[local].traits.persona.habits, localMinute: localMinute,
-            tone: tone, openFactor: openFactor, generator: &users[local].generator)
-        guard let reaction else {
-            if absence == .present, scenario.fatigue.isEnabled {
-                users[local].fatigue.add(
-                    scenario.fatigue.ignoredWeight, at: now.secondsSinceEpoch, model: scenario.fatigue)
-            }
-            return
-        }
-        if reaction.returns {
-            users[local].lapsedUntil = now.secondsSinceEpoch
-            users[local].churned = false
-            // The lapse ends here, answered: one return, by the lift's definition, counted once.
-            if let start = users[local].lapseStartedAt {
-                users[local].lapseStartedAt = nil
-                stats.lift.record(
-                    heldOut: users[local].engine.isHeldOut,
-                    returned: now.secondsSinceEpoch - start <= 14 * .secondsPerDay,
-                    promptedByNudge: true)
-            }
-        }
-        queue.push(
-            time: now.secondsSinceEpoch + reaction.delaySeconds, user: Int32(local),
-            kind: .response(requestID: notification.requestID, kind: notification.kind, action: reaction.action))
-    }
-
-    private func respond(
-        _ local: Int, requestID: String, kind: NotificationKind, action: NotificationActionID, at now: Instant
-    ) throws {
-        stats.responses[action] += 1
-        users[local].checker.observeResponse(action)
-        if action != .dismiss && !action.isSnooze {
-            let channel = ChannelPolicy.channel(for: kind)
-            stats.channels[channel].opened += 1
-            if action != .defaultTap { stats.channels[channel].acted += 1 }
-            if users[local].remote.inbox.read(requestID) { try inboxChanged(local, at: now) }
-            stats.actedByKindWeek.add(kind, week: week(of: now))
-            let heldOut = users[local].engine.isHeldOutOfBudget
-            stats.attention[heldOut: heldOut].opened += 1
-            if action != .defaultTap { stats.attention[heldOut: heldOut].acted += 1 }
-            if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID) {
-                users[local].weekDeliveries[index].opened = true
-                users[local].weekDeliveries[index].acted = action != .defaultTap
-            }
-        }
-        try journal.log(&users[local], now, "response") {
-            $0.id("kind", kind.rawValue)
-            $0.id("id", requestID)
-            $0.id("action", action.rawValue)
-        }
-        storeWriter?.recordLedger(userID: users[local].traits.profile.id, requestID, kind, .responded, at: now)
-        try step(local, .notificationResponse(requestID: requestID, kind: kind, action: action), at: now)
     }
 
     /// Draws the user's day through the behaviour model and schedules it, or starts a lapse.
@@ -485,11 +369,11 @@ final class Shard {
     // MARK: - Bookkeeping
 
     /// The simulated week an instant falls in (clamped to the run).
-    private func week(of instant: Instant) -> Int {
+    func week(of instant: Instant) -> Int {
         min(scenario.weeks - 1, max(0, Int((instant - scenario.startInstant) / (7 * .secondsPerDay))))
     }
 
-    private func countDeliveryDay(_ local: Int, at instant: Instant) {
+    func countDeliveryDay(_ local: Int, at instant: Instant) {
         if let finished = users[local].countDelivery(on: users[local].zone.localDate(at: instant)) {
             stats.deliveriesPerUserDay[finished, default: 0] += 1
             stats.attention.countDay(finished, heldOut: users[local].engine.isHeldOutOfBudget)

@@ -186,6 +186,8 @@ struct ShardStats {
     var channels = ChannelStats()
     /// Users who deleted the app after churning.
     var uninstalls = 0
+    /// The drain phase after the last week.
+    var drain = DrainFigures()
 
     static let violationExampleLimit = 20
 
@@ -248,5 +250,6 @@ struct ShardStats {
         attention.merge(other.attention)
         channels.merge(other.channels)
         uninstalls += other.uninstalls
+        drain.merge(other.drain)
     }
 }

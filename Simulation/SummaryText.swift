@@ -1,4 +1,5 @@
 public import Engagement
+import Foundation
 
 /// Lines of the run's summary on standard output that say what their figures mean.
 public enum SummaryText {
@@ -30,6 +31,17 @@ public enum SummaryText {
             + "(\(rate(treated)); \(lift.treatedReturnsPromptedByNudge) of them by answering a nudge) vs "
             + "\(lift.holdoutReturns) of \(lift.holdoutLapses) holdout lapses (\(rate(held))); lift "
             + "\(points(estimate)) points, 95 % interval \(points(interval.low)) to \(points(interval.high)): \(verdict)"
+    }
+
+    /// The drain phase: how long it ran, what it delivered, and what it left stuck.
+    public static func drain(_ drain: DrainFigures) -> [String] {
+        let hours = String(format: "%.1f", Double(drain.virtualSeconds) / 3_600)
+        var lines = [
+            "drain: \(hours) h of virtual time, \(drain.events) events, \(drain.watched) notifications waiting at "
+                + "the end, \(drain.delivered) delivered during the drain, \(drain.stuck) stuck"
+        ]
+        lines += drain.stuckExamples.map { "  stuck: \($0)" }
+        return lines
     }
 
     /// One line per channel that carried anything, then what APNs dropped on the way.

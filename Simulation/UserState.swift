@@ -48,6 +48,8 @@ struct UserState {
     var channelChecker = ChannelChecker()
     /// The device's Live Activities.
     var liveActivities = LiveActivityDevice()
+    /// In the drain phase: the notifications waiting at the end that have not reached an end yet.
+    var drainWatch: Set<String> = []
 
     func isAway(at now: Int64) -> Bool { churned || now < lapsedUntil }
 

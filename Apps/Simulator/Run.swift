@@ -94,7 +94,11 @@ extension Simulate {
         }
         printSummary(report, outputDirectory: outputDirectory)
         if report.exitStatus != 0 {
-            say(report.exitStatus == 2 ? "FAILED: invariant violated" : "FAILED: budget breached")
+            switch report.exitStatus {
+            case 2: say("FAILED: invariant violated")
+            case 3: say("FAILED: something was stuck after the drain (liveness)")
+            default: say("FAILED: budget breached")
+            }
             say("reproduce: \(reproduceCommand(scenario))")
         }
         return report.exitStatus

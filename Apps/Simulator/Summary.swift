@@ -53,6 +53,7 @@ extension Simulate {
                         "backgroundRunsOverTimeAllowed", "backgroundSubmitRejected",
                     ]))
         for line in SummaryText.channels(report) { say(line) }
+        for line in SummaryText.drain(report.drain) { say(line) }
         let content = report.content
         let p99 =
             content.p99AtDeadline

@@ -1,0 +1,150 @@
+import Content
+import Delivery
+import Engagement
+import Models
+import Scheduling
+import Storage
+
+/// What reaches people, and what they do with it: a notification released (judged against the
+/// engine's rules), shown (counted, and answered or ignored by the behaviour model), answered
+/// (the response goes back to the engine).
+extension Shard {
+
+    /// The inbox's key of a shown notification: its identifier, with the fire instant for a
+    /// repeating request (the same identifier fires once per occurrence).
+    func inboxKey(of notification: DeliveredNotification) -> String {
+        let id = notification.request.identifier
+        return notification.request.trigger.repeats ? "\(id)@\(notification.deliveredAt.secondsSinceEpoch)" : id
+    }
+
+    /// The engine's rules judged on a notification it released at `instant`: a local request
+    /// firing on the device, or a push handed to APNs at the time the engine chose. What APNs
+    /// does after that (latency, a power window, an offline spell, a loss) is the platform's,
+    /// counted in `channels`, and the notification is in the inbox either way.
+    func judgeRelease(_ local: Int, _ request: NotificationRequest, at instant: Instant) throws {
+        let content = request.content
+        let id = request.identifier
+        drainResolved(local, id)
+        let observed = ObservedDelivery(
+            id: id, kind: content.kind, level: content.interruptionLevel, at: instant,
+            repeats: request.trigger.repeats)
+        let broken = users[local].checker.observe(
+            observed, profile: users[local].engine.profile, zone: users[local].zone)
+        for violation in broken {
+            try journal.violation(violation, &users[local], at: instant, detail: id, stats: &stats)
+        }
+        let payload = InvariantChecker.checkPayload(content, id: id, recipient: users[local].engine.recipient)
+        stats.payloadBytesMax = max(stats.payloadBytesMax, payload.bytes)
+        for (violation, detail) in payload.broken {
+            try journal.violation(violation, &users[local], at: instant, detail: detail, stats: &stats)
+        }
+    }
+
+    /// One notification shown to the person (its rules were judged when it was released).
+    func observeDelivery(
+        _ local: Int, _ notification: DeliveredNotification, on channel: DeliveryChannel, at now: Instant
+    ) throws {
+        let content = notification.request.content
+        let id = notification.request.identifier
+        let deliveredAt = notification.deliveredAt
+        try journal.log(&users[local], deliveredAt, "delivered") {
+            $0.id("kind", content.kind.rawValue)
+            $0.id("id", id)
+            $0.id("level", content.interruptionLevel.rawValue)
+            $0.id("channel", channel.rawValue)
+            if notification.presentation == .quiet { $0.id("presentation", "quiet") }
+        }
+        for violation in users[local].channelChecker.observeShown(
+            inboxKey(of: notification), on: channel, at: deliveredAt)
+        {
+            try journal.violation(violation, &users[local], at: deliveredAt, detail: id, stats: &stats)
+        }
+        guard !draining else {
+            // The drain judges and counts, but the users stand still and their days are over.
+            stats.drain.delivered += 1
+            return
+        }
+        stats.deliveries += 1
+        stats.deliveriesByKind[content.kind] += 1
+        countDeliveryDay(local, at: deliveredAt)
+        tire(local, at: deliveredAt)
+        stats.deliveriesByLocalHour.add(
+            content.kind, secondOfDay: users[local].zone.localDateTime(at: deliveredAt).secondOfDay)
+        stats.deliveredByKindWeek.add(content.kind, week: week(of: deliveredAt))
+        users[local].weekDeliveries.append(
+            DeliveryRecord(
+                kind: content.kind, sentAt: deliveredAt,
+                deliveredAt: notification.presentation == .banner || notification.presentation == .quiet
+                    ? deliveredAt : nil, opened: false, acted: false))
+        users[local].weekDeliveryIDs.append(id)
+        storeWriter?.recordLedger(userID: users[local].traits.profile.id, id, content.kind, .delivered, at: deliveredAt)
+        react(local, to: PerceivedNotification(notification), at: now)
+        try considerOptOut(local, of: content.kind, at: now)
+    }
+
+    /// Asks the behaviour model how the user reacts, and applies it: the end of a lapse, and the
+    /// response event.
+    private func react(_ local: Int, to notification: PerceivedNotification, at now: Instant) {
+        // Read the fields in place: a copy of the whole user (its engine included) costs more than the reaction.
+        let tone = Behaviour.tone(
+            of: notification.occurrence, for: users[local].traits.profile,
+            configuration: users[local].engine.configuration)
+        let absence = users[local].absence(at: now.secondsSinceEpoch)
+        let localMinute = users[local].zone.localDateTime(at: now).secondOfDay / 60
+        let openFactor = scenario.fatigue.openFactor(
+            strain: users[local].fatigue.strain(at: now.secondsSinceEpoch, model: scenario.fatigue))
+        let reaction = Behaviour.reaction(
+            to: notification, absence: absence, habits: users[local].traits.persona.habits, localMinute: localMinute,
+            tone: tone, openFactor: openFactor, generator: &users[local].generator)
+        guard let reaction else {
+            if absence == .present, scenario.fatigue.isEnabled {
+                users[local].fatigue.add(
+                    scenario.fatigue.ignoredWeight, at: now.secondsSinceEpoch, model: scenario.fatigue)
+            }
+            return
+        }
+        if reaction.returns {
+            users[local].lapsedUntil = now.secondsSinceEpoch
+            users[local].churned = false
+            // The lapse ends here, answered: one return, by the lift's definition, counted once.
+            if let start = users[local].lapseStartedAt {
+                users[local].lapseStartedAt = nil
+                stats.lift.record(
+                    heldOut: users[local].engine.isHeldOut,
+                    returned: now.secondsSinceEpoch - start <= 14 * .secondsPerDay,
+                    promptedByNudge: true)
+            }
+        }
+        queue.push(
+            time: now.secondsSinceEpoch + reaction.delaySeconds, user: Int32(local),
+            kind: .response(requestID: notification.requestID, kind: notification.kind, action: reaction.action))
+    }
+
+    func respond(
+        _ local: Int, requestID: String, kind: NotificationKind, action: NotificationActionID, at now: Instant
+    ) throws {
+        stats.responses[action] += 1
+        users[local].checker.observeResponse(action)
+        if action != .dismiss && !action.isSnooze {
+            let channel = ChannelPolicy.channel(for: kind)
+            stats.channels[channel].opened += 1
+            if action != .defaultTap { stats.channels[channel].acted += 1 }
+            if users[local].remote.inbox.read(requestID) { try inboxChanged(local, at: now) }
+            stats.actedByKindWeek.add(kind, week: week(of: now))
+            let heldOut = users[local].engine.isHeldOutOfBudget
+            stats.attention[heldOut: heldOut].opened += 1
+            if action != .defaultTap { stats.attention[heldOut: heldOut].acted += 1 }
+            if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID) {
+                users[local].weekDeliveries[index].opened = true
+                users[local].weekDeliveries[index].acted = action != .defaultTap
+            }
+        }
+        try journal.log(&users[local], now, "response") {
+            $0.id("kind", kind.rawValue)
+            $0.id("id", requestID)
+            $0.id("action", action.rawValue)
+        }
+        storeWriter?.recordLedger(userID: users[local].traits.profile.id, requestID, kind, .responded, at: now)
+        try step(local, .notificationResponse(requestID: requestID, kind: kind, action: action), at: now)
+    }
+}

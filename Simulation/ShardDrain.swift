@@ -1,0 +1,102 @@
+import Delivery
+import Models
+
+/// The drain phase (after TigerBeetle's VOPR and FoundationDB's simulation): once the last week
+/// is over, the world stands still (no new days, activity, answers, social events, travel or
+/// permission changes) and APNs' faults stop, while the platform and the engine run on (the
+/// device fires what it holds, background tasks launch, the server sends what is due, the coach
+/// answers). Every one-off notification waiting at the end, on the device or at the server, due
+/// within `watchedHorizonSeconds` (a week), is watched until it is delivered, cancelled, dropped or
+/// suppressed with a traced reason, or folded into a group (which is watched in its place).
+/// What is still waiting when the drain ends (`maxDrainSeconds`) is stuck: a liveness failure
+/// (exit status 3), apart from the safety invariants (exit status 2). Each user's drain ends
+/// when all they were waiting for has, so a run drains alike on any number of threads.
+extension Shard {
+    /// The longest drain: a weekly digest is due at most a week after its first item.
+    static let maxDrainSeconds: Int64 = 8 * .secondsPerDay
+    /// What is due within a week of the end is watched (a weekly digest included); a day of the
+    /// drain is left for what is deferred past its time.
+    static let watchedHorizonSeconds: Int64 = 7 * .secondsPerDay
+
+    /// Runs the drain from `end`; `first` is the first event at or after it, already taken from
+    /// the queue.
+    func drain(from end: Int64, first: Event?) throws {
+        draining = true
+        apns.conditions.outagesPerWeek = 0
+        apns.conditions.tooManyRequestsBurstsPerWeek = 0
+        let horizon = Instant(secondsSinceEpoch: end + Self.watchedHorizonSeconds)
+        for local in users.indices where !users[local].notificationsBlocked {
+            var watched: Set<String> = []
+            for pending in users[local].center.pendingNotificationRequests
+            where !pending.request.trigger.repeats && pending.nextFire <= horizon {
+                watched.insert(pending.request.identifier)
+            }
+            for (id, planned) in users[local].remote.planned where planned.dueAt <= horizon { watched.insert(id) }
+            users[local].drainWatch = watched
+            stats.drain.watched += watched.count
+            watching += watched.count
+        }
+        let limit = end + Self.maxDrainSeconds
+        var lastTime = end
+        var next = first
+        while watching > 0, let event = next ?? queue.pop() {
+            next = nil
+            guard event.time < limit else { break }
+            // A user's drain ends when all they were waiting for has: their events after that are
+            // not handled, so the drain is the same whatever users share the thread.
+            guard !users[Int(event.user)].drainWatch.isEmpty else { continue }
+            switch event.kind {
+            case .fire, .launch, .remote, .content:
+                lastTime = event.time
+                stats.drain.events += 1
+                try handle(event)
+            case .dayStart, .activity, .response, .travel, .weekEnd, .social, .permission, .liveActivity:
+                continue  // the world stands still
+            }
+        }
+        stats.drain.virtualSeconds = max(stats.drain.virtualSeconds, lastTime - end)
+        for local in users.indices {
+            for id in users[local].drainWatch.sorted() {
+                stats.drain.stuck += 1
+                if stats.drain.stuckExamples.count < ShardStats.violationExampleLimit {
+                    stats.drain.stuckExamples.append("\(users[local].traits.profile.id) \(id)")
+                }
+            }
+        }
+    }
+
+    /// During the drain: `id` reached an end (delivered, cancelled, dropped, suppressed), or was
+    /// folded into `group`, which is watched in its place.
+    func drainResolved(_ local: Int, _ id: String, foldedInto group: String? = nil) {
+        guard draining, users[local].drainWatch.remove(id) != nil else { return }
+        watching -= 1
+        if let group, users[local].drainWatch.insert(group).inserted { watching += 1 }
+    }
+}
+
+/// The drain phase's figures (`Shard.drain`).
+public struct DrainFigures: Codable, Equatable, Sendable {
+    /// Virtual time from the end of the last week to the last event the drain handled (the
+    /// longest of the shards).
+    public var virtualSeconds: Int64 = 0
+    /// World-loop events handled during the drain.
+    public var events = 0
+    /// One-off notifications waiting at the end, watched until they reached an end.
+    public var watched = 0
+    /// Notifications shown during the drain.
+    public var delivered = 0
+    /// Watched notifications that never reached an end: liveness failures.
+    public var stuck = 0
+    public var stuckExamples: [String] = []
+
+    public init() {}
+
+    mutating func merge(_ other: DrainFigures) {
+        virtualSeconds = max(virtualSeconds, other.virtualSeconds)
+        events += other.events
+        watched += other.watched
+        delivered += other.delivered
+        stuck += other.stuck
+        stuckExamples += other.stuckExamples.prefix(max(0, ShardStats.violationExampleLimit - stuckExamples.count))
+    }
+}
