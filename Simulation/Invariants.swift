@@ -63,6 +63,8 @@ public enum Invariant: String, CaseIterable, Sendable, Codable {
     /// Every Live Activity start, update and end the engine decides is taken by the device's
     /// ActivityKit center (8 h, 4 KB, the priority-10 budget, a running activity to update).
     case liveActivityWithinLimits
+    /// A killed app's engine restores from the snapshot it wrote (`appKilledPerUserDay`).
+    case engineRestoresFromSnapshot
 }
 
 /// One delivery as the checker sees it.

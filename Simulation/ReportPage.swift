@@ -283,6 +283,7 @@ public enum ReportPage {
         case .inboxHoldsEveryVisibleNotification: text = "every notification shown is in the inbox"
         case .noOccurrenceOnTwoChannels: text = "an occurrence shown on one channel only"
         case .liveActivityWithinLimits: text = "every Live Activity command within ActivityKit's limits"
+        case .engineRestoresFromSnapshot: text = "a killed app's engine restores from its snapshot"
         }
         return PageText.escape(text)
     }

@@ -304,6 +304,7 @@ public enum Simulator {
                 "backgroundSubmitRejected": stats.backgroundSubmitRejected,
                 "backgroundRuns": stats.backgroundRuns,
                 "backgroundRunsOverTimeAllowed": stats.backgroundOverBudget,
+                "appRelaunchesFromSnapshot": stats.relaunches,
             ],
             content: ContentFigures(
                 millis: stats.contentMillis, bySource: stats.content.bySource,

@@ -60,6 +60,9 @@ public struct FaultRates: Hashable, Sendable {
     public var deviceOfflineMeanHours: Double = 4
     /// Share of churning users who delete the app (their token then gets 410s).
     public var uninstallOnChurn: Double = 0
+    /// Probability per user and day that the system kills the app: its engine is restored from
+    /// its stored snapshot, the device's pending list survives (as iOS keeps it).
+    public var appKilledPerUserDay: Double = 0
 }
 
 /// Everything that defines a run. Command-line flags override the file's values.
@@ -151,6 +154,7 @@ extension Scenario {
         "permissionRevokedPerUserWeek", "travelPerTravellerDay", "apnsOutagesPerWeek", "apnsOutageMinutes",
         "apnsTooManyRequestsBurstsPerWeek", "apnsTooManyRequestsShare", "apnsLatencySeconds",
         "apnsUnregisteredAfterHours", "deviceOfflinePerUserDay", "deviceOfflineMeanHours", "uninstallOnChurn",
+        "appKilledPerUserDay",
     ]
 
     static func parse(_ document: JSONNode, file: String) throws(ScenarioError) -> Scenario {
@@ -197,6 +201,7 @@ extension Scenario {
         try rate("deviceOfflinePerUserDay", \.deviceOfflinePerUserDay)
         try rate("deviceOfflineMeanHours", \.deviceOfflineMeanHours, max: 240)
         try rate("uninstallOnChurn", \.uninstallOnChurn)
+        try rate("appKilledPerUserDay", \.appKilledPerUserDay)
 
         func weights(
             _ key: String, in source: [String: JSONNode], path: String, default fallback: [(String, Double)],

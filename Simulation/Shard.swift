@@ -19,7 +19,7 @@ final class Shard {
     var storeWriter: StoreWriter?
     var users: [UserState] = []
     /// Template data, shared by the shard's users (immutable).
-    private let content: ContentGenerator
+    let content: ContentGenerator
     private let executor: EffectExecutor
     var queue = EventQueue()
     /// Apple's push service as the scenario's faults shape it (one for the run: its outage
@@ -137,6 +137,7 @@ final class Shard {
         switch event.kind {
         case .dayStart:
             guard users[local].dayStartAt == event.time else { return }  // superseded by travel
+            try relaunchIfKilled(local, at: now)
             try planDay(local, at: now)
             scheduleNextDay(local, after: now)
             drawOfflineSpell(local, from: now)

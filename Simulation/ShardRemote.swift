@@ -222,6 +222,27 @@ extension Shard {
         rescheduleRemote(local)
     }
 
+    /// The system kills the app now and then (memory pressure, an update): the engine is not
+    /// kept in memory but restored from its snapshot, the bytes a runtime stores, when the app
+    /// runs again; the device's pending list and the server's outbox survive. A snapshot that
+    /// does not restore breaks `engineRestoresFromSnapshot` (the engine in memory runs on).
+    func relaunchIfKilled(_ local: Int, at now: Instant) throws {
+        let rate = scenario.faults.appKilledPerUserDay
+        guard rate > 0, users[local].remote.draws.chance(rate) else { return }
+        let engine = users[local].engine
+        do {
+            users[local].engine = try UserEngine(
+                restoring: engine.snapshot(), profile: engine.profile, zone: users[local].zone,
+                configuration: engine.configuration, content: content)
+        } catch {
+            try journal.violation(
+                .engineRestoresFromSnapshot, &users[local], at: now, detail: "\(error)", stats: &stats)
+            return
+        }
+        stats.relaunches += 1
+        try journal.log(&users[local], now, "relaunched") { $0.id("from", "snapshot") }
+    }
+
     /// A user who churns may delete the app; APNs learns of it some hours later.
     func drawUninstall(_ local: Int, at now: Instant) {
         let faults = scenario.faults

@@ -186,6 +186,8 @@ struct ShardStats {
     var channels = ChannelStats()
     /// Users who deleted the app after churning.
     var uninstalls = 0
+    /// Apps killed and their engines restored from snapshots.
+    var relaunches = 0
     /// The drain phase after the last week.
     var drain = DrainFigures()
 
@@ -250,6 +252,7 @@ struct ShardStats {
         attention.merge(other.attention)
         channels.merge(other.channels)
         uninstalls += other.uninstalls
+        relaunches += other.relaunches
         drain.merge(other.drain)
     }
 }

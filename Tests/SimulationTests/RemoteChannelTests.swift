@@ -82,8 +82,11 @@ import Testing
 
     @Test func theScenarioFileSetsTheAPNsFaultsAndRefusesOutOfRange() throws {
         var object = baseScenario()
-        object["faults"] = ["apnsOutagesPerWeek": 2, "uninstallOnChurn": 0.25, "deviceOfflineMeanHours": 3]
+        object["faults"] = [
+            "apnsOutagesPerWeek": 2, "uninstallOnChurn": 0.25, "deviceOfflineMeanHours": 3, "appKilledPerUserDay": 0.1,
+        ]
         let scenario = try Scenario.parse(object, file: "test.json")
+        #expect(scenario.faults.appKilledPerUserDay == 0.1)
         #expect(scenario.faults.apns.outagesPerWeek == 2)
         #expect(scenario.faults.uninstallOnChurn == 0.25)
         #expect(scenario.faults.deviceOfflineMeanHours == 3)
@@ -154,6 +157,17 @@ import Testing
         #expect(report.drain.stuck == 0, "\(report.drain.stuckExamples)")
         #expect(report.drain.virtualSeconds > 0 && report.drain.virtualSeconds <= 8 * 86_400)
         #expect(report.exitStatus == 0)
+    }
+
+    @Test func anAppKilledEveryFewDaysRestoresItsEngineFromTheSnapshotAndKeepsEveryPromise() throws {
+        var scenario = try Scenario.parse(baseScenario(), file: "test.json")
+        scenario.users = 30
+        scenario.faults.appKilledPerUserDay = 0.5
+        let report = try Simulator.run(
+            RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
+        #expect(report.platform["appRelaunchesFromSnapshot", default: 0] > 30)
+        #expect(report.invariantsHeld, "\(report.violationExamples)")
+        #expect(report.drain.stuck == 0)
     }
 
     @Test func somethingStuckIsALivenessFailureWithItsOwnExitStatus() throws {
