@@ -97,6 +97,9 @@ public struct Scenario: Hashable, Sendable {
     public var fatigue = FatigueModel()
     /// The users' languages (`locales`; see `Scenario.parseLocales`).
     public var locales = Weights([(UserProfile.defaultLocale, 1)])
+    /// The longest drain after the last week, in days (`Shard.drain`; 8 by default, so a weekly
+    /// digest due at most a week after its first item is drained); 0: no drain phase.
+    public var drainDays = 8
 
     public var startInstant: Instant { Instant(secondsSinceEpoch: start.daysSinceEpoch * .secondsPerDay) }
     public var endInstant: Instant { startInstant + Int64(weeks) * 7 * .secondsPerDay }
@@ -142,7 +145,7 @@ extension Scenario {
     static let knownPersonas = Set(Persona.allCases.map(\.rawValue))
     static let topKeys: Set<String> = [
         "name", "seed", "start", "weeks", "users", "threads", "timeZones", "personas", "preferences", "faults",
-        "description", "coach", "holdoutShare", "attentionBudget", "fatigue", "locales",
+        "description", "coach", "holdoutShare", "attentionBudget", "fatigue", "locales", "drainDays",
     ]
     static let preferenceKeys: Set<String> = [
         "quietHours", "hydration", "maxPerHour", "maxPerDay", "absenceResponse", "motivationalStyle", "privacyLevel",
@@ -270,6 +273,9 @@ extension Scenario {
         scenario.attention = try AttentionSettings.parse(top["attentionBudget"], reader: reader)
         scenario.fatigue = try FatigueModel.parse(top["fatigue"], reader: reader)
         scenario.locales = try parseLocales(top["locales"], reader: reader)
+        if let node = top["drainDays"] {
+            scenario.drainDays = Int(try reader.number(node, key: "drainDays", range: 0...14).rounded(.down))
+        }
         return scenario
     }
 

@@ -8,12 +8,11 @@ import Models
 /// answers). Every one-off notification waiting at the end, on the device or at the server, due
 /// within `watchedHorizonSeconds` (a week), is watched until it is delivered, cancelled, dropped or
 /// suppressed with a traced reason, or folded into a group (which is watched in its place).
-/// What is still waiting when the drain ends (`maxDrainSeconds`) is stuck: a liveness failure
+/// What is still waiting when the drain ends (the scenario's `drainDays`, 8 by default: a weekly
+/// digest is due at most a week after its first item) is stuck: a liveness failure
 /// (exit status 3), apart from the safety invariants (exit status 2). Each user's drain ends
 /// when all they were waiting for has, so a run drains alike on any number of threads.
 extension Shard {
-    /// The longest drain: a weekly digest is due at most a week after its first item.
-    static let maxDrainSeconds: Int64 = 8 * .secondsPerDay
     /// What is due within a week of the end is watched (a weekly digest included); a day of the
     /// drain is left for what is deferred past its time.
     static let watchedHorizonSeconds: Int64 = 7 * .secondsPerDay
@@ -21,10 +20,12 @@ extension Shard {
     /// Runs the drain from `end`; `first` is the first event at or after it, already taken from
     /// the queue.
     func drain(from end: Int64, first: Event?) throws {
+        guard scenario.drainDays > 0 else { return }
         draining = true
         apns.conditions.outagesPerWeek = 0
         apns.conditions.tooManyRequestsBurstsPerWeek = 0
-        let horizon = Instant(secondsSinceEpoch: end + Self.watchedHorizonSeconds)
+        let horizon = Instant(
+            secondsSinceEpoch: end + min(Self.watchedHorizonSeconds, Int64(scenario.drainDays - 1) * .secondsPerDay))
         for local in users.indices where !users[local].notificationsBlocked {
             var watched: Set<String> = []
             for pending in users[local].center.pendingNotificationRequests
@@ -36,7 +37,7 @@ extension Shard {
             stats.drain.watched += watched.count
             watching += watched.count
         }
-        let limit = end + Self.maxDrainSeconds
+        let limit = end + Int64(scenario.drainDays) * .secondsPerDay
         var lastTime = end
         var next = first
         while watching > 0, let event = next ?? queue.pop() {

@@ -36,6 +36,7 @@ import Testing
         // The channels count the drain's deliveries too; the run's deliveries stop at its end.
         #expect(remoteDelivered <= remote.shown)
         #expect(report.deliveries + report.drain.delivered == remote.shown + local.shown)
+        #expect(report.drain.events == 0, "drainDays 0: no drain phase")
         let silent = try #require(report.channels["silent"])
         #expect(silent.sent > 0, "local fires and reads change the unread count: badge syncs follow")
         #expect(report.droppedByAPNs.isEmpty)
@@ -149,6 +150,7 @@ import Testing
         object["preferences"] = preferences
         var scenario = try Scenario.parse(object, file: "test.json")
         scenario.users = 40
+        scenario.drainDays = 8
         let report = try Simulator.run(
             RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
         #expect(report.invariantsHeld, "\(report.violationExamples)")
@@ -162,6 +164,7 @@ import Testing
     @Test func anAppKilledEveryFewDaysRestoresItsEngineFromTheSnapshotAndKeepsEveryPromise() throws {
         var scenario = try Scenario.parse(baseScenario(), file: "test.json")
         scenario.users = 30
+        scenario.drainDays = 8
         scenario.faults.appKilledPerUserDay = 0.5
         let report = try Simulator.run(
             RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
@@ -173,6 +176,7 @@ import Testing
     @Test func somethingStuckIsALivenessFailureWithItsOwnExitStatus() throws {
         var scenario = try Scenario.parse(baseScenario(), file: "test.json")
         scenario.users = 5
+        scenario.drainDays = 8
         var report = try Simulator.run(
             RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
         #expect(report.exitStatus == 0)

@@ -17,6 +17,8 @@ func baseScenario() -> [String: Any] {
             "maxPerDay": ["none": 1, "5": 1],
         ],
         "faults": ["travelPerTravellerDay": 0.5],
+        // No drain phase: most tests do not need it and it doubles a run (DrainTests set it).
+        "drainDays": 0,
     ]
 }
 
