@@ -74,6 +74,13 @@ struct RemoteChannel {
         .joined()
     }
 
+    /// One attempt of `push` through `apns` to this user's device, with this user's draws.
+    mutating func send(
+        _ push: PushRequest, carrying note: PushNote, through apns: SimulatedAPNs, at now: Instant
+    ) -> SimulatedAPNs.Answer {
+        apns.send(push, carrying: note, to: &device, at: now, draws: &draws)
+    }
+
     /// The next instant the channel has something to do (no allocation: it is asked after every step).
     var nextEventAt: Instant? {
         var next = syncDueAt

@@ -154,10 +154,7 @@ extension Shard {
             id: key, deviceToken: token, environment: .production, pushType: .liveactivity,
             topic: RemoteChannel.topic, priority: command.priority == .high ? .immediate : .powerConsiderate,
             expiration: command.content.staleDate.map(PushRequest.Expiration.at) ?? .nowOrNever, payload: payload)
-        var draws = users[local].remote.draws
-        let answer = apns.send(
-            push, carrying: .liveActivity(command), to: &users[local].remote.device, at: now, draws: &draws)
-        users[local].remote.draws = draws
+        let answer = users[local].remote.send(push, carrying: .liveActivity(command), through: apns, at: now)
         switch answer {
         case .accepted: stats.channels[.liveActivity].accepted += 1
         case .retryable(let failure), .refused(let failure):

@@ -170,9 +170,7 @@ extension Shard {
             try journal.violation(violation, &users[local], at: now, detail: push.id, stats: &stats)
         }
         if attempt == 0 { stats.channels[channel].sent += 1 } else { stats.channels[channel].retries += 1 }
-        var draws = users[local].remote.draws
-        let answer = apns.send(push, carrying: note, to: &users[local].remote.device, at: now, draws: &draws)
-        users[local].remote.draws = draws
+        let answer = users[local].remote.send(push, carrying: note, through: apns, at: now)
         switch answer {
         case .accepted:
             stats.channels[channel].accepted += 1
