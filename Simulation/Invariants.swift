@@ -65,6 +65,10 @@ public enum Invariant: String, CaseIterable, Sendable, Codable {
     case liveActivityWithinLimits
     /// A killed app's engine restores from the snapshot it wrote (`appKilledPerUserDay`).
     case engineRestoresFromSnapshot
+    /// What the engine believes pending on the device is what the device holds, after every
+    /// step: the same requests at the same fire times (`PlatformAgreement`). A schedule the device
+    /// refuses (notifications off) withdraws the request it was meant to replace.
+    case planMatchesPlatform
 }
 
 /// One delivery as the checker sees it.

@@ -284,6 +284,7 @@ public enum ReportPage {
         case .noOccurrenceOnTwoChannels: text = "an occurrence shown on one channel only"
         case .liveActivityWithinLimits: text = "every Live Activity command within ActivityKit's limits"
         case .engineRestoresFromSnapshot: text = "a killed app's engine restores from its snapshot"
+        case .planMatchesPlatform: text = "what the engine believes pending is what the device holds"
         }
         return PageText.escape(text)
     }

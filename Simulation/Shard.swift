@@ -214,7 +214,11 @@ final class Shard {
             users[local].center.setAuthorizationStatus(granted ? .authorized : .denied)
             if !granted { users[local].notificationsBlocked = true }
             try journal.log(&users[local], now, "permission") { $0.id("status", granted ? "authorized" : "denied") }
-            if !granted {
+            if granted {
+                // The app reads its settings when it comes to the foreground; the world tells the
+                // engine at once. A revoke it learns from the next refused schedule.
+                try step(local, .notificationPermission(allowed: true), at: now)
+            } else {
                 queue.push(time: event.time + 3 * .secondsPerDay, user: event.user, kind: .permission(granted: true))
             }
         }
@@ -266,6 +270,18 @@ final class Shard {
         rescheduleLaunch(local)
         rescheduleRemote(local)
         try storeWriter?.recordStep(input, effects: effects, engine: users[local].engine, at: now)
+        if users[local].refusalToReport {
+            // The engine learns it at once; that step checks the plan against the device.
+            users[local].refusalToReport = false
+            try step(local, .notificationPermission(allowed: false), at: now)
+            return (nanos, effects)
+        }
+        let deviceMoved: Bool =
+            switch input {
+            case .timeZoneChanged, .notificationPermission: true
+            default: false
+            }
+        try checkPlanMatchesPlatform(local, after: effects, at: now, always: deviceMoved)
         return (nanos, effects)
     }
 

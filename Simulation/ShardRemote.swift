@@ -239,6 +239,7 @@ extension Shard {
         }
         stats.relaunches += 1
         try journal.log(&users[local], now, "relaunched") { $0.id("from", "snapshot") }
+        try checkPlanMatchesPlatform(local, after: [], at: now, always: true)
     }
 
     /// A user who churns may delete the app; APNs learns of it some hours later.

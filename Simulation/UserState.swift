@@ -40,6 +40,9 @@ struct UserState {
     /// The platform refused or silenced notifications at some point (permission denied or revoked):
     /// what the engine planned may never have been shown, so "never lost" cannot be judged.
     var notificationsBlocked = false
+    /// A `schedule` was refused because notifications are off: the app tells the engine
+    /// (`notificationPermission`) once the step's other effects are done.
+    var refusalToReport = false
     /// Recent notification load (`FatigueModel`) and the opt-outs it led to.
     var fatigue = FatigueState()
     var optOuts = OptOutRecord()

@@ -31,6 +31,7 @@ struct EventBody: Decodable {
         "checkInCompleted": [],
         "notificationResponse": ["requestID", "actionIdentifier"],
         "socialEvent": ["id", "kind", "actorName", "topic", "isMutualFriend"],
+        "notificationPermission": ["allowed"],
     ]) { $1 }
 
     init(from decoder: any Decoder) throws {
@@ -87,6 +88,8 @@ struct EventBody: Decodable {
                 input = .unrecognizedResponse(
                     requestID: requestID, kind: occurrence.kind, actionIdentifier: identifier)
             }
+        case "notificationPermission":
+            input = .notificationPermission(allowed: try c.decode("allowed"))
         default:  // socialEvent
             let kind: NotificationKind = try c.decode("kind")
             guard kind.isSocial else {

@@ -34,12 +34,12 @@ extension UserEngine {
             sessionHold: state.activity.sessionHold, reEngagementTimes: currentReEngagementTimes(),
             lastWorkout: state.coaching.recentWorkouts.last, timing: state.coaching.timing,
             snoozed: state.reminders.snoozed, followUps: state.reminders.followUps, groups: state.social.groups,
-            done: state.activity.done)
+            done: state.activity.done, deviceRefuses: state.plan.deviceRefuses)
     }
 
     /// One pass of the planner over every candidate source; returns what changes.
     private mutating func planPass(at now: Instant, horizonEnd: Instant) -> [PlanChange] {
-        let series = activeSeriesTimes(at: now)
+        let series = state.plan.deviceRefuses ? nil : activeSeriesTimes(at: now)
         var suppressed: [(Candidate, ReasonCode)] = []
         var candidates = routineCandidates(
             at: now, until: horizonEnd, skipHydration: series != nil, skipped: &suppressed)
@@ -57,6 +57,14 @@ extension UserEngine {
         let preferences = profile.preferences
         if !preferences.enabled || preferences.settings.values.contains(.disabled) {
             candidates.removeAll { !preferences.isEnabled($0.kind) }
+        }
+        // The device refuses local notifications: none is planned there, and what was pending is
+        // cancelled (the device would not show it, and must not fire it late once allowed again).
+        if state.plan.deviceRefuses {
+            for candidate in candidates where ChannelPolicy.channel(for: candidate.kind) == .local {
+                suppressed.append((candidate, .notificationsNotAllowed))
+            }
+            candidates.removeAll { ChannelPolicy.channel(for: $0.kind) == .local }
         }
         let budget = attentionBudget
         if budget != nil {

@@ -6,12 +6,13 @@ import Scheduling
 /// after a restart: restoring and continuing gives exactly the effects of an engine that never
 /// stopped.
 ///
-/// Format, version 3 (`CompactWriter`: LEB128 varints, zigzag for signed values):
+/// Format, version 4 (`CompactWriter`: LEB128 varints, zigzag for signed values):
 /// - the magic bytes `E` `S`, then the version;
 /// - `base`: the last activity, in seconds since 1970; every other instant is written as its
 ///   signed distance from `base` (most are within days of it, so two or three bytes);
 /// - then, in order, the state's groups as `EngineState` declares them: activity, user,
-///   plan, lapse, reminders, social, coaching, copy, Live Activities. Instants are minutes from `base` when whole
+///   plan, lapse, reminders, social, coaching, copy, Live Activities, then whether the device
+///   refuses notifications. Instants are minutes from `base` when whole
 ///   minutes (flag bit 0), else seconds (flag bit 1). Occurrence identities in lists are
 ///   (day from base's day, kind ordinal, slot, snooze); the keys of maps are their packed form
 ///   (`OccurrenceID.packed`), each as its distance from the one before. Lists have their count first.
@@ -26,6 +27,8 @@ import Scheduling
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
 ///
 /// Versions:
+/// - 4: whether the device refuses notifications (`EngineInput.notificationPermission`), one
+///   byte at the end. Read from an older snapshot: allowed (a refused `schedule` tells it again).
 /// - 3: the Live Activities running (`LiveActivityTracker`) at the end, as JSON in a string,
 ///   empty when none ever ran (one byte). Read from a version 2 or 1 snapshot: none.
 /// - 2: response learning per slot (`LearningSlot`): its cells are keyed by kind, slot and
@@ -35,9 +38,9 @@ import Scheduling
 ///   the 13:00 hydration time for 13:00), else the slot whose window holds the hour's middle;
 ///   a cell no slot claims (a shift learned across slots) is forgotten.
 public enum EngineSnapshot {
-    public static let version: UInt64 = 3
+    public static let version: UInt64 = 4
     /// Every version the reader reads.
-    public static let readableVersions: ClosedRange<UInt64> = 1...3
+    public static let readableVersions: ClosedRange<UInt64> = 1...4
     static let magic: [UInt8] = [0x45, 0x53]
 }
 
@@ -51,9 +54,11 @@ extension UserEngine {
     /// The state as snapshot bytes (see `EngineSnapshot`).
     public func snapshot() -> [UInt8] { snapshot(version: EngineSnapshot.version) }
 
-    /// The state in the format of `version`; an older version only for the migration's tests
-    /// (the writer writes the newest).
-    func snapshot(version: UInt64) -> [UInt8] {
+    /// The state in the format of `version` (one of `EngineSnapshot.readableVersions`), as an
+    /// older app version wrote it: for the migration's tests and the simulator's upgrade fault.
+    /// What that version cannot hold is left out; a runtime writes the newest (`snapshot()`).
+    public func snapshot(version: UInt64) -> [UInt8] {
+        precondition(EngineSnapshot.readableVersions.contains(version), "no snapshot version \(version)")
         var writer = CompactWriter()
         for byte in EngineSnapshot.magic { writer.byte(byte) }
         writer.unsigned(version)
@@ -196,6 +201,7 @@ struct SnapshotCodec {
             }
         }
         if version >= 3 { writeLiveActivities(state.liveActivities, &w) }
+        if version >= 4 { w.bool(state.plan.deviceRefuses) }
     }
 
     /// An instant as its distance from `base`: in minutes when it is a whole number of minutes
@@ -327,6 +333,7 @@ struct SnapshotCodec {
             return CoachCopy(copy: copy, askedAt: askedAt)
         }
         if version >= 3 { state.liveActivities = try readLiveActivities(&r) }
+        if version >= 4 { state.plan.deviceRefuses = try r.bool() }
         return legacyResponses
     }
 

@@ -67,6 +67,9 @@ public struct ActivityState: Sendable {
 struct PlanState: Sendable {
     /// What the platform holds, as the engine planned it, soonest first.
     var planned: [PlannedNotification] = []
+    /// The device refuses local notifications (`EngineInput.notificationPermission`): nothing is
+    /// planned on the local channel until it allows them again.
+    var deviceRefuses = false
     /// Fire times already passed, for the rolling caps.
     var ledger = CapLedger()
     /// Occurrences already fired (kept about three days), so an occurrence is never planned twice.
@@ -177,6 +180,7 @@ struct PlanKey: Equatable, Sendable {
     var followUps: [Candidate]
     var groups: [NotificationGroup]
     var done: OccurrenceMap<Instant>
+    var deviceRefuses: Bool
 }
 
 struct TracedDecision: Hashable, Sendable {

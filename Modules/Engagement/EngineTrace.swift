@@ -44,6 +44,7 @@ extension UserEngine {
         case .absenceGiveMeSpace: "absence response give_me_space: no nudges"
         case .userReturned: "active again at \(zone.formatted(lastActiveAt))"
         case .kindDisabled: "kind disabled in preferences"
+        case .notificationsNotAllowed: "notifications are off for the app in Settings: nothing waits on the device"
         case .alreadyDone: "already done"
         case .holdout: "in the re-engagement control group"
         case .learnedShift, .learnedBackOff: learningEvidence(for: id, nominalAt: plannedAt)

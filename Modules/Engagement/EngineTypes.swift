@@ -74,6 +74,13 @@ public enum EngineInput: Hashable, Sendable {
     /// A workout or a meal window began, changed or ended, or an activity's push token arrived
     /// (`LiveActivityTracker`).
     case liveActivity(LiveActivityEvent)
+    /// Whether the device lets this app show notifications, as the app learned it: a `schedule`
+    /// refused with notificationsNotAllowed (the user turned them off in Settings), or the
+    /// settings it reads when it comes to the foreground. While not allowed, nothing is scheduled
+    /// on the device (traced `notificationsNotAllowed`) and what the engine had planned there is
+    /// cancelled, so its belief stays what the device holds; when allowed again, the plan is
+    /// scheduled afresh from that moment (a stale request never fires days late).
+    case notificationPermission(allowed: Bool)
 }
 
 /// What the engine asks its shell to do. Effects are values; the shell executes them in order.

@@ -1,7 +1,7 @@
 public import Content
 import LiveActivity
 public import Models
-import Scheduling
+public import Scheduling
 
 /// The engine for one user, as a reducer: it applies a timestamped input to its state, asks
 /// its candidate sources (routine, coaching, reminders, the lapse campaign, social groups,
@@ -56,6 +56,9 @@ public struct UserEngine: Sendable {
 
     /// When the requests the engine believes pending will fire, soonest first.
     public var plannedFireTimes: [Instant] { state.plan.planned.map(\.fireAt) }
+
+    /// What the engine believes pending, on every channel, soonest first (no copy is made).
+    public var planned: [PlannedNotification] { state.plan.planned }
 
     public func lapseStage(at now: Instant) -> LapseStage {
         let idle = now - state.activity.lastActiveAt
@@ -115,6 +118,8 @@ public struct UserEngine: Sendable {
             applyCoachCopy(outcome, to: requestID, at: now, into: &effects)
         case .liveActivity(let event):
             effects += state.liveActivities.handle(event, at: now).map(Effect.liveActivity)
+        case .notificationPermission(let allowed):
+            state.plan.deviceRefuses = !allowed
         }
         plan(at: now, into: &effects)
         return effects

@@ -86,6 +86,9 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     /// The user's attention budget for that local day (`AttentionBudget`) went to notifications
     /// this user values more: dropped, or folded into the kind's digest where the kind allows it.
     case attentionBudget
+    /// The device does not let the app show notifications (the user turned them off in
+    /// Settings): nothing is scheduled there, and what was pending is withdrawn, until allowed.
+    case notificationsNotAllowed
 }
 
 /// One decision with its rule and the values that decided it: the answer to

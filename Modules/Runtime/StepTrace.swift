@@ -35,6 +35,7 @@ extension StepRecords {
         case .socialEvent: "socialEvent"
         case .contentGenerated: "contentGenerated"
         case .liveActivity(let event): event.name
+        case .notificationPermission: "notificationPermission"
         }
     }
 }

@@ -77,7 +77,10 @@ struct SnapshotTests {
             case 14:
                 input = .liveActivity(
                     random.next() % 2 == 0 ? .workoutEnded(.init(elapsedSeconds: 1_800)) : .mealEnded)
-            default: input = .activity(.moodLogged)
+            default:
+                input =
+                    random.next() % 3 == 0
+                    ? .notificationPermission(allowed: random.next() % 2 == 0) : .activity(.moodLogged)
             }
             result.append((input, now))
         }
@@ -118,7 +121,7 @@ struct SnapshotTests {
     }
 
     @Test(arguments: [
-        ([UInt8](), "truncated"), ([0x45, 0x53, 9], "version 9 is not one this engine reads (it reads 1...3)"),
+        ([UInt8](), "truncated"), ([0x45, 0x53, 9], "version 9 is not one this engine reads (it reads 1...4)"),
         ([0x00, 0x53, 1], "not an engine snapshot (bad magic bytes)"),
     ])
     func badBytesAreAnErrorNeverAFreshState(bytes: [UInt8], problem: String) {

@@ -1,0 +1,102 @@
+import Delivery
+import Engagement
+import Models
+import Scheduling
+
+/// The check behind `planMatchesPlatform`: what the engine believes pending on the device (its
+/// plan's local-channel requests; remote kinds go by push) against the device's pending list.
+///
+/// Compared after a step: how many requests each side holds, the fire times of the one-off
+/// requests in order, and each identifier the step scheduled (held at its fire time) or
+/// cancelled (no longer held). Requests due at or before the step's instant are left out on
+/// both sides: the device fires them at that instant's fire event and the engine retires them at
+/// its next input. A daily series is compared by its identifier only: the device re-arms it at
+/// its own next match, the engine moves it on at its next input.
+enum PlatformAgreement {
+    /// The first difference, for a person; nil when the two agree.
+    static func difference(
+        planned: [PlannedNotification], pending: [PendingNotification], effects: [Effect], now: Instant
+    ) -> String? {
+        var believed: [Instant] = []
+        var believedSeries = 0
+        for item in planned where ChannelPolicy.channel(for: item.kind) == .local {
+            if item.repeatsDaily {
+                believedSeries += 1
+            } else if item.fireAt > now {
+                believed.append(item.fireAt)
+            }
+        }
+        var held: [Instant] = []
+        var heldSeries = 0
+        for item in pending {
+            if item.request.trigger.repeats {
+                heldSeries += 1
+            } else if item.nextFire > now {
+                held.append(item.nextFire)
+            }
+        }
+        if believedSeries != heldSeries {
+            return "the engine believes \(believedSeries) daily series pending, the device holds \(heldSeries)"
+        }
+        if believed.count != held.count {
+            return "the engine believes \(believed.count) requests pending, the device holds \(held.count)"
+        }
+        believed.sort()
+        if let index = believed.indices.first(where: { believed[$0] != held[$0] }) {
+            return "the engine believes a request fires at \(believed[index].iso8601), the device has "
+                + "\(held[index].iso8601) in its place"
+        }
+        // The last word on each identifier in the step (a later pass may withdraw what an
+        // earlier one scheduled): its fire time, or nil when cancelled.
+        var lastWord: [String: (fireAt: Instant, repeats: Bool)?] = [:]
+        var order: [String] = []
+        for effect in effects {
+            switch effect {
+            case .schedule(let request, let fireAt) where ChannelPolicy.channel(for: request.content.kind) == .local:
+                if lastWord.updateValue((fireAt, request.trigger.repeats), forKey: request.identifier) == nil {
+                    order.append(request.identifier)
+                }
+            case .cancel(let ids):
+                for id in ids where lastWord.updateValue(nil, forKey: id) == nil { order.append(id) }
+            default: break
+            }
+        }
+        for id in order {
+            guard let word = lastWord[id] else { continue }
+            let found = pending.first { $0.request.identifier == id }
+            guard let word else {
+                if found != nil { return "\(id) was cancelled but the device still holds it" }
+                continue
+            }
+            guard word.repeats || word.fireAt > now else { continue }
+            guard let found else { return "\(id) was scheduled but the device does not hold it" }
+            if !word.repeats && found.nextFire != word.fireAt {
+                return
+                    "\(id) was scheduled for \(word.fireAt.iso8601), the device fires it at \(found.nextFire.iso8601)"
+            }
+        }
+        return nil
+    }
+}
+
+extension Shard {
+    /// Checks `planMatchesPlatform` after a step whose effects touched the device's pending
+    /// list, or (`always`) after the device changed on its own (a change of zone, a relaunch).
+    func checkPlanMatchesPlatform(_ local: Int, after effects: [Effect], at now: Instant, always: Bool = false) throws {
+        guard
+            always
+                || effects.contains(where: {
+                    switch $0 {
+                    case .schedule, .cancel: true
+                    default: false
+                    }
+                })
+        else { return }
+        guard
+            let difference = PlatformAgreement.difference(
+                planned: users[local].engine.planned, pending: users[local].center.pendingNotificationRequests,
+                effects: effects, now: now)
+        else { return }
+        try journal.violation(.planMatchesPlatform, &users[local], at: now, detail: difference, stats: &stats)
+    }
+}

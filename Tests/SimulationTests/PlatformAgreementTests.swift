@@ -1,0 +1,71 @@
+import Delivery
+import Engagement
+import Models
+import Scheduling
+import TestSupport
+import Testing
+
+@testable import Simulation
+
+/// `planMatchesPlatform`: the check itself, and a run where users turn notifications off and on.
+@Suite struct PlatformAgreementTests {
+    let london = ZoneRules(identifier: "Europe/London")!
+    let t0 = Instant(iso8601: "2027-06-01T12:00:00+01:00")!
+
+    /// An engine's first plan, put on a device the way the simulator's executor does.
+    func launched() -> (engine: UserEngine, center: SimulatedNotificationCenter, effects: [Effect]) {
+        let profile = UserProfile(id: "u1", displayName: "Ana", timeZone: london.identifier)
+        var engine = UserEngine(profile: profile, zone: london, now: t0, content: bundledContent)
+        let effects = engine.handle(.appLaunched, at: t0)
+        var center = SimulatedNotificationCenter(timeZone: london, authorizationStatus: .authorized)
+        for case .schedule(let request, _) in effects where ChannelPolicy.channel(for: request.content.kind) == .local {
+            try? center.add(request, at: t0)
+        }
+        return (engine, center, effects)
+    }
+
+    func difference(_ engine: UserEngine, _ center: SimulatedNotificationCenter, _ effects: [Effect]) -> String? {
+        PlatformAgreement.difference(
+            planned: engine.planned, pending: center.pendingNotificationRequests, effects: effects, now: t0)
+    }
+
+    @Test func aDeviceHoldingThePlanAgrees() {
+        let (engine, center, effects) = launched()
+        #expect(center.pendingNotificationRequests.count > 3)
+        #expect(difference(engine, center, effects) == nil)
+    }
+
+    @Test func aRequestLeftAtItsOldTimeIsADifference() throws {
+        let (engine, center, effects) = launched()
+        var stale = center
+        let first = stale.pendingNotificationRequests.first { !$0.request.trigger.repeats }!
+        var request = first.request
+        request.trigger = .date(first.nextFire + 3_600)
+        try stale.add(request, at: t0)
+        #expect(difference(engine, stale, effects)?.contains("fires at") == true)
+    }
+
+    @Test func aMissingRequestAndACancelledOneStillHeldAreDifferences() {
+        let (engine, center, effects) = launched()
+        var missing = center
+        let first = missing.pendingNotificationRequests.first { !$0.request.trigger.repeats }!
+        missing.removePendingNotificationRequests(withIdentifiers: [first.request.identifier])
+        #expect(difference(engine, missing, effects)?.contains("believes") == true)
+        #expect(
+            difference(engine, center, [.cancel(requestIDs: [first.request.identifier])])
+                == "\(first.request.identifier) was cancelled but the device still holds it")
+    }
+
+    @Test func usersTurningNotificationsOffAndOnKeepThePlanOnTheDevice() throws {
+        var scenario = try Scenario.parse(baseScenario(), file: "test.json")
+        scenario.users = 40
+        scenario.weeks = 2
+        scenario.faults.permissionRevokedPerUserWeek = 0.6
+        let report = try Simulator.run(
+            RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
+        #expect(report.platform["scheduleRejected", default: 0] > 0)
+        #expect(report.decisions["suppressed", default: 0] > 0)
+        #expect(report.invariantViolations["planMatchesPlatform"] == 0)
+        #expect(report.invariantsHeld, "\(report.violationExamples)")
+    }
+}
