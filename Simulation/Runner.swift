@@ -305,6 +305,9 @@ public enum Simulator {
                 "backgroundRuns": stats.backgroundRuns,
                 "backgroundRunsOverTimeAllowed": stats.backgroundOverBudget,
                 "appRelaunchesFromSnapshot": stats.relaunches,
+                "appUpgradesFromPreviousSnapshot": stats.upgrades,
+                "commitsFailedAndRetried": stats.commitsRetried,
+                "storeBatchesFailedAndRetried": stats.storeBatchesRetried,
             ],
             content: ContentFigures(
                 millis: stats.contentMillis, bySource: stats.content.bySource,

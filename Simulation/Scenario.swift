@@ -63,6 +63,14 @@ public struct FaultRates: Hashable, Sendable {
     /// Probability per user and day that the system kills the app: its engine is restored from
     /// its stored snapshot, the device's pending list survives (as iOS keeps it).
     public var appKilledPerUserDay: Double = 0
+    /// Share of those relaunches that follow an app update: the snapshot read back was written
+    /// by the previous version of the app (`EngineSnapshot.version - 1`).
+    public var upgradeShareOfRelaunches: Double = 0
+    /// Probability that a store transaction fails. Per engine step, the runtime's commit of its
+    /// result: the step is rolled back (the engine restored from its snapshot before the step)
+    /// and retried, and the retry must decide the same. Per batch of the history written through
+    /// `--store`: refused before or after it was written (the answer lost), and retried.
+    public var storeWriteFailure: Double = 0
 }
 
 /// Everything that defines a run. Command-line flags override the file's values.
@@ -157,7 +165,7 @@ extension Scenario {
         "permissionRevokedPerUserWeek", "travelPerTravellerDay", "apnsOutagesPerWeek", "apnsOutageMinutes",
         "apnsTooManyRequestsBurstsPerWeek", "apnsTooManyRequestsShare", "apnsLatencySeconds",
         "apnsUnregisteredAfterHours", "deviceOfflinePerUserDay", "deviceOfflineMeanHours", "uninstallOnChurn",
-        "appKilledPerUserDay",
+        "appKilledPerUserDay", "upgradeShareOfRelaunches", "storeWriteFailure",
     ]
 
     static func parse(_ document: JSONNode, file: String) throws(ScenarioError) -> Scenario {
@@ -205,6 +213,8 @@ extension Scenario {
         try rate("deviceOfflineMeanHours", \.deviceOfflineMeanHours, max: 240)
         try rate("uninstallOnChurn", \.uninstallOnChurn)
         try rate("appKilledPerUserDay", \.appKilledPerUserDay)
+        try rate("upgradeShareOfRelaunches", \.upgradeShareOfRelaunches)
+        try rate("storeWriteFailure", \.storeWriteFailure)
 
         func weights(
             _ key: String, in source: [String: JSONNode], path: String, default fallback: [(String, Double)],

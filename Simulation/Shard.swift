@@ -29,6 +29,9 @@ final class Shard {
     var draining = false
     var watching = 0
     private var sampler = DecisionSampler()
+    /// Which steps' commits fail (`storeWriteFailure`): draws of their own, so that the fault,
+    /// when the engine keeps its promise, changes nothing else in the run (the digest included).
+    private var commitFailures: SeededGenerator
     var stats: ShardStats
     /// Per-user digests in user order, filled at the end.
     private(set) var digests: [UInt64] = []
@@ -37,7 +40,11 @@ final class Shard {
         scenario: Scenario, zones: [String: ZoneRules], userRange: Range<Int>, eventsPath: String?, showProgress: Bool,
         templates: TemplateCatalog, store: (any EngagementStore)? = nil
     ) throws {
-        self.storeWriter = store.map { StoreWriter(store: $0) }
+        self.storeWriter = store.map {
+            StoreWriter(
+                store: $0, failureRate: scenario.faults.storeWriteFailure,
+                seed: scenario.seed &+ UInt64(userRange.lowerBound))
+        }
         self.scenario = scenario
         self.content = ContentGenerator(catalog: templates)
         self.zones = zones
@@ -47,6 +54,7 @@ final class Shard {
         self.executor = EffectExecutor(coach: scenario.coach, library: templates.defaultLibrary)
         self.stats = ShardStats(weeks: scenario.weeks)
         self.apns = SimulatedAPNs(conditions: scenario.faults.apns, seed: scenario.seed)
+        self.commitFailures = SeededGenerator(seed: scenario.seed).derived(0xC0FA_0000 &+ UInt64(userRange.lowerBound))
     }
 
     /// Runs the shard to the end of the scenario. Throws `SimulationError` when the event log or
@@ -123,6 +131,7 @@ final class Shard {
             stats.channels.addDrops(of: users[local].remote.device)
         }
         try storeWriter?.flush()
+        stats.storeBatchesRetried = storeWriter?.retried ?? 0
         stats.eventLogLines = journal.sink.lines
         digests = users.map(\.digest)
         stats.snapshotBytes = users.map { UInt32($0.engine.snapshot().count) }
@@ -237,10 +246,16 @@ final class Shard {
     func step(
         _ local: Int, _ input: EngineInput, at now: Instant, timing: StepTiming = .sampledDecision
     ) throws -> (nanos: UInt64?, effects: [Effect]) {
+        let failure = scenario.faults.storeWriteFailure
+        let before =
+            failure > 0 && commitFailures.chance(failure) ? StoredEngine(users[local].engine) : nil
         let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0
-        let effects = users[local].engine.handle(input, at: now)
+        var effects = users[local].engine.handle(input, at: now)
         let nanos = timed ? threadCPUNanoseconds() &- started : nil
+        if let before {
+            effects = try retryAfterFailedCommit(local, input, before: before, failed: effects, at: now)
+        }
         if let nanos {
             switch timing {
             case .sampledDecision: stats.decisionNanos.record(nanos)

@@ -228,9 +228,14 @@ extension Shard {
         let rate = scenario.faults.appKilledPerUserDay
         guard rate > 0, users[local].remote.draws.chance(rate) else { return }
         let engine = users[local].engine
+        // After an update, the snapshot on the device was written by the previous version.
+        let upgrade =
+            scenario.faults.upgradeShareOfRelaunches > 0
+            && users[local].remote.draws.chance(scenario.faults.upgradeShareOfRelaunches)
+        let bytes = upgrade ? engine.snapshot(version: EngineSnapshot.version - 1) : engine.snapshot()
         do {
             users[local].engine = try UserEngine(
-                restoring: engine.snapshot(), profile: engine.profile, zone: users[local].zone,
+                restoring: bytes, profile: engine.profile, zone: users[local].zone,
                 configuration: engine.configuration, content: content)
         } catch {
             try journal.violation(
@@ -238,8 +243,53 @@ extension Shard {
             return
         }
         stats.relaunches += 1
+        if upgrade { stats.upgrades += 1 }
         try journal.log(&users[local], now, "relaunched") { $0.id("from", "snapshot") }
         try checkPlanMatchesPlatform(local, after: [], at: now, always: true)
+    }
+
+    /// The runtime's commit of a step failed (`storeWriteFailure`): the step is rolled back, the
+    /// engine restored from `before` (what the runtime stored before the step: the snapshot, the
+    /// profile and the zone), and the input applied again.
+    /// The retry must decide exactly what the failed attempt did, or nothing would be lost or
+    /// doubled only by luck; a difference breaks `engineRestoresFromSnapshot`. Returns the
+    /// retry's effects, which are the ones executed.
+    func retryAfterFailedCommit(
+        _ local: Int, _ input: EngineInput, before: StoredEngine, failed: [Effect], at now: Instant
+    ) throws -> [Effect] {
+        stats.commitsRetried += 1
+        let engine = users[local].engine
+        do {
+            users[local].engine = try UserEngine(
+                restoring: before.snapshot, profile: before.profile, zone: before.zone,
+                configuration: engine.configuration, content: content)
+        } catch {
+            try journal.violation(
+                .engineRestoresFromSnapshot, &users[local], at: now, detail: "rollback: \(error)", stats: &stats)
+            users[local].engine = engine
+            return failed
+        }
+        let retried = users[local].engine.handle(input, at: now)
+        if retried != failed {
+            try journal.violation(
+                .engineRestoresFromSnapshot, &users[local], at: now,
+                detail: "the retried step decided otherwise (\(retried.count) effects, not \(failed.count))",
+                stats: &stats)
+        }
+        return retried
+    }
+
+    /// What a runtime stores of a user's engine: enough to restore it.
+    struct StoredEngine {
+        var snapshot: [UInt8]
+        var profile: UserProfile
+        var zone: ZoneRules
+
+        init(_ engine: UserEngine) {
+            snapshot = engine.snapshot()
+            profile = engine.profile
+            zone = engine.zone
+        }
     }
 
     /// A user who churns may delete the app; APNs learns of it some hours later.

@@ -188,6 +188,12 @@ struct ShardStats {
     var uninstalls = 0
     /// Apps killed and their engines restored from snapshots.
     var relaunches = 0
+    /// Relaunches whose snapshot came from the previous app version.
+    var upgrades = 0
+    /// Engine steps whose commit failed, rolled back and retried (`storeWriteFailure`).
+    var commitsRetried = 0
+    /// Store batches refused and written again (`storeWriteFailure` with `--store`).
+    var storeBatchesRetried = 0
     /// The drain phase after the last week.
     var drain = DrainFigures()
 
@@ -253,6 +259,9 @@ struct ShardStats {
         channels.merge(other.channels)
         uninstalls += other.uninstalls
         relaunches += other.relaunches
+        upgrades += other.upgrades
+        commitsRetried += other.commitsRetried
+        storeBatchesRetried += other.storeBatchesRetried
         drain.merge(other.drain)
     }
 }

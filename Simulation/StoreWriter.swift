@@ -13,8 +13,17 @@ struct StoreWriter {
     private var pendingSteps = 0
     /// Engine steps per transaction.
     static let stepsPerBatch = 256
+    /// The share of transactions that fail (`storeWriteFailure`), and the draws that decide which.
+    private let failureRate: Double
+    private var draws: SeededGenerator
+    /// Transactions that failed and were written again.
+    private(set) var retried = 0
 
-    init(store: any EngagementStore) { self.store = store }
+    init(store: any EngagementStore, failureRate: Double = 0, seed: UInt64 = 0) {
+        self.store = store
+        self.failureRate = failureRate
+        self.draws = SeededGenerator(seed: seed)
+    }
 
     /// The users' profiles, written with the first batch.
     mutating func recordProfiles(_ profiles: [UserProfile]) { pending.profiles = profiles }
@@ -42,6 +51,13 @@ struct StoreWriter {
     mutating func flush() throws {
         guard !pending.isEmpty else { return }
         do {
+            // A failed transaction is retried with the same batch: refused before it was written
+            // (nothing applied), or after it was written and its answer lost (applied once already,
+            // so the retry must change nothing: the store's idempotency keys).
+            while failureRate > 0 && draws.chance(failureRate) {
+                retried += 1
+                if draws.chance(0.5) { try store.apply(pending) }
+            }
             try store.apply(pending)
         } catch {
             throw SimulationError.store(error)
