@@ -5,13 +5,16 @@ SEED ?=
 ARGS ?=
 SEED_FLAG := $(if $(SEED),--seed $(SEED),)
 
-.PHONY: help setup build test simulate smoke bench bench-apns serve lint format clean
+.PHONY: help setup build test simulate smoke soak bench bench-apns serve lint format clean
 
 help:
 	@echo "make setup      install what a fresh machine needs (SQLite headers, chromium), resolve packages"
 	@echo "make build      debug build of every target"
 	@echo "make test       the whole test suite (Swift Testing)"
 	@echo "make simulate   release build, then the default scenario (SCENARIO=smoke SEED=42 ARGS='--users 500')"
+	@echo "make soak       release build, then swarm testing: SEEDS=N seeds (20) of scenario swarm, each drawing"
+	@echo "                its faults, personas, zones and preferences; SEED= and a command for each failure"
+	@echo "                (exit 2 correctness, 3 liveness; USERS=150 WEEKS=2 FIRST_SEED=1)"
 	@echo "make bench      release build: engine micro-benchmarks, SQLite store figures, the smoke simulation's budgets"
 	@echo "                (BENCH_STORE_USERS=10000 BENCH_STORE_WEEKS=8 for the full store benchmark)"
 	@echo "make bench-apns release build: pushes/s from the APNs client to the fake APNs over one HTTP/2"
@@ -47,6 +50,10 @@ simulate:
 smoke:
 	$(SWIFT) build -c release --product simulate
 	./.build/release/simulate --scenario smoke $(SEED_FLAG) $(ARGS)
+
+soak:
+	$(SWIFT) build -c release --product simulate
+	SEEDS=$(or $(SEEDS),20) bash scripts/soak.sh
 
 bench:
 	$(SWIFT) build -c release

@@ -26,6 +26,13 @@ extension Simulate {
         if let users { resolved.users = users }
         if let weeks { resolved.weeks = weeks }
         if let threads { resolved.threads = threads }
+        if swarm {
+            do {
+                resolved = try Swarm.draw(from: resolved)
+            } catch {
+                throw CommandFailure(message: "--swarm: \(error.description)", status: ExitStatus.badScenario)
+            }
+        }
         return resolved
     }
 
@@ -118,5 +125,6 @@ extension Simulate {
     func reproduceCommand(_ scenario: Scenario) -> String {
         "\(CommandLine.arguments[0]) --scenario \(scenarioPath) --seed \(scenario.seed) --users \(scenario.users) "
             + "--weeks \(scenario.weeks) --threads \(scenario.threads) --store \(store)" + (events ? " --events" : "")
+            + (swarm ? " --swarm" : "")
     }
 }

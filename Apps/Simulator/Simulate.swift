@@ -31,7 +31,8 @@ struct Simulate: ParsableCommand {
             --store sqlite) into the output folder. A run writes into a staging folder inside it and moves \
             the files into place when it completes; a second run on the same folder fails at once.
 
-            Exit status: 0 all held, 1 a budget breached, 2 an invariant violated, 64 bad usage (or a \
+            Exit status: 0 all held, 1 a budget breached, 2 an invariant violated, 3 something stuck \
+            after the drain (liveness), 64 bad usage (or a \
             run larger than the memory allowed), 65 bad scenario file, 66 the bundled templates do not \
             load, 74 output error (the folder is in use, or cannot be written).
             """)
@@ -73,6 +74,12 @@ struct Simulate: ParsableCommand {
     @Option(
         help: "Write the run's history through a store: none, memory, or sqlite (store.sqlite in the output folder).")
     var store = "none"
+
+    @Flag(
+        help:
+            "Swarm testing: draw the faults, personas, zones and preferences from the seed (the scenario gives the seed, start, length, users and threads)."
+    )
+    var swarm = false
 
     @Option(help: "Print user U's timeline in local time, every decision with its rule, and exit.")
     var explain: String?

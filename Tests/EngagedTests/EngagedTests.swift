@@ -168,6 +168,8 @@ struct RouteTests {
         #"{"type": "notificationResponse", "requestID": "mealReminder.2027-03-01.lunch", "actionIdentifier": "LOG_MEAL"}"#,
         #"{"type": "notificationResponse", "requestID": "hydration.daily.0900", "actionIdentifier": "FROM_A_NEWER_APP"}"#,
         #"{"type": "socialEvent", "id": "s1", "kind": "workoutKudos", "actorName": "Ben", "topic": "run", "isMutualFriend": true}"#,
+        #"{"type": "notificationPermission", "allowed": false}"#,
+        #"{"type": "notificationPermission", "allowed": true}"#,
     ])
     func everyEventTypeIsAccepted(body: String) async throws {
         let server = try TestServer()
@@ -217,6 +219,8 @@ struct RouteTests {
         (#"{"type": "moodLogged", "at": "2027-03-01T07:00:00Z"}"#, 422, "invalid-field", "at", "in the future"),
         (#"{"type": "moodLogged", "at": "2027-02-20T06:00:00Z"}"#, 422, "invalid-field", "at", "more than 7 days"),
         (#"{"type": "moodLogged", "at": "yesterday"}"#, 422, "invalid-field", "at", "ISO 8601"),
+        (#"{"type": "notificationPermission"}"#, 400, "bad-request", "allowed", "missing"),
+        (#"{"type": "notificationPermission", "allowed": "no"}"#, 400, "bad-request", "allowed", "Bool"),
         (#"{"type": "moodLogged", "at": 1700000000}"#, 400, "bad-request", "at", "String"),
         (
             #"{"type": "socialEvent", "id": "s", "kind": "workoutKudos", "actorName": "B", "topic": "t", "#

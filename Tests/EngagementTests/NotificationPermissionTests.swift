@@ -53,7 +53,9 @@ import Testing
     @Test func allowedAgainPlansAfreshFromThatMomentNeverAtAnOldTime() {
         var (engine, _) = launchedEngine()
         _ = engine.handle(.notificationPermission(allowed: false), at: t0 + 60)
-        let back = t0 + 3 * .secondsPerDay
+        // A day later, the user still active (a lapse would pause routine reminders anyway).
+        _ = engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: t0 + .secondsPerDay)
+        let back = t0 + .secondsPerDay + 2 * .secondsPerHour
         let effects = engine.handle(.notificationPermission(allowed: true), at: back)
         let local = effects.scheduled.filter { ChannelPolicy.channel(for: $0.request.content.kind) == .local }
         #expect(!local.isEmpty)

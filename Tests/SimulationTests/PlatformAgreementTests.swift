@@ -69,3 +69,42 @@ import Testing
         #expect(report.invariantsHeld, "\(report.violationExamples)")
     }
 }
+
+/// Swarm testing: each seed draws a valid world of its own, the same one every time.
+@Suite struct SwarmTests {
+    func base(seed: UInt64) throws -> Scenario {
+        var scenario = try Scenario.parse(baseScenario(), file: "test.json")
+        scenario.seed = seed
+        scenario.users = 30
+        return scenario
+    }
+
+    @Test func aSeedDrawsTheSameWorldEveryTimeAndAnotherSeedAnother() throws {
+        let first = try Swarm.draw(from: base(seed: 11))
+        #expect(try Swarm.draw(from: base(seed: 11)) == first)
+        #expect(try Swarm.draw(from: base(seed: 12)) != first)
+        #expect(first.users == 30 && first.seed == 11)
+    }
+
+    @Test func everyDrawIsAValidScenarioAndTheFaultsVary() throws {
+        var killed = 0
+        var quiet = 0
+        for seed in UInt64(1)...300 {
+            let world = try Swarm.draw(from: base(seed: seed))
+            if world.faults.appKilledPerUserDay > 0 { killed += 1 }
+            if world.faults.apns.outagesPerWeek == 0 && world.faults.storeWriteFailure == 0 { quiet += 1 }
+        }
+        // Each fault is off in about a third of the seeds: some seeds have it, some do not.
+        #expect((150...250).contains(killed))
+        #expect(quiet > 10)
+    }
+
+    @Test(arguments: [UInt64(3), 4])
+    func aSwarmSeedKeepsEveryPromise(seed: UInt64) throws {
+        var world = try Swarm.draw(from: base(seed: seed))
+        world.drainDays = 8
+        let report = try Simulator.run(RunOptions(scenario: world, templates: bundledTemplates, outputDirectory: nil))
+        #expect(report.invariantsHeld, "\(report.violationExamples)")
+        #expect(report.drain.stuck == 0, "\(report.drain.stuckExamples)")
+    }
+}
