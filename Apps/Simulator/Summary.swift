@@ -29,6 +29,10 @@ extension Simulate {
                 + "deviceOfflinePerUserDay=\(faults.deviceOfflinePerUserDay) "
                 + "deviceOfflineMeanHours=\(faults.deviceOfflineMeanHours) uninstallOnChurn=\(faults.uninstallOnChurn)")
         say(
+            "faults of the app and its store: appKilledPerUserDay=\(faults.appKilledPerUserDay) "
+                + "upgradeShareOfRelaunches=\(faults.upgradeShareOfRelaunches) "
+                + "storeWriteFailure=\(faults.storeWriteFailure)")
+        say(
             "estimate: memory about \(RunEstimate.text(bytes: estimate.memoryBytes)), "
                 + "time about \(RunEstimate.text(seconds: estimate.wallSeconds))")
     }
