@@ -65,9 +65,12 @@ public enum Invariant: String, CaseIterable, Sendable, Codable {
     case liveActivityWithinLimits
     /// A killed app's engine restores from the snapshot it wrote (`appKilledPerUserDay`).
     case engineRestoresFromSnapshot
-    /// What the engine believes pending on the device is what the device holds, after every
-    /// step: the same requests at the same fire times (`PlatformAgreement`). A schedule the device
-    /// refuses (notifications off) withdraws the request it was meant to replace.
+    /// What the engine believes pending on the device is what the device holds
+    /// (`PlatformAgreement`), after every step that schedules or cancels, changes the zone or the
+    /// permission, or relaunches the app: as many one-off requests firing at the same instants
+    /// and as many daily series, and every identifier the step scheduled held at its fire time,
+    /// every one it cancelled gone. A schedule the device refuses (notifications off) withdraws
+    /// the request it was meant to replace.
     case planMatchesPlatform
 }
 

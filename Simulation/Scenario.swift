@@ -69,7 +69,8 @@ public struct FaultRates: Hashable, Sendable {
     /// Probability that a store transaction fails. Per engine step, the runtime's commit of its
     /// result: the step is rolled back (the engine restored from its snapshot before the step)
     /// and retried, and the retry must decide the same. Per batch of the history written through
-    /// `--store`: refused before or after it was written (the answer lost), and retried.
+    /// `--store`: refused before or after it was written (the answer lost), and retried. At most
+    /// 0.5: a store that fails more often than it works is an outage, not a fault to retry through.
     public var storeWriteFailure: Double = 0
 }
 
@@ -214,7 +215,7 @@ extension Scenario {
         try rate("uninstallOnChurn", \.uninstallOnChurn)
         try rate("appKilledPerUserDay", \.appKilledPerUserDay)
         try rate("upgradeShareOfRelaunches", \.upgradeShareOfRelaunches)
-        try rate("storeWriteFailure", \.storeWriteFailure)
+        try rate("storeWriteFailure", \.storeWriteFailure, max: 0.5)
 
         func weights(
             _ key: String, in source: [String: JSONNode], path: String, default fallback: [(String, Double)],

@@ -29,9 +29,6 @@ final class Shard {
     var draining = false
     var watching = 0
     private var sampler = DecisionSampler()
-    /// Which steps' commits fail (`storeWriteFailure`): draws of their own, so that the fault,
-    /// when the engine keeps its promise, changes nothing else in the run (the digest included).
-    private var commitFailures: SeededGenerator
     var stats: ShardStats
     /// Per-user digests in user order, filled at the end.
     private(set) var digests: [UInt64] = []
@@ -54,7 +51,6 @@ final class Shard {
         self.executor = EffectExecutor(coach: scenario.coach, library: templates.defaultLibrary)
         self.stats = ShardStats(weeks: scenario.weeks)
         self.apns = SimulatedAPNs(conditions: scenario.faults.apns, seed: scenario.seed)
-        self.commitFailures = SeededGenerator(seed: scenario.seed).derived(0xC0FA_0000 &+ UInt64(userRange.lowerBound))
     }
 
     /// Runs the shard to the end of the scenario. Throws `SimulationError` when the event log or
@@ -248,7 +244,7 @@ final class Shard {
     ) throws -> (nanos: UInt64?, effects: [Effect]) {
         let failure = scenario.faults.storeWriteFailure
         let before =
-            failure > 0 && commitFailures.chance(failure) ? StoredEngine(users[local].engine) : nil
+            failure > 0 && users[local].commitDraws.chance(failure) ? StoredEngine(users[local].engine) : nil
         let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0
         var effects = users[local].engine.handle(input, at: now)

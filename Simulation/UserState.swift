@@ -31,6 +31,9 @@ struct UserState {
     var socialSequence = 0
     /// Draws of the simulated coach for this user.
     var coachRandom: SeededGenerator
+    /// Which of this user's steps' commits fail (`storeWriteFailure`): draws of their own, so the
+    /// fault changes nothing else, and the same steps fail on any thread count and in `--explain`.
+    var commitDraws: SeededGenerator
     /// When the current lapse began (nil when not lapsed), for the return-rate lift.
     var lapseStartedAt: Int64?
     /// This week's activity (plus the last one before it) and deliveries, for the weekly metrics.
@@ -85,7 +88,7 @@ struct UserState {
                 profile: traits.profile, zone: zone, now: installAt, configuration: configuration,
                 contentSeed: generator.derived(2).state, content: content),
             center: center, background: background, generator: generator, zone: zone,
-            coachRandom: generator.derived(3),
+            coachRandom: generator.derived(3), commitDraws: generator.derived(5),
             remote: RemoteChannel(userID: traits.profile.id, draws: generator.derived(4)))
         return (user, installAt)
     }

@@ -15,6 +15,8 @@ weeks=${WEEKS:-2}
 for value in "$seeds" "$first" "$users" "$weeks"; do
     case $value in '' | *[!0-9]*) echo "soak: SEEDS, FIRST_SEED, USERS and WEEKS must be whole numbers, got '$value'" >&2; exit 64 ;; esac
 done
+# Leading zeros are decimal here (bash would read 010 as octal).
+seeds=$((10#$seeds)) first=$((10#$first)) users=$((10#$users)) weeks=$((10#$weeks))
 simulate=./.build/release/simulate
 out=.simulate/soak
 [ -x "$simulate" ] || { echo "soak: $simulate is missing: run 'swift build -c release --product simulate'" >&2; exit 64; }
@@ -34,7 +36,7 @@ for ((seed = first; seed < first + seeds; seed++)); do
         *) other=$((other + 1)); kind="exit status $status" ;;
     esac
     echo "SEED=$seed failed: $kind"
-    grep -E '^  [A-Za-z]+: user' "$log" | head -3
+    grep -E '^  [A-Za-z]+: user|^drain:|stuck' "$log" | head -4
     echo "  reproduce: $simulate --scenario swarm --swarm --seed $seed --users $users --weeks $weeks --no-events"
 done
 python3 scripts/soak_summary.py "$out" "$first" "$seeds" "$(($(date +%s) - started))" || other=$((other + 1))

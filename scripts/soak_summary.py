@@ -37,7 +37,7 @@ for seed in range(first, first + seeds):
     add("appKilled", platform.get("appRelaunchesFromSnapshot", 0))
     add("upgradeSnapshots", platform.get("appUpgradesFromPreviousSnapshot", 0))
     add("commitFailures", platform.get("commitsFailedAndRetried", 0))
-    add("scheduleRefusedPermissionOff", platform.get("scheduleRejected", 0))
+    add("schedulesRefused", platform.get("scheduleRejected", 0))
     add("backgroundTasksRun", platform.get("backgroundRuns", 0))
     for channel in report["channels"].values():
         for reason, count in channel["failed"].items():

@@ -197,6 +197,9 @@ extension UserEngine {
 
     private func cancellationReason(for old: PlannedNotification, at now: Instant) -> ReasonCode {
         if !profile.preferences.isEnabled(old.kind) { return .kindDisabled }
+        if state.plan.deviceRefuses && ChannelPolicy.channel(for: old.kind) == .local {
+            return .notificationsNotAllowed
+        }
         if old.kind == .reEngagement && lapseStage(at: now) == .active && lastActiveAt > now - .secondsPerHour {
             return .userReturned
         }

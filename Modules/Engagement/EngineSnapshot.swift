@@ -151,7 +151,9 @@ struct SnapshotCodec {
             time(traced.plannedAt, &w)
             w.optional(traced.fireAt) { $0.signed($1 - traced.plannedAt) }
         }
-        w.optional(plan.lastKey == nil ? nil : plan.lastPassAt) { time($1, &$0) }
+        // An older version cannot hold all the plan's inputs (a device's refusal, before 4): its
+        // reader plans afresh at its first input rather than trust a key it cannot rebuild.
+        w.optional(plan.lastKey == nil || version < EngineSnapshot.version ? nil : plan.lastPassAt) { time($1, &$0) }
 
         w.count(state.lapse.lastAttemptSent)
         for list in [state.reminders.snoozed, state.reminders.followUps] {

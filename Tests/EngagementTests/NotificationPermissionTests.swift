@@ -13,7 +13,10 @@ import Testing
     let t0 = instant("2027-06-01T12:00:00+01:00")
 
     func launchedEngine() -> (UserEngine, [Effect]) {
-        var engine = UserEngine(profile: makeProfile { $0.hydration = .triDaily }, zone: london, now: t0)
+        // Without the attention budget hydration is a daily series: the refusal withdraws it too.
+        var engine = UserEngine(
+            profile: makeProfile { $0.hydration = .triDaily }, zone: london, now: t0,
+            configuration: .withoutAttentionBudget)
         let effects = engine.handle(.appLaunched, at: t0)
         return (engine, effects)
     }
@@ -29,6 +32,7 @@ import Testing
                 ChannelPolicy.channel(for: OccurrenceID(requestID: $0)!.kind) == .local
             })
         #expect(!scheduledLocal.isEmpty)
+        #expect(launched.scheduled.contains { $0.request.trigger.repeats })
         let effects = engine.handle(.notificationPermission(allowed: false), at: t0 + 60)
         #expect(Set(effects.cancelledIDs) == scheduledLocal)
         #expect(effects.scheduled.isEmpty)
@@ -80,5 +84,10 @@ import Testing
         let older = try UserEngine(
             restoring: engine.snapshot(version: 3), profile: engine.profile, zone: london, content: bundledContent)
         #expect(!older.state.plan.deviceRefuses)
+        // The older format cannot say the device refused: its reader plans afresh at once (and a
+        // refused schedule would teach it again) rather than trust a plan key it cannot rebuild.
+        var upgraded = older
+        let effects = upgraded.handle(.activity(.moodLogged), at: t0 + 120)
+        #expect(effects.scheduled.contains { ChannelPolicy.channel(for: $0.request.content.kind) == .local })
     }
 }
