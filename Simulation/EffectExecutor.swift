@@ -33,9 +33,14 @@ struct EffectExecutor {
             if user.remote.planned[request.identifier].map({ $0.attempt == 0 }) ?? true {
                 user.remote.planned[request.identifier] = RemoteChannel.Planned(request: request, dueAt: fireAt)
             }
-        case .schedule(let request, _):
+        case .schedule(let request, let fireAt):
+            // A one-off a jump of the clock already showed is in the delivered list: not again.
+            if !request.trigger.repeats, user.releasedEarly[request.identifier] != nil { return nil }
             do {
-                try user.center.add(request, at: now)
+                // On the device's clock: moved by its error (`DeviceClock`).
+                let moved = DeviceClock.onDeviceClock(
+                    request, firingAt: fireAt, offsetSeconds: user.clockOffsetSeconds, in: user.zone)
+                try user.center.add(moved, at: user.addingTime(moved, at: now))
             } catch {
                 stats.scheduleRejected += 1
                 user.notificationsBlocked = true

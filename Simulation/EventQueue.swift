@@ -24,6 +24,8 @@ enum EventKind {
     case remote
     /// The app reports its workout to the engine (start, an update every five minutes, end).
     indirect case liveActivity(LiveActivityEvent)
+    /// The device's clock jumps by this many seconds (`DeviceClock`).
+    case clockJump(bySeconds: Int32)
 }
 
 struct Event: Comparable {

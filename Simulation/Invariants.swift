@@ -82,13 +82,23 @@ public struct ObservedDelivery: Sendable {
     public var at: Instant
     /// From a repeating request: the same identifier fires once per occurrence.
     public var repeats: Bool
+    /// Fired ahead of its time by a jump of the device's clock (`DeviceClock`), not by the
+    /// engine's plan: judged for what it is (a duplicate, a disabled kind, give_me_space, the
+    /// campaign's cap, a done thing), not for when (quiet hours, caps, slot windows, deadlines,
+    /// the local night, the same instant), and left out of the caps' count. `at` is the time the
+    /// engine planned it for.
+    public var releasedEarly: Bool
 
-    public init(id: String, kind: NotificationKind, level: InterruptionLevel, at: Instant, repeats: Bool = false) {
+    public init(
+        id: String, kind: NotificationKind, level: InterruptionLevel, at: Instant, repeats: Bool = false,
+        releasedEarly: Bool = false
+    ) {
         self.id = id
         self.kind = kind
         self.level = level
         self.at = at
         self.repeats = repeats
+        self.releasedEarly = releasedEarly
     }
 }
 
@@ -152,7 +162,8 @@ public struct InvariantChecker: Sendable {
         trim(at: delivery.at.secondsSinceEpoch)
         let preferences = profile.preferences
         let local = zone.localDateTime(at: delivery.at)
-        if let quiet = preferences.quietHours, !delivery.level.breaksThroughQuietHours, quiet.contains(local) {
+        let timed = !delivery.releasedEarly
+        if timed, let quiet = preferences.quietHours, !delivery.level.breaksThroughQuietHours, quiet.contains(local) {
             broken.append(.noDeliveryInQuietHours)
         }
         if delivery.kind == .reEngagement && profile.communication.absenceResponse == .giveMeSpace {
@@ -169,20 +180,20 @@ public struct InvariantChecker: Sendable {
         if delivery.kind == .morningGreeting && !morningDates.insert(local.date).inserted {
             broken.append(.morningGreetingOncePerLocalDay)
         }
-        if lastInstantOfKind[delivery.kind.ordinal] == delivery.at.secondsSinceEpoch {
+        if timed && lastInstantOfKind[delivery.kind.ordinal] == delivery.at.secondsSinceEpoch {
             broken.append(.noSameInstantDuplicateOfKind)
         }
-        lastInstantOfKind[delivery.kind.ordinal] = delivery.at.secondsSinceEpoch
-        if let id = OccurrenceID(requestID: delivery.id), let window = SlotWindow.of(delivery.kind),
+        if timed { lastInstantOfKind[delivery.kind.ordinal] = delivery.at.secondsSinceEpoch }
+        if timed, let id = OccurrenceID(requestID: delivery.id), let window = SlotWindow.of(delivery.kind),
             let nominal = InvariantChecker.nominal(of: id, deliveredAt: local, preferences: preferences),
             !window.contains(delivery.at, nominal: zone.instant(for: nominal))
         {
             broken.append(.deliveryInsideSlotWindow)
         }
         if delivery.kind == .reEngagement {
-            broken += observeNudge(delivery, local: local, profile: profile)
+            broken += observeNudge(delivery, local: local, profile: profile, timed: timed)
         }
-        if !delivery.repeats, let deadline = deadlines.removeValue(forKey: delivery.id),
+        if !delivery.repeats, let deadline = deadlines.removeValue(forKey: delivery.id), timed,
             delivery.at.secondsSinceEpoch > deadline
         {
             broken.append(.noDeliveryAfterDeadline)
@@ -212,7 +223,7 @@ public struct InvariantChecker: Sendable {
                 broken.append(.noReminderForDoneThing)
             }
         }
-        if !delivery.kind.isTransactional {
+        if timed && !delivery.kind.isTransactional {
             let t = delivery.at.secondsSinceEpoch
             capped.append(t)
             if let first = capped.firstIndex(where: { $0 >= t - .secondsPerDay - .secondsPerHour }), first > 0 {
@@ -280,7 +291,7 @@ public struct InvariantChecker: Sendable {
 
     /// The campaign's cap, a second delivery of one attempt, and the local night.
     private mutating func observeNudge(
-        _ delivery: ObservedDelivery, local: LocalDateTime, profile: UserProfile
+        _ delivery: ObservedDelivery, local: LocalDateTime, profile: UserProfile, timed: Bool
     ) -> [Invariant] {
         var broken: [Invariant] = []
         let configuration = EngineConfiguration()
@@ -297,7 +308,7 @@ public struct InvariantChecker: Sendable {
         }
         if nudgesThisAbsence.count > cap { broken.append(.nudgesWithinCampaignCap) }
         let time = local.timeOfDay
-        if !profile.preferences.isWakingTime(time) {
+        if timed && !profile.preferences.isWakingTime(time) {
             let minute = time.minutesSinceMidnight
             let near = opens.count { open in
                 let distance = abs(open - minute) % 1_440

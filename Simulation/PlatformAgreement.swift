@@ -11,18 +11,23 @@ import Scheduling
 /// cancelled (no longer held). Requests due at or before the step's instant are left out on
 /// both sides: the device fires them at that instant's fire event and the engine retires them at
 /// its next input. A daily series is compared by its identifier only: the device re-arms it at
-/// its own next match, the engine moves it on at its next input.
+/// its own next match, the engine moves it on at its next input. The device's times are on its
+/// clock: `deviceOffsetSeconds` (the clock's error, which the app adds to one-offs, `DeviceClock`)
+/// takes them back.
+/// A request a jump of the clock fired ahead of its time (`releasedEarly`) is shown already: the
+/// engine counts it pending until its time, the device no longer holds it.
 enum PlatformAgreement {
     /// The first difference, for a person; nil when the two agree.
     static func difference(
-        planned: [PlannedNotification], pending: [PendingNotification], effects: [Effect], now: Instant
+        planned: [PlannedNotification], pending: [PendingNotification], effects: [Effect], now: Instant,
+        deviceOffsetSeconds offset: Int64 = 0, releasedEarly: [String: Int64] = [:]
     ) -> String? {
         var believed: [Instant] = []
         var believedSeries = 0
         for item in planned where ChannelPolicy.channel(for: item.kind) == .local {
             if item.repeatsDaily {
                 believedSeries += 1
-            } else if item.fireAt > now {
+            } else if item.fireAt > now, releasedEarly.isEmpty || releasedEarly[item.id.description] == nil {
                 believed.append(item.fireAt)
             }
         }
@@ -31,8 +36,8 @@ enum PlatformAgreement {
         for item in pending {
             if item.request.trigger.repeats {
                 heldSeries += 1
-            } else if item.nextFire > now {
-                held.append(item.nextFire)
+            } else if item.nextFire - offset > now {
+                held.append(item.nextFire - offset)
             }
         }
         if believedSeries != heldSeries {
@@ -68,11 +73,11 @@ enum PlatformAgreement {
                 if found != nil { return "\(id) was cancelled but the device still holds it" }
                 continue
             }
-            guard word.repeats || word.fireAt > now else { continue }
+            guard word.repeats || word.fireAt > now, word.repeats || releasedEarly[id] == nil else { continue }
             guard let found else { return "\(id) was scheduled but the device does not hold it" }
-            if !word.repeats && found.nextFire != word.fireAt {
+            if !word.repeats && found.nextFire - offset != word.fireAt {
                 return
-                    "\(id) was scheduled for \(word.fireAt.iso8601), the device fires it at \(found.nextFire.iso8601)"
+                    "\(id) was scheduled for \(word.fireAt.iso8601), the device fires it at \((found.nextFire - offset).iso8601)"
             }
         }
         return nil
@@ -95,7 +100,8 @@ extension Shard {
         guard
             let difference = PlatformAgreement.difference(
                 planned: users[local].engine.planned, pending: users[local].center.pendingNotificationRequests,
-                effects: effects, now: now)
+                effects: effects, now: now, deviceOffsetSeconds: users[local].clockOffsetSeconds,
+                releasedEarly: users[local].releasedEarly)
         else { return }
         try journal.violation(.planMatchesPlatform, &users[local], at: now, detail: difference, stats: &stats)
     }

@@ -308,6 +308,8 @@ public enum Simulator {
                 "appUpgradesFromPreviousSnapshot": stats.upgrades,
                 "commitsFailedAndRetried": stats.commitsRetried,
                 "storeBatchesFailedAndRetried": stats.storeBatchesRetried,
+                "deviceClockJumps": stats.clockJumps,
+                "releasedByClockJump": stats.releasedByClockJump,
             ],
             content: ContentFigures(
                 millis: stats.contentMillis, bySource: stats.content.bySource,

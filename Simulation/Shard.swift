@@ -146,6 +146,7 @@ final class Shard {
             try planDay(local, at: now)
             scheduleNextDay(local, after: now)
             drawOfflineSpell(local, from: now)
+            drawClockJumps(local, from: now)
         case .activity(let activity):
             guard !users[local].isAway(at: event.time) else { return }
             try journal.log(&users[local], now, "activity") { $0.id("activity", activity.name) }
@@ -166,16 +167,8 @@ final class Shard {
         case .fire:
             guard users[local].fireEventAt == event.time else { return }  // superseded
             users[local].fireEventAt = nil
-            let delivered = users[local].center.fireDue(through: now)
-            for notification in delivered {
-                stats.channels[.local].sent += 1
-                stats.channels[.local].shown += 1
-                users[local].remote.inbox.add(inboxKey(of: notification), at: notification.deliveredAt)
-                stats.channels[.inbox].sent += 1
-                try judgeRelease(local, notification.request, at: notification.deliveredAt)
-                try observeDelivery(local, notification, on: .local, at: now)
-            }
-            if !delivered.isEmpty { try inboxChanged(local, at: now) }
+            let delivered = users[local].center.fireDue(through: users[local].deviceTime(now))
+            try deliverLocal(local, delivered, offsetSeconds: users[local].clockOffsetSeconds, at: now)
             rescheduleFire(local)
         case .launch:
             guard users[local].launchEventAt == event.time else { return }
@@ -200,6 +193,8 @@ final class Shard {
             try handleRemote(local, at: now)
         case .liveActivity(let event):
             try handleLiveActivity(local, event, at: now)
+        case .clockJump(let seconds):
+            try jumpClock(local, bySeconds: Int64(seconds), at: now)
         case .content(let requestID, let request, let outcome):
             let effects = try step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now).effects
             for case .trace(let entry) in effects where entry.reason == .templateFallback {
@@ -227,6 +222,36 @@ final class Shard {
                 queue.push(time: event.time + 3 * .secondsPerDay, user: event.user, kind: .permission(granted: true))
             }
         }
+    }
+
+    /// Local notifications the device fired: shown, put in the inbox, judged and answered. Their
+    /// times are the device's clock's; `offsetSeconds` (the clock's error the app added them for)
+    /// takes them back to the true times the engine planned.
+    func deliverLocal(
+        _ local: Int, _ delivered: [DeliveredNotification], offsetSeconds: Int64, releasedEarly: Bool = false,
+        at now: Instant
+    ) throws {
+        let shown = delivered.map { notification in
+            var notification = notification
+            notification.deliveredAt = DeviceClock.trueTime(
+                of: notification.deliveredAt, id: notification.request.identifier,
+                repeats: notification.request.trigger.repeats, offsetSeconds: offsetSeconds, in: users[local].zone)
+            return notification
+        }
+        for notification in shown where notification.request.trigger.repeats {
+            users[local].seriesShown[notification.request.identifier] = notification.deliveredAt.secondsSinceEpoch
+        }
+        // All were released together: each is judged before the user reacts to any (an opt-out
+        // the first one leads to does not rule on the others).
+        for notification in shown {
+            stats.channels[.local].sent += 1
+            stats.channels[.local].shown += 1
+            users[local].remote.inbox.add(inboxKey(of: notification), at: notification.deliveredAt)
+            stats.channels[.inbox].sent += 1
+            try judgeRelease(local, notification.request, at: notification.deliveredAt, releasedEarly: releasedEarly)
+        }
+        for notification in shown { try observeDelivery(local, notification, on: .local, at: now) }
+        if !delivered.isEmpty { try inboxChanged(local, at: now) }
     }
 
     /// Which budget a step's time counts against: a scheduling decision (one in
@@ -281,17 +306,19 @@ final class Shard {
         rescheduleLaunch(local)
         rescheduleRemote(local)
         try storeWriter?.recordStep(input, effects: effects, engine: users[local].engine, at: now)
+        // With the clock off, the app moves its date triggers onto the re-timed plan.
+        if case .timeZoneChanged = input { resyncAfterZoneChange(local, at: now) }
         if users[local].refusalToReport {
             // The engine learns it at once; that step checks the plan against the device.
             users[local].refusalToReport = false
             try step(local, .notificationPermission(allowed: false), at: now)
             return (nanos, effects)
         }
-        let deviceMoved: Bool =
-            switch input {
-            case .timeZoneChanged, .notificationPermission: true
-            default: false
-            }
+        let deviceMoved: Bool
+        switch input {
+        case .timeZoneChanged, .notificationPermission: deviceMoved = true
+        default: deviceMoved = false
+        }
         try checkPlanMatchesPlatform(local, after: effects, at: now, always: deviceMoved)
         return (nanos, effects)
     }
@@ -355,7 +382,7 @@ final class Shard {
         guard let next, let zone = zones[next] else { return }
         users[local].checker.observeZoneChange(from: users[local].zone, at: now)
         users[local].zone = zone
-        users[local].center.setTimeZone(zone, at: now)
+        users[local].center.setTimeZone(zone, at: users[local].deviceTime(now))
         try journal.log(&users[local], now, "travel") { $0.id("timeZone", next) }
         try step(local, .timeZoneChanged(zone), at: now)
         users[local].remote.follow(
@@ -380,8 +407,10 @@ final class Shard {
         queue.push(time: now.secondsSinceEpoch + seconds, user: Int32(local), kind: .travel)
     }
 
-    private func rescheduleFire(_ local: Int) {
-        guard let next = users[local].center.nextFireInstant?.secondsSinceEpoch else { return }
+    /// The next fire event, at the true time the device's clock reaches its next trigger.
+    func rescheduleFire(_ local: Int) {
+        guard let trigger = users[local].center.nextFireInstant?.secondsSinceEpoch else { return }
+        let next = trigger - users[local].clockOffsetSeconds
         if users[local].fireEventAt == next { return }
         users[local].fireEventAt = next
         queue.push(time: next, user: Int32(local), kind: .fire)

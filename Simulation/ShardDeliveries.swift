@@ -21,13 +21,17 @@ extension Shard {
     /// firing on the device, or a push handed to APNs at the time the engine chose. What APNs
     /// does after that (latency, a power window, an offline spell, a loss) is the platform's,
     /// counted in `channels`, and the notification is in the inbox either way.
-    func judgeRelease(_ local: Int, _ request: NotificationRequest, at instant: Instant) throws {
+    /// A request a jump of the device's clock fired ahead of its time (`releasedEarly`) is judged
+    /// for what it is, not for when (`ObservedDelivery.releasedEarly`).
+    func judgeRelease(
+        _ local: Int, _ request: NotificationRequest, at instant: Instant, releasedEarly: Bool = false
+    ) throws {
         let content = request.content
         let id = request.identifier
         drainResolved(local, id)
         let observed = ObservedDelivery(
             id: id, kind: content.kind, level: content.interruptionLevel, at: instant,
-            repeats: request.trigger.repeats)
+            repeats: request.trigger.repeats, releasedEarly: releasedEarly)
         let broken = users[local].checker.observe(
             observed, profile: users[local].engine.profile, zone: users[local].zone)
         for violation in broken {

@@ -194,6 +194,9 @@ struct ShardStats {
     var commitsRetried = 0
     /// Store batches refused and written again (`storeWriteFailure` with `--store`).
     var storeBatchesRetried = 0
+    /// The devices' clocks jumping, and what a jump forward fired at once (`DeviceClock`).
+    var clockJumps = 0
+    var releasedByClockJump = 0
     /// The drain phase after the last week.
     var drain = DrainFigures()
 
@@ -262,6 +265,8 @@ struct ShardStats {
         upgrades += other.upgrades
         commitsRetried += other.commitsRetried
         storeBatchesRetried += other.storeBatchesRetried
+        clockJumps += other.clockJumps
+        releasedByClockJump += other.releasedByClockJump
         drain.merge(other.drain)
     }
 }

@@ -38,6 +38,8 @@ for seed in range(first, first + seeds):
     add("upgradeSnapshots", platform.get("appUpgradesFromPreviousSnapshot", 0))
     add("commitFailures", platform.get("commitsFailedAndRetried", 0))
     add("schedulesRefused", platform.get("scheduleRejected", 0))
+    add("deviceClockJumps", platform.get("deviceClockJumps", 0))
+    add("releasedByClockJump", platform.get("releasedByClockJump", 0))
     add("backgroundTasksRun", platform.get("backgroundRuns", 0))
     for channel in report["channels"].values():
         for reason, count in channel["failed"].items():

@@ -31,7 +31,9 @@ extension Simulate {
         say(
             "faults of the app and its store: appKilledPerUserDay=\(faults.appKilledPerUserDay) "
                 + "upgradeShareOfRelaunches=\(faults.upgradeShareOfRelaunches) "
-                + "storeWriteFailure=\(faults.storeWriteFailure)")
+                + "storeWriteFailure=\(faults.storeWriteFailure) "
+                + "clockCorrectionPerUserDay=\(faults.clockCorrectionPerUserDay) "
+                + "clockSetByUserPerUserWeek=\(faults.clockSetByUserPerUserWeek)")
         say(
             "estimate: memory about \(RunEstimate.text(bytes: estimate.memoryBytes)), "
                 + "time about \(RunEstimate.text(seconds: estimate.wallSeconds))")
