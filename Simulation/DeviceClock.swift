@@ -8,74 +8,52 @@ import Scheduling
 /// The engine, the server, APNs and the judge run on true time; only the device's notification
 /// center runs on the device's clock, as UNUserNotificationCenter does: a request fires when the
 /// device's clock reaches its trigger. The app knows its clock's error (it compares it with the
-/// server's at every sync), so it moves each trigger by the error before handing it to the
-/// center, to whole minutes because calendar triggers match minutes (`triggerShift`); and when
-/// the clock jumps (a network time correction, the user setting it by hand) it hears of it
-/// (`UIApplication.significantTimeChangeNotification`) and moves every pending request by the
-/// change. A jump forward fires at once what its skipped span held, before the app can move
-/// anything, as iOS does: those are counted (`releasedByClockJump`) and judged, like every local
-/// delivery, at the time the engine planned them.
+/// server's at every sync). While the clock is off, it holds every request as a one-off date
+/// trigger at its planned true time plus the error, to the second: a calendar match names minutes
+/// only, and a daily series' wall time moved by hours would fire an hour off, or twice, across a
+/// DST change; so a series is held one occurrence at a time, and the app adds the next when one
+/// fires. When the clock jumps (a network time correction, the user setting it by hand) the app
+/// hears of it (`UIApplication.significantTimeChangeNotification`) and moves every pending
+/// request; when it is right again, requests go back to the engine's own triggers. A jump forward
+/// fires at once what its skipped span held, before the app can move anything, as iOS does: those
+/// are counted (`releasedByClockJump`), judged for what they are, not for when
+/// (`ObservedDelivery.releasedEarly`), at the time the engine planned them, and never added again.
 enum DeviceClock {
-    /// How far the app moves a daily repeating trigger (a wall time of day, minutes only) for a
-    /// clock `offsetSeconds` ahead of true time: the offset to the nearest whole minute.
-    static func triggerShift(_ offsetSeconds: Int64) -> Int64 {
-        let half: Int64 = offsetSeconds >= 0 ? 30 : -30
-        return (offsetSeconds + half) / 60 * 60
+    /// Whether `request` is a daily series, held as a repeating trigger or, while the clock is
+    /// off, one occurrence at a time.
+    static func isDailySeries(_ request: NotificationRequest) -> Bool {
+        request.trigger.repeats || request.identifier.contains(".daily.")
     }
 
-    /// `request`, meant to fire at true time `fireAt`, as the device must hold it on a clock
-    /// `offsetSeconds` ahead, when it held it for `previousOffsetSeconds` (0: as the engine made
-    /// it). A one-off fires at `fireAt + offsetSeconds` to the second: a date trigger while the
-    /// clock is off (a calendar match names minutes only, and a time already passed by the
-    /// rounding would never fire), the engine's own trigger when it is right again. A daily
-    /// repeating one moves its time of day by the change of `triggerShift` (carrying its weekday
-    /// across midnight). An interval counts from when it is added.
+    /// `request`, meant to fire (next) at true time `fireAt`, as the device must hold it on a
+    /// clock `offsetSeconds` ahead: while the clock is off, a date trigger at `fireAt +
+    /// offsetSeconds`; when it is right, the engine's own trigger (a daily series' repeating
+    /// match, rebuilt from its identifier; a one-off's calendar match or date). An interval
+    /// counts from when it is added.
     static func onDeviceClock(
-        _ request: NotificationRequest, firingAt fireAt: Instant, offsetSeconds: Int64,
-        previousOffsetSeconds: Int64 = 0, in zone: ZoneRules
+        _ request: NotificationRequest, firingAt fireAt: Instant, offsetSeconds: Int64, in zone: ZoneRules
     ) -> NotificationRequest {
+        if case .timeInterval = request.trigger { return request }
         var moved = request
-        switch request.trigger {
-        case .timeInterval:
-            break
-        case .calendar(let match, repeats: true):
-            let shiftSeconds = triggerShift(offsetSeconds) - triggerShift(previousOffsetSeconds)
-            guard shiftSeconds != 0, match.year == nil, match.month == nil, match.day == nil, let hour = match.hour,
-                let minute = match.minute
-            else { break }
-            let minutes = hour * 60 + minute + Int(shiftSeconds / 60)
-            let dayCarry = Int((Double(minutes) / 1_440).rounded(.down))
-            let minuteOfDay = minutes - dayCarry * 1_440
-            let weekday = match.weekday.map { weekday in
-                Weekday(rawValue: ((weekday.rawValue - 1 + dayCarry) % 7 + 7) % 7 + 1)!
+        if offsetSeconds != 0 {
+            moved.trigger = .date(fireAt + offsetSeconds)
+        } else if isDailySeries(request) {
+            if !request.trigger.repeats, let minute = OccurrenceID(requestID: request.identifier)?.minuteOfDay {
+                moved.trigger = .calendar(.daily(at: LocalTimeOfDay(minutesSinceMidnight: minute)), repeats: true)
             }
-            moved.trigger = .calendar(
-                CalendarMatch(weekday: weekday, hour: minuteOfDay / 60, minute: minuteOfDay % 60), repeats: true)
-        case .date, .calendar(_, repeats: false):
-            guard offsetSeconds != 0 || previousOffsetSeconds != 0 else { break }
-            moved.trigger =
-                offsetSeconds == 0 ? TriggerChoice.trigger(for: fireAt, in: zone) : .date(fireAt + offsetSeconds)
+        } else {
+            // As the engine makes it (`EngineCopy`): a calendar match on the minute, else a date.
+            moved.trigger = TriggerChoice.trigger(for: fireAt, in: zone)
         }
         return moved
     }
 
-    /// The time the engine planned for request `id` (`repeats` or not), added for a clock
-    /// `offsetSeconds` ahead and fired at `deviceTime` on it: for a one-off, the instant less the
-    /// offset; for a daily series, the occurrence of its time of day (from its identifier)
-    /// nearest to when it truly fired (a wall time moved by hours lands an hour off across a DST
-    /// change: the clock's error, not the plan's).
-    static func trueTime(
-        of deviceTime: Instant, id: String, repeats: Bool, offsetSeconds: Int64, in zone: ZoneRules
-    ) -> Instant {
-        let fired = deviceTime - offsetSeconds
-        guard repeats else { return fired }
-        guard offsetSeconds != 0, let minute = OccurrenceID(requestID: id)?.minuteOfDay else { return deviceTime }
-        let date = zone.localDate(at: fired)
-        let nearest = (-1...1).map {
-            zone.instant(for: LocalDateTime(date: date.adding(days: $0), secondOfDay: minute * 60))
-        }
-        .min { abs($0 - fired) < abs($1 - fired) }
-        return nearest ?? fired
+    /// The next occurrence of daily series `id` after the one at `occurrence` (true time): its
+    /// time of day on the next local date.
+    static func nextOccurrence(of id: String, after occurrence: Instant, in zone: ZoneRules) -> Instant? {
+        guard let minute = OccurrenceID(requestID: id)?.minuteOfDay else { return nil }
+        let date = zone.localDate(at: occurrence).adding(days: 1)
+        return zone.instant(for: LocalDateTime(date: date, secondOfDay: minute * 60))
     }
 }
 
@@ -84,18 +62,21 @@ extension UserState {
     func deviceTime(_ now: Instant) -> Instant { now + clockOffsetSeconds }
 
     /// The device time from which the center matches `request`'s next firing when the app adds
-    /// it at true time `now`: the device's clock, or for a daily series already shown at a later
-    /// true time (a jump forward fired it early; a jump back would bring that occurrence round
-    /// again) just past that occurrence on the device's clock, so the app re-arms it for the one
-    /// after, as its delivered list tells it.
+    /// it at true time `now`: the device's clock, or for a repeating series already shown at a
+    /// later true time (a jump forward fired it early, then the clock came right) just past that
+    /// occurrence, so the app re-arms it for the one after, as its delivered list tells it.
     func addingTime(_ request: NotificationRequest, at now: Instant) -> Instant {
         let deviceNow = deviceTime(now)
-        guard request.trigger.repeats, let shown = seriesShown[request.identifier],
-            shown + 60 > now.secondsSinceEpoch - 2 * .secondsPerDay
-        else { return deviceNow }
+        guard request.trigger.repeats, let shown = seriesShown[request.identifier] else { return deviceNow }
         return max(deviceNow, Instant(secondsSinceEpoch: shown) + clockOffsetSeconds + 60)
     }
 
+    /// The true time the next occurrence of series `id` should fire, given the engine's `fireAt`:
+    /// the one after the occurrence last shown when that one was shown already.
+    func seriesFire(_ id: String, plannedAt fireAt: Instant) -> Instant {
+        guard let shown = seriesShown[id], shown >= fireAt.secondsSinceEpoch else { return fireAt }
+        return DeviceClock.nextOccurrence(of: id, after: Instant(secondsSinceEpoch: shown), in: zone) ?? fireAt
+    }
 }
 
 extension Shard {
@@ -105,9 +86,13 @@ extension Shard {
     func drawClockJumps(_ local: Int, from dayStart: Instant) {
         let faults = scenario.faults
         if faults.clockCorrectionPerUserDay > 0, users[local].remote.draws.chance(faults.clockCorrectionPerUserDay) {
+            // The clock drifted off (offline, its battery flat) and the network corrects it
+            // hours later: two jumps, the second the correction.
             let at = dayStart.secondsSinceEpoch + Int64(users[local].remote.draws.int(in: 0...86_399))
             let seconds = users[local].remote.draws.int(in: 1...300) * (users[local].remote.draws.chance(0.5) ? 1 : -1)
+            let correctedAfter = max(600, Int64(users[local].remote.draws.exponential(mean: 6) * 3_600))
             queue.push(time: at, user: Int32(local), kind: .clockJump(bySeconds: Int32(seconds)))
+            queue.push(time: at + correctedAfter, user: Int32(local), kind: .clockJump(bySeconds: Int32(-seconds)))
         }
         if faults.clockSetByUserPerUserWeek > 0, users[local].remote.draws.chance(faults.clockSetByUserPerUserWeek / 7)
         {
@@ -119,15 +104,14 @@ extension Shard {
         }
     }
 
-    /// The device's clock jumps by `seconds` at true time `now`. A jump forward first fires what
-    /// the skipped span held (judged at the times the engine planned them); then the app moves
-    /// every pending request by the change of its trigger shift, so each fires at its planned
-    /// true time again.
+    /// The device's clock jumps by `seconds` at true time `now`. What is due at this instant
+    /// fires first; a jump forward then fires what the skipped span held; then the app moves
+    /// every pending request onto the new clock (`DeviceClock.onDeviceClock`), so each fires at
+    /// its planned true time again.
     func jumpClock(_ local: Int, bySeconds seconds: Int64, at now: Instant) throws {
         stats.clockJumps += 1
         let oldOffset = users[local].clockOffsetSeconds
         let offset = oldOffset + seconds
-        // What is due at this very instant fires first, on time (the jump comes after it).
         let due = users[local].center.fireDue(through: now + oldOffset)
         try deliverLocal(local, due, offsetSeconds: oldOffset, at: now)
         // An occurrence is never planned more than a day after its time: two days of memory.
@@ -137,38 +121,24 @@ extension Shard {
         if seconds > 0 {
             let released = users[local].center.fireDue(through: now + offset)
             stats.releasedByClockJump += released.count
-            for notification in released {
-                users[local].releasedEarly[notification.request.identifier] =
-                    DeviceClock.trueTime(
-                        of: notification.deliveredAt, id: notification.request.identifier,
-                        repeats: notification.request.trigger.repeats, offsetSeconds: oldOffset, in: users[local].zone
-                    ).secondsSinceEpoch
-            }
             try deliverLocal(local, released, offsetSeconds: oldOffset, releasedEarly: true, at: now)
         }
         users[local].clockOffsetSeconds = offset
-        let deviceNow = users[local].deviceTime(now)
-        if offset != oldOffset {
-            for pending in users[local].center.pendingNotificationRequests {
-                let trueFire = DeviceClock.trueTime(
-                    of: pending.nextFire, id: pending.request.identifier, repeats: pending.request.trigger.repeats,
-                    offsetSeconds: oldOffset, in: users[local].zone)
-                var moved = DeviceClock.onDeviceClock(
-                    pending.request, firingAt: trueFire, offsetSeconds: offset, previousOffsetSeconds: oldOffset,
-                    in: users[local].zone)
-                // Moved to a time the device's clock has passed (by the rounding to minutes): now.
-                if moved.trigger.nextFire(after: deviceNow, scheduledAt: deviceNow, in: users[local].zone) == nil {
-                    moved.trigger = .date(deviceNow + 1)
-                }
-                do {
-                    try users[local].center.add(moved, at: users[local].addingTime(moved, at: now))
-                } catch {
-                    // Notifications are off: the app withdraws it and tells the engine, as when
-                    // a schedule is refused.
-                    users[local].center.removePendingNotificationRequests(withIdentifiers: [moved.identifier])
-                    users[local].refusalToReport = true
-                }
-            }
+        var believed: [String: Instant] = [:]
+        for item in users[local].engine.planned where item.repeatsDaily { believed[item.id.description] = item.fireAt }
+        if offset == 0 { users[local].heldSeries = [:] }
+        for pending in users[local].center.pendingNotificationRequests {
+            let series = DeviceClock.isDailySeries(pending.request)
+            if series && offset != 0 { users[local].heldSeries[pending.request.identifier] = pending.request }
+            // A series held as a repeating trigger fires next as the engine planned it.
+            let trueFire =
+                series && pending.request.trigger.repeats
+                ? users[local].seriesFire(
+                    pending.request.identifier, plannedAt: believed[pending.request.identifier] ?? pending.nextFire)
+                : pending.nextFire - oldOffset
+            let moved = DeviceClock.onDeviceClock(
+                pending.request, firingAt: trueFire, offsetSeconds: offset, in: users[local].zone)
+            addToDevice(local, moved, at: now)
         }
         if users[local].refusalToReport {
             users[local].refusalToReport = false
@@ -178,29 +148,75 @@ extension Shard {
         rescheduleFire(local)
     }
 
-    /// After a change of zone while the device's clock is off: its one-offs are date triggers,
-    /// which keep their instants, while the engine re-times wall-clock reminders in the new zone;
-    /// the app (told by `NSSystemTimeZoneDidChange`) moves each one-off request onto the engine's
-    /// plan, on the device's clock.
+    /// The app adds `request` to the device at true time `now`. One the device's clock has
+    /// passed already fires at once (it was due now); refused (notifications off), it is
+    /// withdrawn and the engine is told by the step this is in (`refusalToReport`).
+    func addToDevice(_ local: Int, _ request: NotificationRequest, at now: Instant) {
+        let deviceNow = users[local].deviceTime(now)
+        var request = request
+        if case .date(let at) = request.trigger, at <= deviceNow { request.trigger = .date(deviceNow + 1) }
+        do {
+            try users[local].center.add(request, at: users[local].addingTime(request, at: now))
+        } catch {
+            users[local].center.removePendingNotificationRequests(withIdentifiers: [request.identifier])
+            users[local].refusalToReport = true
+        }
+    }
+
+    /// While the clock is off a daily series is held one occurrence at a time: when one fires
+    /// (at `occurrence`, true time), the app adds the next, if the engine still plans the series.
+    func rearmSeries(_ local: Int, _ request: NotificationRequest, after occurrence: Instant, at now: Instant) {
+        guard !request.trigger.repeats, DeviceClock.isDailySeries(request),
+            users[local].engine.planned.contains(where: { $0.repeatsDaily && $0.id.description == request.identifier }),
+            let next = DeviceClock.nextOccurrence(of: request.identifier, after: occurrence, in: users[local].zone)
+        else { return }
+        addToDevice(
+            local,
+            DeviceClock.onDeviceClock(
+                request, firingAt: next, offsetSeconds: users[local].clockOffsetSeconds, in: users[local].zone),
+            at: now)
+    }
+
+    /// After a change of zone while the device's clock is off: its requests are date triggers,
+    /// which keep their instants, while the engine re-times wall-clock reminders (and moves its
+    /// series) in the new zone; the app (told by `NSSystemTimeZoneDidChange`) moves each pending
+    /// request onto the engine's plan, on the device's clock.
     func resyncAfterZoneChange(_ local: Int, at now: Instant) {
         let offset = users[local].clockOffsetSeconds
         guard offset != 0 else { return }
         var believed: [String: Instant] = [:]
-        for item in users[local].engine.planned where !item.repeatsDaily { believed[item.id.description] = item.fireAt }
-        let deviceNow = users[local].deviceTime(now)
-        for pending in users[local].center.pendingNotificationRequests where !pending.request.trigger.repeats {
-            guard let fireAt = believed[pending.request.identifier], fireAt > now, pending.nextFire - offset != fireAt
-            else { continue }
-            var moved = pending.request
-            moved.trigger = .date(fireAt + offset)
-            do {
-                try users[local].center.add(moved, at: deviceNow)
-            } catch {
-                // Notifications are off: withdrawn, and the engine told (by the step this is in).
-                users[local].center.removePendingNotificationRequests(withIdentifiers: [moved.identifier])
-                users[local].refusalToReport = true
-            }
+        for item in users[local].engine.planned { believed[item.id.description] = item.fireAt }
+        for pending in users[local].center.pendingNotificationRequests {
+            let id = pending.request.identifier
+            guard let planned = believed[id] else { continue }
+            let fireAt =
+                DeviceClock.isDailySeries(pending.request) ? users[local].seriesFire(id, plannedAt: planned) : planned
+            guard fireAt > now, pending.nextFire - offset != fireAt else { continue }
+            addToDevice(
+                local,
+                DeviceClock.onDeviceClock(
+                    pending.request, firingAt: fireAt, offsetSeconds: offset, in: users[local].zone),
+                at: now)
         }
         rescheduleFire(local)
+    }
+
+    /// While the clock is off, the app checks at every run that the device holds the next
+    /// occurrence of each series the engine plans (one fired while notifications were off is
+    /// consumed unseen, so it was never re-armed), and adds what is missing.
+    func holdSeries(_ local: Int, at now: Instant) {
+        guard users[local].clockOffsetSeconds != 0, !users[local].heldSeries.isEmpty else { return }
+        for item in users[local].engine.planned where item.repeatsDaily {
+            let id = item.id.description
+            guard let request = users[local].heldSeries[id],
+                !users[local].center.pendingNotificationRequests.contains(where: { $0.request.identifier == id })
+            else { continue }
+            let fireAt = users[local].seriesFire(id, plannedAt: item.fireAt)
+            addToDevice(
+                local,
+                DeviceClock.onDeviceClock(
+                    request, firingAt: fireAt, offsetSeconds: users[local].clockOffsetSeconds, in: users[local].zone),
+                at: now)
+        }
     }
 }

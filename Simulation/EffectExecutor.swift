@@ -38,8 +38,13 @@ struct EffectExecutor {
             if !request.trigger.repeats, user.releasedEarly[request.identifier] != nil { return nil }
             do {
                 // On the device's clock: moved by its error (`DeviceClock`).
-                let moved = DeviceClock.onDeviceClock(
-                    request, firingAt: fireAt, offsetSeconds: user.clockOffsetSeconds, in: user.zone)
+                var moved = request
+                if user.clockOffsetSeconds != 0 {
+                    if request.trigger.repeats { user.heldSeries[request.identifier] = request }
+                    let next = request.trigger.repeats ? user.seriesFire(request.identifier, plannedAt: fireAt) : fireAt
+                    moved = DeviceClock.onDeviceClock(
+                        request, firingAt: next, offsetSeconds: user.clockOffsetSeconds, in: user.zone)
+                }
                 try user.center.add(moved, at: user.addingTime(moved, at: now))
             } catch {
                 stats.scheduleRejected += 1

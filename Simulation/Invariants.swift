@@ -265,8 +265,10 @@ public struct InvariantChecker: Sendable {
             if let known = keyOfGroup[group], known != key { return [.groupNeverMixesKeys] }
             keyOfGroup[group] = key
             return []
-        case .suppressed where trace.reason == .kindDisabled && trace.groupID != nil:
-            // The user disabled the kind while the item waited in a group: no longer owed.
+        case .suppressed where trace.reason == .kindDisabled && trace.groupID != nil,
+            .dropped where trace.groupID != nil:
+            // The user disabled the kind while the item waited in a group, or it waited in
+            // blocked digests past its time (`stale`): no longer owed, with its reason.
             if let group = groupOfItem.removeValue(forKey: trace.requestID) {
                 itemsOfGroup[group]?.remove(trace.requestID)
             }
@@ -346,6 +348,18 @@ public struct InvariantChecker: Sendable {
         default: break
         }
     }
+
+    /// Folded items not delivered yet whose group is due by `instant` (the drain watches them).
+    public func owedItems(dueBy instant: Instant) -> Set<String> {
+        var owed: Set<String> = []
+        for (item, group) in groupOfItem where deliveredItems[item] == nil {
+            if let sendAt = sendAtOfGroup[group], sendAt <= instant.secondsSinceEpoch { owed.insert(item) }
+        }
+        return owed
+    }
+
+    /// The items folded into `group` and not delivered yet.
+    public func items(ofGroup group: String) -> Set<String> { itemsOfGroup[group] ?? [] }
 
     /// At the end of a run: items folded into a group that should have gone out by `end` and did not.
     public func finish(at end: Instant) -> [Invariant] {

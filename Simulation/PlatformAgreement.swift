@@ -34,7 +34,7 @@ enum PlatformAgreement {
         var held: [Instant] = []
         var heldSeries = 0
         for item in pending {
-            if item.request.trigger.repeats {
+            if item.request.trigger.repeats || (offset != 0 && DeviceClock.isDailySeries(item.request)) {
                 heldSeries += 1
             } else if item.nextFire - offset > now {
                 held.append(item.nextFire - offset)

@@ -72,15 +72,12 @@ public struct FaultRates: Hashable, Sendable {
     /// `--store`: refused before or after it was written (the answer lost), and retried. At most
     /// 0.5: a store that fails more often than it works is an outage, not a fault to retry through.
     public var storeWriteFailure: Double = 0
-    /// Probability per user and day of a network time correction: the device's clock jumps by 1 to
-    /// 300 seconds either way (`DeviceClock`).
+    /// Probability per user and day that the device's clock drifts 1 to 300 seconds off either
+    /// way and the network time corrects it some hours later (exponential, mean 6 h, at least
+    /// 10 minutes): two jumps (`DeviceClock`).
     public var clockCorrectionPerUserDay: Double = 0
     /// Probability per user and week that the user sets the device's clock 1 to 12 hours off by
     /// hand; the network time puts it right after about 12 hours (exponential, at least 1).
-    /// Off in default and in swarm seeds: a daily series (a repeating wall-time trigger moved by
-    /// hours) can fire twice or an hour off across a DST change (swarm seed 6 with it on, in
-    /// America/Havana), which the app can only avoid by holding series as one-off requests while
-    /// its clock is hours off; not built yet.
     public var clockSetByUserPerUserWeek: Double = 0
 }
 

@@ -112,12 +112,12 @@ final class Shard {
             if let start = users[local].lapseStartedAt, endInstant.secondsSinceEpoch - start >= 14 * .secondsPerDay {
                 stats.lift.record(heldOut: users[local].engine.isHeldOut, returned: false)
             }
-            // Judged at the end of the weeks, as before the drain: judged at the drain's end, groups
-            // re-folded day after day behind a cap of 1 a day show as never delivered (edge-tight),
-            // a starvation the drain's watch does not follow yet (items move to a new group).
-            for violation in users[local].notificationsBlocked ? [] : users[local].checker.finish(at: endInstant) {
+            // Judged at the drain's end: the drain followed every item folded again into a new
+            // group, and an item that waits in blocked digests past its time is dropped `stale`.
+            let judgedAt = endInstant + Int64(scenario.drainDays) * .secondsPerDay
+            for violation in users[local].notificationsBlocked ? [] : users[local].checker.finish(at: judgedAt) {
                 try journal.violation(
-                    violation, &users[local], at: endInstant, detail: "a folded item was never delivered",
+                    violation, &users[local], at: judgedAt, detail: "a folded item was never delivered",
                     stats: &stats)
             }
             flushDeliveryDay(local)
@@ -226,20 +226,24 @@ final class Shard {
 
     /// Local notifications the device fired: shown, put in the inbox, judged and answered. Their
     /// times are the device's clock's; `offsetSeconds` (the clock's error the app added them for)
-    /// takes them back to the true times the engine planned.
+    /// takes them back to the true times the engine planned. `releasedEarly`: fired ahead of
+    /// their time by a jump of the clock (`DeviceClock`).
     func deliverLocal(
         _ local: Int, _ delivered: [DeliveredNotification], offsetSeconds: Int64, releasedEarly: Bool = false,
         at now: Instant
     ) throws {
         let shown = delivered.map { notification in
             var notification = notification
-            notification.deliveredAt = DeviceClock.trueTime(
-                of: notification.deliveredAt, id: notification.request.identifier,
-                repeats: notification.request.trigger.repeats, offsetSeconds: offsetSeconds, in: users[local].zone)
+            notification.deliveredAt = notification.deliveredAt - offsetSeconds
             return notification
         }
-        for notification in shown where notification.request.trigger.repeats {
-            users[local].seriesShown[notification.request.identifier] = notification.deliveredAt.secondsSinceEpoch
+        for notification in shown {
+            let id = notification.request.identifier
+            if DeviceClock.isDailySeries(notification.request) {
+                users[local].seriesShown[id] = notification.deliveredAt.secondsSinceEpoch
+            } else if releasedEarly {
+                users[local].releasedEarly[id] = notification.deliveredAt.secondsSinceEpoch
+            }
         }
         // All were released together: each is judged before the user reacts to any (an opt-out
         // the first one leads to does not rule on the others).
@@ -249,6 +253,10 @@ final class Shard {
             users[local].remote.inbox.add(inboxKey(of: notification), at: notification.deliveredAt)
             stats.channels[.inbox].sent += 1
             try judgeRelease(local, notification.request, at: notification.deliveredAt, releasedEarly: releasedEarly)
+            // A series held one occurrence at a time (the clock is off): the app adds the next.
+            if !notification.request.trigger.repeats && users[local].clockOffsetSeconds != 0 {
+                rearmSeries(local, notification.request, after: notification.deliveredAt, at: now)
+            }
         }
         for notification in shown { try observeDelivery(local, notification, on: .local, at: now) }
         if !delivered.isEmpty { try inboxChanged(local, at: now) }
@@ -306,8 +314,10 @@ final class Shard {
         rescheduleLaunch(local)
         rescheduleRemote(local)
         try storeWriter?.recordStep(input, effects: effects, engine: users[local].engine, at: now)
-        // With the clock off, the app moves its date triggers onto the re-timed plan.
+        // With the clock off, the app moves its date triggers onto the re-timed plan, and holds
+        // the next occurrence of each series.
         if case .timeZoneChanged = input { resyncAfterZoneChange(local, at: now) }
+        holdSeries(local, at: now)
         if users[local].refusalToReport {
             // The engine learns it at once; that step checks the plan against the device.
             users[local].refusalToReport = false
@@ -328,8 +338,7 @@ final class Shard {
         if draining {
             switch entry.decision {
             case .cancelled, .dropped, .suppressed: drainResolved(local, entry.requestID)
-            case .folded: drainResolved(local, entry.requestID, foldedInto: entry.groupID)
-            case .scheduled, .deferred, .copyChosen: break
+            case .scheduled, .deferred, .copyChosen, .folded: break
             }
         }
         stats.decisions[entry.decision] += 1
@@ -393,7 +402,7 @@ final class Shard {
 
     // MARK: - Scheduling world events
 
-    private func scheduleNextDay(_ local: Int, after now: Instant) {
+    func scheduleNextDay(_ local: Int, after now: Instant) {
         let zone = users[local].zone
         let tomorrow = zone.localDate(at: now).adding(days: 1)
         let midnight = zone.instant(for: LocalDateTime(date: tomorrow, secondOfDay: 0))

@@ -14,7 +14,8 @@ extension Shard {
     /// repeating request (the same identifier fires once per occurrence).
     func inboxKey(of notification: DeliveredNotification) -> String {
         let id = notification.request.identifier
-        return notification.request.trigger.repeats ? "\(id)@\(notification.deliveredAt.secondsSinceEpoch)" : id
+        return DeviceClock.isDailySeries(notification.request)
+            ? "\(id)@\(notification.deliveredAt.secondsSinceEpoch)" : id
     }
 
     /// The engine's rules judged on a notification it released at `instant`: a local request
@@ -29,9 +30,12 @@ extension Shard {
         let content = request.content
         let id = request.identifier
         drainResolved(local, id)
+        if draining {
+            for item in users[local].checker.items(ofGroup: id) { drainResolved(local, item) }
+        }
         let observed = ObservedDelivery(
             id: id, kind: content.kind, level: content.interruptionLevel, at: instant,
-            repeats: request.trigger.repeats, releasedEarly: releasedEarly)
+            repeats: DeviceClock.isDailySeries(request), releasedEarly: releasedEarly)
         let broken = users[local].checker.observe(
             observed, profile: users[local].engine.profile, zone: users[local].zone)
         for violation in broken {

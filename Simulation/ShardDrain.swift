@@ -1,5 +1,7 @@
 import Delivery
+import Engagement
 import Models
+import Scheduling
 
 /// The drain phase (after TigerBeetle's VOPR and FoundationDB's simulation): once the last week
 /// is over, the world stands still (no new days, activity, answers, social events, travel or
@@ -29,10 +31,13 @@ extension Shard {
         for local in users.indices where !users[local].notificationsBlocked {
             var watched: Set<String> = []
             for pending in users[local].center.pendingNotificationRequests
-            where !pending.request.trigger.repeats && pending.nextFire <= horizon {
+            where !DeviceClock.isDailySeries(pending.request) && pending.nextFire <= horizon {
                 watched.insert(pending.request.identifier)
             }
             for (id, planned) in users[local].remote.planned where planned.dueAt <= horizon { watched.insert(id) }
+            // Each item folded into a group due by then is owed by whatever group it ends in: a
+            // digest the caps block moves its items to the next one.
+            watched.formUnion(users[local].checker.owedItems(dueBy: horizon))
             users[local].drainWatch = watched
             stats.drain.watched += watched.count
             watching += watched.count
@@ -51,7 +56,18 @@ extension Shard {
                 lastTime = event.time
                 stats.drain.events += 1
                 try handle(event)
-            case .dayStart, .activity, .response, .travel, .weekEnd, .social, .permission, .liveActivity:
+            case .dayStart:
+                // No new day for the user, but the server runs its jobs (`OutboxPlan`'s job
+                // rows, on time whatever the device's background scheduler does): a daily pass,
+                // so what waits beyond the plan's horizon (a digest days ahead) is planned.
+                let local = Int(event.user)
+                guard users[local].dayStartAt == event.time else { continue }
+                lastTime = event.time
+                stats.drain.events += 1
+                let now = Instant(secondsSinceEpoch: event.time)
+                try step(local, .backgroundTaskLaunched(.lapseDetection), at: now, timing: .backgroundRun)
+                scheduleNextDay(local, after: now)
+            case .activity, .response, .travel, .weekEnd, .social, .permission, .liveActivity:
                 continue  // the world stands still
             }
         }
@@ -66,12 +82,11 @@ extension Shard {
         }
     }
 
-    /// During the drain: `id` reached an end (delivered, cancelled, dropped, suppressed), or was
-    /// folded into `group`, which is watched in its place.
-    func drainResolved(_ local: Int, _ id: String, foldedInto group: String? = nil) {
+    /// During the drain: `id` (a request, or a folded item) reached an end: delivered (an item:
+    /// its group was), cancelled, dropped or suppressed.
+    func drainResolved(_ local: Int, _ id: String) {
         guard draining, users[local].drainWatch.remove(id) != nil else { return }
         watching -= 1
-        if let group, users[local].drainWatch.insert(group).inserted { watching += 1 }
     }
 }
 

@@ -65,9 +65,8 @@ public enum Swarm {
             "appKilledPerUserDay": sometimes(0...0.5),
             "upgradeShareOfRelaunches": sometimes(0...1),
             "storeWriteFailure": sometimes(0...0.05),
-            // A clock set hours off by hand is left out: across a DST change it makes a daily
-            // series fire twice or an hour off (see `FaultRates.clockSetByUserPerUserWeek`).
             "clockCorrectionPerUserDay": sometimes(0...0.5),
+            "clockSetByUserPerUserWeek": sometimes(0...0.5),
         ]
         let document: [String: Any] = [
             "name": base.name, "seed": base.seed, "start": starts[random.int(in: 0...(starts.count - 1))],

@@ -62,6 +62,9 @@ struct UserState {
     var releasedEarly: [String: Int64] = [:]
     /// When each daily series last fired, in true time (`UserState.addingTime`).
     var seriesShown: [String: Int64] = [:]
+    /// While the clock is off: the daily series the app holds one occurrence at a time, as the
+    /// engine made them (`Shard.holdSeries`).
+    var heldSeries: [String: NotificationRequest] = [:]
     /// In the drain phase: the notifications waiting at the end that have not reached an end yet.
     var drainWatch: Set<String> = []
 

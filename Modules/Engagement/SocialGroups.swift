@@ -17,8 +17,16 @@ struct NotificationGroup: Hashable, Sendable {
     var key: String
     var items: [SocialEvent]
     var sendAt: Instant
+    /// When its oldest item was first folded (into this group or one it was moved from).
+    var waitingSince: Instant
 
     var isDigest: Bool { mode == .dailyDigest || mode == .weeklyDigest }
+
+    /// How long an item may wait for its digest: two daily digests, or one weekly one and a day.
+    /// A digest the caps keep blocking (a cap of 1 a day taken by earlier notifications every
+    /// day) would otherwise carry its items forward for ever: past this they are dropped, traced
+    /// `stale`, an end with a reason rather than a starvation.
+    static func maximumWaitSeconds(weekly: Bool) -> Int64 { (weekly ? 8 : 2) * .secondsPerDay }
 }
 
 extension UserEngine {
@@ -91,14 +99,30 @@ extension UserEngine {
     {
         guard let index = state.social.groups.firstIndex(where: { $0.id == id }) else { return }
         let group = state.social.groups.remove(at: index)
+        let maximumWait = NotificationGroup.maximumWaitSeconds(weekly: group.mode == .weeklyDigest)
+        if group.isDigest && now - group.waitingSince >= maximumWait {
+            for item in group.items {
+                effects.append(
+                    .trace(
+                        TraceEntry(
+                            at: now, userID: profile.id, requestID: item.id, kind: item.kind, decision: .dropped,
+                            reason: .stale, plannedAt: group.sendAt,
+                            detail: "waited in digests since \(zone.formatted(group.waitingSince)); the last one was "
+                                + "blocked (\(reason.rawValue))",
+                            groupID: group.id.description, groupKey: group.key)))
+            }
+            return
+        }
         for item in group.items {
-            addToDigest(item, weekly: false, reason: reason, at: now, after: group.sendAt, into: &effects)
+            addToDigest(
+                item, weekly: false, reason: reason, at: now, after: group.sendAt, waitingSince: group.waitingSince,
+                into: &effects)
         }
     }
 
     private mutating func addToDigest(
         _ event: SocialEvent, weekly: Bool, reason: ReasonCode, at now: Instant, after: Instant? = nil,
-        into effects: inout [Effect]
+        waitingSince: Instant? = nil, into effects: inout [Effect]
     ) {
         let mode: NotificationGroup.Mode = weekly ? .weeklyDigest : .dailyDigest
         let key = "\(event.kind.rawValue)/\(mode.rawValue)"
@@ -107,10 +131,12 @@ extension UserEngine {
         if let open = state.social.groups.firstIndex(where: { $0.mode == mode && $0.key == key && $0.sendAt == sendAt })
         {
             state.social.groups[open].items.append(event)
+            state.social.groups[open].waitingSince = min(state.social.groups[open].waitingSince, waitingSince ?? now)
             index = open
         } else {
-            state.social.groups.append(
-                newGroup(mode, kind: event.kind, key: key, sendAt: sendAt, items: [event], at: now))
+            var group = newGroup(mode, kind: event.kind, key: key, sendAt: sendAt, items: [event], at: now)
+            group.waitingSince = waitingSince ?? now
+            state.social.groups.append(group)
             index = state.social.groups.count - 1
         }
         traceFolded(event, into: state.social.groups[index], reason: reason, at: now, into: &effects)
@@ -133,8 +159,7 @@ extension UserEngine {
         let day = zone.localDateTime(at: now).daysSinceEpoch
         return NotificationGroup(
             id: OccurrenceID(kind, daysSinceEpoch: day, .group(state.social.groupSequence)), mode: mode, kind: kind,
-            key: key,
-            items: items, sendAt: sendAt)
+            key: key, items: items, sendAt: sendAt, waitingSince: now)
     }
 
     private func traceFolded(

@@ -6,56 +6,43 @@ import Testing
 
 @testable import Simulation
 
-/// The device's clock jumping (`DeviceClock`): triggers moved onto the device's clock and back,
-/// and runs with the clock faults on keeping every promise.
+/// The device's clock jumping (`DeviceClock`): requests held on the device's clock and back, a
+/// series one occurrence at a time, and runs with the clock faults on keeping every promise.
 @Suite struct DeviceClockTests {
     let newYork = ZoneRules(identifier: "America/New_York")!
 
-    func request(_ trigger: NotificationTrigger) -> NotificationRequest {
+    func request(_ id: String, _ trigger: NotificationTrigger) -> NotificationRequest {
         NotificationRequest(
-            identifier: "mealReminder.2027-03-13.lunch",
-            content: NotificationContent(kind: .mealReminder, title: "Lunch", body: "Log it"),
+            identifier: id, content: NotificationContent(kind: .hydration, title: "Water", body: "A glass"),
             trigger: trigger)
     }
 
-    @Test(arguments: [Int64(-29), 29, 31, -31, 3_600, -43_200])
-    func theShiftOfASeriesIsTheOffsetToTheNearestMinute(offset: Int64) {
-        let shift = DeviceClock.triggerShift(offset)
-        #expect(shift % 60 == 0)
-        #expect(abs(shift - offset) <= 30)
-    }
-
-    @Test func aOneOffFiresAtItsPlannedTimeOnTheDevicesClockAndComesBackWhenTheClockIsRight() {
+    @Test func aOneOffIsADateAtItsPlannedTimePlusTheErrorAndComesBackWhenTheClockIsRight() {
         let fireAt = Instant(iso8601: "2027-03-13T17:30:00Z")!
-        let original = request(TriggerChoice.trigger(for: fireAt, in: newYork))
-        let ahead = DeviceClock.onDeviceClock(original, firingAt: fireAt, offsetSeconds: 7_237, in: newYork)
-        #expect(ahead.trigger == .date(fireAt + 7_237))
-        #expect(
-            DeviceClock.trueTime(
-                of: fireAt + 7_237, id: ahead.identifier, repeats: false, offsetSeconds: 7_237, in: newYork)
-                == fireAt)
-        let right = DeviceClock.onDeviceClock(
-            ahead, firingAt: fireAt, offsetSeconds: 0, previousOffsetSeconds: 7_237, in: newYork)
+        let original = request("mealReminder.2027-03-13.lunch", TriggerChoice.trigger(for: fireAt, in: newYork))
+        let off = DeviceClock.onDeviceClock(original, firingAt: fireAt, offsetSeconds: 7_237, in: newYork)
+        #expect(off.trigger == .date(fireAt + 7_237))
+        #expect(!DeviceClock.isDailySeries(off))
+        let right = DeviceClock.onDeviceClock(off, firingAt: fireAt, offsetSeconds: 0, in: newYork)
         #expect(right.trigger == original.trigger)
     }
 
-    @Test func aDailySeriesMovesItsTimeOfDayAcrossMidnightWithItsWeekday() {
-        let series = request(.calendar(CalendarMatch(weekday: .monday, hour: 23, minute: 30), repeats: true))
-        let moved = DeviceClock.onDeviceClock(
-            series, firingAt: Instant(secondsSinceEpoch: 0), offsetSeconds: 3_600, in: newYork)
-        #expect(moved.trigger == .calendar(CalendarMatch(weekday: .tuesday, hour: 0, minute: 30), repeats: true))
-        let back = DeviceClock.onDeviceClock(
-            moved, firingAt: Instant(secondsSinceEpoch: 0), offsetSeconds: 0, previousOffsetSeconds: 3_600, in: newYork)
-        #expect(back.trigger == series.trigger)
+    @Test func aSeriesIsHeldOneOccurrenceAtATimeWhileTheClockIsOffAndRepeatsAgainAfter() {
+        let series = request("hydration.daily.0700", .calendar(.daily(at: LocalTimeOfDay("07:00")!), repeats: true))
+        let next = Instant(iso8601: "2027-03-13T07:00:00-05:00")!
+        let off = DeviceClock.onDeviceClock(series, firingAt: next, offsetSeconds: -18_000, in: newYork)
+        #expect(off.trigger == .date(next - 18_000))
+        #expect(DeviceClock.isDailySeries(off))
+        let right = DeviceClock.onDeviceClock(off, firingAt: next, offsetSeconds: 0, in: newYork)
+        #expect(right.trigger == series.trigger)
     }
 
-    @Test func aSeriesFiringIsJudgedAtItsOccurrenceAcrossTheSpringForward() {
-        // 07:00 on the day New York springs forward, fired an hour off by a clock hours off.
-        let planned = Instant(iso8601: "2027-03-14T07:00:00-04:00")!
-        let firedOnDevice = planned + 3_600 - 5 * 3_600
-        let judged = DeviceClock.trueTime(
-            of: firedOnDevice, id: "hydration.daily.0700", repeats: true, offsetSeconds: -5 * 3_600, in: newYork)
-        #expect(judged == planned)
+    @Test func theNextOccurrenceOfASeriesKeepsItsWallTimeAcrossTheSpringForward() {
+        let saturday = Instant(iso8601: "2027-03-13T07:00:00-05:00")!
+        #expect(
+            DeviceClock.nextOccurrence(of: "hydration.daily.0700", after: saturday, in: newYork)
+                == Instant(iso8601: "2027-03-14T07:00:00-04:00")!)
+        #expect(DeviceClock.nextOccurrence(of: "mealReminder.2027-03-13.lunch", after: saturday, in: newYork) == nil)
     }
 
     @Test func clocksJumpingEitherWayKeepEveryPromiseAndThePlanOnTheDevice() throws {
