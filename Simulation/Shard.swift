@@ -17,6 +17,9 @@ final class Shard {
     let journal: Journal
     /// Where the run's history is written through; nil: nowhere.
     var storeWriter: StoreWriter?
+    /// The runtime's store on the users' devices, through which a killed app's engine is written
+    /// and read back (`relaunchIfKilled`).
+    let relaunchStore = InMemoryEngagementStore()
     var users: [UserState] = []
     /// Template data, shared by the shard's users (immutable).
     let content: ContentGenerator

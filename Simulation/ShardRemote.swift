@@ -4,6 +4,7 @@ import Engagement
 import Models
 import Runtime
 import Scheduling
+import Storage
 
 /// The remote channel in the world loop: the engine's remote requests are sent through the
 /// simulated APNs when due, as `engaged` sends its outbox's push rows (the badge of the moment,
@@ -233,9 +234,27 @@ extension Shard {
             scenario.faults.upgradeShareOfRelaunches > 0
             && users[local].remote.draws.chance(scenario.faults.upgradeShareOfRelaunches)
         let bytes = upgrade ? engine.snapshot(version: EngineSnapshot.version - 1) : engine.snapshot()
+        // Through the runtime's store path: the app committed its engine after its last input (a
+        // `RuntimeCommit`, retried while the store fails), and reads it back on relaunch.
+        let userID = engine.profile.id
+        let stored: [UInt8]?
         do {
+            while scenario.faults.storeWriteFailure > 0
+                && users[local].commitDraws.chance(scenario.faults.storeWriteFailure)
+            {
+                stats.commitsRetried += 1
+            }
+            try relaunchStore.commit(RuntimeCommit(userID: userID, snapshot: bytes))
+            stored = try relaunchStore.snapshot(userID: userID)
+        } catch {
+            try journal.violation(
+                .engineRestoresFromSnapshot, &users[local], at: now, detail: "store: \(error)", stats: &stats)
+            return
+        }
+        do {
+            guard let stored else { throw RelaunchFailure.nothingStored }
             users[local].engine = try UserEngine(
-                restoring: bytes, profile: engine.profile, zone: users[local].zone,
+                restoring: stored, profile: engine.profile, zone: users[local].zone,
                 configuration: engine.configuration, content: content)
         } catch {
             try journal.violation(
@@ -300,4 +319,10 @@ extension Shard {
         users[local].remote.device.uninstall(at: now, unregisteredFrom: now + Int64(hours * 3_600))
         stats.uninstalls += 1
     }
+}
+
+/// A relaunch that found nothing to restore.
+enum RelaunchFailure: Error, CustomStringConvertible {
+    case nothingStored
+    var description: String { "the store holds no snapshot of the user" }
 }

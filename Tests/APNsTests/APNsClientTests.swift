@@ -228,8 +228,10 @@ struct APNsClientTests {
     @Test func anAnswerSlowerThanTheAttemptTimeoutIsRetriedThenRecorded() async throws {
         let retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10), maxDelay: .milliseconds(10))
         try await Harness.with(retry: retry, attemptTimeout: .seconds(1)) { harness in
-            // Far beyond the timeout: a starved event loop under a loaded test run must not see both at once.
-            harness.fake.answer(token: deviceToken, with: .delay(.seconds(10)))
+            // Far beyond the timeout: a test run loaded with simulations on two cores once starved
+            // the event loops for more than 9 s, and the 10 s answer came first. The fake's event
+            // loop is shut down with the harness, so the answer never keeps the test waiting.
+            harness.fake.answer(token: deviceToken, with: .delay(.seconds(300)))
             let outcome = await harness.client.send(alert())
             guard case .failedAfterRetries(let failure, let attempts) = outcome else {
                 Issue.record("expected a failure after retries, got \(outcome)")
