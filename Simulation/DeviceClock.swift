@@ -22,7 +22,10 @@ enum DeviceClock {
     /// Whether `request` is a daily series, held as a repeating trigger or, while the clock is
     /// off, one occurrence at a time.
     static func isDailySeries(_ request: NotificationRequest) -> Bool {
-        request.trigger.repeats || request.identifier.contains(".daily.")
+        if request.trigger.repeats { return true }
+        // Held one occurrence at a time only as a date trigger: parse only those.
+        guard case .date = request.trigger else { return false }
+        return OccurrenceID(requestID: request.identifier)?.isDailySeries ?? false
     }
 
     /// `request`, meant to fire (next) at true time `fireAt`, as the device must hold it on a
@@ -217,6 +220,7 @@ extension Shard {
                 DeviceClock.onDeviceClock(
                     request, firingAt: fireAt, offsetSeconds: users[local].clockOffsetSeconds, in: users[local].zone),
                 at: now)
+            rescheduleFire(local)
         }
     }
 }

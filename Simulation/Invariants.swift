@@ -266,7 +266,7 @@ public struct InvariantChecker: Sendable {
             keyOfGroup[group] = key
             return []
         case .suppressed where trace.reason == .kindDisabled && trace.groupID != nil,
-            .dropped where trace.groupID != nil:
+            .dropped where trace.groupID != nil && trace.reason == .stale:
             // The user disabled the kind while the item waited in a group, or it waited in
             // blocked digests past its time (`stale`): no longer owed, with its reason.
             if let group = groupOfItem.removeValue(forKey: trace.requestID) {

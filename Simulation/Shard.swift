@@ -17,9 +17,6 @@ final class Shard {
     let journal: Journal
     /// Where the run's history is written through; nil: nowhere.
     var storeWriter: StoreWriter?
-    /// The runtime's store on the users' devices, through which a killed app's engine is written
-    /// and read back (`relaunchIfKilled`).
-    let relaunchStore = InMemoryEngagementStore()
     var users: [UserState] = []
     /// Template data, shared by the shard's users (immutable).
     let content: ContentGenerator
@@ -235,31 +232,40 @@ final class Shard {
         _ local: Int, _ delivered: [DeliveredNotification], offsetSeconds: Int64, releasedEarly: Bool = false,
         at now: Instant
     ) throws {
-        let shown = delivered.map { notification in
+        // At the true times the engine planned them.
+        let fired = delivered.map { notification in
             var notification = notification
             notification.deliveredAt = notification.deliveredAt - offsetSeconds
             return notification
         }
-        for notification in shown {
+        // All were released together: each is judged before the user reacts to any (an opt-out
+        // the first one leads to does not rule on the others).
+        for notification in fired {
             let id = notification.request.identifier
             if DeviceClock.isDailySeries(notification.request) {
                 users[local].seriesShown[id] = notification.deliveredAt.secondsSinceEpoch
             } else if releasedEarly {
                 users[local].releasedEarly[id] = notification.deliveredAt.secondsSinceEpoch
             }
-        }
-        // All were released together: each is judged before the user reacts to any (an opt-out
-        // the first one leads to does not rule on the others).
-        for notification in shown {
-            stats.channels[.local].sent += 1
-            stats.channels[.local].shown += 1
-            users[local].remote.inbox.add(inboxKey(of: notification), at: notification.deliveredAt)
-            stats.channels[.inbox].sent += 1
             try judgeRelease(local, notification.request, at: notification.deliveredAt, releasedEarly: releasedEarly)
             // A series held one occurrence at a time (the clock is off): the app adds the next.
             if !notification.request.trigger.repeats && users[local].clockOffsetSeconds != 0 {
                 rearmSeries(local, notification.request, after: notification.deliveredAt, at: now)
             }
+        }
+        // Shown now: a jump of the clock shows what it released at the jump, not at its time.
+        let shown =
+            releasedEarly
+            ? fired.map { notification in
+                var notification = notification
+                notification.deliveredAt = now
+                return notification
+            } : fired
+        for notification in shown {
+            stats.channels[.local].sent += 1
+            stats.channels[.local].shown += 1
+            users[local].remote.inbox.add(inboxKey(of: notification), at: notification.deliveredAt)
+            stats.channels[.inbox].sent += 1
         }
         for notification in shown { try observeDelivery(local, notification, on: .local, at: now) }
         if !delivered.isEmpty { try inboxChanged(local, at: now) }
@@ -318,7 +324,7 @@ final class Shard {
         rescheduleRemote(local)
         try storeWriter?.recordStep(input, effects: effects, engine: users[local].engine, at: now)
         // With the clock off, the app moves its date triggers onto the re-timed plan, and holds
-        // the next occurrence of each series.
+        // the next occurrence of each series (each adds its fire event).
         if case .timeZoneChanged = input { resyncAfterZoneChange(local, at: now) }
         holdSeries(local, at: now)
         if users[local].refusalToReport {

@@ -6,10 +6,11 @@ import Scheduling
 /// The drain phase (after TigerBeetle's VOPR and FoundationDB's simulation): once the last week
 /// is over, the world stands still (no new days, activity, answers, social events, travel or
 /// permission changes) and APNs' faults stop, while the platform and the engine run on (the
-/// device fires what it holds, background tasks launch, the server sends what is due, the coach
-/// answers). Every one-off notification waiting at the end, on the device or at the server, due
-/// within `watchedHorizonSeconds` (a week), is watched until it is delivered, cancelled, dropped or
-/// suppressed with a traced reason, or folded into a group (which is watched in its place).
+/// device fires what it holds, background tasks launch, the server sends what is due and runs
+/// its daily job for each user, the coach answers). Every one-off notification waiting at the
+/// end, on the device or at the server, due within `watchedHorizonSeconds` (a week), and every
+/// item folded into a group due by then, is watched until it is delivered (an item: in whatever
+/// group it ends in), cancelled, dropped or suppressed with a traced reason.
 /// What is still waiting when the drain ends (the scenario's `drainDays`, 8 by default: a weekly
 /// digest is due at most a week after its first item) is stuck: a liveness failure
 /// (exit status 3), apart from the safety invariants (exit status 2). Each user's drain ends
@@ -57,9 +58,10 @@ extension Shard {
                 stats.drain.events += 1
                 try handle(event)
             case .dayStart:
-                // No new day for the user, but the server runs its jobs (`OutboxPlan`'s job
-                // rows, on time whatever the device's background scheduler does): a daily pass,
-                // so what waits beyond the plan's horizon (a digest days ahead) is planned.
+                // No new day for the user, but the server runs its job rows on time whatever the
+                // device's background scheduler does (`EngineRuntime` applies
+                // `backgroundTaskLaunched(job)`): a daily pass, so what waits beyond the plan's
+                // horizon (a digest days ahead) is planned. Timed as a background run.
                 let local = Int(event.user)
                 guard users[local].dayStartAt == event.time else { continue }
                 lastTime = event.time
@@ -97,7 +99,7 @@ public struct DrainFigures: Codable, Equatable, Sendable {
     public var virtualSeconds: Int64 = 0
     /// World-loop events handled during the drain.
     public var events = 0
-    /// One-off notifications waiting at the end, watched until they reached an end.
+    /// One-off notifications and folded items waiting at the end, watched until they reached an end.
     public var watched = 0
     /// Notifications shown during the drain.
     public var delivered = 0

@@ -238,14 +238,20 @@ extension Shard {
         // `RuntimeCommit`, retried while the store fails), and reads it back on relaunch.
         let userID = engine.profile.id
         let stored: [UInt8]?
+        let store = InMemoryEngagementStore()
         do {
+            // A failed commit is retried: refused before the write, or written and its answer lost
+            // (then written again, which must change nothing).
             while scenario.faults.storeWriteFailure > 0
                 && users[local].commitDraws.chance(scenario.faults.storeWriteFailure)
             {
                 stats.commitsRetried += 1
+                if users[local].commitDraws.chance(0.5) {
+                    try store.commit(RuntimeCommit(userID: userID, snapshot: bytes))
+                }
             }
-            try relaunchStore.commit(RuntimeCommit(userID: userID, snapshot: bytes))
-            stored = try relaunchStore.snapshot(userID: userID)
+            try store.commit(RuntimeCommit(userID: userID, snapshot: bytes))
+            stored = try store.snapshot(userID: userID)
         } catch {
             try journal.violation(
                 .engineRestoresFromSnapshot, &users[local], at: now, detail: "store: \(error)", stats: &stats)

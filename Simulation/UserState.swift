@@ -56,9 +56,10 @@ struct UserState {
     var liveActivities = LiveActivityDevice()
     /// The device's clock minus true time, in seconds (`DeviceClock`).
     var clockOffsetSeconds: Int64 = 0
-    /// Requests a jump of the clock fired before their time, with the true time the engine
-    /// planned them for: shown already (the app's delivered list has them), so never added again,
-    /// and not on the device although the engine counts them pending until that time.
+    /// One-off requests a jump of the clock fired before their time, with the true time the
+    /// engine planned them for: shown already (the app's delivered list has them), so never added
+    /// again, and not on the device although the engine counts them pending until that time. (A
+    /// series' occurrence goes to `seriesShown`.)
     var releasedEarly: [String: Int64] = [:]
     /// When each daily series last fired, in true time (`UserState.addingTime`).
     var seriesShown: [String: Int64] = [:]

@@ -29,8 +29,8 @@ import Scheduling
 /// Versions:
 /// - 4: whether the device refuses notifications (`EngineInput.notificationPermission`), one
 ///   byte at the end. Read from an older snapshot: allowed (a refused `schedule` tells it again).
-///   And each social group's `waitingSince` after its send time; read from an older snapshot:
-///   its send time.
+///   And the fold time of each item of a social group (a list after the group's send time);
+///   read from an older snapshot: a day before the group's send time.
 /// - 3: the Live Activities running (`LiveActivityTracker`) at the end, as JSON in a string,
 ///   empty when none ever ran (one byte). Read from a version 2 or 1 snapshot: none.
 /// - 2: response learning per slot (`LearningSlot`): its cells are keyed by kind, slot and
@@ -172,7 +172,7 @@ struct SnapshotCodec {
             w.count(NotificationGroup.Mode.allCases.firstIndex(of: group.mode)!)
             w.string(group.key)
             time(group.sendAt, &w)
-            if version >= 4 { time(group.waitingSince, &w) }
+            if version >= 4 { w.list(group.foldedAt) { w, at in time(at, &w) } }
             w.list(group.items) { w, item in
                 w.string(item.id)
                 w.count(item.kind.ordinal)
@@ -301,8 +301,8 @@ struct SnapshotCodec {
             let mode = NotificationGroup.Mode.allCases[try r.count(limit: NotificationGroup.Mode.allCases.count - 1)]
             let key = try r.string()
             let sendAt = try time(&r)
-            // Before 4: unknown, so the group's items may wait their full time from its send time.
-            let waitingSince = version >= 4 ? try time(&r) : sendAt
+            // Before 4: unknown; a day before the group's send time, as a digest holds a day's items.
+            let foldedAt = version >= 4 ? try r.list(limit: Self.listLimit) { r in try time(&r) } : nil
             let items = try r.list(limit: Self.listLimit) { r in
                 let itemID = try r.string()
                 guard let kind = NotificationKind(ordinal: try r.count(limit: 255)) else {
@@ -312,9 +312,13 @@ struct SnapshotCodec {
                     id: itemID, kind: kind, actorName: try r.string(), topic: try r.string(),
                     isMutualFriend: try r.bool())
             }
+            let times = foldedAt ?? items.map { _ in sendAt - .secondsPerDay }
+            guard times.count == items.count else {
+                throw CompactBytesError(offset: r.offset, problem: "a fold time for each item of a group")
+            }
             return NotificationGroup(
                 id: occurrence, mode: mode, kind: occurrence.kind, key: key, items: items, sendAt: sendAt,
-                waitingSince: waitingSince)
+                foldedAt: times)
         }
 
         state.coaching.habits = try WorkoutHabits(reading: &r)

@@ -15,18 +15,38 @@ struct NotificationGroup: Hashable, Sendable {
     var kind: NotificationKind
     /// The grouping key: kind and topic for batches and singles, kind and period for digests.
     var key: String
-    var items: [SocialEvent]
+    private(set) var items: [SocialEvent]
     var sendAt: Instant
-    /// When its oldest item was first folded (into this group or one it was moved from).
-    var waitingSince: Instant
+    /// When each item was first folded (into this group or one it was moved from), by position.
+    private(set) var foldedAt: [Instant]
+
+    init(
+        id: OccurrenceID, mode: Mode, kind: NotificationKind, key: String, items: [SocialEvent], sendAt: Instant,
+        foldedAt: [Instant]
+    ) {
+        precondition(items.count == foldedAt.count, "one fold time per item")
+        self.id = id
+        self.mode = mode
+        self.kind = kind
+        self.key = key
+        self.items = items
+        self.sendAt = sendAt
+        self.foldedAt = foldedAt
+    }
 
     var isDigest: Bool { mode == .dailyDigest || mode == .weeklyDigest }
 
-    /// How long an item may wait for its digest: two daily digests, or one weekly one and a day.
-    /// A digest the caps keep blocking (a cap of 1 a day taken by earlier notifications every
-    /// day) would otherwise carry its items forward for ever: past this they are dropped, traced
-    /// `stale`, an end with a reason rather than a starvation.
-    static func maximumWaitSeconds(weekly: Bool) -> Int64 { (weekly ? 8 : 2) * .secondsPerDay }
+    mutating func add(_ item: SocialEvent, foldedAt instant: Instant) {
+        items.append(item)
+        foldedAt.append(instant)
+    }
+
+    /// How long an item may wait once folded: when a digest it is in is blocked after that, it
+    /// is dropped, traced `stale`, rather than carried to the next one. A digest the caps keep
+    /// blocking (a cap of 1 a day taken by earlier notifications every day) would otherwise carry
+    /// its items for ever. A weekly digest's items, blocked, move into a daily digest and are
+    /// dropped if that one is blocked too.
+    static let maximumWaitSeconds: Int64 = 2 * .secondsPerDay
 }
 
 extension UserEngine {
@@ -55,7 +75,7 @@ extension UserEngine {
             if let index = state.social.groups.firstIndex(where: {
                 $0.mode == .batch && $0.key == key && $0.sendAt > now
             }) {
-                state.social.groups[index].items.append(event)
+                state.social.groups[index].add(event, foldedAt: now)
                 if state.social.groups[index].items.count >= preferences.maxBatchItems {
                     state.social.groups[index].sendAt = now + 1
                 }
@@ -99,30 +119,26 @@ extension UserEngine {
     {
         guard let index = state.social.groups.firstIndex(where: { $0.id == id }) else { return }
         let group = state.social.groups.remove(at: index)
-        let maximumWait = NotificationGroup.maximumWaitSeconds(weekly: group.mode == .weeklyDigest)
-        if group.isDigest && now - group.waitingSince >= maximumWait {
-            for item in group.items {
+        for (item, foldedAt) in zip(group.items, group.foldedAt) {
+            guard !group.isDigest || now - foldedAt < NotificationGroup.maximumWaitSeconds else {
                 effects.append(
                     .trace(
                         TraceEntry(
                             at: now, userID: profile.id, requestID: item.id, kind: item.kind, decision: .dropped,
                             reason: .stale, plannedAt: group.sendAt,
-                            detail: "waited in digests since \(zone.formatted(group.waitingSince)); the last one was "
-                                + "blocked (\(reason.rawValue))",
+                            detail: "waiting since \(zone.formatted(foldedAt)); its digest was blocked again "
+                                + "(\(reason.rawValue))",
                             groupID: group.id.description, groupKey: group.key)))
+                continue
             }
-            return
-        }
-        for item in group.items {
             addToDigest(
-                item, weekly: false, reason: reason, at: now, after: group.sendAt, waitingSince: group.waitingSince,
-                into: &effects)
+                item, weekly: false, reason: reason, at: now, after: group.sendAt, foldedAt: foldedAt, into: &effects)
         }
     }
 
     private mutating func addToDigest(
         _ event: SocialEvent, weekly: Bool, reason: ReasonCode, at now: Instant, after: Instant? = nil,
-        waitingSince: Instant? = nil, into effects: inout [Effect]
+        foldedAt: Instant? = nil, into effects: inout [Effect]
     ) {
         let mode: NotificationGroup.Mode = weekly ? .weeklyDigest : .dailyDigest
         let key = "\(event.kind.rawValue)/\(mode.rawValue)"
@@ -130,12 +146,11 @@ extension UserEngine {
         let index: Int
         if let open = state.social.groups.firstIndex(where: { $0.mode == mode && $0.key == key && $0.sendAt == sendAt })
         {
-            state.social.groups[open].items.append(event)
-            state.social.groups[open].waitingSince = min(state.social.groups[open].waitingSince, waitingSince ?? now)
+            state.social.groups[open].add(event, foldedAt: foldedAt ?? now)
             index = open
         } else {
-            var group = newGroup(mode, kind: event.kind, key: key, sendAt: sendAt, items: [event], at: now)
-            group.waitingSince = waitingSince ?? now
+            var group = newGroup(mode, kind: event.kind, key: key, sendAt: sendAt, items: [], at: now)
+            group.add(event, foldedAt: foldedAt ?? now)
             state.social.groups.append(group)
             index = state.social.groups.count - 1
         }
@@ -159,7 +174,7 @@ extension UserEngine {
         let day = zone.localDateTime(at: now).daysSinceEpoch
         return NotificationGroup(
             id: OccurrenceID(kind, daysSinceEpoch: day, .group(state.social.groupSequence)), mode: mode, kind: kind,
-            key: key, items: items, sendAt: sendAt, waitingSince: now)
+            key: key, items: items, sendAt: sendAt, foldedAt: items.map { _ in now })
     }
 
     private func traceFolded(
