@@ -143,10 +143,7 @@ extension Shard {
                 pending.request, firingAt: trueFire, offsetSeconds: offset, in: users[local].zone)
             addToDevice(local, moved, at: now)
         }
-        if users[local].refusalToReport {
-            users[local].refusalToReport = false
-            try step(local, .notificationPermission(allowed: false), at: now)
-        }
+        try reportRefusal(local, at: now)
         try journal.log(&users[local], now, "clockJump") { $0.field("seconds", "\(seconds)") }
         rescheduleFire(local)
     }
@@ -161,8 +158,7 @@ extension Shard {
         do {
             try users[local].center.add(request, at: users[local].addingTime(request, at: now))
         } catch {
-            users[local].center.removePendingNotificationRequests(withIdentifiers: [request.identifier])
-            users[local].refusalToReport = true
+            users[local].withdrawRefused(request.identifier)
         }
     }
 

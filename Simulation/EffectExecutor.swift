@@ -51,10 +51,7 @@ struct EffectExecutor {
                 user.notificationsBlocked = true
                 // The request it was meant to replace must not fire at its old time later: the
                 // app withdraws it and tells the engine, which plans afresh when allowed again.
-                if error == .notificationsNotAllowed {
-                    user.center.removePendingNotificationRequests(withIdentifiers: [request.identifier])
-                    user.refusalToReport = true
-                }
+                if error == .notificationsNotAllowed { user.withdrawRefused(request.identifier) }
             }
         case .cancel(let ids):
             user.center.removePendingNotificationRequests(withIdentifiers: ids)

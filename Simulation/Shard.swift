@@ -327,12 +327,8 @@ final class Shard {
         // the next occurrence of each series (each adds its fire event).
         if case .timeZoneChanged = input { resyncAfterZoneChange(local, at: now) }
         holdSeries(local, at: now)
-        if users[local].refusalToReport {
-            // The engine learns it at once; that step checks the plan against the device.
-            users[local].refusalToReport = false
-            try step(local, .notificationPermission(allowed: false), at: now)
-            return (nanos, effects)
-        }
+        // A refusal: the engine learns it at once, and that step checks the plan against the device.
+        if try reportRefusal(local, at: now) { return (nanos, effects) }
         let deviceMoved: Bool
         switch input {
         case .timeZoneChanged, .notificationPermission: deviceMoved = true
@@ -340,6 +336,16 @@ final class Shard {
         }
         try checkPlanMatchesPlatform(local, after: effects, at: now, always: deviceMoved)
         return (nanos, effects)
+    }
+
+    /// Tells the engine the device refused a request (`UserState.withdrawRefused`), if it did;
+    /// returns whether it did.
+    @discardableResult
+    func reportRefusal(_ local: Int, at now: Instant) throws -> Bool {
+        guard users[local].refusalToReport else { return false }
+        users[local].refusalToReport = false
+        try step(local, .notificationPermission(allowed: false), at: now)
+        return true
     }
 
     /// One decision of the engine: counted, checked and journaled.

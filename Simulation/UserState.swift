@@ -46,6 +46,13 @@ struct UserState {
     /// A `schedule` was refused because notifications are off: the app tells the engine
     /// (`notificationPermission`) once the step's other effects are done.
     var refusalToReport = false
+
+    /// The device refused `identifier` (notifications are off): the app withdraws the request it
+    /// was meant to replace, so it never fires at its old time, and tells the engine.
+    mutating func withdrawRefused(_ identifier: String) {
+        center.removePendingNotificationRequests(withIdentifiers: [identifier])
+        refusalToReport = true
+    }
     /// Recent notification load (`FatigueModel`) and the opt-outs it led to.
     var fatigue = FatigueState()
     var optOuts = OptOutRecord()
