@@ -5,12 +5,12 @@ SEED ?=
 ARGS ?=
 SEED_FLAG := $(if $(SEED),--seed $(SEED),)
 
-.PHONY: help setup build test simulate smoke soak bench bench-apns serve lint format clean
+.PHONY: help setup build test simulate smoke soak bench bench-apns serve scale-test lint format clean
 
 help:
 	@echo "make setup      install what a fresh machine needs (SQLite headers, chromium), resolve packages"
 	@echo "make build      debug build of every target"
-	@echo "make test       the whole test suite (Swift Testing)"
+	@echo "make test       the whole test suite (Swift Testing), with a throwaway PostgreSQL on loopback (.pgtest/)"
 	@echo "make simulate   release build, then the default scenario (SCENARIO=smoke SEED=42 ARGS='--users 500')"
 	@echo "make soak       release build, then swarm testing: SEEDS=N seeds (20) of scenario swarm, each drawing"
 	@echo "                its faults, personas, zones and preferences; SEED= and a command for each failure"
@@ -22,6 +22,8 @@ help:
 	@echo "make serve      debug build, then the engaged server on 127.0.0.1:8080 with its data in .engaged/"
 	@echo "                (a development API key is generated and printed when ENGAGED_API_KEY is unset;"
 	@echo "                 ARGS='--manual-clock 2027-03-01T06:00:00Z' for a clock moved by POST /v1/admin/clock)"
+	@echo "make scale-test release build, a throwaway PostgreSQL under .scale/, USERS=100000 users, WORKERS=4"
+	@echo "                engaged workers, one SIGKILLed mid-run; every alert sent exactly once? (.scale/scale-report.json)"
 	@echo "make lint       sans-I/O greps over Modules/ and swift format lint"
 	@echo "make format     swift format in place"
 
@@ -35,13 +37,20 @@ setup:
 		echo "installing chromium (the report.html test renders the page headless)"; \
 		(apt-get update -qq && apt-get install -y -qq chromium) >/dev/null; \
 	fi
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v apt-get >/dev/null; then \
+		echo "installing postgresql (the PostgreSQL store's tests and make scale-test start a throwaway server)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) >/dev/null; \
+	fi
 	$(SWIFT) package resolve
 
 build:
 	$(SWIFT) build
 
+# The PostgreSQL suites need a server: one is started on loopback for the run and stopped after.
 test:
-	$(SWIFT) test
+	@url=$$(scripts/pg-local.sh start .pgtest) || { echo "PostgreSQL could not be started (scripts/pg-local.sh)"; exit 69; }; \
+	ENGAGED_TEST_DATABASE_URL="$$url" $(SWIFT) test; status=$$?; \
+	scripts/pg-local.sh stop .pgtest; exit $$status
 
 simulate:
 	$(SWIFT) build -c release --product simulate
@@ -65,6 +74,14 @@ bench:
 bench-apns:
 	$(SWIFT) build -c release --product bench-apns
 	./.build/release/bench-apns $(ARGS)
+
+scale-test:
+	$(SWIFT) build -c release --product engaged
+	$(SWIFT) build -c release --product scale-test
+	@url=$$(scripts/pg-local.sh start .scale/pg) || exit 69; \
+	./.build/release/scale-test --database "$$url" --engaged ./.build/release/engaged \
+		--users $(or $(USERS),100000) --workers $(or $(WORKERS),4) $(ARGS); status=$$?; \
+	scripts/pg-local.sh stop .scale/pg; exit $$status
 
 # The server on the embedded default. Missing secrets are generated for development only and
 # said so; a deployment sets ENGAGED_API_KEY and ENGAGED_USER_TOKEN_SECRET itself.
@@ -100,4 +117,4 @@ format:
 	$(SWIFT) format --in-place --recursive Package.swift Modules Simulation Apps Tests
 
 clean:
-	rm -rf .build .simulate
+	rm -rf .build .simulate .scale .pgtest

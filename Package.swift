@@ -20,6 +20,7 @@ let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummi
 let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
 let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
 let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
@@ -35,6 +36,8 @@ let nioHTTP2 = Target.Dependency.product(name: "NIOHTTP2", package: "swift-nio-h
 let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
 let x509 = Target.Dependency.product(name: "X509", package: "swift-certificates")
 let asn1 = Target.Dependency.product(name: "SwiftASN1", package: "swift-asn1")
+// PostgreSQL, for the store and the queue of several workers (`PostgresStore`, `engaged worker`).
+let postgresNIO = Target.Dependency.product(name: "PostgresNIO", package: "postgres-nio")
 
 // MARK: - Targets
 
@@ -55,7 +58,7 @@ func module(
 
 let libraries = [
     "Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Runtime", "Simulation",
-    "APNs",
+    "APNs", "PostgresStore",
 ]
 
 let package = Package(
@@ -64,6 +67,7 @@ let package = Package(
     products: libraries.map { .library(name: $0, targets: [$0]) } + [
         .executable(name: "simulate", targets: ["simulate"]),
         .executable(name: "engaged", targets: ["engaged"]),
+        .executable(name: "scale-test", targets: ["scale-test"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -82,9 +86,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: module("Models")
-        + module("Storage", dependencies: ["Models", grdb])
+        + module("Storage", dependencies: ["Models", grdb], testDependencies: ["StoreConformance"])
+        // The runtime's store and the workers' queue on PostgreSQL: postgres-nio stays out of the engine.
+        + module(
+            "PostgresStore", dependencies: ["Storage", "Models", "Runtime", "Delivery", postgresNIO, swiftLog, nioCore, nioPosix],
+            testDependencies: ["StoreConformance"])
         + module("Scheduling", dependencies: ["Models"])
         + module("LiveActivity", dependencies: ["Models"])
         + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
@@ -106,6 +115,10 @@ let package = Package(
             // What several test targets share (the bundled templates); tests only.
             .target(
                 name: "TestSupport", dependencies: ["Content"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
+            // The stores' contracts as executable checks, run by every conformer's tests; tests only.
+            .target(
+                name: "StoreConformance", dependencies: ["Storage", "Models"], path: "Tests/StoreConformance",
+                swiftSettings: swiftSettings),
             // A fake APNs for tests and the APNs benchmark: real HTTP/2 over TLS on loopback.
             .target(
                 name: "FakeAPNs",
@@ -152,7 +165,7 @@ let package = Package(
                 name: "engaged",
                 dependencies: [
                     "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "Delivery", "APNs",
-                    "LiveActivity", hummingbird, argumentParser, serviceLifecycle, swiftLog, crypto, metrics,
+                    "LiveActivity", "PostgresStore", hummingbird, argumentParser, serviceLifecycle, unixSignals, swiftLog, crypto, metrics,
                     prometheus,
                     // The coach's chat-completions client (`CompletionsCoach`).
                     asyncHTTPClient, nioCore, nioHTTP1,
@@ -168,6 +181,14 @@ let package = Package(
                     prometheus, asyncHTTPClient,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
+            // Several `engaged worker` processes over one PostgreSQL, one killed: exactly once?
+            .executableTarget(
+                name: "scale-test",
+                dependencies: [
+                    "PostgresStore", "FakeAPNs", "Runtime", "Storage", "Models", "Engagement", "Content", argumentParser,
+                    crypto, swiftLog, postgresNIO,
+                ],
+                path: "Apps/ScaleTest", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "store-crash-writer", dependencies: ["Storage", "Models", argumentParser],
                 path: "Apps/StoreCrashWriter",

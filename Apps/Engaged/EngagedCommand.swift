@@ -14,6 +14,7 @@ import Hummingbird
 import Logging
 import Metrics
 import Models
+import PostgresStore
 import Runtime
 import Storage
 
@@ -21,7 +22,7 @@ import Storage
 struct Engaged: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engaged", abstract: "The EngagementEngine server: an HTTP API over the engine's runtime.",
-        subcommands: [Serve.self])
+        subcommands: [Serve.self, Worker.self])
 }
 
 struct Serve: AsyncParsableCommand {
@@ -36,8 +37,17 @@ struct Serve: AsyncParsableCommand {
             Apple's servers, for a test server.
             """)
 
-    @Option(name: .customLong("data-dir"), help: "Folder of the store (engaged.sqlite); created when missing.")
-    var dataDirectory: String
+    @Option(
+        name: .customLong("data-dir"),
+        help: "Folder of the embedded SQLite store (engaged.sqlite); created when missing. Or --database.")
+    var dataDirectory: String?
+
+    @Option(
+        name: .customLong("database"),
+        help: ArgumentHelp(
+            "A PostgreSQL database, postgres://user[:password]@host[:port]/name, instead of --data-dir.",
+            discussion: "Due work is then performed by `engaged worker` processes on the same database, not here."))
+    var database: String?
 
     @Option(help: "Port to listen on (0: any free port).")
     var port: Int
@@ -50,29 +60,7 @@ struct Serve: AsyncParsableCommand {
         help: "Start a clock at this ISO 8601 instant that moves only through POST /v1/admin/clock (for tests).")
     var manualClock: String?
 
-    @Option(
-        name: .customLong("apns-url"),
-        help: "APNs server for both environments, https://host[:port] (default: Apple's). Or ENGAGED_APNS_URL.")
-    var apnsURL: String?
-
-    @Option(
-        name: .customLong("apns-key-file"), help: "The APNs auth key (.p8, P-256 PEM). Or ENGAGED_APNS_KEY_FILE.")
-    var apnsKeyFile: String?
-
-    @Option(name: .customLong("apns-key-id"), help: "The key's id: 10 of A-Z and 0-9. Or ENGAGED_APNS_KEY_ID.")
-    var apnsKeyID: String?
-
-    @Option(name: .customLong("apns-team-id"), help: "The team id: 10 of A-Z and 0-9. Or ENGAGED_APNS_TEAM_ID.")
-    var apnsTeamID: String?
-
-    @Option(name: .customLong("apns-topic"), help: "The app's bundle id. Or ENGAGED_APNS_TOPIC.")
-    var apnsTopic: String?
-
-    @Option(
-        name: .customLong("apns-ca-file"),
-        help: ArgumentHelp(
-            "For tests: trust this PEM certificate for --apns-url instead of the system's roots.", visibility: .hidden))
-    var apnsCAFile: String?
+    @OptionGroup var apns: APNsOptions
 
     @Option(
         name: .customLong("coach-url"),
@@ -89,24 +77,21 @@ struct Serve: AsyncParsableCommand {
         try CoachSettings.resolve(url: coachURL, model: coachModel, environment: environment)
     }
 
-    /// The APNs settings from the flags, or else the environment.
-    func apnsSettings(_ environment: [String: String]) throws(APNsSettingsError) -> APNsSettings? {
-        try APNsSettings.resolve(
-            url: apnsURL, keyFile: apnsKeyFile, keyID: apnsKeyID, teamID: apnsTeamID, topic: apnsTopic,
-            caFile: apnsCAFile,
-            environment: environment)
-    }
-
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
         guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
-        guard !dataDirectory.isEmpty else { throw ValidationError("--data-dir must not be empty") }
+        switch (dataDirectory, database) {
+        case (nil, nil): throw ValidationError("give --data-dir (SQLite) or --database (PostgreSQL)")
+        case (.some, .some): throw ValidationError("give --data-dir or --database, not both")
+        case (.some(let directory), nil) where directory.isEmpty: throw ValidationError("--data-dir must not be empty")
+        case (nil, .some(let url)):
+            do { _ = try PostgresURL(url) } catch { throw ValidationError(error.description) }
+        default: break
+        }
         if let manualClock, Instant(iso8601: manualClock) == nil {
             throw ValidationError("--manual-clock must be an ISO 8601 instant such as 2027-03-01T06:00:00Z")
         }
-        do { _ = try apnsSettings(ProcessInfo.processInfo.environment) } catch {
-            throw ValidationError(error.description)
-        }
+        try apns.validate()
         do { _ = try coachSettings(ProcessInfo.processInfo.environment) } catch {
             throw ValidationError(error.description)
         }
@@ -125,13 +110,8 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "engaged")
         logger.logLevel = .info
 
-        let store: SQLiteEngagementStore
-        do {
-            try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-            store = try SQLiteEngagementStore(path: dataDirectory + "/engaged.sqlite")
-        } catch {
-            throw Self.fail("the store in \(dataDirectory) cannot be opened: \(error)", status: 74)
-        }
+        let opened = try openStore(logger: logger)
+        let store = opened.store
         let templates: TemplateCatalog
         do {
             templates = try TemplateCatalog.bundled()
@@ -150,9 +130,9 @@ struct Serve: AsyncParsableCommand {
         do {
             userTokens.remember(try store.userIDs())
         } catch {
-            throw Self.fail("the store in \(dataDirectory) cannot be read: \(error)", status: 74)
+            throw Self.fail("the store \(opened.name) cannot be read: \(error)", status: 74)
         }
-        let apns = try makeAPNsClient(environment, logger: logger)
+        let apns = try self.apns.makeClient(environment, logger: logger)
         let metrics = ServerMetrics()
         let transport: any ChannelTransport =
             apns.map {
@@ -161,14 +141,14 @@ struct Serve: AsyncParsableCommand {
             } ?? LoggingTransport(logger: logger)
         let serverEnvironment = ServerEnvironment(
             runtime: runtime, apiKey: apiKey, userTokens: userTokens, manualClock: manual, transport: transport,
-            logger: logger, metrics: metrics)
+            logger: logger, workersPerformDueWork: database != nil, metrics: metrics)
         // Once per process, here only: libraries' own metrics land in the server's registry too.
         MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
         let app = EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)
         logger.info(
             "starting",
             metadata: [
-                "dataDir": "\(dataDirectory)", "host": "\(host)", "port": "\(port)",
+                "store": "\(opened.name)", "host": "\(host)", "port": "\(port)",
                 "clock": "\(manual.map { "manual at \($0.now().iso8601)" } ?? "system")",
                 "apns": "\(apns.map { $0.client.configuration.endpoints[.production] ?? "" } ?? "off")",
                 "coach": "\(coach.map { "\($0.settings.model) at \($0.settings.baseURL)" } ?? "templates only")",
@@ -181,23 +161,28 @@ struct Serve: AsyncParsableCommand {
         try? await apns?.client.shutdown()
         try? await coach?.client.shutdown()
         // In-flight requests have finished; fold the write-ahead log into the database.
-        do { try store.checkpoint() } catch { logger.warning("checkpoint failed", metadata: ["error": "\(error)"]) }
+        if let sqlite = store as? SQLiteEngagementStore {
+            do { try sqlite.checkpoint() } catch { logger.warning("checkpoint failed", metadata: ["error": "\(error)"]) }
+        }
         logger.info("stopped")
     }
 
-    /// The APNs client of the settings, or nil without them; exit 78 when the key cannot be used.
-    func makeAPNsClient(_ environment: [String: String], logger: Logger) throws -> (client: APNsClient, topic: String)?
-    {
-        guard let settings = try apnsSettings(environment) else { return nil }
+    /// The store the flags name, and its name for logs; exit 74 when it cannot be opened.
+    func openStore(logger: Logger) throws -> (store: any RuntimeStore, name: String) {
+        if let database {
+            let url = try PostgresURL(database)  // validated
+            do {
+                return (try PostgresRuntimeStore(pool: PostgresPool(url: url, size: 8, logger: logger)), "\(url)")
+            } catch {
+                throw Self.fail("the database \(url) cannot be opened: \(error)", status: 74)
+            }
+        }
+        let directory = dataDirectory ?? ""
         do {
-            let credentials = try APNsCredentials.load(
-                keyFile: settings.keyFile, keyID: settings.keyID, teamID: settings.teamID)
-            let trust = try settings.caFile.map { [try String(contentsOfFile: $0, encoding: .utf8)] }
-            var configuration = APNsClient.Configuration(credentials: credentials, testingTrustRootsPEM: trust)
-            if let url = settings.url { configuration.endpoints = [.production: url, .sandbox: url] }
-            return (try APNsClient(configuration: configuration, dependencies: .system, logger: logger), settings.topic)
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            return (try SQLiteEngagementStore(path: directory + "/engaged.sqlite"), directory)
         } catch {
-            throw Self.fail("APNs cannot be set up: \(error)")
+            throw Self.fail("the store in \(directory) cannot be opened: \(error)", status: 74)
         }
     }
 

@@ -19,6 +19,9 @@ struct ServerEnvironment: Sendable {
     var manualClock: ManualClock?
     var transport: any ChannelTransport
     var logger: Logger
+    /// Set with `--database`: `engaged worker` processes claim and perform the due work, so the
+    /// server runs no due-work loop of its own.
+    var workersPerformDueWork = false
     var metrics = ServerMetrics()
     /// Idempotency keys with a request in flight (the answers themselves are in the store).
     var runningKeys = RunningKeys()
@@ -35,7 +38,7 @@ enum EngagedServer {
         // Decisions are counted from what each step committed, whoever caused the step.
         environment.runtime.committedTrace.set { [metrics = environment.metrics] in metrics.decided($0) }
         var services: [any Service] = []
-        if environment.manualClock == nil { services.append(DueWorkLoop(dispatcher: dispatcher, clock: clock)) }
+        if environment.manualClock == nil && !environment.workersPerformDueWork { services.append(DueWorkLoop(dispatcher: dispatcher, clock: clock)) }
         return Application(
             router: router(environment, dispatcher: dispatcher),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "engaged"),

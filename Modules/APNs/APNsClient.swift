@@ -47,6 +47,9 @@ public final class APNsClient: PushTransport {
         /// For tests only: trust these PEM certificates (a fake APNs's self-signed one) instead of
         /// the system's roots. Never set in a deployment.
         public var testingTrustRootsPEM: [String]?
+        /// Where the deployment's processes share one provider token (`ProviderTokenSharing`);
+        /// nil for a single process.
+        public var sharedTokens: (any ProviderTokenSharing)? = nil
 
         public init(
             credentials: APNsCredentials, endpoints: [PushRequest.Environment: String] = appleEndpoints,
@@ -133,7 +136,7 @@ public final class APNsClient: PushTransport {
                 + configuration.attemptTimeout.components.attoseconds / 1_000_000_000)
         self.tokens = ProviderTokens(
             credentials: configuration.credentials, refreshAfterSeconds: configuration.tokenRefreshAfterSeconds,
-            now: dependencies.now)
+            shared: configuration.sharedTokens, now: dependencies.now)
     }
 
     /// Closes the connections; in-flight sends fail. Call once, before releasing the client.

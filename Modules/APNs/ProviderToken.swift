@@ -1,4 +1,5 @@
 import Crypto
+public import Delivery
 import Foundation
 public import Models
 import Synchronization
@@ -42,6 +43,10 @@ public struct ProviderToken: Hashable, Sendable {
 /// `renew(replacing:)` signs early, only when APNs called the token expired, and only once
 /// per token however many sends were refused with it. Signing happens on the actor, one at a
 /// time; a send that finds the token fresh reads it without waiting for the actor.
+///
+/// With `shared` (several worker processes of one deployment), a token is first looked for
+/// there and a token signed here is offered there; whichever process kept its token first, all
+/// of them send with that one, so the key's token changes once per renewal, not once per process.
 public actor ProviderTokens {
     /// APNs' bounds on a token's age when it is replaced.
     public static let allowedRefreshSeconds: ClosedRange<Int64> = (20 * 60)...(60 * 60 - 1)
@@ -51,6 +56,7 @@ public actor ProviderTokens {
     private let credentials: APNsCredentials
     private nonisolated let refreshAfterSeconds: Int64
     private nonisolated let now: @Sendable () -> Instant
+    private nonisolated let shared: (any ProviderTokenSharing)?
     /// The token in use, readable without the actor (the actor alone replaces it).
     private nonisolated let published = Mutex<ProviderToken?>(nil)
     /// How many tokens were signed: what tests and the benchmark count.
@@ -59,9 +65,10 @@ public actor ProviderTokens {
     /// `refreshAfterSeconds` is clamped to `allowedRefreshSeconds`; `now` is the wall clock.
     public init(
         credentials: APNsCredentials, refreshAfterSeconds: Int64 = defaultRefreshAfterSeconds,
-        now: @escaping @Sendable () -> Instant
+        shared: (any ProviderTokenSharing)? = nil, now: @escaping @Sendable () -> Instant
     ) {
         self.credentials = credentials
+        self.shared = shared
         self.refreshAfterSeconds = min(
             max(refreshAfterSeconds, Self.allowedRefreshSeconds.lowerBound), Self.allowedRefreshSeconds.upperBound)
         self.now = now
@@ -77,7 +84,7 @@ public actor ProviderTokens {
     /// caller with a given token signs; the others get the token that one signed.
     public func renew(replacing rejected: ProviderToken) throws -> ProviderToken {
         if let token = published.withLock({ $0 }), token.generation != rejected.generation { return token }
-        return try signNew(at: now())
+        return try signNew(at: now(), replacing: rejected)
     }
 
     /// `current()` when the token must be signed: checked again here, where only one caller runs.
@@ -88,14 +95,37 @@ public actor ProviderTokens {
     }
 
     private nonisolated func isFresh(_ token: ProviderToken, at now: Instant) -> Bool {
-        now.secondsSinceEpoch - token.issuedAt.secondsSinceEpoch < refreshAfterSeconds
+        isFresh(issuedAt: token.issuedAt, at: now)
     }
 
-    private func signNew(at now: Instant) throws -> ProviderToken {
+    private nonisolated func isFresh(issuedAt: Instant, at now: Instant) -> Bool {
+        now.secondsSinceEpoch - issuedAt.secondsSinceEpoch < refreshAfterSeconds
+    }
+
+    /// The next token: the deployment's shared one when it is fresh and not the one refused,
+    /// else one signed here (and offered to the others). A shared place that cannot be reached
+    /// is passed over: sending with a token of our own beats not sending.
+    private func signNew(at now: Instant, replacing rejected: ProviderToken? = nil) throws -> ProviderToken {
         let generation = (published.withLock { $0 }?.generation ?? 0) + 1
-        let next = try ProviderToken.sign(credentials, issuedAt: now, generation: generation)
-        published.withLock { $0 = next }
+        if let shared, let kept = try? shared.newest(keyID: credentials.keyID),
+            isFresh(issuedAt: kept.issuedAt, at: now), kept.jwt != rejected?.jwt
+        {
+            return publish(ProviderToken(jwt: kept.jwt, issuedAt: kept.issuedAt, generation: generation))
+        }
+        var next = try ProviderToken.sign(credentials, issuedAt: now, generation: generation)
         signedCount += 1
-        return next
+        if let shared {
+            let cutoff = rejected?.issuedAt ?? (now - refreshAfterSeconds)
+            let offered = SharedProviderToken(keyID: credentials.keyID, jwt: next.jwt, issuedAt: next.issuedAt)
+            if let kept = try? shared.keep(offered, unlessIssuedAfter: cutoff), kept.jwt != next.jwt {
+                next = ProviderToken(jwt: kept.jwt, issuedAt: kept.issuedAt, generation: generation)
+            }
+        }
+        return publish(next)
+    }
+
+    private func publish(_ token: ProviderToken) -> ProviderToken {
+        published.withLock { $0 = token }
+        return token
     }
 }

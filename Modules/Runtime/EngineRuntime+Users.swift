@@ -99,7 +99,7 @@ extension EngineRuntime {
 
     /// The user's devices, least recently registered first.
     public func devices(of userID: String) throws(RuntimeError) -> [DeviceRegistration] {
-        guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
+        try requireUser(userID)
         do { return try store.devices(userID: userID) } catch { throw .store(error) }
     }
 }

@@ -87,7 +87,9 @@ extension EngineRuntime {
         try inbox(of: userID, cursor: nil, limit: 1).counts
     }
 
-    private func requireUser(_ userID: String) throws(RuntimeError) {
+    /// Throws `unknownUser` unless the user has a stored profile (a read of the profile alone:
+    /// no engine is loaded).
+    func requireUser(_ userID: String) throws(RuntimeError) {
         let profile: UserProfile?
         do { profile = try store.profile(id: userID) } catch { throw .store(error) }
         guard profile != nil else { throw .unknownUser(userID) }

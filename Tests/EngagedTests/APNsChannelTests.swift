@@ -102,13 +102,13 @@ struct APNsSettingsTests {
     @Test func allAPNsFlagsParse() throws {
         let command = try Engaged.parseAsRoot(["serve", "--data-dir", "d", "--port", "0"] + Self.all)
         let serve = try #require(command as? Serve)
-        #expect(try serve.apnsSettings([:])?.topic == "com.example.fitness")
+        #expect(try serve.apns.apnsSettings([:])?.topic == "com.example.fitness")
     }
 
     @Test func aKeyFileThatCannotBeUsedExits78() throws {
         let command = try Engaged.parseAsRoot(["serve", "--data-dir", "d", "--port", "0"] + Self.all)
         let serve = try #require(command as? Serve)
-        #expect(throws: ExitCode(78)) { try serve.makeAPNsClient([:], logger: Logger(label: "test")) }
+        #expect(throws: ExitCode(78)) { try serve.apns.makeClient([:], logger: Logger(label: "test")) }
     }
 }
 

@@ -87,6 +87,8 @@ public final class FakeAPNs: Sendable {
         public var payload: [UInt8]
         public var status: Int
         public var reason: String?
+        /// When the request was answered, in milliseconds since the epoch (wall clock).
+        public var receivedAtMilliseconds: Int64 = 0
 
         public var apnsID: String? { headers["apns-id"] }
         public var jwt: String? { headers["jwt"] }
@@ -297,7 +299,7 @@ final class FakeAPNsCore: Sendable {
                 FakeAPNs.Push(
                     connection: connection, streamID: streamID, deviceToken: token, headers: fields,
                     payload: configuration.recordsDetails ? Array(buffer: body) : [], status: reply.status,
-                    reason: reply.reason))
+                    reason: reply.reason, receivedAtMilliseconds: Int64(Date().timeIntervalSince1970 * 1_000)))
             return reply
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Models
+import StoreConformance
 import Testing
 
 @testable import Storage

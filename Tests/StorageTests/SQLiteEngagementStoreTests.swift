@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Models
+import StoreConformance
 import Testing
 
 @testable import Storage

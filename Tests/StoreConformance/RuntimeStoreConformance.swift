@@ -1,9 +1,9 @@
-import Models
-import Storage
+public import Models
+public import Storage
 import Testing
 
 /// One clause of the `RuntimeStore` contract; every conformer runs all of them with its own factory.
-enum RuntimeStoreCheck: String, CaseIterable, Sendable {
+public enum RuntimeStoreCheck: String, CaseIterable, Sendable {
     case snapshotRoundTrips
     case aRowReplacesThePendingRowOfItsRequestAndChannel
     case cancellingWithdrawsEveryChannelOfTheRequest
@@ -24,7 +24,7 @@ private func row(_ requestID: String, _ channel: String = "push", dueIn seconds:
 }
 
 /// Runs the checks of `RuntimeStore`'s contract against stores made by `make`.
-func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, only checks: [RuntimeStoreCheck]) throws {
+public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, only checks: [RuntimeStoreCheck]) throws {
     for check in checks {
         let store = try make()
         switch check {
@@ -97,13 +97,5 @@ func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, only ch
             #expect(try store.snapshot(userID: userID) == [1])
             #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["a"])
         }
-    }
-}
-
-@Suite("RuntimeStore conformance")
-struct RuntimeStoreConformanceTests {
-    @Test("The in-memory store keeps the runtime's contract", arguments: RuntimeStoreCheck.allCases)
-    func inMemory(_ check: RuntimeStoreCheck) throws {
-        try checkRuntimeStoreConformance({ InMemoryEngagementStore() }, only: [check])
     }
 }

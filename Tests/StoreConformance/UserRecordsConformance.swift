@@ -1,13 +1,13 @@
 import Foundation
-import GRDB
-import Models
+
+public import Models
 import Testing
 
-@testable import Storage
+public import Storage
 
 /// One clause of the user-records part of the `RuntimeStore` contract (`UserVersionStore`,
 /// `IdempotencyStore`, `DeviceStore`); every conformer runs all of them with its own factory.
-enum UserRecordsCheck: String, CaseIterable, Sendable {
+public enum UserRecordsCheck: String, CaseIterable, Sendable {
     case versionsAreSetGroupByGroupWithTheSnapshot
     case anInvalidCommitWritesNoVersionsAndNoRecord
     case anIdempotencyRecordRoundTripsAndIsReplacedByKey
@@ -40,7 +40,7 @@ private func record(_ userID: String, _ key: String, at seconds: Int64, hash: St
 }
 
 /// Runs the checks against stores made by `make`.
-func checkUserRecordsConformance(_ make: () throws -> any RuntimeStore, only checks: [UserRecordsCheck]) throws {
+public func checkUserRecordsConformance(_ make: () throws -> any RuntimeStore, only checks: [UserRecordsCheck]) throws {
     for check in checks {
         let store = try make()
         switch check {
@@ -151,67 +151,18 @@ func checkUserRecordsConformance(_ make: () throws -> any RuntimeStore, only che
     }
 }
 
-@Suite("User records conformance")
-struct UserRecordsConformanceTests {
-    @Test("The in-memory store keeps the user records' contract", arguments: UserRecordsCheck.allCases)
-    func inMemory(_ check: UserRecordsCheck) throws {
-        try checkUserRecordsConformance({ InMemoryEngagementStore() }, only: [check])
+/// Versions, idempotency records and devices outlive their store object: `open` opens the same
+/// database each time.
+public func checkUserRecordsSurviveAReopen(_ open: () throws -> any RuntimeStore) throws {
+    let versions = UserVersions([.timeZone: 1_000, .preferences: 2_000])
+    let kept = record("u1", "k", at: 0)
+    do {
+        let store = try open()
+        try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], userVersions: versions, idempotency: kept))
+        try store.registerDevice(device(tokenA, "u1", .sandbox))
     }
-
-    @Test("The SQLite store keeps the user records' contract", arguments: UserRecordsCheck.allCases)
-    func sqlite(_ check: UserRecordsCheck) throws {
-        try withTemporaryDirectory { directory in
-            try checkUserRecordsConformance(
-                { try SQLiteEngagementStore(path: directory.appendingPathComponent("\(check).sqlite").path) },
-                only: [check])
-        }
-    }
-}
-
-@Suite("SQLite user records")
-struct SQLiteUserRecordsTests {
-    @Test("Versions, records and devices survive a reopen")
-    func userRecordsSurviveAReopen() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("store.sqlite").path
-            let versions = UserVersions([.timeZone: 1_000, .preferences: 2_000])
-            let kept = record("u1", "k", at: 0)
-            do {
-                let store = try SQLiteEngagementStore(path: path)
-                try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], userVersions: versions, idempotency: kept))
-                try store.registerDevice(device(tokenA, "u1", .sandbox))
-            }
-            let reopened = try SQLiteEngagementStore(path: path)
-            #expect(try reopened.userVersions(userID: "u1") == versions)
-            #expect(try reopened.idempotencyRecord(userID: "u1", key: "k") == kept)
-            #expect(try reopened.devices(userID: "u1") == [device(tokenA, "u1", .sandbox)])
-            try reopened.checkIntegrity()
-        }
-    }
-
-    @Test("A store of schema v2 migrates to the current version and its profiles read with the default locale")
-    func aVersion2StoreMigrates() throws {
-        try withTemporaryDirectory { directory in
-            let path = directory.appendingPathComponent("store.sqlite").path
-            do {
-                let queue = try DatabaseQueue(path: path)
-                try SQLiteSchema.migrator.migrate(queue, upTo: "v2")
-                try queue.write { db in
-                    try db.execute(
-                        sql: "INSERT INTO profile (userID, json) VALUES (?, ?)",
-                        arguments: ["u1", #"{"displayName":"Ana","id":"u1","timeZone":"Europe/Berlin"}"#])
-                }
-                try queue.close()
-            }
-            let store = try SQLiteEngagementStore(path: path)
-            #expect(try store.profile(id: "u1")?.locale == "en")
-            #expect(try store.userVersions(userID: "u1") == nil)
-            #expect(try store.devices(userID: "u1").isEmpty)
-            let queue = try DatabaseQueue(path: path)
-            defer { try? queue.close() }
-            #expect(
-                try queue.read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") }
-                    == SQLiteEngagementStore.schemaVersion)
-        }
-    }
+    let reopened = try open()
+    #expect(try reopened.userVersions(userID: "u1") == versions)
+    #expect(try reopened.idempotencyRecord(userID: "u1", key: "k") == kept)
+    #expect(try reopened.devices(userID: "u1") == [device(tokenA, "u1", .sandbox)])
 }

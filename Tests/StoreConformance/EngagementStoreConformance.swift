@@ -1,6 +1,6 @@
-import Models
-import Storage
-import Testing
+public import Models
+public import Storage
+public import Testing
 
 // The contract of `EngagementStore` as executable checks. Every conformer runs all of them with
 // its own factory, e.g. for the SQLite store:
@@ -11,7 +11,7 @@ import Testing
 //     }
 
 /// One clause of the `EngagementStore` contract.
-enum StoreConformanceCheck: String, CaseIterable, Sendable, CustomTestStringConvertible {
+public enum StoreConformanceCheck: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case roundTrip
     case replayOfTheSameBatchAddsNothing
     case replayAfterALaterWriteDoesNotRollBack
@@ -26,7 +26,7 @@ enum StoreConformanceCheck: String, CaseIterable, Sendable, CustomTestStringConv
     case lastActiveAtFollowsTheNewestEvent
     case unknownUsersReadAsEmpty
 
-    var testDescription: String {
+    public var testDescription: String {
         switch self {
         case .roundTrip: "what a batch writes reads back unchanged"
         case .replayOfTheSameBatchAddsNothing: "replaying the same batch adds no duplicates"
@@ -49,7 +49,7 @@ enum StoreConformanceCheck: String, CaseIterable, Sendable, CustomTestStringConv
 
 /// Runs the `EngagementStore` conformance suite (or the `checks` given) against stores made by
 /// `makeStore`; each check gets a fresh store.
-func checkEngagementStoreConformance(
+public func checkEngagementStoreConformance(
     _ makeStore: () -> any EngagementStore, only checks: [StoreConformanceCheck] = StoreConformanceCheck.allCases
 ) throws {
     for check in checks {

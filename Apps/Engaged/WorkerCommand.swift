@@ -1,0 +1,276 @@
+import APNs
+import ArgumentParser
+import Content
+import Delivery
+import Foundation
+import Logging
+import Models
+import PostgresStore
+import Runtime
+import ServiceLifecycle
+import Storage
+import Synchronization
+import UnixSignals
+
+/// `engaged worker`: one of several stateless processes that perform the due work of a
+/// PostgreSQL database (DESIGN.md section 10). Its composition root: the shared store, the
+/// claiming queue (`OutboxQueue`), a runtime over them, and the APNs transport with the
+/// deployment's shared provider token. Exit status: 0 after a graceful stop (SIGTERM, SIGINT;
+/// its leases are given back), 64 bad usage, 66 the bundled templates do not load, 74 the
+/// database cannot be opened, 78 the APNs key cannot be used.
+struct Worker: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Perform due work (pushes, inbox items, background jobs) from a PostgreSQL database.",
+        discussion: """
+            Run as many as needed, on any machines, against the database of `engaged serve --database`. \
+            Each claims a batch of users with due work (FOR UPDATE SKIP LOCKED, a lease), re-checks their quiet \
+            hours and caps, merges a backlog into one alert, performs the rows and gives the users back. A \
+            worker that dies holds its users until its lease runs out; any other worker then takes them.
+            """)
+
+    @Option(name: .customLong("database"), help: "The PostgreSQL database, postgres://user[:password]@host[:port]/name.")
+    var database: String
+
+    @OptionGroup var apns: APNsOptions
+
+    @Option(name: .customLong("worker-id"), help: "This worker's name in the queue (default: host-pid).")
+    var workerID: String?
+
+    @Option(name: .customLong("lease-seconds"), help: "How long a claim keeps other workers off its users (1-3600).")
+    var leaseSeconds: Double = 30
+
+    @Option(name: .customLong("batch-users"), help: "Users claimed at once (1-10000).")
+    var batchUsers = 256
+
+    @Option(name: .customLong("idle-milliseconds"), help: "Wait before asking again when nothing was due (10-60000).")
+    var idleMilliseconds = 200
+
+    @Option(
+        name: .customLong("quiet-guard-seconds"),
+        help: "An alert is not started this close before the user's quiet hours (0-3600).")
+    var quietGuardSeconds: Int64 = ClaimTimePolicy.defaultGuardSeconds
+
+    @Option(
+        name: .customLong("done-retention-hours"),
+        help: "Completed rows are remembered this long, then pruned (1-8760).")
+    var doneRetentionHours = 168
+
+    @Option(
+        name: .customLong("scaled-clock"),
+        help: ArgumentHelp(
+            "For the scale test: START,SPEED,ORIGIN_MS: engine time is START plus SPEED times the wall time since "
+                + "ORIGIN_MS (milliseconds since the epoch), the same in every worker.", visibility: .hidden))
+    var scaledClock: String?
+
+    @Option(
+        name: .customLong("stats-file"),
+        help: ArgumentHelp("For the scale test: write this worker's figures here as JSON every second.", visibility: .hidden))
+    var statsFile: String?
+
+    func validate() throws {
+        do { _ = try PostgresURL(database) } catch { throw ValidationError(error.description) }
+        guard (1...3_600).contains(leaseSeconds) else { throw ValidationError("--lease-seconds must be in 1...3600") }
+        guard (0...3_600).contains(quietGuardSeconds) else {
+            throw ValidationError("--quiet-guard-seconds must be in 0...3600")
+        }
+        guard (1...10_000).contains(batchUsers) else { throw ValidationError("--batch-users must be in 1...10000") }
+        guard (10...60_000).contains(idleMilliseconds) else {
+            throw ValidationError("--idle-milliseconds must be in 10...60000")
+        }
+        guard (1...8_760).contains(doneRetentionHours) else {
+            throw ValidationError("--done-retention-hours must be in 1...8760")
+        }
+        if let workerID, workerID.isEmpty || workerID.count > 200 {
+            throw ValidationError("--worker-id must be 1-200 characters")
+        }
+        if let scaledClock { _ = try ScaledClock(parsing: scaledClock) }
+        try apns.validate()
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "engaged-worker")
+        logger.logLevel = .info
+        let environment = ProcessInfo.processInfo.environment
+        let url = try PostgresURL(database)
+        let name = workerID ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+        let pool = PostgresPool(url: url, size: 8, logger: logger)
+        let base: PostgresRuntimeStore
+        do { base = try PostgresRuntimeStore(pool: pool) } catch {
+            throw Serve.fail("the database \(url) cannot be opened: \(error)", status: 74)
+        }
+        let templates: TemplateCatalog
+        do { templates = try TemplateCatalog.bundled() } catch {
+            throw Serve.fail("the bundled templates do not load: \(error)", status: 66)
+        }
+        let queue = OutboxQueue(
+            pool: pool, workerID: name, leaseSeconds: leaseSeconds, guardSeconds: quietGuardSeconds)
+        let store = ClaimingRuntimeStore(base: base, queue: queue)
+        let clock: any RuntimeClock = try scaledClock.map { try ScaledClock(parsing: $0) } ?? SystemClock()
+        let runtime = EngineRuntime(store: store, clock: clock, content: ContentGenerator(catalog: templates))
+        let client = try apns.makeClient(environment, logger: logger, sharedTokens: PostgresProviderTokens(pool: pool))
+        let metrics = ServerMetrics()
+        let transport: any ChannelTransport =
+            client.map {
+                APNsChannelTransport(runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
+            } ?? LoggingTransport(logger: logger)
+        let stats = WorkerStats(workerID: name)
+        let loop = WorkerLoop(
+            runtime: runtime, queue: queue, transport: ClaimedTransport(base: transport, stats: stats, queue: queue, clock: clock),
+            batchUsers: batchUsers, idle: .milliseconds(idleMilliseconds),
+            retentionSeconds: Int64(doneRetentionHours) * 3_600, stats: stats, statsFile: statsFile, logger: logger)
+        logger.info(
+            "worker starting",
+            metadata: [
+                "worker": "\(name)", "database": "\(url)", "leaseSeconds": "\(leaseSeconds)",
+                "apns": "\(client.map { $0.client.configuration.endpoints[.production] ?? "" } ?? "off")",
+            ])
+        let group = ServiceGroup(
+            configuration: .init(services: [loop], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        do { try queue.releaseAll() } catch { logger.warning("leases not given back", metadata: ["error": "\(error)"]) }
+        stats.write(to: statsFile)
+        try? await client?.client.shutdown()
+        pool.close()
+        logger.info("worker stopped", metadata: ["worker": "\(name)", "performed": "\(stats.performed)"])
+    }
+}
+
+/// The worker's loop: claim and perform until nothing is due, wait a little, again; prune the
+/// record of done rows every minute; stop after the round in progress at graceful shutdown.
+struct WorkerLoop: Service {
+    let runtime: EngineRuntime
+    let queue: OutboxQueue
+    let transport: any ChannelTransport
+    let batchUsers: Int
+    let idle: Duration
+    let retentionSeconds: Int64
+    let stats: WorkerStats
+    let statsFile: String?
+    let logger: Logger
+
+    func run() async throws {
+        var lastPrune = ContinuousClock.now
+        var lastStats = ContinuousClock.now
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            var performed = 0
+            do {
+                performed = try await runtime.dispatchDue(limit: batchUsers, through: transport).count
+            } catch {
+                logger.error("claiming or performing due work failed", metadata: ["error": "\(error)"])
+            }
+            // Engines are loaded per claim: another process may change a user between claims, and
+            // a worker serving millions of users must not keep them all.
+            await runtime.evictCache()
+            if ContinuousClock.now - lastStats > .seconds(1) {
+                stats.write(to: statsFile)
+                lastStats = .now
+            }
+            if ContinuousClock.now - lastPrune > .seconds(60) {
+                lastPrune = .now
+                let cutoff = runtime.clock.now() - retentionSeconds
+                do { try queue.pruneDone(before: cutoff) } catch {
+                    logger.warning("pruning done rows failed", metadata: ["error": "\(error)"])
+                }
+            }
+            if performed == 0 {
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: idle) }
+            }
+        }
+    }
+}
+
+/// Engine time running `speed` times faster than the wall from `start`, counted from the wall
+/// instant `originMilliseconds`: every worker of a scale test given the same three numbers has
+/// the same engine time. Never goes backwards.
+final class ScaledClock: RuntimeClock {
+    let start: Instant
+    let speed: Double
+    let originMilliseconds: Int64
+    private let last = Mutex(Instant(secondsSinceEpoch: .min))
+
+    init(parsing text: String) throws(ValidationError) {
+        let parts = text.split(separator: ",").map(String.init)
+        guard parts.count == 3, let start = Instant(iso8601: parts[0]), let speed = Double(parts[1]),
+            speed > 0, speed <= 100_000, let origin = Int64(parts[2]), origin > 0
+        else {
+            throw ValidationError(
+                "--scaled-clock must be START,SPEED,ORIGIN_MS such as 2027-03-01T06:00:00Z,600,1790000000000 "
+                    + "(SPEED in (0, 100000]), got \"\(text)\"")
+        }
+        self.start = start
+        self.speed = speed
+        originMilliseconds = origin
+    }
+
+    func now() -> Instant {
+        let wallMilliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
+        let elapsed = Double(wallMilliseconds - originMilliseconds) / 1_000 * speed
+        let current = start + Int64(elapsed.rounded(.down))
+        return last.withLock { last in
+            last = max(last, current)
+            return last
+        }
+    }
+}
+
+/// What a worker did, for the scale test's report: rows performed, and the time from a row's
+/// claim to the end of its send (a reservoir of the latest samples).
+final class WorkerStats: Sendable {
+    let workerID: String
+    private let state = Mutex(State())
+
+    struct State {
+        var performed = 0
+        var claimToSendMilliseconds: [Double] = []
+    }
+
+    init(workerID: String) { self.workerID = workerID }
+
+    var performed: Int { state.withLock { $0.performed } }
+
+    func record(claimToSendMilliseconds: Double) {
+        state.withLock { state in
+            state.performed += 1
+            if state.claimToSendMilliseconds.count < 1_000_000 { state.claimToSendMilliseconds.append(claimToSendMilliseconds) }
+        }
+    }
+
+    /// Writes `{"worker", "performed", "claimToSendP50Millis", "claimToSendP99Millis"}` atomically.
+    func write(to path: String?) {
+        guard let path else { return }
+        let (performed, samples) = state.withLock { ($0.performed, $0.claimToSendMilliseconds.sorted()) }
+        func percentile(_ p: Double) -> Double {
+            samples.isEmpty ? 0 : samples[min(samples.count - 1, Int(Double(samples.count) * p))]
+        }
+        let object: [String: Any] = [
+            "worker": workerID, "performed": performed, "claimToSendP50Millis": percentile(0.5),
+            "claimToSendP99Millis": percentile(0.99),
+        ]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        try? data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+}
+
+/// The claim's transport: an alert whose user's quiet hours came too close while it waited is
+/// not sent (it stays pending; the next claim defers it), and each row's time from its claim
+/// (`OutboxQueue.claimedAt`) to the end of its send is recorded.
+struct ClaimedTransport: ChannelTransport {
+    let base: any ChannelTransport
+    let stats: WorkerStats
+    let queue: OutboxQueue
+    let clock: any RuntimeClock
+
+    struct QuietHoursTooClose: Error {}
+
+    func perform(_ row: OutboxRow) async throws {
+        guard queue.maySend(key: row.key, at: clock.now()) else { throw QuietHoursTooClose() }
+        try await base.perform(row)
+        if let claimed = queue.claimedAt(key: row.key) {
+            let elapsed = ContinuousClock.now - claimed
+            stats.record(
+                claimToSendMilliseconds: Double(elapsed.components.seconds) * 1_000
+                    + Double(elapsed.components.attoseconds) / 1e15)
+        }
+    }
+}

@@ -1,0 +1,215 @@
+// `scale-test`: several `engaged worker` processes over one PostgreSQL database, one of them
+// killed mid-run, judged from the fake APNs's record (ScaleJudge). `make scale-test` starts a
+// throwaway PostgreSQL on loopback and runs it. Exit status: 0 every alert delivered exactly
+// once, in order, outside quiet hours; 1 a rule broken (the report says which); 64 bad usage;
+// 69 the database or the worker binary cannot be used; 75 the run did not finish in time.
+import ArgumentParser
+import Crypto
+import FakeAPNs
+import Foundation
+import Logging
+import Models
+import PostgresNIO
+import PostgresStore
+
+@main
+struct ScaleTest: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scale-test",
+        abstract: "Workers over one PostgreSQL database, one killed mid-run: every alert exactly once?")
+
+    @Option(help: "A PostgreSQL server's database to connect to first; the test creates and uses engaged_scale.")
+    var database: String
+    @Option(help: "The engaged binary whose `worker` runs.")
+    var engaged: String
+    @Option(help: "Users to load (1-1000000).")
+    var users = 100_000
+    @Option(help: "Worker processes (1-16).")
+    var workers = 4
+    @Option(name: .customLong("backlog-hours"), help: "Overdue alerts are spread over this many hours before the start.")
+    var backlogHours = 6
+    @Option(name: .customLong("future-hours"), help: "The others over this many hours after it.")
+    var futureHours = 2
+    @Option(help: "Engine seconds per wall second.")
+    var speed = 900.0
+    @Option(name: .customLong("lease-seconds"), help: "The workers' lease.")
+    var leaseSeconds = 5.0
+    @Option(name: .customLong("kill-after"), help: "Kill worker 1 once this share of users had a push (0: no kill).")
+    var killAfter = 0.3
+    @Option(name: .customLong("timeout-seconds"), help: "Give up after this long (exit 75).")
+    var timeoutSeconds = 900
+    @Option(name: .customLong("work-dir"), help: "Where the report, keys and worker logs go.")
+    var workDirectory = ".scale"
+    @Option(
+        name: .customLong("quiet-guard-seconds"),
+        help: "The workers' margin before quiet hours, in engine seconds (at --speed 900, 600 s is 0.67 s of wall).")
+    var quietGuardSeconds = 600
+    @Option(help: "Seed of the load.")
+    var seed: UInt64 = 1
+
+    func validate() throws {
+        guard (1...1_000_000).contains(users) else { throw ValidationError("--users must be in 1...1000000") }
+        guard (1...16).contains(workers) else { throw ValidationError("--workers must be in 1...16") }
+        guard (0...48).contains(backlogHours), (0...48).contains(futureHours) else {
+            throw ValidationError("--backlog-hours and --future-hours must be in 0...48")
+        }
+        guard speed > 0, speed <= 100_000 else { throw ValidationError("--speed must be in (0, 100000]") }
+        guard (1...600).contains(leaseSeconds) else { throw ValidationError("--lease-seconds must be in 1...600") }
+        guard (0...1).contains(killAfter) else { throw ValidationError("--kill-after must be in 0...1") }
+        guard (10...86_400).contains(timeoutSeconds) else { throw ValidationError("--timeout-seconds must be in 10...86400") }
+        do { _ = try PostgresURL(database) } catch { throw ValidationError(error.description) }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "scale-test")
+        logger.logLevel = .warning
+        func say(_ line: String) { print("scale-test: \(line)") }
+        guard FileManager.default.isExecutableFile(atPath: engaged) else { throw fail("no executable at \(engaged)", 69) }
+        try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+
+        var url = try PostgresURL(database)
+        let admin = PostgresPool(url: url, size: 1, logger: logger)
+        do {
+            try admin.withConnection { connection in
+                try PostgresPool.run("DROP DATABASE IF EXISTS engaged_scale WITH (FORCE)", on: connection, logger: logger)
+                try PostgresPool.run("CREATE DATABASE engaged_scale", on: connection, logger: logger)
+            }
+        } catch { throw fail("cannot create the database engaged_scale at \(url): \(error)", 69) }
+        admin.close()
+        url.database = "engaged_scale"
+        let databaseURL = "postgres://\(url.username)\(url.password.map { ":\($0)" } ?? "")@\(url.host):\(url.port)/engaged_scale"
+        let pool = PostgresPool(url: url, size: 4, logger: logger)
+        defer { pool.close() }
+        let store = try PostgresRuntimeStore(pool: pool)
+
+        let start = Instant(iso8601: "2027-03-01T12:00:00Z")!
+        say("loading \(users) users")
+        let load = try ScaleLoad.load(
+            users: users, backlogHours: backlogHours, futureHours: futureHours, seed: seed, start: start, into: store,
+            log: say)
+        say("loaded \(load.notifications.count) alerts")
+
+        // The fake APNs, and the key and certificate the workers need to reach it.
+        let key = P256.Signing.PrivateKey()
+        let keyID = "SCALE12345"
+        let teamID = "TEAM123456"
+        let topic = "com.example.fitness"
+        let fake = try await FakeAPNs.start(.init(teamID: teamID, keys: [keyID: key.publicKey], topic: topic))
+        let keyFile = workDirectory + "/AuthKey_scale.p8"
+        let caFile = workDirectory + "/fake-apns.pem"
+        try key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        try fake.certificatePEM.write(toFile: caFile, atomically: true, encoding: .utf8)
+
+        let originMilliseconds = Int64(Date().timeIntervalSince1970 * 1_000) + 1_000
+        let engineTime = { (wall: Int64) in start + Int64((Double(wall - originMilliseconds) / 1_000 * speed).rounded(.down)) }
+        var processes: [Process] = []
+        for number in 1...workers {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: engaged)
+            process.arguments = [
+                "worker", "--database", databaseURL, "--worker-id", "w\(number)", "--lease-seconds", "\(leaseSeconds)",
+                "--idle-milliseconds", "50", "--quiet-guard-seconds", "\(quietGuardSeconds)", "--apns-url", fake.url, "--apns-ca-file", caFile, "--apns-key-file", keyFile,
+                "--apns-key-id", keyID, "--apns-team-id", teamID, "--apns-topic", topic,
+                "--scaled-clock", "\(start.iso8601),\(speed),\(originMilliseconds)",
+                "--stats-file", workDirectory + "/worker-\(number).json",
+            ]
+            let log = workDirectory + "/worker-\(number).log"
+            FileManager.default.createFile(atPath: log, contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: log)
+            process.standardError = FileHandle(forWritingAtPath: log)
+            try process.run()
+            processes.append(process)
+        }
+        say("\(workers) workers started")
+
+        let runStarted = Date()
+        var killed: String?
+        var finished = false
+        while Date().timeIntervalSince(runStarted) < Double(timeoutSeconds) {
+            try await Task.sleep(for: .milliseconds(250))
+            let delivered = fake.delivered.count
+            if killed == nil, killAfter > 0, Double(delivered) >= killAfter * Double(users), processes[0].isRunning {
+                kill(processes[0].processIdentifier, SIGKILL)
+                killed = "w1"
+                say("SIGKILL w1 after \(delivered) pushes")
+            }
+            let pending = try pool.withConnection { connection in
+                try pool.query("SELECT count(*) FROM outbox", on: connection).first?.decode(Int.self) ?? 0
+            }
+            if pending == 0 {
+                finished = true
+                break
+            }
+        }
+        let runSeconds = Date().timeIntervalSince(runStarted)
+        for process in processes where process.isRunning { process.terminate() }
+        for process in processes { process.waitUntilExit() }
+        try await fake.shutdown()
+
+        let merged = try pool.withConnection { connection in
+            try pool.query("SELECT key, merged_into FROM outbox_merged", on: connection).map {
+                try $0.decode((String, String).self)
+            }
+        }
+        let judge = ScaleJudge(
+            load: load, mergedInto: Dictionary(merged, uniquingKeysWith: { first, _ in first }), engineTime: engineTime)
+        let verdict = judge.judge(fake.pushes)
+        let sizesAfterRun = try tableSizes(pool)
+        let pruned = try OutboxQueue(pool: pool, workerID: "scale-test").pruneDone(before: start + 365 * 86_400)
+        try pool.withConnection { connection in try PostgresPool.run("VACUUM FULL", on: connection, logger: logger) }
+        let sizesAfterPrune = try tableSizes(pool)
+
+        let perWorker = (1...workers).compactMap { number -> [String: Any]? in
+            guard let data = FileManager.default.contents(atPath: workDirectory + "/worker-\(number).json") else { return nil }
+            return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        }
+        let p99 = perWorker.compactMap { $0["claimToSendP99Millis"] as? Double }.max() ?? 0
+        let report: [String: Any] = [
+            "users": users, "workers": workers, "notifications": verdict.notifications, "sent": verdict.delivered,
+            "pushes": verdict.pushes, "mergedPushes": verdict.mergedPushes, "duplicates": verdict.duplicates,
+            "missing": verdict.missing, "resentWithSameApnsID": verdict.resentWithSameApnsID,
+            "orderViolations": verdict.orderViolations, "quietHoursViolations": verdict.quietHoursViolations,
+            "earlyViolations": verdict.earlyViolations, "unknownPushes": verdict.unknownPushes,
+            "sendsPerSecond": (verdict.sendsPerSecond * 10).rounded() / 10,
+            "averageSendsPerSecond": (verdict.averageSendsPerSecond * 10).rounded() / 10,
+            "claimToSendP99Millis": (p99 * 10).rounded() / 10, "perWorker": perWorker, "killed": killed ?? NSNull(),
+            "finished": finished, "runSeconds": (runSeconds * 10).rounded() / 10, "speed": speed,
+            "leaseSeconds": leaseSeconds, "tableBytesAfterRun": sizesAfterRun, "prunedDoneRows": pruned,
+            "tableBytesAfterPrune": sizesAfterPrune, "examples": verdict.examples,
+            "cores": ProcessInfo.processInfo.activeProcessorCount,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: URL(fileURLWithPath: workDirectory + "/scale-report.json"))
+        for key in [
+            "users", "workers", "notifications", "sent", "pushes", "mergedPushes", "duplicates", "missing",
+            "resentWithSameApnsID", "orderViolations", "quietHoursViolations", "earlyViolations", "sendsPerSecond",
+            "averageSendsPerSecond", "claimToSendP99Millis", "runSeconds",
+        ] {
+            say("\(key)=\(report[key]!)")
+        }
+        for worker in perWorker { say("worker \(worker["worker"] ?? "?"): performed=\(worker["performed"] ?? 0)") }
+        for example in verdict.examples { say("example: \(example)") }
+        say("report: \(workDirectory)/scale-report.json")
+        guard finished else { throw fail("outbox not empty after \(timeoutSeconds) s", 75) }
+        guard verdict.passed else { throw ExitCode(1) }
+    }
+
+    /// Each table's bytes, indexes and TOAST included.
+    func tableSizes(_ pool: PostgresPool) throws -> [String: Int] {
+        try pool.withConnection { connection in
+            var sizes: [String: Int] = [:]
+            for row in try pool.query(
+                "SELECT relname::text, pg_total_relation_size(relid) FROM pg_catalog.pg_statio_user_tables", on: connection)
+            {
+                let (name, bytes) = try row.decode((String, Int64).self)
+                sizes[name] = Int(bytes)
+            }
+            return sizes
+        }
+    }
+
+    func fail(_ message: String, _ status: Int32) -> ExitCode {
+        FileHandle.standardError.write(Data("scale-test: \(message)\n".utf8))
+        return ExitCode(status)
+    }
+}

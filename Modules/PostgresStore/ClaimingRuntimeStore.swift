@@ -1,0 +1,102 @@
+public import Models
+public import Runtime
+public import Storage
+
+/// A worker's view of the shared store: everything as `base` has it, except that due outbox
+/// rows are *claimed* (`OutboxQueue`) rather than listed, so several worker processes running
+/// `EngineRuntime.dispatchDue` over one database never perform the same user's rows at once.
+///
+/// Contract: `dueOutbox` returns only rows of users this worker leased in that call, after the
+/// claim-time rules (`ClaimTimePolicy`) deferred or merged what they should; `completeOutbox`
+/// completes the rows and gives back the lease of every user whose claimed rows are all done
+/// (their next due instant is recomputed). A user whose rows were not all completed (a transport
+/// failed) keeps the lease until it expires: the retry waits that long, on any worker.
+public final class ClaimingRuntimeStore: RuntimeStore {
+    public let base: PostgresRuntimeStore
+    public let queue: OutboxQueue
+
+    public init(base: PostgresRuntimeStore, queue: OutboxQueue) {
+        self.base = base
+        self.queue = queue
+    }
+
+    public func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
+        try queue.claim(through: instant, users: limit)
+    }
+
+    public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
+        try base.completeOutbox(keys: keys, at: instant)
+        try queue.settle(completed: keys)
+    }
+
+    // MARK: - Everything else is the base store's
+
+    /// Commits through the base store, then settles claimed rows the commits replaced or
+    /// withdrew (a background job's commit replaces its own row with the next run).
+    public func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError) {
+        try base.commitGroup(commits)
+        try queue.reconcile(userIDs: commits.map(\.userID))
+    }
+    public func snapshot(userID: String) throws(StoreError) -> [UInt8]? { try base.snapshot(userID: userID) }
+    public func outboxDepth() throws(StoreError) -> Int { try base.outboxDepth() }
+    public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
+        try base.pendingOutbox(userID: userID)
+    }
+    public func userIDs() throws(StoreError) -> [String] { try base.userIDs() }
+    public func apply(_ batch: StoreBatch) throws(StoreError) { try base.apply(batch) }
+    public func profile(id: String) throws(StoreError) -> UserProfile? { try base.profile(id: id) }
+    public func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent] {
+        try base.activityEvents(userID: userID, since: since)
+    }
+    public func lastActiveAt(userID: String) throws(StoreError) -> Instant? { try base.lastActiveAt(userID: userID) }
+    public func usersInactive(since: Instant) throws(StoreError) -> [String] { try base.usersInactive(since: since) }
+    public func ledger(userID: String, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
+        try base.ledger(userID: userID, from: from, to: to)
+    }
+    public func engagementState(userID: String) throws(StoreError) -> EngagementState? {
+        try base.engagementState(userID: userID)
+    }
+    @discardableResult
+    public func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError)
+        -> Bool
+    {
+        let delivered = try base.deliverToInbox(delivery, next: next, at: instant)
+        try queue.settle(completed: [delivery.row.key])
+        return delivered
+    }
+    public func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
+        try base.inboxPage(userID: userID, before: sequence, limit: limit)
+    }
+    public func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem? {
+        try base.setInboxState(userID: userID, itemID: itemID, to: state)
+    }
+    @discardableResult
+    public func readAllInbox(userID: String) throws(StoreError) -> InboxCounts { try base.readAllInbox(userID: userID) }
+    public func userVersions(userID: String) throws(StoreError) -> UserVersions? {
+        try base.userVersions(userID: userID)
+    }
+    public func idempotencyRecord(userID: String, key: String) throws(StoreError) -> IdempotencyRecord? {
+        try base.idempotencyRecord(userID: userID, key: key)
+    }
+    public func idempotencyRecordCount() throws(StoreError) -> Int { try base.idempotencyRecordCount() }
+    @discardableResult
+    public func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
+        try base.registerDevice(device)
+    }
+    @discardableResult
+    public func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
+        try base.removeDevice(userID: userID, token: token)
+    }
+    @discardableResult
+    public func removeDevice(token: String) throws(StoreError) -> DeviceRegistration? {
+        try base.removeDevice(token: token)
+    }
+    public func devices(userID: String) throws(StoreError) -> [DeviceRegistration] {
+        try base.devices(userID: userID)
+    }
+    public func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError)
+        -> [TraceRecord]
+    {
+        try base.traceRecords(userID: userID, after: position, limit: limit)
+    }
+}

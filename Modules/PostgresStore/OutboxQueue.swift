@@ -1,0 +1,325 @@
+import Foundation
+public import Models
+import PostgresNIO
+public import Runtime
+public import Storage
+import Synchronization
+
+/// The due work of many workers over one PostgreSQL database (DESIGN.md section 10).
+///
+/// The unit of work is a *user*: `work_queue` holds one row per user with pending outbox rows,
+/// at their soonest due instant. A worker claims a batch of due users with
+/// `FOR UPDATE SKIP LOCKED` (concurrent claims skip each other's rows instead of waiting) and
+/// writes a lease (`claimed_by`, `lease_until`, `attempts`) in the same statement; the lease,
+/// not a held transaction, is what keeps every other worker off those users until it expires.
+/// So one user's rows are performed by one worker at a time and in due order, without a
+/// transaction held open across network sends, and a killed worker's users are claimed again
+/// (rescued) by whoever asks once the lease has run out. The lease runs on the database's clock
+/// (`clock_timestamp()`), one clock for all workers; due instants are the engine's time, which
+/// a test may run faster than the wall.
+///
+/// Why per user rather than per row: the engine's rules are per user (caps, quiet hours, order),
+/// and the claim re-applies them (`ClaimTimePolicy`): a backlog found at claim is merged into one
+/// alert, and an alert that would land in quiet hours or past a cap is moved on. An advisory
+/// lock per user would serialise the same way but holds a connection per user being worked on;
+/// partitioning users by hash across workers would need a coordinator to move partitions when a
+/// worker dies, which the lease gives for free.
+///
+/// A re-send after a crash (claimed, sent, not completed) uses the row's key, which is the
+/// push's `apns-id`: the same row always goes out under the same id, and a merge is written
+/// (old rows completed, the merged row pending) before anything is sent, so a rescue re-sends
+/// the merged row, never its parts.
+public final class OutboxQueue: Sendable {
+    public let pool: PostgresPool
+    /// This worker's name in `claimed_by`: unique per process (host, pid, start).
+    public let workerID: String
+    /// How long a claim keeps other workers off a user, in seconds.
+    public let leaseSeconds: Double
+    /// The margin before quiet hours in which an alert is not started (`ClaimTimePolicy`).
+    public let guardSeconds: Int64
+    private let claimed = Mutex(ClaimedKeys())
+    private let zones = Mutex([String: ZoneRules]())
+
+    /// Keys of rows claimed and not yet completed, by user.
+    struct ClaimedKeys {
+        var byUser: [String: Set<String>] = [:]
+        var owner: [String: String] = [:]
+        var claimedAt: [String: ContinuousClock.Instant] = [:]
+        var sendBefore: [String: Instant] = [:]
+    }
+
+    public init(
+        pool: PostgresPool, workerID: String, leaseSeconds: Double = 30,
+        guardSeconds: Int64 = ClaimTimePolicy.defaultGuardSeconds
+    ) {
+        self.pool = pool
+        self.workerID = workerID
+        self.leaseSeconds = leaseSeconds
+        self.guardSeconds = guardSeconds
+    }
+
+    /// Leases up to `limit` users with work due at `now` and returns the rows to perform now,
+    /// by due time then key, after the claim-time rules: deferred alerts are moved (their user's
+    /// lease given back at once when nothing else is left), a backlog of alerts is merged into
+    /// one row. Everything is written in one transaction before a row is returned.
+    public func claim(through now: Instant, users limit: Int) throws(StoreError) -> [OutboxRow] {
+        let (rows, deadlines) = try pool.transaction { connection in
+            try claimInTransaction(now: now, limit: limit, connection)
+        }
+        let at = ContinuousClock.now
+        claimed.withLock { claimed in
+            for row in rows {
+                claimed.byUser[row.userID, default: []].insert(row.key)
+                claimed.owner[row.key] = row.userID
+                claimed.claimedAt[row.key] = at
+                if let deadline = deadlines[row.userID], row.channel == OutboxPlan.pushChannel {
+                    claimed.sendBefore[row.key] = deadline
+                }
+            }
+        }
+        return rows
+    }
+
+    /// Marks `keys` as done for the lease book-keeping: every user whose claimed rows are now
+    /// all done gets its lease back and its next due instant recomputed.
+    public func settle(completed keys: [String]) throws(StoreError) {
+        let finished = claimed.withLock { claimed -> [String] in
+            var finished: [String] = []
+            for key in keys {
+                guard let user = claimed.owner.removeValue(forKey: key) else { continue }
+                claimed.claimedAt[key] = nil
+                claimed.sendBefore[key] = nil
+                claimed.byUser[user]?.remove(key)
+                if claimed.byUser[user]?.isEmpty == true {
+                    claimed.byUser[user] = nil
+                    finished.append(user)
+                }
+            }
+            return finished
+        }
+        guard !finished.isEmpty else { return }
+        try pool.withConnection { connection in try release(finished, connection) }
+    }
+
+    /// Settles the claimed rows of `userIDs` that are no longer pending (a commit replaced or
+    /// withdrew them, as a background job's own commit replaces its row).
+    public func reconcile(userIDs: [String]) throws(StoreError) {
+        let keys = claimed.withLock { claimed in userIDs.flatMap { claimed.byUser[$0] ?? [] } }
+        guard !keys.isEmpty else { return }
+        let pending = try pool.withConnection { connection in
+            try pool.query("SELECT key FROM outbox WHERE key = ANY(\(keys))", on: connection).map {
+                try $0.decode(String.self)
+            }
+        }
+        let gone = Set(keys).subtracting(pending)
+        if !gone.isEmpty { try settle(completed: Array(gone)) }
+    }
+
+    /// Whether the claimed alert `key` may still start its send at `now`: its user's quiet hours
+    /// are more than half the guard away (`ClaimTimePolicy.Decision.sendBefore`).
+    public func maySend(key: String, at now: Instant) -> Bool {
+        guard let deadline = claimed.withLock({ $0.sendBefore[key] }) else { return true }
+        return now + guardSeconds / 2 < deadline
+    }
+
+    /// When the row `key` was claimed by this worker, while it is claimed.
+    public func claimedAt(key: String) -> ContinuousClock.Instant? { claimed.withLock { $0.claimedAt[key] } }
+
+    /// Users this worker holds a lease on, for a graceful stop (they are released) and tests.
+    public var leasedUsers: [String] { claimed.withLock { Array($0.byUser.keys).sorted() } }
+
+    /// Gives back every lease this worker holds (a graceful stop): the users are due again at
+    /// once for any worker, instead of after their lease runs out.
+    public func releaseAll() throws(StoreError) {
+        let users = claimed.withLock { claimed -> [String] in
+            let users = Array(claimed.byUser.keys)
+            claimed = ClaimedKeys()
+            return users
+        }
+        guard !users.isEmpty else { return }
+        try pool.withConnection { connection in try release(users, connection) }
+    }
+
+    /// Deletes the record of rows completed (and merged) before `cutoff`: a queue in PostgreSQL
+    /// bloats when done rows are kept. Returns how many rows went. A replayed commit older than
+    /// the retention could bring such a row back; the runtime replays only its last step.
+    @discardableResult
+    public func pruneDone(before cutoff: Instant) throws(StoreError) -> Int {
+        try pool.withConnection { connection in
+            let done = try pool.query(
+                "WITH gone AS (DELETE FROM outbox_done WHERE done_at < \(cutoff.secondsSinceEpoch) RETURNING 1) SELECT count(*) FROM gone",
+                on: connection
+            ).first?.decode(Int.self) ?? 0
+            let merged = try pool.query(
+                "WITH gone AS (DELETE FROM outbox_merged WHERE merged_at < \(cutoff.secondsSinceEpoch) RETURNING 1) SELECT count(*) FROM gone",
+                on: connection
+            ).first?.decode(Int.self) ?? 0
+            return done + merged
+        }
+    }
+
+    // MARK: - Inside the claim's transaction
+
+    private func claimInTransaction(now: Instant, limit: Int, _ connection: PostgresConnection) throws
+        -> ([OutboxRow], [String: Instant])
+    {
+        let users = try pool.query(
+            """
+            WITH picked AS (
+                SELECT user_id FROM work_queue
+                WHERE due_at <= \(now.secondsSinceEpoch)
+                  AND (lease_until IS NULL OR lease_until < clock_timestamp())
+                ORDER BY due_at LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            UPDATE work_queue w SET claimed_by = \(workerID),
+                lease_until = clock_timestamp() + make_interval(secs => \(leaseSeconds)), attempts = w.attempts + 1
+            FROM picked WHERE w.user_id = picked.user_id
+            RETURNING w.user_id
+            """, on: connection
+        ).map { try $0.decode(String.self) }
+        guard !users.isEmpty else { return ([], [:]) }
+        let due = try pool.query(
+            """
+            SELECT key, user_id, request_id, channel, due_at, payload FROM outbox
+            WHERE user_id = ANY(\(users)) AND due_at <= \(now.secondsSinceEpoch) ORDER BY user_id, due_at, key
+            """, on: connection
+        ).map { row in
+            let (key, user, request, channel, dueAt, payload) = try row.decode(
+                (String, String, String, String, Int64, String).self)
+            return OutboxRow(
+                key: key, userID: user, requestID: request, channel: channel,
+                dueAt: Instant(secondsSinceEpoch: dueAt), payload: payload)
+        }
+        let byUser = Dictionary(grouping: due, by: \.userID)
+        let alerted = byUser.filter { $0.value.contains { $0.channel == OutboxPlan.pushChannel } }.map(\.key)
+        let profiles = try self.profiles(of: alerted, connection)
+        let tallies = try self.tallies(of: alerted, connection)
+
+        var perform: [OutboxRow] = []
+        var deferrals: [ClaimTimePolicy.Deferral] = []
+        var merges: [ClaimTimePolicy.Merge] = []
+        var newTallies: [(String, AlertTally)] = []
+        var idle: [String] = []
+        var deadlines: [String: Instant] = [:]
+        for user in users {
+            let rows = byUser[user] ?? []
+            let profile = profiles[user]
+            let decision = ClaimTimePolicy.decide(
+                rows: rows, profile: profile, zone: profile.flatMap { zone($0.timeZone) },
+                tally: tallies[user] ?? .none, at: now, guardSeconds: guardSeconds)
+            deferrals += decision.deferred
+            if let merge = decision.merged { merges.append(merge) }
+            if let tally = decision.tallyAfter { newTallies.append((user, tally)) }
+            if decision.perform.isEmpty { idle.append(user) }
+            if let deadline = decision.sendBefore { deadlines[user] = deadline }
+            perform += decision.perform
+        }
+        try writeDeferrals(deferrals, connection)
+        try writeMerges(merges, at: now, connection)
+        try writeTallies(newTallies, connection)
+        if !idle.isEmpty { try release(idle, connection) }
+        perform.sort { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
+        return (perform, deadlines)
+    }
+
+    private func profiles(of users: [String], _ connection: PostgresConnection) throws -> [String: UserProfile] {
+        guard !users.isEmpty else { return [:] }
+        var profiles: [String: UserProfile] = [:]
+        let decoder = JSONDecoder()
+        for row in try pool.query("SELECT user_id, json FROM profile WHERE user_id = ANY(\(users))", on: connection) {
+            let (user, json) = try row.decode((String, String).self)
+            guard let profile = try? decoder.decode(UserProfile.self, from: Data(json.utf8)) else {
+                throw StoreError.corrupt("profile.json of user \"\(user)\" does not decode")
+            }
+            profiles[user] = profile
+        }
+        return profiles
+    }
+
+    private func tallies(of users: [String], _ connection: PostgresConnection) throws -> [String: AlertTally] {
+        guard !users.isEmpty else { return [:] }
+        var tallies: [String: AlertTally] = [:]
+        let rows = try pool.query(
+            "SELECT user_id, local_day, local_hour, sent_today, sent_this_hour FROM user_sends WHERE user_id = ANY(\(users))",
+            on: connection)
+        for row in rows {
+            let (user, day, hour, today, thisHour) = try row.decode((String, Int64, Int64, Int, Int).self)
+            tallies[user] = AlertTally(localDay: day, localHour: hour, sentToday: today, sentThisHour: thisHour)
+        }
+        return tallies
+    }
+
+    private func writeDeferrals(_ deferrals: [ClaimTimePolicy.Deferral], _ connection: PostgresConnection) throws {
+        guard !deferrals.isEmpty else { return }
+        let keys = deferrals.map(\.key)
+        let untils = deferrals.map(\.until.secondsSinceEpoch)
+        try pool.query(
+            """
+            UPDATE outbox o SET due_at = d.until FROM unnest(\(keys)::text[], \(untils)::bigint[]) AS d(key, until)
+            WHERE o.key = d.key
+            """, on: connection)
+    }
+
+    private func writeMerges(_ merges: [ClaimTimePolicy.Merge], at now: Instant, _ connection: PostgresConnection) throws {
+        guard !merges.isEmpty else { return }
+        let replaced = merges.flatMap(\.replacedKeys)
+        let into = merges.flatMap { merge in merge.replacedKeys.map { _ in merge.row.key } }
+        try pool.query("DELETE FROM outbox WHERE key = ANY(\(replaced))", on: connection)
+        try pool.query(
+            """
+            INSERT INTO outbox_done (key, done_at) SELECT k, \(now.secondsSinceEpoch) FROM unnest(\(replaced)::text[]) AS k
+            ON CONFLICT DO NOTHING
+            """, on: connection)
+        try pool.query(
+            """
+            INSERT INTO outbox_merged (key, merged_into, merged_at)
+            SELECT k, i, \(now.secondsSinceEpoch) FROM unnest(\(replaced)::text[], \(into)::text[]) AS m(k, i)
+            ON CONFLICT DO NOTHING
+            """, on: connection)
+        for merge in merges {
+            let row = merge.row
+            try pool.query(
+                """
+                INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
+                VALUES (\(row.userID), \(row.requestID), \(row.channel), \(row.key), \(row.dueAt.secondsSinceEpoch), \(row.payload))
+                ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
+                    payload = excluded.payload
+                """, on: connection)
+        }
+    }
+
+    private func writeTallies(_ tallies: [(String, AlertTally)], _ connection: PostgresConnection) throws {
+        guard !tallies.isEmpty else { return }
+        try pool.query(
+            """
+            INSERT INTO user_sends (user_id, local_day, local_hour, sent_today, sent_this_hour)
+            SELECT * FROM unnest(\(tallies.map(\.0))::text[], \(tallies.map(\.1.localDay))::bigint[],
+                \(tallies.map(\.1.localHour))::bigint[], \(tallies.map { Int64($0.1.sentToday) })::bigint[],
+                \(tallies.map { Int64($0.1.sentThisHour) })::bigint[])
+            ON CONFLICT (user_id) DO UPDATE SET local_day = excluded.local_day, local_hour = excluded.local_hour,
+                sent_today = excluded.sent_today, sent_this_hour = excluded.sent_this_hour
+            """, on: connection)
+    }
+
+    /// Gives back the leases of `users` held by this worker: due again at their soonest pending
+    /// row, or out of the queue when none is left.
+    private func release(_ users: [String], _ connection: PostgresConnection) throws {
+        try pool.query(
+            """
+            UPDATE work_queue w SET claimed_by = NULL, lease_until = NULL,
+                due_at = COALESCE((SELECT min(o.due_at) FROM outbox o WHERE o.user_id = w.user_id), w.due_at)
+            WHERE w.user_id = ANY(\(users)) AND w.claimed_by = \(workerID)
+            """, on: connection)
+        try pool.query(
+            """
+            DELETE FROM work_queue w WHERE w.user_id = ANY(\(users)) AND w.claimed_by IS NULL
+              AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.user_id = w.user_id)
+            """, on: connection)
+    }
+
+    private func zone(_ identifier: String) -> ZoneRules? {
+        if let known = zones.withLock({ $0[identifier] }) { return known }
+        guard let rules = ZoneRules(identifier: identifier) else { return nil }
+        zones.withLock { $0[identifier] = rules }
+        return rules
+    }
+}

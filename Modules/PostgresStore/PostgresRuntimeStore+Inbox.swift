@@ -1,0 +1,163 @@
+public import Models
+import PostgresNIO
+public import Storage
+
+/// `InboxStore` on PostgreSQL (schema step 3): a delivery, the completion of its outbox row and
+/// the `next` rows are one transaction, under the keys' locks (`OutboxSQL`). Sequences come from
+/// an atomic increment of the user's `inbox_user` row, so deliveries in two processes never give
+/// one sequence twice.
+extension PostgresRuntimeStore {
+    @discardableResult
+    public func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError)
+        -> Bool
+    {
+        try InboxChecks.check(delivery, next: next)
+        let row = delivery.row
+        return try pool.writing { session in
+            try session.execute(OutboxSQL.lockKeys([row.key] + next.map(\.key)))
+            let done = try session.rows("SELECT 1 FROM outbox_done WHERE key = \(row.key)")
+            let fresh = done.isEmpty
+            if fresh {
+                let sequence = try session.rows(
+                    """
+                    INSERT INTO inbox_user (user_id, last_seq, read_through) VALUES (\(row.userID), 1, 0)
+                    ON CONFLICT (user_id) DO UPDATE SET last_seq = inbox_user.last_seq + 1 RETURNING last_seq
+                    """
+                ).first.map { row throws(StoreError) in
+                    try PostgresColumns.decode(row, as: Int64.self, table: "inbox_user")
+                }
+                guard let sequence else { throw StoreError.unavailable("inbox_user returned no sequence") }
+                try session.execute(
+                    """
+                    INSERT INTO inbox_item (user_id, seq, id, request_id, kind, title, body, delivered_at, state)
+                    VALUES (\(row.userID), \(sequence), \(row.key), \(row.requestID), \(delivery.kind),
+                        \(delivery.title), \(delivery.body), \(instant.secondsSinceEpoch), 0)
+                    """)
+            }
+            try session.execute(OutboxSQL.markDone(keys: [row.key], doneAt: instant.secondsSinceEpoch))
+            try session.execute(OutboxSQL.deletePending(keys: [row.key]))
+            try Self.enqueue(next, session)
+            return fresh
+        }
+    }
+
+    public func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
+        try InboxChecks.checkLimit(limit)
+        return try pool.readingOneSnapshot { session in
+            let readThrough = try Self.readThrough(userID, session)
+            // One more than asked: whether there is a next page.
+            let rows = try session.rows(
+                """
+                SELECT seq, id, request_id, kind, title, body, delivered_at, state FROM inbox_item
+                WHERE user_id = \(userID) AND seq < \(sequence ?? .max) AND state < 3 ORDER BY seq DESC
+                LIMIT \(limit + 1)
+                """)
+            let items = try rows.prefix(limit).map { row throws(StoreError) in
+                try Self.inboxItem(row, userID: userID, readThrough: readThrough)
+            }
+            return InboxPage(
+                items: items, nextBefore: rows.count > limit ? items.last?.sequence : nil,
+                counts: try Self.inboxCounts(userID, readThrough: readThrough, session))
+        }
+    }
+
+    public func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError)
+        -> InboxItem?
+    {
+        try pool.writing { session in
+            let rows = try session.rows(
+                """
+                UPDATE inbox_item SET state = GREATEST(state, \(Int32(state.rawValue)))
+                WHERE id = \(itemID) AND user_id = \(userID)
+                RETURNING seq, id, request_id, kind, title, body, delivered_at, state
+                """)
+            guard let row = rows.first else { return nil }
+            return try Self.inboxItem(row, userID: userID, readThrough: try Self.readThrough(userID, session))
+        }
+    }
+
+    @discardableResult
+    public func readAllInbox(userID: String) throws(StoreError) -> InboxCounts {
+        try pool.writing { session in
+            let watermark = try session.rows(
+                "UPDATE inbox_user SET read_through = last_seq WHERE user_id = \(userID) RETURNING read_through")
+            guard let row = watermark.first else { return .zero }  // no items yet
+            let readThrough = try PostgresColumns.decode(row, as: Int64.self, table: "inbox_user")
+            return try Self.inboxCounts(userID, readThrough: readThrough, session)
+        }
+    }
+
+    // MARK: - Plumbing
+
+    /// The user's read-all watermark (0 before their first item).
+    private static func readThrough(_ userID: String, _ session: PostgresSession) throws -> Int64 {
+        try session.rows("SELECT read_through FROM inbox_user WHERE user_id = \(userID)").first.map {
+            row throws(StoreError) in try PostgresColumns.decode(row, as: Int64.self, table: "inbox_user")
+        } ?? 0
+    }
+
+    private static func inboxCounts(_ userID: String, readThrough: Int64, _ session: PostgresSession) throws
+        -> InboxCounts
+    {
+        guard
+            let row = try session.rows(
+                """
+                SELECT COUNT(*), COUNT(*) FILTER (WHERE seq > \(readThrough) AND state < 2),
+                    COUNT(*) FILTER (WHERE seq > \(readThrough) AND state = 0)
+                FROM inbox_item WHERE user_id = \(userID) AND state < 3
+                """
+            ).first
+        else { return .zero }
+        let (total, unread, unseen) = try PostgresColumns.decode(row, as: (Int, Int, Int).self, table: "inbox_item")
+        return InboxCounts(total: total, unread: unread, unseen: unseen)
+    }
+
+    /// An item row as the user sees it; a state outside 0...3 means the row is damaged.
+    private static func inboxItem(_ row: PostgresRow, userID: String, readThrough: Int64) throws(StoreError)
+        -> InboxItem
+    {
+        let (sequence, id, requestID, kind, title, body, deliveredAt, rank) = try PostgresColumns.decode(
+            row, as: (Int64, String, String, String, String, String, Int64, Int).self, table: "inbox_item")
+        guard let stored = InboxState(rawValue: rank) else {
+            throw PostgresColumns.unknownValue(String(rank), table: "inbox_item", column: "state", row: "item \(id)")
+        }
+        return InboxItem(
+            id: id, userID: userID, sequence: sequence, requestID: requestID, kind: kind, title: title, body: body,
+            deliveredAt: Instant(secondsSinceEpoch: deliveredAt),
+            state: InboxChecks.effectiveState(stored, sequence: sequence, readThrough: readThrough))
+    }
+}
+
+/// The inbox rules every conformer shares (`InboxStore`'s contract; the Storage module keeps its
+/// own copy internal), with the same messages.
+enum InboxChecks {
+    static let limitRange = 1...100
+
+    static func checkLimit(_ limit: Int) throws(StoreError) {
+        guard limitRange.contains(limit) else {
+            throw .invalidBatch(field: "limit", problem: "must be in 1...100, got \(limit)")
+        }
+    }
+
+    static func check(_ delivery: InboxDelivery, next: [OutboxRow]) throws(StoreError) {
+        if delivery.row.key.isEmpty { throw .invalidBatch(field: "row.key", problem: "empty") }
+        if delivery.row.userID.isEmpty { throw .invalidBatch(field: "row.userID", problem: "empty") }
+        var slots = Set<[String]>()
+        for (index, row) in next.enumerated() {
+            if row.userID != delivery.row.userID {
+                throw .invalidBatch(field: "next[\(index)].userID", problem: "not the delivered row's user")
+            }
+            if row.key.isEmpty || row.key == delivery.row.key {
+                throw .invalidBatch(field: "next[\(index)].key", problem: "empty or the delivered row's key")
+            }
+            if !slots.insert([row.requestID, row.channel]).inserted {
+                throw .invalidBatch(field: "next[\(index)]", problem: "a second row for the same request and channel")
+            }
+        }
+    }
+
+    /// What the user sees: a read-all through `readThrough` shows covered items as read.
+    static func effectiveState(_ stored: InboxState, sequence: Int64, readThrough: Int64) -> InboxState {
+        stored == .archived || sequence > readThrough ? stored : max(stored, .read)
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+public import Models
+public import Storage
+
+/// How many alerts a user was sent in the current local hour and local day: what the claim-time
+/// caps count against. Kept by the queue beside each user's work (`user_sends`).
+public struct AlertTally: Hashable, Sendable {
+    /// The local day (days since local 1970-01-01) and hour (hours since local 1970-01-01 00:00)
+    /// the counts belong to.
+    public var localDay: Int64
+    public var localHour: Int64
+    public var sentToday: Int
+    public var sentThisHour: Int
+
+    public init(localDay: Int64, localHour: Int64, sentToday: Int, sentThisHour: Int) {
+        self.localDay = localDay
+        self.localHour = localHour
+        self.sentToday = sentToday
+        self.sentThisHour = sentThisHour
+    }
+
+    /// No alert yet.
+    public static let none = AlertTally(localDay: .min, localHour: .min, sentToday: 0, sentThisHour: 0)
+
+    /// The tally after one more alert sent at `local`.
+    public func adding(oneAt local: LocalDateTime) -> AlertTally {
+        let day = local.daysSinceEpoch
+        let hour = local.localSeconds.floorDivided(by: 3_600)
+        return AlertTally(
+            localDay: day, localHour: hour, sentToday: (day == localDay ? sentToday : 0) + 1,
+            sentThisHour: (hour == localHour ? sentThisHour : 0) + 1)
+    }
+}
+
+/// What a worker does with one user's due rows at the moment it claims them (DESIGN.md section
+/// 10). The engine planned every alert inside the user's rules, but a backlog (an outage, a
+/// queue that fell behind) reaches the claim hours late; sending it as it stands would burst
+/// several alerts onto a phone, possibly at 3 a.m. So at claim time:
+/// - **Quiet hours, again.** An alert is deferred to the end of the user's quiet window when the
+///   claim falls inside it, or when the window starts within `guardSeconds` (the alert would
+///   land in it). A critical alert goes through, as it does on the phone.
+/// - **Caps, again.** An alert is deferred to the next local hour when `maxPerHour` alerts were
+///   sent in this one, and to the next local day when `maxPerDay` were sent today.
+/// - **Coalescing.** The alerts still sendable are merged into one alert (the newest one's kind
+///   and thread, a body that counts them): one claim sends a user at most one alert.
+///
+/// Rows of other channels (inbox, badge syncs, Live Activities, jobs) pass unchanged: they do
+/// not alert. A user without a profile passes unchanged too (the transport drops what it cannot
+/// address). Pure: the same rows, profile, tally and instant always decide the same.
+public enum ClaimTimePolicy {
+    /// The margin before quiet hours in which an alert is no longer started, in seconds.
+    public static let defaultGuardSeconds: Int64 = 120
+
+    public struct Decision: Hashable, Sendable {
+        /// Rows to perform now, in due order: every non-alert row and at most one alert.
+        public var perform: [OutboxRow] = []
+        /// Alert rows moved to a later instant (key and new due instant), untouched otherwise.
+        public var deferred: [Deferral] = []
+        /// The alert that replaces several due alerts, with the keys it replaces (they are
+        /// completed when the merged row is written, so a replay never brings them back).
+        public var merged: Merge?
+        /// The tally after the alert in `perform`, if there is one.
+        public var tallyAfter: AlertTally?
+        /// When the user's next quiet hours begin, if the alert in `perform` is an ordinary one:
+        /// a send that has not started well before then (a worker stalled after the claim) is
+        /// given up, and the next claim decides again.
+        public var sendBefore: Instant?
+    }
+
+    public struct Deferral: Hashable, Sendable {
+        public var key: String
+        public var until: Instant
+        public var reason: String
+    }
+
+    public struct Merge: Hashable, Sendable {
+        public var row: OutboxRow
+        public var replacedKeys: [String]
+    }
+
+    /// Decides what to do with `rows` (one user's due rows, in due order) at `now`.
+    public static func decide(
+        rows: [OutboxRow], profile: UserProfile?, zone: ZoneRules?, tally: AlertTally, at now: Instant,
+        guardSeconds: Int64 = defaultGuardSeconds
+    ) -> Decision {
+        var decision = Decision()
+        let alerts = rows.filter { $0.channel == OutboxPlan.pushChannel }
+        decision.perform = rows.filter { $0.channel != OutboxPlan.pushChannel }
+        guard let profile, let zone, !alerts.isEmpty else {
+            decision.perform = rows
+            return decision
+        }
+        let requests = alerts.map { row in
+            row.payload.data(using: .utf8).flatMap { try? JSONDecoder().decode(NotificationRequest.self, from: $0) }
+        }
+        let local = zone.localDateTime(at: now)
+        let hold = holdUntil(profile.preferences, zone: zone, tally: tally, at: now, guardSeconds: guardSeconds)
+        var sendable: [(row: OutboxRow, request: NotificationRequest?)] = []
+        for (row, request) in zip(alerts, requests) {
+            if request?.content.interruptionLevel == .critical {
+                sendable.append((row, request))
+            } else if let (until, reason) = hold {
+                decision.deferred.append(Deferral(key: row.key, until: until, reason: reason))
+            } else {
+                sendable.append((row, request))
+            }
+        }
+        guard let newest = sendable.last else { return decision }
+        decision.tallyAfter = tally.adding(oneAt: local)
+        if sendable.contains(where: { $0.request?.content.interruptionLevel != .critical }),
+            let quiet = profile.preferences.quietHours
+        {
+            decision.sendBefore = nextStart(of: quiet, after: now, in: zone)
+        }
+        if sendable.count == 1 {
+            decision.perform.append(newest.row)
+        } else {
+            let merge = merged(sendable, userID: profile.id)
+            decision.merged = merge
+            decision.perform.append(merge.row)
+        }
+        decision.perform.sort { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
+        return decision
+    }
+
+    /// When an ordinary alert may go out, if not now: the end of quiet hours, the next local
+    /// hour, or the next local day.
+    static func holdUntil(
+        _ preferences: NotificationPreferences, zone: ZoneRules, tally: AlertTally, at now: Instant, guardSeconds: Int64
+    ) -> (Instant, String)? {
+        let local = zone.localDateTime(at: now)
+        if let quiet = preferences.quietHours {
+            for probe in [local, zone.localDateTime(at: now + guardSeconds)] {
+                if let end = quiet.endOfWindow(containing: probe) {
+                    return (max(zone.instant(for: end), now + 1), "quietHours")
+                }
+            }
+        }
+        if let maxPerDay = preferences.maxPerDay, tally.localDay == local.daysSinceEpoch, tally.sentToday >= maxPerDay {
+            let tomorrow = LocalDateTime(localSeconds: (local.daysSinceEpoch + 1) * .secondsPerDay)
+            return (max(zone.instant(for: tomorrow), now + 1), "maxPerDay")
+        }
+        let hour = local.localSeconds.floorDivided(by: 3_600)
+        if tally.localHour == hour, tally.sentThisHour >= preferences.maxPerHour {
+            let nextHour = LocalDateTime(localSeconds: (hour + 1) * 3_600)
+            return (max(zone.instant(for: nextHour), now + 1), "maxPerHour")
+        }
+        return nil
+    }
+
+    /// The first instant after `now` at which `quiet` begins (within the next eight days).
+    static func nextStart(of quiet: QuietHours, after now: Instant, in zone: ZoneRules) -> Instant? {
+        let local = zone.localDateTime(at: now)
+        for day in local.daysSinceEpoch...(local.daysSinceEpoch + 8) {
+            let start = LocalDateTime(daysSinceEpoch: day, time: quiet.start)
+            if start > local, quiet.contains(start) { return zone.instant(for: start) }
+        }
+        return nil
+    }
+
+    /// One alert for several: the newest one's request, with a body that counts them. Its key
+    /// and request id derive from the first replaced key, so the same merge always makes the
+    /// same row (and `apns-id`).
+    static func merged(_ alerts: [(row: OutboxRow, request: NotificationRequest?)], userID: String) -> Merge {
+        let first = alerts[0].row
+        let newest = alerts[alerts.count - 1]
+        let requestID = "merged/\(first.key)"
+        let dueAt = newest.row.dueAt
+        var payload = newest.row.payload
+        if var request = newest.request {
+            let titles = alerts.compactMap { $0.request?.content.title }.filter { !$0.isEmpty }
+            var body = "\(alerts.count) updates: " + titles.joined(separator: " · ")
+            if body.count > 180 { body = String(body.prefix(179)) + "…" }
+            request.identifier = requestID
+            request.content.body = body
+            if let data = try? JSONEncoder().encode(request), let text = String(data: data, encoding: .utf8) {
+                payload = text
+            }
+        }
+        let row = OutboxRow(
+            key: OutboxKey.make(userID, requestID, dueAt, OutboxPlan.pushChannel), userID: userID, requestID: requestID,
+            channel: OutboxPlan.pushChannel, dueAt: dueAt, payload: payload)
+        return Merge(row: row, replacedKeys: alerts.map(\.row.key))
+    }
+}
+
+extension Int64 {
+    /// Division rounding towards negative infinity (local instants before 1970 stay in their hour).
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+    }
+}

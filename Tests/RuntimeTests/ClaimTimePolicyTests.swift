@@ -1,0 +1,151 @@
+import Foundation
+import Models
+import Storage
+import Testing
+
+@testable import Runtime
+
+/// The rules a worker applies to a user's due rows when it claims them.
+@Suite("ClaimTimePolicy")
+struct ClaimTimePolicyTests {
+    static let berlin = ZoneRules(identifier: "Europe/Berlin")!
+
+    static func profile(
+        zone: String = "Europe/Berlin", quiet: (Int, Int)? = (22 * 60, 7 * 60), maxPerDay: Int? = nil,
+        maxPerHour: Int = 10
+    ) -> UserProfile {
+        var preferences = NotificationPreferences()
+        if let quiet {
+            preferences.quietHours = try! QuietHours(
+                start: LocalTimeOfDay(minutesSinceMidnight: quiet.0), end: LocalTimeOfDay(minutesSinceMidnight: quiet.1))
+        }
+        preferences.maxPerDay = maxPerDay
+        preferences.maxPerHour = maxPerHour
+        return UserProfile(id: "u1", displayName: "Ana Lima", timeZone: zone, preferences: preferences)
+    }
+
+    static func alert(_ name: String, at due: Instant, level: InterruptionLevel = .active) -> OutboxRow {
+        let request = NotificationRequest(
+            identifier: name,
+            content: NotificationContent(kind: .workoutReminder, title: "Title \(name)", body: "Body", interruptionLevel: level),
+            trigger: .date(due))
+        let payload = String(decoding: try! JSONEncoder().encode(request), as: UTF8.self)
+        return OutboxRow(
+            key: OutboxKey.make("u1", name, due, OutboxPlan.pushChannel), userID: "u1", requestID: name,
+            channel: OutboxPlan.pushChannel, dueAt: due, payload: payload)
+    }
+
+    static func instant(_ text: String) -> Instant { Instant(iso8601: text)! }
+
+    @Test("One due alert outside quiet hours is performed as it is, and counted")
+    func oneAlertGoes() {
+        let now = Self.instant("2027-03-01T11:00:00Z")  // 12:00 in Berlin
+        let row = Self.alert("a", at: now - 60)
+        let decision = ClaimTimePolicy.decide(
+            rows: [row], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+        #expect(decision.perform == [row])
+        #expect(decision.deferred.isEmpty)
+        #expect(decision.merged == nil)
+        #expect(decision.tallyAfter?.sentToday == 1)
+        #expect(decision.sendBefore == Self.instant("2027-03-01T21:00:00Z"))  // 22:00 in Berlin
+    }
+
+    @Test("A backlog of alerts becomes one alert that counts them, with a stable key")
+    func backlogIsMerged() throws {
+        let now = Self.instant("2027-03-01T11:00:00Z")
+        let rows = [Self.alert("a", at: now - 3_600), Self.alert("b", at: now - 600), Self.alert("c", at: now - 60)]
+        let decision = ClaimTimePolicy.decide(
+            rows: rows, profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+        let merge = try #require(decision.merged)
+        #expect(merge.replacedKeys == rows.map(\.key))
+        #expect(decision.perform == [merge.row])
+        #expect(merge.row.dueAt == rows[2].dueAt)
+        let request = try JSONDecoder().decode(NotificationRequest.self, from: Data(merge.row.payload.utf8))
+        #expect(request.content.body.hasPrefix("3 updates: Title a · Title b · Title c"))
+        #expect(request.identifier == merge.row.requestID)
+        let again = ClaimTimePolicy.decide(
+            rows: rows, profile: Self.profile(), zone: Self.berlin, tally: .none, at: now + 5)
+        #expect(again.merged?.row.key == merge.row.key)  // a rescue merges to the same apns-id
+    }
+
+    @Test("In quiet hours an alert waits for their end; a critical one goes through")
+    func quietHoursDefer() {
+        let now = Self.instant("2027-03-01T02:00:00Z")  // 03:00 in Berlin
+        let ordinary = Self.alert("a", at: now - 60)
+        let critical = Self.alert("b", at: now - 30, level: .critical)
+        let decision = ClaimTimePolicy.decide(
+            rows: [ordinary, critical], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+        #expect(decision.deferred.map(\.key) == [ordinary.key])
+        #expect(decision.deferred.first?.until == Self.instant("2027-03-01T06:00:00Z"))  // 07:00 in Berlin
+        #expect(decision.deferred.first?.reason == "quietHours")
+        #expect(decision.perform == [critical])
+        #expect(decision.sendBefore == nil)
+    }
+
+    @Test("An alert is not started within the guard before quiet hours")
+    func guardBeforeQuietHours() {
+        let now = Self.instant("2027-03-01T20:59:00Z")  // 21:59 in Berlin
+        let decision = ClaimTimePolicy.decide(
+            rows: [Self.alert("a", at: now)], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now,
+            guardSeconds: 120)
+        #expect(decision.perform.isEmpty)
+        #expect(decision.deferred.first?.until == Self.instant("2027-03-02T06:00:00Z"))
+    }
+
+    @Test("Quiet hours that wrap midnight are found on both sides of it, at a 45-minute offset")
+    func wrapsMidnightAtOddOffset() {
+        let chatham = ZoneRules(identifier: "Pacific/Chatham")!  // +13:45 in March
+        let profile = Self.profile(zone: "Pacific/Chatham", quiet: (23 * 60, 6 * 60 + 30))
+        let beforeMidnight = Self.instant("2027-03-01T09:30:00Z")  // 23:15 local
+        let afterMidnight = Self.instant("2027-03-01T11:00:00Z")  // 00:45 local
+        for now in [beforeMidnight, afterMidnight] {
+            let decision = ClaimTimePolicy.decide(
+                rows: [Self.alert("a", at: now)], profile: profile, zone: chatham, tally: .none, at: now)
+            #expect(decision.deferred.first?.until == Self.instant("2027-03-01T16:45:00Z"))  // 06:30 local
+        }
+    }
+
+    @Test("The daily cap defers to the next local day, the hourly one to the next local hour")
+    func capsDefer() {
+        let now = Self.instant("2027-03-01T11:20:00Z")  // 12:20 in Berlin
+        let local = Self.berlin.localDateTime(at: now)
+        let full = AlertTally.none.adding(oneAt: local).adding(oneAt: local)
+        let daily = ClaimTimePolicy.decide(
+            rows: [Self.alert("a", at: now)], profile: Self.profile(maxPerDay: 2), zone: Self.berlin, tally: full, at: now)
+        #expect(daily.deferred.first?.until == Self.instant("2027-03-01T23:00:00Z"))  // local midnight
+        #expect(daily.deferred.first?.reason == "maxPerDay")
+        let hourly = ClaimTimePolicy.decide(
+            rows: [Self.alert("a", at: now)], profile: Self.profile(maxPerHour: 2), zone: Self.berlin, tally: full, at: now)
+        #expect(hourly.deferred.first?.until == Self.instant("2027-03-01T12:00:00Z"))  // 13:00 local
+        #expect(hourly.deferred.first?.reason == "maxPerHour")
+        let yesterday = ClaimTimePolicy.decide(
+            rows: [Self.alert("a", at: now + 86_400)], profile: Self.profile(maxPerDay: 2), zone: Self.berlin, tally: full,
+            at: now + 86_400)
+        #expect(yesterday.deferred.isEmpty)
+        #expect(yesterday.tallyAfter?.sentToday == 1)
+    }
+
+    @Test("Quiet hours ending on the day of a DST change end at the local wall time")
+    func dstChange() {
+        // Berlin springs forward on 2027-03-28 at 02:00 (+1 -> +2).
+        let now = Self.instant("2027-03-28T02:30:00Z")  // 04:30 CEST
+        let decision = ClaimTimePolicy.decide(
+            rows: [Self.alert("a", at: now)], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+        #expect(decision.deferred.first?.until == Self.instant("2027-03-28T05:00:00Z"))  // 07:00 CEST
+    }
+
+    @Test("Rows of other channels pass; a user without a profile passes unchanged")
+    func otherChannelsAndUnknownUsers() {
+        let now = Self.instant("2027-03-01T02:00:00Z")
+        let sync = OutboxRow(
+            key: "k-sync", userID: "u1", requestID: "sync", channel: OutboxPlan.silentChannel, dueAt: now, payload: "{}")
+        let alert = Self.alert("a", at: now)
+        let decision = ClaimTimePolicy.decide(
+            rows: [sync, alert], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+        #expect(decision.perform == [sync])
+        #expect(decision.deferred.count == 1)
+        let unknown = ClaimTimePolicy.decide(rows: [sync, alert], profile: nil, zone: nil, tally: .none, at: now)
+        #expect(unknown.perform == [sync, alert])
+        #expect(ClaimTimePolicy.decide(rows: [], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now).perform.isEmpty)
+    }
+}

@@ -1,0 +1,12 @@
+import Models
+import Storage
+import Testing
+import StoreConformance
+
+@Suite("RuntimeStore conformance")
+struct RuntimeStoreConformanceTests {
+    @Test("The in-memory store keeps the runtime's contract", arguments: RuntimeStoreCheck.allCases)
+    func inMemory(_ check: RuntimeStoreCheck) throws {
+        try checkRuntimeStoreConformance({ InMemoryEngagementStore() }, only: [check])
+    }
+}
