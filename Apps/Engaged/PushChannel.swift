@@ -135,7 +135,9 @@ struct APNsChannelTransport: ChannelTransport {
             request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate
         let expiration =
             ChannelPolicy.expiration(of: kind, dueAt: row.dueAt).map(PushRequest.Expiration.at) ?? .nowOrNever
-        let collapseID = ChannelPolicy.collapseID(of: kind, requestID: request.identifier)
+        // Grouped copy collapses by its group; any other alert with a re-send of itself (the same
+        // row after a crash, under the same apns-id), so a re-send replaces, never doubles, on the phone.
+        let collapseID = ChannelPolicy.collapseID(of: kind, requestID: request.identifier) ?? row.key
         let outcomes = try await send(row, on: .remote) { device in
             PushRequest(
                 id: row.key, deviceToken: device.token, environment: device.pushEnvironment, pushType: .alert,

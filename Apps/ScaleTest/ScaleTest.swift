@@ -44,6 +44,8 @@ struct ScaleTest: AsyncParsableCommand {
         name: .customLong("quiet-guard-seconds"),
         help: "The workers' margin before quiet hours, in engine seconds (at --speed 900, 600 s is 0.67 s of wall).")
     var quietGuardSeconds = 600
+    @Option(name: .customLong("batch-users"), help: "Users each worker claims at once (1-10000).")
+    var batchUsers = 256
     @Option(help: "Seed of the load.")
     var seed: UInt64 = 1
 
@@ -55,6 +57,7 @@ struct ScaleTest: AsyncParsableCommand {
         }
         guard speed > 0, speed <= 100_000 else { throw ValidationError("--speed must be in (0, 100000]") }
         guard (1...600).contains(leaseSeconds) else { throw ValidationError("--lease-seconds must be in 1...600") }
+        guard (1...10_000).contains(batchUsers) else { throw ValidationError("--batch-users must be in 1...10000") }
         guard (0...1).contains(killAfter) else { throw ValidationError("--kill-after must be in 0...1") }
         guard (10...86_400).contains(timeoutSeconds) else { throw ValidationError("--timeout-seconds must be in 10...86400") }
         do { _ = try PostgresURL(database) } catch { throw ValidationError(error.description) }
@@ -63,7 +66,8 @@ struct ScaleTest: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "scale-test")
         logger.logLevel = .warning
-        func say(_ line: String) { print("scale-test: \(line)") }
+        // Unbuffered: progress lines appear as they happen, also in a file or a pipe.
+        func say(_ line: String) { FileHandle.standardOutput.write(Data("scale-test: \(line)\n".utf8)) }
         guard FileManager.default.isExecutableFile(atPath: engaged) else { throw fail("no executable at \(engaged)", 69) }
         try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
 
@@ -108,7 +112,7 @@ struct ScaleTest: AsyncParsableCommand {
             process.executableURL = URL(fileURLWithPath: engaged)
             process.arguments = [
                 "worker", "--database", databaseURL, "--worker-id", "w\(number)", "--lease-seconds", "\(leaseSeconds)",
-                "--idle-milliseconds", "50", "--quiet-guard-seconds", "\(quietGuardSeconds)", "--apns-url", fake.url, "--apns-ca-file", caFile, "--apns-key-file", keyFile,
+                "--idle-milliseconds", "50", "--batch-users", "\(batchUsers)", "--quiet-guard-seconds", "\(quietGuardSeconds)", "--apns-url", fake.url, "--apns-ca-file", caFile, "--apns-key-file", keyFile,
                 "--apns-key-id", keyID, "--apns-team-id", teamID, "--apns-topic", topic,
                 "--scaled-clock", "\(start.iso8601),\(speed),\(originMilliseconds)",
                 "--stats-file", workDirectory + "/worker-\(number).json",
@@ -213,3 +217,4 @@ struct ScaleTest: AsyncParsableCommand {
         return ExitCode(status)
     }
 }
+

@@ -1,6 +1,7 @@
 public import Models
 public import Runtime
 public import Storage
+import Synchronization
 
 /// A worker's view of the shared store: everything as `base` has it, except that due outbox
 /// rows are *claimed* (`OutboxQueue`) rather than listed, so several worker processes running
@@ -11,9 +12,14 @@ public import Storage
 /// completes the rows and gives back the lease of every user whose claimed rows are all done
 /// (their next due instant is recomputed). A user whose rows were not all completed (a transport
 /// failed) keeps the lease until it expires: the retry waits that long, on any worker.
+///
+/// While a claim is performed, the profile, devices and inbox counts of its users come from one
+/// read made right after the claim (`ClaimPrefetch`); a write of this worker's to one of them
+/// drops that user's copy.
 public final class ClaimingRuntimeStore: RuntimeStore {
     public let base: PostgresRuntimeStore
     public let queue: OutboxQueue
+    private let prefetch = Mutex(ClaimPrefetch())
 
     public init(base: PostgresRuntimeStore, queue: OutboxQueue) {
         self.base = base
@@ -21,7 +27,18 @@ public final class ClaimingRuntimeStore: RuntimeStore {
     }
 
     public func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
-        try queue.claim(through: instant, users: limit)
+        prefetch.withLock { $0 = ClaimPrefetch() }
+        let claim = try queue.claimWithRules(through: instant, users: limit)
+        let users = Set(claim.rows.filter { $0.channel != OutboxPlan.jobChannel }.map(\.userID))
+        let read = try ClaimPrefetch.read(users.sorted(), knownToHaveProfile: Set(claim.rules.keys), pool: queue.pool)
+        prefetch.withLock { $0 = read }
+        return claim.rows
+    }
+
+    private func forget(_ users: some Sequence<String>) {
+        prefetch.withLock { prefetch in
+            for user in users { prefetch.forget(user) }
+        }
     }
 
     public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
@@ -34,6 +51,7 @@ public final class ClaimingRuntimeStore: RuntimeStore {
     /// Commits through the base store, then settles claimed rows the commits replaced or
     /// withdrew (a background job's commit replaces its own row with the next run).
     public func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError) {
+        forget(commits.map(\.userID))
         try base.commitGroup(commits)
         try queue.reconcile(userIDs: commits.map(\.userID))
     }
@@ -45,6 +63,11 @@ public final class ClaimingRuntimeStore: RuntimeStore {
     public func userIDs() throws(StoreError) -> [String] { try base.userIDs() }
     public func apply(_ batch: StoreBatch) throws(StoreError) { try base.apply(batch) }
     public func profile(id: String) throws(StoreError) -> UserProfile? { try base.profile(id: id) }
+    public func hasProfile(id: String) throws(StoreError) -> Bool {
+        let known = prefetch.withLock { $0.read.contains(id) ? $0.withProfile.contains(id) : nil }
+        if let known { return known }
+        return try base.hasProfile(id: id)
+    }
     public func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent] {
         try base.activityEvents(userID: userID, since: since)
     }
@@ -60,6 +83,7 @@ public final class ClaimingRuntimeStore: RuntimeStore {
     public func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError)
         -> Bool
     {
+        forget([delivery.row.userID])
         let delivered = try base.deliverToInbox(delivery, next: next, at: instant)
         try queue.settle(completed: [delivery.row.key])
         return delivered
@@ -68,10 +92,18 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         try base.inboxPage(userID: userID, before: sequence, limit: limit)
     }
     public func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem? {
-        try base.setInboxState(userID: userID, itemID: itemID, to: state)
+        forget([userID])
+        return try base.setInboxState(userID: userID, itemID: itemID, to: state)
+    }
+    public func inboxCounts(userID: String) throws(StoreError) -> InboxCounts {
+        if let known = prefetch.withLock({ $0.counts[userID] }) { return known }
+        return try base.inboxCounts(userID: userID)
     }
     @discardableResult
-    public func readAllInbox(userID: String) throws(StoreError) -> InboxCounts { try base.readAllInbox(userID: userID) }
+    public func readAllInbox(userID: String) throws(StoreError) -> InboxCounts {
+        forget([userID])
+        return try base.readAllInbox(userID: userID)
+    }
     public func userVersions(userID: String) throws(StoreError) -> UserVersions? {
         try base.userVersions(userID: userID)
     }
@@ -81,18 +113,25 @@ public final class ClaimingRuntimeStore: RuntimeStore {
     public func idempotencyRecordCount() throws(StoreError) -> Int { try base.idempotencyRecordCount() }
     @discardableResult
     public func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
-        try base.registerDevice(device)
+        forget([device.userID])
+        let previous = try base.registerDevice(device)
+        if let previous { forget([previous.userID]) }
+        return previous
     }
     @discardableResult
     public func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
-        try base.removeDevice(userID: userID, token: token)
+        forget([userID])
+        return try base.removeDevice(userID: userID, token: token)
     }
     @discardableResult
     public func removeDevice(token: String) throws(StoreError) -> DeviceRegistration? {
-        try base.removeDevice(token: token)
+        let removed = try base.removeDevice(token: token)
+        if let removed { forget([removed.userID]) }
+        return removed
     }
     public func devices(userID: String) throws(StoreError) -> [DeviceRegistration] {
-        try base.devices(userID: userID)
+        if let known = prefetch.withLock({ $0.devices[userID] }) { return known }
+        return try base.devices(userID: userID)
     }
     public func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError)
         -> [TraceRecord]

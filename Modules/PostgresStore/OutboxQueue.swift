@@ -63,7 +63,14 @@ public final class OutboxQueue: Sendable {
     /// lease given back at once when nothing else is left), a backlog of alerts is merged into
     /// one row. Everything is written in one transaction before a row is returned.
     public func claim(through now: Instant, users limit: Int) throws(StoreError) -> [OutboxRow] {
-        let (rows, deadlines) = try pool.transaction { connection in
+        try claimWithRules(through: now, users: limit).rows
+    }
+
+    /// `claim`, with the rules the claim read (of the users with alerts due).
+    func claimWithRules(through now: Instant, users limit: Int) throws(StoreError) -> (
+        rows: [OutboxRow], rules: [String: ClaimTimePolicy.UserRules]
+    ) {
+        let (rows, deadlines, rules) = try pool.transaction { connection in
             try claimInTransaction(now: now, limit: limit, connection)
         }
         let at = ContinuousClock.now
@@ -77,7 +84,7 @@ public final class OutboxQueue: Sendable {
                 }
             }
         }
-        return rows
+        return (rows, rules)
     }
 
     /// Marks `keys` as done for the lease book-keeping: every user whose claimed rows are now
@@ -161,7 +168,7 @@ public final class OutboxQueue: Sendable {
     // MARK: - Inside the claim's transaction
 
     private func claimInTransaction(now: Instant, limit: Int, _ connection: PostgresConnection) throws
-        -> ([OutboxRow], [String: Instant])
+        -> ([OutboxRow], [String: Instant], [String: ClaimTimePolicy.UserRules])
     {
         let users = try pool.query(
             """
@@ -176,22 +183,24 @@ public final class OutboxQueue: Sendable {
             RETURNING w.user_id
             """, on: connection
         ).map { try $0.decode(String.self) }
-        guard !users.isEmpty else { return ([], [:]) }
+        guard !users.isEmpty else { return ([], [:], [:]) }
+        var claimedBefore: Set<String> = []
         let due = try pool.query(
             """
-            SELECT key, user_id, request_id, channel, due_at, payload FROM outbox
+            SELECT key, user_id, request_id, channel, due_at, payload, attempts FROM outbox
             WHERE user_id = ANY(\(users)) AND due_at <= \(now.secondsSinceEpoch) ORDER BY user_id, due_at, key
             """, on: connection
         ).map { row in
-            let (key, user, request, channel, dueAt, payload) = try row.decode(
-                (String, String, String, String, Int64, String).self)
+            let (key, user, request, channel, dueAt, payload, attempts) = try row.decode(
+                (String, String, String, String, Int64, String, Int32).self)
+            if attempts > 0 { claimedBefore.insert(key) }
             return OutboxRow(
                 key: key, userID: user, requestID: request, channel: channel,
                 dueAt: Instant(secondsSinceEpoch: dueAt), payload: payload)
         }
         let byUser = Dictionary(grouping: due, by: \.userID)
         let alerted = byUser.filter { $0.value.contains { $0.channel == OutboxPlan.pushChannel } }.map(\.key)
-        let profiles = try self.profiles(of: alerted, connection)
+        let rules = try self.rules(of: alerted, connection)
         let tallies = try self.tallies(of: alerted, connection)
 
         var perform: [OutboxRow] = []
@@ -202,10 +211,10 @@ public final class OutboxQueue: Sendable {
         var deadlines: [String: Instant] = [:]
         for user in users {
             let rows = byUser[user] ?? []
-            let profile = profiles[user]
+            let userRules = rules[user]
             let decision = ClaimTimePolicy.decide(
-                rows: rows, profile: profile, zone: profile.flatMap { zone($0.timeZone) },
-                tally: tallies[user] ?? .none, at: now, guardSeconds: guardSeconds)
+                rows: rows, rules: userRules, zone: userRules.flatMap { zone($0.timeZone) },
+                tally: tallies[user] ?? .none, at: now, guardSeconds: guardSeconds, claimedBefore: claimedBefore)
             deferrals += decision.deferred
             if let merge = decision.merged { merges.append(merge) }
             if let tally = decision.tallyAfter { newTallies.append((user, tally)) }
@@ -217,22 +226,42 @@ public final class OutboxQueue: Sendable {
         try writeMerges(merges, at: now, connection)
         try writeTallies(newTallies, connection)
         if !idle.isEmpty { try release(idle, connection) }
+        // Marked before anything is sent: a rescue knows these may have gone out.
+        try pool.query(
+            "UPDATE outbox SET claimed_by = \(workerID), attempts = attempts + 1 WHERE key = ANY(\(perform.map(\.key)))",
+            on: connection)
         perform.sort { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
-        return (perform, deadlines)
+        return (perform, deadlines, rules)
     }
 
-    private func profiles(of users: [String], _ connection: PostgresConnection) throws -> [String: UserProfile] {
+    /// The rules of `users` that have a profile, read out of the profile's JSON by PostgreSQL:
+    /// decoding whole profiles was most of a claim's time.
+    private func rules(of users: [String], _ connection: PostgresConnection) throws -> [String: ClaimTimePolicy.UserRules] {
         guard !users.isEmpty else { return [:] }
-        var profiles: [String: UserProfile] = [:]
+        var rules: [String: ClaimTimePolicy.UserRules] = [:]
         let decoder = JSONDecoder()
-        for row in try pool.query("SELECT user_id, json FROM profile WHERE user_id = ANY(\(users))", on: connection) {
-            let (user, json) = try row.decode((String, String).self)
-            guard let profile = try? decoder.decode(UserProfile.self, from: Data(json.utf8)) else {
-                throw StoreError.corrupt("profile.json of user \"\(user)\" does not decode")
+        let rows = try pool.query(
+            """
+            SELECT user_id, p->>'timeZone', (p->'preferences'->'quietHours')::text,
+                COALESCE((p->'preferences'->>'maxPerHour')::bigint, \(Int64(NotificationPreferences().maxPerHour))),
+                (p->'preferences'->>'maxPerDay')::bigint
+            FROM (SELECT user_id, json::jsonb AS p FROM profile WHERE user_id = ANY(\(users))) AS profiles
+            """, on: connection)
+        for row in rows {
+            let (user, zone, quietJSON, maxPerHour, maxPerDay) = try row.decode(
+                (String, String?, String?, Int64, Int64?).self)
+            var quiet: QuietHours?
+            if let quietJSON, quietJSON != "null" {
+                guard let decoded = try? decoder.decode(QuietHours.self, from: Data(quietJSON.utf8)) else {
+                    throw StoreError.corrupt("profile.json of user \"\(user)\": preferences.quietHours does not decode")
+                }
+                quiet = decoded
             }
-            profiles[user] = profile
+            guard let zone else { throw StoreError.corrupt("profile.json of user \"\(user)\" has no timeZone") }
+            rules[user] = ClaimTimePolicy.UserRules(
+                userID: user, timeZone: zone, quietHours: quiet, maxPerHour: Int(maxPerHour), maxPerDay: maxPerDay.map(Int.init))
         }
-        return profiles
+        return rules
     }
 
     private func tallies(of users: [String], _ connection: PostgresConnection) throws -> [String: AlertTally] {
@@ -275,16 +304,16 @@ public final class OutboxQueue: Sendable {
             SELECT k, i, \(now.secondsSinceEpoch) FROM unnest(\(replaced)::text[], \(into)::text[]) AS m(k, i)
             ON CONFLICT DO NOTHING
             """, on: connection)
-        for merge in merges {
-            let row = merge.row
-            try pool.query(
-                """
-                INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
-                VALUES (\(row.userID), \(row.requestID), \(row.channel), \(row.key), \(row.dueAt.secondsSinceEpoch), \(row.payload))
-                ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
-                    payload = excluded.payload
-                """, on: connection)
-        }
+        let rows = merges.map(\.row)
+        try pool.query(
+            """
+            INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
+            SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
+                \(rows.map(\.channel))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
+                \(rows.map(\.payload))::text[])
+            ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
+                payload = excluded.payload
+            """, on: connection)
     }
 
     private func writeTallies(_ tallies: [(String, AlertTally)], _ connection: PostgresConnection) throws {

@@ -84,14 +84,15 @@ extension EngineRuntime {
 
     /// The counts of the user's inbox.
     public func inboxCounts(of userID: String) throws(RuntimeError) -> InboxCounts {
-        try inbox(of: userID, cursor: nil, limit: 1).counts
+        try requireUser(userID)
+        do { return try store.inboxCounts(userID: userID) } catch { throw .store(error) }
     }
 
     /// Throws `unknownUser` unless the user has a stored profile (a read of the profile alone:
     /// no engine is loaded).
     func requireUser(_ userID: String) throws(RuntimeError) {
-        let profile: UserProfile?
-        do { profile = try store.profile(id: userID) } catch { throw .store(error) }
-        guard profile != nil else { throw .unknownUser(userID) }
+        let known: Bool
+        do { known = try store.hasProfile(id: userID) } catch { throw .store(error) }
+        guard known else { throw .unknownUser(userID) }
     }
 }

@@ -34,6 +34,10 @@ public protocol EngagementStore: Sendable {
     /// The stored profile of user `id`, or nil when there is none.
     func profile(id: String) throws(StoreError) -> UserProfile?
 
+    /// Whether user `id` has a stored profile (by default: `profile(id:)` is not nil; a store
+    /// may answer without reading the profile).
+    func hasProfile(id: String) throws(StoreError) -> Bool
+
     /// The user's activity events at or after `since`, oldest first.
     func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent]
 
@@ -50,6 +54,10 @@ public protocol EngagementStore: Sendable {
 
     /// The user's engagement state, or nil when none was stored.
     func engagementState(userID: String) throws(StoreError) -> EngagementState?
+}
+
+extension EngagementStore {
+    public func hasProfile(id: String) throws(StoreError) -> Bool { try profile(id: id) != nil }
 }
 
 /// Why a store refused a call. Every case carries what a person needs to act on it.

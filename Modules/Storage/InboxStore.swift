@@ -150,6 +150,14 @@ public protocol InboxStore: Sendable {
     /// Marks every item delivered so far as read; returns the counts after it.
     @discardableResult
     func readAllInbox(userID: String) throws(StoreError) -> InboxCounts
+    /// The user's counts alone (the badge of a push): by default those of the first page.
+    func inboxCounts(userID: String) throws(StoreError) -> InboxCounts
+}
+
+extension InboxStore {
+    public func inboxCounts(userID: String) throws(StoreError) -> InboxCounts {
+        try inboxPage(userID: userID, before: nil, limit: 1).counts
+    }
 }
 
 /// The rules every conformer shares, as pure functions.

@@ -191,10 +191,11 @@ struct APNsChannelTests {
             #expect(push.headers["apns-collapse-id"] == "workoutKudos.2027-03-01.3")
             // Social kinds are stale after 6 hours: APNs keeps them no longer for an offline phone.
             #expect(push.headers["apns-expiration"] == String(kudos.dueAt.secondsSinceEpoch + 6 * 3_600))
-            // A mention is not grouped copy: no collapse id.
-            try await channel.perform(Self.row("Ben mentioned you"))
+            // A mention is not grouped copy: it collapses only with a re-send of itself (its key).
+            let mention = Self.row("Ben mentioned you")
+            try await channel.perform(mention)
             #expect(fake.pushes.count == 2)
-            #expect(fake.pushes[1].headers["apns-collapse-id"] == nil)
+            #expect(fake.pushes[1].headers["apns-collapse-id"] == mention.key)
         }
     }
 

@@ -132,6 +132,26 @@ struct OutboxQueueTests {
         }
     }
 
+    @Test("An alert a dead worker claimed is re-sent alone after its lease, never merged with newer ones")
+    func rescuedAlertsAreNotMerged() throws {
+        try ScratchDatabase.with { database in
+            try database.withStore { store in
+                let first = Self.alert("u1", "a", at: Self.now - 600)
+                try Self.addUser("u1", rows: [first], to: store)
+                let dead = OutboxQueue(pool: store.pool, workerID: "dead", leaseSeconds: 1)
+                #expect(try dead.claim(through: Self.now, users: 10) == [first])
+                let later = Self.alert("u1", "b", at: Self.now - 60)
+                try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], outbox: [later]))
+                Thread.sleep(forTimeInterval: 1.3)
+                let rescuer = OutboxQueue(pool: store.pool, workerID: "rescuer")
+                let claiming = ClaimingRuntimeStore(base: store, queue: rescuer)
+                #expect(try claiming.dueOutbox(through: Self.now, limit: 10) == [first])
+                try claiming.completeOutbox(keys: [first.key], at: Self.now)
+                #expect(try claiming.dueOutbox(through: Self.now, limit: 10) == [later])
+            }
+        }
+    }
+
     @Test("In quiet hours the claim moves the alert to their end and gives the user back")
     func quietHoursDeferAtClaim() throws {
         try ScratchDatabase.with { database in
@@ -169,14 +189,19 @@ struct OutboxQueueTests {
         try ScratchDatabase.with { database in
             try database.withStore { store in
                 let tokens = PostgresProviderTokens(pool: store.pool)
-                #expect(try tokens.newest(keyID: "K") == nil)
+                let none = try tokens.newest(keyID: "K")
+                #expect(none == nil)
                 let first = SharedProviderToken(keyID: "K", jwt: "first", issuedAt: Self.now)
                 let second = SharedProviderToken(keyID: "K", jwt: "second", issuedAt: Self.now + 1)
-                #expect(try tokens.keep(first, unlessIssuedAfter: Self.now - 3_000) == first)
-                #expect(try tokens.keep(second, unlessIssuedAfter: Self.now + 1 - 3_000) == first)
-                #expect(try tokens.newest(keyID: "K") == first)
+                let keptFirst = try tokens.keep(first, unlessIssuedAfter: Self.now - 3_000)
+                #expect(keptFirst == first)
+                let keptSecond = try tokens.keep(second, unlessIssuedAfter: Self.now + 1 - 3_000)
+                #expect(keptSecond == first)  // the first is younger than the cutoff: it stays
+                let newest = try tokens.newest(keyID: "K")
+                #expect(newest == first)
                 let later = SharedProviderToken(keyID: "K", jwt: "later", issuedAt: Self.now + 3_000)
-                #expect(try tokens.keep(later, unlessIssuedAfter: Self.now) == later)
+                let keptLater = try tokens.keep(later, unlessIssuedAfter: Self.now)
+                #expect(keptLater == later)
             }
         }
     }

@@ -187,6 +187,35 @@ struct PostgresRuntimeStoreTests {
         }
     }
 
+    @Test("A completion racing a replayed commit in another process never leaves its key pending")
+    func aCompletionRacingAReplayNeverLeavesTheKeyPending() throws {
+        try ScratchDatabase.with { database in
+            try database.withStore { runtime in
+                try database.withStore { dispatcher in
+                    for round in 0..<25 {
+                        let commit = RuntimeCommit(
+                            userID: "u1", snapshot: [UInt8(round)], outbox: [row("u1", "r\(round)", dueIn: 60)])
+                        try runtime.commit(commit)
+                        let failures = Failures()
+                        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+                            do {
+                                if worker == 0 {
+                                    try dispatcher.completeOutbox(keys: [commit.outbox[0].key], at: t0 + 61)
+                                } else {
+                                    try runtime.commit(commit)
+                                }
+                            } catch {
+                                failures.append("\(error)")
+                            }
+                        }
+                        #expect(failures.all.isEmpty)
+                        #expect(try dispatcher.pendingOutbox(userID: "u1").isEmpty, "round \(round)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("Opening a migrated database again migrates nothing and keeps the data")
     func migratingTwice() throws {
         try ScratchDatabase.with { database in

@@ -42,7 +42,7 @@ struct ClaimTimePolicyTests {
         let now = Self.instant("2027-03-01T11:00:00Z")  // 12:00 in Berlin
         let row = Self.alert("a", at: now - 60)
         let decision = ClaimTimePolicy.decide(
-            rows: [row], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+            rows: [row], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
         #expect(decision.perform == [row])
         #expect(decision.deferred.isEmpty)
         #expect(decision.merged == nil)
@@ -55,7 +55,7 @@ struct ClaimTimePolicyTests {
         let now = Self.instant("2027-03-01T11:00:00Z")
         let rows = [Self.alert("a", at: now - 3_600), Self.alert("b", at: now - 600), Self.alert("c", at: now - 60)]
         let decision = ClaimTimePolicy.decide(
-            rows: rows, profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+            rows: rows, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
         let merge = try #require(decision.merged)
         #expect(merge.replacedKeys == rows.map(\.key))
         #expect(decision.perform == [merge.row])
@@ -64,8 +64,20 @@ struct ClaimTimePolicyTests {
         #expect(request.content.body.hasPrefix("3 updates: Title a · Title b · Title c"))
         #expect(request.identifier == merge.row.requestID)
         let again = ClaimTimePolicy.decide(
-            rows: rows, profile: Self.profile(), zone: Self.berlin, tally: .none, at: now + 5)
+            rows: rows, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now + 5)
         #expect(again.merged?.row.key == merge.row.key)  // a rescue merges to the same apns-id
+    }
+
+    @Test("A rescue sends an alert claimed before alone, under its own key, and merges nothing with it")
+    func rescueNeverMergesWhatMayHaveGoneOut() {
+        let now = Self.instant("2027-03-01T11:00:00Z")
+        let rows = [Self.alert("a", at: now - 600), Self.alert("b", at: now - 300), Self.alert("c", at: now - 60)]
+        let decision = ClaimTimePolicy.decide(
+            rows: rows, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now,
+            claimedBefore: [rows[0].key])
+        #expect(decision.perform == [rows[0]])
+        #expect(decision.merged == nil)
+        #expect(decision.deferred.isEmpty)  // b and c stay due for the next claim
     }
 
     @Test("In quiet hours an alert waits for their end; a critical one goes through")
@@ -74,7 +86,7 @@ struct ClaimTimePolicyTests {
         let ordinary = Self.alert("a", at: now - 60)
         let critical = Self.alert("b", at: now - 30, level: .critical)
         let decision = ClaimTimePolicy.decide(
-            rows: [ordinary, critical], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+            rows: [ordinary, critical], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
         #expect(decision.deferred.map(\.key) == [ordinary.key])
         #expect(decision.deferred.first?.until == Self.instant("2027-03-01T06:00:00Z"))  // 07:00 in Berlin
         #expect(decision.deferred.first?.reason == "quietHours")
@@ -86,7 +98,7 @@ struct ClaimTimePolicyTests {
     func guardBeforeQuietHours() {
         let now = Self.instant("2027-03-01T20:59:00Z")  // 21:59 in Berlin
         let decision = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now,
+            rows: [Self.alert("a", at: now)], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now,
             guardSeconds: 120)
         #expect(decision.perform.isEmpty)
         #expect(decision.deferred.first?.until == Self.instant("2027-03-02T06:00:00Z"))
@@ -100,7 +112,7 @@ struct ClaimTimePolicyTests {
         let afterMidnight = Self.instant("2027-03-01T11:00:00Z")  // 00:45 local
         for now in [beforeMidnight, afterMidnight] {
             let decision = ClaimTimePolicy.decide(
-                rows: [Self.alert("a", at: now)], profile: profile, zone: chatham, tally: .none, at: now)
+                rows: [Self.alert("a", at: now)], rules: .init(profile), zone: chatham, tally: .none, at: now)
             #expect(decision.deferred.first?.until == Self.instant("2027-03-01T16:45:00Z"))  // 06:30 local
         }
     }
@@ -111,15 +123,15 @@ struct ClaimTimePolicyTests {
         let local = Self.berlin.localDateTime(at: now)
         let full = AlertTally.none.adding(oneAt: local).adding(oneAt: local)
         let daily = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], profile: Self.profile(maxPerDay: 2), zone: Self.berlin, tally: full, at: now)
+            rows: [Self.alert("a", at: now)], rules: .init(Self.profile(maxPerDay: 2)), zone: Self.berlin, tally: full, at: now)
         #expect(daily.deferred.first?.until == Self.instant("2027-03-01T23:00:00Z"))  // local midnight
         #expect(daily.deferred.first?.reason == "maxPerDay")
         let hourly = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], profile: Self.profile(maxPerHour: 2), zone: Self.berlin, tally: full, at: now)
+            rows: [Self.alert("a", at: now)], rules: .init(Self.profile(maxPerHour: 2)), zone: Self.berlin, tally: full, at: now)
         #expect(hourly.deferred.first?.until == Self.instant("2027-03-01T12:00:00Z"))  // 13:00 local
         #expect(hourly.deferred.first?.reason == "maxPerHour")
         let yesterday = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now + 86_400)], profile: Self.profile(maxPerDay: 2), zone: Self.berlin, tally: full,
+            rows: [Self.alert("a", at: now + 86_400)], rules: .init(Self.profile(maxPerDay: 2)), zone: Self.berlin, tally: full,
             at: now + 86_400)
         #expect(yesterday.deferred.isEmpty)
         #expect(yesterday.tallyAfter?.sentToday == 1)
@@ -130,7 +142,7 @@ struct ClaimTimePolicyTests {
         // Berlin springs forward on 2027-03-28 at 02:00 (+1 -> +2).
         let now = Self.instant("2027-03-28T02:30:00Z")  // 04:30 CEST
         let decision = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+            rows: [Self.alert("a", at: now)], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
         #expect(decision.deferred.first?.until == Self.instant("2027-03-28T05:00:00Z"))  // 07:00 CEST
     }
 
@@ -141,11 +153,11 @@ struct ClaimTimePolicyTests {
             key: "k-sync", userID: "u1", requestID: "sync", channel: OutboxPlan.silentChannel, dueAt: now, payload: "{}")
         let alert = Self.alert("a", at: now)
         let decision = ClaimTimePolicy.decide(
-            rows: [sync, alert], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now)
+            rows: [sync, alert], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
         #expect(decision.perform == [sync])
         #expect(decision.deferred.count == 1)
-        let unknown = ClaimTimePolicy.decide(rows: [sync, alert], profile: nil, zone: nil, tally: .none, at: now)
+        let unknown = ClaimTimePolicy.decide(rows: [sync, alert], rules: nil, zone: nil, tally: .none, at: now)
         #expect(unknown.perform == [sync, alert])
-        #expect(ClaimTimePolicy.decide(rows: [], profile: Self.profile(), zone: Self.berlin, tally: .none, at: now).perform.isEmpty)
+        #expect(ClaimTimePolicy.decide(rows: [], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now).perform.isEmpty)
     }
 }
