@@ -236,16 +236,22 @@ final class WorkerStats: Sendable {
         }
     }
 
-    /// Writes `{"worker", "performed", "claimToSendP50Millis", "claimToSendP99Millis"}` atomically.
+    /// Writes `{"worker", "performed", "claimToSendP50Millis", "claimToSendP99Millis", "cpuSeconds"}`
+    /// (the process's user and system CPU so far) atomically.
     func write(to path: String?) {
         guard let path else { return }
         let (performed, samples) = state.withLock { ($0.performed, $0.claimToSendMilliseconds.sorted()) }
         func percentile(_ p: Double) -> Double {
             samples.isEmpty ? 0 : samples[min(samples.count - 1, Int(Double(samples.count) * p))]
         }
+        var usage = rusage()
+        getrusage(RUSAGE_SELF, &usage)
+        let cpuSeconds =
+            Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         let object: [String: Any] = [
             "worker": workerID, "performed": performed, "claimToSendP50Millis": percentile(0.5),
-            "claimToSendP99Millis": percentile(0.99),
+            "claimToSendP99Millis": percentile(0.99), "cpuSeconds": cpuSeconds,
         ]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
         try? data.write(to: URL(fileURLWithPath: path), options: .atomic)

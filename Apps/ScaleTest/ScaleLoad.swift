@@ -32,7 +32,7 @@ struct ScaleLoad {
         "Europe/London",
     ]
 
-    /// Builds `users` users and writes them through `store`, `batch` users per transaction.
+    /// Builds `users` users and imports them into `store`, 2,000 per transaction.
     static func load(
         users: Int, backlogHours: Int, futureHours: Int, seed: UInt64, start: Instant, into store: PostgresRuntimeStore,
         log: (String) -> Void
@@ -45,8 +45,7 @@ struct ScaleLoad {
             try QuietHours(start: .init(minutesSinceMidnight: 22 * 60), end: .init(minutesSinceMidnight: 7 * 60)),
             try QuietHours(start: .init(minutesSinceMidnight: 23 * 60), end: .init(minutesSinceMidnight: 6 * 60 + 30)),
         ]
-        var commits: [RuntimeCommit] = []
-        var devices: [DeviceRegistration] = []
+        var batch: [ImportedUser] = []
         let loadStarted = Date()
         for index in 0..<users {
             let userID = "user-\(index)"
@@ -81,19 +80,14 @@ struct ScaleLoad {
                         payload: payload))
                 world.notifications[key] = Notification(userID: userID, dueAt: dueAt)
             }
-            commits.append(
-                RuntimeCommit(
-                    userID: userID, snapshot: engine.snapshot(), batch: StoreBatch(profiles: [profile]), outbox: rows))
             let token = String(format: "%064x", index)
             world.userOfToken[token] = userID
-            devices.append(
-                DeviceRegistration(
-                    token: token, userID: userID, environment: .production, platform: "ios", registeredAt: start))
-            if commits.count == 500 || index == users - 1 {
-                try store.commitGroup(commits)
-                for device in devices { try store.registerDevice(device) }
-                commits = []
-                devices = []
+            let device = DeviceRegistration(
+                token: token, userID: userID, environment: .production, platform: "ios", registeredAt: start)
+            batch.append(ImportedUser(profile: profile, snapshot: engine.snapshot(), outbox: rows, devices: [device]))
+            if batch.count == 2_000 || index == users - 1 {
+                try store.importUsers(batch)
+                batch = []
             }
             if (index + 1) % max(1, users / 10) == 0 {
                 log("loaded \(index + 1) users (\(Int(Date().timeIntervalSince(loadStarted))) s)")

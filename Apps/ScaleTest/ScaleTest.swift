@@ -104,6 +104,8 @@ struct ScaleTest: AsyncParsableCommand {
         try key.pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
         try fake.certificatePEM.write(toFile: caFile, atomically: true, encoding: .utf8)
 
+        let databaseCPUBefore = Self.cpuSeconds(ofProcessesNamed: "postgres")
+        let ownCPUBefore = Self.ownCPUSeconds()
         let originMilliseconds = Int64(Date().timeIntervalSince1970 * 1_000) + 1_000
         let engineTime = { (wall: Int64) in start + Int64((Double(wall - originMilliseconds) / 1_000 * speed).rounded(.down)) }
         var processes: [Process] = []
@@ -146,6 +148,8 @@ struct ScaleTest: AsyncParsableCommand {
             }
         }
         let runSeconds = Date().timeIntervalSince(runStarted)
+        let databaseCPU = Self.cpuSeconds(ofProcessesNamed: "postgres") - databaseCPUBefore
+        let ownCPU = Self.ownCPUSeconds() - ownCPUBefore
         for process in processes where process.isRunning { process.terminate() }
         for process in processes { process.waitUntilExit() }
         try await fake.shutdown()
@@ -168,6 +172,11 @@ struct ScaleTest: AsyncParsableCommand {
             return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         }
         let p99 = perWorker.compactMap { $0["claimToSendP99Millis"] as? Double }.max() ?? 0
+        let workerCPU = perWorker.compactMap { $0["cpuSeconds"] as? Double }.reduce(0, +)
+        func perPush(_ seconds: Double) -> Double { verdict.pushes == 0 ? 0 : (seconds * 1e6 / Double(verdict.pushes)).rounded() }
+        let cpuMicrosPerPush: [String: Double] = [
+            "workers": perPush(workerCPU), "database": perPush(databaseCPU), "fakeAPNsAndJudge": perPush(ownCPU),
+        ]
         let report: [String: Any] = [
             "users": users, "workers": workers, "notifications": verdict.notifications, "sent": verdict.delivered,
             "pushes": verdict.pushes, "mergedPushes": verdict.mergedPushes, "duplicates": verdict.duplicates,
@@ -180,7 +189,8 @@ struct ScaleTest: AsyncParsableCommand {
             "finished": finished, "runSeconds": (runSeconds * 10).rounded() / 10, "speed": speed,
             "leaseSeconds": leaseSeconds, "tableBytesAfterRun": sizesAfterRun, "prunedDoneRows": pruned,
             "tableBytesAfterPrune": sizesAfterPrune, "examples": verdict.examples,
-            "cores": ProcessInfo.processInfo.activeProcessorCount,
+            "cores": ProcessInfo.processInfo.activeProcessorCount, "cpuMicrosPerPush": cpuMicrosPerPush,
+            "batchUsers": batchUsers,
         ]
         let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: URL(fileURLWithPath: workDirectory + "/scale-report.json"))
@@ -191,6 +201,7 @@ struct ScaleTest: AsyncParsableCommand {
         ] {
             say("\(key)=\(report[key]!)")
         }
+        say("cpuMicrosPerPush=\(cpuMicrosPerPush.sorted { $0.key < $1.key }.map { "\($0.key):\(Int($0.value))" }.joined(separator: ","))")
         for worker in perWorker { say("worker \(worker["worker"] ?? "?"): performed=\(worker["performed"] ?? 0)") }
         for example in verdict.examples { say("example: \(example)") }
         say("report: \(workDirectory)/scale-report.json")
@@ -210,6 +221,31 @@ struct ScaleTest: AsyncParsableCommand {
             }
             return sizes
         }
+    }
+
+    /// User and system CPU seconds of every process whose name is `name` (from /proc), so far.
+    static func cpuSeconds(ofProcessesNamed name: String) -> Double {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var total = 0.0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where Int(entry) != nil {
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
+                stat[stat.index(after: open)..<close] == name
+            else { continue }
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            if fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) {
+                total += (user + system) / ticks
+            }
+        }
+        return total
+    }
+
+    /// This process's user and system CPU seconds so far (the fake APNs's share of the run).
+    static func ownCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     func fail(_ message: String, _ status: Int32) -> ExitCode {

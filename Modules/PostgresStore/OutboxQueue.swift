@@ -292,12 +292,11 @@ public final class OutboxQueue: Sendable {
         guard !merges.isEmpty else { return }
         let replaced = merges.flatMap(\.replacedKeys)
         let into = merges.flatMap { merge in merge.replacedKeys.map { _ in merge.row.key } }
-        try pool.query("DELETE FROM outbox WHERE key = ANY(\(replaced))", on: connection)
-        try pool.query(
-            """
-            INSERT INTO outbox_done (key, done_at) SELECT k, \(now.secondsSinceEpoch) FROM unnest(\(replaced)::text[]) AS k
-            ON CONFLICT DO NOTHING
-            """, on: connection)
+        // Completed as the store completes keys (`OutboxSQL.complete`: under their key locks), so a
+        // replayed commit of a merged part in another process cannot make it pending again.
+        for statement in OutboxSQL.complete(keys: replaced, doneAt: now.secondsSinceEpoch) {
+            try pool.query(statement, on: connection)
+        }
         try pool.query(
             """
             INSERT INTO outbox_merged (key, merged_into, merged_at)

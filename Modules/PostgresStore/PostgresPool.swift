@@ -134,7 +134,7 @@ public final class PostgresPool: @unchecked Sendable {
         try connection.query(query, logger: logger).wait().rows
     }
 
-    /// Runs statements without binds (several may be separated by `;`), as a simple query.
+    /// Runs one statement without binds (DDL, `VACUUM`, `CREATE DATABASE`).
     public static func run(_ sql: String, on connection: PostgresConnection, logger: Logger) throws {
         _ = try connection.simpleQuery(sql).wait()
     }
