@@ -245,7 +245,7 @@ final class WorkerStats: Sendable {
             samples.isEmpty ? 0 : samples[min(samples.count - 1, Int(Double(samples.count) * p))]
         }
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
         let cpuSeconds =
             Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6

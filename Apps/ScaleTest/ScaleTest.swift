@@ -243,7 +243,7 @@ struct ScaleTest: AsyncParsableCommand {
     /// This process's user and system CPU seconds so far (the fake APNs's share of the run).
     static func ownCPUSeconds() -> Double {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
