@@ -86,6 +86,10 @@ struct Serve: AsyncParsableCommand {
         case (.some(let directory), nil) where directory.isEmpty: throw ValidationError("--data-dir must not be empty")
         case (nil, .some(let url)):
             do { _ = try PostgresURL(url) } catch { throw ValidationError(error.description) }
+            if manualClock != nil {
+                // The clock route performs due work itself, beside the workers' claims.
+                throw ValidationError("--manual-clock works with --data-dir only: with --database, workers perform due work")
+            }
         default: break
         }
         if let manualClock, Instant(iso8601: manualClock) == nil {

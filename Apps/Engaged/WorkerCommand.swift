@@ -33,7 +33,9 @@ struct Worker: AsyncParsableCommand {
 
     @OptionGroup var apns: APNsOptions
 
-    @Option(name: .customLong("worker-id"), help: "This worker's name in the queue (default: host-pid).")
+    @Option(
+        name: .customLong("worker-id"),
+        help: "This worker's name in the queue, unique among running workers (default: host-pid-random).")
     var workerID: String?
 
     @Option(name: .customLong("lease-seconds"), help: "How long a claim keeps other workers off its users (1-3600).")
@@ -93,7 +95,11 @@ struct Worker: AsyncParsableCommand {
         logger.logLevel = .info
         let environment = ProcessInfo.processInfo.environment
         let url = try PostgresURL(database)
-        let name = workerID ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)"
+        // Unique per process start: two containers can share a host name and a pid.
+        let name =
+            workerID
+            ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-"
+            + UUID().uuidString.prefix(8).lowercased()
         let pool = PostgresPool(url: url, size: 8, logger: logger)
         let base: PostgresRuntimeStore
         do { base = try PostgresRuntimeStore(pool: pool) } catch {

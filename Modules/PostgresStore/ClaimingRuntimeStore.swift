@@ -30,7 +30,10 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         prefetch.withLock { $0 = ClaimPrefetch() }
         let claim = try queue.claimWithRules(through: instant, users: limit)
         let users = Set(claim.rows.filter { $0.channel != OutboxPlan.jobChannel }.map(\.userID))
-        let read = try ClaimPrefetch.read(users.sorted(), knownToHaveProfile: Set(claim.rules.keys), pool: queue.pool)
+        // The claim is committed: a failed prefetch only means reads row by row.
+        let read =
+            (try? ClaimPrefetch.read(users.sorted(), knownToHaveProfile: Set(claim.rules.keys), pool: queue.pool))
+            ?? ClaimPrefetch()
         prefetch.withLock { $0 = read }
         return claim.rows
     }

@@ -70,11 +70,20 @@ public final class OutboxQueue: Sendable {
     func claimWithRules(through now: Instant, users limit: Int) throws(StoreError) -> (
         rows: [OutboxRow], rules: [String: ClaimTimePolicy.UserRules]
     ) {
+        let at = ContinuousClock.now  // before the claim: the lease runs from no later than this
         let (rows, deadlines, rules) = try pool.transaction { connection in
             try claimInTransaction(now: now, limit: limit, connection)
         }
-        let at = ContinuousClock.now
         claimed.withLock { claimed in
+            // A user claimed again starts afresh: keys of an earlier claim that another worker
+            // completed after this one's lease ran out must not hold the new lease.
+            for user in Set(rows.map(\.userID)) {
+                for key in claimed.byUser.removeValue(forKey: user) ?? [] {
+                    claimed.owner[key] = nil
+                    claimed.claimedAt[key] = nil
+                    claimed.sendBefore[key] = nil
+                }
+            }
             for row in rows {
                 claimed.byUser[row.userID, default: []].insert(row.key)
                 claimed.owner[row.key] = row.userID
@@ -105,7 +114,7 @@ public final class OutboxQueue: Sendable {
             return finished
         }
         guard !finished.isEmpty else { return }
-        try pool.withConnection { connection in try release(finished, connection) }
+        try pool.transaction { connection in try release(finished, connection) }
     }
 
     /// Settles the claimed rows of `userIDs` that are no longer pending (a commit replaced or
@@ -122,10 +131,15 @@ public final class OutboxQueue: Sendable {
         if !gone.isEmpty { try settle(completed: Array(gone)) }
     }
 
-    /// Whether the claimed alert `key` may still start its send at `now`: its user's quiet hours
-    /// are more than half the guard away (`ClaimTimePolicy.Decision.sendBefore`).
+    /// Whether the claimed row `key` may still start its send at `now`: its user's quiet hours
+    /// are more than half the guard away (`ClaimTimePolicy.Decision.sendBefore`), and the
+    /// claim's lease has a fifth of its time left.
+    /// (A send started later could still be going on when another worker, after the lease,
+    /// claims the user again.)
     public func maySend(key: String, at now: Instant) -> Bool {
-        guard let deadline = claimed.withLock({ $0.sendBefore[key] }) else { return true }
+        let (deadline, claimedAt) = claimed.withLock { ($0.sendBefore[key], $0.claimedAt[key]) }
+        if let claimedAt, ContinuousClock.now - claimedAt > .milliseconds(Int64(leaseSeconds * 800)) { return false }
+        guard let deadline else { return true }
         return now + guardSeconds / 2 < deadline
     }
 
@@ -144,7 +158,7 @@ public final class OutboxQueue: Sendable {
             return users
         }
         guard !users.isEmpty else { return }
-        try pool.withConnection { connection in try release(users, connection) }
+        try pool.transaction { connection in try release(users, connection) }
     }
 
     /// Deletes the record of rows completed (and merged) before `cutoff`: a queue in PostgreSQL
@@ -200,7 +214,7 @@ public final class OutboxQueue: Sendable {
         }
         let byUser = Dictionary(grouping: due, by: \.userID)
         let alerted = byUser.filter { $0.value.contains { $0.channel == OutboxPlan.pushChannel } }.map(\.key)
-        let rules = try self.rules(of: alerted, connection)
+        let (rules, unreadable) = try self.rules(of: alerted, connection)
         let tallies = try self.tallies(of: alerted, connection)
 
         var perform: [OutboxRow] = []
@@ -212,6 +226,15 @@ public final class OutboxQueue: Sendable {
         for user in users {
             let rows = byUser[user] ?? []
             let userRules = rules[user]
+            if unreadable.contains(user) {
+                // One damaged profile must not stop the queue: its alerts wait an hour, unsent.
+                let alerts = rows.filter { $0.channel == OutboxPlan.pushChannel }
+                deferrals += alerts.map { .init(key: $0.key, until: now + 3_600, reason: "unreadableProfile") }
+                let others = rows.filter { $0.channel != OutboxPlan.pushChannel }
+                if others.isEmpty { idle.append(user) }
+                perform += others
+                continue
+            }
             let decision = ClaimTimePolicy.decide(
                 rows: rows, rules: userRules, zone: userRules.flatMap { zone($0.timeZone) },
                 tally: tallies[user] ?? .none, at: now, guardSeconds: guardSeconds, claimedBefore: claimedBefore)
@@ -236,32 +259,39 @@ public final class OutboxQueue: Sendable {
 
     /// The rules of `users` that have a profile, read out of the profile's JSON by PostgreSQL:
     /// decoding whole profiles was most of a claim's time.
-    private func rules(of users: [String], _ connection: PostgresConnection) throws -> [String: ClaimTimePolicy.UserRules] {
-        guard !users.isEmpty else { return [:] }
+    private func rules(of users: [String], _ connection: PostgresConnection) throws -> (
+        [String: ClaimTimePolicy.UserRules], unreadable: Set<String>
+    ) {
+        guard !users.isEmpty else { return ([:], []) }
+        var unreadable: Set<String> = []
         var rules: [String: ClaimTimePolicy.UserRules] = [:]
         let decoder = JSONDecoder()
+        // Numbers as text: a value of the wrong type makes that user unreadable, not the claim fail.
         let rows = try pool.query(
             """
             SELECT user_id, p->>'timeZone', (p->'preferences'->'quietHours')::text,
-                COALESCE((p->'preferences'->>'maxPerHour')::bigint, \(Int64(NotificationPreferences().maxPerHour))),
-                (p->'preferences'->>'maxPerDay')::bigint
+                p->'preferences'->>'maxPerHour', p->'preferences'->>'maxPerDay'
             FROM (SELECT user_id, json::jsonb AS p FROM profile WHERE user_id = ANY(\(users))) AS profiles
             """, on: connection)
         for row in rows {
-            let (user, zone, quietJSON, maxPerHour, maxPerDay) = try row.decode(
-                (String, String?, String?, Int64, Int64?).self)
+            let (user, zone, quietJSON, maxPerHourText, maxPerDayText) = try row.decode(
+                (String, String?, String?, String?, String?).self)
             var quiet: QuietHours?
             if let quietJSON, quietJSON != "null" {
-                guard let decoded = try? decoder.decode(QuietHours.self, from: Data(quietJSON.utf8)) else {
-                    throw StoreError.corrupt("profile.json of user \"\(user)\": preferences.quietHours does not decode")
-                }
-                quiet = decoded
+                quiet = try? decoder.decode(QuietHours.self, from: Data(quietJSON.utf8))
+                if quiet == nil { unreadable.insert(user) }
             }
-            guard let zone else { throw StoreError.corrupt("profile.json of user \"\(user)\" has no timeZone") }
+            let maxPerHour = maxPerHourText.map { Int($0) } ?? NotificationPreferences().maxPerHour
+            let maxPerDay = maxPerDayText.flatMap { Int($0) }
+            let maxPerDayUnreadable = maxPerDayText != nil && maxPerDay == nil
+            guard let zone, let maxPerHour, !maxPerDayUnreadable else {
+                unreadable.insert(user)
+                continue
+            }
             rules[user] = ClaimTimePolicy.UserRules(
-                userID: user, timeZone: zone, quietHours: quiet, maxPerHour: Int(maxPerHour), maxPerDay: maxPerDay.map(Int.init))
+                userID: user, timeZone: zone, quietHours: quiet, maxPerHour: maxPerHour, maxPerDay: maxPerDay)
         }
-        return rules
+        return (rules, unreadable)
     }
 
     private func tallies(of users: [String], _ connection: PostgresConnection) throws -> [String: AlertTally] {
@@ -329,17 +359,26 @@ public final class OutboxQueue: Sendable {
     }
 
     /// Gives back the leases of `users` held by this worker: due again at their soonest pending
-    /// row, or out of the queue when none is left.
+    /// row, or out of the queue when none is left. The rows are locked first and then read: a
+    /// server commit that queued a row for one of them meanwhile (its `noteDue` holds the row
+    /// until it commits) is seen by the statements that follow the lock, each with a fresh
+    /// snapshot, so its row is never overlooked.
     private func release(_ users: [String], _ connection: PostgresConnection) throws {
+        let sorted = users.sorted()
+        try pool.query(
+            """
+            SELECT user_id FROM work_queue WHERE user_id = ANY(\(sorted)) AND claimed_by = \(workerID)
+            ORDER BY user_id FOR UPDATE
+            """, on: connection)
         try pool.query(
             """
             UPDATE work_queue w SET claimed_by = NULL, lease_until = NULL,
                 due_at = COALESCE((SELECT min(o.due_at) FROM outbox o WHERE o.user_id = w.user_id), w.due_at)
-            WHERE w.user_id = ANY(\(users)) AND w.claimed_by = \(workerID)
+            WHERE w.user_id = ANY(\(sorted)) AND w.claimed_by = \(workerID)
             """, on: connection)
         try pool.query(
             """
-            DELETE FROM work_queue w WHERE w.user_id = ANY(\(users)) AND w.claimed_by IS NULL
+            DELETE FROM work_queue w WHERE w.user_id = ANY(\(sorted)) AND w.claimed_by IS NULL
               AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.user_id = w.user_id)
             """, on: connection)
     }

@@ -43,9 +43,13 @@ public struct AlertTally: Hashable, Sendable {
 ///   sent in this one, and to the next local day when `maxPerDay` were sent today.
 /// - **Coalescing.** The alerts still sendable are merged into one alert (the newest one's kind
 ///   and thread, a body that counts them): one claim sends a user at most one alert.
-/// - **A rescue never merges what may have gone out.** An alert claimed before (its worker died
-///   or stalled after the claim, maybe after the send) is sent again alone, under its own key
-///   (`apns-id`), before anything newer; merging it would deliver it twice under two ids.
+/// - **Some alerts go alone.** An alert claimed before (its worker died or stalled after the
+///   claim, maybe after the send) is sent again alone, under its own key (`apns-id`); merging it
+///   would deliver it twice under two ids. A critical alert goes alone (its level must not
+///   spread to others or be lost in a merge), and so does a repeating one (its series goes on
+///   from its own row). What follows such an alert waits for the next claim, in order.
+/// - **Rules that cannot be applied hold the alerts.** A zone the worker does not know defers
+///   them an hour; they are never sent unchecked.
 ///
 /// Rows of other channels (inbox, badge syncs, Live Activities, jobs) pass unchanged: they do
 /// not alert. A user without a profile passes unchanged too (the transport drops what it cannot
@@ -98,6 +102,12 @@ public enum ClaimTimePolicy {
         public var key: String
         public var until: Instant
         public var reason: String
+
+        public init(key: String, until: Instant, reason: String) {
+            self.key = key
+            self.until = until
+            self.reason = reason
+        }
     }
 
     public struct Merge: Hashable, Sendable {
@@ -113,8 +123,14 @@ public enum ClaimTimePolicy {
         var decision = Decision()
         let alerts = rows.filter { $0.channel == OutboxPlan.pushChannel }
         decision.perform = rows.filter { $0.channel != OutboxPlan.pushChannel }
-        guard let rules, let zone, !alerts.isEmpty else {
+        guard let rules, !alerts.isEmpty else {
             decision.perform = rows
+            return decision
+        }
+        guard let zone else {
+            // Rules that cannot be applied are not skipped: the alerts wait (an hour) for a worker
+            // whose time-zone database knows the zone.
+            decision.deferred = alerts.map { Deferral(key: $0.key, until: now + 3_600, reason: "unknownTimeZone") }
             return decision
         }
         let decoder = JSONDecoder()
@@ -131,14 +147,22 @@ public enum ClaimTimePolicy {
                 sendable.append((row, request))
             }
         }
-        if let resend = sendable.first(where: { claimedBefore.contains($0.row.key) }) {
-            sendable = [resend]  // the others wait for the next claim, in order
+        // Alone: an alert that may have gone out (a rescue re-sends it under its own key), a
+        // critical one (its level must not spread or be lost), a repeating one (its series goes
+        // on from its own row). The leading run of the others is merged; the rest wait for the
+        // next claim, so the user's alerts keep their order.
+        func alone(_ alert: (row: OutboxRow, request: AlertHead?)) -> Bool {
+            claimedBefore.contains(alert.row.key) || alert.request?.content.interruptionLevel == .critical
+                || alert.row.payload.contains("\"calendar\"")
+        }
+        if let first = sendable.first, alone(first) {
+            sendable = [first]
+        } else {
+            sendable = Array(sendable.prefix { !alone($0) })
         }
         guard let newest = sendable.last else { return decision }
         decision.tallyAfter = tally.adding(oneAt: local)
-        if sendable.contains(where: { $0.request?.content.interruptionLevel != .critical }),
-            let quiet = rules.quietHours
-        {
+        if newest.request?.content.interruptionLevel != .critical, let quiet = rules.quietHours {
             decision.sendBefore = nextStart(of: quiet, after: now, in: zone)
         }
         if sendable.count == 1 {
@@ -152,6 +176,16 @@ public enum ClaimTimePolicy {
         return decision
     }
 
+    /// The first instant of the local time `end` that is after `now`: on the night clocks fall
+    /// back, a wall time comes twice, and the first may be past already.
+    static func instant(of end: LocalDateTime, after now: Instant, in zone: ZoneRules) -> Instant {
+        var candidate = zone.instant(for: end)
+        if candidate <= now {
+            candidate = candidate + Int64(zone.offsetSeconds(at: candidate) - zone.offsetSeconds(at: now))
+        }
+        return max(candidate, now + 1)
+    }
+
     /// When an ordinary alert may go out, if not now: the end of quiet hours, the next local
     /// hour, or the next local day.
     static func holdUntil(
@@ -161,18 +195,18 @@ public enum ClaimTimePolicy {
         if let quiet = rules.quietHours {
             for probe in [local, zone.localDateTime(at: now + guardSeconds)] {
                 if let end = quiet.endOfWindow(containing: probe) {
-                    return (max(zone.instant(for: end), now + 1), "quietHours")
+                    return (instant(of: end, after: now, in: zone), "quietHours")
                 }
             }
         }
         if let maxPerDay = rules.maxPerDay, tally.localDay == local.daysSinceEpoch, tally.sentToday >= maxPerDay {
             let tomorrow = LocalDateTime(localSeconds: (local.daysSinceEpoch + 1) * .secondsPerDay)
-            return (max(zone.instant(for: tomorrow), now + 1), "maxPerDay")
+            return (instant(of: tomorrow, after: now, in: zone), "maxPerDay")
         }
         let hour = local.localSeconds.floorDivided(by: 3_600)
         if tally.localHour == hour, tally.sentThisHour >= rules.maxPerHour {
             let nextHour = LocalDateTime(localSeconds: (hour + 1) * 3_600)
-            return (max(zone.instant(for: nextHour), now + 1), "maxPerHour")
+            return (instant(of: nextHour, after: now, in: zone), "maxPerHour")
         }
         return nil
     }

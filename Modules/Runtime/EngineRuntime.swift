@@ -197,7 +197,10 @@ public actor EngineRuntime {
                 completed.append(row)
                 continue
             } else if row.channel == OutboxPlan.silentChannel, !silentPushes.isSendable(dueAt: row.dueAt, at: now) {
-                try await commitRows([silentPushes.row(for: row.userID, changedAt: now)], for: row.userID)
+                // One user's failed commit (another process changed their engine) holds up no one else.
+                do { try await commitRows([silentPushes.row(for: row.userID, changedAt: now)], for: row.userID) } catch {
+                    continue
+                }
             } else {
                 sends.append(row)
                 continue
@@ -206,12 +209,18 @@ public actor EngineRuntime {
             completed.append(row)
         }
         let sent = await Self.perform(sends, through: transport, atMost: Self.maxConcurrentSends)
+        var done: [OutboxRow] = []
         for row in sent {
-            // A repeating request (a daily series) is due again at its next match.
-            if let next = nextRepeat(of: row) { try await commitRows([next], for: row.userID) }
+            // A repeating request (a daily series) is due again at its next match. When that
+            // commit fails, this row stays pending (sent again later under the same apns-id),
+            // and the rows of every other user are still completed.
+            if let next = nextRepeat(of: row) {
+                do { try await commitRows([next], for: row.userID) } catch { continue }
+            }
+            done.append(row)
         }
-        do { try store.completeOutbox(keys: sent.map(\.key), at: now) } catch { throw .store(error) }
-        return completed + sent
+        do { try store.completeOutbox(keys: done.map(\.key), at: now) } catch { throw .store(error) }
+        return completed + done
     }
 
     /// Rows a transport performs at once at most.

@@ -80,6 +80,49 @@ struct ClaimTimePolicyTests {
         #expect(decision.deferred.isEmpty)  // b and c stay due for the next claim
     }
 
+    @Test("A critical alert and a repeating one go alone; what follows them waits, in order")
+    func someAlertsGoAlone() throws {
+        let now = Self.instant("2027-03-01T11:00:00Z")
+        let a = Self.alert("a", at: now - 900)
+        let b = Self.alert("b", at: now - 600)
+        let critical = Self.alert("c", at: now - 300, level: .critical)
+        let d = Self.alert("d", at: now - 60)
+        let first = ClaimTimePolicy.decide(
+            rows: [a, b, critical, d], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
+        #expect(first.merged?.replacedKeys == [a.key, b.key])  // the run before the critical one
+        let second = ClaimTimePolicy.decide(
+            rows: [critical, d], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
+        #expect(second.perform == [critical])
+        #expect(second.merged == nil)
+        var daily = Self.alert("e", at: now - 30)
+        daily.payload = daily.payload.replacingOccurrences(
+            of: #"{"date":{"#, with: #"{"calendar":{"repeats":true,"_0":{"hour":8,"minute":0}},"x":{"#)
+        let third = ClaimTimePolicy.decide(
+            rows: [daily, d], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
+        #expect(third.perform == [daily])
+    }
+
+    @Test("A zone the worker does not know holds the alerts an hour, unsent")
+    func unknownZoneHolds() {
+        let now = Self.instant("2027-03-01T11:00:00Z")
+        let row = Self.alert("a", at: now)
+        let decision = ClaimTimePolicy.decide(
+            rows: [row], rules: .init(Self.profile(zone: "Mars/Olympus")), zone: nil, tally: .none, at: now)
+        #expect(decision.perform.isEmpty)
+        #expect(decision.deferred == [.init(key: row.key, until: now + 3_600, reason: "unknownTimeZone")])
+    }
+
+    @Test("Quiet hours ending in the hour that comes twice end at its second pass, not in the past")
+    func fallBackRepeatedHour() {
+        // New York falls back on 2027-11-07 at 02:00 EDT to 01:00 EST; quiet hours 22:00-01:30.
+        let newYork = ZoneRules(identifier: "America/New_York")!
+        let profile = Self.profile(zone: "America/New_York", quiet: (22 * 60, 90))
+        let now = Self.instant("2027-11-07T06:10:00Z")  // 01:10 EST, the second pass
+        let decision = ClaimTimePolicy.decide(
+            rows: [Self.alert("a", at: now)], rules: .init(profile), zone: newYork, tally: .none, at: now)
+        #expect(decision.deferred.first?.until == Self.instant("2027-11-07T06:30:00Z"))  // 01:30 EST
+    }
+
     @Test("In quiet hours an alert waits for their end; a critical one goes through")
     func quietHoursDefer() {
         let now = Self.instant("2027-03-01T02:00:00Z")  // 03:00 in Berlin
