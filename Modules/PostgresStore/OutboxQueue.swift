@@ -202,7 +202,8 @@ public final class OutboxQueue: Sendable {
         let due = try pool.query(
             """
             SELECT key, user_id, request_id, channel, due_at, payload, attempts FROM outbox
-            WHERE user_id = ANY(\(users)) AND due_at <= \(now.secondsSinceEpoch) ORDER BY user_id, due_at, key
+            WHERE user_id = ANY(\(users)) AND due_at <= \(now.secondsSinceEpoch)
+            ORDER BY user_id, due_at, COALESCE(planned_at, due_at), key
             """, on: connection
         ).map { row in
             let (key, user, request, channel, dueAt, payload, attempts) = try row.decode(
@@ -313,7 +314,8 @@ public final class OutboxQueue: Sendable {
         let untils = deferrals.map(\.until.secondsSinceEpoch)
         try pool.query(
             """
-            UPDATE outbox o SET due_at = d.until FROM unnest(\(keys)::text[], \(untils)::bigint[]) AS d(key, until)
+            UPDATE outbox o SET planned_at = COALESCE(o.planned_at, o.due_at), due_at = d.until
+            FROM unnest(\(keys)::text[], \(untils)::bigint[]) AS d(key, until)
             WHERE o.key = d.key
             """, on: connection)
     }

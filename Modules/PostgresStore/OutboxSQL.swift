@@ -58,7 +58,8 @@ public enum OutboxSQL {
             key = excluded.key, due_at = excluded.due_at, payload = excluded.payload,
             claimed_by = CASE WHEN outbox.key = excluded.key THEN outbox.claimed_by END,
             lease_until = CASE WHEN outbox.key = excluded.key THEN outbox.lease_until END,
-            attempts = CASE WHEN outbox.key = excluded.key THEN outbox.attempts ELSE 0 END
+            attempts = CASE WHEN outbox.key = excluded.key THEN outbox.attempts ELSE 0 END,
+            planned_at = CASE WHEN outbox.key = excluded.key THEN outbox.planned_at END
         RETURNING due_at
         """
     }

@@ -165,5 +165,7 @@ enum PostgresSchema {
         "CREATE TABLE outbox_merged (key text PRIMARY KEY, merged_into text NOT NULL, merged_at bigint NOT NULL)",
         "CREATE INDEX outbox_merged_at ON outbox_merged (merged_at)",
         "CREATE TABLE provider_token (key_id text PRIMARY KEY, jwt text NOT NULL, issued_at bigint NOT NULL)",
+        // A deferred row's first due instant: rows deferred to one instant keep their order.
+        "ALTER TABLE outbox ADD COLUMN planned_at bigint",
     ]
 }

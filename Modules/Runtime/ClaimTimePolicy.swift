@@ -39,6 +39,8 @@ public struct AlertTally: Hashable, Sendable {
 /// - **Quiet hours, again.** An alert is deferred to the end of the user's quiet window when the
 ///   claim falls inside it, or when the window starts within `guardSeconds` (the alert would
 ///   land in it). A critical alert goes through, as it does on the phone.
+/// - **Order survives a deferral.** Alerts moved to one instant come due together; the queue
+///   orders them by the instant each was first due (`outbox.planned_at`), not by key.
 /// - **Caps, again.** An alert is deferred to the next local hour when `maxPerHour` alerts were
 ///   sent in this one, and to the next local day when `maxPerDay` were sent today.
 /// - **Coalescing.** The alerts still sendable are merged into one alert (the newest one's kind

@@ -171,6 +171,32 @@ struct OutboxQueueTests {
         }
     }
 
+    @Test("Alerts deferred to one instant by two claims come back in the order they were first due")
+    func deferralsKeepTheirOrder() throws {
+        try ScratchDatabase.with { database in
+            try database.withStore { store in
+                let night = Instant(iso8601: "2027-03-01T02:00:00Z")!  // 03:00 in Berlin
+                let morning = Instant(iso8601: "2027-03-01T06:00:00Z")!
+                // Keys chosen so that key order is the reverse of due order.
+                var early = Self.alert("u1", "early", at: night - 600)
+                early.key = "zzz-early"
+                var later = Self.alert("u1", "later", at: night + 600)
+                later.key = "aaa-later"
+                try Self.addUser("u1", rows: [early, later], to: store)
+                let queue = OutboxQueue(pool: store.pool, workerID: "w")
+                #expect(try queue.claim(through: night, users: 10).isEmpty)  // early deferred to 07:00
+                #expect(try queue.claim(through: night + 600, users: 10).isEmpty)  // later too
+                let claiming = ClaimingRuntimeStore(base: store, queue: queue)
+                let merged = try claiming.dueOutbox(through: morning, limit: 10)
+                #expect(merged.count == 1)
+                let parts = try database.query(
+                    "SELECT key FROM outbox_merged WHERE merged_into = \(merged[0].key) ORDER BY key")
+                #expect(parts.count == 2)
+                #expect(merged[0].requestID == "merged/zzz-early")  // the early one leads the merge
+            }
+        }
+    }
+
     @Test("Done rows older than the retention are pruned")
     func pruning() throws {
         try ScratchDatabase.with { database in
