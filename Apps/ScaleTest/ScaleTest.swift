@@ -165,7 +165,9 @@ struct ScaleTest: AsyncParsableCommand {
         let verdict = judge.judge(fake.pushes)
         let sizesAfterRun = try tableSizes(pool)
         let pruned = try OutboxQueue(pool: pool, workerID: "scale-test").pruneDone(before: start + 365 * 86_400)
-        try pool.withConnection { connection in try PostgresPool.run("VACUUM FULL", on: connection, logger: logger) }
+        // A plain VACUUM, as autovacuum runs it (no table lock): the space of done rows is free
+        // again, and empty pages at the end of a table go back to the file system.
+        try pool.withConnection { connection in try PostgresPool.run("VACUUM", on: connection, logger: logger) }
         let sizesAfterPrune = try tableSizes(pool)
 
         let perWorker = (1...workers).compactMap { number -> [String: Any]? in

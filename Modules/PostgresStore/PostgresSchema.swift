@@ -167,5 +167,13 @@ enum PostgresSchema {
         "CREATE TABLE provider_token (key_id text PRIMARY KEY, jwt text NOT NULL, issued_at bigint NOT NULL)",
         // A deferred row's first due instant: rows deferred to one instant keep their order.
         "ALTER TABLE outbox ADD COLUMN planned_at bigint",
+        // Queue tables churn (every row is updated, then deleted): vacuum them after 2 % of
+        // their rows are dead, not PostgreSQL's default 20 %, so the space of done rows is
+        // reused at once and the tables stay the size of their pending work.
+        "ALTER TABLE outbox SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_insert_scale_factor = 0.02)",
+        "ALTER TABLE work_queue SET (autovacuum_vacuum_scale_factor = 0.02)",
+        "ALTER TABLE outbox_done SET (autovacuum_vacuum_scale_factor = 0.02)",
+        "ALTER TABLE outbox_merged SET (autovacuum_vacuum_scale_factor = 0.02)",
+        "ALTER TABLE user_sends SET (autovacuum_vacuum_scale_factor = 0.02)",
     ]
 }
