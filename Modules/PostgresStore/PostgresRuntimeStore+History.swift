@@ -25,7 +25,7 @@ extension PostgresRuntimeStore {
                 """)
         }
         for event in batch.activityEvents {
-            let columns = ActivityKindColumns(event.kind)
+            let columns = ActivityKindColumns.encode(event.kind)
             let at = event.at.secondsSinceEpoch
             try session.execute(
                 """
@@ -97,7 +97,7 @@ extension PostgresRuntimeStore {
             ).map { row throws(StoreError) in
                 let (at, name, detail) = try PostgresColumns.decode(
                     row, as: (Int64, String, String).self, table: "activity_event")
-                guard let kind = ActivityKindColumns.kind(name: name, detail: detail) else {
+                guard let kind = ActivityKindColumns.decode(name: name, detail: detail) else {
                     throw PostgresColumns.unknownValue(
                         "\(name)(\(detail))", table: "activity_event", column: "kind",
                         row: "an event of \(userID)")
@@ -208,36 +208,5 @@ struct ProfileJSON {
             encoded.append(ProfileJSON(userID: profile.id, json: String(decoding: data, as: UTF8.self)))
         }
         return encoded
-    }
-}
-
-/// `ActivityKind` as two text columns, the case name and its associated value ('' for none),
-/// both part of the event's key, so the same fact stored twice is one row.
-struct ActivityKindColumns {
-    var name: String
-    var detail: String
-
-    init(_ kind: ActivityKind) {
-        name = kind.name
-        switch kind {
-        case .appOpened(let sessionSeconds): detail = String(sessionSeconds)
-        case .workoutCompleted(let durationMinutes): detail = String(durationMinutes)
-        case .mealLogged(let meal): detail = meal.rawValue
-        case .moodLogged, .energyLogged, .coachChat, .checkInCompleted: detail = ""
-        }
-    }
-
-    /// The kind the columns describe, or nil when they describe none (a damaged row).
-    static func kind(name: String, detail: String) -> ActivityKind? {
-        switch name {
-        case "appOpened": Int(detail).map { .appOpened(sessionSeconds: $0) }
-        case "workoutCompleted": Int(detail).map { .workoutCompleted(durationMinutes: $0) }
-        case "mealLogged": MealType(rawValue: detail).map { .mealLogged($0) }
-        case "moodLogged" where detail.isEmpty: .moodLogged
-        case "energyLogged" where detail.isEmpty: .energyLogged
-        case "coachChat" where detail.isEmpty: .coachChat
-        case "checkInCompleted" where detail.isEmpty: .checkInCompleted
-        default: nil
-        }
     }
 }

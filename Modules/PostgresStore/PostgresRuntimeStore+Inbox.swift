@@ -11,7 +11,7 @@ extension PostgresRuntimeStore {
     public func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError)
         -> Bool
     {
-        try InboxChecks.check(delivery, next: next)
+        try InboxRules.check(delivery, next: next)
         let row = delivery.row
         return try pool.writing { session in
             try session.execute(OutboxSQL.lockKeys([row.key] + next.map(\.key)))
@@ -42,7 +42,7 @@ extension PostgresRuntimeStore {
     }
 
     public func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
-        try InboxChecks.checkLimit(limit)
+        try InboxRules.checkLimit(limit)
         return try pool.readingOneSnapshot { session in
             let readThrough = try Self.readThrough(userID, session)
             // One more than asked: whether there is a next page.
@@ -124,40 +124,6 @@ extension PostgresRuntimeStore {
         return InboxItem(
             id: id, userID: userID, sequence: sequence, requestID: requestID, kind: kind, title: title, body: body,
             deliveredAt: Instant(secondsSinceEpoch: deliveredAt),
-            state: InboxChecks.effectiveState(stored, sequence: sequence, readThrough: readThrough))
-    }
-}
-
-/// The inbox rules every conformer shares (`InboxStore`'s contract; the Storage module keeps its
-/// own copy internal), with the same messages.
-enum InboxChecks {
-    static let limitRange = 1...100
-
-    static func checkLimit(_ limit: Int) throws(StoreError) {
-        guard limitRange.contains(limit) else {
-            throw .invalidBatch(field: "limit", problem: "must be in 1...100, got \(limit)")
-        }
-    }
-
-    static func check(_ delivery: InboxDelivery, next: [OutboxRow]) throws(StoreError) {
-        if delivery.row.key.isEmpty { throw .invalidBatch(field: "row.key", problem: "empty") }
-        if delivery.row.userID.isEmpty { throw .invalidBatch(field: "row.userID", problem: "empty") }
-        var slots = Set<[String]>()
-        for (index, row) in next.enumerated() {
-            if row.userID != delivery.row.userID {
-                throw .invalidBatch(field: "next[\(index)].userID", problem: "not the delivered row's user")
-            }
-            if row.key.isEmpty || row.key == delivery.row.key {
-                throw .invalidBatch(field: "next[\(index)].key", problem: "empty or the delivered row's key")
-            }
-            if !slots.insert([row.requestID, row.channel]).inserted {
-                throw .invalidBatch(field: "next[\(index)]", problem: "a second row for the same request and channel")
-            }
-        }
-    }
-
-    /// What the user sees: a read-all through `readThrough` shows covered items as read.
-    static func effectiveState(_ stored: InboxState, sequence: Int64, readThrough: Int64) -> InboxState {
-        stored == .archived || sequence > readThrough ? stored : max(stored, .read)
+            state: InboxRules.effectiveState(stored, sequence: sequence, readThrough: readThrough))
     }
 }

@@ -161,16 +161,16 @@ extension InboxStore {
 }
 
 /// The rules every conformer shares, as pure functions.
-enum InboxRules {
-    static let limitRange = 1...100
+public enum InboxRules {
+    public static let limitRange = 1...100
 
-    static func checkLimit(_ limit: Int) throws(StoreError) {
+    public static func checkLimit(_ limit: Int) throws(StoreError) {
         guard limitRange.contains(limit) else {
             throw .invalidBatch(field: "limit", problem: "must be in 1...100, got \(limit)")
         }
     }
 
-    static func check(_ delivery: InboxDelivery, next: [OutboxRow]) throws(StoreError) {
+    public static func check(_ delivery: InboxDelivery, next: [OutboxRow]) throws(StoreError) {
         if delivery.row.key.isEmpty { throw .invalidBatch(field: "row.key", problem: "empty") }
         if delivery.row.userID.isEmpty { throw .invalidBatch(field: "row.userID", problem: "empty") }
         var slots = Set<[String]>()
@@ -188,7 +188,7 @@ enum InboxRules {
     }
 
     /// What the user sees: a read-all through `readThrough` shows covered items as read.
-    static func effectiveState(_ stored: InboxState, sequence: Int64, readThrough: Int64) -> InboxState {
+    public static func effectiveState(_ stored: InboxState, sequence: Int64, readThrough: Int64) -> InboxState {
         stored == .archived || sequence > readThrough ? stored : max(stored, .read)
     }
 }

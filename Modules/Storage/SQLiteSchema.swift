@@ -1,5 +1,5 @@
 import GRDB
-import Models
+public import Models
 
 /// The on-disk layout of `SQLiteEngagementStore`: one GRDB migration per schema version, and
 /// the marks that tell a store file from any other SQLite database.
@@ -233,9 +233,10 @@ enum SQLiteStatements {
 }
 
 /// `ActivityKind` as two text columns: the case name and its associated value ('' for none).
-/// Both are part of the event's key, so the same fact stored twice is one row.
-enum ActivityKindColumns {
-    static func encode(_ kind: ActivityKind) -> (name: String, detail: String) {
+/// Both are part of the event's key, so the same fact stored twice is one row. Every store with
+/// columns (SQLite, PostgreSQL) stores kinds this way.
+public enum ActivityKindColumns {
+    public static func encode(_ kind: ActivityKind) -> (name: String, detail: String) {
         switch kind {
         case .appOpened(let sessionSeconds): (kind.name, String(sessionSeconds))
         case .workoutCompleted(let durationMinutes): (kind.name, String(durationMinutes))
@@ -245,7 +246,7 @@ enum ActivityKindColumns {
     }
 
     /// The kind the columns describe, or nil when they describe none (a damaged row).
-    static func decode(name: String, detail: String) -> ActivityKind? {
+    public static func decode(name: String, detail: String) -> ActivityKind? {
         switch name {
         case "appOpened": Int(detail).map { .appOpened(sessionSeconds: $0) }
         case "workoutCompleted": Int(detail).map { .workoutCompleted(durationMinutes: $0) }
