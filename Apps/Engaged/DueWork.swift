@@ -9,11 +9,18 @@ import Synchronization
 /// The wall clock, for `engaged serve` without `--manual-clock`. Never goes backwards (the
 /// runtime's contract), even when the system clock is set back.
 final class SystemClock: RuntimeClock {
+    private let forward = NeverBackwards()
+
+    func now() -> Instant { forward.clamp(Instant(Date())) }
+}
+
+/// The latest instant handed out: a clock reading before it is answered with it, so the
+/// runtime's clocks never go backwards (their contract) when the system clock is set back.
+final class NeverBackwards: Sendable {
     private let last = Mutex(Instant(secondsSinceEpoch: .min))
 
-    func now() -> Instant {
-        let current = Instant(Date())
-        return last.withLock { last in
+    func clamp(_ current: Instant) -> Instant {
+        last.withLock { last in
             last = max(last, current)
             return last
         }

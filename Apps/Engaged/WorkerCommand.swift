@@ -193,7 +193,7 @@ final class ScaledClock: RuntimeClock {
     let start: Instant
     let speed: Double
     let originMilliseconds: Int64
-    private let last = Mutex(Instant(secondsSinceEpoch: .min))
+    private let forward = NeverBackwards()
 
     init(parsing text: String) throws(ValidationError) {
         let parts = text.split(separator: ",").map(String.init)
@@ -212,11 +212,7 @@ final class ScaledClock: RuntimeClock {
     func now() -> Instant {
         let wallMilliseconds = Int64(Date().timeIntervalSince1970 * 1_000)
         let elapsed = Double(wallMilliseconds - originMilliseconds) / 1_000 * speed
-        let current = start + Int64(elapsed.rounded(.down))
-        return last.withLock { last in
-            last = max(last, current)
-            return last
-        }
+        return forward.clamp(start + Int64(elapsed.rounded(.down)))
     }
 }
 

@@ -40,12 +40,31 @@ public final class OutboxQueue: Sendable {
     private let claimed = Mutex(ClaimedKeys())
     private let zones = Mutex([String: ZoneRules]())
 
-    /// Keys of rows claimed and not yet completed, by user.
+    /// Rows claimed and not yet completed: by key, and the keys of each user.
     struct ClaimedKeys {
+        struct Row {
+            var userID: String
+            /// When the claim began (the lease runs from no later than this).
+            var claimedAt: ContinuousClock.Instant
+            /// When the user's quiet hours begin, for an ordinary alert.
+            var sendBefore: Instant?
+        }
+        var rows: [String: Row] = [:]
         var byUser: [String: Set<String>] = [:]
-        var owner: [String: String] = [:]
-        var claimedAt: [String: ContinuousClock.Instant] = [:]
-        var sendBefore: [String: Instant] = [:]
+
+        mutating func add(_ key: String, _ row: Row) {
+            rows[key] = row
+            byUser[row.userID, default: []].insert(key)
+        }
+
+        /// Forgets `key`; returns its user when that was the user's last claimed row.
+        mutating func remove(_ key: String) -> String? {
+            guard let user = rows.removeValue(forKey: key)?.userID else { return nil }
+            byUser[user]?.remove(key)
+            guard byUser[user]?.isEmpty == true else { return nil }
+            byUser[user] = nil
+            return user
+        }
     }
 
     public init(
@@ -78,19 +97,11 @@ public final class OutboxQueue: Sendable {
             // A user claimed again starts afresh: keys of an earlier claim that another worker
             // completed after this one's lease ran out must not hold the new lease.
             for user in Set(rows.map(\.userID)) {
-                for key in claimed.byUser.removeValue(forKey: user) ?? [] {
-                    claimed.owner[key] = nil
-                    claimed.claimedAt[key] = nil
-                    claimed.sendBefore[key] = nil
-                }
+                for key in claimed.byUser[user] ?? [] { _ = claimed.remove(key) }
             }
             for row in rows {
-                claimed.byUser[row.userID, default: []].insert(row.key)
-                claimed.owner[row.key] = row.userID
-                claimed.claimedAt[row.key] = at
-                if let deadline = deadlines[row.userID], row.channel == OutboxPlan.pushChannel {
-                    claimed.sendBefore[row.key] = deadline
-                }
+                let deadline = row.channel == OutboxPlan.pushChannel ? deadlines[row.userID] : nil
+                claimed.add(row.key, .init(userID: row.userID, claimedAt: at, sendBefore: deadline))
             }
         }
         return (rows, rules)
@@ -99,20 +110,7 @@ public final class OutboxQueue: Sendable {
     /// Marks `keys` as done for the lease book-keeping: every user whose claimed rows are now
     /// all done gets its lease back and its next due instant recomputed.
     public func settle(completed keys: [String]) throws(StoreError) {
-        let finished = claimed.withLock { claimed -> [String] in
-            var finished: [String] = []
-            for key in keys {
-                guard let user = claimed.owner.removeValue(forKey: key) else { continue }
-                claimed.claimedAt[key] = nil
-                claimed.sendBefore[key] = nil
-                claimed.byUser[user]?.remove(key)
-                if claimed.byUser[user]?.isEmpty == true {
-                    claimed.byUser[user] = nil
-                    finished.append(user)
-                }
-            }
-            return finished
-        }
+        let finished = claimed.withLock { claimed in keys.compactMap { claimed.remove($0) } }
         guard !finished.isEmpty else { return }
         try pool.transaction { connection in try release(finished, connection) }
     }
@@ -137,14 +135,14 @@ public final class OutboxQueue: Sendable {
     /// (A send started later could still be going on when another worker, after the lease,
     /// claims the user again.)
     public func maySend(key: String, at now: Instant) -> Bool {
-        let (deadline, claimedAt) = claimed.withLock { ($0.sendBefore[key], $0.claimedAt[key]) }
-        if let claimedAt, ContinuousClock.now - claimedAt > .milliseconds(Int64(leaseSeconds * 800)) { return false }
-        guard let deadline else { return true }
+        guard let row = claimed.withLock({ $0.rows[key] }) else { return true }
+        if ContinuousClock.now - row.claimedAt > .milliseconds(Int64(leaseSeconds * 800)) { return false }
+        guard let deadline = row.sendBefore else { return true }
         return now + guardSeconds / 2 < deadline
     }
 
     /// When the row `key` was claimed by this worker, while it is claimed.
-    public func claimedAt(key: String) -> ContinuousClock.Instant? { claimed.withLock { $0.claimedAt[key] } }
+    public func claimedAt(key: String) -> ContinuousClock.Instant? { claimed.withLock { $0.rows[key]?.claimedAt } }
 
     /// Users this worker holds a lease on, for a graceful stop (they are released) and tests.
     public var leasedUsers: [String] { claimed.withLock { Array($0.byUser.keys).sorted() } }

@@ -155,7 +155,7 @@ public enum ClaimTimePolicy {
         // next claim, so the user's alerts keep their order.
         func alone(_ alert: (row: OutboxRow, request: AlertHead?)) -> Bool {
             claimedBefore.contains(alert.row.key) || alert.request?.content.interruptionLevel == .critical
-                || alert.row.payload.contains("\"calendar\"")
+                || OutboxPlan.mayRepeat(payload: alert.row.payload)
         }
         if let first = sendable.first, alone(first) {
             sendable = [first]

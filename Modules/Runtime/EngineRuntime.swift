@@ -271,9 +271,7 @@ public actor EngineRuntime {
 
     /// The row of a repeating request's next firing after `row`, or nil for a one-off.
     private func nextRepeat(of row: OutboxRow) -> OutboxRow? {
-        // Only a calendar trigger repeats, and the payload (our own JSONEncoder's) then names it:
-        // a payload that does not is no repeat, without decoding it (a worker sends thousands a second).
-        guard row.payload.contains("\"calendar\""), let data = row.payload.data(using: .utf8),
+        guard OutboxPlan.mayRepeat(payload: row.payload), let data = row.payload.data(using: .utf8),
             let request = try? JSONDecoder().decode(NotificationRequest.self, from: data),
             case .calendar(let match, repeats: true) = request.trigger,
             let engine = (try? loadEngine(row.userID))?.engine,

@@ -91,6 +91,13 @@ public enum OutboxPlan {
 
 /// Outbox keys: deterministic, and shaped as a UUID (RFC 9562 version 8), because a push's key
 /// is its `apns-id`, which APNs requires in that form.
+extension OutboxPlan {
+    /// Whether a push row's request may repeat. Only a calendar trigger repeats, and a payload
+    /// (our own JSONEncoder's) then names it: one that does not is no repeat, known without
+    /// decoding it (a worker sends thousands a second).
+    public static func mayRepeat(payload: String) -> Bool { payload.contains("\"calendar\"") }
+}
+
 public enum OutboxKey {
     public static func make(_ userID: String, _ requestID: String, _ dueAt: Instant, _ channel: String) -> String {
         let text = "\(userID)\u{1F}\(requestID)\u{1F}\(dueAt.secondsSinceEpoch)\u{1F}\(channel)"
