@@ -24,11 +24,28 @@ public enum LiveActivityPush {
 
     /// The payload of `command`, as UTF-8 JSON with sorted keys.
     public static func payload(for command: LiveActivityCommand) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let bytes = Array(try encoder.encode(Envelope(aps: APS(command))))
-        guard bytes.count <= LiveActivityLimits.maxPayloadBytes else { throw TooLarge(bytes: bytes.count) }
-        return bytes
+        var json = LiveActivityJSON(escapesSlashes: false)
+        json.object { json in
+            json.key("aps")
+            json.object { aps in
+                // Sorted keys, as JSONEncoder's `.sortedKeys` orders them.
+                if command.event == .start {
+                    aps.key("attributes")
+                    aps.write(command.attributes)
+                    aps.member("attributes-type", attributesType(command.attributes.kind))
+                }
+                aps.key("content-state")
+                aps.write(command.content.state)
+                if let dismissal = command.dismissal {
+                    aps.member("dismissal-date", dismissal.removalInstant(endedAt: command.at).secondsSinceEpoch)
+                }
+                aps.member("event", command.event.rawValue)
+                if let stale = command.content.staleDate { aps.member("stale-date", stale.secondsSinceEpoch) }
+                aps.member("timestamp", command.at.secondsSinceEpoch)
+            }
+        }
+        guard json.bytes.count <= LiveActivityLimits.maxPayloadBytes else { throw TooLarge(bytes: json.bytes.count) }
+        return json.bytes
     }
 
     /// The name ActivityKit knows the attributes' type by.
@@ -36,46 +53,6 @@ public enum LiveActivityPush {
         switch kind {
         case .workout: "WorkoutActivityAttributes"
         case .meal: "MealActivityAttributes"
-        }
-    }
-
-    private struct Envelope: Encodable {
-        var aps: APS
-    }
-
-    private struct APS: Encodable {
-        let command: LiveActivityCommand
-
-        init(_ command: LiveActivityCommand) { self.command = command }
-
-        enum Key: String, CodingKey {
-            case timestamp, event, attributes
-            case contentState = "content-state"
-            case staleDate = "stale-date"
-            case dismissalDate = "dismissal-date"
-            case attributesType = "attributes-type"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(command.at.secondsSinceEpoch, forKey: .timestamp)
-            try container.encode(command.event.rawValue, forKey: .event)
-            switch command.content.state {
-            case .workout(let state): try container.encode(state, forKey: .contentState)
-            case .meal(let state): try container.encode(state, forKey: .contentState)
-            }
-            try container.encodeIfPresent(command.content.staleDate?.secondsSinceEpoch, forKey: .staleDate)
-            if command.event == .start {
-                try container.encode(LiveActivityPush.attributesType(command.attributes.kind), forKey: .attributesType)
-                switch command.attributes {
-                case .workout(let attributes): try container.encode(attributes, forKey: .attributes)
-                case .meal(let attributes): try container.encode(attributes, forKey: .attributes)
-                }
-            }
-            if let dismissal = command.dismissal {
-                let removal = dismissal.removalInstant(endedAt: command.at)
-                try container.encode(removal.secondsSinceEpoch, forKey: .dismissalDate)
-            }
         }
     }
 }

@@ -231,24 +231,7 @@ public enum LiveActivityLimits {
     /// The size the 4 KB limit applies to: the JSON encoding (sorted keys) of the attributes
     /// plus that of the content state, in UTF-8 bytes. The stale date is metadata and not counted.
     public static func payloadBytes(attributes: LiveActivityAttributes, state: LiveActivityContentState) -> Int {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        func size(_ value: some Encodable) -> Int {
-            // Only integers, strings and instants are encoded, which cannot fail; a failure
-            // would count as over the limit rather than pass silently.
-            (try? encoder.encode(value))?.count ?? Int.max
-        }
-        let attributeBytes: Int
-        switch attributes {
-        case .workout(let value): attributeBytes = size(value)
-        case .meal(let value): attributeBytes = size(value)
-        }
-        let stateBytes: Int
-        switch state {
-        case .workout(let value): stateBytes = size(value)
-        case .meal(let value): stateBytes = size(value)
-        }
-        return attributeBytes &+ stateBytes
+        LiveActivityJSON.size { $0.write(attributes) } &+ LiveActivityJSON.size { $0.write(state) }
     }
 }
 

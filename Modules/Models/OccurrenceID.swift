@@ -211,7 +211,10 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
     // MARK: - Request identifiers
 
     /// The request identifier.
-    public var description: String {
+    public var description: String { canonicalText }
+
+    /// `description` as string concatenation: for the years `canonicalText` does not write.
+    var slowDescription: String {
         var text = kind.rawValue + "." + (isDailySeries ? "daily" : date.description)
         switch slot {
         case .day: break
@@ -234,6 +237,15 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
 
     /// Parses a request identifier of the forms above, or says what is wrong with it.
     public init(parsing requestID: String) throws(OccurrenceIDError) {
+        if let canonical = OccurrenceID.canonical(requestID) {
+            self = canonical
+            return
+        }
+        try self.init(parsingSlowly: requestID)
+    }
+
+    /// Every form, and what is wrong with anything else: what `canonical` gives up on.
+    init(parsingSlowly requestID: String) throws(OccurrenceIDError) {
         func fail(_ problem: String) -> OccurrenceIDError { OccurrenceIDError(requestID: requestID, problem: problem) }
         var parts = requestID.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2 else { throw fail("expected kind.date[.slot][.snoozeN]") }

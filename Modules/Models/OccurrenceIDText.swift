@@ -1,0 +1,186 @@
+/// Request identifiers read and written over bytes. Identifiers are made and read on every
+/// delivery, response and outbox key, and splitting them into `String`s cost about 4 % of the
+/// default simulation. `canonical(_:)` reads the forms `description` writes and gives up (nil)
+/// on anything else, which `OccurrenceID(parsing:)` then reads slowly and explains; the tests
+/// check that both readings agree.
+extension OccurrenceID {
+    private static let kindNames: [(kind: NotificationKind, bytes: [UInt8])] = NotificationKind.allCases.map {
+        ($0, Array($0.rawValue.utf8))
+    }
+    private static let mealNames: [(meal: MealType, bytes: [UInt8])] = MealType.allCases.map {
+        ($0, Array($0.rawValue.utf8))
+    }
+    /// The name's bytes, by kind ordinal.
+    private static let kindNameByOrdinal: [[UInt8]] = {
+        var names = [[UInt8]](repeating: [], count: NotificationKind.allCases.map(\.ordinal).max()! + 1)
+        for kind in NotificationKind.allCases { names[kind.ordinal] = Array(kind.rawValue.utf8) }
+        return names
+    }()
+
+    /// The identifier in one of `description`'s forms; nil for anything else (which may still be
+    /// an identifier an older version wrote, or an error to explain).
+    static func canonical(_ requestID: String) -> OccurrenceID? {
+        var text = requestID
+        return text.withUTF8 { canonical(bytes: $0) }
+    }
+
+    private static func canonical(bytes: UnsafeBufferPointer<UInt8>) -> OccurrenceID? {
+        var cursor = Cursor(bytes: bytes)
+        guard let kindName = cursor.part(), let kind = kindNames.first(where: { $0.bytes.elementsEqual(kindName) })?.kind,
+            let datePart = cursor.part()
+        else { return nil }
+        if datePart.elementsEqual("daily".utf8) {
+            guard kind.slotMeaning == .minuteOfDay, let clock = cursor.part(), cursor.isAtEnd,
+                let minute = minuteOfDay(clock)
+            else { return nil }
+            return .dailySeries(kind, minute: minute)
+        }
+        guard let days = daysSinceEpoch(datePart) else { return nil }
+        let first = cursor.part()
+        let second = cursor.part()
+        var slotText = first
+        var snooze = 0
+        if let snoozeText = second ?? first.flatMap({ $0.starts(with: "snooze".utf8) ? $0 : nil }) {
+            guard snoozeText.starts(with: "snooze".utf8), let n = canonicalNumber(snoozeText.dropFirst(6)),
+                (1...255).contains(n)
+            else { return nil }
+            snooze = n
+            if second == nil { slotText = nil }
+        }
+        guard cursor.isAtEnd, let slot = slot(of: kind, slotText) else { return nil }
+        return OccurrenceID(kind, daysSinceEpoch: days, slot, snooze: snooze)
+    }
+
+    private static func slot(of kind: NotificationKind, _ text: UnsafeBufferPointer<UInt8>?) -> OccurrenceSlot? {
+        guard let text else { return kind.slotMeaning == .day || kind.slotMeaning == .reminder ? .day : nil }
+        switch kind.slotMeaning {
+        case .day: return text.elementsEqual("0".utf8) ? .day : nil
+        case .meal: return mealNames.first(where: { $0.bytes.elementsEqual(text) }).map { .meal($0.meal) }
+        case .minuteOfDay: return minuteOfDay(text).map { .minuteOfDay($0) }
+        case .reminder:
+            guard text.first == UInt8(ascii: "r"), let dash = text.firstIndex(of: UInt8(ascii: "-")),
+                let number = canonicalNumber(text[1..<dash]), (1...31).contains(number),
+                let minute = minuteOfDay(text[(dash + 1)...])
+            else { return nil }
+            return .reminder(number: number, minuteOfDay: minute)
+        case .attempt, .group, .streakDays:
+            guard let n = canonicalNumber(text[...]), n <= 0x7FFF else { return nil }
+            switch kind.slotMeaning {
+            case .attempt: return .attempt(n)
+            case .group: return .group(n)
+            default: return .streakDays(n)
+            }
+        }
+    }
+
+    /// A decimal number without sign or leading zeros (at most 5 digits), as `String(n)` writes it.
+    private static func canonicalNumber(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        guard (1...5).contains(digits.count), digits.first != UInt8(ascii: "0") || digits.count == 1 else { return nil }
+        return number(digits)
+    }
+
+    private static func number(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        var value = 0
+        for byte in digits {
+            guard (48...57).contains(byte) else { return nil }
+            value = value * 10 + Int(byte - 48)
+        }
+        return value
+    }
+
+    private static func minuteOfDay(_ clock: UnsafeBufferPointer<UInt8>) -> Int? { minuteOfDay(clock[...]) }
+
+    private static func minuteOfDay(_ clock: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        guard clock.count == 4, let value = number(clock), value % 100 < 60, value / 100 < 24 else { return nil }
+        return value / 100 * 60 + value % 100
+    }
+
+    /// `YYYY-MM-DD`, a real date.
+    private static func daysSinceEpoch(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard text.count == 10, text[4] == UInt8(ascii: "-"), text[7] == UInt8(ascii: "-"),
+            let year = number(text[0..<4]), let month = number(text[5..<7]), let day = number(text[8..<10])
+        else { return nil }
+        let date = LocalDate(year: year, month: month, day: day)
+        return date.isValid ? date.daysSinceEpoch : nil
+    }
+
+    /// The parts of an identifier between its dots, in order.
+    private struct Cursor {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+        var isAtEnd: Bool { index > bytes.count }
+
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        mutating func part() -> UnsafeBufferPointer<UInt8>? {
+            guard index <= bytes.count else { return nil }
+            let start = index
+            var end = start
+            while end < bytes.count, bytes[end] != UInt8(ascii: ".") { end += 1 }
+            index = end + 1
+            return UnsafeBufferPointer(rebasing: bytes[start..<end])
+        }
+    }
+
+    /// `description`, written once into a string of the right size.
+    var canonicalText: String {
+        let date = isDailySeries ? nil : self.date
+        if let date, !(0...9_999).contains(date.year) { return slowDescription }
+        return String(unsafeUninitializedCapacity: 64) { buffer in
+            var count = 0
+            func put(_ byte: UInt8) {
+                buffer[count] = byte
+                count += 1
+            }
+            func put(_ bytes: some Sequence<UInt8>) { for byte in bytes { put(byte) } }
+            func put(decimal value: Int, width: Int) {
+                var digits = 1
+                var probe = value
+                while probe >= 10 {
+                    probe /= 10
+                    digits += 1
+                }
+                let length = max(width, digits)
+                var rest = value
+                for position in stride(from: count + length - 1, through: count, by: -1) {
+                    buffer[position] = UInt8(48 + rest % 10)
+                    rest /= 10
+                }
+                count += length
+            }
+            put(OccurrenceID.kindNameByOrdinal[kind.ordinal])
+            put(UInt8(ascii: "."))
+            if let date {
+                put(decimal: date.year, width: 4)
+                put(UInt8(ascii: "-"))
+                put(decimal: date.month, width: 2)
+                put(UInt8(ascii: "-"))
+                put(decimal: date.day, width: 2)
+            } else {
+                put("daily".utf8)
+            }
+            switch slot {
+            case .day: break
+            case .meal(let meal):
+                put(UInt8(ascii: "."))
+                put(meal.rawValue.utf8)
+            case .minuteOfDay(let minute):
+                put(UInt8(ascii: "."))
+                put(decimal: minute / 60 * 100 + minute % 60, width: 4)
+            case .reminder(let number, let minute):
+                put(".r".utf8)
+                put(decimal: number, width: 1)
+                put(UInt8(ascii: "-"))
+                put(decimal: minute / 60 * 100 + minute % 60, width: 4)
+            case .attempt(let n), .group(let n), .streakDays(let n):
+                put(UInt8(ascii: "."))
+                put(decimal: n, width: 1)
+            }
+            if snooze > 0 {
+                put(".snooze".utf8)
+                put(decimal: Int(snooze), width: 1)
+            }
+            return count
+        }
+    }
+}
