@@ -152,11 +152,12 @@ extension Shard {
     /// passed already fires at once (it was due now); refused (notifications off), it is
     /// withdrawn and the engine is told by the step this is in (`refusalToReport`).
     func addToDevice(_ local: Int, _ request: NotificationRequest, at now: Instant) {
-        let deviceNow = users[local].deviceTime(now)
+        let deviceNow = inPlace(local) { $0.deviceTime(now) }
         var request = request
         if case .date(let at) = request.trigger, at <= deviceNow { request.trigger = .date(deviceNow + 1) }
         do {
-            try users[local].center.add(request, at: users[local].addingTime(request, at: now))
+            let addedAt = inPlace(local) { $0.addingTime(request, at: now) }
+            try users[local].center.add(request, at: addedAt)
         } catch {
             users[local].withdrawRefused(request.identifier)
         }

@@ -61,8 +61,12 @@ extension Shard {
     private func reportPushTokens(_ local: Int, at now: Instant) throws {
         users[local].liveActivities.center.advance(to: now)
         // In name order: a dictionary's order changes from process to process, the digest must not.
-        for (engineID, deviceID) in users[local].liveActivities.deviceIDs.sorted(by: { $0.key < $1.key }) {
-            guard let token = users[local].liveActivities.center.activity(id: deviceID)?.pushToken,
+        let activities = inPlace(local) { $0.liveActivities.deviceIDs.sorted(by: { $0.key < $1.key }) }
+        for (engineID, deviceID) in activities {
+            guard
+                let token = inPlace(local, {
+                    $0.liveActivities.center.activity(id: deviceID)?.pushToken
+                }),
                 users[local].liveActivities.reportedTokens[engineID] != token
             else { continue }
             users[local].liveActivities.reportedTokens[engineID] = token
@@ -109,8 +113,8 @@ extension Shard {
             stats.channels[.liveActivity].shown += 1
             return nil
         }
-        guard let id = users[local].liveActivities.deviceIDs[command.activityID],
-            command.sequence > users[local].liveActivities.lastApplied[command.activityID] ?? 0
+        guard let id = inPlace(local, { $0.liveActivities.deviceIDs[command.activityID] }),
+            command.sequence > inPlace(local, { $0.liveActivities.lastApplied[command.activityID] ?? 0 })
         else {
             if byPush {
                 stats.channels[.liveActivity].failed["LateOrEnded", default: 0] += 1

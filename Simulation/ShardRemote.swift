@@ -16,7 +16,7 @@ extension Shard {
     func handleRemote(_ local: Int, at now: Instant) throws {
         guard users[local].remote.eventAt == now.secondsSinceEpoch else { return }  // superseded
         users[local].remote.eventAt = nil
-        for planned in users[local].remote.due(at: now) { try sendAlert(local, planned, at: now) }
+        for planned in inPlace(local, { $0.remote.due(at: now) }) { try sendAlert(local, planned, at: now) }
         if let due = users[local].remote.syncDueAt, due <= now { try sendSync(local, at: now) }
         for arrival in users[local].remote.device.receive(through: now) {
             switch arrival.note {
@@ -46,8 +46,9 @@ extension Shard {
 
     /// Queues the channel's next event.
     func rescheduleRemote(_ local: Int) {
-        guard let next = users[local].remote.nextEventAt?.secondsSinceEpoch else { return }
-        if users[local].remote.eventAt == next { return }
+        guard let next = inPlace(local, { $0.remote.nextEventAt?.secondsSinceEpoch }),
+            users[local].remote.eventAt != next
+        else { return }
         users[local].remote.eventAt = next
         queue.push(time: next, user: Int32(local), kind: .remote)
     }

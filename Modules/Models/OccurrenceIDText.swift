@@ -122,11 +122,12 @@ extension OccurrenceID {
         }
     }
 
-    /// `description`, written once into a string of the right size.
+    /// `description`, written into a buffer on the stack, then copied once into a string of
+    /// exactly its size (identifiers are kept by the thousand: no spare capacity).
     var canonicalText: String {
         let date = isDailySeries ? nil : self.date
         if let date, !(0...9_999).contains(date.year) { return slowDescription }
-        return String(unsafeUninitializedCapacity: 64) { buffer in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
             var count = 0
             func put(_ byte: UInt8) {
                 buffer[count] = byte
@@ -180,7 +181,7 @@ extension OccurrenceID {
                 put(".snooze".utf8)
                 put(decimal: Int(snooze), width: 1)
             }
-            return count
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
         }
     }
 }

@@ -100,20 +100,41 @@ extension OutboxPlan {
 
 public enum OutboxKey {
     public static func make(_ userID: String, _ requestID: String, _ dueAt: Instant, _ channel: String) -> String {
-        let text = "\(userID)\u{1F}\(requestID)\u{1F}\(dueAt.secondsSinceEpoch)\u{1F}\(channel)"
-        var high = FNV1a.hash(text)
-        var low = FNV1a.hash(text, basis: 0x6C62_272E_07BB_0142)
+        // Both FNV-1a hashes of "user␟request␟dueAt␟channel", fed piece by piece: the same
+        // hashes as over the joined text, without building it (a key is made per push).
+        var high = FNV1a.offsetBasis
+        var low: UInt64 = 0x6C62_272E_07BB_0142
+        func feed(_ bytes: some Sequence<UInt8>) {
+            for byte in bytes {
+                high = (high ^ UInt64(byte)) &* FNV1a.prime
+                low = (low ^ UInt64(byte)) &* FNV1a.prime
+            }
+        }
+        let separator = CollectionOfOne<UInt8>(0x1F)
+        feed(userID.utf8)
+        feed(separator)
+        feed(requestID.utf8)
+        feed(separator)
+        feed(String(dueAt.secondsSinceEpoch).utf8)
+        feed(separator)
+        feed(channel.utf8)
         high = (high & ~0xF000) | 0x8000  // version 8
         low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // variant 10
-        let hex = String(high, radix: 16).leftPadded(16) + String(low, radix: 16).leftPadded(16)
-        let characters = Array(hex)
-        let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }
-        return groups.joined(separator: "-")
+        // 8-4-4-4-12 lowercase hex digits.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+            var position = 0
+            for index in 0..<32 {
+                if index == 8 || index == 12 || index == 16 || index == 20 {
+                    text[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                let word = index < 16 ? high : low
+                let nibble = word >> (UInt64(15 - index % 16) * 4) & 0xF
+                text[position] = nibble < 10 ? 48 + UInt8(nibble) : 87 + UInt8(nibble)
+                position += 1
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: text[..<36]), as: UTF8.self)
+        }
     }
 }
 
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}

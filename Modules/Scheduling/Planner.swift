@@ -133,24 +133,24 @@ public enum Planner {
     /// Value first, then time: caps and pending slots go to what matters most (a digest the
     /// user asked for before a routine hydration nudge), earlier before later within a value.
     public static func order(_ candidates: inout [Candidate]) {
-        candidates.sort {
-            if $0.policy.relevance != $1.policy.relevance { return $0.policy.relevance > $1.policy.relevance }
-            return $0.plannedAt != $1.plannedAt ? $0.plannedAt < $1.plannedAt : $0.id < $1.id
-        }
+        order(&candidates) { $0.policy.relevance }
     }
 
     /// Value first, as the attention budget sees it: `value` is asked once per candidate (the
     /// engine's is relevance times the user's learned response rate times freshness); ties go
     /// to the earlier time, then the occurrence, so the order is total and reproducible.
     public static func order(_ candidates: inout [Candidate], value: (Candidate) -> Double) {
-        var valued = candidates.map { (value: value($0), candidate: $0) }
-        valued.sort {
-            if $0.value != $1.value { return $0.value > $1.value }
-            let a = $0.candidate
-            let b = $1.candidate
-            return a.plannedAt != b.plannedAt ? a.plannedAt < b.plannedAt : a.id < b.id
+        // Sorted as small keys, then the candidates moved once: sorting the candidates themselves
+        // copied each (with its strings) at every step of the merge.
+        var keys = candidates.indices.map { index in
+            (value: value(candidates[index]), at: candidates[index].plannedAt, id: candidates[index].id.packed, index: index)
         }
-        candidates = valued.map(\.candidate)
+        keys.sort {
+            if $0.value != $1.value { return $0.value > $1.value }
+            if $0.at != $1.at { return $0.at < $1.at }
+            return $0.id != $1.id ? $0.id < $1.id : $0.index < $1.index
+        }
+        candidates = keys.map { candidates[$0.index] }
     }
 
     /// Fills the slot budget in the candidates' order. Daily `series` (each candidate at its next

@@ -263,4 +263,15 @@ struct RuntimeTests {
         #expect(UUID(uuidString: key) != nil)
         #expect(Array(key)[14] == "8")
     }
+
+    /// Keys are stored in outboxes and stores: their bytes never change (these were made by the
+    /// first implementation, which hashed the joined text).
+    @Test func outboxKeysKeepTheirValues() {
+        #expect(
+            OutboxKey.make("ana", "hydration.2027-03-01.0900", Instant(secondsSinceEpoch: 1_803_960_000), "push")
+                == "05a85b68-6ea8-8899-b62a-f96163aec38c")
+        #expect(
+            OutboxKey.make("u-é", "liveActivity.a-1.3", Instant(secondsSinceEpoch: -5), "liveActivity")
+                == "2fc42726-0ad4-8c54-ab59-7c254b54b8f5")
+    }
 }
