@@ -63,8 +63,10 @@ public struct LearningSlot: Hashable, Sendable, Comparable, CustomStringConverti
         guard let id = OccurrenceID(kind: kind, day: 0, packedSlot: packedSlot, snooze: 0) else {
             return "\(kind.rawValue).\(packedSlot)"
         }
-        let parts = id.description.split(separator: ".")
-        return parts.count > 2 ? "\(kind.rawValue).\(parts[2])" : kind.rawValue
+        // The identifier less its date: "kind" + ".1970-01-01" + the slot's ".part", if any.
+        let text = id.description
+        let dateEnd = kind.rawValue.utf8.count + 11
+        return kind.rawValue + String(decoding: text.utf8.dropFirst(dateEnd), as: UTF8.self)
     }
 }
 
