@@ -6,7 +6,8 @@ import Models
 struct LineBuilder {
     private(set) var bytes: [UInt8] = []
 
-    init() { bytes.reserveCapacity(1 << 21) }
+    /// A line is a few hundred bytes; the buffer keeps its capacity from line to line.
+    init() { bytes.reserveCapacity(1 << 12) }
 
     mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
@@ -117,7 +118,8 @@ final class EventSink {
         } else {
             handle = nil
         }
-        pending.reserveCapacity(1 << 22)
+        // Lines are gathered into 4 MB writes, and only when there is a file to write.
+        if handle != nil { pending.reserveCapacity(1 << 22) }
     }
 
     /// Starts a line: `{"at":...,"user":...,"event":...`.

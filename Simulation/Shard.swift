@@ -19,7 +19,7 @@ final class Shard {
     var storeWriter: StoreWriter?
     var users: [UserState] = []
 
-    /// Reads user `local` where it lies. A method or computed property read through
+    /// Reads (or changes) user `local` where it lies. A method or computed property read through
     /// `users[local]` goes through Array's getter, which copies the whole `UserState` (3 KB and
     /// dozens of references retained and released) or the part read: 2-3 % of a run. An inout
     /// access borrows it in place. `read` must not touch `users` itself.
@@ -441,7 +441,7 @@ final class Shard {
 
     /// The next fire event, at the true time the device's clock reaches its next trigger.
     func rescheduleFire(_ local: Int) {
-        guard let trigger = users[local].center.nextFireInstant?.secondsSinceEpoch else { return }
+        guard let trigger = inPlace(local, { $0.center.nextFireInstant?.secondsSinceEpoch }) else { return }
         let next = trigger - users[local].clockOffsetSeconds
         if users[local].fireEventAt == next { return }
         users[local].fireEventAt = next
@@ -449,7 +449,7 @@ final class Shard {
     }
 
     private func rescheduleLaunch(_ local: Int) {
-        guard let next = users[local].background.nextLaunchInstant?.secondsSinceEpoch else { return }
+        guard let next = inPlace(local, { $0.background.nextLaunchInstant?.secondsSinceEpoch }) else { return }
         if users[local].launchEventAt == next { return }
         users[local].launchEventAt = next
         queue.push(time: next, user: Int32(local), kind: .launch)

@@ -63,13 +63,15 @@ extension Shard {
         // In name order: a dictionary's order changes from process to process, the digest must not.
         let activities = inPlace(local) { $0.liveActivities.deviceIDs.sorted(by: { $0.key < $1.key }) }
         for (engineID, deviceID) in activities {
-            guard
-                let token = inPlace(local, {
-                    $0.liveActivities.center.activity(id: deviceID)?.pushToken
-                }),
-                users[local].liveActivities.reportedTokens[engineID] != token
-            else { continue }
-            users[local].liveActivities.reportedTokens[engineID] = token
+            // A new or changed token is noted as reported, then reported (in place: see `inPlace`).
+            let changed = inPlace(local) { user -> String? in
+                guard let token = user.liveActivities.center.activity(id: deviceID)?.pushToken,
+                    user.liveActivities.reportedTokens[engineID] != token
+                else { return nil }
+                user.liveActivities.reportedTokens[engineID] = token
+                return token
+            }
+            guard let token = changed else { continue }
             try step(local, .liveActivity(.pushTokenReceived(activityID: engineID, token: token)), at: now)
         }
     }
