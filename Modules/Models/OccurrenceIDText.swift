@@ -1,8 +1,8 @@
 /// Request identifiers read and written over bytes. Identifiers are made and read on every
 /// delivery, response and outbox key, and splitting them into `String`s cost about 4 % of the
-/// default simulation. `canonical(_:)` reads the forms `description` writes and gives up (nil)
-/// on anything else, which `OccurrenceID(parsing:)` then reads slowly and explains; the tests
-/// check that both readings agree.
+/// default simulation. `canonical(_:)` reads the forms `description` writes (and the old `.0`
+/// of a day kind) and gives up (nil) on anything else, which `OccurrenceID(parsing:)` then reads
+/// slowly and explains; the tests check that both readings agree.
 extension OccurrenceID {
     private static let kindNames: [(kind: NotificationKind, bytes: [UInt8])] = NotificationKind.allCases.map {
         ($0, Array($0.rawValue.utf8))

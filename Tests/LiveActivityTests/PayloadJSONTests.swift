@@ -10,7 +10,7 @@ struct PayloadJSONTests {
     /// Text with every escape JSON has, a slash, multi-byte UTF-8 and a character that must not
     /// be escaped (U+2028), mixed at random.
     static func text(_ generator: inout SeededGenerator) -> String? {
-        let pieces = ["Run", "/", "\"", "\\", "\u{0}", "\u{1f}", "\u{8}", "\t", "\n", "\u{c}", "\r", "é", "😀", "\u{2028}", " "]
+        let pieces = ["Run", "/", "\"", "\\", "\u{0}", "\u{1f}", "\u{b}", "\u{7f}", "\u{8}", "\t", "\n", "\u{c}", "\r", "é", "😀", "\u{2028}", " "]
         let count = Int.random(in: 0...6, using: &generator)
         if count == 6 { return nil }
         return (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined()
@@ -88,7 +88,8 @@ struct PayloadJSONTests {
         var generator = SeededGenerator(seed: 13)
         var command = Self.command(&generator)
         command.content = workoutContent(exercise: String(repeating: "x", count: 4_100))
-        #expect(throws: LiveActivityPush.TooLarge.self) { try LiveActivityPush.payload(for: command) }
+        let error = #expect(throws: LiveActivityPush.TooLarge.self) { try LiveActivityPush.payload(for: command) }
+        #expect((error?.bytes ?? 0) > 4_100)
     }
 
     /// The payload as the `Codable` encoding of ActivityKit's push format.

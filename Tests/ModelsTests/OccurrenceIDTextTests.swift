@@ -36,6 +36,14 @@ struct OccurrenceIDTextTests {
             #expect(id.description == id.slowDescription)
             #expect(try OccurrenceID(parsing: id.description) == id)
         }
+        // The edges of four-digit years: 0000-01-01, 9999-12-31 (written fast), 10000-01-01 and
+        // a year before 0 (written the slow way).
+        for day: Int64 in [-719_528, 2_932_896, 2_932_897, -800_000] {
+            let id = OccurrenceID(.hydration, daysSinceEpoch: day, .minuteOfDay(545), snooze: 3)
+            #expect(id.description == id.slowDescription)
+        }
+        #expect(OccurrenceID(.morningGreeting, daysSinceEpoch: -719_528).description == "morningGreeting.0000-01-01")
+        #expect(OccurrenceID(.morningGreeting, daysSinceEpoch: 2_932_896).description == "morningGreeting.9999-12-31")
         let farFuture = OccurrenceID(.morningGreeting, daysSinceEpoch: 3_000_000)
         #expect(farFuture.description == "morningGreeting.10183-09-21")
         #expect(farFuture.description == farFuture.slowDescription)
