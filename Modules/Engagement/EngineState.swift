@@ -157,7 +157,8 @@ struct ReEngagementInputs: Hashable, Sendable {
     var enabled: Bool
     var communication: CommunicationPreferences
     /// The preferences' wake and sleep times: the local night nudges keep out of.
-    var wakingHours: [LocalTimeOfDay]
+    var wakeTime: LocalTimeOfDay
+    var sleepTime: LocalTimeOfDay
     /// Recent opens: the evidence that the user is awake at night.
     var opens: [Int]
     var lastAttemptSent: Int

@@ -56,7 +56,7 @@ extension UserEngine {
         let inputs = ReEngagementInputs(
             lastActiveAt: lastActiveAt, zone: zone.identifier, habitualTime: habitualActiveTime,
             enabled: preferences.isEnabled(.reEngagement), communication: profile.communication,
-            wakingHours: [preferences.wakeTime, preferences.sleepTime], opens: state.activity.recentOpenMinutes,
+            wakeTime: preferences.wakeTime, sleepTime: preferences.sleepTime, opens: state.activity.recentOpenMinutes,
             lastAttemptSent: state.lapse.lastAttemptSent)
         if let cached = state.lapse.cache, cached.inputs == inputs { return cached.times }
         var candidates: [Candidate] = []

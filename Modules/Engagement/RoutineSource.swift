@@ -27,6 +27,12 @@ extension NotificationPreferences {
     /// Morning greeting, meals, hydration (unless a daily series carries it) and the stated
     /// workouts of `weekday`.
     func routineTimes(on weekday: Weekday, hydration: Bool) -> [RoutineTime] {
+        dailyRoutineTimes(hydration: hydration) + workoutRoutineTimes(on: weekday)
+    }
+
+    /// The routine of every day: morning greeting, meals, hydration (unless a daily series
+    /// carries it).
+    func dailyRoutineTimes(hydration: Bool) -> [RoutineTime] {
         var result: [RoutineTime] = []
         if isEnabled(.morningGreeting) {
             result.append(RoutineTime(kind: .morningGreeting, slot: .day, time: morningTime))
@@ -41,6 +47,12 @@ extension NotificationPreferences {
                 result.append(RoutineTime(kind: .hydration, slot: .minuteOfDay(time.minutesSinceMidnight), time: time))
             }
         }
+        return result
+    }
+
+    /// The reminders of the workouts stated for `weekday`, each its lead time before.
+    func workoutRoutineTimes(on weekday: Weekday) -> [RoutineTime] {
+        var result: [RoutineTime] = []
         if isEnabled(.workoutReminder) {
             for workout in workoutSchedule where workout.weekday == weekday {
                 let minute = workout.time.minutesSinceMidnight - workoutReminderLeadMinutes
@@ -73,16 +85,20 @@ extension UserEngine {
         var day = zone.localDateTime(at: earliest).daysSinceEpoch
         let today = zone.localDateTime(at: now).daysSinceEpoch
         let lastDay = zone.localDateTime(at: end).daysSinceEpoch
+        // The same every day; only the workouts depend on the weekday (in `routineTimes`' order).
+        let daily = preferences.dailyRoutineTimes(hydration: !skipHydration)
+        func add(_ routine: RoutineTime, on day: Int64) {
+            let at = zone.instant(for: LocalDateTime(daysSinceEpoch: day + routine.dayOffset, time: routine.time))
+            guard at < end, at > earliest else { return }
+            result.append(
+                Candidate(
+                    id: OccurrenceID(routine.kind, daysSinceEpoch: day, routine.slot), kind: routine.kind,
+                    plannedAt: at, level: levels[routine.kind], policy: .standard(for: routine.kind),
+                    windowEnd: SlotWindow.of(routine.kind)?.end(nominal: at)))
+        }
         while day <= lastDay {
-            for routine in preferences.routineTimes(on: Weekday(daysSinceEpoch: day), hydration: !skipHydration) {
-                let at = zone.instant(for: LocalDateTime(daysSinceEpoch: day + routine.dayOffset, time: routine.time))
-                guard at < end, at > earliest else { continue }
-                result.append(
-                    Candidate(
-                        id: OccurrenceID(routine.kind, daysSinceEpoch: day, routine.slot), kind: routine.kind,
-                        plannedAt: at, level: levels[routine.kind], policy: .standard(for: routine.kind),
-                        windowEnd: SlotWindow.of(routine.kind)?.end(nominal: at)))
-            }
+            for routine in daily { add(routine, on: day) }
+            for routine in preferences.workoutRoutineTimes(on: Weekday(daysSinceEpoch: day)) { add(routine, on: day) }
             result += coachingCandidates(day: day, today: today, end: end, earliest: earliest)
             day += 1
         }

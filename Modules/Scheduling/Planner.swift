@@ -183,11 +183,13 @@ public enum Planner {
                 candidate: $0, dueAt: $0.plannedAt, fireAt: $0.plannedAt, zone: context.zone, repeatsDaily: true)
         }
         /// Kind and fire time of everything planned, so no kind fires twice at one instant.
-        var taken = Set<Int64>()
+        let seriesKinds = Set(series.map(\.kind))
+        var taken = Set<Int64>(
+            minimumCapacity: seriesKinds.count * (series.count + reservedFireTimes.count) + context.slotBudget)
         func instantOfKind(_ kind: NotificationKind, _ at: Instant) -> Int64 {
             Int64(kind.ordinal) << 48 | (at.secondsSinceEpoch & 0xFFFF_FFFF_FFFF)
         }
-        for kind in Set(series.map(\.kind)) {
+        for kind in seriesKinds {
             for candidate in series where candidate.kind == kind {
                 taken.insert(instantOfKind(kind, candidate.plannedAt))
             }
