@@ -162,5 +162,5 @@ struct SimulatedInbox {
     }
 
     /// The app was opened: the inbox is read (the read-all watermark).
-    mutating func readAll() { unread.removeAll(keepingCapacity: true) }
+    mutating func readAll() { unread.removeAll() }
 }

@@ -139,8 +139,8 @@ struct UserState {
             zone: zone,
             thresholds: LapseThresholds(configuration: engine.configuration))
         weekActivity = weekActivity.suffix(1)
-        weekDeliveries.removeAll(keepingCapacity: true)
-        weekDeliveryIDs.removeAll(keepingCapacity: true)
+        weekDeliveries.removeAll()
+        weekDeliveryIDs.removeAll()
         return summary
     }
 }

@@ -151,7 +151,7 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
     }
 
     public mutating func removeAllPendingNotificationRequests() {
-        pendingNotificationRequests.removeAll(keepingCapacity: true)
+        pendingNotificationRequests.removeAll()
     }
 
     /// Soonest nextFire among pending, or nil.
@@ -254,7 +254,7 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
     }
 
     public mutating func removeAllDeliveredNotifications() {
-        deliveredNotifications.removeAll(keepingCapacity: true)
+        deliveredNotifications.removeAll()
     }
 
     public mutating func setBadgeCount(_ count: Int) {

@@ -195,7 +195,8 @@ public enum Planner {
             }
             for at in reservedFireTimes { taken.insert(instantOfKind(kind, at)) }
         }
-        plan.reserveCapacity(context.slotBudget + 4)
+        // No room reserved for the whole slot budget: the plan is kept in the engine's state
+        // until the next pass, and most plans hold a third of it.
         var decisions: [PlanDecision] = []
         decisions.reserveCapacity(candidates.count)
         var suppressed: [(candidate: Candidate, reason: ReasonCode)] = []
