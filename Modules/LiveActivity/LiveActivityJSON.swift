@@ -33,12 +33,7 @@ struct LiveActivityJSON {
         needsComma = false
     }
 
-    mutating func member(_ name: StaticString, _ value: Int) {
-        key(name)
-        int(value)
-    }
-
-    mutating func member(_ name: StaticString, _ value: Int64) {
+    mutating func member(_ name: StaticString, _ value: some BinaryInteger) {
         key(name)
         int(value)
     }
@@ -50,11 +45,15 @@ struct LiveActivityJSON {
 
     /// Nothing for nil, as synthesised `Codable` skips an absent optional.
     mutating func member(_ name: StaticString, _ value: Int?) {
-        if let value { member(name, value) }
+        guard let value else { return }
+        key(name)
+        int(value)
     }
 
     mutating func member(_ name: StaticString, _ value: String?) {
-        if let value { member(name, value) }
+        guard let value else { return }
+        key(name)
+        string(value)
     }
 
     mutating func int(_ value: some BinaryInteger) {

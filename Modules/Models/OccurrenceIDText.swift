@@ -4,9 +4,6 @@
 /// of a day kind) and gives up (nil) on anything else, which `OccurrenceID(parsing:)` then reads
 /// slowly and explains; the tests check that both readings agree.
 extension OccurrenceID {
-    private static let kindNames: [(kind: NotificationKind, bytes: [UInt8])] = NotificationKind.allCases.map {
-        ($0, Array($0.rawValue.utf8))
-    }
     private static let mealNames: [(meal: MealType, bytes: [UInt8])] = MealType.allCases.map {
         ($0, Array($0.rawValue.utf8))
     }
@@ -26,7 +23,8 @@ extension OccurrenceID {
 
     private static func canonical(bytes: UnsafeBufferPointer<UInt8>) -> OccurrenceID? {
         var cursor = Cursor(bytes: bytes)
-        guard let kindName = cursor.part(), let kind = kindNames.first(where: { $0.bytes.elementsEqual(kindName) })?.kind,
+        guard let kindName = cursor.part(),
+            let kind = NotificationKind.allCases.first(where: { kindNameByOrdinal[$0.ordinal].elementsEqual(kindName) }),
             let datePart = cursor.part()
         else { return nil }
         if datePart.elementsEqual("daily".utf8) {

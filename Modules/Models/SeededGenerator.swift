@@ -65,8 +65,14 @@ public enum FNV1a {
 
     /// The hash of `text`'s UTF-8 bytes, starting from `basis`.
     @inlinable public static func hash(_ text: String, basis: UInt64 = offsetBasis) -> UInt64 {
+        hash(bytes: text.utf8, basis: basis)
+    }
+
+    /// The hash of `bytes`, starting from `basis`: a hash over several pieces in turn is the
+    /// hash of their concatenation, so text never has to be joined to be hashed.
+    @inlinable public static func hash(bytes: some Sequence<UInt8>, basis: UInt64 = offsetBasis) -> UInt64 {
         var hash = basis
-        for byte in text.utf8 {
+        for byte in bytes {
             hash ^= UInt64(byte)
             hash &*= prime
         }

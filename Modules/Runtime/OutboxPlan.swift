@@ -104,13 +104,11 @@ public enum OutboxKey {
         // hashes as over the joined text, without building it (a key is made per push).
         var high = FNV1a.offsetBasis
         var low: UInt64 = 0x6C62_272E_07BB_0142
-        func feed(_ bytes: some Sequence<UInt8>) {
-            for byte in bytes {
-                high = (high ^ UInt64(byte)) &* FNV1a.prime
-                low = (low ^ UInt64(byte)) &* FNV1a.prime
-            }
-        }
         let separator = CollectionOfOne<UInt8>(0x1F)
+        func feed(_ bytes: some Sequence<UInt8>) {
+            high = FNV1a.hash(bytes: bytes, basis: high)
+            low = FNV1a.hash(bytes: bytes, basis: low)
+        }
         feed(userID.utf8)
         feed(separator)
         feed(requestID.utf8)
