@@ -23,9 +23,7 @@ extension OccurrenceID {
 
     private static func canonical(bytes: UnsafeBufferPointer<UInt8>) -> OccurrenceID? {
         var cursor = Cursor(bytes: bytes)
-        guard let kindName = cursor.part(),
-            let kind = NotificationKind.allCases.first(where: { kindNameByOrdinal[$0.ordinal].elementsEqual(kindName) }),
-            let datePart = cursor.part()
+        guard let kindName = cursor.part(), let kind = kind(named: kindName), let datePart = cursor.part()
         else { return nil }
         if datePart.elementsEqual("daily".utf8) {
             guard kind.slotMeaning == .minuteOfDay, let clock = cursor.part(), cursor.isAtEnd,
@@ -47,6 +45,10 @@ extension OccurrenceID {
         }
         guard cursor.isAtEnd, let slot = slot(of: kind, slotText) else { return nil }
         return OccurrenceID(kind, daysSinceEpoch: days, slot, snooze: snooze)
+    }
+
+    private static func kind(named name: UnsafeBufferPointer<UInt8>) -> NotificationKind? {
+        NotificationKind.allCases.first { kindNameByOrdinal[$0.ordinal].elementsEqual(name) }
     }
 
     private static func slot(of kind: NotificationKind, _ text: UnsafeBufferPointer<UInt8>?) -> OccurrenceSlot? {

@@ -135,4 +135,3 @@ public enum OutboxKey {
         }
     }
 }
-

@@ -143,7 +143,10 @@ public enum Planner {
         // Sorted as small keys, then the candidates moved once: sorting the candidates themselves
         // copied each (with its strings) at every step of the merge.
         var keys = candidates.indices.map { index in
-            (value: value(candidates[index]), at: candidates[index].plannedAt, id: candidates[index].id.packed, index: index)
+            (
+                value: value(candidates[index]), at: candidates[index].plannedAt, id: candidates[index].id.packed,
+                index: index
+            )
         }
         keys.sort {
             if $0.value != $1.value { return $0.value > $1.value }

@@ -425,10 +425,14 @@ private func date(_ text: String) -> LocalDate { local(text).date }
         #expect(breakfast.description == "mealReminder.breakfast")
         #expect(LearningSlot(.hydration, packedSlot: 13 * 60).description == "hydration.1300")
         #expect(LearningSlot(.morningGreeting).description == "morningGreeting")
-        #expect(LearningSlot(OccurrenceID(.mealReminder, daysSinceEpoch: 20_000, .meal(.dinner))).description == "mealReminder.dinner")
         #expect(
-            LearningSlot(OccurrenceID(.checkInReminder, daysSinceEpoch: 20_000, .reminder(number: 3, minuteOfDay: 1_200)))
-                .description == "checkInReminder.r3-2000")
+            LearningSlot(OccurrenceID(.mealReminder, daysSinceEpoch: 20_000, .meal(.dinner))).description
+                == "mealReminder.dinner")
+        #expect(
+            LearningSlot(
+                OccurrenceID(.checkInReminder, daysSinceEpoch: 20_000, .reminder(number: 3, minuteOfDay: 1_200))
+            )
+            .description == "checkInReminder.r3-2000")
         #expect(morning.description == "morningGreeting")
         #expect(
             LearningSlot(OccurrenceID.dailySeries(.hydration, minute: 9 * 60))

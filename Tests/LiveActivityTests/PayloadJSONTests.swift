@@ -10,7 +10,10 @@ struct PayloadJSONTests {
     /// Text with every escape JSON has, a slash, multi-byte UTF-8 and a character that must not
     /// be escaped (U+2028), mixed at random.
     static func text(_ generator: inout SeededGenerator) -> String? {
-        let pieces = ["Run", "/", "\"", "\\", "\u{0}", "\u{1f}", "\u{b}", "\u{7f}", "\u{8}", "\t", "\n", "\u{c}", "\r", "é", "😀", "\u{2028}", " "]
+        let pieces = [
+            "Run", "/", "\"", "\\", "\u{0}", "\u{1f}", "\u{b}", "\u{7f}", "\u{8}", "\t", "\n", "\u{c}", "\r", "é", "😀",
+            "\u{2028}", " ",
+        ]
         let count = Int.random(in: 0...6, using: &generator)
         if count == 6 { return nil }
         return (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined()
@@ -26,7 +29,8 @@ struct PayloadJSONTests {
             isWorkout
             ? .workout(
                 WorkoutActivityAttributes(
-                    workoutType: text(&generator) ?? "", startedAt: t0 + Int64.random(in: 0...99_999, using: &generator)))
+                    workoutType: text(&generator) ?? "", startedAt: t0 + Int64.random(in: 0...99_999, using: &generator)
+                ))
             : .meal(
                 MealActivityAttributes(
                     meal: MealType.allCases.randomElement(using: &generator)!, targetCalories: number(&generator),

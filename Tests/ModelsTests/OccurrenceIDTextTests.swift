@@ -88,6 +88,8 @@ struct OccurrenceIDTextTests {
     }
 
     @Test func theOldDayFormIsStillRead() throws {
-        #expect(try OccurrenceID(parsing: "morningGreeting.2027-03-01.0") == OccurrenceID(requestID: "morningGreeting.2027-03-01"))
+        #expect(
+            try OccurrenceID(parsing: "morningGreeting.2027-03-01.0")
+                == OccurrenceID(requestID: "morningGreeting.2027-03-01"))
     }
 }
