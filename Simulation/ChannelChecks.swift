@@ -12,7 +12,7 @@ struct ChannelChecker {
     private var retiredTokens: Set<String> = []
     private var silentAccepted: [Int64] = []
     /// Occurrences shown in the last week and their channel.
-    private var shownOn: [String: (channel: DeliveryChannel, at: Int64)] = [:]
+    private var shownOn = FiringMap<(channel: DeliveryChannel, at: Int64)>()
     private var nextTrimAt: Int64 = .min
 
     mutating func observeRetired(_ token: String) { retiredTokens.insert(token) }
@@ -28,11 +28,11 @@ struct ChannelChecker {
         return silentAccepted.count > RemoteChannel.silentPushes.perHour ? [.silentWithinBudget] : []
     }
 
-    mutating func observeShown(_ id: String, on channel: DeliveryChannel, at now: Instant) -> [Invariant] {
+    mutating func observeShown(_ id: FiringKey, on channel: DeliveryChannel, at now: Instant) -> [Invariant] {
         let seconds = now.secondsSinceEpoch
         if seconds >= nextTrimAt {
             nextTrimAt = seconds + 3 * .secondsPerDay
-            shownOn = shownOn.filter { seconds - $0.value.at < 7 * .secondsPerDay }
+            shownOn.keep { seconds - $0.at < 7 * .secondsPerDay }
         }
         if let earlier = shownOn[id], earlier.channel != channel { return [.noOccurrenceOnTwoChannels] }
         shownOn[id] = (channel, seconds)

@@ -107,18 +107,19 @@ public struct ObservedDelivery: Sendable {
 public struct InvariantChecker: Sendable {
     private var capped: [Int64] = []
     /// Latest staleness deadline of each scheduled request, from the engine's traces.
-    private var deadlines: [String: Int64] = [:]
+    private var deadlines = FiringMap<Int64>()
     /// Folded item -> the group it is in now; group -> its key; items already delivered in a group.
-    private var groupOfItem: [String: String] = [:]
-    private var itemsOfGroup: [String: Set<String>] = [:]
-    private var keyOfGroup: [String: String] = [:]
-    private var sendAtOfGroup: [String: Int64] = [:]
-    private var deliveredItems: [String: Int64] = [:]
-    /// Things the user did, as "meal.<date>.<meal>" and "workout.<date>".
-    private var done: [String: Int64] = [:]
-    /// Request identifiers delivered, with when; identifiers carry their local date and nothing
-    /// is sent more than a day late, so a week of memory catches every duplicate.
-    private var deliveredIDs: [String: Int64] = [:]
+    private var groupOfItem: [RequestKey: RequestKey] = [:]
+    private var itemsOfGroup: [RequestKey: Set<RequestKey>] = [:]
+    private var keyOfGroup: [RequestKey: String] = [:]
+    private var sendAtOfGroup: [RequestKey: Int64] = [:]
+    private var deliveredItems = FiringMap<Int64>()
+    /// Things the user did, with when: a meal logged, a workout done (any that day).
+    private var done: [DoneThing: Int64] = [:]
+    /// Deliveries (a request, and for a repeating one the firing), with when; identifiers carry
+    /// their local date and nothing is sent more than a day late, so a week of memory catches
+    /// every duplicate.
+    private var deliveredIDs = FiringMap<Int64>()
     private var morningDates: Set<LocalDate> = []
     /// The last delivery instant per kind (by ordinal): a user's deliveries come in time order.
     private var lastInstantOfKind = [Int64](repeating: .min, count: NotificationKind.allCases.count)
@@ -133,6 +134,12 @@ public struct InvariantChecker: Sendable {
     /// When the memories above are next trimmed to what can still matter (every three simulated days).
     private var nextTrimAt: Int64 = .min
 
+    /// Something the user did on a local date: a meal logged, or (`meal` nil) a workout done.
+    private struct DoneThing: Hashable {
+        var date: LocalDate
+        var meal: MealType?
+    }
+
     public init() {}
 
     /// Forgets what can no longer break an invariant, every three simulated days: delivered
@@ -144,10 +151,10 @@ public struct InvariantChecker: Sendable {
         guard now >= nextTrimAt else { return }
         nextTrimAt = now + 3 * .secondsPerDay
         let weekAgo = now - 7 * .secondsPerDay
-        deliveredIDs = deliveredIDs.filter { $0.value >= weekAgo }
-        deliveredItems = deliveredItems.filter { $0.value >= weekAgo }
+        deliveredIDs.keep { $0 >= weekAgo }
+        deliveredItems.keep { $0 >= weekAgo }
         let twoDaysAgo = now - 2 * .secondsPerDay
-        deadlines = deadlines.filter { $0.value >= twoDaysAgo }
+        deadlines.keep { $0 >= twoDaysAgo }
         let threeDaysAgo = now - 3 * .secondsPerDay
         done = done.filter { $0.value >= threeDaysAgo }
     }
@@ -173,8 +180,9 @@ public struct InvariantChecker: Sendable {
         // A repeating request fires under the same identifier at every match: each firing is its
         // own delivery (after a westward flight a daily 07:00 can match twice in one local date,
         // as on a phone); a duplicate is the same firing delivered twice.
-        let deliveryKey = delivery.repeats ? "\(delivery.id)@\(delivery.at.secondsSinceEpoch)" : delivery.id
-        if deliveredIDs.updateValue(delivery.at.secondsSinceEpoch, forKey: deliveryKey) != nil {
+        let firing = FiringKey(delivery.id, repeatsAt: delivery.repeats ? delivery.at.secondsSinceEpoch : nil)
+        let request = firing.request
+        if deliveredIDs.updateValue(delivery.at.secondsSinceEpoch, forKey: firing) != nil {
             broken.append(.noDuplicateDelivery)
         }
         if delivery.kind == .morningGreeting && !morningDates.insert(local.date).inserted {
@@ -184,38 +192,38 @@ public struct InvariantChecker: Sendable {
             broken.append(.noSameInstantDuplicateOfKind)
         }
         if timed { lastInstantOfKind[delivery.kind.ordinal] = delivery.at.secondsSinceEpoch }
-        if timed, let id = OccurrenceID(requestID: delivery.id), let window = SlotWindow.of(delivery.kind),
+        let occurrence = request.occurrence ?? OccurrenceID(requestID: delivery.id)
+        if timed, let id = occurrence, let window = SlotWindow.of(delivery.kind),
             let nominal = InvariantChecker.nominal(of: id, deliveredAt: local, preferences: preferences),
             !window.contains(delivery.at, nominal: zone.instant(for: nominal))
         {
             broken.append(.deliveryInsideSlotWindow)
         }
         if delivery.kind == .reEngagement {
-            broken += observeNudge(delivery, local: local, profile: profile, timed: timed)
+            broken += observeNudge(delivery, occurrence: occurrence, local: local, profile: profile, timed: timed)
         }
-        if !delivery.repeats, let deadline = deadlines.removeValue(forKey: delivery.id), timed,
+        if !delivery.repeats, let deadline = deadlines.removeValue(forKey: firing), timed,
             delivery.at.secondsSinceEpoch > deadline
         {
             broken.append(.noDeliveryAfterDeadline)
         }
-        if let items = itemsOfGroup.removeValue(forKey: delivery.id) {
-            keyOfGroup.removeValue(forKey: delivery.id)
-            sendAtOfGroup.removeValue(forKey: delivery.id)
+        if let items = itemsOfGroup.removeValue(forKey: request) {
+            keyOfGroup.removeValue(forKey: request)
+            sendAtOfGroup.removeValue(forKey: request)
             for item in items {
                 groupOfItem.removeValue(forKey: item)
-                if deliveredItems.updateValue(delivery.at.secondsSinceEpoch, forKey: item) != nil {
+                let itemFiring = FiringKey(request: item, firedAt: nil)
+                if deliveredItems.updateValue(delivery.at.secondsSinceEpoch, forKey: itemFiring) != nil {
                     broken.append(.foldedItemInExactlyOneGroup)
                 }
             }
         }
-        if delivery.kind == .mealReminder || delivery.kind == .workoutReminder,
-            let reminded = OccurrenceID(requestID: delivery.id)
-        {
+        if delivery.kind == .mealReminder || delivery.kind == .workoutReminder, let reminded = occurrence {
             let date = reminded.date
-            let doneKey: String? =
+            let doneKey: DoneThing? =
                 switch reminded.kind {
-                case .mealReminder: reminded.meal.map { "meal.\(date).\($0.rawValue)" }
-                case .workoutReminder: "workout.\(date)"
+                case .mealReminder: reminded.meal.map { DoneThing(date: date, meal: $0) }
+                case .workoutReminder: DoneThing(date: date, meal: nil)
                 default: nil
                 }
             // Done before the reminder fired (at the same second the two simply cross).
@@ -250,17 +258,20 @@ public struct InvariantChecker: Sendable {
         switch trace.decision {
         case .scheduled, .deferred:
             guard let plannedAt = trace.plannedAt else { return [] }
-            let isGroup = keyOfGroup[trace.requestID] != nil
+            let request = RequestKey(trace.requestID)
+            let isGroup = keyOfGroup[request] != nil
             let staleness = isGroup ? .secondsPerDay : KindPolicy.standard(for: trace.kind).stalenessSeconds
-            deadlines[trace.requestID] = plannedAt.secondsSinceEpoch + staleness
+            deadlines[FiringKey(request: request, firedAt: nil)] = plannedAt.secondsSinceEpoch + staleness
             return []
         case .folded:
-            guard let group = trace.groupID, let key = trace.groupKey else { return [] }
-            if let previous = groupOfItem[trace.requestID], previous != group {
-                itemsOfGroup[previous]?.remove(trace.requestID)
+            guard let groupID = trace.groupID, let key = trace.groupKey else { return [] }
+            let item = RequestKey(trace.requestID)
+            let group = RequestKey(groupID)
+            if let previous = groupOfItem[item], previous != group {
+                itemsOfGroup[previous]?.remove(item)
             }
-            groupOfItem[trace.requestID] = group
-            itemsOfGroup[group, default: []].insert(trace.requestID)
+            groupOfItem[item] = group
+            itemsOfGroup[group, default: []].insert(item)
             if let plannedAt = trace.plannedAt { sendAtOfGroup[group] = plannedAt.secondsSinceEpoch }
             if let known = keyOfGroup[group], known != key { return [.groupNeverMixesKeys] }
             keyOfGroup[group] = key
@@ -269,8 +280,9 @@ public struct InvariantChecker: Sendable {
             .dropped where trace.groupID != nil && trace.reason == .stale:
             // The user disabled the kind while the item waited in a group, or it waited in
             // blocked digests past its time (`stale`): no longer owed, with its reason.
-            if let group = groupOfItem.removeValue(forKey: trace.requestID) {
-                itemsOfGroup[group]?.remove(trace.requestID)
+            let item = RequestKey(trace.requestID)
+            if let group = groupOfItem.removeValue(forKey: item) {
+                itemsOfGroup[group]?.remove(item)
             }
             return []
         default:
@@ -293,7 +305,8 @@ public struct InvariantChecker: Sendable {
 
     /// The campaign's cap, a second delivery of one attempt, and the local night.
     private mutating func observeNudge(
-        _ delivery: ObservedDelivery, local: LocalDateTime, profile: UserProfile, timed: Bool
+        _ delivery: ObservedDelivery, occurrence: OccurrenceID?, local: LocalDateTime, profile: UserProfile,
+        timed: Bool
     ) -> [Invariant] {
         var broken: [Invariant] = []
         let configuration = EngineConfiguration()
@@ -304,7 +317,7 @@ public struct InvariantChecker: Sendable {
             case .lightNudge: configuration.lightNudgeAttemptDays.count
             case .checkInOnMe: configuration.checkInOnMeAttemptDays.count
             }
-        if case .attempt(let attempt)? = OccurrenceID(requestID: delivery.id)?.slot {
+        if case .attempt(let attempt)? = occurrence?.slot {
             if nudgesThisAbsence.contains(attempt) { broken.append(.noNudgeAttemptTwice) }
             nudgesThisAbsence.append(attempt)
         }
@@ -343,8 +356,8 @@ public struct InvariantChecker: Sendable {
         }
         let date = zone.localDate(at: instant)
         switch activity {
-        case .mealLogged(let meal): done["meal.\(date).\(meal.rawValue)"] = instant.secondsSinceEpoch
-        case .workoutCompleted: done["workout.\(date)"] = instant.secondsSinceEpoch
+        case .mealLogged(let meal): done[DoneThing(date: date, meal: meal)] = instant.secondsSinceEpoch
+        case .workoutCompleted: done[DoneThing(date: date, meal: nil)] = instant.secondsSinceEpoch
         default: break
         }
     }
@@ -352,19 +365,21 @@ public struct InvariantChecker: Sendable {
     /// Folded items not delivered yet whose group is due by `instant` (the drain watches them).
     public func owedItems(dueBy instant: Instant) -> Set<String> {
         var owed: Set<String> = []
-        for (item, group) in groupOfItem where deliveredItems[item] == nil {
-            if let sendAt = sendAtOfGroup[group], sendAt <= instant.secondsSinceEpoch { owed.insert(item) }
+        for (item, group) in groupOfItem where deliveredItems[FiringKey(request: item, firedAt: nil)] == nil {
+            if let sendAt = sendAtOfGroup[group], sendAt <= instant.secondsSinceEpoch { owed.insert(item.description) }
         }
         return owed
     }
 
     /// The items folded into `group` and not delivered yet.
-    public func items(ofGroup group: String) -> Set<String> { itemsOfGroup[group] ?? [] }
+    public func items(ofGroup group: String) -> Set<String> {
+        Set((itemsOfGroup[RequestKey(group)] ?? []).lazy.map(\.description))
+    }
 
     /// At the end of a run: items folded into a group that should have gone out by `end` and did not.
     public func finish(at end: Instant) -> [Invariant] {
         let lost = groupOfItem.contains { item, group in
-            deliveredItems[item] == nil && (sendAtOfGroup[group] ?? .max) + .secondsPerDay < end.secondsSinceEpoch
+            deliveredItems[FiringKey(request: item, firedAt: nil)] == nil && (sendAtOfGroup[group] ?? .max) + .secondsPerDay < end.secondsSinceEpoch
         }
         return lost ? [.foldedItemInExactlyOneGroup] : []
     }
@@ -377,13 +392,13 @@ extension InvariantChecker {
         _ content: NotificationContent, id: String, recipient: Recipient
     ) -> (bytes: Int, broken: [(Invariant, String)]) {
         var broken: [(Invariant, String)] = []
-        let payload = PayloadBuilder.encode(content)
-        if payload.byteCount > PayloadBuilder.maxBytes {
-            broken.append((.payloadWithin4KB, "\(id) \(payload.byteCount) bytes"))
+        let bytes = PayloadBuilder.byteCount(of: content)
+        if bytes > PayloadBuilder.maxBytes {
+            broken.append((.payloadWithin4KB, "\(id) \(bytes) bytes"))
         }
         if let leak = PrivacyAudit.violations(in: content, for: recipient).first {
             broken.append((.noPersonalDataInPayload, "\(id) \(leak)"))
         }
-        return (payload.byteCount, broken)
+        return (bytes, broken)
     }
 }

@@ -169,7 +169,7 @@ final class Shard {
             if let start = users[local].lapseStartedAt {
                 users[local].lapseStartedAt = nil
                 stats.lift.record(
-                    heldOut: users[local].engine.isHeldOut, returned: event.time - start <= 14 * .secondsPerDay)
+                    heldOut: inPlace(local) { $0.engine.isHeldOut }, returned: event.time - start <= 14 * .secondsPerDay)
             }
             try step(local, .activity(activity), at: now)
         case .fire:
@@ -207,7 +207,7 @@ final class Shard {
             let effects = try step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now).effects
             for case .trace(let entry) in effects where entry.reason == .templateFallback {
                 if let reason = ContentTally.reason(
-                    rejecting: outcome, to: request, for: users[local].engine.recipient, by: content)
+                    rejecting: outcome, to: request, for: inPlace(local) { $0.engine.recipient }, by: content)
                 {
                     stats.content.fallbackReasons[reason, default: 0] += 1
                 }
@@ -465,14 +465,14 @@ final class Shard {
     func countDeliveryDay(_ local: Int, at instant: Instant) {
         if let finished = users[local].countDelivery(on: users[local].zone.localDate(at: instant)) {
             stats.deliveriesPerUserDay[finished, default: 0] += 1
-            stats.attention.countDay(finished, heldOut: users[local].engine.isHeldOutOfBudget)
+            stats.attention.countDay(finished, heldOut: inPlace(local) { $0.engine.isHeldOutOfBudget })
         }
     }
 
     private func flushDeliveryDay(_ local: Int) {
         if let finished = users[local].endDeliveryDay() {
             stats.deliveriesPerUserDay[finished, default: 0] += 1
-            stats.attention.countDay(finished, heldOut: users[local].engine.isHeldOutOfBudget)
+            stats.attention.countDay(finished, heldOut: inPlace(local) { $0.engine.isHeldOutOfBudget })
         }
     }
 
@@ -482,7 +482,7 @@ final class Shard {
             since: scenario.startInstant + Int64(week) * 7 * .secondsPerDay, until: now + 1)
         stats.addWeek(summary, persona: users[local].traits.persona, week: week, of: scenario.weeks)
         if week == scenario.weeks - 1 {
-            stats.attention[heldOut: users[local].engine.isHeldOutOfBudget]
+            stats.attention[heldOut: inPlace(local) { $0.engine.isHeldOutOfBudget }]
                 .lastWeekByPersona[users[local].traits.persona.position].add(summary)
         }
     }

@@ -37,11 +37,11 @@ extension Shard {
             id: id, kind: content.kind, level: content.interruptionLevel, at: instant,
             repeats: DeviceClock.isDailySeries(request), releasedEarly: releasedEarly)
         let broken = users[local].checker.observe(
-            observed, profile: users[local].engine.profile, zone: users[local].zone)
+            observed, profile: inPlace(local) { $0.engine.profile }, zone: users[local].zone)
         for violation in broken {
             try journal.violation(violation, &users[local], at: instant, detail: id, stats: &stats)
         }
-        let payload = InvariantChecker.checkPayload(content, id: id, recipient: users[local].engine.recipient)
+        let payload = InvariantChecker.checkPayload(content, id: id, recipient: inPlace(local) { $0.engine.recipient })
         stats.payloadBytesMax = max(stats.payloadBytesMax, payload.bytes)
         for (violation, detail) in payload.broken {
             try journal.violation(violation, &users[local], at: instant, detail: detail, stats: &stats)
@@ -62,8 +62,9 @@ extension Shard {
             $0.id("channel", channel.rawValue)
             if notification.presentation == .quiet { $0.id("presentation", "quiet") }
         }
-        for violation in users[local].channelChecker.observeShown(
-            inboxKey(of: notification), on: channel, at: deliveredAt)
+        let firing = FiringKey(
+            id, repeatsAt: DeviceClock.isDailySeries(notification.request) ? deliveredAt.secondsSinceEpoch : nil)
+        for violation in users[local].channelChecker.observeShown(firing, on: channel, at: deliveredAt)
         {
             try journal.violation(violation, &users[local], at: deliveredAt, detail: id, stats: &stats)
         }
@@ -96,7 +97,7 @@ extension Shard {
         // Read the fields in place: a copy of the whole user (its engine included) costs more than the reaction.
         let tone = Behaviour.tone(
             of: notification.occurrence, for: users[local].traits.profile,
-            configuration: users[local].engine.configuration)
+            configuration: inPlace(local) { $0.engine.configuration })
         let absence = users[local].absence(at: now.secondsSinceEpoch)
         let localMinute = users[local].zone.localDateTime(at: now).secondOfDay / 60
         let openFactor = scenario.fatigue.openFactor(
@@ -118,7 +119,7 @@ extension Shard {
             if let start = users[local].lapseStartedAt {
                 users[local].lapseStartedAt = nil
                 stats.lift.record(
-                    heldOut: users[local].engine.isHeldOut,
+                    heldOut: inPlace(local) { $0.engine.isHeldOut },
                     returned: now.secondsSinceEpoch - start <= 14 * .secondsPerDay,
                     promptedByNudge: true)
             }
@@ -139,7 +140,7 @@ extension Shard {
             if action != .defaultTap { stats.channels[channel].acted += 1 }
             if users[local].remote.inbox.read(requestID) { try inboxChanged(local, at: now) }
             stats.actedByKindWeek.add(kind, week: week(of: now))
-            let heldOut = users[local].engine.isHeldOutOfBudget
+            let heldOut = inPlace(local) { $0.engine.isHeldOutOfBudget }
             stats.attention[heldOut: heldOut].opened += 1
             if action != .defaultTap { stats.attention[heldOut: heldOut].acted += 1 }
             if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID) {

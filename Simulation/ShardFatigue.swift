@@ -9,7 +9,7 @@ extension Shard {
     /// A delivery adds to the user's load (more at night, outside their waking hours) and to
     /// their budget group's count.
     func tire(_ local: Int, at instant: Instant) {
-        stats.attention[heldOut: users[local].engine.isHeldOutOfBudget].deliveries += 1
+        stats.attention[heldOut: inPlace(local) { $0.engine.isHeldOutOfBudget }].deliveries += 1
         let model = scenario.fatigue
         guard model.isEnabled else { return }
         let minute = users[local].zone.localDateTime(at: instant).secondOfDay / 60
@@ -34,7 +34,7 @@ extension Shard {
             try journal.log(&users[local], now, "optOut") { $0.id("permission", "denied") }
             return
         }
-        var preferences = users[local].engine.profile.preferences
+        var preferences = inPlace(local) { $0.engine.profile }.preferences
         guard preferences.isEnabled(kind) else { return }
         preferences.settings[kind] = .disabled
         users[local].optOuts.kinds.append(OptOut(kind: kind, disabledAt: now))

@@ -43,40 +43,52 @@ public enum PayloadBuilder {
 
     /// The payload without the size check.
     public static func encode(_ content: NotificationContent, imageKey: String? = nil) -> PushPayload {
-        var json = ""
-        json.reserveCapacity(320 + content.title.utf8.count + content.body.utf8.count)
-        json += "{\"aps\":{\"alert\":{\"title\":"
-        appendString(content.title, to: &json)
+        var output = TextOutput()
+        output.json.reserveCapacity(320 + content.title.utf8.count + content.body.utf8.count)
+        write(content, imageKey: imageKey, to: &output)
+        return PushPayload(json: output.json)
+    }
+
+    /// The payload's size in bytes, `encode(content, imageKey:).byteCount`, counted without
+    /// writing it (the simulator checks the 4 KB limit on every delivery).
+    public static func byteCount(of content: NotificationContent, imageKey: String? = nil) -> Int {
+        var output = CountingOutput()
+        write(content, imageKey: imageKey, to: &output)
+        return output.count
+    }
+
+    private static func write(_ content: NotificationContent, imageKey: String?, to json: inout some PayloadOutput) {
+        json.append("{\"aps\":{\"alert\":{\"title\":")
+        json.appendString(content.title)
         if let subtitle = content.subtitle {
-            json += ",\"subtitle\":"
-            appendString(subtitle, to: &json)
+            json.append(",\"subtitle\":")
+            json.appendString(subtitle)
         }
-        json += ",\"body\":"
-        appendString(content.body, to: &json)
-        json += "}"
-        if let badge = content.badge { json += ",\"badge\":\(badge)" }
+        json.append(",\"body\":")
+        json.appendString(content.body)
+        json.append("}")
+        if let badge = content.badge { json.append(",\"badge\":\(badge)") }
         if let sound = content.sound {
             if content.interruptionLevel == .critical {
-                json += ",\"sound\":{\"critical\":1,\"name\":\"\(sound.fileName)\",\"volume\":1.0}"
+                json.append(",\"sound\":{\"critical\":1,\"name\":\"\(sound.fileName)\",\"volume\":1.0}")
             } else {
-                json += ",\"sound\":\"\(sound.fileName)\""
+                json.append(",\"sound\":\"\(sound.fileName)\"")
             }
         }
-        json += ",\"thread-id\":"
-        appendString(content.threadID, to: &json)
-        json += ",\"category\":\"\(content.category.rawValue)\""
-        json += ",\"interruption-level\":\"\(content.interruptionLevel.apnsValue)\""
-        json += ",\"relevance-score\":\(relevance(content.relevanceScore))"
-        if imageKey != nil { json += ",\"mutable-content\":1" }
-        json += "},\"link\":"
-        appendString(content.deepLink.description, to: &json)
-        json += ",\"kind\":\"\(content.kind.rawValue)\""
+        json.append(",\"thread-id\":")
+        json.appendString(content.threadID)
+        json.append(",\"category\":\"\(content.category.rawValue)\"")
+        json.append(",\"interruption-level\":\"\(content.interruptionLevel.apnsValue)\"")
+        json.append(",\"relevance-score\":\(relevance(content.relevanceScore))")
+        if imageKey != nil { json.append(",\"mutable-content\":1") }
+        json.append("},\"link\":")
+        json.appendString(content.deepLink.description)
+        json.append(",\"kind\":\"\(content.kind.rawValue)\"")
         if let imageKey {
-            json += ",\"image\":"
-            appendString(imageKey, to: &json)
+            json.append(",\"image\":")
+            json.appendString(imageKey)
         }
-        json += "}"
-        return PushPayload(json: json)
+        json.append("}")
     }
 
     /// The payload of a badge and inbox sync (a background push): `aps` holds only
@@ -96,6 +108,15 @@ public enum PayloadBuilder {
     private static func relevance(_ score: Double) -> String {
         let hundredths = Int((min(1, max(0, score)) * 100).rounded())
         return hundredths == 100 ? "1" : hundredths < 10 ? "0.0\(hundredths)" : "0.\(hundredths)"
+    }
+
+    /// The bytes of `text`'s JSON string literal beyond its own: the quotes, and an escape's.
+    static func escapedExtraBytes(_ text: String) -> Int {
+        var extra = 2
+        for byte in text.utf8 where byte == 0x22 || byte == 0x5C || byte < 0x20 {
+            extra += byte == 0x22 || byte == 0x5C || byte == 0x0A || byte == 0x0D || byte == 0x09 ? 1 : 5
+        }
+        return extra
     }
 
     /// A JSON string literal (RFC 8259 escaping; non-ASCII is written as UTF-8).
@@ -124,6 +145,26 @@ public enum PayloadBuilder {
         bytes.append(0x22)
         json += String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// Where `PayloadBuilder` writes a payload: the text, or only its size.
+private protocol PayloadOutput {
+    /// Text written as it is.
+    mutating func append(_ text: String)
+    /// Text written as a JSON string literal.
+    mutating func appendString(_ text: String)
+}
+
+private struct TextOutput: PayloadOutput {
+    var json = ""
+    mutating func append(_ text: String) { json += text }
+    mutating func appendString(_ text: String) { PayloadBuilder.appendString(text, to: &json) }
+}
+
+private struct CountingOutput: PayloadOutput {
+    var count = 0
+    mutating func append(_ text: String) { count += text.utf8.count }
+    mutating func appendString(_ text: String) { count += text.utf8.count + PayloadBuilder.escapedExtraBytes(text) }
 }
 
 extension NotificationSound {

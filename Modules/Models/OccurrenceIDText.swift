@@ -18,10 +18,20 @@ extension OccurrenceID {
     /// an identifier an older version wrote, or an error to explain).
     static func canonical(_ requestID: String) -> OccurrenceID? {
         var text = requestID
-        return text.withUTF8 { canonical(bytes: $0) }
+        return text.withUTF8 { canonical(bytes: $0, exactly: false) }
     }
 
-    private static func canonical(bytes: UnsafeBufferPointer<UInt8>) -> OccurrenceID? {
+    /// The identifier whose `description` is exactly `requestID`; nil for anything else (an
+    /// older form, a number with a leading zero, another app's identifier). Two texts that give
+    /// the same occurrence here are the same text, so the occurrence can stand for the text as
+    /// a key.
+    public init?(exactly requestID: String) {
+        var text = requestID
+        guard let id = text.withUTF8({ OccurrenceID.canonical(bytes: $0, exactly: true) }) else { return nil }
+        self = id
+    }
+
+    private static func canonical(bytes: UnsafeBufferPointer<UInt8>, exactly: Bool) -> OccurrenceID? {
         var cursor = Cursor(bytes: bytes)
         guard let kindName = cursor.part(), let kind = kind(named: kindName), let datePart = cursor.part()
         else { return nil }
@@ -43,7 +53,7 @@ extension OccurrenceID {
             snooze = n
             if second == nil { slotText = nil }
         }
-        guard cursor.isAtEnd, let slot = slot(of: kind, slotText) else { return nil }
+        guard cursor.isAtEnd, let slot = slot(of: kind, slotText, exactly: exactly) else { return nil }
         return OccurrenceID(kind, daysSinceEpoch: days, slot, snooze: snooze)
     }
 
@@ -51,10 +61,12 @@ extension OccurrenceID {
         NotificationKind.allCases.first { kindNameByOrdinal[$0.ordinal].elementsEqual(name) }
     }
 
-    private static func slot(of kind: NotificationKind, _ text: UnsafeBufferPointer<UInt8>?) -> OccurrenceSlot? {
+    private static func slot(
+        of kind: NotificationKind, _ text: UnsafeBufferPointer<UInt8>?, exactly: Bool
+    ) -> OccurrenceSlot? {
         guard let text else { return kind.slotMeaning == .day || kind.slotMeaning == .reminder ? .day : nil }
         switch kind.slotMeaning {
-        case .day: return text.elementsEqual("0".utf8) ? .day : nil
+        case .day: return !exactly && text.elementsEqual("0".utf8) ? .day : nil
         case .meal: return mealNames.first(where: { $0.bytes.elementsEqual(text) }).map { .meal($0.meal) }
         case .minuteOfDay: return minuteOfDay(text).map { .minuteOfDay($0) }
         case .reminder:

@@ -55,6 +55,7 @@ struct OccurrenceIDTextTests {
         var generator = SeededGenerator(seed: 8)
         let alphabet = Array("0123456789.-rsnoozedailyZ+ é".utf8)
         var readFast = 0
+        var readExactly = 0
         for _ in 0..<50_000 {
             var bytes = Array(Self.randomID(&generator).description.utf8)
             for _ in 0..<Int.random(in: 1...3, using: &generator) where !bytes.isEmpty {
@@ -72,8 +73,28 @@ struct OccurrenceIDTextTests {
                 readFast += 1
                 #expect(fast == slow, "\(text)")
             }
+            // Read exactly only when the text is the identifier's own description.
+            if let exact = OccurrenceID(exactly: text) {
+                readExactly += 1
+                #expect(exact.description == text)
+            }
         }
         #expect(readFast > 1_000)
+        #expect(readExactly > 1_000)
+    }
+
+    /// Every identifier the engine writes is read exactly; the old day form is not (it names the
+    /// same occurrence with another text).
+    @Test func exactlyReadsWhatDescriptionWritesAndNothingElse() {
+        var generator = SeededGenerator(seed: 9)
+        for _ in 0..<5_000 {
+            let id = Self.randomID(&generator)
+            guard (0...9_999).contains(id.isDailySeries ? 0 : id.date.year) else { continue }
+            #expect(OccurrenceID(exactly: id.description) == id)
+        }
+        #expect(OccurrenceID(exactly: "morningGreeting.2027-03-01.0") == nil)
+        #expect(OccurrenceID(exactly: "morningGreeting.2027-03-01") != nil)
+        #expect(OccurrenceID(exactly: "liveActivity-42") == nil)
     }
 
     @Test(arguments: [

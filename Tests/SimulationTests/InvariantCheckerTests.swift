@@ -259,4 +259,68 @@ import Testing
         let later = delivery("hydration.2027-03-16.0900", .hydration, "2027-03-15T22:00:01Z")
         #expect(checker.observe(later, profile: profile(), zone: london).contains(.deliveryInsideSlotWindow))
     }
+
+    /// The checker keys what it remembers by occurrence for the engine's identifiers and by text
+    /// for anything else; either way two deliveries are one request exactly when their texts are
+    /// equal.
+    @Test func requestsAreTheSameExactlyWhenTheirTextsAreEqual() {
+        let user = profile()
+        // A repeating request fires under one identifier at every match: each firing is its own.
+        let series = "hydration.daily.0900"
+        var checker = InvariantChecker()
+        func observe(_ id: String, _ kind: NotificationKind, _ at: String, repeats: Bool = false) -> [Invariant] {
+            let observed = ObservedDelivery(id: id, kind: kind, level: .active, at: Instant(iso8601: at)!, repeats: repeats)
+            return checker.observe(observed, profile: user, zone: london)
+        }
+        #expect(observe(series, .hydration, "2027-06-01T09:00:00+01:00", repeats: true).isEmpty)
+        #expect(observe(series, .hydration, "2027-06-02T09:00:00+01:00", repeats: true).isEmpty)
+        #expect(observe(series, .hydration, "2027-06-02T09:00:00+01:00", repeats: true).contains(.noDuplicateDelivery))
+        // An identifier the engine never writes is kept as text, and still caught when repeated.
+        #expect(observe("promo-summer", .featureAnnouncement, "2027-06-03T10:00:00+01:00").isEmpty)
+        #expect(observe("promo-summer", .featureAnnouncement, "2027-06-03T11:00:00+01:00") == [.noDuplicateDelivery])
+        // The old text of a day occurrence names the same occurrence with another text: two requests.
+        #expect(observe("weeklyReview.2027-06-04", .weeklyReview, "2027-06-04T18:00:00+01:00").isEmpty)
+        #expect(observe("weeklyReview.2027-06-04.0", .weeklyReview, "2027-06-04T19:00:00+01:00").isEmpty)
+    }
+
+    @Test func aReminderForAMealOrWorkoutAlreadyDoneIsCaught() {
+        let user = profile()
+        var checker = InvariantChecker()
+        checker.observe(.mealLogged(.lunch), at: Instant(iso8601: "2027-06-01T12:10:00+01:00")!, zone: london)
+        checker.observe(.workoutCompleted(durationMinutes: 30), at: Instant(iso8601: "2027-06-01T07:00:00+01:00")!, zone: london)
+        // The workouts' slot windows are not this test's (the profile has no workout schedule).
+        func observe(_ id: String, _ kind: NotificationKind, _ at: String) -> [Invariant] {
+            checker.observe(delivery(id, kind, at), profile: user, zone: london).filter { $0 != .deliveryInsideSlotWindow }
+        }
+        #expect(observe("mealReminder.2027-06-01.lunch", .mealReminder, "2027-06-01T12:30:00+01:00") == [.noReminderForDoneThing])
+        #expect(observe("mealReminder.2027-06-01.dinner", .mealReminder, "2027-06-01T18:30:00+01:00").isEmpty)
+        #expect(observe("workoutReminder.2027-06-01.1800", .workoutReminder, "2027-06-01T18:00:00+01:00") == [.noReminderForDoneThing])
+        #expect(observe("workoutReminder.2027-06-02.1800", .workoutReminder, "2027-06-02T18:00:00+01:00").isEmpty)
+    }
+
+    @Test func aFoldedItemDeliveredInTwoGroupsOrAGroupMixingKeysIsCaught() {
+        let user = profile()
+        let at = Instant(iso8601: "2027-06-01T12:00:00+01:00")!
+        func fold(_ item: String, into group: String, key: String) -> TraceEntry {
+            TraceEntry(
+                at: at, userID: "u1", requestID: item, kind: .workoutKudos, decision: .folded, reason: .batched,
+                plannedAt: at + 600, groupID: group, groupKey: key)
+        }
+        var checker = InvariantChecker()
+        #expect(checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.9", key: "kudos")).isEmpty)
+        #expect(checker.items(ofGroup: "workoutKudos.2027-06-01.9") == ["workoutKudos.2027-06-01.1"])
+        #expect(
+            checker.observe(fold("mention.2027-06-01.2", into: "workoutKudos.2027-06-01.9", key: "mention"))
+                == [.groupNeverMixesKeys])
+        #expect(checker.owedItems(dueBy: at + 600).count == 2)
+        #expect(checker.finish(at: at + 2 * 86_400) == [.foldedItemInExactlyOneGroup])
+        let first = delivery("workoutKudos.2027-06-01.9", .workoutKudos, "2027-06-01T12:10:00+01:00")
+        #expect(checker.observe(first, profile: user, zone: london).isEmpty)
+        #expect(checker.owedItems(dueBy: at + 600).isEmpty)
+        #expect(checker.finish(at: at + 2 * 86_400).isEmpty)
+        // The same item folded again into another group and delivered a second time.
+        #expect(checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.10", key: "kudos")).isEmpty)
+        let second = delivery("workoutKudos.2027-06-01.10", .workoutKudos, "2027-06-01T14:10:00+01:00")
+        #expect(checker.observe(second, profile: user, zone: london) == [.foldedItemInExactlyOneGroup])
+    }
 }

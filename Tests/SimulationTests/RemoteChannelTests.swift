@@ -112,9 +112,9 @@ import Testing
         #expect(r3 == [.silentWithinBudget])
         let r4 = checker.observeSilentAccepted(at: at + 7_300)
         #expect(r4.isEmpty)
-        let r5 = checker.observeShown("mention.2027-03-10.1", on: .remote, at: at)
+        let r5 = checker.observeShown(FiringKey("mention.2027-03-10.1", repeatsAt: nil), on: .remote, at: at)
         #expect(r5.isEmpty)
-        let r6 = checker.observeShown("mention.2027-03-10.1", on: .local, at: at + 5)
+        let r6 = checker.observeShown(FiringKey("mention.2027-03-10.1", repeatsAt: nil), on: .local, at: at + 5)
         #expect(r6 == [.noOccurrenceOnTwoChannels])
     }
 
