@@ -92,7 +92,8 @@ let package = Package(
         + module("Storage", dependencies: ["Models", grdb], testDependencies: ["StoreConformance"])
         // The runtime's store and the workers' queue on PostgreSQL: postgres-nio stays out of the engine.
         + module(
-            "PostgresStore", dependencies: ["Storage", "Models", "Runtime", "Delivery", postgresNIO, swiftLog, nioCore, nioPosix],
+            "PostgresStore",
+            dependencies: ["Storage", "Models", "Runtime", "Delivery", postgresNIO, swiftLog, nioCore, nioPosix],
             testDependencies: ["StoreConformance"])
         + module("Scheduling", dependencies: ["Models"])
         + module("LiveActivity", dependencies: ["Models"])
@@ -165,7 +166,8 @@ let package = Package(
                 name: "engaged",
                 dependencies: [
                     "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "Delivery", "APNs",
-                    "LiveActivity", "PostgresStore", hummingbird, argumentParser, serviceLifecycle, unixSignals, swiftLog, crypto, metrics,
+                    "LiveActivity", "PostgresStore", hummingbird, argumentParser, serviceLifecycle, unixSignals,
+                    swiftLog, crypto, metrics,
                     prometheus,
                     // The coach's chat-completions client (`CompletionsCoach`).
                     asyncHTTPClient, nioCore, nioHTTP1,
@@ -185,7 +187,8 @@ let package = Package(
             .executableTarget(
                 name: "scale-test",
                 dependencies: [
-                    "PostgresStore", "FakeAPNs", "Runtime", "Storage", "Models", "Engagement", "Content", argumentParser,
+                    "PostgresStore", "FakeAPNs", "Runtime", "Storage", "Models", "Engagement", "Content",
+                    argumentParser,
                     crypto, swiftLog, postgresNIO,
                 ],
                 path: "Apps/ScaleTest", swiftSettings: swiftSettings),

@@ -379,7 +379,8 @@ public struct InvariantChecker: Sendable {
     /// At the end of a run: items folded into a group that should have gone out by `end` and did not.
     public func finish(at end: Instant) -> [Invariant] {
         let lost = groupOfItem.contains { item, group in
-            deliveredItems[FiringKey(request: item, firedAt: nil)] == nil && (sendAtOfGroup[group] ?? .max) + .secondsPerDay < end.secondsSinceEpoch
+            deliveredItems[FiringKey(request: item, firedAt: nil)] == nil
+                && (sendAtOfGroup[group] ?? .max) + .secondsPerDay < end.secondsSinceEpoch
         }
         return lost ? [.foldedItemInExactlyOneGroup] : []
     }

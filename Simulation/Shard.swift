@@ -169,7 +169,8 @@ final class Shard {
             if let start = users[local].lapseStartedAt {
                 users[local].lapseStartedAt = nil
                 stats.lift.record(
-                    heldOut: inPlace(local) { $0.engine.isHeldOut }, returned: event.time - start <= 14 * .secondsPerDay)
+                    heldOut: inPlace(local) { $0.engine.isHeldOut }, returned: event.time - start <= 14 * .secondsPerDay
+                )
             }
             try step(local, .activity(activity), at: now)
         case .fire:

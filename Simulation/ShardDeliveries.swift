@@ -64,8 +64,7 @@ extension Shard {
         }
         let firing = FiringKey(
             id, repeatsAt: DeviceClock.isDailySeries(notification.request) ? deliveredAt.secondsSinceEpoch : nil)
-        for violation in users[local].channelChecker.observeShown(firing, on: channel, at: deliveredAt)
-        {
+        for violation in users[local].channelChecker.observeShown(firing, on: channel, at: deliveredAt) {
             try journal.violation(violation, &users[local], at: deliveredAt, detail: id, stats: &stats)
         }
         guard !draining else {

@@ -48,8 +48,7 @@ struct APNsOptions: ParsableArguments {
     /// The APNs client of the settings, or nil without them; exit 78 when the key cannot be used.
     func makeClient(
         _ environment: [String: String], logger: Logger, sharedTokens: (any ProviderTokenSharing)? = nil
-    ) throws -> (client: APNsClient, topic: String)?
-    {
+    ) throws -> (client: APNsClient, topic: String)? {
         guard let settings = try apnsSettings(environment) else { return nil }
         do {
             let credentials = try APNsCredentials.load(

@@ -88,7 +88,8 @@ struct Serve: AsyncParsableCommand {
             do { _ = try PostgresURL(url) } catch { throw ValidationError(error.description) }
             if manualClock != nil {
                 // The clock route performs due work itself, beside the workers' claims.
-                throw ValidationError("--manual-clock works with --data-dir only: with --database, workers perform due work")
+                throw ValidationError(
+                    "--manual-clock works with --data-dir only: with --database, workers perform due work")
             }
         default: break
         }
@@ -166,7 +167,9 @@ struct Serve: AsyncParsableCommand {
         try? await coach?.client.shutdown()
         // In-flight requests have finished; fold the write-ahead log into the database.
         if let sqlite = store as? SQLiteEngagementStore {
-            do { try sqlite.checkpoint() } catch { logger.warning("checkpoint failed", metadata: ["error": "\(error)"]) }
+            do { try sqlite.checkpoint() } catch {
+                logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
+            }
         }
         logger.info("stopped")
     }

@@ -38,7 +38,9 @@ enum EngagedServer {
         // Decisions are counted from what each step committed, whoever caused the step.
         environment.runtime.committedTrace.set { [metrics = environment.metrics] in metrics.decided($0) }
         var services: [any Service] = []
-        if environment.manualClock == nil && !environment.workersPerformDueWork { services.append(DueWorkLoop(dispatcher: dispatcher, clock: clock)) }
+        if environment.manualClock == nil && !environment.workersPerformDueWork {
+            services.append(DueWorkLoop(dispatcher: dispatcher, clock: clock))
+        }
         return Application(
             router: router(environment, dispatcher: dispatcher),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "engaged"),

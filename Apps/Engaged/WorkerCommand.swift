@@ -28,7 +28,8 @@ struct Worker: AsyncParsableCommand {
             worker that dies holds its users until its lease runs out; any other worker then takes them.
             """)
 
-    @Option(name: .customLong("database"), help: "The PostgreSQL database, postgres://user[:password]@host[:port]/name.")
+    @Option(
+        name: .customLong("database"), help: "The PostgreSQL database, postgres://user[:password]@host[:port]/name.")
     var database: String
 
     @OptionGroup var apns: APNsOptions
@@ -66,7 +67,8 @@ struct Worker: AsyncParsableCommand {
 
     @Option(
         name: .customLong("stats-file"),
-        help: ArgumentHelp("For the scale test: write this worker's figures here as JSON every second.", visibility: .hidden))
+        help: ArgumentHelp(
+            "For the scale test: write this worker's figures here as JSON every second.", visibility: .hidden))
     var statsFile: String?
 
     func validate() throws {
@@ -118,11 +120,13 @@ struct Worker: AsyncParsableCommand {
         let metrics = ServerMetrics()
         let transport: any ChannelTransport =
             client.map {
-                APNsChannelTransport(runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
+                APNsChannelTransport(
+                    runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
             } ?? LoggingTransport(logger: logger)
         let stats = WorkerStats(workerID: name)
         let loop = WorkerLoop(
-            runtime: runtime, queue: queue, transport: ClaimedTransport(base: transport, stats: stats, queue: queue, clock: clock),
+            runtime: runtime, queue: queue,
+            transport: ClaimedTransport(base: transport, stats: stats, queue: queue, clock: clock),
             batchUsers: batchUsers, idle: .milliseconds(idleMilliseconds),
             retentionSeconds: Int64(doneRetentionHours) * 3_600, stats: stats, statsFile: statsFile, logger: logger)
         logger.info(
@@ -234,7 +238,9 @@ final class WorkerStats: Sendable {
     func record(claimToSendMilliseconds: Double) {
         state.withLock { state in
             state.performed += 1
-            if state.claimToSendMilliseconds.count < 1_000_000 { state.claimToSendMilliseconds.append(claimToSendMilliseconds) }
+            if state.claimToSendMilliseconds.count < 1_000_000 {
+                state.claimToSendMilliseconds.append(claimToSendMilliseconds)
+            }
         }
     }
 

@@ -91,7 +91,9 @@ struct ScaleJudge {
             let local = zone.localDateTime(at: engineTime(push.receivedAtMilliseconds))
             if quiet.contains(local) {
                 verdict.quietHoursViolations += 1
-                note(&verdict, "\(user) got \(push.apnsID ?? "?") at \(local) local, inside \(profile.timeZone) quiet hours")
+                note(
+                    &verdict,
+                    "\(user) got \(push.apnsID ?? "?") at \(local) local, inside \(profile.timeZone) quiet hours")
             }
         }
         for (user, sends) in byUser {
@@ -102,7 +104,9 @@ struct ScaleJudge {
                 guard let earliest = dues.min(), let latest = dues.max() else { continue }
                 if earliest < latestDueSoFar {
                     verdict.orderViolations += 1
-                    note(&verdict, "\(user): an alert due \(earliest.iso8601) arrived after one due \(latestDueSoFar.iso8601)")
+                    note(
+                        &verdict,
+                        "\(user): an alert due \(earliest.iso8601) arrived after one due \(latestDueSoFar.iso8601)")
                 }
                 latestDueSoFar = max(latestDueSoFar, latest)
                 if engineTime(send.arrival) < earliest {

@@ -53,7 +53,8 @@ struct ScaleLoad {
             var preferences = NotificationPreferences()
             let draw = random.next() % 10
             preferences.quietHours = draw < 6 ? quietChoices[0] : draw < 8 ? quietChoices[1] : nil
-            let profile = UserProfile(id: userID, displayName: "User \(index)", timeZone: zone, preferences: preferences)
+            let profile = UserProfile(
+                id: userID, displayName: "User \(index)", timeZone: zone, preferences: preferences)
             world.profiles[userID] = profile
             // A fresh engine's snapshot: the user exists for the runtime as after sign-up; the alerts
             // below are the scale test's own, not the engine's plan.
@@ -69,7 +70,8 @@ struct ScaleLoad {
                 let request = NotificationRequest(
                     identifier: requestID,
                     content: NotificationContent(
-                        kind: .workoutReminder, title: "Workout \(number + 1)", body: "Time to move, \(profile.firstName)",
+                        kind: .workoutReminder, title: "Workout \(number + 1)",
+                        body: "Time to move, \(profile.firstName)",
                         deepLink: .workoutStart),
                     trigger: .date(dueAt))
                 let payload = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)

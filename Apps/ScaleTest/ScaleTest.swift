@@ -26,7 +26,8 @@ struct ScaleTest: AsyncParsableCommand {
     var users = 100_000
     @Option(help: "Worker processes (1-16).")
     var workers = 4
-    @Option(name: .customLong("backlog-hours"), help: "Overdue alerts are spread over this many hours before the start.")
+    @Option(
+        name: .customLong("backlog-hours"), help: "Overdue alerts are spread over this many hours before the start.")
     var backlogHours = 6
     @Option(name: .customLong("future-hours"), help: "The others over this many hours after it.")
     var futureHours = 2
@@ -59,7 +60,9 @@ struct ScaleTest: AsyncParsableCommand {
         guard (1...600).contains(leaseSeconds) else { throw ValidationError("--lease-seconds must be in 1...600") }
         guard (1...10_000).contains(batchUsers) else { throw ValidationError("--batch-users must be in 1...10000") }
         guard (0...1).contains(killAfter) else { throw ValidationError("--kill-after must be in 0...1") }
-        guard (10...86_400).contains(timeoutSeconds) else { throw ValidationError("--timeout-seconds must be in 10...86400") }
+        guard (10...86_400).contains(timeoutSeconds) else {
+            throw ValidationError("--timeout-seconds must be in 10...86400")
+        }
         do { _ = try PostgresURL(database) } catch { throw ValidationError(error.description) }
     }
 
@@ -68,20 +71,24 @@ struct ScaleTest: AsyncParsableCommand {
         logger.logLevel = .warning
         // Unbuffered: progress lines appear as they happen, also in a file or a pipe.
         func say(_ line: String) { FileHandle.standardOutput.write(Data("scale-test: \(line)\n".utf8)) }
-        guard FileManager.default.isExecutableFile(atPath: engaged) else { throw fail("no executable at \(engaged)", 69) }
+        guard FileManager.default.isExecutableFile(atPath: engaged) else {
+            throw fail("no executable at \(engaged)", 69)
+        }
         try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
 
         var url = try PostgresURL(database)
         let admin = PostgresPool(url: url, size: 1, logger: logger)
         do {
             try admin.withConnection { connection in
-                try PostgresPool.run("DROP DATABASE IF EXISTS engaged_scale WITH (FORCE)", on: connection, logger: logger)
+                try PostgresPool.run(
+                    "DROP DATABASE IF EXISTS engaged_scale WITH (FORCE)", on: connection, logger: logger)
                 try PostgresPool.run("CREATE DATABASE engaged_scale", on: connection, logger: logger)
             }
         } catch { throw fail("cannot create the database engaged_scale at \(url): \(error)", 69) }
         admin.close()
         url.database = "engaged_scale"
-        let databaseURL = "postgres://\(url.username)\(url.password.map { ":\($0)" } ?? "")@\(url.host):\(url.port)/engaged_scale"
+        let databaseURL =
+            "postgres://\(url.username)\(url.password.map { ":\($0)" } ?? "")@\(url.host):\(url.port)/engaged_scale"
         let pool = PostgresPool(url: url, size: 4, logger: logger)
         defer { pool.close() }
         let store = try PostgresRuntimeStore(pool: pool)
@@ -107,14 +114,17 @@ struct ScaleTest: AsyncParsableCommand {
         let databaseCPUBefore = Self.cpuSeconds(ofProcessesNamed: "postgres")
         let ownCPUBefore = Self.ownCPUSeconds()
         let originMilliseconds = Int64(Date().timeIntervalSince1970 * 1_000) + 1_000
-        let engineTime = { (wall: Int64) in start + Int64((Double(wall - originMilliseconds) / 1_000 * speed).rounded(.down)) }
+        let engineTime = { (wall: Int64) in
+            start + Int64((Double(wall - originMilliseconds) / 1_000 * speed).rounded(.down))
+        }
         var processes: [Process] = []
         for number in 1...workers {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: engaged)
             process.arguments = [
                 "worker", "--database", databaseURL, "--worker-id", "w\(number)", "--lease-seconds", "\(leaseSeconds)",
-                "--idle-milliseconds", "50", "--batch-users", "\(batchUsers)", "--quiet-guard-seconds", "\(quietGuardSeconds)", "--apns-url", fake.url, "--apns-ca-file", caFile, "--apns-key-file", keyFile,
+                "--idle-milliseconds", "50", "--batch-users", "\(batchUsers)", "--quiet-guard-seconds",
+                "\(quietGuardSeconds)", "--apns-url", fake.url, "--apns-ca-file", caFile, "--apns-key-file", keyFile,
                 "--apns-key-id", keyID, "--apns-team-id", teamID, "--apns-topic", topic,
                 "--scaled-clock", "\(start.iso8601),\(speed),\(originMilliseconds)",
                 "--stats-file", workDirectory + "/worker-\(number).json",
@@ -171,12 +181,16 @@ struct ScaleTest: AsyncParsableCommand {
         let sizesAfterPrune = try tableSizes(pool)
 
         let perWorker = (1...workers).compactMap { number -> [String: Any]? in
-            guard let data = FileManager.default.contents(atPath: workDirectory + "/worker-\(number).json") else { return nil }
+            guard let data = FileManager.default.contents(atPath: workDirectory + "/worker-\(number).json") else {
+                return nil
+            }
             return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         }
         let p99 = perWorker.compactMap { $0["claimToSendP99Millis"] as? Double }.max() ?? 0
         let workerCPU = perWorker.compactMap { $0["cpuSeconds"] as? Double }.reduce(0, +)
-        func perPush(_ seconds: Double) -> Double { verdict.pushes == 0 ? 0 : (seconds * 1e6 / Double(verdict.pushes)).rounded() }
+        func perPush(_ seconds: Double) -> Double {
+            verdict.pushes == 0 ? 0 : (seconds * 1e6 / Double(verdict.pushes)).rounded()
+        }
         let cpuMicrosPerPush: [String: Double] = [
             "workers": perPush(workerCPU), "database": perPush(databaseCPU), "fakeAPNsAndJudge": perPush(ownCPU),
         ]
@@ -204,7 +218,9 @@ struct ScaleTest: AsyncParsableCommand {
         ] {
             say("\(key)=\(report[key]!)")
         }
-        say("cpuMicrosPerPush=\(cpuMicrosPerPush.sorted { $0.key < $1.key }.map { "\($0.key):\(Int($0.value))" }.joined(separator: ","))")
+        say(
+            "cpuMicrosPerPush=\(cpuMicrosPerPush.sorted { $0.key < $1.key }.map { "\($0.key):\(Int($0.value))" }.joined(separator: ","))"
+        )
         for worker in perWorker { say("worker \(worker["worker"] ?? "?"): performed=\(worker["performed"] ?? 0)") }
         for example in verdict.examples { say("example: \(example)") }
         say("report: \(workDirectory)/scale-report.json")
@@ -217,7 +233,8 @@ struct ScaleTest: AsyncParsableCommand {
         try pool.withConnection { connection in
             var sizes: [String: Int] = [:]
             for row in try pool.query(
-                "SELECT relname::text, pg_total_relation_size(relid) FROM pg_catalog.pg_statio_user_tables", on: connection)
+                "SELECT relname::text, pg_total_relation_size(relid) FROM pg_catalog.pg_statio_user_tables",
+                on: connection)
             {
                 let (name, bytes) = try row.decode((String, Int64).self)
                 sizes[name] = Int(bytes)
@@ -256,4 +273,3 @@ struct ScaleTest: AsyncParsableCommand {
         return ExitCode(status)
     }
 }
-

@@ -28,7 +28,8 @@ struct ClaimPrefetch: Sendable {
             prefetch.withProfile = known.intersection(users)
             let unknown = users.filter { !known.contains($0) }
             if !unknown.isEmpty {
-                for row in try pool.query("SELECT user_id FROM profile WHERE user_id = ANY(\(unknown))", on: connection) {
+                for row in try pool.query("SELECT user_id FROM profile WHERE user_id = ANY(\(unknown))", on: connection)
+                {
                     prefetch.withProfile.insert(try row.decode(String.self))
                 }
             }

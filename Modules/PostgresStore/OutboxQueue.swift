@@ -165,14 +165,16 @@ public final class OutboxQueue: Sendable {
     @discardableResult
     public func pruneDone(before cutoff: Instant) throws(StoreError) -> Int {
         try pool.withConnection { connection in
-            let done = try pool.query(
-                "WITH gone AS (DELETE FROM outbox_done WHERE done_at < \(cutoff.secondsSinceEpoch) RETURNING 1) SELECT count(*) FROM gone",
-                on: connection
-            ).first?.decode(Int.self) ?? 0
-            let merged = try pool.query(
-                "WITH gone AS (DELETE FROM outbox_merged WHERE merged_at < \(cutoff.secondsSinceEpoch) RETURNING 1) SELECT count(*) FROM gone",
-                on: connection
-            ).first?.decode(Int.self) ?? 0
+            let done =
+                try pool.query(
+                    "WITH gone AS (DELETE FROM outbox_done WHERE done_at < \(cutoff.secondsSinceEpoch) RETURNING 1) SELECT count(*) FROM gone",
+                    on: connection
+                ).first?.decode(Int.self) ?? 0
+            let merged =
+                try pool.query(
+                    "WITH gone AS (DELETE FROM outbox_merged WHERE merged_at < \(cutoff.secondsSinceEpoch) RETURNING 1) SELECT count(*) FROM gone",
+                    on: connection
+                ).first?.decode(Int.self) ?? 0
             return done + merged
         }
     }
@@ -306,7 +308,9 @@ public final class OutboxQueue: Sendable {
             """, on: connection)
     }
 
-    private func writeMerges(_ merges: [ClaimTimePolicy.Merge], at now: Instant, _ connection: PostgresConnection) throws {
+    private func writeMerges(_ merges: [ClaimTimePolicy.Merge], at now: Instant, _ connection: PostgresConnection)
+        throws
+    {
         guard !merges.isEmpty else { return }
         let replaced = merges.flatMap(\.replacedKeys)
         let into = merges.flatMap { merge in merge.replacedKeys.map { _ in merge.row.key } }

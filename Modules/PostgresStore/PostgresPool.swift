@@ -78,7 +78,10 @@ public final class PostgresPool: @unchecked Sendable {
     private var nextID = 0
 
     /// A pool of at most `size` connections to `url`, opened as they are needed.
-    public init(url: PostgresURL, size: Int = 4, logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    public init(
+        url: PostgresURL, size: Int = 4, logger: Logger,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) {
         self.url = url
         self.size = max(1, size)
         self.logger = logger

@@ -165,7 +165,8 @@ extension PostgresRuntimeStore {
         token: String, userID: String, environment: String, platform: String, registeredAt: Int64
     ) throws(StoreError) -> DeviceRegistration {
         guard let environment = PushEnvironment(rawValue: environment) else {
-            throw PostgresColumns.unknownValue(environment, table: "device", column: "environment", row: "device \(token)")
+            throw PostgresColumns.unknownValue(
+                environment, table: "device", column: "environment", row: "device \(token)")
         }
         return DeviceRegistration(
             token: token, userID: userID, environment: environment, platform: platform,

@@ -123,7 +123,8 @@ public final class PostgresRuntimeStore: RuntimeStore {
         try writeUserRecords(commit, session)
         if !commit.cancelledRequestIDs.isEmpty {
             try session.execute(
-                "DELETE FROM outbox WHERE user_id = \(commit.userID) AND request_id = ANY(\(commit.cancelledRequestIDs))")
+                "DELETE FROM outbox WHERE user_id = \(commit.userID) AND request_id = ANY(\(commit.cancelledRequestIDs))"
+            )
         }
         try enqueue(commit.outbox, session)
     }

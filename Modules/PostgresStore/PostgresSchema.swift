@@ -34,10 +34,12 @@ enum PostgresSchema {
         try pool.transaction { connection in
             let session = PostgresSession(pool: pool, connection: connection)
             try session.execute("SELECT pg_advisory_xact_lock(\(migrationLockKey))")
-            try session.execute(PostgresQuery(unsafeSQL: "CREATE TABLE IF NOT EXISTS engaged_schema (version int PRIMARY KEY)"))
-            let found = try session.rows("SELECT COALESCE(MAX(version), 0) FROM engaged_schema").first.map {
-                row throws(StoreError) in try PostgresColumns.decode(row, as: Int.self, table: "engaged_schema")
-            } ?? 0
+            try session.execute(
+                PostgresQuery(unsafeSQL: "CREATE TABLE IF NOT EXISTS engaged_schema (version int PRIMARY KEY)"))
+            let found =
+                try session.rows("SELECT COALESCE(MAX(version), 0) FROM engaged_schema").first.map {
+                    row throws(StoreError) in try PostgresColumns.decode(row, as: Int.self, table: "engaged_schema")
+                } ?? 0
             if found > version { throw StoreError.newerSchema(found: found, supported: version) }
             for number in (found + 1)..<(version + 1) {
                 for statement in steps[number - 1].statements {

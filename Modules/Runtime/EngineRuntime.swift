@@ -198,7 +198,8 @@ public actor EngineRuntime {
                 continue
             } else if row.channel == OutboxPlan.silentChannel, !silentPushes.isSendable(dueAt: row.dueAt, at: now) {
                 // One user's failed commit (another process changed their engine) holds up no one else.
-                do { try await commitRows([silentPushes.row(for: row.userID, changedAt: now)], for: row.userID) } catch {
+                do { try await commitRows([silentPushes.row(for: row.userID, changedAt: now)], for: row.userID) } catch
+                {
                     continue
                 }
             } else {

@@ -96,9 +96,12 @@ struct PushPayloadTests {
     /// escape, multi-byte text, and each optional part present or not.
     @Test func theCountedSizeIsTheWrittenSize() {
         var generator = SeededGenerator(seed: 31)
-        let pieces = ["a", "Zoë", "\"", "\\", "\n", "\r", "\t", "\u{01}", "\u{1F}", "\u{7F}", "/", "💧", "\u{2028}", " ", "{}"]
+        let pieces = [
+            "a", "Zoë", "\"", "\\", "\n", "\r", "\t", "\u{01}", "\u{1F}", "\u{7F}", "/", "💧", "\u{2028}", " ", "{}",
+        ]
         func text() -> String {
-            (0..<Int.random(in: 0...12, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            (0..<Int.random(in: 0...12, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+                .joined()
         }
         for _ in 0..<2_000 {
             let content = NotificationContent(
@@ -106,9 +109,11 @@ struct PushPayloadTests {
                 subtitle: Bool.random(using: &generator) ? text() : nil, body: text(), threadID: text(),
                 interruptionLevel: InterruptionLevel.allCases.randomElement(using: &generator)!,
                 relevanceScore: Double.random(in: -0.5...1.5, using: &generator),
-                sound: Bool.random(using: &generator) ? NotificationSound.allCases.randomElement(using: &generator) : nil,
+                sound: Bool.random(using: &generator)
+                    ? NotificationSound.allCases.randomElement(using: &generator) : nil,
                 badge: Bool.random(using: &generator) ? Int.random(in: -5...500, using: &generator) : nil,
-                deepLink: [DeepLink.dashboard, .mealLog(nil), .mealLog(.dinner), .inbox].randomElement(using: &generator)!)
+                deepLink: [DeepLink.dashboard, .mealLog(nil), .mealLog(.dinner), .inbox].randomElement(
+                    using: &generator)!)
             let imageKey = Bool.random(using: &generator) ? text() : nil
             #expect(
                 PayloadBuilder.byteCount(of: content, imageKey: imageKey)

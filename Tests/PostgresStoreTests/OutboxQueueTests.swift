@@ -29,7 +29,8 @@ struct OutboxQueueTests {
         preferences.quietHours = try QuietHours(
             start: LocalTimeOfDay(minutesSinceMidnight: 22 * 60), end: LocalTimeOfDay(minutesSinceMidnight: 7 * 60))
         let profile = UserProfile(id: user, displayName: "Ana", timeZone: "Europe/Berlin", preferences: preferences)
-        try store.commit(RuntimeCommit(userID: user, snapshot: [1], batch: StoreBatch(profiles: [profile]), outbox: rows))
+        try store.commit(
+            RuntimeCommit(userID: user, snapshot: [1], batch: StoreBatch(profiles: [profile]), outbox: rows))
     }
 
     static func count(_ database: ScratchDatabase, _ query: PostgresQuery) throws -> Int {
@@ -91,7 +92,8 @@ struct OutboxQueueTests {
         try ScratchDatabase.with { database in
             try database.withStore { store in
                 let now = Self.now
-                try Self.addUser("u1", rows: [Self.alert("u1", "a", at: now - 60), Self.alert("u1", "b", at: now + 600)], to: store)
+                try Self.addUser(
+                    "u1", rows: [Self.alert("u1", "a", at: now - 60), Self.alert("u1", "b", at: now + 600)], to: store)
                 try Self.addUser("u2", rows: [Self.alert("u2", "a", at: now - 60)], to: store)
                 let queue = OutboxQueue(pool: store.pool, workerID: "w")
                 let claiming = ClaimingRuntimeStore(base: store, queue: queue)
@@ -100,7 +102,8 @@ struct OutboxQueueTests {
                 try claiming.completeOutbox(keys: rows.map(\.key), at: now)
                 #expect(try Self.count(database, "SELECT count(*) FROM work_queue WHERE user_id = 'u2'") == 0)
                 #expect(
-                    try Self.count(database, "SELECT due_at FROM work_queue WHERE user_id = 'u1' AND claimed_by IS NULL")
+                    try Self.count(
+                        database, "SELECT due_at FROM work_queue WHERE user_id = 'u1' AND claimed_by IS NULL")
                         == Int((now + 600).secondsSinceEpoch))
                 #expect(queue.leasedUsers.isEmpty)
                 #expect(try claiming.dueOutbox(through: now + 600, limit: 10).map(\.requestID) == ["b"])
@@ -120,8 +123,12 @@ struct OutboxQueueTests {
                 let merged = try #require(claimed.first)
                 #expect(merged.requestID.hasPrefix("merged/"))
                 #expect(try store.pendingOutbox(userID: "u1").map(\.key) == [merged.key])
-                #expect(try Self.count(database, "SELECT count(*) FROM outbox_merged WHERE merged_into = \(merged.key)") == 3)
-                #expect(try Self.count(database, "SELECT count(*) FROM outbox_done WHERE key = ANY(\(rows.map(\.key)))") == 3)
+                #expect(
+                    try Self.count(database, "SELECT count(*) FROM outbox_merged WHERE merged_into = \(merged.key)")
+                        == 3)
+                #expect(
+                    try Self.count(database, "SELECT count(*) FROM outbox_done WHERE key = ANY(\(rows.map(\.key)))")
+                        == 3)
                 // A replayed commit cannot bring a merged part back.
                 try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], outbox: [rows[0]]))
                 #expect(try store.pendingOutbox(userID: "u1").map(\.key) == [merged.key])

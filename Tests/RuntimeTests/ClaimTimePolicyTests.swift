@@ -17,7 +17,8 @@ struct ClaimTimePolicyTests {
         var preferences = NotificationPreferences()
         if let quiet {
             preferences.quietHours = try! QuietHours(
-                start: LocalTimeOfDay(minutesSinceMidnight: quiet.0), end: LocalTimeOfDay(minutesSinceMidnight: quiet.1))
+                start: LocalTimeOfDay(minutesSinceMidnight: quiet.0), end: LocalTimeOfDay(minutesSinceMidnight: quiet.1)
+            )
         }
         preferences.maxPerDay = maxPerDay
         preferences.maxPerHour = maxPerHour
@@ -27,7 +28,8 @@ struct ClaimTimePolicyTests {
     static func alert(_ name: String, at due: Instant, level: InterruptionLevel = .active) -> OutboxRow {
         let request = NotificationRequest(
             identifier: name,
-            content: NotificationContent(kind: .workoutReminder, title: "Title \(name)", body: "Body", interruptionLevel: level),
+            content: NotificationContent(
+                kind: .workoutReminder, title: "Title \(name)", body: "Body", interruptionLevel: level),
             trigger: .date(due))
         let payload = String(decoding: try! JSONEncoder().encode(request), as: UTF8.self)
         return OutboxRow(
@@ -166,15 +168,18 @@ struct ClaimTimePolicyTests {
         let local = Self.berlin.localDateTime(at: now)
         let full = AlertTally.none.adding(oneAt: local).adding(oneAt: local)
         let daily = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], rules: .init(Self.profile(maxPerDay: 2)), zone: Self.berlin, tally: full, at: now)
+            rows: [Self.alert("a", at: now)], rules: .init(Self.profile(maxPerDay: 2)), zone: Self.berlin, tally: full,
+            at: now)
         #expect(daily.deferred.first?.until == Self.instant("2027-03-01T23:00:00Z"))  // local midnight
         #expect(daily.deferred.first?.reason == "maxPerDay")
         let hourly = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], rules: .init(Self.profile(maxPerHour: 2)), zone: Self.berlin, tally: full, at: now)
+            rows: [Self.alert("a", at: now)], rules: .init(Self.profile(maxPerHour: 2)), zone: Self.berlin, tally: full,
+            at: now)
         #expect(hourly.deferred.first?.until == Self.instant("2027-03-01T12:00:00Z"))  // 13:00 local
         #expect(hourly.deferred.first?.reason == "maxPerHour")
         let yesterday = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now + 86_400)], rules: .init(Self.profile(maxPerDay: 2)), zone: Self.berlin, tally: full,
+            rows: [Self.alert("a", at: now + 86_400)], rules: .init(Self.profile(maxPerDay: 2)), zone: Self.berlin,
+            tally: full,
             at: now + 86_400)
         #expect(yesterday.deferred.isEmpty)
         #expect(yesterday.tallyAfter?.sentToday == 1)
@@ -193,7 +198,8 @@ struct ClaimTimePolicyTests {
     func otherChannelsAndUnknownUsers() {
         let now = Self.instant("2027-03-01T02:00:00Z")
         let sync = OutboxRow(
-            key: "k-sync", userID: "u1", requestID: "sync", channel: OutboxPlan.silentChannel, dueAt: now, payload: "{}")
+            key: "k-sync", userID: "u1", requestID: "sync", channel: OutboxPlan.silentChannel, dueAt: now, payload: "{}"
+        )
         let alert = Self.alert("a", at: now)
         let decision = ClaimTimePolicy.decide(
             rows: [sync, alert], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
@@ -201,6 +207,8 @@ struct ClaimTimePolicyTests {
         #expect(decision.deferred.count == 1)
         let unknown = ClaimTimePolicy.decide(rows: [sync, alert], rules: nil, zone: nil, tally: .none, at: now)
         #expect(unknown.perform == [sync, alert])
-        #expect(ClaimTimePolicy.decide(rows: [], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now).perform.isEmpty)
+        #expect(
+            ClaimTimePolicy.decide(rows: [], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
+                .perform.isEmpty)
     }
 }

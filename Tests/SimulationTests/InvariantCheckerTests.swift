@@ -269,7 +269,8 @@ import Testing
         let series = "hydration.daily.0900"
         var checker = InvariantChecker()
         func observe(_ id: String, _ kind: NotificationKind, _ at: String, repeats: Bool = false) -> [Invariant] {
-            let observed = ObservedDelivery(id: id, kind: kind, level: .active, at: Instant(iso8601: at)!, repeats: repeats)
+            let observed = ObservedDelivery(
+                id: id, kind: kind, level: .active, at: Instant(iso8601: at)!, repeats: repeats)
             return checker.observe(observed, profile: user, zone: london)
         }
         #expect(observe(series, .hydration, "2027-06-01T09:00:00+01:00", repeats: true).isEmpty)
@@ -287,14 +288,23 @@ import Testing
         let user = profile()
         var checker = InvariantChecker()
         checker.observe(.mealLogged(.lunch), at: Instant(iso8601: "2027-06-01T12:10:00+01:00")!, zone: london)
-        checker.observe(.workoutCompleted(durationMinutes: 30), at: Instant(iso8601: "2027-06-01T07:00:00+01:00")!, zone: london)
+        checker.observe(
+            .workoutCompleted(durationMinutes: 30), at: Instant(iso8601: "2027-06-01T07:00:00+01:00")!, zone: london)
         // The workouts' slot windows are not this test's (the profile has no workout schedule).
         func observe(_ id: String, _ kind: NotificationKind, _ at: String) -> [Invariant] {
-            checker.observe(delivery(id, kind, at), profile: user, zone: london).filter { $0 != .deliveryInsideSlotWindow }
+            checker.observe(delivery(id, kind, at), profile: user, zone: london).filter {
+                $0 != .deliveryInsideSlotWindow
+            }
         }
-        #expect(observe("mealReminder.2027-06-01.lunch", .mealReminder, "2027-06-01T12:30:00+01:00") == [.noReminderForDoneThing])
+        #expect(
+            observe("mealReminder.2027-06-01.lunch", .mealReminder, "2027-06-01T12:30:00+01:00") == [
+                .noReminderForDoneThing
+            ])
         #expect(observe("mealReminder.2027-06-01.dinner", .mealReminder, "2027-06-01T18:30:00+01:00").isEmpty)
-        #expect(observe("workoutReminder.2027-06-01.1800", .workoutReminder, "2027-06-01T18:00:00+01:00") == [.noReminderForDoneThing])
+        #expect(
+            observe("workoutReminder.2027-06-01.1800", .workoutReminder, "2027-06-01T18:00:00+01:00") == [
+                .noReminderForDoneThing
+            ])
         #expect(observe("workoutReminder.2027-06-02.1800", .workoutReminder, "2027-06-02T18:00:00+01:00").isEmpty)
     }
 
@@ -307,7 +317,8 @@ import Testing
                 plannedAt: at + 600, groupID: group, groupKey: key)
         }
         var checker = InvariantChecker()
-        #expect(checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.9", key: "kudos")).isEmpty)
+        #expect(
+            checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.9", key: "kudos")).isEmpty)
         #expect(checker.items(ofGroup: "workoutKudos.2027-06-01.9") == ["workoutKudos.2027-06-01.1"])
         #expect(
             checker.observe(fold("mention.2027-06-01.2", into: "workoutKudos.2027-06-01.9", key: "mention"))
@@ -319,7 +330,9 @@ import Testing
         #expect(checker.owedItems(dueBy: at + 600).isEmpty)
         #expect(checker.finish(at: at + 2 * 86_400).isEmpty)
         // The same item folded again into another group and delivered a second time.
-        #expect(checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.10", key: "kudos")).isEmpty)
+        #expect(
+            checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.10", key: "kudos")).isEmpty
+        )
         let second = delivery("workoutKudos.2027-06-01.10", .workoutKudos, "2027-06-01T14:10:00+01:00")
         #expect(checker.observe(second, profile: user, zone: london) == [.foldedItemInExactlyOneGroup])
     }

@@ -1,8 +1,8 @@
 import Foundation
 import Models
 import Storage
-import Testing
 import StoreConformance
+import Testing
 
 @Suite("InboxStore conformance")
 struct InboxStoreConformanceTests {

@@ -1,7 +1,7 @@
 import Models
 import Storage
-import Testing
 import StoreConformance
+import Testing
 
 @Suite("RuntimeStore conformance")
 struct RuntimeStoreConformanceTests {

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 import Models
-import Testing
 import StoreConformance
+import Testing
 
 @testable import Storage
 

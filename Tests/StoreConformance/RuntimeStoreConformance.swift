@@ -24,7 +24,8 @@ private func row(_ requestID: String, _ channel: String = "push", dueIn seconds:
 }
 
 /// Runs the checks of `RuntimeStore`'s contract against stores made by `make`.
-public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, only checks: [RuntimeStoreCheck]) throws {
+public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, only checks: [RuntimeStoreCheck]) throws
+{
     for check in checks {
         let store = try make()
         switch check {

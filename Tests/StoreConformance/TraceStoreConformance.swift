@@ -1,9 +1,7 @@
 import Foundation
-
 public import Models
-import Testing
-
 public import Storage
+import Testing
 
 /// One clause of the `TraceStore` contract; every conformer runs all of them.
 public enum TraceStoreCheck: String, CaseIterable, Sendable {

@@ -1,9 +1,7 @@
 import Foundation
-
 public import Models
-import Testing
-
 public import Storage
+import Testing
 
 /// One clause of the user-records part of the `RuntimeStore` contract (`UserVersionStore`,
 /// `IdempotencyStore`, `DeviceStore`); every conformer runs all of them with its own factory.
