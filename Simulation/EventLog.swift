@@ -15,23 +15,8 @@ struct LineBuilder {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    /// A JSON string; escapes quotes, backslashes and control characters.
-    mutating func string(_ text: String) {
-        bytes.append(34)
-        for byte in text.utf8 {
-            switch byte {
-            case 34, 92:
-                bytes.append(92)
-                bytes.append(byte)
-            case 0..<32:
-                raw("\\u00")
-                bytes.append(hexDigit(byte >> 4))
-                bytes.append(hexDigit(byte & 15))
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(34)
-    }
+    /// A JSON string; escapes quotes, backslashes and every control character as `\u00XX`.
+    mutating func string(_ text: String) { JSONString.append(text, style: .hexControls, to: &bytes) }
 
     mutating func field(_ name: StaticString, _ value: String) {
         raw(",\"")
@@ -95,7 +80,6 @@ struct LineBuilder {
         bytes.append(34)
     }
 
-    private func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 48 + value : 87 + value }
 }
 
 /// Writes one shard's events to a file in large chunks.

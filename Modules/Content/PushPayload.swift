@@ -109,62 +109,26 @@ public enum PayloadBuilder {
         let hundredths = Int((min(1, max(0, score)) * 100).rounded())
         return hundredths == 100 ? "1" : hundredths < 10 ? "0.0\(hundredths)" : "0.\(hundredths)"
     }
-
-    /// The bytes of `text`'s JSON string literal beyond its own: the quotes, and an escape's.
-    static func escapedExtraBytes(_ text: String) -> Int {
-        var extra = 2
-        for byte in text.utf8 where byte == 0x22 || byte == 0x5C || byte < 0x20 {
-            extra += byte == 0x22 || byte == 0x5C || byte == 0x0A || byte == 0x0D || byte == 0x09 ? 1 : 5
-        }
-        return extra
-    }
-
-    /// A JSON string literal (RFC 8259 escaping; non-ASCII is written as UTF-8).
-    static func appendString(_ text: String, to json: inout String) {
-        guard text.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) else {
-            json += "\""
-            json += text
-            json += "\""
-            return
-        }
-        var bytes: [UInt8] = [0x22]
-        bytes.reserveCapacity(text.utf8.count + 16)
-        for byte in text.utf8 {
-            switch byte {
-            case 0x22: bytes += [0x5C, 0x22]
-            case 0x5C: bytes += [0x5C, 0x5C]
-            case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
-            case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
-            case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(0x22)
-        json += String(decoding: bytes, as: UTF8.self)
-    }
 }
 
 /// Where `PayloadBuilder` writes a payload: the text, or only its size.
 private protocol PayloadOutput {
     /// Text written as it is.
     mutating func append(_ text: String)
-    /// Text written as a JSON string literal.
+    /// Text written as a JSON string literal (`JSONEscapeStyle.payload`).
     mutating func appendString(_ text: String)
 }
 
 private struct TextOutput: PayloadOutput {
     var json = ""
     mutating func append(_ text: String) { json += text }
-    mutating func appendString(_ text: String) { PayloadBuilder.appendString(text, to: &json) }
+    mutating func appendString(_ text: String) { json += JSONString.literal(text, style: .payload) }
 }
 
 private struct CountingOutput: PayloadOutput {
     var count = 0
     mutating func append(_ text: String) { count += text.utf8.count }
-    mutating func appendString(_ text: String) { count += text.utf8.count + PayloadBuilder.escapedExtraBytes(text) }
+    mutating func appendString(_ text: String) { count += JSONString.byteCount(of: text, style: .payload) }
 }
 
 extension NotificationSound {

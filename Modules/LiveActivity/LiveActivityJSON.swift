@@ -62,24 +62,7 @@ struct LiveActivityJSON {
     }
 
     mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), byte]
-            case UInt8(ascii: "/") where escapesSlashes: bytes += [UInt8(ascii: "\\"), byte]
-            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0..<0x20:
-                let hex = LiveActivityJSON.hexDigits
-                bytes += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")]
-                bytes += [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        JSONString.append(value, style: .foundation(escapingSlashes: escapesSlashes), to: &bytes)
         needsComma = true
     }
 
@@ -117,8 +100,6 @@ struct LiveActivityJSON {
             }
         }
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The bytes of `attributes` (or `state`) alone, as the 4 KB limit counts them.
     static func size(of write: (inout LiveActivityJSON) -> Void) -> Int {
