@@ -53,6 +53,17 @@ public enum JSONString {
     /// Appends `text` as a JSON string literal to `bytes`.
     @inlinable public static func append(_ text: String, style: JSONEscapeStyle, to bytes: inout [UInt8]) {
         bytes.append(0x22)
+        // Most text has nothing to escape: its bytes go in at once.
+        var text = text
+        let plain = text.withUTF8 { utf8 in
+            guard !utf8.contains(where: style.escapes) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        guard !plain else {
+            bytes.append(0x22)
+            return
+        }
         for byte in text.utf8 {
             guard style.escapes(byte) else {
                 bytes.append(byte)

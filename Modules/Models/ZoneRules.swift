@@ -94,14 +94,18 @@ public struct ZoneRules: Sendable, Hashable, CustomStringConvertible {
         Int(offset(atSeconds: instant.secondsSinceEpoch))
     }
 
-    @inlinable func offset(atSeconds seconds: Int64) -> Int32 {
-        guard let first = transitionInstants.first, seconds >= first else { return initialOffset }
+    @inlinable func offset(atSeconds seconds: Int64) -> Int32 { offsetAndNextTransition(atSeconds: seconds).offset }
+
+    /// The offset in effect at `seconds` and the first transition after it (nil: none).
+    @inlinable func offsetAndNextTransition(atSeconds seconds: Int64) -> (offset: Int32, next: Int64?) {
+        guard let first = transitionInstants.first else { return (initialOffset, nil) }
+        guard seconds >= first else { return (initialOffset, first) }
         let bucket = Int((seconds - bucketBase) >> ZoneRules.bucketShift)
-        guard bucket < firstTransitionInBucket.count else { return offsetsAfter[offsetsAfter.count - 1] }
+        guard bucket < firstTransitionInBucket.count else { return (offsetsAfter[offsetsAfter.count - 1], nil) }
         // Index of the first transition after `seconds`, scanning from the bucket's first.
         var index = Int(firstTransitionInBucket[bucket])
         while index < transitionInstants.count && transitionInstants[index] <= seconds { index += 1 }
-        return offsetsAfter[index - 1]
+        return (offsetsAfter[index - 1], index < transitionInstants.count ? transitionInstants[index] : nil)
     }
 
     /// The wall-clock reading at `instant`.
@@ -133,6 +137,18 @@ public struct ZoneRules: Sendable, Hashable, CustomStringConvertible {
     /// The instant for `local` and how it was resolved.
     public func resolve(_ local: LocalDateTime) -> (instant: Instant, resolution: Resolution) {
         let wall = local.localSeconds
+        // Most wall times have no transition within a day either side (offsets are under a day):
+        // one offset, one instant.
+        let (offsetADayBefore, nextTransition) = offsetAndNextTransition(atSeconds: wall - .secondsPerDay)
+        if nextTransition.map({ $0 > wall + .secondsPerDay }) ?? true {
+            return (Instant(secondsSinceEpoch: wall - Int64(offsetADayBefore)), .exact)
+        }
+        return resolveNearTransition(wall)
+    }
+
+    /// `resolve` for any wall time (in local seconds), a transition near or not (the tests compare
+    /// the two everywhere).
+    func resolveNearTransition(_ wall: Int64) -> (instant: Instant, resolution: Resolution) {
         // No zone changes offset twice within two days, so the offsets a day either side
         // are the only candidates.
         let offsetBefore = Int64(offset(atSeconds: wall - .secondsPerDay))
