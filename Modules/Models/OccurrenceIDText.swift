@@ -58,7 +58,10 @@ extension OccurrenceID {
     }
 
     private static func kind(named name: UnsafeBufferPointer<UInt8>) -> NotificationKind? {
-        NotificationKind.allCases.first { kindNameByOrdinal[$0.ordinal].elementsEqual(name) }
+        NotificationKind.allCases.first { kind in
+            let known = kindNameByOrdinal[kind.ordinal]
+            return known.count == name.count && known.first == name.first && known.elementsEqual(name)
+        }
     }
 
     private static func slot(

@@ -217,6 +217,11 @@ extension String {
     /// The text without surrounding white space, or nil when nothing is left (free text from
     /// users can be blank; copy must never read "Your  starts soon").
     public var trimmedOrNil: String? {
+        // Printable ASCII at both ends (most text): nothing to trim, no copy. Neither end can then
+        // be white space, nor part of a character that is.
+        if let head = utf8.first, let tail = utf8.last, (0x21...0x7E).contains(head), (0x21...0x7E).contains(tail) {
+            return self
+        }
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
         else { return nil }
         return String(self[first...last])
