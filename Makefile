@@ -4,6 +4,8 @@ SCENARIO ?= default
 SEED ?=
 ARGS ?=
 SEED_FLAG := $(if $(SEED),--seed $(SEED),)
+# Release builds of the engine and the simulator with cross-module optimization (Package.swift).
+export ENGAGEMENT_OPTIMIZE ?= 1
 
 .PHONY: help setup build test simulate smoke soak bench bench-apns serve scale-test lint format clean
 

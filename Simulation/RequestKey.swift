@@ -2,9 +2,12 @@ import Models
 
 /// A request identifier as the checkers keep it for a week: the occurrence (16 bytes, no heap
 /// object) for an identifier that is exactly the text the engine writes for it, the text itself
-/// for anything else. Two identifiers have equal keys exactly when their texts are equal, so
-/// the checkers judge the texts they were given; identifier strings were about a sixth of a
-/// simulated user's memory, most of them held by the checkers after the device let go.
+/// for anything else. Two identifiers have equal keys exactly when their texts are equal byte for
+/// byte, so the checkers judge the texts they were given. (Swift's `==` on strings also equates
+/// canonically equivalent Unicode; the engine's identifiers are ASCII, so only a foreign text
+/// equivalent to one of them, a Kelvin sign for a K, is now another request.) Identifier
+/// strings were about a sixth of a simulated user's memory, most of them held by the checkers
+/// after the device let go.
 enum RequestKey: Hashable, Sendable, CustomStringConvertible {
     case occurrence(OccurrenceID)
     case text(String)

@@ -7,6 +7,8 @@
 #   USERS=1000 CONNECTIONS=16 DURATION=20s THREADS=1 KEYED=1 scripts/load-events.sh
 # KEYED=1 gives every request its own Idempotency-Key (each key is stored with its event).
 set -euo pipefail
+# The build settings of the Makefile (Package.swift), so this reuses its release build.
+export ENGAGEMENT_OPTIMIZE="${ENGAGEMENT_OPTIMIZE:-1}"
 cd "$(dirname "$0")/.."
 USERS=${USERS:-1000}
 CONNECTIONS=${CONNECTIONS:-16}

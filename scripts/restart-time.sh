@@ -5,6 +5,8 @@
 # snapshot on first touch; sequential curl, so HTTP round trips are included).
 #   USERS=10000 scripts/restart-time.sh
 set -euo pipefail
+# The build settings of the Makefile (Package.swift), so this reuses its release build.
+export ENGAGEMENT_OPTIMIZE="${ENGAGEMENT_OPTIMIZE:-1}"
 cd "$(dirname "$0")/.."
 USERS=${USERS:-10000}
 swift build -c release --product engaged 2>&1 | tail -n 1

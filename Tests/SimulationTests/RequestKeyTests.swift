@@ -1,0 +1,89 @@
+import Models
+import Scheduling
+import Testing
+
+@testable import Simulation
+
+/// The checkers' compact history: keys, firings and the trim.
+@Suite("Request keys and the firing map")
+struct RequestKeyTests {
+    @Test func engineIdentifiersAreOccurrencesAndAnythingElseIsText() {
+        #expect(RequestKey("mealReminder.2027-06-01.lunch").occurrence != nil)
+        #expect(RequestKey("hydration.daily.0900").occurrence != nil)
+        #expect(RequestKey("promo-summer").occurrence == nil)
+        #expect(RequestKey("weeklyReview.2027-06-04.0").occurrence == nil)
+        for text in [
+            "mealReminder.2027-06-01.lunch", "hydration.daily.0900", "promo-summer", "weeklyReview.2027-06-04.0",
+        ] {
+            #expect(RequestKey(text).description == text)
+        }
+    }
+
+    @Test func aOneOffAndEachFiringOfARepeatingRequestAreDifferentEntries() {
+        var map = FiringMap<Int64>()
+        let series = "hydration.daily.0900"
+        map[FiringKey(series, repeatsAt: nil)] = 1
+        map[FiringKey(series, repeatsAt: 100)] = 2
+        map[FiringKey(series, repeatsAt: 200)] = 3
+        map[FiringKey("promo-summer", repeatsAt: nil)] = 4
+        map[FiringKey("promo-summer", repeatsAt: 100)] = 5
+        #expect(map.count == 5)
+        #expect(map[FiringKey(series, repeatsAt: 100)] == 2)
+        #expect(map[FiringKey("promo-summer", repeatsAt: 100)] == 5)
+        #expect(map.updateValue(6, forKey: FiringKey(series, repeatsAt: nil)) == 1)
+        #expect(map.removeValue(forKey: FiringKey("promo-summer", repeatsAt: nil)) == 4)
+        #expect(map[FiringKey("promo-summer", repeatsAt: nil)] == nil)
+        #expect(map.count == 4)
+    }
+
+    @Test func keepDropsWhatFailsOnBothKindsOfKey() {
+        var map = FiringMap<Int64>()
+        map[FiringKey("mealReminder.2027-06-01.lunch", repeatsAt: nil)] = 10
+        map[FiringKey("mealReminder.2027-06-09.lunch", repeatsAt: nil)] = 90
+        map[FiringKey("promo-old", repeatsAt: nil)] = 10
+        map[FiringKey("promo-new", repeatsAt: nil)] = 90
+        map.keep { $0 >= 50 }
+        #expect(map.count == 2)
+        #expect(map[FiringKey("mealReminder.2027-06-09.lunch", repeatsAt: nil)] == 90)
+        #expect(map[FiringKey("promo-new", repeatsAt: nil)] == 90)
+        #expect(map[FiringKey("promo-old", repeatsAt: nil)] == nil)
+    }
+
+    /// A daily series shown on two days is two showings; the same showing on two channels is caught.
+    @Test func theChannelCheckerTellsFiringsOfARepeatingRequestApart() {
+        var checker = ChannelChecker()
+        let at = Instant(secondsSinceEpoch: 1_800_000_000)
+        let series = "hydration.daily.0900"
+        #expect(checker.observeShown(FiringKey(series, repeatsAt: at.secondsSinceEpoch), on: .local, at: at).isEmpty)
+        let nextDay = at + 86_400
+        #expect(
+            checker.observeShown(FiringKey(series, repeatsAt: nextDay.secondsSinceEpoch), on: .remote, at: nextDay)
+                .isEmpty)
+        #expect(
+            checker.observeShown(FiringKey(series, repeatsAt: nextDay.secondsSinceEpoch), on: .local, at: nextDay)
+                == [.noOccurrenceOnTwoChannels])
+    }
+
+    /// The event log's timestamps, byte for byte: offsets either side of UTC, 30 and 45 minutes,
+    /// and a year written in its four lowest digits.
+    @Test func timestampsAreWrittenAsBefore() {
+        func written(_ date: LocalDate, _ secondOfDay: Int, offsetSeconds: Int) -> String {
+            var line = LineBuilder()
+            line.timestampValue(LocalDateTime(date: date, secondOfDay: secondOfDay), offsetSeconds: offsetSeconds)
+            return String(decoding: line.bytes, as: UTF8.self)
+        }
+        let piDay = LocalDate(year: 2027, month: 3, day: 14)
+        let time = 2 * 3_600 + 30 * 60 + 5
+        #expect(written(piDay, time, offsetSeconds: 0) == #""2027-03-14T02:30:05Z""#)
+        #expect(written(piDay, time, offsetSeconds: -18_000) == #""2027-03-14T02:30:05-05:00""#)
+        #expect(written(piDay, time, offsetSeconds: 20_700) == #""2027-03-14T02:30:05+05:45""#)
+        #expect(written(piDay, time, offsetSeconds: -12_600) == #""2027-03-14T02:30:05-03:30""#)
+        #expect(
+            written(LocalDate(year: 7, month: 1, day: 2), 3 * 3_600 + 4 * 60 + 5, offsetSeconds: 50_400)
+                == #""0007-01-02T03:04:05+14:00""#)
+        let farFuture = LocalDateTime(date: LocalDate(year: 12_345, month: 6, day: 7), secondOfDay: 3_723)
+        var line = LineBuilder()
+        line.timestampValue(farFuture, offsetSeconds: 0)
+        #expect(String(decoding: line.bytes, as: UTF8.self) == #""2345-06-07T01:02:03Z""#)
+    }
+}
