@@ -10,12 +10,17 @@ import Storage
 /// (the response goes back to the engine).
 extension Shard {
 
-    /// The inbox's key of a shown notification: its identifier, with the fire instant for a
-    /// repeating request (the same identifier fires once per occurrence).
+    /// Which showing of its request a shown notification is: the fire instant for a repeating
+    /// request (the same identifier fires once per occurrence), nil for a one-off.
+    func showingInstant(of notification: DeliveredNotification) -> Int64? {
+        DeviceClock.isDailySeries(notification.request) ? notification.deliveredAt.secondsSinceEpoch : nil
+    }
+
+    /// The inbox's key of a shown notification: its identifier, `@` the fire instant for a
+    /// repeating request.
     func inboxKey(of notification: DeliveredNotification) -> String {
         let id = notification.request.identifier
-        return DeviceClock.isDailySeries(notification.request)
-            ? "\(id)@\(notification.deliveredAt.secondsSinceEpoch)" : id
+        return showingInstant(of: notification).map { "\(id)@\($0)" } ?? id
     }
 
     /// The engine's rules judged on a notification it released at `instant`: a local request
@@ -62,9 +67,8 @@ extension Shard {
             $0.id("channel", channel.rawValue)
             if notification.presentation == .quiet { $0.id("presentation", "quiet") }
         }
-        let firing = FiringKey(
-            id, repeatsAt: DeviceClock.isDailySeries(notification.request) ? deliveredAt.secondsSinceEpoch : nil)
-        for violation in users[local].channelChecker.observeShown(firing, on: channel, at: deliveredAt) {
+        let showing = FiringKey(id, repeatsAt: showingInstant(of: notification))
+        for violation in users[local].channelChecker.observeShown(showing, on: channel, at: deliveredAt) {
             try journal.violation(violation, &users[local], at: deliveredAt, detail: id, stats: &stats)
         }
         guard !draining else {

@@ -122,7 +122,7 @@ private protocol PayloadOutput {
 private struct TextOutput: PayloadOutput {
     var json = ""
     mutating func append(_ text: String) { json += text }
-    mutating func appendString(_ text: String) { json += JSONString.literal(text, style: .payload) }
+    mutating func appendString(_ text: String) { JSONString.append(text, style: .payload, to: &json) }
 }
 
 private struct CountingOutput: PayloadOutput {

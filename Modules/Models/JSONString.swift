@@ -83,13 +83,25 @@ public enum JSONString {
         bytes.append(0x22)
     }
 
-    /// `text` as a JSON string literal.
-    public static func literal(_ text: String, style: JSONEscapeStyle) -> String {
-        guard text.utf8.contains(where: style.escapes) else { return "\"" + text + "\"" }
+    /// Appends `text` as a JSON string literal to `json`.
+    public static func append(_ text: String, style: JSONEscapeStyle, to json: inout String) {
+        guard text.utf8.contains(where: style.escapes) else {
+            json += "\""
+            json += text
+            json += "\""
+            return
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count + 16)
         append(text, style: style, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        json += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `text` as a JSON string literal.
+    public static func literal(_ text: String, style: JSONEscapeStyle) -> String {
+        var json = ""
+        append(text, style: style, to: &json)
+        return json
     }
 
     /// The literal's size in bytes, without writing it.
