@@ -45,46 +45,59 @@ struct LineBuilder {
 
     /// A quoted ISO 8601 timestamp, written into a buffer on the stack and appended at once (two
     /// or three on every line: appending byte by byte cost 3 % of a run). Each number is written
-    /// in exactly its width, its lowest digits.
+    /// in exactly its width, its lowest digits. The civil date is computed once (each of
+    /// `year`, `month` and `day` computes it), and the digits go through a plain index rather
+    /// than a variable captured by a nested function: 1,100 instructions a timestamp before.
     mutating func timestampValue(_ local: LocalDateTime, offsetSeconds: Int) {
+        let date = local.date
+        let secondOfDay = local.secondOfDay
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buffer in
             var count = 0
-            func put(_ byte: UInt8) {
-                buffer[count] = byte
-                count += 1
-            }
-            func put(_ value: Int, width: Int) {
-                var rest = value
-                for position in stride(from: count + width - 1, through: count, by: -1) {
-                    buffer[position] = UInt8(48 + rest % 10)
-                    rest /= 10
-                }
-                count += width
-            }
-            put(34)
-            put(local.date.year, width: 4)
-            put(45)
-            put(local.date.month, width: 2)
-            put(45)
-            put(local.date.day, width: 2)
-            put(84)
-            put(local.hour, width: 2)
-            put(58)
-            put(local.minute, width: 2)
-            put(58)
-            put(local.second, width: 2)
+            Self.put(34, into: buffer, at: &count)
+            Self.put(date.year, width: 4, into: buffer, at: &count)
+            Self.put(45, into: buffer, at: &count)
+            Self.put(date.month, width: 2, into: buffer, at: &count)
+            Self.put(45, into: buffer, at: &count)
+            Self.put(date.day, width: 2, into: buffer, at: &count)
+            Self.put(84, into: buffer, at: &count)
+            Self.put(secondOfDay / 3_600, width: 2, into: buffer, at: &count)
+            Self.put(58, into: buffer, at: &count)
+            Self.put(secondOfDay / 60 % 60, width: 2, into: buffer, at: &count)
+            Self.put(58, into: buffer, at: &count)
+            Self.put(secondOfDay % 60, width: 2, into: buffer, at: &count)
             if offsetSeconds == 0 {
-                put(90)
+                Self.put(90, into: buffer, at: &count)
             } else {
-                put(offsetSeconds < 0 ? 45 : 43)
+                Self.put(offsetSeconds < 0 ? 45 : 43, into: buffer, at: &count)
                 let minutes = abs(offsetSeconds) / 60
-                put(minutes / 60, width: 2)
-                put(58)
-                put(minutes % 60, width: 2)
+                Self.put(minutes / 60, width: 2, into: buffer, at: &count)
+                Self.put(58, into: buffer, at: &count)
+                Self.put(minutes % 60, width: 2, into: buffer, at: &count)
             }
-            put(34)
+            Self.put(34, into: buffer, at: &count)
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
         }
+    }
+
+    @inline(__always)
+    private static func put(_ byte: UInt8, into buffer: UnsafeMutableBufferPointer<UInt8>, at count: inout Int) {
+        buffer[count] = byte
+        count += 1
+    }
+
+    /// `value`'s lowest `width` decimal digits (a negative value's magnitude).
+    @inline(__always)
+    private static func put(
+        _ value: Int, width: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at count: inout Int
+    ) {
+        var rest = value.magnitude
+        var position = count + width - 1
+        while position >= count {
+            buffer[position] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+            rest /= 10
+            position -= 1
+        }
+        count += width
     }
 }
 

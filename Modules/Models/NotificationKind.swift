@@ -125,8 +125,17 @@ public enum InterruptionLevel: String, Codable, CaseIterable, Sendable, Comparab
     /// Always presented, bypasses mute and quiet hours; needs Apple's entitlement.
     case critical
 
-    public static func < (a: InterruptionLevel, b: InterruptionLevel) -> Bool {
-        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    public static func < (a: InterruptionLevel, b: InterruptionLevel) -> Bool { a.rank < b.rank }
+
+    /// The level's place in the order of the cases (the planner compares levels for every
+    /// candidate: `allCases.firstIndex` built the array of cases each time).
+    private var rank: Int {
+        switch self {
+        case .passive: 0
+        case .active: 1
+        case .timeSensitive: 2
+        case .critical: 3
+        }
     }
 
     /// Only critical notifications break through the user's quiet hours.

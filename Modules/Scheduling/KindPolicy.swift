@@ -19,46 +19,51 @@ public struct KindPolicy: Hashable, Sendable {
     /// A pre-workout reminder after the workout, or a lunch reminder at tea time, is noise.
     public var stalenessSeconds: Int64
     public var deferral: DeferralPolicy
-    /// Groups the kind's notifications on the lock screen (UNNotificationContent.threadIdentifier).
-    public var threadID: String
+    /// The kind whose lock-screen thread these notifications join (`threadID`). A kind rather
+    /// than the thread's text, so a policy, and the planner's candidates that carry one, hold no
+    /// reference-counted field: the planner copies and sorts candidates on every pass.
+    public var threadKind: NotificationKind
     /// 0...1: how much the kind matters next to the app's others in the notification summary.
     public var relevance: Double
 
+    /// Groups the kind's notifications on the lock screen (UNNotificationContent.threadIdentifier).
+    public var threadID: String { threadKind.threadID }
+
     public init(
-        stalenessSeconds: Int64, deferral: DeferralPolicy = .deferUntilAllowed, threadID: String = "",
+        stalenessSeconds: Int64, deferral: DeferralPolicy = .deferUntilAllowed, threadOf threadKind: NotificationKind,
         relevance: Double = 0.5
     ) {
         self.stalenessSeconds = stalenessSeconds
         self.deferral = deferral
-        self.threadID = threadID
+        self.threadKind = threadKind
         self.relevance = min(1, max(0, relevance))
     }
 
     /// The kind's policy.
     public static func standard(for kind: NotificationKind) -> KindPolicy {
-        let thread = kind.threadID
+        let thread = kind
         let minute = Int64.secondsPerMinute
         let hour = Int64.secondsPerHour
         switch kind {
-        case .morningGreeting: return KindPolicy(stalenessSeconds: 3 * hour, threadID: thread, relevance: 0.6)
-        case .mealReminder: return KindPolicy(stalenessSeconds: 60 * minute, threadID: thread, relevance: 0.6)
+        case .morningGreeting: return KindPolicy(stalenessSeconds: 3 * hour, threadOf: thread, relevance: 0.6)
+        case .mealReminder: return KindPolicy(stalenessSeconds: 60 * minute, threadOf: thread, relevance: 0.6)
         case .hydration:
-            return KindPolicy(stalenessSeconds: 30 * minute, deferral: .drop, threadID: thread, relevance: 0.4)
+            return KindPolicy(stalenessSeconds: 30 * minute, deferral: .drop, threadOf: thread, relevance: 0.4)
         case .workoutReminder, .preWorkout:
-            return KindPolicy(stalenessSeconds: 10 * minute, threadID: thread, relevance: 0.8)
+            return KindPolicy(stalenessSeconds: 10 * minute, threadOf: thread, relevance: 0.8)
         case .postWorkoutCheckIn, .energyLog, .checkInReminder:
-            return KindPolicy(stalenessSeconds: 3 * hour, threadID: thread, relevance: 0.6)
-        case .reEngagement: return KindPolicy(stalenessSeconds: 18 * hour, threadID: thread, relevance: 0.8)
+            return KindPolicy(stalenessSeconds: 3 * hour, threadOf: thread, relevance: 0.6)
+        case .reEngagement: return KindPolicy(stalenessSeconds: 18 * hour, threadOf: thread, relevance: 0.8)
         case .weeklyReview, .reflection:
-            return KindPolicy(stalenessSeconds: 18 * hour, threadID: thread, relevance: 0.5)
-        case .securityAlert: return KindPolicy(stalenessSeconds: .secondsPerDay, threadID: thread, relevance: 1)
+            return KindPolicy(stalenessSeconds: 18 * hour, threadOf: thread, relevance: 0.5)
+        case .securityAlert: return KindPolicy(stalenessSeconds: .secondsPerDay, threadOf: thread, relevance: 1)
         case .achievement, .streakReminder:
-            return KindPolicy(stalenessSeconds: 6 * hour, threadID: thread, relevance: 0.5)
+            return KindPolicy(stalenessSeconds: 6 * hour, threadOf: thread, relevance: 0.5)
         case .workoutKudos, .workoutComment, .newFollower, .leaderboardChange, .challengeInvite:
-            return KindPolicy(stalenessSeconds: 6 * hour, deferral: .foldIntoDigest, threadID: thread, relevance: 0.3)
-        case .followRequest, .mention: return KindPolicy(stalenessSeconds: 6 * hour, threadID: thread, relevance: 0.6)
+            return KindPolicy(stalenessSeconds: 6 * hour, deferral: .foldIntoDigest, threadOf: thread, relevance: 0.3)
+        case .followRequest, .mention: return KindPolicy(stalenessSeconds: 6 * hour, threadOf: thread, relevance: 0.6)
         case .privacyUpdate, .featureAnnouncement, .maintenanceNotice:
-            return KindPolicy(stalenessSeconds: .secondsPerDay, threadID: thread, relevance: 0.2)
+            return KindPolicy(stalenessSeconds: .secondsPerDay, threadOf: thread, relevance: 0.2)
         }
     }
 }
