@@ -49,16 +49,23 @@ struct FiringKey: Hashable, Sendable {
 }
 
 /// A week of history keyed by firing, as small as it can be: 16-byte keys (the occurrence's
-/// packed word and the firing time) for the engine's identifiers, `FiringKey`s for any other
-/// text. The checkers' two week-long tables were the largest part of a simulated user's memory
-/// with text or enum keys (56 bytes a bucket where these take 24-32).
+/// packed word and the firing time) in one array sorted by key, found by binary search, for the
+/// engine's identifiers; a dictionary of `FiringKey`s for any other text. The checkers' week-long
+/// tables were the largest part of a simulated user's memory: with text or enum keys 56 bytes a
+/// bucket, in hash tables 24-32 bytes a bucket at a load of 38-75 %; the array holds the entry
+/// alone (24-32 bytes) and hashes nothing. Inserting moves the entries after it: a few dozen.
 struct FiringMap<Value> {
-    private struct Packed: Hashable {
+    private struct Packed: Hashable, Comparable {
         var occurrence: UInt64
         /// The firing time, or `Int64.min` for a one-off request.
         var firedAt: Int64
+
+        static func < (a: Packed, b: Packed) -> Bool {
+            a.occurrence != b.occurrence ? a.occurrence < b.occurrence : a.firedAt < b.firedAt
+        }
     }
-    private var byOccurrence: [Packed: Value] = [:]
+    /// Sorted by key, each key once.
+    private var byOccurrence: [(key: Packed, value: Value)] = []
     private var byText: [FiringKey: Value] = [:]
 
     private static func packed(_ key: FiringKey) -> Packed? {
@@ -66,28 +73,50 @@ struct FiringMap<Value> {
         return Packed(occurrence: id.packed, firedAt: key.firedAt ?? .min)
     }
 
+    /// The index of `key` in `byOccurrence`, or where it would be inserted.
+    private func position(of key: Packed) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = byOccurrence.count
+        while low < high {
+            let middle = (low + high) / 2
+            let candidate = byOccurrence[middle].key
+            if candidate == key { return (middle, true) }
+            if candidate < key { low = middle + 1 } else { high = middle }
+        }
+        return (low, false)
+    }
+
     subscript(key: FiringKey) -> Value? {
         get {
-            if let packed = Self.packed(key) { return byOccurrence[packed] }
-            return byText[key]
+            guard let packed = Self.packed(key) else { return byText[key] }
+            let (index, found) = position(of: packed)
+            return found ? byOccurrence[index].value : nil
         }
         set {
-            if let packed = Self.packed(key) { byOccurrence[packed] = newValue } else { byText[key] = newValue }
+            if let newValue { updateValue(newValue, forKey: key) } else { removeValue(forKey: key) }
         }
     }
 
     /// Sets the value; returns the one it replaces.
     @discardableResult mutating func updateValue(_ value: Value, forKey key: FiringKey) -> Value? {
-        if let packed = Self.packed(key) { return byOccurrence.updateValue(value, forKey: packed) }
-        return byText.updateValue(value, forKey: key)
+        guard let packed = Self.packed(key) else { return byText.updateValue(value, forKey: key) }
+        let (index, found) = position(of: packed)
+        if found {
+            let old = byOccurrence[index].value
+            byOccurrence[index].value = value
+            return old
+        }
+        byOccurrence.insert((packed, value), at: index)
+        return nil
     }
 
     @discardableResult mutating func removeValue(forKey key: FiringKey) -> Value? {
-        if let packed = Self.packed(key) { return byOccurrence.removeValue(forKey: packed) }
-        return byText.removeValue(forKey: key)
+        guard let packed = Self.packed(key) else { return byText.removeValue(forKey: key) }
+        let (index, found) = position(of: packed)
+        return found ? byOccurrence.remove(at: index).value : nil
     }
 
-    /// Keeps the entries whose value passes `isIncluded`, in tables of exactly their size.
+    /// Keeps the entries whose value passes `isIncluded`, in storage of exactly their size.
     mutating func keep(where isIncluded: (Value) -> Bool) {
         byOccurrence = byOccurrence.filter { isIncluded($0.value) }
         byText = byText.filter { isIncluded($0.value) }

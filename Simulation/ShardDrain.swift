@@ -35,7 +35,9 @@ extension Shard {
             where !DeviceClock.isDailySeries(pending.request) && pending.nextFire <= horizon {
                 watched.insert(pending.request.identifier)
             }
-            for (id, planned) in users[local].remote.planned where planned.dueAt <= horizon { watched.insert(id) }
+            for planned in users[local].remote.planned.values where planned.dueAt <= horizon {
+                watched.insert(planned.request.identifier)
+            }
             // Each item folded into a group due by then is owed by whatever group it ends in: a
             // digest the caps block moves its items to the next one.
             watched.formUnion(users[local].checker.owedItems(dueBy: horizon))

@@ -36,6 +36,38 @@ struct RequestKeyTests {
         #expect(map.count == 4)
     }
 
+    /// The sorted table answers as a dictionary would, over random sets, replacements, removals
+    /// and trims of occurrence keys (one-off and repeating) and text keys.
+    @Test func theFiringMapAnswersAsADictionaryWould() {
+        var random = SeededGenerator(seed: 12)
+        var map = FiringMap<Int64>()
+        var model: [FiringKey: Int64] = [:]
+        let texts = (0..<40).map { index -> String in
+            let day = 1 + index % 28
+            return index % 5 == 4 ? "promo-\(index)" : "mealReminder.2027-06-\(day < 10 ? "0" : "")\(day).lunch"
+        }
+        for step in 0..<20_000 {
+            let text = texts[Int(random.next() % UInt64(texts.count))]
+            let firedAt: Int64? = random.next() % 3 == 0 ? Int64(random.next() % 4) * 100 : nil
+            let key = FiringKey(text, repeatsAt: firedAt)
+            switch random.next() % 10 {
+            case 0..<5:
+                let value = Int64(step)
+                #expect(map.updateValue(value, forKey: key) == model.updateValue(value, forKey: key))
+            case 5..<7:
+                #expect(map.removeValue(forKey: key) == model.removeValue(forKey: key))
+            case 7:
+                let cutoff = Int64(step) - 500
+                map.keep { $0 >= cutoff }
+                model = model.filter { $0.value >= cutoff }
+            default:
+                #expect(map[key] == model[key])
+            }
+            #expect(map.count == model.count)
+        }
+        for (key, value) in model { #expect(map[key] == value) }
+    }
+
     @Test func keepDropsWhatFailsOnBothKindsOfKey() {
         var map = FiringMap<Int64>()
         map[FiringKey("mealReminder.2027-06-01.lunch", repeatsAt: nil)] = 10
