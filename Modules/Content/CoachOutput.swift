@@ -114,7 +114,7 @@ public enum CoachOutput {
         if let violation = PrivacyAudit.violations(in: content, for: recipient, senders: senders).first {
             return .failure(.personalData(violation.kind))
         }
-        let bytes = PayloadBuilder.encode(content, imageKey: imageKey).byteCount
+        let bytes = PayloadBuilder.byteCount(of: content, imageKey: imageKey)
         guard bytes <= limits.maxPayloadBytes else {
             return .failure(.payloadTooLarge(bytes: bytes, limit: limits.maxPayloadBytes))
         }

@@ -74,7 +74,7 @@ public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringCo
     }
 
     /// `YYYY-MM-DD`.
-    public var description: String { "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))" }
+    public var description: String { CivilText.text(date: self) }
 }
 
 /// A wall-clock time of day with minute resolution, written `HH:MM` (00:00 ... 23:59).
@@ -105,7 +105,7 @@ public struct LocalTimeOfDay: Hashable, Comparable, Sendable, CustomStringConver
         self.init(hour: hour, minute: minute)
     }
 
-    public var description: String { "\(pad(hour, 2)):\(pad(minute, 2))" }
+    public var description: String { CivilText.time(hour: hour, minute: minute) }
 
     public static func < (a: LocalTimeOfDay, b: LocalTimeOfDay) -> Bool {
         a.minutesSinceMidnight < b.minutesSinceMidnight
@@ -170,14 +170,11 @@ public struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvert
     public static func < (a: LocalDateTime, b: LocalDateTime) -> Bool { a.localSeconds < b.localSeconds }
 
     /// `YYYY-MM-DDTHH:MM:SS`.
-    public var description: String { "\(date)T\(pad(hour, 2)):\(pad(minute, 2)):\(pad(second, 2))" }
+    public var description: String { CivilText.text(date: date, secondOfDay: secondOfDay) }
 
     /// ISO 8601 with the offset: `2027-03-14T03:00:00-04:00`, or `Z` when the offset is 0.
     public func formatted(offsetSeconds: Int) -> String {
-        guard offsetSeconds != 0 else { return description + "Z" }
-        let sign = offsetSeconds < 0 ? "-" : "+"
-        let magnitude = abs(offsetSeconds) / 60
-        return description + sign + pad(magnitude / 60, 2) + ":" + pad(magnitude % 60, 2)
+        CivilText.text(date: date, secondOfDay: secondOfDay, offsetSeconds: offsetSeconds)
     }
 
     /// Parses `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM[:SS]` followed by `Z`, `±HH:MM` or nothing (UTC).

@@ -297,3 +297,50 @@ struct LocalDateTimeTests {
         #expect(LocalDateTime(date: date, secondOfDay: 10) < LocalDateTime(date: date, secondOfDay: 11))
     }
 }
+
+/// `CivilText` writes what joining `pad`ded numbers wrote before it, character for character:
+/// years of any width and sign, every second of a day, offsets either side of UTC (30- and
+/// 45-minute ones among them) and wider than a day.
+@Suite("Civil text")
+struct CivilTextTests {
+    private func reference(_ date: LocalDate) -> String { "\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))" }
+
+    private func reference(_ local: LocalDateTime) -> String {
+        "\(reference(local.date))T\(pad(local.hour, 2)):\(pad(local.minute, 2)):\(pad(local.second, 2))"
+    }
+
+    private func reference(_ local: LocalDateTime, offsetSeconds: Int) -> String {
+        guard offsetSeconds != 0 else { return reference(local) + "Z" }
+        let magnitude = abs(offsetSeconds) / 60
+        return reference(local) + (offsetSeconds < 0 ? "-" : "+") + pad(magnitude / 60, 2) + ":" + pad(magnitude % 60, 2)
+    }
+
+    @Test func writesWhatThePaddedPiecesWrote() {
+        var random = SeededGenerator(seed: 2027)
+        let years = [0, 7, 99, 1970, 2027, 9_999, 10_000, 123_456, -1, -44, -12_345, Int.max, Int.min + 1]
+        let offsets = [0, 19_800, 20_700, -12_600, -18_000, 50_400, -43_200, 3_600 * 100, -59, 59, 86_400 * 3]
+        for step in 0..<5_000 {
+            let year = step < years.count ? years[step] : Int(Int64(bitPattern: random.next()) % 30_000)
+            let date = LocalDate(year: year, month: 1 + Int(random.next() % 12), day: 1 + Int(random.next() % 31))
+            let secondOfDay = Int(random.next() % 86_400)
+            let local = LocalDateTime(localSeconds: Int64(bitPattern: random.next()) % 1_000_000_000_000)
+            let offset =
+                step < offsets.count ? offsets[step] : Int(Int64(bitPattern: random.next()) % 200_000)
+            #expect(date.description == reference(date))
+            #expect(
+                CivilText.text(date: date, secondOfDay: secondOfDay)
+                    == "\(reference(date))T\(pad(secondOfDay / 3_600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+            )
+            #expect(local.formatted(offsetSeconds: offset) == reference(local, offsetSeconds: offset))
+            let minutes = Int(random.next() % 1_440)
+            #expect(
+                LocalTimeOfDay(minutesSinceMidnight: minutes).description
+                    == "\(pad(minutes / 60, 2)):\(pad(minutes % 60, 2))")
+        }
+        let spring = LocalDateTime(date: LocalDate(year: 2027, month: 3, day: 14), secondOfDay: 3 * 3_600)
+        #expect(spring.description == reference(spring))
+        #expect(spring.formatted(offsetSeconds: -14_400) == "2027-03-14T03:00:00-04:00")
+        #expect(spring.formatted(offsetSeconds: 20_700) == "2027-03-14T03:00:00+05:45")
+        #expect(Instant(secondsSinceEpoch: 0).iso8601 == "1970-01-01T00:00:00Z")
+    }
+}
