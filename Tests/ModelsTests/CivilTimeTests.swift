@@ -303,7 +303,9 @@ struct LocalDateTimeTests {
 /// 45-minute ones among them) and wider than a day.
 @Suite("Civil text")
 struct CivilTextTests {
-    private func reference(_ date: LocalDate) -> String { "\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))" }
+    private func reference(_ date: LocalDate) -> String {
+        "\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))"
+    }
 
     private func reference(_ local: LocalDateTime) -> String {
         "\(reference(local.date))T\(pad(local.hour, 2)):\(pad(local.minute, 2)):\(pad(local.second, 2))"
@@ -312,7 +314,8 @@ struct CivilTextTests {
     private func reference(_ local: LocalDateTime, offsetSeconds: Int) -> String {
         guard offsetSeconds != 0 else { return reference(local) + "Z" }
         let magnitude = abs(offsetSeconds) / 60
-        return reference(local) + (offsetSeconds < 0 ? "-" : "+") + pad(magnitude / 60, 2) + ":" + pad(magnitude % 60, 2)
+        return reference(local) + (offsetSeconds < 0 ? "-" : "+") + pad(magnitude / 60, 2) + ":"
+            + pad(magnitude % 60, 2)
     }
 
     @Test func writesWhatThePaddedPiecesWrote() {
