@@ -35,6 +35,14 @@ struct LineBuilder {
         bytes.append(34)
     }
 
+    /// An identifier or enum raw value: no quotes, backslashes or control characters.
+    mutating func id(_ name: StaticString, _ value: String) { plainField(name, value) }
+
+    /// `instant` in `zone`'s wall time with its offset.
+    mutating func local(_ zone: ZoneRules, _ instant: Instant, name: StaticString = "local") {
+        timestamp(name, zone.localDateTime(at: instant), offsetSeconds: zone.offsetSeconds(at: instant))
+    }
+
     /// `"YYYY-MM-DDTHH:MM:SS"` followed by `Z` or the offset.
     mutating func timestamp(_ name: StaticString, _ local: LocalDateTime, offsetSeconds: Int) {
         raw(",\"")
@@ -125,8 +133,22 @@ final class EventSink {
         if handle != nil { pending.reserveCapacity(1 << 22) }
     }
 
-    /// Starts a line: `{"at":...,"user":...,"event":...`.
-    func begin(at: Instant, user: String, event: StaticString) {
+    /// Writes one line, `{"at":...,"user":...,"event":...` with the members `fields` writes and
+    /// `"local"` (`at` in `zone`), and returns the user's digest with the line folded in
+    /// (`EventDigest.fold`). The line is composed under one access to the builder (each call
+    /// on a class's stored property is an exclusivity check).
+    func write(
+        at: Instant, user: String, event: StaticString, zone: ZoneRules, chaining digest: UInt64,
+        _ fields: (inout LineBuilder) -> Void
+    ) throws -> UInt64 {
+        Self.compose(&line, at: at, user: user, event: event, zone: zone, fields)
+        return try end(chaining: digest)
+    }
+
+    private static func compose(
+        _ line: inout LineBuilder, at: Instant, user: String, event: StaticString, zone: ZoneRules,
+        _ fields: (inout LineBuilder) -> Void
+    ) {
         line.removeAll()
         line.raw("{\"at\":")
         line.timestampValue(LocalDateTime(localSeconds: at.secondsSinceEpoch), offsetSeconds: 0)
@@ -134,21 +156,13 @@ final class EventSink {
         line.raw(",\"event\":\"")
         line.raw(event)
         line.raw("\"")
-    }
-
-    /// A free-text field, escaped.
-    func field(_ name: StaticString, _ value: String) { line.field(name, value) }
-
-    /// An identifier or enum raw value: no quotes, backslashes or control characters.
-    func id(_ name: StaticString, _ value: String) { line.plainField(name, value) }
-
-    func local(_ zone: ZoneRules, _ instant: Instant, name: StaticString = "local") {
-        line.timestamp(name, zone.localDateTime(at: instant), offsetSeconds: zone.offsetSeconds(at: instant))
-    }
-
-    /// Ends the line and returns the user's digest with the line folded in (`EventDigest.fold`).
-    func end(chaining digest: UInt64) throws -> UInt64 {
+        fields(&line)
+        line.local(zone, at)
         line.raw("}\n")
+    }
+
+    /// Counts the line composed, writes it when there is a file, and folds it into `digest`.
+    private func end(chaining digest: UInt64) throws -> UInt64 {
         lines += 1
         let hash = EventDigest.fold(line.bytes, into: digest)
         if handle != nil {

@@ -9,13 +9,11 @@ struct Journal {
 
     /// Writes one event line and chains it into the user's digest.
     func log(
-        _ user: inout UserState, _ at: Instant, _ event: StaticString, _ fields: (EventSink) -> Void = { _ in }
+        _ user: inout UserState, _ at: Instant, _ event: StaticString, _ fields: (inout LineBuilder) -> Void = { _ in }
     ) throws {
-        sink.begin(at: at, user: user.traits.profile.id, event: event)
-        fields(sink)
-        sink.local(user.zone, at)
         do {
-            user.digest = try sink.end(chaining: user.digest)
+            user.digest = try sink.write(
+                at: at, user: user.traits.profile.id, event: event, zone: user.zone, chaining: user.digest, fields)
         } catch {
             throw SimulationError.eventLog(error)
         }

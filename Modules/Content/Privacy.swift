@@ -135,19 +135,20 @@ public enum PrivacyAudit {
             found.append(PrivacyViolation(kind: kind, field: field, match: match))
         }
         if let email = TextScan.email(in: bytes) { report(.email, email) }
-        for known in [recipient.email, recipient.phoneNumber].compactMap({ $0?.trimmedOrNil }) where known.count >= 5 {
-            if TextScan.find(Array(known.utf8), in: bytes, wholeWord: false) {
-                report(known.contains("@") ? .email : .phoneNumber, known)
+        for field in [recipient.email, recipient.phoneNumber] {
+            guard let known = field?.trimmedOrNil, known.count >= 5 else { continue }
+            if TextScan.find(known.utf8, in: bytes, wholeWord: false) {
+                report(known.utf8.contains(0x40) ? .email : .phoneNumber, known)  // "@"
             }
         }
         if let phone = TextScan.phoneNumber(in: bytes) { report(.phoneNumber, phone) }
-        if let full = recipient.fullName.trimmedOrNil, full.contains(" "),
-            TextScan.find(Array(full.utf8), in: bytes, wholeWord: true)
+        if let full = recipient.fullName.trimmedOrNil, full.utf8.contains(0x20),
+            TextScan.find(full.utf8, in: bytes, wholeWord: true)
         {
             report(.fullName, full)
         }
         if !policy.showsFirstName, let first = recipient.firstName.trimmedOrNil, first.count >= 2,
-            TextScan.find(Array(first.utf8), in: bytes, wholeWord: true)
+            TextScan.find(first.utf8, in: bytes, wholeWord: true)
         {
             report(.firstName, first)
         }
@@ -155,13 +156,13 @@ public enum PrivacyAudit {
             if let name = sender.name.trimmedOrNil, name.count >= 2 {
                 // The whole name, and each part of it ("Ana" of "Ana Lima").
                 let parts = [name] + name.split(separator: " ").map(String.init).filter { $0.count >= 2 && $0 != name }
-                if let hit = parts.first(where: { TextScan.find(Array($0.utf8), in: bytes, wholeWord: true) }) {
+                if let hit = parts.first(where: { TextScan.find($0.utf8, in: bytes, wholeWord: true) }) {
                     report(.senderName, hit)
                 }
             }
             if let words = sender.text?.trimmedOrNil {
                 let probe = String(words.prefix(24)).trimmedOrNil ?? words
-                if probe.count >= 8, TextScan.find(Array(probe.utf8), in: bytes, wholeWord: false) {
+                if probe.count >= 8, TextScan.find(probe.utf8, in: bytes, wholeWord: false) {
                     report(.othersText, probe)
                 }
             }
@@ -183,15 +184,16 @@ enum TextScan {
         String(decoding: bytes[range], as: UTF8.self)
     }
 
-    /// Whether `needle` occurs in `haystack`; with `wholeWord`, not inside a longer word.
-    static func find(_ needle: [UInt8], in haystack: [UInt8], wholeWord: Bool) -> Bool {
-        guard !needle.isEmpty, needle.count <= haystack.count else { return false }
-        let first = needle[0]
+    /// Whether `needle` occurs in `haystack`; with `wholeWord`, not inside a longer word. The
+    /// needle may be a string's UTF-8 view: no copy of it is made.
+    static func find(_ needle: some Collection<UInt8>, in haystack: [UInt8], wholeWord: Bool) -> Bool {
+        let length = needle.count
+        guard let first = needle.first, length <= haystack.count else { return false }
         var start = 0
-        while start + needle.count <= haystack.count {
-            if haystack[start] == first, haystack[start..<(start + needle.count)].elementsEqual(needle) {
+        while start + length <= haystack.count {
+            if haystack[start] == first, haystack[start..<(start + length)].elementsEqual(needle) {
                 if !wholeWord { return true }
-                let end = start + needle.count
+                let end = start + length
                 let before = start == 0 || !isWordByte(haystack[start - 1])
                 let after = end == haystack.count || !isWordByte(haystack[end])
                 if before && after { return true }
@@ -227,10 +229,17 @@ enum TextScan {
         return nil
     }
 
+    /// Space, dash, dot, brackets and slash: what may join a phone number's digits.
+    static func isPhoneSeparator(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x20, 0x2D, 0x2E, 0x28, 0x29, 0x2F: true
+        default: false
+        }
+    }
+
     /// The first run of at least 7 digits joined only by spaces, dashes, dots, slashes or
     /// brackets, optionally after "+": a phone number (years and times are shorter).
     static func phoneNumber(in bytes: [UInt8]) -> String? {
-        let separators: [UInt8] = [0x20, 0x2D, 0x2E, 0x28, 0x29, 0x2F]  // space - . ( ) /
         var index = 0
         while index < bytes.count {
             guard
@@ -248,7 +257,7 @@ enum TextScan {
                 if isDigit(byte) {
                     digits += 1
                     end = cursor + 1
-                } else if !(byte == 0x2B && cursor == start) && !separators.contains(byte) {
+                } else if !(byte == 0x2B && cursor == start) && !isPhoneSeparator(byte) {
                     break
                 }
                 cursor += 1
