@@ -23,6 +23,7 @@ enum PlatformAgreement {
         deviceOffsetSeconds offset: Int64 = 0, releasedEarly: [String: Int64] = [:]
     ) -> String? {
         var believed: [Instant] = []
+        believed.reserveCapacity(planned.count)
         var believedSeries = 0
         for item in planned where ChannelPolicy.channel(for: item.kind) == .local {
             if item.repeatsDaily {
@@ -32,12 +33,17 @@ enum PlatformAgreement {
             }
         }
         var held: [Instant] = []
+        held.reserveCapacity(pending.count)
         var heldSeries = 0
-        for item in pending {
-            if item.request.trigger.repeats || (offset != 0 && DeviceClock.isDailySeries(item.request)) {
+        // By index, reading fields in place: a copy of each pending request (its strings) cost
+        // more than the check.
+        for index in pending.indices {
+            if pending[index].request.trigger.repeats
+                || (offset != 0 && DeviceClock.isDailySeries(pending[index].request))
+            {
                 heldSeries += 1
-            } else if item.nextFire - offset > now {
-                held.append(item.nextFire - offset)
+            } else if pending[index].nextFire - offset > now {
+                held.append(pending[index].nextFire - offset)
             }
         }
         if believedSeries != heldSeries {
@@ -68,16 +74,16 @@ enum PlatformAgreement {
         }
         for id in order {
             guard let word = lastWord[id] else { continue }
-            let found = pending.first { $0.request.identifier == id }
+            let found = pending.firstIndex { $0.request.identifier == id }.map { pending[$0].nextFire }
             guard let word else {
                 if found != nil { return "\(id) was cancelled but the device still holds it" }
                 continue
             }
             guard word.repeats || word.fireAt > now, word.repeats || releasedEarly[id] == nil else { continue }
             guard let found else { return "\(id) was scheduled but the device does not hold it" }
-            if !word.repeats && found.nextFire - offset != word.fireAt {
+            if !word.repeats && found - offset != word.fireAt {
                 return
-                    "\(id) was scheduled for \(word.fireAt.iso8601), the device fires it at \((found.nextFire - offset).iso8601)"
+                    "\(id) was scheduled for \(word.fireAt.iso8601), the device fires it at \((found - offset).iso8601)"
             }
         }
         return nil
