@@ -25,8 +25,9 @@ struct LineBuilder {
         string(value)
     }
 
-    /// A field whose value needs no escaping (identifiers, raw values of enums).
-    mutating func plainField(_ name: StaticString, _ value: String) {
+    /// A field whose value needs no escaping (identifiers, raw values of enums): no quotes,
+    /// backslashes or control characters.
+    mutating func id(_ name: StaticString, _ value: String) {
         raw(",\"")
         raw(name)
         raw("\":\"")
@@ -34,9 +35,6 @@ struct LineBuilder {
         value.withUTF8 { bytes.append(contentsOf: $0) }
         bytes.append(34)
     }
-
-    /// An identifier or enum raw value: no quotes, backslashes or control characters.
-    mutating func id(_ name: StaticString, _ value: String) { plainField(name, value) }
 
     /// `instant` in `zone`'s wall time with its offset.
     mutating func local(_ zone: ZoneRules, _ instant: Instant, name: StaticString = "local") {
@@ -53,7 +51,8 @@ struct LineBuilder {
 
     /// A quoted ISO 8601 timestamp, written into a buffer on the stack and appended at once (two
     /// or three on every line: appending byte by byte cost 3 % of a run). Each number is written
-    /// in exactly its width, its lowest digits. The civil date is computed once (each of
+    /// in exactly its width, its lowest digits, without a sign (a year before 0 is written as
+    /// its magnitude; no simulated instant has one). The civil date is computed once (each of
     /// `year`, `month` and `day` computes it), and the digits go through a plain index rather
     /// than a variable captured by a nested function: 1,100 instructions a timestamp before.
     mutating func timestampValue(_ local: LocalDateTime, offsetSeconds: Int) {

@@ -116,9 +116,13 @@ struct FiringMap<Value> {
         return found ? byOccurrence.remove(at: index).value : nil
     }
 
-    /// Keeps the entries whose value passes `isIncluded`, in storage of exactly their size.
+    /// Keeps the entries whose value passes `isIncluded`, in storage of exactly their size (a
+    /// week-long table is trimmed every few days and then grows again).
     mutating func keep(where isIncluded: (Value) -> Bool) {
-        byOccurrence = byOccurrence.filter { isIncluded($0.value) }
+        var kept: [(key: Packed, value: Value)] = []
+        kept.reserveCapacity(byOccurrence.count(where: { isIncluded($0.value) }))
+        for entry in byOccurrence where isIncluded(entry.value) { kept.append(entry) }
+        byOccurrence = kept
         byText = byText.filter { isIncluded($0.value) }
     }
 

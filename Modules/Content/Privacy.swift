@@ -135,14 +135,16 @@ public enum PrivacyAudit {
             found.append(PrivacyViolation(kind: kind, field: field, match: match))
         }
         if let email = TextScan.email(in: bytes) { report(.email, email) }
-        for field in [recipient.email, recipient.phoneNumber] {
-            guard let known = field?.trimmedOrNil, known.count >= 5 else { continue }
+        func findKnown(_ field: String?) {
+            guard let known = field?.trimmedOrNil, known.count >= 5 else { return }
             if TextScan.find(known.utf8, in: bytes, wholeWord: false) {
-                report(known.utf8.contains(0x40) ? .email : .phoneNumber, known)  // "@"
+                report(known.contains("@" as Character) ? .email : .phoneNumber, known)
             }
         }
+        findKnown(recipient.email)
+        findKnown(recipient.phoneNumber)
         if let phone = TextScan.phoneNumber(in: bytes) { report(.phoneNumber, phone) }
-        if let full = recipient.fullName.trimmedOrNil, full.utf8.contains(0x20),
+        if let full = recipient.fullName.trimmedOrNil, full.contains(" " as Character),
             TextScan.find(full.utf8, in: bytes, wholeWord: true)
         {
             report(.fullName, full)

@@ -8,28 +8,48 @@ struct LiveActivityJSON {
     private(set) var bytes: [UInt8] = []
     /// `/` as `\/`, as `JSONEncoder` does unless told `.withoutEscapingSlashes`.
     let escapesSlashes: Bool
+    /// Only the size is kept (`size(of:)`): nothing is written, so measuring an update (on
+    /// every push) allocates nothing.
+    private let countsOnly: Bool
+    private var counted = 0
     private var needsComma = false
 
     init(escapesSlashes: Bool) {
+        self.init(escapesSlashes: escapesSlashes, countsOnly: false)
+    }
+
+    private init(escapesSlashes: Bool, countsOnly: Bool) {
         self.escapesSlashes = escapesSlashes
-        bytes.reserveCapacity(192)
+        self.countsOnly = countsOnly
+        if !countsOnly { bytes.reserveCapacity(192) }
+    }
+
+    /// The bytes written, or counted.
+    var byteCount: Int { countsOnly ? counted : bytes.count }
+
+    private mutating func emit(_ byte: UInt8) {
+        if countsOnly { counted += 1 } else { bytes.append(byte) }
     }
 
     /// Writes an object whose members `body` writes, in sorted key order.
     mutating func object(_ body: (inout LiveActivityJSON) -> Void) {
-        bytes.append(UInt8(ascii: "{"))
+        emit(UInt8(ascii: "{"))
         needsComma = false
         body(&self)
-        bytes.append(UInt8(ascii: "}"))
+        emit(UInt8(ascii: "}"))
         needsComma = true
     }
 
     mutating func key(_ name: StaticString) {
-        if needsComma { bytes.append(UInt8(ascii: ",")) }
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        if needsComma { emit(UInt8(ascii: ",")) }
+        emit(UInt8(ascii: "\""))
+        if countsOnly {
+            counted += name.utf8CodeUnitCount
+        } else {
+            name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        }
+        emit(UInt8(ascii: "\""))
+        emit(UInt8(ascii: ":"))
         needsComma = false
     }
 
@@ -57,12 +77,27 @@ struct LiveActivityJSON {
     }
 
     mutating func int(_ value: some BinaryInteger) {
-        bytes.append(contentsOf: String(value).utf8)
+        if countsOnly {
+            var digits = 1
+            var rest = value.magnitude
+            while rest >= 10 {
+                rest /= 10
+                digits += 1
+            }
+            counted += digits + (value < 0 ? 1 : 0)
+        } else {
+            bytes.append(contentsOf: String(value).utf8)
+        }
         needsComma = true
     }
 
     mutating func string(_ value: String) {
-        JSONString.append(value, style: .foundation(escapingSlashes: escapesSlashes), to: &bytes)
+        let style = JSONEscapeStyle.foundation(escapingSlashes: escapesSlashes)
+        if countsOnly {
+            counted += JSONString.byteCount(of: value, style: style)
+        } else {
+            JSONString.append(value, style: style, to: &bytes)
+        }
         needsComma = true
     }
 
@@ -103,8 +138,8 @@ struct LiveActivityJSON {
 
     /// The bytes of `attributes` (or `state`) alone, as the 4 KB limit counts them.
     static func size(of write: (inout LiveActivityJSON) -> Void) -> Int {
-        var json = LiveActivityJSON(escapesSlashes: true)
+        var json = LiveActivityJSON(escapesSlashes: true, countsOnly: true)
         write(&json)
-        return json.bytes.count
+        return json.byteCount
     }
 }

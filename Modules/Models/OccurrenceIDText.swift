@@ -142,61 +142,39 @@ extension OccurrenceID {
     var canonicalText: String {
         let date = isDailySeries ? nil : self.date
         if let date, !(0...9_999).contains(date.year) { return slowDescription }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
-            var count = 0
-            func put(_ byte: UInt8) {
-                buffer[count] = byte
-                count += 1
-            }
-            func put(_ bytes: some Sequence<UInt8>) { for byte in bytes { put(byte) } }
-            func put(decimal value: Int, width: Int) {
-                var digits = 1
-                var probe = value
-                while probe >= 10 {
-                    probe /= 10
-                    digits += 1
-                }
-                let length = max(width, digits)
-                var rest = value
-                for position in stride(from: count + length - 1, through: count, by: -1) {
-                    buffer[position] = UInt8(48 + rest % 10)
-                    rest /= 10
-                }
-                count += length
-            }
-            put(OccurrenceID.kindNameByOrdinal[kind.ordinal])
-            put(UInt8(ascii: "."))
+        return TextBuffer.text(capacity: 64) { text in
+            text.put(OccurrenceID.kindNameByOrdinal[kind.ordinal])
+            text.put(UInt8(ascii: "."))
             if let date {
-                put(decimal: date.year, width: 4)
-                put(UInt8(ascii: "-"))
-                put(decimal: date.month, width: 2)
-                put(UInt8(ascii: "-"))
-                put(decimal: date.day, width: 2)
+                text.put(decimal: date.year, width: 4)
+                text.put(UInt8(ascii: "-"))
+                text.put(decimal: date.month, width: 2)
+                text.put(UInt8(ascii: "-"))
+                text.put(decimal: date.day, width: 2)
             } else {
-                put("daily".utf8)
+                text.put("daily".utf8)
             }
             switch slot {
             case .day: break
             case .meal(let meal):
-                put(UInt8(ascii: "."))
-                put(meal.rawValue.utf8)
+                text.put(UInt8(ascii: "."))
+                text.put(meal.rawValue.utf8)
             case .minuteOfDay(let minute):
-                put(UInt8(ascii: "."))
-                put(decimal: minute / 60 * 100 + minute % 60, width: 4)
+                text.put(UInt8(ascii: "."))
+                text.put(decimal: minute / 60 * 100 + minute % 60, width: 4)
             case .reminder(let number, let minute):
-                put(".r".utf8)
-                put(decimal: number, width: 1)
-                put(UInt8(ascii: "-"))
-                put(decimal: minute / 60 * 100 + minute % 60, width: 4)
+                text.put(".r".utf8)
+                text.put(decimal: number, width: 1)
+                text.put(UInt8(ascii: "-"))
+                text.put(decimal: minute / 60 * 100 + minute % 60, width: 4)
             case .attempt(let n), .group(let n), .streakDays(let n):
-                put(UInt8(ascii: "."))
-                put(decimal: n, width: 1)
+                text.put(UInt8(ascii: "."))
+                text.put(decimal: n, width: 1)
             }
             if snooze > 0 {
-                put(".snooze".utf8)
-                put(decimal: Int(snooze), width: 1)
+                text.put(".snooze".utf8)
+                text.put(decimal: Int(snooze), width: 1)
             }
-            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
         }
     }
 }

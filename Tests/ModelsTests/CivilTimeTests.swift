@@ -303,6 +303,8 @@ struct LocalDateTimeTests {
 /// 45-minute ones among them) and wider than a day.
 @Suite("Civil text")
 struct CivilTextTests {
+    private func date(_ date: LocalDate) -> String { date.description }
+
     private func reference(_ date: LocalDate) -> String {
         "\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))"
     }
@@ -320,7 +322,7 @@ struct CivilTextTests {
 
     @Test func writesWhatThePaddedPiecesWrote() {
         var random = SeededGenerator(seed: 2027)
-        let years = [0, 7, 99, 1970, 2027, 9_999, 10_000, 123_456, -1, -44, -12_345, Int.max, Int.min + 1]
+        let years = [0, 7, 99, 1970, 2027, 9_999, 10_000, 123_456, -1, -44, -12_345, Int.max, Int.min + 1, Int.min]
         let offsets = [0, 19_800, 20_700, -12_600, -18_000, 50_400, -43_200, 3_600 * 100, -59, 59, 86_400 * 3]
         for step in 0..<5_000 {
             let year = step < years.count ? years[step] : Int(Int64(bitPattern: random.next()) % 30_000)
@@ -340,6 +342,13 @@ struct CivilTextTests {
                 LocalTimeOfDay(minutesSinceMidnight: minutes).description
                     == "\(pad(minutes / 60, 2)):\(pad(minutes % 60, 2))")
         }
+        // The longest text there is: every number at its widest.
+        let widest = LocalDate(year: Int.min, month: Int.min, day: Int.min)
+        #expect(date(widest) == reference(widest))
+        #expect(
+            CivilText.text(date: widest, secondOfDay: 86_399, offsetSeconds: -Int(Int32.max))
+                == reference(widest) + "T23:59:59-" + pad(Int(Int32.max) / 60 / 60, 2) + ":"
+                + pad(Int(Int32.max) / 60 % 60, 2))
         let spring = LocalDateTime(date: LocalDate(year: 2027, month: 3, day: 14), secondOfDay: 3 * 3_600)
         #expect(spring.description == reference(spring))
         #expect(spring.formatted(offsetSeconds: -14_400) == "2027-03-14T03:00:00-04:00")

@@ -209,6 +209,8 @@ struct CatalogTests {
         )
         #expect(InterruptionLevel.passive < .active && InterruptionLevel.active < .timeSensitive)
         #expect(InterruptionLevel.timeSensitive < .critical)
+        // The order is the order of the cases (a new case needs its place in `rank`).
+        #expect(InterruptionLevel.allCases == InterruptionLevel.allCases.sorted())
         #expect(InterruptionLevel.allCases.filter(\.breaksThroughQuietHours) == [.critical])
     }
 
