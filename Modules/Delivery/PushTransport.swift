@@ -107,25 +107,32 @@ public struct PushRequest: Hashable, Sendable {
         return nil
     }
 
-    /// Lowercase hex, whole bytes, 32 to 100 of them.
+    /// Lowercase hex, whole bytes, 32 to 100 of them. (Checked on every send: the bytes are
+    /// read in place, not through the string's view one at a time.)
     public static func isToken(_ token: String) -> Bool {
-        let count = token.utf8.count
-        return count >= 64 && count <= 200 && count % 2 == 0
-            && token.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        var token = token
+        return token.withUTF8 { bytes in
+            bytes.count >= 64 && bytes.count <= 200 && bytes.count % 2 == 0 && bytes.allSatisfy(isLowercaseHex)
+        }
     }
 
     /// 8-4-4-4-12 lowercase hex digits.
     static func isLowercaseUUID(_ id: String) -> Bool {
-        let bytes = Array(id.utf8)
-        guard bytes.count == 36 else { return false }
-        for (index, byte) in bytes.enumerated() {
-            if [8, 13, 18, 23].contains(index) {
-                guard byte == UInt8(ascii: "-") else { return false }
-            } else {
-                guard (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) else { return false }
+        var id = id
+        return id.withUTF8 { bytes in
+            guard bytes.count == 36 else { return false }
+            for index in bytes.indices {
+                switch index {
+                case 8, 13, 18, 23: guard bytes[index] == UInt8(ascii: "-") else { return false }
+                default: guard isLowercaseHex(bytes[index]) else { return false }
+                }
             }
+            return true
         }
-        return true
+    }
+
+    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte)
     }
 }
 

@@ -106,10 +106,11 @@ public enum JSONString {
 
     /// The literal's size in bytes, without writing it.
     public static func byteCount(of text: String, style: JSONEscapeStyle) -> Int {
-        var count = 2
-        for byte in text.utf8 {
-            count += !style.escapes(byte) ? 1 : style.shortEscape(byte) != nil ? 2 : 6
+        var text = text
+        return text.withUTF8 { bytes in
+            var count = 2 + bytes.count
+            for byte in bytes where style.escapes(byte) { count += style.shortEscape(byte) != nil ? 1 : 5 }
+            return count
         }
-        return count
     }
 }

@@ -65,7 +65,8 @@ public enum FNV1a {
 
     /// The hash of `text`'s UTF-8 bytes, starting from `basis`.
     @inlinable public static func hash(_ text: String, basis: UInt64 = offsetBasis) -> UInt64 {
-        hash(bytes: text.utf8, basis: basis)
+        var text = text
+        return text.withUTF8 { hash(bytes: $0, basis: basis) }
     }
 
     /// The hash of `bytes`, starting from `basis`: a hash over several pieces in turn is the

@@ -109,13 +109,18 @@ public enum OutboxKey {
             high = FNV1a.hash(bytes: bytes, basis: high)
             low = FNV1a.hash(bytes: bytes, basis: low)
         }
-        feed(userID.utf8)
+        // A string's bytes read in place (a key is made per push).
+        func feed(_ text: String) {
+            var text = text
+            text.withUTF8 { feed($0) }
+        }
+        feed(userID)
         feed(separator)
-        feed(requestID.utf8)
+        feed(requestID)
         feed(separator)
-        feed(String(dueAt.secondsSinceEpoch).utf8)
+        feed(String(dueAt.secondsSinceEpoch))
         feed(separator)
-        feed(channel.utf8)
+        feed(channel)
         high = (high & ~0xF000) | 0x8000  // version 8
         low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // variant 10
         // 8-4-4-4-12 lowercase hex digits.
