@@ -78,13 +78,7 @@ struct LiveActivityJSON {
 
     mutating func int(_ value: some BinaryInteger) {
         if countsOnly {
-            var digits = 1
-            var rest = value.magnitude
-            while rest >= 10 {
-                rest /= 10
-                digits += 1
-            }
-            counted += digits + (value < 0 ? 1 : 0)
+            counted += DecimalText.length(of: value)
         } else {
             bytes.append(contentsOf: String(value).utf8)
         }

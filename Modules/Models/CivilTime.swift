@@ -224,22 +224,7 @@ public struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvert
 
 /// `value` in decimal, left-padded with zeros to `width` digits (a leading minus if negative).
 @usableFromInline func pad(_ value: Int, _ width: Int) -> String {
-    var magnitude = value.magnitude
-    var digits = 1
-    var probe = magnitude
-    while probe >= 10 {
-        probe /= 10
-        digits += 1
-    }
-    let length = max(width, digits) + (value < 0 ? 1 : 0)
-    return String(unsafeUninitializedCapacity: length) { buffer in
-        var index = length - 1
-        for _ in 0..<max(width, digits) {
-            buffer[index] = UInt8(48 + magnitude % 10)
-            magnitude /= 10
-            index -= 1
-        }
-        if value < 0 { buffer[0] = 45 }
-        return length
+    TextBuffer.text(capacity: max(width, DecimalText.digitCount(of: value)) + 1) {
+        $0.put(decimal: value, width: width)
     }
 }

@@ -52,19 +52,45 @@ public enum JSONString {
 
     /// Appends `text` as a JSON string literal to `bytes`.
     @inlinable public static func append(_ text: String, style: JSONEscapeStyle, to bytes: inout [UInt8]) {
-        bytes.append(0x22)
-        // Most text has nothing to escape: its bytes go in at once.
         var text = text
-        let plain = text.withUTF8 { utf8 in
-            guard !utf8.contains(where: style.escapes) else { return false }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        guard !plain else {
+        text.withUTF8 { utf8 in
             bytes.append(0x22)
-            return
+            // Most text has nothing to escape: its bytes go in at once.
+            if utf8.contains(where: style.escapes) {
+                appendEscaping(utf8, style: style, to: &bytes)
+            } else {
+                bytes.append(contentsOf: utf8)
+            }
+            bytes.append(0x22)
         }
-        for byte in text.utf8 {
+    }
+
+    /// Appends `text` as a JSON string literal to `json`.
+    public static func append(_ text: String, style: JSONEscapeStyle, to json: inout String) {
+        var text = text
+        let escaped: [UInt8]? = text.withUTF8 { utf8 in
+            guard utf8.contains(where: style.escapes) else { return nil }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(utf8.count + 16)
+            bytes.append(0x22)
+            appendEscaping(utf8, style: style, to: &bytes)
+            bytes.append(0x22)
+            return bytes
+        }
+        if let escaped {
+            json += String(decoding: escaped, as: UTF8.self)
+        } else {
+            json += "\""
+            json += text
+            json += "\""
+        }
+    }
+
+    /// `utf8` with the bytes `style` escapes written as escapes, without the quotes.
+    @inlinable static func appendEscaping(
+        _ utf8: UnsafeBufferPointer<UInt8>, style: JSONEscapeStyle, to bytes: inout [UInt8]
+    ) {
+        for byte in utf8 {
             guard style.escapes(byte) else {
                 bytes.append(byte)
                 continue
@@ -80,21 +106,6 @@ public enum JSONString {
                 bytes.append(hexDigits[Int(byte & 0xF)])
             }
         }
-        bytes.append(0x22)
-    }
-
-    /// Appends `text` as a JSON string literal to `json`.
-    public static func append(_ text: String, style: JSONEscapeStyle, to json: inout String) {
-        guard text.utf8.contains(where: style.escapes) else {
-            json += "\""
-            json += text
-            json += "\""
-            return
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count + 16)
-        append(text, style: style, to: &bytes)
-        json += String(decoding: bytes, as: UTF8.self)
     }
 
     /// `text` as a JSON string literal.

@@ -30,13 +30,7 @@ struct TextBuffer {
     /// digits, a minus sign first when negative.
     mutating func put(decimal value: Int, width: Int) {
         if value < 0 { put(45) }
-        var digits = 1
-        var probe = value.magnitude
-        while probe >= 10 {
-            probe /= 10
-            digits += 1
-        }
-        let length = max(width, digits)
+        let length = max(width, DecimalText.digitCount(of: value))
         var rest = value.magnitude
         var position = count + length - 1
         while position >= count {
@@ -45,5 +39,25 @@ struct TextBuffer {
             position -= 1
         }
         count += length
+    }
+}
+
+/// The length of an integer written in decimal, without writing it (a JSON payload is sized on
+/// every push).
+public enum DecimalText {
+    /// The digits of `value`'s magnitude: 1 for 0.
+    public static func digitCount(of value: some BinaryInteger) -> Int {
+        var digits = 1
+        var rest = value.magnitude
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        return digits
+    }
+
+    /// `String(value).utf8.count`: the digits and a minus sign when negative.
+    public static func length(of value: some BinaryInteger) -> Int {
+        digitCount(of: value) + (value < 0 ? 1 : 0)
     }
 }

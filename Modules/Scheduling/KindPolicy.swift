@@ -41,29 +41,28 @@ public struct KindPolicy: Hashable, Sendable {
 
     /// The kind's policy.
     public static func standard(for kind: NotificationKind) -> KindPolicy {
-        let thread = kind
         let minute = Int64.secondsPerMinute
         let hour = Int64.secondsPerHour
         switch kind {
-        case .morningGreeting: return KindPolicy(stalenessSeconds: 3 * hour, threadOf: thread, relevance: 0.6)
-        case .mealReminder: return KindPolicy(stalenessSeconds: 60 * minute, threadOf: thread, relevance: 0.6)
+        case .morningGreeting: return KindPolicy(stalenessSeconds: 3 * hour, threadOf: kind, relevance: 0.6)
+        case .mealReminder: return KindPolicy(stalenessSeconds: 60 * minute, threadOf: kind, relevance: 0.6)
         case .hydration:
-            return KindPolicy(stalenessSeconds: 30 * minute, deferral: .drop, threadOf: thread, relevance: 0.4)
+            return KindPolicy(stalenessSeconds: 30 * minute, deferral: .drop, threadOf: kind, relevance: 0.4)
         case .workoutReminder, .preWorkout:
-            return KindPolicy(stalenessSeconds: 10 * minute, threadOf: thread, relevance: 0.8)
+            return KindPolicy(stalenessSeconds: 10 * minute, threadOf: kind, relevance: 0.8)
         case .postWorkoutCheckIn, .energyLog, .checkInReminder:
-            return KindPolicy(stalenessSeconds: 3 * hour, threadOf: thread, relevance: 0.6)
-        case .reEngagement: return KindPolicy(stalenessSeconds: 18 * hour, threadOf: thread, relevance: 0.8)
+            return KindPolicy(stalenessSeconds: 3 * hour, threadOf: kind, relevance: 0.6)
+        case .reEngagement: return KindPolicy(stalenessSeconds: 18 * hour, threadOf: kind, relevance: 0.8)
         case .weeklyReview, .reflection:
-            return KindPolicy(stalenessSeconds: 18 * hour, threadOf: thread, relevance: 0.5)
-        case .securityAlert: return KindPolicy(stalenessSeconds: .secondsPerDay, threadOf: thread, relevance: 1)
+            return KindPolicy(stalenessSeconds: 18 * hour, threadOf: kind, relevance: 0.5)
+        case .securityAlert: return KindPolicy(stalenessSeconds: .secondsPerDay, threadOf: kind, relevance: 1)
         case .achievement, .streakReminder:
-            return KindPolicy(stalenessSeconds: 6 * hour, threadOf: thread, relevance: 0.5)
+            return KindPolicy(stalenessSeconds: 6 * hour, threadOf: kind, relevance: 0.5)
         case .workoutKudos, .workoutComment, .newFollower, .leaderboardChange, .challengeInvite:
-            return KindPolicy(stalenessSeconds: 6 * hour, deferral: .foldIntoDigest, threadOf: thread, relevance: 0.3)
-        case .followRequest, .mention: return KindPolicy(stalenessSeconds: 6 * hour, threadOf: thread, relevance: 0.6)
+            return KindPolicy(stalenessSeconds: 6 * hour, deferral: .foldIntoDigest, threadOf: kind, relevance: 0.3)
+        case .followRequest, .mention: return KindPolicy(stalenessSeconds: 6 * hour, threadOf: kind, relevance: 0.6)
         case .privacyUpdate, .featureAnnouncement, .maintenanceNotice:
-            return KindPolicy(stalenessSeconds: .secondsPerDay, threadOf: thread, relevance: 0.2)
+            return KindPolicy(stalenessSeconds: .secondsPerDay, threadOf: kind, relevance: 0.2)
         }
     }
 }
