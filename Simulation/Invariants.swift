@@ -143,7 +143,7 @@ public struct InvariantChecker: Sendable {
     public init() {}
 
     /// Forgets what can no longer break an invariant, every three simulated days: delivered
-    /// identifiers and folded items after a week, staleness deadlines two days after they passed,
+    /// identifiers, folded items and the dates of morning greetings after a week, staleness deadlines two days after they passed,
     /// done things after three days. Trimming by time instead of by count keeps a user's checker
     /// to a few days of history (it was the largest part of a simulated user's memory); every
     /// three days, because rebuilding the string-keyed tables daily cost 3 % of the run.
@@ -157,6 +157,10 @@ public struct InvariantChecker: Sendable {
         deadlines.keep { $0 >= twoDaysAgo }
         let threeDaysAgo = now - 3 * .secondsPerDay
         done = done.filter { $0.value >= threeDaysAgo }
+        // A delivery's local date is at most a day from its UTC date, and deliveries come in time
+        // order, so no date older than a week can be delivered on again.
+        let weekAgoDate = LocalDate(daysSinceEpoch: weekAgo.floorDivided(by: .secondsPerDay))
+        morningDates = morningDates.filter { $0 >= weekAgoDate }
     }
 
     /// Checks one delivery against the user's current preferences and zone (the zone before the

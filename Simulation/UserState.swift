@@ -95,7 +95,9 @@ struct UserState {
         var generator = SeededGenerator(seed: scenario.seed).derived(0xBE4A_0000 &+ UInt64(index))
         let roll = generator.nextUnit()
         let status: AuthorizationStatus = roll < 0.02 ? .denied : roll < 0.08 ? .provisional : .authorized
-        var center = SimulatedNotificationCenter(timeZone: zone, authorizationStatus: status)
+        // The world never reads the delivered list (the app only clears it), so the device keeps
+        // none: a hundred requests with their copy per user were a tenth of a run's memory.
+        var center = SimulatedNotificationCenter(timeZone: zone, authorizationStatus: status, deliveredLimit: 0)
         center.setNotificationCategories(NotificationCategory.all)
         let background = SimulatedBackgroundTaskScheduler(
             permittedIdentifiers: Set(BackgroundJob.allCases.map(\.rawValue)), model: model,

@@ -256,16 +256,33 @@ extension TemplateWords {
         return type
     }
 
+    /// The segments' text with each field's value, made a string once and of exactly its length:
+    /// rendered copy lives as long as its request (a device holds up to 64), and a string grown
+    /// from a reserve kept about twice its bytes. Written through a buffer on the stack; copy
+    /// longer than the buffer (none of the catalogue's) is joined piece by piece instead.
     func render(_ segments: [TemplateSegment], _ context: CopyContext) -> String {
         if segments.count == 1, case .text(let text) = segments[0] { return text }
-        var result = ""
-        result.reserveCapacity(96)
-        for segment in segments {
-            switch segment {
-            case .text(let text): result += text
-            case .field(let field): result += value(of: field, in: context)
+        let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { buffer -> String? in
+            var count = 0
+            for segment in segments {
+                var piece = text(of: segment, context)
+                let fits = piece.withUTF8 { bytes in
+                    guard bytes.count <= buffer.count - count else { return false }
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: bytes)
+                    count += bytes.count
+                    return true
+                }
+                guard fits else { return nil }
             }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
         }
-        return result
+        return written ?? segments.map { text(of: $0, context) }.joined()
+    }
+
+    private func text(of segment: TemplateSegment, _ context: CopyContext) -> String {
+        switch segment {
+        case .text(let text): text
+        case .field(let field): value(of: field, in: context)
+        }
     }
 }

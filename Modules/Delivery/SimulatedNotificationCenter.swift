@@ -19,8 +19,8 @@ public import Models
 ///   shown; `suppressedByAuthorizationCount` counts them.
 /// - `provisional` delivers with presentation `.quiet`, `authorized` and `ephemeral` with
 ///   `.banner`.
-/// - The delivered list keeps the most recent `deliveredLimit` (100) notifications; older
-///   ones are removed as if the user cleared them.
+/// - The delivered list keeps the most recent `deliveredLimit` notifications (100 unless the
+///   creator asks for fewer); older ones are removed as if the user cleared them.
 /// - The badge changes only with badge permission (`.badge` granted and a status that allows
 ///   notifications): through `setBadgeCount`, or when a notification with a non-nil content
 ///   badge is delivered. Negative values clamp to 0.
@@ -30,9 +30,14 @@ public import Models
 public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Equatable {
     /// The framework's limit on pending requests.
     public static let pendingLimit = 64
-    /// How many delivered notifications the simulated Notification Center keeps (an assumption:
-    /// Apple documents no limit; the oldest go first).
-    public static let deliveredLimit = 100
+    /// How many delivered notifications the simulated Notification Center keeps unless told
+    /// otherwise (an assumption: Apple documents no limit; the oldest go first).
+    public static let defaultDeliveredLimit = 100
+
+    /// How many delivered notifications this center keeps. A caller that never reads the list
+    /// (the simulator's world only clears it) keeps fewer, or none: a hundred requests with their
+    /// copy per device were a tenth of a simulation's memory.
+    public let deliveredLimit: Int
 
     public private(set) var authorizationStatus: AuthorizationStatus
     /// The options the user granted; they take effect only while `authorizationStatus` allows
@@ -54,8 +59,11 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
 
     public init(
         timeZone: ZoneRules, authorizationStatus: AuthorizationStatus = .authorized,
-        grantedOptions: AuthorizationOptions = [.alert, .sound, .badge]
+        grantedOptions: AuthorizationOptions = [.alert, .sound, .badge],
+        deliveredLimit: Int = Self.defaultDeliveredLimit
     ) {
+        precondition(deliveredLimit >= 0, "a delivered list cannot keep \(deliveredLimit) notifications")
+        self.deliveredLimit = deliveredLimit
         self.timeZone = timeZone
         self.authorizationStatus = authorizationStatus
         self.grantedOptions = grantedOptions
@@ -233,12 +241,14 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
         case .authorized, .ephemeral: presentation = .banner
         }
         let notification = DeliveredNotification(request: request, deliveredAt: instant, presentation: presentation)
-        if let index = deliveredNotifications.firstIndex(where: { $0.request.identifier == request.identifier }) {
-            deliveredNotifications.remove(at: index)
-        }
-        deliveredNotifications.append(notification)
-        if deliveredNotifications.count > Self.deliveredLimit {
-            deliveredNotifications.removeFirst(deliveredNotifications.count - Self.deliveredLimit)
+        if deliveredLimit > 0 {
+            if let index = deliveredNotifications.firstIndex(where: { $0.request.identifier == request.identifier }) {
+                deliveredNotifications.remove(at: index)
+            }
+            deliveredNotifications.append(notification)
+            if deliveredNotifications.count > deliveredLimit {
+                deliveredNotifications.removeFirst(deliveredNotifications.count - deliveredLimit)
+            }
         }
         deliveredCount += 1
         if let badge = request.content.badge, badgePermitted { badgeCount = max(0, badge) }

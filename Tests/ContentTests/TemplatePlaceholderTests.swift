@@ -31,6 +31,18 @@ import Testing
         #expect(try english.fill("Hi {name}", CopyContext(firstName: "")) == "Hi there")
     }
 
+    @Test func copyOfAnyLengthIsFilledWhole() throws {
+        let english = try bundledEnglish()
+        let context = CopyContext(firstName: "Ana", meal: .lunch, daysAway: 9)
+        // Around the stack buffer's 512 bytes (16 a repeat): under, at, just past and well past it.
+        for repeats in [1, 31, 32, 33, 60] {
+            let pattern = String(repeating: "Hi {name} é {Meal} ", count: repeats)
+            let expected = String(repeating: "Hi Ana é Lunch ", count: repeats)
+            #expect(try english.fill(pattern, context) == expected)
+        }
+        #expect(try english.fill("{name}", context) == "Ana")
+    }
+
     @Test func theGermanWordsFillTheSamePlaceholders() throws {
         let german = try TemplateLibrary.bundled(language: "de")
         let context = CopyContext(firstName: "", meal: .dinner, daysAway: 1)
