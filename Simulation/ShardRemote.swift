@@ -99,7 +99,7 @@ extension Shard {
             expiration: ChannelPolicy.expiration(of: kind, dueAt: planned.decidedAt).map(PushRequest.Expiration.at)
                 ?? .nowOrNever,
             collapseID: ChannelPolicy.collapseID(of: kind, requestID: id),
-            payload: Array(PayloadBuilder.encode(request.content).json.utf8))
+            payload: PayloadBuilder.encodedBytes(request.content))
         let answer = try send(local, push, carrying: .alert(request), on: .remote, attempt: planned.attempt, at: now)
         switch answer {
         case .accepted:

@@ -92,6 +92,35 @@ struct PushPayloadTests {
         }
     }
 
+    /// The bytes are pinned: key order, the critical-sound dictionary, and the relevance score in
+    /// at most two decimals (0.05, 0.60, 1; a score out of 0...1 is clamped, and not a number is 0).
+    @Test func theBytesArePinned() {
+        let critical = NotificationContent(
+            kind: .mealReminder, title: "Hi", body: "B", interruptionLevel: .critical, relevanceScore: 0.05,
+            sound: .reminder, badge: 3, deepLink: .mealLog(.lunch))
+        #expect(
+            PayloadBuilder.encode(critical).json
+                == #"{"aps":{"alert":{"title":"Hi","body":"B"},"badge":3,"sound":{"critical":1,"name":"reminder.caf","#
+                + #""volume":1.0},"thread-id":"mealReminder","category":"MEAL","interruption-level":"critical","#
+                + #""relevance-score":0.05},"link":"engage://meal/log/lunch","kind":"mealReminder"}"#)
+        #expect(PayloadBuilder.encodedBytes(critical) == Array(PayloadBuilder.encode(critical).json.utf8))
+        let plain = NotificationContent(
+            kind: .hydration, title: "W", subtitle: "S", body: "B", relevanceScore: 0.6, sound: .reminder, badge: nil)
+        #expect(
+            PayloadBuilder.encode(plain, imageKey: "k").json
+                == #"{"aps":{"alert":{"title":"W","subtitle":"S","body":"B"},"sound":"reminder.caf","#
+                + #""thread-id":"hydration","category":"HYDRATION","interruption-level":"active","#
+                + #""relevance-score":0.60,"mutable-content":1},"link":"engage://dashboard","kind":"hydration","#
+                + #""image":"k"}"#)
+        for (score, text) in [
+            (1.0, "1"), (1.7, "1"), (0.999, "1"), (0, "0.00"), (-3, "0.00"), (.nan, "0.00"), (0.1, "0.10"),
+        ] {
+            var content = plain
+            content.relevanceScore = score
+            #expect(PayloadBuilder.encode(content).json.contains(#""relevance-score":\#(text)}"#), "\(score)")
+        }
+    }
+
     /// The size counted without writing is the size written, over random content with every
     /// escape, multi-byte text, and each optional part present or not.
     @Test func theCountedSizeIsTheWrittenSize() {
