@@ -15,18 +15,31 @@ public struct OccurrenceMap<Value: Sendable>: Sendable {
 
     /// Builds from entries in any order; a later duplicate key wins.
     @inlinable public init(_ entries: some Sequence<(OccurrenceID, Value)>) {
-        // Sorting once beats inserting each entry in place (a pass builds maps of ~60 entries).
-        var pairs = entries.enumerated().map { (key: $0.element.0.packed, order: $0.offset, value: $0.element.1) }
-        pairs.sort { $0.key != $1.key ? $0.key < $1.key : $0.order < $1.order }
-        keys.reserveCapacity(pairs.count)
-        values.reserveCapacity(pairs.count)
-        for pair in pairs {
-            if keys.last == pair.key {
-                values[values.count - 1] = pair.value
+        // Each entry goes in its place: after the last when it is larger (entries that come in
+        // key order cost an append each), by binary search and a short shift otherwise. A pass
+        // builds maps of tens of entries, where this costs half what sorting them once did.
+        let expected = entries.underestimatedCount
+        keys.reserveCapacity(expected)
+        values.reserveCapacity(expected)
+        for (id, value) in entries {
+            let key = id.packed
+            if let last = keys.last, last >= key {
+                insert(value, at: key)
             } else {
-                keys.append(pair.key)
-                values.append(pair.value)
+                keys.append(key)
+                values.append(value)
             }
+        }
+    }
+
+    /// Sets the value of `key`, inserting it in its place.
+    @inlinable mutating func insert(_ value: Value, at key: UInt64) {
+        let (index, found) = index(of: key)
+        if found {
+            values[index] = value
+        } else {
+            keys.insert(key, at: index)
+            values.insert(value, at: index)
         }
     }
 
