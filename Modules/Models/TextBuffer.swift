@@ -42,8 +42,8 @@ struct TextBuffer {
     }
 }
 
-/// The length of an integer written in decimal, without writing it (a JSON payload is sized on
-/// every push).
+/// An integer in decimal without making a string of it: its length (a JSON payload is sized on
+/// every push), or its bytes on the stack.
 public enum DecimalText {
     /// The digits of `value`'s magnitude: 1 for 0.
     public static func digitCount(of value: some BinaryInteger) -> Int {
@@ -59,5 +59,27 @@ public enum DecimalText {
     /// `String(value).utf8.count`: the digits and a minus sign when negative.
     public static func length(of value: some BinaryInteger) -> Int {
         digitCount(of: value) + (value < 0 ? 1 : 0)
+    }
+
+    /// Calls `body` with `String(value)`'s UTF-8 bytes, written on the stack: for text that is
+    /// hashed or appended to bytes and never kept as a string.
+    public static func withBytes<Result>(
+        of value: Int64, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
+        // At most 20 bytes: 19 digits and a sign.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var rest = value.magnitude
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = 48 + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            if value < 0 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "-")
+            }
+            return body(UnsafeBufferPointer(rebasing: buffer[start...]))
+        }
     }
 }

@@ -118,7 +118,7 @@ public enum OutboxKey {
         feed(separator)
         feed(requestID)
         feed(separator)
-        feed(String(dueAt.secondsSinceEpoch))
+        DecimalText.withBytes(of: dueAt.secondsSinceEpoch) { feed($0) }
         feed(separator)
         feed(channel)
         high = (high & ~0xF000) | 0x8000  // version 8

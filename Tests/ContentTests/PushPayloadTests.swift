@@ -121,6 +121,23 @@ struct PushPayloadTests {
         }
     }
 
+    @Test func theInboxSyncCarriesTheCountsBesideAps() {
+        #expect(
+            PayloadBuilder.inboxSync(unread: 3, unseen: 1, total: 12).json
+                == #"{"aps":{"content-available":1},"inbox":{"unread":3,"unseen":1,"total":12}}"#)
+        #expect(
+            PayloadBuilder.inboxSync(unread: -4, unseen: 0, total: Int.max).json
+                == #"{"aps":{"content-available":1},"inbox":{"unread":0,"unseen":0,"total":9223372036854775807}}"#)
+    }
+
+    @Test func badgesOfAnySizeAndSignAreWrittenInDecimal() {
+        for badge in [0, 7, 10, 99, -1, -10, 123_456, Int.max, Int.min] {
+            let content = NotificationContent(kind: .hydration, title: "W", body: "B", badge: badge)
+            #expect(PayloadBuilder.encode(content).json.contains(#""badge":\#(badge),"#), "\(badge)")
+            #expect(PayloadBuilder.byteCount(of: content) == PayloadBuilder.encode(content).byteCount)
+        }
+    }
+
     /// The size counted without writing is the size written, over random content with every
     /// escape, multi-byte text, and each optional part present or not.
     @Test func theCountedSizeIsTheWrittenSize() {
