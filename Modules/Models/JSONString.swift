@@ -40,7 +40,7 @@ public struct JSONEscapeStyle: Sendable, Hashable {
     }
 
     /// Whether `byte` is written other than as itself.
-    @inlinable func escapes(_ byte: UInt8) -> Bool {
+    @inlinable public func escapes(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == 0x22 || byte == 0x5C || (slash && byte == 0x2F)
     }
 }

@@ -128,6 +128,26 @@ struct RequestKeyTests {
                 == [.noOccurrenceOnTwoChannels])
     }
 
+    /// A line longer than the builder's buffer grows it and keeps every byte; strings with
+    /// quotes, backslashes and control characters are escaped, others copied as they are.
+    @Test func aLineGrowsPastItsBufferAndEscapesWhatJSONNeeds() {
+        var line = LineBuilder(capacity: 64)
+        var expected = ""
+        for index in 0..<200 {
+            line.id("k", "v\(index)")
+            expected += #","k":"v\#(index)""#
+        }
+        line.field("detail", "say \"hi\" \\ tab\tbell\u{07} é 💧")
+        expected += #","detail":"say \"hi\" \\ tab\u0009bell\u0007 é 💧""#
+        line.field("empty", "")
+        expected += #","empty":"""#
+        #expect(String(decoding: line.bytes, as: UTF8.self) == expected)
+        #expect(line.count == expected.utf8.count)
+        line.removeAll()
+        line.raw("{}")
+        #expect(line.bytes == Array("{}".utf8))
+    }
+
     /// The event log's timestamps, byte for byte: offsets either side of UTC, 30 and 45 minutes,
     /// and a year written in its four lowest digits.
     @Test func timestampsAreWrittenAsBefore() {
