@@ -116,7 +116,11 @@ struct RemoteChannel {
     /// The next instant the channel has something to do (no allocation: it is asked after every step).
     var nextEventAt: Instant? {
         var next = syncDueAt
-        for entry in planned.values where next == nil || entry.dueAt < next! { next = entry.dueAt }
+        // By index, reading only the time: a copy of each entry retained its request's strings.
+        for index in planned.values.indices {
+            let dueAt = planned.values[index].dueAt
+            if next == nil || dueAt < next! { next = dueAt }
+        }
         if let arrival = device.nextArrival, next == nil || arrival < next! { next = arrival }
         return next
     }
@@ -169,14 +173,22 @@ struct RemoteChannel {
 struct SimulatedInbox {
     private(set) var unread: Set<String> = []
     private(set) var recent: [(id: String, at: Int64)] = []
+    /// The earliest `at` in `recent` (`Int64.max` when it is empty).
+    private var oldestRecentAt = Int64.max
     private(set) var total = 0
 
     var unreadCount: Int { unread.count }
 
     mutating func add(_ id: String, at now: Instant) {
-        recent.removeAll { now.secondsSinceEpoch - $0.at > 2 * .secondsPerDay }
+        // The earliest time among `recent` says whether any item is over two days old, without
+        // a pass over them on every add.
+        if !recent.isEmpty, now.secondsSinceEpoch - oldestRecentAt > 2 * .secondsPerDay {
+            recent.removeAll { now.secondsSinceEpoch - $0.at > 2 * .secondsPerDay }
+            oldestRecentAt = recent.lazy.map(\.at).min() ?? .max
+        }
         guard !holds(id) else { return }
         recent.append((id, now.secondsSinceEpoch))
+        oldestRecentAt = min(oldestRecentAt, now.secondsSinceEpoch)
         unread.insert(id)
         total += 1
     }

@@ -21,7 +21,7 @@ public enum PayloadError: Error, Hashable, Sendable, CustomStringConvertible {
 ///
 /// ```json
 /// {"aps":{"alert":{"title":"…","subtitle":"…","body":"…"},"badge":1,"sound":"reminder.caf",
-///   "thread-id":"mealReminder","category":"MEAL","interruption-level":"active","relevance-score":0.6,
+///   "thread-id":"mealReminder","category":"MEAL","interruption-level":"active","relevance-score":0.60,
 ///   "mutable-content":1},"link":"engage://meal/log/lunch","kind":"mealReminder","image":"meal_lunch"}
 /// ```
 ///
@@ -168,7 +168,7 @@ private struct TextOutput: PayloadOutput {
 
 private struct CountingOutput: PayloadOutput {
     var count = 0
-    mutating func append(_ text: StaticString) { count += text.utf8CodeUnitCount }
+    mutating func append(_ text: StaticString) { count += text.withUTF8Buffer { $0.count } }
     mutating func appendPlain(_ text: String) { count += text.utf8.count }
     mutating func appendDecimal(_ value: Int) { count += DecimalText.length(of: value) }
     mutating func appendString(_ text: String) { count += JSONString.byteCount(of: text, style: .payload) }

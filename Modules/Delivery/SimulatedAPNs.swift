@@ -145,7 +145,7 @@ public struct SimulatedPushDevice<Note: Sendable>: Sendable {
     /// The next instant something reaches the device (an arrival, or the stored push when it
     /// comes back online).
     public var nextArrival: Instant? {
-        let flight = inFlight.first?.at
+        let flight = inFlight.isEmpty ? nil : inFlight[0].at  // the time only, not a copy of the push
         let back = stored == nil ? nil : offlineSpells.first?.upperBound
         switch (flight, back) {
         case (let a?, let b?): return min(a, b)

@@ -20,7 +20,7 @@ public import Models
 /// - `provisional` delivers with presentation `.quiet`, `authorized` and `ephemeral` with
 ///   `.banner`.
 /// - The delivered list keeps the most recent `deliveredLimit` notifications (100 unless the
-///   creator asks for fewer); older ones are removed as if the user cleared them.
+///   creator sets another); older ones are removed as if the user cleared them.
 /// - The badge changes only with badge permission (`.badge` granted and a status that allows
 ///   notifications): through `setBadgeCount`, or when a notification with a non-nil content
 ///   badge is delivered. Negative values clamp to 0.
@@ -163,7 +163,9 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
     }
 
     /// Soonest nextFire among pending, or nil.
-    public var nextFireInstant: Instant? { pendingNotificationRequests.first?.nextFire }
+    public var nextFireInstant: Instant? {
+        pendingNotificationRequests.isEmpty ? nil : pendingNotificationRequests[0].nextFire  // no copy of the request
+    }
 
     /// Device zone changes (travel): calendar triggers re-evaluate next fire in the new zone;
     /// date and interval triggers keep their instant.

@@ -56,14 +56,16 @@ extension UserEngine {
 
     /// Asks the coach for the copy of a request just scheduled, for the kinds that use it, once
     /// per occurrence.
-    mutating func askCoach(for candidate: Candidate, fireAt: Instant, into effects: inout [Effect]) {
+    mutating func askCoach(
+        for candidate: Candidate, requestID: String, fireAt: Instant, into effects: inout [Effect]
+    ) {
         guard configuration.coachKinds.contains(candidate.kind), !candidate.id.isDailySeries,
             state.copy.coachCopy[candidate.id] == nil
         else { return }
         state.copy.coachCopy[candidate.id] = CoachCopy(copy: nil, askedAt: fireAt)
         let request = contentRequest(for: candidate, fireAt: fireAt)
         effects.append(
-            .generateContent(requestID: candidate.id.description, request: content.coachRequest(for: request)))
+            .generateContent(requestID: requestID, request: content.coachRequest(for: request)))
     }
 
     /// The coach answered: replace the template copy if the answer is valid and the request still

@@ -107,16 +107,24 @@ extension UserEngine {
             if case .cancel(let old, _) = change { return old }
             return nil
         }
-        if !cancelled.isEmpty { effects.append(.cancel(requestIDs: cancelled.map(\.id.description))) }
+        // Identifiers are written once, for the effect and the trace (cancellations in order).
+        let cancelledIDs = cancelled.map(\.id.description)
+        if !cancelledIDs.isEmpty { effects.append(.cancel(requestIDs: cancelledIDs)) }
+        var cancelledSoFar = 0
         for change in changes {
             switch change {
             case .cancel(let old, let reason):
                 record(
                     old.id, .cancelled, reason ?? cancellationReason(for: old, at: now), plannedAt: old.plannedAt,
-                    fireAt: nil, level: nil, windowEnd: slotWindowEnd(of: old.id), at: now, into: &effects)
+                    fireAt: nil, level: nil, windowEnd: slotWindowEnd(of: old.id),
+                    requestID: cancelledIDs[cancelledSoFar],
+                    at: now, into: &effects)
+                cancelledSoFar += 1
             case .schedule(let candidate, let dueAt, let fireAt, let reason):
-                effects.append(.schedule(makeRequest(for: candidate, fireAt: fireAt), fireAt: fireAt))
-                askCoach(for: candidate, fireAt: fireAt, into: &effects)
+                // The identifier is written once, for the request, the coach and the trace.
+                let request = makeRequest(for: candidate, fireAt: fireAt)
+                effects.append(.schedule(request, fireAt: fireAt))
+                askCoach(for: candidate, requestID: request.identifier, fireAt: fireAt, into: &effects)
                 // Planned before and overdue now: a change of zone moved it into the past (or its
                 // time passed while a rule held it), and it goes out at once inside its window.
                 let retiming =
@@ -130,8 +138,8 @@ extension UserEngine {
                 let nominal = retiming?.nominalAt ?? candidate.plannedAt
                 record(
                     candidate.id, fireAt != dueAt ? .deferred : .scheduled, why, plannedAt: dueAt, fireAt: fireAt,
-                    level: candidate.level, retiming: retiming, nominalAt: nominal != fireAt ? nominal : nil, at: now,
-                    into: &effects)
+                    level: candidate.level, retiming: retiming, nominalAt: nominal != fireAt ? nominal : nil,
+                    requestID: request.identifier, at: now, into: &effects)
             case .drop(let candidate, let dueAt, let reason):
                 record(
                     candidate.id, .dropped, reason, plannedAt: dueAt, fireAt: nil, level: candidate.level,

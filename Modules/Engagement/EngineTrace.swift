@@ -10,10 +10,11 @@ extension UserEngine {
     ///   - retiming: why `plannedAt` is not the slot's nominal time, if it is not.
     ///   - windowEnd: the end of the occurrence's slot window, for a `slotWindowPassed` detail.
     ///   - nominalAt: the slot's nominal time, when it fires at another.
+    ///   - requestID: `id.description`, when the caller has written it already.
     mutating func record(
         _ id: OccurrenceID, _ decision: TraceDecision, _ reason: ReasonCode, plannedAt: Instant, fireAt: Instant?,
         level: InterruptionLevel?, retiming: Retiming? = nil, windowEnd: Instant? = nil, nominalAt: Instant? = nil,
-        at now: Instant, into effects: inout [Effect]
+        requestID: String? = nil, at now: Instant, into effects: inout [Effect]
     ) {
         let traced = TracedDecision(decision: decision, reason: reason, fireAt: fireAt, plannedAt: plannedAt)
         if state.plan.lastTraced[id] == traced { return }
@@ -31,7 +32,8 @@ extension UserEngine {
         effects.append(
             .trace(
                 TraceEntry(
-                    at: now, userID: profile.id, requestID: id.description, kind: id.kind, decision: decision,
+                    at: now, userID: profile.id, requestID: requestID ?? id.description, kind: id.kind,
+                    decision: decision,
                     reason: reason, plannedAt: plannedAt, fireAt: fireAt, level: level, detail: detail,
                     nominalAt: nominalAt)))
     }

@@ -79,22 +79,22 @@ extension UserEngine {
         let local = zone.localDateTime(at: nominalAt)
         let hour = local.hour
         let counts = state.coaching.responses.counts(slot: slot, hour: hour)
-        // Written into one string as it goes (each piece its own string, then joined, cost 2 %
-        // of a simulation: a trace entry carries this on every learned decision).
-        var text = slot.description
-        text.reserveCapacity(text.utf8.count + 160)
-        text += " at "
-        text += LocalTimeOfDay(minutesSinceMidnight: hour * 60).description
-        text += "-"
-        text += LocalTimeOfDay(minutesSinceMidnight: hour * 60 + 59).description
-        text += ": "
-        var separator = ""
-        func part(_ before: String, _ count: Int32, _ after: String) {
-            text += separator
-            text += before
-            text += String(count)
-            text += after
-            separator = ", "
+        // Written as bytes and made a string once (a trace entry carries this on every learned
+        // decision: joining pieces cost 2 % of a simulation, appending to a string 1.8 %).
+        var text = TraceText()
+        text.add(slot.description)
+        text.add(" at ")
+        text.add(LocalTimeOfDay(minutesSinceMidnight: hour * 60).description)
+        text.add("-")
+        text.add(LocalTimeOfDay(minutesSinceMidnight: hour * 60 + 59).description)
+        text.add(": ")
+        var first = true
+        func part(_ before: StaticString, _ count: Int32, _ after: StaticString) {
+            if !first { text.add(", ") }
+            text.add(before)
+            text.add(count)
+            text.add(after)
+            first = false
         }
         if counts.ignored > 0 { part("", counts.ignored, " ignored") }
         if counts.dismissed > 0 { part("", counts.dismissed, " dismissed") }
@@ -102,32 +102,56 @@ extension UserEngine {
         part("", counts.acted, " acted on")
         if counts.negativeRun > 0 { part("the last ", counts.negativeRun, " unanswered") }
         if counts.snoozeRun > 0 { part("the last ", counts.snoozeRun, " snoozed") }
-        text += "; "
+        text.add("; ")
         switch state.coaching.timing.first(where: { $0.slot == slot && $0.hour == hour })?.adjustment {
         case .shift(let minutes)?:
             let target = zone.localDateTime(at: nominalAt + Int64(minutes) * .secondsPerMinute).timeOfDay
             let targetCounts = state.coaching.responses.counts(slot: slot, hour: target.hour)
-            text += "moved "
-            if minutes > 0 { text += "+" }
-            text += String(minutes)
-            text += " min from "
-            text += local.timeOfDay.description
-            text += " to "
-            text += target.description
+            text.add("moved ")
+            if minutes > 0 { text.add("+") }
+            text.add(minutes)
+            text.add(" min from ")
+            text.add(local.timeOfDay.description)
+            text.add(" to ")
+            text.add(target.description)
             if targetCounts.total > 0 && target.hour != hour {
-                text += ", where "
-                text += String(targetCounts.acted)
-                text += " of "
-                text += String(targetCounts.total)
-                text += " were acted on"
+                text.add(", where ")
+                text.add(targetCounts.acted)
+                text.add(" of ")
+                text.add(targetCounts.total)
+                text.add(" were acted on")
             }
         case .backOff(let factor)?:
-            text += "sent every "
-            text += String(factor)
-            text += "th day only"
+            text.add("sent every ")
+            text.add(factor)
+            text.add("th day only")
         default:
-            text += "kept"
+            text.add("kept")
         }
-        return text
+        return text.string
     }
+}
+
+/// Text for a person written as UTF-8 bytes and made a string once: appending to a `String`
+/// costs several hundred instructions a piece, appending bytes a fraction of that.
+struct TraceText {
+    private var bytes: [UInt8] = []
+
+    init(capacity: Int = 192) { bytes.reserveCapacity(capacity) }
+
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    mutating func add(_ literal: StaticString) { literal.withUTF8Buffer { bytes.append(contentsOf: $0) } }
+
+    mutating func add(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// `String(value)`'s bytes.
+    mutating func add(_ value: Int) {
+        DecimalText.withBytes(of: Int64(value)) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func add(_ value: Int32) { add(Int(value)) }
 }

@@ -57,11 +57,17 @@ extension OccurrenceID {
         return OccurrenceID(kind, daysSinceEpoch: days, slot, snooze: snooze)
     }
 
+    /// Each kind with its name's bytes, in the order of `allCases` (which makes an array per call).
+    private static let kindNames: [(kind: NotificationKind, name: [UInt8])] = NotificationKind.allCases.map {
+        ($0, Array($0.rawValue.utf8))
+    }
+
     private static func kind(named name: UnsafeBufferPointer<UInt8>) -> NotificationKind? {
-        NotificationKind.allCases.first { kind in
-            let known = kindNameByOrdinal[kind.ordinal]
-            return known.count == name.count && known.first == name.first && known.elementsEqual(name)
+        for known in kindNames
+        where known.name.count == name.count && known.name.first == name.first && known.name.elementsEqual(name) {
+            return known.kind
         }
+        return nil
     }
 
     private static func slot(

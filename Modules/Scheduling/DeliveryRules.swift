@@ -200,9 +200,11 @@ public enum DeliveryRules {
 
     /// The values behind a rule's reason, for a person reading the trace.
     public static func explain(_ reason: ReasonCode, dropped: Bool, preferences: NotificationPreferences) -> String {
-        let quiet = preferences.quietHours.map { "quiet hours \($0.start)-\($0.end)" } ?? "quiet hours"
         switch reason {
-        case .quietHours: return dropped ? "\(quiet) last past the deadline" : "held until \(quiet) end"
+        case .quietHours:
+            // Written only for this reason (every trace entry of another reason comes here too).
+            let quiet = preferences.quietHours.map { "quiet hours \($0.start)-\($0.end)" } ?? "quiet hours"
+            return dropped ? "\(quiet) last past the deadline" : "held until \(quiet) end"
         case .capPerHour:
             return dropped
                 ? "\(preferences.maxPerHour) per hour already used until past the deadline"

@@ -42,13 +42,16 @@ struct DeliveredAndBadgeTests {
     @Test func aSmallerDeliveredListKeepsTheMostRecentOnesAndAnEmptyOneKeepsNothing() throws {
         for limit in [0, 1, 3] {
             var center = SimulatedNotificationCenter(timeZone: .utc, deliveredLimit: limit)
-            for index in 0..<5 { try center.add(request("d\(index)", .date(base + 60 + Int64(index))), at: base) }
+            for index in 0..<5 {
+                try center.add(request("d\(index)", .date(base + 60 + Int64(index)), badge: index), at: base)
+            }
             let fired = center.fireDue(through: base + 3_600)
             // What the list keeps changes nothing else: every request is delivered, counted and
             // returned, and the badge follows the last one.
             #expect(fired.map(\.request.identifier) == (0..<5).map { "d\($0)" })
             #expect(center.deliveredCount == 5)
             #expect(center.deliveredIdentifiers == (5 - limit..<5).map { "d\($0)" })
+            #expect(center.badgeCount == 4)
         }
     }
 

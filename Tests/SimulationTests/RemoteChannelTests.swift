@@ -137,6 +137,28 @@ import Testing
         #expect(inbox.unreadCount == 0)
         #expect(inbox.total == 3)
     }
+
+    /// The inbox forgets an item two days after it came, whatever the order of times: held to a
+    /// model that drops every item over two days old on every add.
+    @Test func theInboxForgetsItemsAfterTwoDaysLikeAScanOnEveryAdd() {
+        var generator = SeededGenerator(seed: 5)
+        for _ in 0..<200 {
+            var inbox = SimulatedInbox()
+            var model: [(id: String, at: Int64)] = []
+            var time: Int64 = 1_800_000_000
+            for _ in 0..<60 {
+                // Mostly forward, sometimes back (a clock jump), by up to a day and a half.
+                let step = Int64(generator.next() % 130_000)
+                time += generator.next() % 8 == 0 ? -step / 3 : step
+                let id = "mention.2027-03-10.\(generator.next() % 12)"
+                inbox.add(id, at: Instant(secondsSinceEpoch: time))
+                model.removeAll { time - $0.at > 2 * .secondsPerDay }
+                if !model.contains(where: { $0.id == id }) { model.append((id, time)) }
+                #expect(inbox.recent.map(\.id) == model.map(\.id))
+                #expect(inbox.recent.map(\.at) == model.map(\.at))
+            }
+        }
+    }
 }
 
 /// The drain phase: after the last week the world stands still and what was waiting reaches an end.
