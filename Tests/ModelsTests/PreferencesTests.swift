@@ -351,3 +351,44 @@ struct UserProfileTests {
         #expect(preferences.isWakingTime(LocalTimeOfDay(time)!) == waking)
     }
 }
+
+/// `isEnabled` answers from bits kept with `settings`: the same as `setting(for:) != .disabled`
+/// however the settings were made (defaults, assigned whole, changed in place, decoded, the
+/// master switch off).
+@Suite struct KindEnablementTests {
+    private func expectAgreement(_ preferences: NotificationPreferences, _ note: String) {
+        for kind in NotificationKind.allCases {
+            #expect(
+                preferences.isEnabled(kind) == (preferences.setting(for: kind) != .disabled), "\(kind) \(note)")
+        }
+    }
+
+    @Test func everyKindHasABit() {
+        #expect(NotificationKind.allCases.allSatisfy { (0..<64).contains($0.ordinal) })
+        #expect(Set(NotificationKind.allCases.map(\.ordinal)).count == NotificationKind.allCases.count)
+    }
+
+    @Test func isEnabledAgreesWithTheSettingHoweverItWasMade() throws {
+        var generator = SeededGenerator(seed: 3)
+        var preferences = NotificationPreferences()
+        expectAgreement(preferences, "by default")
+        for round in 0..<300 {
+            let kind = NotificationKind.allCases.randomElement(using: &generator)!
+            switch round % 4 {
+            case 0: preferences.settings[kind] = NotificationSetting.allCases.randomElement(using: &generator)!
+            case 1: preferences.settings[kind] = nil
+            case 2:
+                preferences.settings = Dictionary(
+                    uniqueKeysWithValues: NotificationKind.allCases.shuffled(using: &generator).prefix(5).map {
+                        ($0, NotificationSetting.allCases.randomElement(using: &generator)!)
+                    })
+            default: preferences.enabled.toggle()
+            }
+            expectAgreement(preferences, "after change \(round)")
+            let decoded = try JSONDecoder().decode(
+                NotificationPreferences.self, from: try JSONEncoder().encode(preferences))
+            expectAgreement(decoded, "decoded after change \(round)")
+            #expect(decoded == preferences)
+        }
+    }
+}
