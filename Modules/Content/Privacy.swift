@@ -138,13 +138,13 @@ public enum PrivacyAudit {
         func findKnown(_ field: String?) {
             guard let known = field?.trimmedOrNil, known.count >= 5 else { return }
             if TextScan.find(known.utf8, in: bytes, wholeWord: false) {
-                report(known.contains("@" as Character) ? .email : .phoneNumber, known)
+                report(TextScan.hasCharacter(UInt8(ascii: "@"), in: known) ? .email : .phoneNumber, known)
             }
         }
         findKnown(recipient.email)
         findKnown(recipient.phoneNumber)
         if let phone = TextScan.phoneNumber(in: bytes) { report(.phoneNumber, phone) }
-        if let full = recipient.fullName.trimmedOrNil, full.contains(" " as Character),
+        if let full = recipient.fullName.trimmedOrNil, TextScan.hasCharacter(UInt8(ascii: " "), in: full),
             TextScan.find(full.utf8, in: bytes, wholeWord: true)
         {
             report(.fullName, full)
@@ -181,6 +181,21 @@ enum TextScan {
     static func isASCIILetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
     /// Letters, digits and any non-ASCII byte (accented letters) make up words.
     static func isWordByte(_ byte: UInt8) -> Bool { byte >= 0x80 || isDigit(byte) || isASCIILetter(byte) }
+
+    /// Whether `text` has the ASCII character `byte` as a character of its own, as
+    /// `text.contains(Character(byte))` says (a space followed by a combining mark is not a
+    /// space). In text that is all ASCII no byte joins another into one character (only CR LF,
+    /// neither of them asked for here), so the byte answers; other text is asked character by
+    /// character. The audit asks this of the recipient's names for every text it checks.
+    static func hasCharacter(_ byte: UInt8, in text: String) -> Bool {
+        assert(byte < 0x80 && byte != 0x0A && byte != 0x0D, "an ASCII character other than CR and LF")
+        var found = false
+        for unit in text.utf8 {
+            if unit >= 0x80 { return text.contains(Character(Unicode.Scalar(byte))) }
+            if unit == byte { found = true }
+        }
+        return found
+    }
 
     static func text(_ bytes: [UInt8], _ range: Range<Int>) -> String {
         String(decoding: bytes[range], as: UTF8.self)

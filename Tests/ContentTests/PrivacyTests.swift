@@ -137,3 +137,22 @@ struct PrivacyAuditTests {
         #expect(found.map(\.kind) == [.fullName, .firstName, .email, .healthFigure])
     }
 }
+
+/// The audit's quick test for a space or an `@` in the recipient's details says what
+/// `contains(Character)` says, on ASCII and other text, combining marks included.
+@Suite struct PrivacyCharacterTests {
+    @Test func hasCharacterAgreesWithCharacterContains() {
+        var generator = SeededGenerator(seed: 9)
+        let pieces = ["a", "Z", " ", "@", "é", "e\u{301}", " \u{301}", "@\u{301}", "💧", "\r\n", "\t", "-", "Ana", "ß"]
+        for _ in 0..<3_000 {
+            let text = (0..<Int(generator.next() % 8)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            for character: Character in [" ", "@"] {
+                let byte = character.asciiValue!
+                #expect(TextScan.hasCharacter(byte, in: text) == text.contains(character), "\(text.debugDescription)")
+            }
+        }
+        #expect(TextScan.hasCharacter(UInt8(ascii: " "), in: "Ana Lima"))
+        #expect(!TextScan.hasCharacter(UInt8(ascii: " "), in: "Ana \u{301}Lima"))
+        #expect(!TextScan.hasCharacter(UInt8(ascii: " "), in: ""))
+    }
+}
