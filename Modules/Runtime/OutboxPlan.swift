@@ -101,28 +101,19 @@ extension OutboxPlan {
 public enum OutboxKey {
     public static func make(_ userID: String, _ requestID: String, _ dueAt: Instant, _ channel: String) -> String {
         // Both FNV-1a hashes of "user␟request␟dueAt␟channel", fed piece by piece: the same
-        // hashes as over the joined text, without building it (a key is made per push).
-        var high = FNV1a.offsetBasis
-        var low: UInt64 = 0x6C62_272E_07BB_0142
-        let separator = CollectionOfOne<UInt8>(0x1F)
-        func feed(_ bytes: some Sequence<UInt8>) {
-            high = FNV1a.hash(bytes: bytes, basis: high)
-            low = FNV1a.hash(bytes: bytes, basis: low)
-        }
-        // A string's bytes read in place (a key is made per push).
-        func feed(_ text: String) {
-            var text = text
-            text.withUTF8 { feed($0) }
-        }
-        feed(userID)
-        feed(separator)
-        feed(requestID)
-        feed(separator)
-        DecimalText.withBytes(of: dueAt.secondsSinceEpoch) { feed($0) }
-        feed(separator)
-        feed(channel)
-        high = (high & ~0xF000) | 0x8000  // version 8
-        low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // variant 10
+        // hashes as over the joined text, without building it (a key is made per push). The
+        // states are a value passed in and out, not variables a nested function captures (each
+        // captured access was an exclusivity check, 0.5 % of a simulation).
+        var hashes = TwoHashes()
+        hashes.feed(userID)
+        hashes.feedSeparator()
+        hashes.feed(requestID)
+        hashes.feedSeparator()
+        DecimalText.withBytes(of: dueAt.secondsSinceEpoch) { hashes.feed($0) }
+        hashes.feedSeparator()
+        hashes.feed(channel)
+        let high = (hashes.high & ~0xF000) | 0x8000  // version 8
+        let low = (hashes.low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // variant 10
         // 8-4-4-4-12 lowercase hex digits.
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
             var position = 0
@@ -138,5 +129,28 @@ public enum OutboxKey {
             }
             return String(decoding: UnsafeBufferPointer(rebasing: text[..<36]), as: UTF8.self)
         }
+    }
+}
+
+/// The two FNV-1a states behind an outbox key (`FNV1a`, from two bases), fed the same bytes.
+private struct TwoHashes {
+    var high = FNV1a.offsetBasis
+    var low: UInt64 = 0x6C62_272E_07BB_0142
+
+    mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>) {
+        high = FNV1a.hash(bytes: bytes, basis: high)
+        low = FNV1a.hash(bytes: bytes, basis: low)
+    }
+
+    /// A string's bytes, read in place.
+    mutating func feed(_ text: String) {
+        var text = text
+        text.withUTF8 { feed($0) }
+    }
+
+    /// The unit separator between the pieces.
+    mutating func feedSeparator() {
+        high = FNV1a.hash(bytes: CollectionOfOne(0x1F), basis: high)
+        low = FNV1a.hash(bytes: CollectionOfOne(0x1F), basis: low)
     }
 }
