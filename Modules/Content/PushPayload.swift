@@ -49,8 +49,7 @@ public enum PayloadBuilder {
     /// The payload's UTF-8 bytes without the size check: `encode(content, imageKey:)`, for a
     /// transport that sends bytes.
     public static func encodedBytes(_ content: NotificationContent, imageKey: String? = nil) -> [UInt8] {
-        var output = TextOutput()
-        output.bytes.reserveCapacity(320 + content.title.utf8.count + content.body.utf8.count)
+        var output = TextOutput(capacity: 320 + content.title.utf8.count + content.body.utf8.count)
         write(content, imageKey: imageKey, to: &output)
         return output.bytes
     }
@@ -118,8 +117,7 @@ public enum PayloadBuilder {
     public static func inboxSync(unread: Int, unseen: Int, total: Int) -> PushPayload {
         // Written piece by piece (one is sent per change of the badge): interpolation cost 4,800
         // instructions a payload.
-        var output = TextOutput()
-        output.bytes.reserveCapacity(100)
+        var output = TextOutput(capacity: 100)
         output.append("{\"aps\":{\"content-available\":1},\"inbox\":{\"unread\":")
         output.appendDecimal(max(0, unread))
         output.append(",\"unseen\":")
@@ -157,13 +155,13 @@ private protocol PayloadOutput {
 
 /// The payload's bytes, made a string once they are all written.
 private struct TextOutput: PayloadOutput {
-    var bytes: [UInt8] = []
-    mutating func append(_ text: StaticString) { text.withUTF8Buffer { bytes.append(contentsOf: $0) } }
-    mutating func appendPlain(_ text: String) { bytes.append(contentsOf: text.utf8) }
-    mutating func appendDecimal(_ value: Int) {
-        DecimalText.withBytes(of: Int64(value)) { bytes.append(contentsOf: $0) }
-    }
-    mutating func appendString(_ text: String) { JSONString.append(text, style: .payload, to: &bytes) }
+    var text = UTF8Text()
+    var bytes: [UInt8] { text.bytes }
+    init(capacity: Int) { text = UTF8Text(capacity: capacity) }
+    mutating func append(_ literal: StaticString) { text.add(literal) }
+    mutating func appendPlain(_ plain: String) { text.add(plain) }
+    mutating func appendDecimal(_ value: Int) { text.add(value) }
+    mutating func appendString(_ string: String) { text.addJSONString(string, style: .payload) }
 }
 
 private struct CountingOutput: PayloadOutput {

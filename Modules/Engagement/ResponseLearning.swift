@@ -81,7 +81,7 @@ extension UserEngine {
         let counts = state.coaching.responses.counts(slot: slot, hour: hour)
         // Written as bytes and made a string once (a trace entry carries this on every learned
         // decision: joining pieces cost 2 % of a simulation, appending to a string 1.8 %).
-        var text = TraceText()
+        var text = UTF8Text(capacity: 192)
         text.add(slot.description)
         text.add(" at ")
         text.add(LocalTimeOfDay(minutesSinceMidnight: hour * 60).description)
@@ -130,28 +130,4 @@ extension UserEngine {
         }
         return text.string
     }
-}
-
-/// Text for a person written as UTF-8 bytes and made a string once: appending to a `String`
-/// costs several hundred instructions a piece, appending bytes a fraction of that.
-struct TraceText {
-    private var bytes: [UInt8] = []
-
-    init(capacity: Int = 192) { bytes.reserveCapacity(capacity) }
-
-    var string: String { String(decoding: bytes, as: UTF8.self) }
-
-    mutating func add(_ literal: StaticString) { literal.withUTF8Buffer { bytes.append(contentsOf: $0) } }
-
-    mutating func add(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes.append(contentsOf: $0) }
-    }
-
-    /// `String(value)`'s bytes.
-    mutating func add(_ value: Int) {
-        DecimalText.withBytes(of: Int64(value)) { bytes.append(contentsOf: $0) }
-    }
-
-    mutating func add(_ value: Int32) { add(Int(value)) }
 }

@@ -8,10 +8,17 @@ struct TextBuffer {
     /// Runs `write` on a buffer of `capacity` bytes on the stack and returns what it wrote.
     /// `capacity` must hold the longest text `write` can write.
     static func text(capacity: Int, _ write: (inout TextBuffer) -> Void) -> String {
+        withBytes(capacity: capacity, write) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Runs `write` on a buffer of `capacity` bytes on the stack, then `body` on what it wrote.
+    static func withBytes<Result>(
+        capacity: Int, _ write: (inout TextBuffer) -> Void, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
             var text = TextBuffer(buffer: buffer)
             write(&text)
-            return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<text.count]), as: UTF8.self)
+            return body(UnsafeBufferPointer(rebasing: buffer[..<text.count]))
         }
     }
 
@@ -67,19 +74,34 @@ public enum DecimalText {
         of value: Int64, _ body: (UnsafeBufferPointer<UInt8>) -> Result
     ) -> Result {
         // At most 20 bytes: 19 digits and a sign.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            var rest = value.magnitude
-            var start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = 48 + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            if value < 0 {
-                start -= 1
-                buffer[start] = UInt8(ascii: "-")
-            }
-            return body(UnsafeBufferPointer(rebasing: buffer[start...]))
-        }
+        TextBuffer.withBytes(capacity: 20, { $0.put(decimal: Int(value), width: 1) }, body)
+    }
+}
+
+/// Text for a person or a wire format written as UTF-8 bytes, then made a string once (or sent
+/// as bytes): appending to a `String` costs several hundred instructions a piece, appending
+/// bytes a fraction of that. Trace details and push payloads are written this way.
+public struct UTF8Text: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    public mutating func add(_ literal: StaticString) { literal.withUTF8Buffer { bytes.append(contentsOf: $0) } }
+
+    public mutating func add(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// `String(value)`'s bytes.
+    public mutating func add(_ value: some FixedWidthInteger & SignedInteger) {
+        DecimalText.withBytes(of: Int64(value)) { bytes.append(contentsOf: $0) }
+    }
+
+    /// `text` as a JSON string literal (`JSONString.append`).
+    public mutating func addJSONString(_ text: String, style: JSONEscapeStyle) {
+        JSONString.append(text, style: style, to: &bytes)
     }
 }
