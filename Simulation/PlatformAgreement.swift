@@ -58,29 +58,43 @@ enum PlatformAgreement {
                 + "\(held[index].iso8601) in its place"
         }
         // The last word on each identifier in the step (a later pass may withdraw what an
-        // earlier one scheduled): its fire time, or nil when cancelled.
-        var lastWord: [String: (fireAt: Instant, repeats: Bool)?] = [:]
-        var order: [String] = []
+        // earlier one scheduled): its fire time, or nil when cancelled. A step names a handful of
+        // identifiers, so a list searched from its end beats hashing each string.
+        var lastWords: [(id: String, word: (fireAt: Instant, repeats: Bool)?)] = []
+        func say(_ id: String, _ word: (fireAt: Instant, repeats: Bool)?) {
+            if let index = lastWords.lastIndex(where: { $0.id == id }) {
+                lastWords[index].word = word
+            } else {
+                lastWords.append((id, word))
+            }
+        }
         for effect in effects {
             switch effect {
             case .schedule(let request, let fireAt) where ChannelPolicy.channel(for: request.content.kind) == .local:
-                if lastWord.updateValue((fireAt, request.trigger.repeats), forKey: request.identifier) == nil {
-                    order.append(request.identifier)
-                }
+                say(request.identifier, (fireAt, request.trigger.repeats))
             case .cancel(let ids):
-                for id in ids where lastWord.updateValue(nil, forKey: id) == nil { order.append(id) }
+                for id in ids { say(id, nil) }
             default: break
             }
         }
-        for id in order {
-            guard let word = lastWord[id] else { continue }
-            let found = pending.firstIndex { $0.request.identifier == id }.map { pending[$0].nextFire }
+        for (id, word) in lastWords {
             guard let word else {
-                if found != nil { return "\(id) was cancelled but the device still holds it" }
+                if pending.contains(where: { $0.request.identifier == id }) {
+                    return "\(id) was cancelled but the device still holds it"
+                }
                 continue
             }
             guard word.repeats || word.fireAt > now, word.repeats || releasedEarly[id] == nil else { continue }
-            guard let found else { return "\(id) was scheduled but the device does not hold it" }
+            // Where the device holds it as scheduled, its time is the one told: look there first.
+            if !word.repeats,
+                pending.contains(where: { $0.nextFire - offset == word.fireAt && $0.request.identifier == id })
+            {
+                continue
+            }
+            guard let found = pending.firstIndex(where: { $0.request.identifier == id }).map({ pending[$0].nextFire })
+            else {
+                return "\(id) was scheduled but the device does not hold it"
+            }
             if !word.repeats && found - offset != word.fireAt {
                 return
                     "\(id) was scheduled for \(word.fireAt.iso8601), the device fires it at \((found - offset).iso8601)"
