@@ -100,11 +100,11 @@ public enum CoachOutput {
         for part in [copy.title, copy.body] {
             if let problem = characterProblem(part) { return .failure(problem) }
         }
-        let titleLength = copy.title.count
+        let titleLength = TextScan.characterCount(copy.title)
         guard titleLength <= limits.maxTitleCharacters else {
             return .failure(.titleTooLong(characters: titleLength, limit: limits.maxTitleCharacters))
         }
-        let bodyLength = copy.body.count
+        let bodyLength = TextScan.characterCount(copy.body)
         guard bodyLength <= limits.maxBodyCharacters else {
             return .failure(.bodyTooLong(characters: bodyLength, limit: limits.maxBodyCharacters))
         }
@@ -131,9 +131,36 @@ public enum CoachOutput {
     private static let leftoverBytes = leftoverFragments.map { Array($0.utf8) }
     private static let garbageBytes = garbageFragments.map { Array($0.utf8) }
     private static let leftoverWordBytes = leftoverWords.sorted().map { Array($0.utf8) }
+    /// Whether a leftover fragment starts with the byte, by byte value.
+    private static let leftoverFirstBytes: [Bool] = (0..<256).map { byte in
+        leftoverBytes.contains { $0.first == UInt8(byte) }
+    }
 
     /// Byte scans: this runs on every answer the coach gives.
     static func characterProblem(_ text: String) -> OutputProblem? {
+        let bytes = Array(text.utf8)
+        // One pass over the bytes says which checks can find anything: most answers are printable
+        // ASCII (no control, override or unassigned character, no mojibake) and hold no byte a
+        // leftover fragment starts with.
+        var printableASCII = true
+        var mayHoldLeftover = false
+        for byte in bytes {
+            if byte < 0x20 || byte >= 0x7F { printableASCII = false }
+            if leftoverFirstBytes[Int(byte)] { mayHoldLeftover = true }
+        }
+        if !printableASCII, let problem = scalarProblem(text, bytes) { return problem }
+        if mayHoldLeftover {
+            for (index, fragment) in leftoverBytes.enumerated()
+            where TextScan.find(fragment, in: bytes, wholeWord: false) {
+                return .placeholder(leftoverFragments[index])
+            }
+        }
+        return leftoverWord(in: bytes)
+    }
+
+    /// Control, bidirectional-override and unassigned characters, then mojibake: for text that
+    /// is not all printable ASCII.
+    private static func scalarProblem(_ text: String, _ bytes: [UInt8]) -> OutputProblem? {
         for scalar in text.unicodeScalars where scalar.value < 0x20 || scalar.value >= 0x7F {
             switch scalar.properties.generalCategory {
             case .control, .unassigned, .privateUse, .surrogate: return .controlCharacter
@@ -144,17 +171,18 @@ public enum CoachOutput {
                 return .controlCharacter
             }
         }
-        let bytes = Array(text.utf8)
         if bytes.contains(where: { $0 >= 0x80 }) {
             for (index, fragment) in garbageBytes.enumerated()
             where TextScan.find(fragment, in: bytes, wholeWord: false) {
                 return .encodingGarbage(garbageFragments[index])
             }
         }
-        for (index, fragment) in leftoverBytes.enumerated() where TextScan.find(fragment, in: bytes, wholeWord: false) {
-            return .placeholder(leftoverFragments[index])
-        }
-        // Whole ASCII words only: "vanilla" and "annul" are fine.
+        return nil
+    }
+
+    /// A leftover word (`todo`, `null`, ...) standing as a whole ASCII word: "vanilla" and "annul"
+    /// are fine.
+    private static func leftoverWord(in bytes: [UInt8]) -> OutputProblem? {
         var start = 0
         while start < bytes.count {
             guard TextScan.isASCIILetter(bytes[start]) else {

@@ -197,6 +197,19 @@ enum TextScan {
         return found
     }
 
+    /// `text.count`, the characters a person sees. In text that is all ASCII each byte is one
+    /// character but CR LF, which is one; other text is counted character by character.
+    static func characterCount(_ text: String) -> Int {
+        var count = 0
+        var previous: UInt8 = 0
+        for unit in text.utf8 {
+            if unit >= 0x80 { return text.count }
+            if !(unit == 0x0A && previous == 0x0D) { count += 1 }
+            previous = unit
+        }
+        return count
+    }
+
     static func text(_ bytes: [UInt8], _ range: Range<Int>) -> String {
         String(decoding: bytes[range], as: UTF8.self)
     }

@@ -88,6 +88,17 @@ struct CoachOutputValidationTests {
         #expect(throws: OutputProblem.placeholder(fragment)) { try validate(text).get() }
     }
 
+    /// Every fragment is caught wherever it sits, first in the answer, last, or alone: the scan
+    /// that rules fragments out by their first byte must know each one's.
+    @Test(arguments: CoachOutput.leftoverFragments)
+    func everyLeftoverFragmentIsCaughtAnywhere(fragment: String) {
+        // The first fragment in the list's order is named ("${" holds "{").
+        let named = CoachOutput.leftoverFragments.first { fragment.contains($0) }!
+        for text in ["\(fragment) here|Ready?", "Hi there|Ready \(fragment)", "Hi|x\(fragment)"] {
+            #expect(throws: OutputProblem.placeholder(named), "\(text)") { try validate(text).get() }
+        }
+    }
+
     @Test(arguments: ["vanilla smoothie", "annul nothing", "a nullable plan", "Nile cruise"])
     func wordsThatMerelyContainALeftoverPass(body: String) throws {
         #expect(try validate("Snack idea 🍦|\(body)").get().body == body)

@@ -155,4 +155,19 @@ struct PrivacyAuditTests {
         #expect(!TextScan.hasCharacter(UInt8(ascii: " "), in: "Ana \u{301}Lima"))
         #expect(!TextScan.hasCharacter(UInt8(ascii: " "), in: ""))
     }
+
+    /// The lock-screen lengths count characters as `String.count` does: CR LF is one, and so is a
+    /// letter with its combining mark or an emoji sequence.
+    @Test func characterCountAgreesWithStringCount() {
+        var generator = SeededGenerator(seed: 11)
+        let pieces = ["a", " ", "\r", "\n", "\r\n", "é", "e\u{301}", "💧", "👩‍👩‍👧", "\t", "Ana", "ß", "\u{0}"]
+        for _ in 0..<3_000 {
+            let text = (0..<Int(generator.next() % 10)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect(TextScan.characterCount(text) == text.count, "\(text.debugDescription)")
+        }
+        #expect(TextScan.characterCount("") == 0)
+        #expect(TextScan.characterCount("\r\n\r\n") == 2)
+        #expect(TextScan.characterCount("\n\r") == 2)
+        #expect(TextScan.characterCount(String(repeating: "x", count: 5_000)) == 5_000)
+    }
 }
