@@ -90,6 +90,11 @@ public struct CapLedger: Hashable, Sendable {
         var t = instant.secondsSinceEpoch
         for _ in 0..<256 {
             guard t <= limit.secondsSinceEpoch else { return nil }
+            // A crowd of `cap` entries that, with t, fit in an hour lies inside (t - 1 h, t + 1 h):
+            // with fewer there, t is free (the usual answer, in two searches).
+            if upperBound(t + .secondsPerHour - 1) - upperBound(t - .secondsPerHour) < cap {
+                return Instant(secondsSinceEpoch: t)
+            }
             let k = upperBound(t)
             var next: Int64? = nil
             // Any cap + 1 consecutive entries including t must span at least an hour.

@@ -185,18 +185,25 @@ public enum Planner {
             PlannedNotification(
                 candidate: $0, dueAt: $0.plannedAt, fireAt: $0.plannedAt, zone: context.zone, repeatsDaily: true)
         }
-        /// Kind and fire time of everything planned, so no kind fires twice at one instant.
-        let seriesKinds = Set(series.map(\.kind))
-        var taken = Set<Int64>(
-            minimumCapacity: seriesKinds.count * (series.count + reservedFireTimes.count) + context.slotBudget)
+        /// Kind and fire time of everything planned, so no kind fires twice at one instant. A list:
+        /// it holds a few dozen words, which a scan answers sooner than a hash.
+        var seriesKinds: [NotificationKind] = []
+        for candidate in series where !seriesKinds.contains(candidate.kind) { seriesKinds.append(candidate.kind) }
+        var taken: [Int64] = []
+        taken.reserveCapacity(seriesKinds.count * (series.count + reservedFireTimes.count) + context.slotBudget)
         func instantOfKind(_ kind: NotificationKind, _ at: Instant) -> Int64 {
             Int64(kind.ordinal) << 48 | (at.secondsSinceEpoch & 0xFFFF_FFFF_FFFF)
         }
+        func take(_ word: Int64) -> Bool {
+            if taken.contains(word) { return false }
+            taken.append(word)
+            return true
+        }
         for kind in seriesKinds {
             for candidate in series where candidate.kind == kind {
-                taken.insert(instantOfKind(kind, candidate.plannedAt))
+                _ = take(instantOfKind(kind, candidate.plannedAt))
             }
-            for at in reservedFireTimes { taken.insert(instantOfKind(kind, at)) }
+            for at in reservedFireTimes { _ = take(instantOfKind(kind, at)) }
         }
         // No room reserved for the whole slot budget: the plan is kept in the engine's state
         // until the next pass, and most plans hold a third of it.
@@ -221,7 +228,7 @@ public enum Planner {
                     let cut = budget.cut(candidate, firingAt: fireAt, zone: context.zone, ledger: ledger)
                 {
                     decided = cut
-                } else if taken.insert(instantOfKind(candidate.kind, fireAt)).inserted {
+                } else if take(instantOfKind(candidate.kind, fireAt)) {
                     ledger.insert(fireAt)
                     plan.append(
                         PlannedNotification(candidate: candidate, dueAt: dueAt, fireAt: fireAt, zone: context.zone))
