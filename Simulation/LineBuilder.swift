@@ -54,7 +54,9 @@ struct LineBuilder: ~Copyable {
         count += bytes.count
     }
 
-    mutating func raw(_ text: StaticString) {
+    /// Inlined, so a literal's length is a constant where it is written: its bytes become a few
+    /// moves instead of a call to copy memory (millions of times a run, two to six bytes each).
+    @inline(__always) mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { put($0) }
     }
 
@@ -76,7 +78,7 @@ struct LineBuilder: ~Copyable {
         }
     }
 
-    mutating func field(_ name: StaticString, _ value: String) {
+    @inline(__always) mutating func field(_ name: StaticString, _ value: String) {
         raw(",\"")
         raw(name)
         raw("\":")
@@ -85,7 +87,7 @@ struct LineBuilder: ~Copyable {
 
     /// A field whose value needs no escaping (identifiers, raw values of enums): no quotes,
     /// backslashes or control characters.
-    mutating func id(_ name: StaticString, _ value: String) {
+    @inline(__always) mutating func id(_ name: StaticString, _ value: String) {
         raw(",\"")
         raw(name)
         raw("\":\"")
@@ -100,7 +102,7 @@ struct LineBuilder: ~Copyable {
     }
 
     /// `"YYYY-MM-DDTHH:MM:SS"` followed by `Z` or the offset.
-    mutating func timestamp(_ name: StaticString, _ local: LocalDateTime, offsetSeconds: Int) {
+    @inline(__always) mutating func timestamp(_ name: StaticString, _ local: LocalDateTime, offsetSeconds: Int) {
         raw(",\"")
         raw(name)
         raw("\":")
