@@ -200,14 +200,19 @@ enum TextScan {
     /// `text.count`, the characters a person sees. In text that is all ASCII each byte is one
     /// character but CR LF, which is one; other text is counted character by character.
     static func characterCount(_ text: String) -> Int {
-        var count = 0
-        var previous: UInt8 = 0
-        for unit in text.utf8 {
-            if unit >= 0x80 { return text.count }
-            if !(unit == 0x0A && previous == 0x0D) { count += 1 }
-            previous = unit
+        func asciiCount(_ bytes: some Sequence<UInt8>) -> Int? {
+            var count = 0
+            var previous: UInt8 = 0
+            for unit in bytes {
+                if unit >= 0x80 { return nil }
+                if !(unit == 0x0A && previous == 0x0D) { count += 1 }
+                previous = unit
+            }
+            return count
         }
-        return count
+        // The string's own bytes when it has them in one piece (a native string always does).
+        let counted = text.utf8.withContiguousStorageIfAvailable { asciiCount($0) } ?? asciiCount(text.utf8)
+        return counted ?? text.count
     }
 
     static func text(_ bytes: [UInt8], _ range: Range<Int>) -> String {
