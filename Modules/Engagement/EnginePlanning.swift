@@ -13,9 +13,8 @@ extension UserEngine {
             // accounting, and the horizon ends at a local midnight, so time alone changes
             // nothing until that boundary moves (once a day).
             let horizonEnd = routineHorizonEnd(at: now)
-            let key = planKey(at: now, horizonEnd: horizonEnd)
-            if key == state.plan.lastKey { return }
-            state.plan.lastKey = key
+            if planInputsMatchLastPass(at: now, horizonEnd: horizonEnd) { return }
+            state.plan.lastKey = planKey(at: now, horizonEnd: horizonEnd)
             state.plan.lastPassAt = now
             let changes = planPass(at: now, horizonEnd: horizonEnd)
             apply(changes, at: now, into: &effects)
@@ -35,6 +34,26 @@ extension UserEngine {
             lastWorkout: state.coaching.recentWorkouts.last, timing: state.coaching.timing,
             snoozed: state.reminders.snoozed, followUps: state.reminders.followUps, groups: state.social.groups,
             done: state.activity.done, deviceRefuses: state.plan.deviceRefuses)
+    }
+
+    /// Whether `planKey` would equal the last pass's key, asked field by field against the key
+    /// kept, in its order (the cheap ones first), without building a key: most inputs change
+    /// none of it, and building one copied a dozen reference-counted fields, twice per input
+    /// and again to keep it (2 % of a simulation's instructions). A test holds the two answers
+    /// equal; a field added to `PlanKey` goes in both.
+    mutating func planInputsMatchLastPass(at now: Instant, horizonEnd: Instant) -> Bool {
+        guard state.plan.lastKey != nil else { return false }
+        guard state.plan.lastKey!.profileRevision == state.user.profileRevision,
+            state.plan.lastKey!.lapseStage == lapseStage(at: now), state.plan.lastKey!.horizonEnd == horizonEnd,
+            state.plan.lastKey!.zone == zone.identifier,
+            state.plan.lastKey!.sessionHold == state.activity.sessionHold,
+            state.plan.lastKey!.lastWorkout == state.coaching.recentWorkouts.last,
+            state.plan.lastKey!.timing == state.coaching.timing, state.plan.lastKey!.snoozed == state.reminders.snoozed,
+            state.plan.lastKey!.followUps == state.reminders.followUps,
+            state.plan.lastKey!.groups == state.social.groups, state.plan.lastKey!.done == state.activity.done,
+            state.plan.lastKey!.deviceRefuses == state.plan.deviceRefuses
+        else { return false }
+        return state.plan.lastKey!.reEngagementTimes == currentReEngagementTimes()
     }
 
     /// One pass of the planner over every candidate source; returns what changes.
