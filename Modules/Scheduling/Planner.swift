@@ -181,9 +181,22 @@ public enum Planner {
         var ledger = context.ledger
         for at in reservedFireTimes { ledger.insert(at) }
         let now = context.now
+        // Kept in fire order as it grows (a binary search and a move per notification planned),
+        // rather than sorted at the end: the same order, as the sort is stable and ties keep the
+        // order of planning.
         var plan = series.map {
             PlannedNotification(
                 candidate: $0, dueAt: $0.plannedAt, fireAt: $0.plannedAt, zone: context.zone, repeatsDaily: true)
+        }
+        plan.sort(by: PlannedNotification.firesBefore)
+        func planInFireOrder(_ planned: PlannedNotification) {
+            var low = 0
+            var high = plan.count
+            while low < high {
+                let middle = (low + high) >> 1
+                if PlannedNotification.firesBefore(planned, plan[middle]) { high = middle } else { low = middle + 1 }
+            }
+            plan.insert(planned, at: low)
         }
         /// Kind and fire time of everything planned, so no kind fires twice at one instant. A list:
         /// it holds a few dozen words, which a scan answers sooner than a hash.
@@ -230,7 +243,7 @@ public enum Planner {
                     decided = cut
                 } else if take(instantOfKind(candidate.kind, fireAt)) {
                     ledger.insert(fireAt)
-                    plan.append(
+                    planInFireOrder(
                         PlannedNotification(candidate: candidate, dueAt: dueAt, fireAt: fireAt, zone: context.zone))
                 } else {
                     decided = .drop(reason: .sameInstant)
@@ -238,7 +251,6 @@ public enum Planner {
             }
             decisions.append(PlanDecision(candidate: candidate, dueAt: dueAt, outcome: decided))
         }
-        plan.sort(by: PlannedNotification.firesBefore)
         return Allocation(plan: plan, decisions: decisions, suppressed: suppressed, series: series)
     }
 
