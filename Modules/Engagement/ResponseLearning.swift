@@ -39,7 +39,7 @@ extension UserEngine {
     }
 
     /// Kinds whose timing responses adjust.
-    static let adjustableKinds: Set<NotificationKind> = [.morningGreeting, .hydration, .mealReminder]
+    static let adjustableKinds: NotificationKindSet = [.morningGreeting, .hydration, .mealReminder]
 
     /// What learning does to one routine candidate.
     enum Learned {

@@ -276,7 +276,7 @@ public struct ResponseStats: Hashable, Sendable, Codable {
 
     /// The hours of `kinds`' slots whose timing rule is not `.keep` (only hours with responses
     /// can have one), by kind, slot, then hour.
-    func timingRules(for kinds: Set<NotificationKind>) -> [TimingRule] {
+    func timingRules(for kinds: NotificationKindSet) -> [TimingRule] {
         var rules: [TimingRule] = []
         for cell in cells where cell.counts.total >= thresholds.minimumResponses {
             guard let slot = cell.slot, kinds.contains(slot.kind) else { continue }

@@ -161,3 +161,18 @@ extension NotificationKind {
         self = kind
     }
 }
+
+/// A set of kinds as bits by ordinal: membership is a shift and a mask, where a
+/// `Set<NotificationKind>` hashes the kind on every question (the planner asks once per routine
+/// candidate per pass). Kinds number fewer than 64 (a test holds it).
+public struct NotificationKindSet: Hashable, Sendable, ExpressibleByArrayLiteral {
+    @usableFromInline var bits: UInt64 = 0
+
+    public init(_ kinds: some Sequence<NotificationKind>) {
+        for kind in kinds { bits |= 1 << UInt64(kind.ordinal) }
+    }
+
+    public init(arrayLiteral kinds: NotificationKind...) { self.init(kinds) }
+
+    @inlinable public func contains(_ kind: NotificationKind) -> Bool { bits >> UInt64(kind.ordinal) & 1 == 1 }
+}

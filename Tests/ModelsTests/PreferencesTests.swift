@@ -366,6 +366,8 @@ struct UserProfileTests {
     @Test func everyKindHasABit() {
         #expect(NotificationKind.allCases.allSatisfy { (0..<64).contains($0.ordinal) })
         #expect(Set(NotificationKind.allCases.map(\.ordinal)).count == NotificationKind.allCases.count)
+        // NotificationKindSet keeps a kind as one bit of 64.
+        #expect(NotificationKind.allCases.allSatisfy { (0..<64).contains($0.ordinal) })
     }
 
     @Test func isEnabledAgreesWithTheSettingHoweverItWasMade() throws {
@@ -390,5 +392,22 @@ struct UserProfileTests {
             expectAgreement(decoded, "decoded after change \(round)")
             #expect(decoded == preferences)
         }
+    }
+}
+
+/// `NotificationKindSet` answers what a `Set<NotificationKind>` of the same kinds answers.
+@Suite struct NotificationKindSetTests {
+    @Test func agreesWithASetOfTheSameKinds() {
+        var generator = SeededGenerator(seed: 5)
+        for _ in 0..<500 {
+            let kinds = NotificationKind.allCases.filter { _ in generator.next() % 3 == 0 }
+            let bits = NotificationKindSet(kinds)
+            let set = Set(kinds)
+            for kind in NotificationKind.allCases { #expect(bits.contains(kind) == set.contains(kind)) }
+        }
+        let empty: NotificationKindSet = []
+        #expect(!NotificationKind.allCases.contains { empty.contains($0) })
+        let all = NotificationKindSet(NotificationKind.allCases)
+        #expect(NotificationKind.allCases.allSatisfy { all.contains($0) })
     }
 }
