@@ -17,8 +17,17 @@ extension OccurrenceID {
     /// The identifier in one of `description`'s forms; nil for anything else (which may still be
     /// an identifier an older version wrote, or an error to explain).
     static func canonical(_ requestID: String) -> OccurrenceID? {
+        withBytes(of: requestID) { canonical(bytes: $0, exactly: false) }
+    }
+
+    /// `body` over the identifier's UTF-8: the string's own storage when it is contiguous (a
+    /// native string always is), else a contiguous copy.
+    private static func withBytes(
+        of requestID: String, _ body: (UnsafeBufferPointer<UInt8>) -> OccurrenceID?
+    ) -> OccurrenceID? {
+        if let id = requestID.utf8.withContiguousStorageIfAvailable(body) { return id }
         var text = requestID
-        return text.withUTF8 { canonical(bytes: $0, exactly: false) }
+        return text.withUTF8(body)
     }
 
     /// The identifier whose `description` is exactly `requestID`; nil for anything else (an
@@ -26,8 +35,8 @@ extension OccurrenceID {
     /// the same occurrence here are the same text, so the occurrence can stand for the text as
     /// a key.
     public init?(exactly requestID: String) {
-        var text = requestID
-        guard let id = text.withUTF8({ OccurrenceID.canonical(bytes: $0, exactly: true) }) else { return nil }
+        guard let id = OccurrenceID.withBytes(of: requestID, { OccurrenceID.canonical(bytes: $0, exactly: true) })
+        else { return nil }
         self = id
     }
 
@@ -57,15 +66,29 @@ extension OccurrenceID {
         return OccurrenceID(kind, daysSinceEpoch: days, slot, snooze: snooze)
     }
 
-    /// Each kind with its name's bytes, in the order of `allCases` (which makes an array per call).
-    private static let kindNames: [(kind: NotificationKind, name: [UInt8])] = NotificationKind.allCases.map {
-        ($0, Array($0.rawValue.utf8))
-    }
+    /// The kinds by the length of their name (a few share one), each with its name's bytes.
+    private static let kindsByNameLength: [[(kind: NotificationKind, name: [UInt8])]] = {
+        var table = [[(kind: NotificationKind, name: [UInt8])]](
+            repeating: [], count: NotificationKind.allCases.map(\.rawValue.utf8.count).max()! + 1)
+        for kind in NotificationKind.allCases {
+            table[kind.rawValue.utf8.count].append((kind, Array(kind.rawValue.utf8)))
+        }
+        return table
+    }()
 
+    /// The kind named `name`: the few kinds of its length, byte by byte.
     private static func kind(named name: UnsafeBufferPointer<UInt8>) -> NotificationKind? {
-        for known in kindNames
-        where known.name.count == name.count && known.name.first == name.first && known.name.elementsEqual(name) {
-            return known.kind
+        guard name.count < kindsByNameLength.count else { return nil }
+        for known in kindsByNameLength[name.count] {
+            let matches = known.name.withUnsafeBufferPointer { bytes in
+                var index = bytes.count
+                while index > 0 {
+                    index -= 1
+                    if bytes[index] != name[index] { return false }
+                }
+                return true
+            }
+            if matches { return known.kind }
         }
         return nil
     }
