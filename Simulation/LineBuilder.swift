@@ -8,14 +8,26 @@ struct LineBuilder: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     private(set) var count = 0
+    /// The last two dates written, `YYYY-MM-DD` (`dates`, 10 bytes each, the latest first), and
+    /// their day numbers: a line's two timestamps (UTC and the user's zone) fall on one or two
+    /// days, and a shard's lines on the same ones for a simulated day, so a date's digits are
+    /// worked out about once a day instead of twice a line.
+    private let dates: UnsafeMutablePointer<UInt8>
+    private var latestDay = Int64.min
+    private var earlierDay = Int64.min
 
     /// A line is a few hundred bytes.
     init(capacity: Int = 1 << 12) {
         self.capacity = max(capacity, 64)
         base = .allocate(capacity: self.capacity)
+        dates = .allocate(capacity: 2 * Self.dateBytes)
+        dates.initialize(repeating: 0, count: 2 * Self.dateBytes)
     }
 
-    deinit { base.deallocate() }
+    deinit {
+        base.deallocate()
+        dates.deallocate()
+    }
 
     /// The line so far.
     var bytes: [UInt8] { withBytes { Array($0) } }
@@ -62,9 +74,8 @@ struct LineBuilder: ~Copyable {
 
     /// A JSON string; escapes quotes, backslashes and every control character as `\u00XX`.
     mutating func string(_ text: String) {
-        var text = text
-        let written = text.withUTF8 { utf8 -> Bool in
-            // Most text has nothing to escape: its bytes go in at once.
+        // Most text has nothing to escape: its bytes go in at once, read in place.
+        let written = Self.withBytes(of: text) { utf8 -> Bool in
             guard !utf8.contains(where: JSONEscapeStyle.hexControls.escapes) else { return false }
             put(0x22)
             put(utf8)
@@ -91,14 +102,25 @@ struct LineBuilder: ~Copyable {
         raw(",\"")
         raw(name)
         raw("\":\"")
-        var value = value
-        value.withUTF8 { put($0) }
+        Self.withBytes(of: value) { put($0) }
         put(34)
+    }
+
+    /// `body` over the text's UTF-8: the string's own storage when it is contiguous (a native
+    /// string always is), else a contiguous copy.
+    @inline(__always)
+    private static func withBytes<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = text
+        return copy.withUTF8(body)
     }
 
     /// `instant` in `zone`'s wall time with its offset.
     mutating func local(_ zone: ZoneRules, _ instant: Instant, name: StaticString = "local") {
-        timestamp(name, zone.localDateTime(at: instant), offsetSeconds: zone.offsetSeconds(at: instant))
+        // The offset is looked up once: the wall time is the instant moved by it.
+        let offset = zone.offsetSeconds(at: instant)
+        timestamp(
+            name, LocalDateTime(localSeconds: instant.secondsSinceEpoch + Int64(offset)), offsetSeconds: offset)
     }
 
     /// `"YYYY-MM-DDTHH:MM:SS"` followed by `Z` or the offset.
@@ -119,17 +141,14 @@ struct LineBuilder: ~Copyable {
     /// plain index rather than a variable captured by a nested function: 1,100 instructions a
     /// timestamp before.
     mutating func timestampValue(_ local: LocalDateTime, offsetSeconds: Int) {
-        let date = local.date
+        let day = local.daysSinceEpoch
         let secondOfDay = local.secondOfDay
         reserve(Self.timestampBytes)
         let buffer = UnsafeMutableBufferPointer(start: base + count, count: Self.timestampBytes)
         var written = 0
         Self.put(34, into: buffer, at: &written)
-        Self.put(date.year, width: 4, into: buffer, at: &written)
-        Self.put(45, into: buffer, at: &written)
-        Self.put(date.month, width: 2, into: buffer, at: &written)
-        Self.put(45, into: buffer, at: &written)
-        Self.put(date.day, width: 2, into: buffer, at: &written)
+        (buffer.baseAddress! + written).update(from: date(day), count: Self.dateBytes)
+        written += Self.dateBytes
         Self.put(84, into: buffer, at: &written)
         Self.put(secondOfDay / 3_600, width: 2, into: buffer, at: &written)
         Self.put(58, into: buffer, at: &written)
@@ -147,6 +166,28 @@ struct LineBuilder: ~Copyable {
         }
         Self.put(34, into: buffer, at: &written)
         count += written
+    }
+
+    /// `YYYY-MM-DD`.
+    private static let dateBytes = 10
+
+    /// The date of `day` as `YYYY-MM-DD` (each number in exactly its width, its lowest digits),
+    /// from the two kept when it is one of them; else written over the earlier of the two.
+    private mutating func date(_ day: Int64) -> UnsafeMutablePointer<UInt8> {
+        if day == latestDay { return dates }
+        if day == earlierDay { return dates + Self.dateBytes }
+        (dates + Self.dateBytes).update(from: dates, count: Self.dateBytes)
+        earlierDay = latestDay
+        latestDay = day
+        let date = LocalDate(daysSinceEpoch: day)
+        let buffer = UnsafeMutableBufferPointer(start: dates, count: Self.dateBytes)
+        var written = 0
+        Self.put(date.year, width: 4, into: buffer, at: &written)
+        Self.put(45, into: buffer, at: &written)
+        Self.put(date.month, width: 2, into: buffer, at: &written)
+        Self.put(45, into: buffer, at: &written)
+        Self.put(date.day, width: 2, into: buffer, at: &written)
+        return dates
     }
 
     @inline(__always)

@@ -148,6 +148,25 @@ struct RequestKeyTests {
         #expect(line.bytes == Array("{}".utf8))
     }
 
+    /// A builder keeps the last two dates it wrote: timestamps of six days in random order through
+    /// one builder read as a fresh builder (which keeps none) writes each, offsets included.
+    @Test func keptDatesAreTheDatesAsked() {
+        var generator = SeededGenerator(seed: 8)
+        var line = LineBuilder()
+        // Either side of the epoch, neighbouring days, and 9999-12-31.
+        let days: [Int64] = [20_000, 20_001, 19_999, -1, 0, 2_932_896]
+        for _ in 0..<3_000 {
+            let day = days[Int(generator.next() % UInt64(days.count))]
+            let local = LocalDateTime(localSeconds: day * 86_400 + Int64(generator.next() % 86_400))
+            let offset = [0, -18_000, 20_700][Int(generator.next() % 3)]
+            line.removeAll()
+            line.timestampValue(local, offsetSeconds: offset)
+            var fresh = LineBuilder()
+            fresh.timestampValue(local, offsetSeconds: offset)
+            #expect(line.bytes == fresh.bytes, "\(local) \(offset)")
+        }
+    }
+
     /// The event log's timestamps, byte for byte: offsets either side of UTC, 30 and 45 minutes,
     /// and a year written in its four lowest digits.
     @Test func timestampsAreWrittenAsBefore() {
