@@ -26,7 +26,9 @@ let engineSettings: [SwiftSetting] =
 /// The simulator's world (a class per shard, touched on every event) with the same switch also
 /// skips the runtime's dynamic exclusivity checks in release: each access to a shard's stored
 /// properties asked the runtime to record and clear it, 4.8 % of a simulation's instructions.
-/// The compiler's static checks still apply, and debug builds (every test) keep the dynamic ones.
+/// The compiler's static checks still apply, and debug builds keep the dynamic ones: `swift
+/// test` (and so `make test` and CI's tests) runs the simulator's code with them, while the
+/// release runs (`make simulate`, the smoke and soak runs) run it without.
 let simulatorSettings: [SwiftSetting] =
     engineSettings
     + (crossModuleOptimization

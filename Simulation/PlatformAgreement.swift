@@ -16,6 +16,9 @@ import Scheduling
 /// takes them back.
 /// A request a jump of the clock fired ahead of its time (`releasedEarly`) is shown already: the
 /// engine counts it pending until its time, the device no longer holds it.
+/// `pending` holds each identifier once, as the platform does (adding a request replaces the
+/// one with its identifier): a scheduled request is found where it should be, by its time and
+/// identifier, before it is looked for by identifier alone.
 enum PlatformAgreement {
     /// The first difference, for a person; nil when the two agree.
     static func difference(

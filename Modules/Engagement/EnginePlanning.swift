@@ -37,7 +37,8 @@ extension UserEngine {
     }
 
     /// Whether `planKey` would equal the last pass's key, asked field by field against the key
-    /// kept, in its order (the cheap ones first), without building a key: most inputs change
+    /// kept (the stored fields first, the nudge times, which are worked out, last), without
+    /// building a key: most inputs change
     /// none of it, and building one copied a dozen reference-counted fields, twice per input
     /// and again to keep it (2 % of a simulation's instructions). A test holds the two answers
     /// equal; a field added to `PlanKey` goes in both.

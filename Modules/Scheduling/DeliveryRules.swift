@@ -92,7 +92,9 @@ public struct CapLedger: Hashable, Sendable {
             guard t <= limit.secondsSinceEpoch else { return nil }
             // A crowd of `cap` entries that, with t, fit in an hour lies inside (t - 1 h, t + 1 h):
             // with fewer there, t is free (the usual answer, in two searches).
-            if upperBound(t + .secondsPerHour - 1) - upperBound(t - .secondsPerHour) < cap {
+            if t > Int64.min + .secondsPerHour, t < Int64.max - .secondsPerHour,
+                upperBound(t + .secondsPerHour - 1) - upperBound(t - .secondsPerHour) < cap
+            {
                 return Instant(secondsSinceEpoch: t)
             }
             let k = upperBound(t)

@@ -182,8 +182,9 @@ public enum Planner {
         for at in reservedFireTimes { ledger.insert(at) }
         let now = context.now
         // Kept in fire order as it grows (a binary search and a move per notification planned),
-        // rather than sorted at the end: the same order, as the sort is stable and ties keep the
-        // order of planning.
+        // rather than sorted at the end: the same order, as `firesBefore` is a total order on
+        // what can be planned together (a tie needs one occurrence planned twice); ties would
+        // keep the order of planning, as the stable sort did.
         var plan = series.map {
             PlannedNotification(
                 candidate: $0, dueAt: $0.plannedAt, fireAt: $0.plannedAt, zone: context.zone, repeatsDaily: true)
@@ -199,7 +200,10 @@ public enum Planner {
             plan.insert(planned, at: low)
         }
         /// Kind and fire time of everything planned, so no kind fires twice at one instant. A list:
-        /// it holds a few dozen words, which a scan answers sooner than a hash.
+        /// it holds the plan and the daily series' firings up to the ledger's end (a few dozen
+        /// words, a hundred or more when a nudge two weeks out stretches the ledger), which a
+        /// scan of machine words answers sooner than a hash (measured: the pass as a whole took
+        /// 1 % fewer instructions).
         var seriesKinds: [NotificationKind] = []
         for candidate in series where !seriesKinds.contains(candidate.kind) { seriesKinds.append(candidate.kind) }
         var taken: [Int64] = []
