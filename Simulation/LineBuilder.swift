@@ -75,7 +75,7 @@ struct LineBuilder: ~Copyable {
     /// A JSON string; escapes quotes, backslashes and every control character as `\u00XX`.
     mutating func string(_ text: String) {
         // Most text has nothing to escape: its bytes go in at once, read in place.
-        let written = Self.withBytes(of: text) { utf8 -> Bool in
+        let written = text.withUTF8Bytes { utf8 -> Bool in
             guard !utf8.contains(where: JSONEscapeStyle.hexControls.escapes) else { return false }
             put(0x22)
             put(utf8)
@@ -102,17 +102,8 @@ struct LineBuilder: ~Copyable {
         raw(",\"")
         raw(name)
         raw("\":\"")
-        Self.withBytes(of: value) { put($0) }
+        value.withUTF8Bytes { put($0) }
         put(34)
-    }
-
-    /// `body` over the text's UTF-8: the string's own storage when it is contiguous (a native
-    /// string always is), else a contiguous copy.
-    @inline(__always)
-    private static func withBytes<Result>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
-        var copy = text
-        return copy.withUTF8(body)
     }
 
     /// `instant` in `zone`'s wall time with its offset.

@@ -200,7 +200,7 @@ enum TextScan {
     /// `text.count`, the characters a person sees. In text that is all ASCII each byte is one
     /// character but CR LF, which is one; other text is counted character by character.
     static func characterCount(_ text: String) -> Int {
-        func asciiCount(_ bytes: some Sequence<UInt8>) -> Int? {
+        let asciiCount = text.withUTF8Bytes { bytes -> Int? in
             var count = 0
             var previous: UInt8 = 0
             for unit in bytes {
@@ -210,9 +210,7 @@ enum TextScan {
             }
             return count
         }
-        // The string's own bytes when it has them in one piece (a native string always does).
-        let counted = text.utf8.withContiguousStorageIfAvailable { asciiCount($0) } ?? asciiCount(text.utf8)
-        return counted ?? text.count
+        return asciiCount ?? text.count
     }
 
     static func text(_ bytes: [UInt8], _ range: Range<Int>) -> String {

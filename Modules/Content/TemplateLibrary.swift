@@ -84,16 +84,14 @@ public struct TemplateMemory: Hashable, Sendable, Codable {
         entries[kind.ordinal] = entry
     }
 
-    /// FNV-1a of the text's UTF-8, never 0 (0 is "nothing recorded"). Read from the string's
-    /// contiguous storage when it has one (every native string): a byte of the `utf8` view's
-    /// iterator cost about four times as much, on every body rendered.
+    /// FNV-1a of the text's UTF-8, never 0 (0 is "nothing recorded"). Read in place: a byte of
+    /// the `utf8` view's iterator cost about four times as much, on every body rendered.
     static func hash(_ text: String) -> UInt32 {
-        func fold(_ bytes: some Sequence<UInt8>) -> UInt32 {
+        text.withUTF8Bytes { bytes in
             var hash: UInt32 = 2_166_136_261
             for byte in bytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
             return hash == 0 ? 1 : hash
         }
-        return text.utf8.withContiguousStorageIfAvailable { fold($0) } ?? fold(text.utf8)
     }
 }
 

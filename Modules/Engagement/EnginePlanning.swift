@@ -43,18 +43,12 @@ extension UserEngine {
     /// and again to keep it (2 % of a simulation's instructions). A test holds the two answers
     /// equal; a field added to `PlanKey` goes in both.
     mutating func planInputsMatchLastPass(at now: Instant, horizonEnd: Instant) -> Bool {
-        guard state.plan.lastKey != nil else { return false }
-        guard state.plan.lastKey!.profileRevision == state.user.profileRevision,
-            state.plan.lastKey!.lapseStage == lapseStage(at: now), state.plan.lastKey!.horizonEnd == horizonEnd,
-            state.plan.lastKey!.zone == zone.identifier,
-            state.plan.lastKey!.sessionHold == state.activity.sessionHold,
-            state.plan.lastKey!.lastWorkout == state.coaching.recentWorkouts.last,
-            state.plan.lastKey!.timing == state.coaching.timing, state.plan.lastKey!.snoozed == state.reminders.snoozed,
-            state.plan.lastKey!.followUps == state.reminders.followUps,
-            state.plan.lastKey!.groups == state.social.groups, state.plan.lastKey!.done == state.activity.done,
-            state.plan.lastKey!.deviceRefuses == state.plan.deviceRefuses
+        let stage = lapseStage(at: now)
+        // Read in place (optional chaining borrows the kept key; a binding would copy it).
+        guard state.plan.lastKey?.holdsStoredInputs(of: self, lapseStage: stage, horizonEnd: horizonEnd) == true
         else { return false }
-        return state.plan.lastKey!.reEngagementTimes == currentReEngagementTimes()
+        let times = currentReEngagementTimes()
+        return state.plan.lastKey?.reEngagementTimes == times
     }
 
     /// One pass of the planner over every candidate source; returns what changes.

@@ -182,6 +182,19 @@ struct PlanKey: Equatable, Sendable {
     var groups: [NotificationGroup]
     var done: OccurrenceMap<Instant>
     var deviceRefuses: Bool
+
+    /// Whether every field but the nudge times (which the caller works out) holds `engine`'s
+    /// value now, as `planKey` would build it: `planInputsMatchLastPass` asks this instead of
+    /// building a key. Kept next to the fields, so a new one goes in here too (a test checks).
+    func holdsStoredInputs(of engine: UserEngine, lapseStage: LapseStage, horizonEnd: Instant) -> Bool {
+        profileRevision == engine.state.user.profileRevision && self.lapseStage == lapseStage
+            && self.horizonEnd == horizonEnd && zone == engine.zone.identifier
+            && sessionHold == engine.state.activity.sessionHold
+            && lastWorkout == engine.state.coaching.recentWorkouts.last && timing == engine.state.coaching.timing
+            && snoozed == engine.state.reminders.snoozed && followUps == engine.state.reminders.followUps
+            && groups == engine.state.social.groups && done == engine.state.activity.done
+            && deviceRefuses == engine.state.plan.deviceRefuses
+    }
 }
 
 struct TracedDecision: Hashable, Sendable {

@@ -17,17 +17,7 @@ extension OccurrenceID {
     /// The identifier in one of `description`'s forms; nil for anything else (which may still be
     /// an identifier an older version wrote, or an error to explain).
     static func canonical(_ requestID: String) -> OccurrenceID? {
-        withBytes(of: requestID) { canonical(bytes: $0, exactly: false) }
-    }
-
-    /// `body` over the identifier's UTF-8: the string's own storage when it is contiguous (a
-    /// native string always is), else a contiguous copy.
-    private static func withBytes(
-        of requestID: String, _ body: (UnsafeBufferPointer<UInt8>) -> OccurrenceID?
-    ) -> OccurrenceID? {
-        if let id = requestID.utf8.withContiguousStorageIfAvailable(body) { return id }
-        var text = requestID
-        return text.withUTF8(body)
+        requestID.withUTF8Bytes { canonical(bytes: $0, exactly: false) }
     }
 
     /// The identifier whose `description` is exactly `requestID`; nil for anything else (an
@@ -35,8 +25,7 @@ extension OccurrenceID {
     /// the same occurrence here are the same text, so the occurrence can stand for the text as
     /// a key.
     public init?(exactly requestID: String) {
-        guard let id = OccurrenceID.withBytes(of: requestID, { OccurrenceID.canonical(bytes: $0, exactly: true) })
-        else { return nil }
+        guard let id = requestID.withUTF8Bytes({ OccurrenceID.canonical(bytes: $0, exactly: true) }) else { return nil }
         self = id
     }
 

@@ -90,10 +90,7 @@ public struct UTF8Text: Sendable {
 
     public mutating func add(_ literal: StaticString) { literal.withUTF8Buffer { bytes.append(contentsOf: $0) } }
 
-    public mutating func add(_ text: String) {
-        var text = text
-        text.withUTF8 { bytes.append(contentsOf: $0) }
-    }
+    public mutating func add(_ text: String) { text.withUTF8Bytes { bytes.append(contentsOf: $0) } }
 
     /// `String(value)`'s bytes.
     public mutating func add(_ value: some FixedWidthInteger & SignedInteger) {

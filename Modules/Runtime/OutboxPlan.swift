@@ -143,10 +143,7 @@ private struct TwoHashes {
     }
 
     /// A string's bytes, read in place.
-    mutating func feed(_ text: String) {
-        var text = text
-        text.withUTF8 { feed($0) }
-    }
+    mutating func feed(_ text: String) { text.withUTF8Bytes { feed($0) } }
 
     /// The unit separator between the pieces.
     mutating func feedSeparator() {

@@ -19,3 +19,11 @@ import Testing
         }
     }
 }
+
+/// `withUTF8Bytes` hands over exactly the string's UTF-8, small, large, empty or not ASCII.
+@Suite struct StringBytesTests {
+    @Test(arguments: ["", "a", "hydration.2027-06-01.0600", "é e\u{301} 💧", String(repeating: "x", count: 5_000)])
+    func theBytesAreTheStringsUTF8(text: String) {
+        #expect(text.withUTF8Bytes { Array($0) } == Array(text.utf8))
+    }
+}
