@@ -138,7 +138,10 @@ public enum CoachOutput {
 
     /// Byte scans: this runs on every answer the coach gives.
     static func characterProblem(_ text: String) -> OutputProblem? {
-        let bytes = Array(text.utf8)
+        text.withUTF8Bytes { bytes in characterProblem(text, bytes) }
+    }
+
+    private static func characterProblem(_ text: String, _ bytes: UnsafeBufferPointer<UInt8>) -> OutputProblem? {
         // One pass over the bytes says which checks can find anything: most answers are printable
         // ASCII (no control, override or unassigned character, no mojibake) and hold no byte a
         // leftover fragment starts with.
@@ -160,7 +163,7 @@ public enum CoachOutput {
 
     /// Control, bidirectional-override and unassigned characters, then mojibake: for text that
     /// is not all printable ASCII.
-    private static func scalarProblem(_ text: String, _ bytes: [UInt8]) -> OutputProblem? {
+    private static func scalarProblem(_ text: String, _ bytes: UnsafeBufferPointer<UInt8>) -> OutputProblem? {
         for scalar in text.unicodeScalars where scalar.value < 0x20 || scalar.value >= 0x7F {
             switch scalar.properties.generalCategory {
             case .control, .unassigned, .privateUse, .surrogate: return .controlCharacter
@@ -182,7 +185,7 @@ public enum CoachOutput {
 
     /// A leftover word (`todo`, `null`, ...) standing as a whole ASCII word: "vanilla" and "annul"
     /// are fine.
-    private static func leftoverWord(in bytes: [UInt8]) -> OutputProblem? {
+    private static func leftoverWord(in bytes: UnsafeBufferPointer<UInt8>) -> OutputProblem? {
         var start = 0
         while start < bytes.count {
             guard TextScan.isASCIILetter(bytes[start]) else {

@@ -128,48 +128,54 @@ public enum PrivacyAudit {
         inText text: String, field: String, for recipient: Recipient, senders: [SocialSender] = []
     ) -> [PrivacyViolation] {
         var found: [PrivacyViolation] = []
-        let bytes = Array(text.utf8)
-        let policy = PrivacyPolicy(recipient.privacyLevel)
-        func report(_ kind: PersonalDataKind, _ match: String) {
-            guard !found.contains(where: { $0.kind == kind }) else { return }
-            found.append(PrivacyViolation(kind: kind, field: field, match: match))
-        }
-        if let email = TextScan.email(in: bytes) { report(.email, email) }
-        func findKnown(_ field: String?) {
-            guard let known = field?.trimmedOrNil, known.count >= 5 else { return }
-            if TextScan.find(known.utf8, in: bytes, wholeWord: false) {
-                report(TextScan.hasCharacter(UInt8(ascii: "@"), in: known) ? .email : .phoneNumber, known)
+        // The text's bytes are read in place: the audit runs on every payload the simulator delivers.
+        text.withUTF8Bytes { bytes in
+            let policy = PrivacyPolicy(recipient.privacyLevel)
+            func report(_ kind: PersonalDataKind, _ match: String) {
+                guard !found.contains(where: { $0.kind == kind }) else { return }
+                found.append(PrivacyViolation(kind: kind, field: field, match: match))
             }
-        }
-        findKnown(recipient.email)
-        findKnown(recipient.phoneNumber)
-        if let phone = TextScan.phoneNumber(in: bytes) { report(.phoneNumber, phone) }
-        if let full = recipient.fullName.trimmedOrNil, TextScan.hasCharacter(UInt8(ascii: " "), in: full),
-            TextScan.find(full.utf8, in: bytes, wholeWord: true)
-        {
-            report(.fullName, full)
-        }
-        if !policy.showsFirstName, let first = recipient.firstName.trimmedOrNil, first.count >= 2,
-            TextScan.find(first.utf8, in: bytes, wholeWord: true)
-        {
-            report(.firstName, first)
-        }
-        for sender in senders where !policy.showsSender(sender) {
-            if let name = sender.name.trimmedOrNil, name.count >= 2 {
-                // The whole name, and each part of it ("Ana" of "Ana Lima").
-                let parts = [name] + name.split(separator: " ").map(String.init).filter { $0.count >= 2 && $0 != name }
-                if let hit = parts.first(where: { TextScan.find($0.utf8, in: bytes, wholeWord: true) }) {
-                    report(.senderName, hit)
+            if let email = TextScan.email(in: bytes) { report(.email, email) }
+            func findKnown(_ field: String?) {
+                guard let known = field?.trimmedOrNil, TextScan.characterCount(known) >= 5 else { return }
+                if TextScan.find(known.utf8, in: bytes, wholeWord: false) {
+                    report(TextScan.hasCharacter(UInt8(ascii: "@"), in: known) ? .email : .phoneNumber, known)
                 }
             }
-            if let words = sender.text?.trimmedOrNil {
-                let probe = String(words.prefix(24)).trimmedOrNil ?? words
-                if probe.count >= 8, TextScan.find(probe.utf8, in: bytes, wholeWord: false) {
-                    report(.othersText, probe)
+            findKnown(recipient.email)
+            findKnown(recipient.phoneNumber)
+            if let phone = TextScan.phoneNumber(in: bytes) { report(.phoneNumber, phone) }
+            if let full = recipient.fullName.trimmedOrNil, TextScan.hasCharacter(UInt8(ascii: " "), in: full),
+                TextScan.find(full.utf8, in: bytes, wholeWord: true)
+            {
+                report(.fullName, full)
+            }
+            if !policy.showsFirstName, let first = recipient.firstName.trimmedOrNil,
+                TextScan.characterCount(first) >= 2,
+                TextScan.find(first.utf8, in: bytes, wholeWord: true)
+            {
+                report(.firstName, first)
+            }
+            for sender in senders where !policy.showsSender(sender) {
+                if let name = sender.name.trimmedOrNil, TextScan.characterCount(name) >= 2 {
+                    // The whole name, and each part of it ("Ana" of "Ana Lima").
+                    let parts =
+                        [name] + name.split(separator: " ").map(String.init).filter { $0.count >= 2 && $0 != name }
+                    if let hit = parts.first(where: { TextScan.find($0.utf8, in: bytes, wholeWord: true) }) {
+                        report(.senderName, hit)
+                    }
+                }
+                if let words = sender.text?.trimmedOrNil {
+                    let probe = String(words.prefix(24)).trimmedOrNil ?? words
+                    if probe.count >= 8, TextScan.find(probe.utf8, in: bytes, wholeWord: false) {
+                        report(.othersText, probe)
+                    }
                 }
             }
+            if !policy.showsHealthFigures, let figure = TextScan.healthFigure(in: bytes) {
+                report(.healthFigure, figure)
+            }
         }
-        if !policy.showsHealthFigures, let figure = TextScan.healthFigure(in: bytes) { report(.healthFigure, figure) }
         return found
     }
 }
@@ -189,12 +195,15 @@ enum TextScan {
     /// character. The audit asks this of the recipient's names for every text it checks.
     static func hasCharacter(_ byte: UInt8, in text: String) -> Bool {
         assert(byte < 0x80 && byte != 0x0A && byte != 0x0D, "an ASCII character other than CR and LF")
-        var found = false
-        for unit in text.utf8 {
-            if unit >= 0x80 { return text.contains(Character(Unicode.Scalar(byte))) }
-            if unit == byte { found = true }
+        let asciiAnswer = text.withUTF8Bytes { units -> Bool? in
+            var found = false
+            for unit in units {
+                if unit >= 0x80 { return nil }
+                if unit == byte { found = true }
+            }
+            return found
         }
-        return found
+        return asciiAnswer ?? text.contains(Character(Unicode.Scalar(byte)))
     }
 
     /// `text.count`, the characters a person sees. In text that is all ASCII each byte is one
@@ -213,13 +222,14 @@ enum TextScan {
         return asciiCount ?? text.count
     }
 
-    static func text(_ bytes: [UInt8], _ range: Range<Int>) -> String {
-        String(decoding: bytes[range], as: UTF8.self)
+    static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
 
     /// Whether `needle` occurs in `haystack`; with `wholeWord`, not inside a longer word. The
     /// needle may be a string's UTF-8 view: no copy of it is made.
-    static func find(_ needle: some Collection<UInt8>, in haystack: [UInt8], wholeWord: Bool) -> Bool {
+    static func find(_ needle: some Collection<UInt8>, in haystack: UnsafeBufferPointer<UInt8>, wholeWord: Bool) -> Bool
+    {
         let length = needle.count
         guard let first = needle.first, length <= haystack.count else { return false }
         var start = 0
@@ -237,7 +247,7 @@ enum TextScan {
     }
 
     /// The first thing shaped like an email address: word characters, "@", a dotted domain.
-    static func email(in bytes: [UInt8]) -> String? {
+    static func email(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
         func local(_ byte: UInt8) -> Bool {
             isWordByte(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D || byte == 0x2B  // . _ - +
         }
@@ -272,7 +282,7 @@ enum TextScan {
 
     /// The first run of at least 7 digits joined only by spaces, dashes, dots, slashes or
     /// brackets, optionally after "+": a phone number (years and times are shorter).
-    static func phoneNumber(in bytes: [UInt8]) -> String? {
+    static func phoneNumber(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var index = 0
         while index < bytes.count {
             guard
@@ -314,7 +324,7 @@ enum TextScan {
 
     /// The first number next to a health unit ("82 kg", "7-day", "80%") or after a health word
     /// ("heart rate 72", "weight: 80").
-    static func healthFigure(in bytes: [UInt8]) -> String? {
+    static func healthFigure(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var index = 0
         while index < bytes.count {
             guard isDigit(bytes[index]) else {
