@@ -143,10 +143,10 @@ public struct ContentGenerator: Sendable {
                 latency = millis
             }
         }
-        let library = catalog.library(for: request.language)
         let context = PrivacyPolicy(request.recipient.privacyLevel).redact(request.context)
-        let rendered = library.render(
-            request.kind, style: request.style, context: context, memory: &memory, generator: &generator)
+        let rendered = catalog.withLibrary(for: request.language) { library in
+            library.render(request.kind, style: request.style, context: context, memory: &memory, generator: &generator)
+        }
         return decision(
             rendered.copy, .template, reason, template: rendered.templateName, latency: latency, request: request)
     }

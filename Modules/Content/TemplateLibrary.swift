@@ -315,12 +315,15 @@ public struct TemplateLibrary: Sendable {
 public struct TemplateCatalog: Sendable {
     public let defaultLibrary: TemplateLibrary
     let libraries: [String: TemplateLibrary]
+    /// Whether the default library answers for its own language (no other library replaced it).
+    private let defaultAnswersItsLanguage: Bool
 
     public init(default defaultLibrary: TemplateLibrary, others: [TemplateLibrary] = []) {
         self.defaultLibrary = defaultLibrary
         var libraries = [defaultLibrary.language: defaultLibrary]
         for library in others { libraries[library.language] = library }
         self.libraries = libraries
+        defaultAnswersItsLanguage = !others.contains { $0.language == defaultLibrary.language }
     }
 
     /// Reads every bundled file, English as the default; fails on the first file that does not
@@ -339,6 +342,14 @@ public struct TemplateCatalog: Sendable {
         if let exact = libraries[language] { return exact }
         let base = language.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map(String.init) ?? language
         return libraries[base.lowercased()] ?? defaultLibrary
+    }
+
+    /// Calls `body` with `library(for: language)`, the default library read in place when it is
+    /// the answer: a content decision picks a library for every notification, and a copy
+    /// retains and releases the library's stored arrays (0.7 % of a simulation's instructions).
+    public func withLibrary<Result>(for language: String, _ body: (TemplateLibrary) -> Result) -> Result {
+        if defaultAnswersItsLanguage && language == defaultLibrary.language { return body(defaultLibrary) }
+        return body(library(for: language))
     }
 
     public var languages: [String] { libraries.keys.sorted() }

@@ -210,10 +210,12 @@ extension UserEngine {
     /// never names other users beyond what the privacy level allows ("3 people cheered your
     /// morning run", "3 Personen haben deinen Morgenlauf angefeuert").
     func groupRequest(_ group: NotificationGroup, candidate: Candidate, fireAt: Instant) -> NotificationRequest {
-        let copy = content.catalog.library(for: profile.locale).groupSummary(
-            group.kind, count: group.items.count, topic: group.items.first?.topic ?? "",
-            firstActor: group.items.first.map { SocialSender($0) }, period: group.mode.period,
-            privacy: profile.privacyLevel)
+        let copy = content.catalog.withLibrary(for: profile.locale) { library in
+            library.groupSummary(
+                group.kind, count: group.items.count, topic: group.items.first?.topic ?? "",
+                firstActor: group.items.first.map { SocialSender($0) }, period: group.mode.period,
+                privacy: profile.privacyLevel)
+        }
         let body = NotificationContent(
             kind: group.kind, title: copy.title, body: copy.body, threadID: "\(group.kind.threadID).\(group.key)",
             interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,

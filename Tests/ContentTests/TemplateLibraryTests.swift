@@ -32,6 +32,21 @@ struct TemplateLoadingTests {
         #expect(catalog.library(for: "").language == "en")
     }
 
+    @Test func readingALibraryInPlaceAnswersAsTheCopyDoes() throws {
+        let english = try TemplateLibrary.bundled(language: "en")
+        let german = try TemplateLibrary.bundled(language: "de")
+        let catalog = TemplateCatalog(default: english, others: [german])
+        for language in ["en", "de", "de-AT", "de_CH", "DE", "fr", "", "en-GB"] {
+            #expect(catalog.withLibrary(for: language) { $0.language } == catalog.library(for: language).language)
+        }
+        // A library given again for the default's language replaces the default in the
+        // dictionary; the answer then comes from there.
+        let repeated = TemplateCatalog(default: german, others: [english, german])
+        for language in ["de", "de-AT", "en", "fr"] {
+            #expect(repeated.withLibrary(for: language) { $0.language } == repeated.library(for: language).language)
+        }
+    }
+
     @Test func templatesRememberTheirLine() throws {
         let text = try bundledText("en")
         for template in try bundledEnglish().templates {
