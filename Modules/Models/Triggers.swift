@@ -23,8 +23,8 @@ public struct CalendarMatch: Codable, Hashable, Sendable {
 
     /// The components naming one wall time exactly.
     public init(_ local: LocalDateTime) {
-        self.init(
-            year: local.date.year, month: local.date.month, day: local.date.day, hour: local.hour, minute: local.minute)
+        let date = local.date
+        self.init(year: date.year, month: date.month, day: date.day, hour: local.hour, minute: local.minute)
     }
 
     /// Daily at `time`.
@@ -41,24 +41,46 @@ public struct CalendarMatch: Codable, Hashable, Sendable {
             return nil
         }
         // Start a day early: a gap or repeat can move a wall time across the date line of `after`.
-        var date = zone.localDate(at: after).adding(days: -1)
-        for _ in 0..<(366 * 8) {
-            defer { date = date.adding(days: 1) }
-            if let year, date.year != year {
-                if date.year > year { return nil }
-                continue
-            }
-            if let month, date.month != month { continue }
-            if let day, date.day != day { continue }
-            if let weekday, date.weekday != weekday { continue }
+        let firstDay = zone.localDate(at: after).daysSinceEpoch - 1
+        let endDay = firstDay + 366 * 8
+        /// The first instant after `after` on local day `day` at the hours and minutes asked.
+        func firstInstant(onDay day: Int64) -> Instant? {
             for h in hours {
                 for m in minutes {
-                    let resolved = zone.resolve(LocalDateTime(date: date, secondOfDay: h * 3_600 + m * 60))
+                    let resolved = zone.resolve(
+                        LocalDateTime(localSeconds: day * .secondsPerDay + Int64(h * 3_600 + m * 60)))
                     // A fixed time moves to the end of a gap; an hourly wildcard simply has no match there.
                     if hour == nil && resolved.resolution == .skippedGap { continue }
                     if resolved.instant > after { return resolved.instant }
                 }
             }
+            return nil
+        }
+        // A match that names its date can only match on that date: look there, not at every day
+        // up to it (a one-shot calendar trigger weeks ahead walked every day to its date).
+        if let year, let month, let day {
+            let firstYear = LocalDate(daysSinceEpoch: firstDay).year
+            // Years outside the window cannot match (and stay far from overflowing the day count).
+            guard year >= firstYear && year <= firstYear + 9 else { return nil }
+            let date = LocalDate(year: year, month: month, day: day)
+            guard date.isValid else { return nil }
+            let target = date.daysSinceEpoch
+            guard target >= firstDay && target < endDay, weekday.map({ $0 == date.weekday }) ?? true else { return nil }
+            return firstInstant(onDay: target)
+        }
+        let anyDay = year == nil && month == nil && day == nil && weekday == nil
+        for dayNumber in firstDay..<endDay {
+            if !anyDay {
+                let date = LocalDate(daysSinceEpoch: dayNumber)
+                if let year, date.year != year {
+                    if date.year > year { return nil }
+                    continue
+                }
+                if let month, date.month != month { continue }
+                if let day, date.day != day { continue }
+                if let weekday, Weekday(daysSinceEpoch: dayNumber) != weekday { continue }
+            }
+            if let found = firstInstant(onDay: dayNumber) { return found }
         }
         return nil
     }

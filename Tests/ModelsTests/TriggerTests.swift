@@ -154,6 +154,67 @@ struct CalendarMatchTests {
             match.nextMatch(after: try instant("2027-03-01T12:00:00Z"), in: auckland)
                 == (try instant("2027-03-01T18:00:00Z")))
     }
+
+    /// The walk `nextMatch` did before it looked only at a named date and kept a day number:
+    /// every day from the day before `after`, eight years on.
+    private func walkedMatch(_ match: CalendarMatch, after: Instant, in zone: ZoneRules) -> Instant? {
+        let hours: ClosedRange<Int> = match.hour.map { $0...$0 } ?? (match.minute == nil ? 0...0 : 0...23)
+        let minutes: ClosedRange<Int> = match.minute.map { $0...$0 } ?? 0...0
+        guard hours.lowerBound >= 0, hours.upperBound < 24, minutes.lowerBound >= 0, minutes.upperBound < 60 else {
+            return nil
+        }
+        var date = zone.localDate(at: after).adding(days: -1)
+        for _ in 0..<(366 * 8) {
+            defer { date = date.adding(days: 1) }
+            if let year = match.year, date.year != year {
+                if date.year > year { return nil }
+                continue
+            }
+            if let month = match.month, date.month != month { continue }
+            if let day = match.day, date.day != day { continue }
+            if let weekday = match.weekday, date.weekday != weekday { continue }
+            for h in hours {
+                for m in minutes {
+                    let resolved = zone.resolve(LocalDateTime(date: date, secondOfDay: h * 3_600 + m * 60))
+                    if match.hour == nil && resolved.resolution == .skippedGap { continue }
+                    if resolved.instant > after { return resolved.instant }
+                }
+            }
+        }
+        return nil
+    }
+
+    @Test func answersAsTheDayByDayWalkDoes() throws {
+        // Zones with DST gaps and repeats, 30- and 45-minute offsets, the date line; matches with
+        // any mix of components, impossible dates and years far outside the window included.
+        let zones = try [
+            "America/New_York", "Asia/Kathmandu", "Australia/Lord_Howe", "Pacific/Kiritimati",
+            "Pacific/Apia", "Europe/London", "UTC",
+        ].map(zone)
+        var random = SeededGenerator(seed: 2_026)
+        let base = try instant("2026-01-01T00:00:00Z")
+        for round in 0..<3_000 {
+            let rules = zones[round % zones.count]
+            let after = base + Int64.random(in: 0...(6 * 366 * 86_400), using: &random)
+            let local = rules.localDateTime(at: after).date
+            func maybe<T>(_ value: @autoclosure () -> T) -> T? { Bool.random(using: &random) ? value() : nil }
+            let nearYear = local.year + Int.random(in: -1...9, using: &random)
+            let match = CalendarMatch(
+                year: maybe(
+                    Int.random(in: 0..<8, using: &random) == 0
+                        ? [Int.min, -5, 0, 99_999, Int.max].randomElement(using: &random)! : nearYear),
+                month: maybe(Int.random(in: 0...13, using: &random)),
+                day: maybe(
+                    Bool.random(using: &random)
+                        ? local.day + Int.random(in: -1...2, using: &random) : Int.random(in: 0...32, using: &random)),
+                weekday: maybe(Weekday.allCases.randomElement(using: &random)!),
+                hour: maybe(Int.random(in: -1...24, using: &random)),
+                minute: maybe(Int.random(in: 0...60, using: &random)))
+            #expect(
+                match.nextMatch(after: after, in: rules) == walkedMatch(match, after: after, in: rules),
+                "\(match) after \(after) in \(rules)")
+        }
+    }
 }
 
 @Suite("NotificationTrigger")
