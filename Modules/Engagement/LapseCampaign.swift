@@ -131,9 +131,10 @@ extension UserEngine {
 
     /// The first instant at or after `instant` at which the local clock reads `time`.
     func nextInstant(of time: LocalTimeOfDay, notBefore instant: Instant) -> Instant {
-        var date = zone.localDate(at: instant)
-        if zone.instant(for: LocalDateTime(date: date, time: time)) < instant { date = date.adding(days: 1) }
-        return zone.instant(for: LocalDateTime(date: date, time: time))
+        // By day number: the planner asks this for every lapse nudge of every pass.
+        let day = zone.localDateTime(at: instant).daysSinceEpoch
+        let sameDay = zone.instant(for: LocalDateTime(daysSinceEpoch: day, time: time))
+        return sameDay >= instant ? sameDay : zone.instant(for: LocalDateTime(daysSinceEpoch: day + 1, time: time))
     }
 
     /// Where the local night begins after `instant` (in waking hours): the next `sleepTime`.
