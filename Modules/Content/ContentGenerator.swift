@@ -148,7 +148,8 @@ public struct ContentGenerator: Sendable {
             library.render(request.kind, style: request.style, context: context, memory: &memory, generator: &generator)
         }
         return decision(
-            rendered.copy, .template, reason, template: rendered.templateName, latency: latency, request: request)
+            rendered.copy, .template, reason, template: rendered.templateName, latency: latency, request: request,
+            redacted: context)
     }
 
     /// Rules on the coach's outcome alone, without rendering a template or touching any memory:
@@ -230,14 +231,16 @@ public struct ContentGenerator: Sendable {
         request.envelope ?? NotificationContent(kind: request.kind, title: "", body: "")
     }
 
-    private func imageKey(for request: ContentRequest) -> String? {
-        let context = PrivacyPolicy(request.recipient.privacyLevel).redact(request.context)
+    /// The image key of the request's kind, from its facts as redacted for the recipient
+    /// (`redacted`, when the caller has them already).
+    private func imageKey(for request: ContentRequest, redacted: CopyContext? = nil) -> String? {
+        let context = redacted ?? PrivacyPolicy(request.recipient.privacyLevel).redact(request.context)
         return NotificationStyling.imageKey(for: request.kind, context: context)
     }
 
     private func decision(
         _ copy: Copy, _ source: ContentSource, _ reason: ContentReason, template: String?, latency: Int?,
-        request: ContentRequest
+        request: ContentRequest, redacted: CopyContext? = nil
     ) -> ContentDecision {
         let contentMillis =
             switch reason {
@@ -247,7 +250,7 @@ public struct ContentGenerator: Sendable {
             }
         return ContentDecision(
             copy: copy, source: source, reason: reason, templateName: template, coachLatencyMillis: latency,
-            contentMillis: contentMillis, imageKey: imageKey(for: request),
+            contentMillis: contentMillis, imageKey: imageKey(for: request, redacted: redacted),
             sound: NotificationStyling.sound(for: request.kind))
     }
 }
