@@ -172,7 +172,10 @@ struct RemoteChannel {
 /// the identifiers of the last two days for `inboxHoldsEveryVisibleNotification`.
 struct SimulatedInbox {
     private(set) var unread: Set<String> = []
-    private(set) var recent: [(id: String, at: Int64)] = []
+    /// Each item with its identifier's hash value, which a lookup compares before the text
+    /// (equal strings have equal hash values): the inbox is asked on every delivery, and
+    /// comparing a few dozen identifiers as strings cost more than the rest of its bookkeeping.
+    private(set) var recent: [(id: String, at: Int64, hash: Int)] = []
     /// The earliest `at` in `recent` (`Int64.max` when it is empty).
     private var oldestRecentAt = Int64.max
     private(set) var total = 0
@@ -186,14 +189,19 @@ struct SimulatedInbox {
             recent.removeAll { now.secondsSinceEpoch - $0.at > 2 * .secondsPerDay }
             oldestRecentAt = recent.lazy.map(\.at).min() ?? .max
         }
-        guard !holds(id) else { return }
-        recent.append((id, now.secondsSinceEpoch))
+        let hash = id.hashValue
+        guard !holds(id, hash: hash) else { return }
+        recent.append((id, now.secondsSinceEpoch, hash))
         oldestRecentAt = min(oldestRecentAt, now.secondsSinceEpoch)
         unread.insert(id)
         total += 1
     }
 
-    func holds(_ id: String) -> Bool { recent.contains { $0.id == id } }
+    func holds(_ id: String) -> Bool { holds(id, hash: id.hashValue) }
+
+    private func holds(_ id: String, hash: Int) -> Bool {
+        recent.contains { $0.hash == hash && $0.id == id }
+    }
 
     /// Reads one item (a repeating request's occurrences are keyed `id@instant`: the earliest
     /// unread one is read); returns whether the unread count changed.

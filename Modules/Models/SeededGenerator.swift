@@ -65,8 +65,7 @@ public enum FNV1a {
 
     /// The hash of `text`'s UTF-8 bytes, starting from `basis`.
     @inlinable public static func hash(_ text: String, basis: UInt64 = offsetBasis) -> UInt64 {
-        var text = text
-        return text.withUTF8 { hash(bytes: $0, basis: basis) }
+        text.withUTF8Bytes { hash(bytes: $0, basis: basis) }
     }
 
     /// The hash of `bytes`, starting from `basis`: a hash over several pieces in turn is the
