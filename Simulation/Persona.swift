@@ -4,8 +4,25 @@ public import Models
 public enum Persona: String, CaseIterable, Sendable, Codable {
     case morningRunner, eveningLifter, irregular, lapsing, churner, giveMeSpace, nightShift, traveller
 
-    /// Behaviour parameters of the persona.
+    /// Behaviour parameters of the persona, built once: the world reads them on every delivery
+    /// and every day it plans, and building them made a set of weekdays each time.
     public var habits: Habits {
+        switch self {
+        case .morningRunner: Persona.habitsOfEach[0]
+        case .eveningLifter: Persona.habitsOfEach[1]
+        case .irregular: Persona.habitsOfEach[2]
+        case .lapsing: Persona.habitsOfEach[3]
+        case .churner: Persona.habitsOfEach[4]
+        case .giveMeSpace: Persona.habitsOfEach[5]
+        case .nightShift: Persona.habitsOfEach[6]
+        case .traveller: Persona.habitsOfEach[7]
+        }
+    }
+
+    /// `definedHabits` of each persona, in `allCases` order.
+    private static let habitsOfEach = allCases.map(\.definedHabits)
+
+    var definedHabits: Habits {
         switch self {
         case .morningRunner:
             Habits(

@@ -145,3 +145,15 @@ import Testing
         #expect(actions(relevance: 1) > actions(relevance: 0))
     }
 }
+
+/// The habits kept for each persona are the ones it defines, each persona its own.
+@Suite struct PersonaHabitsTests {
+    @Test(arguments: Persona.allCases)
+    func theKeptHabitsAreTheDefinedOnes(persona: Persona) {
+        #expect(persona.habits == persona.definedHabits)
+    }
+
+    @Test func noTwoPersonasShareHabits() {
+        #expect(Set(Persona.allCases.map(\.habits)).count == Persona.allCases.count)
+    }
+}
