@@ -87,8 +87,17 @@ extension UserEngine {
         let lastDay = zone.localDateTime(at: end).daysSinceEpoch
         // The same every day; only the workouts depend on the weekday (in `routineTimes`' order).
         let daily = preferences.dailyRoutineTimes(hydration: !skipHydration)
+        // One zone reading per local day for all its routine times, away from transitions.
+        var offsetDay = Int64.min
+        var dayOffset: Int64?
         func add(_ routine: RoutineTime, on day: Int64) {
-            let at = zone.instant(for: LocalDateTime(daysSinceEpoch: day + routine.dayOffset, time: routine.time))
+            let localDay = day + routine.dayOffset
+            if localDay != offsetDay {
+                offsetDay = localDay
+                dayOffset = zone.uniformOffset(onLocalDay: localDay)
+            }
+            let wall = LocalDateTime(daysSinceEpoch: localDay, time: routine.time)
+            let at = dayOffset.map { Instant(secondsSinceEpoch: wall.localSeconds - $0) } ?? zone.instant(for: wall)
             guard at < end, at > earliest else { return }
             result.append(
                 Candidate(

@@ -134,6 +134,20 @@ public struct ZoneRules: Sendable, Hashable, CustomStringConvertible {
     /// The instant at which the wall clock reads `local`, with the gap and repeat rules above.
     public func instant(for local: LocalDateTime) -> Instant { resolve(local).instant }
 
+    /// The offset that turns every wall time of local day `day` (days since 1970-01-01) into
+    /// the instant `instant(for:)` gives it, wall time minus offset; nil when a transition lies
+    /// within a day of that day, where the gap and repeat rules may apply. For callers that
+    /// convert many times of one day (the planner's routine times).
+    public func uniformOffset(onLocalDay day: Int64) -> Int64? {
+        let firstWall = day * .secondsPerDay
+        // `resolve` asks the offset a day before each wall time and finds no transition within
+        // a day after it: that holds for the whole day when it holds from its first second to
+        // its last.
+        let (offset, nextTransition) = offsetAndNextTransition(atSeconds: firstWall - .secondsPerDay)
+        guard nextTransition.map({ $0 > firstWall + .secondsPerDay - 1 + .secondsPerDay }) ?? true else { return nil }
+        return Int64(offset)
+    }
+
     /// The instant for `local` and how it was resolved.
     public func resolve(_ local: LocalDateTime) -> (instant: Instant, resolution: Resolution) {
         let wall = local.localSeconds

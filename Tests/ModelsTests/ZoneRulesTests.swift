@@ -224,6 +224,36 @@ struct ZoneRulesResolveTests {
         }
     }
 
+    /// A day's uniform offset, where there is one, converts each of its wall times as
+    /// `instant(for:)` does (its first and last seconds and every quarter hour between); the days
+    /// of and around each transition have none, and other days have one.
+    @Test(arguments: sampledZones + ["Europe/Dublin", "Antarctica/Troll", "Pacific/Apia"])
+    func aDaysUniformOffsetConvertsAsInstantForDoes(identifier: String) throws {
+        let rules = try zone(identifier)
+        var generator = SeededGenerator(seed: 7)
+        var days = (0..<400).map { _ in Int64.random(in: 0...25_000, using: &generator) }
+        for transition in rules.transitionInstants where transition < 2_208_988_800 {
+            let day = transition / .secondsPerDay
+            days += (day - 3)...(day + 3)
+        }
+        for day in days {
+            let first = day * .secondsPerDay
+            let walls = Array(stride(from: first, to: first + .secondsPerDay, by: 900)) + [first + .secondsPerDay - 1]
+            guard let offset = rules.uniformOffset(onLocalDay: day) else {
+                let transitionNear = rules.transitionInstants.contains {
+                    $0 > first - 2 * .secondsPerDay && $0 <= first + 2 * .secondsPerDay
+                }
+                #expect(transitionNear, "day \(day): no uniform offset, yet no transition near")
+                continue
+            }
+            for wall in walls {
+                #expect(
+                    Instant(secondsSinceEpoch: wall - offset) == rules.instant(for: LocalDateTime(localSeconds: wall)),
+                    "day \(day) wall \(wall)")
+            }
+        }
+    }
+
     /// Every wall time read off the clock resolves back to the instant it was read at, except
     /// the second pass through a repeated hour, which resolves to the first.
     @Test(arguments: sampledZones)
