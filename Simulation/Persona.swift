@@ -19,9 +19,11 @@ public enum Persona: String, CaseIterable, Sendable, Codable {
         }
     }
 
-    /// `definedHabits` of each persona, in `allCases` order.
+    /// `definedHabits` of each persona, in `allCases` order (the declaration order, which the
+    /// indices in `habits` follow; a test holds each persona's kept habits equal to its own).
     private static let habitsOfEach = allCases.map(\.definedHabits)
 
+    /// The habits as the personas define them; read through `habits` (internal for the test).
     var definedHabits: Habits {
         switch self {
         case .morningRunner:

@@ -138,10 +138,11 @@ public enum CoachOutput {
 
     /// Byte scans: this runs on every answer the coach gives.
     static func characterProblem(_ text: String) -> OutputProblem? {
-        text.withUTF8Bytes { bytes in characterProblem(text, bytes) }
+        text.withUTF8Bytes { bytes in problem(in: text, bytes: bytes) }
     }
 
-    private static func characterProblem(_ text: String, _ bytes: UnsafeBufferPointer<UInt8>) -> OutputProblem? {
+    /// `characterProblem(_:)` over the text's UTF-8, read in place.
+    private static func problem(in text: String, bytes: UnsafeBufferPointer<UInt8>) -> OutputProblem? {
         // One pass over the bytes says which checks can find anything: most answers are printable
         // ASCII (no control, override or unassigned character, no mojibake) and hold no byte a
         // leftover fragment starts with.

@@ -160,14 +160,17 @@ public enum PrivacyAudit {
                 if let name = sender.name.trimmedOrNil, TextScan.characterCount(name) >= 2 {
                     // The whole name, and each part of it ("Ana" of "Ana Lima").
                     let parts =
-                        [name] + name.split(separator: " ").map(String.init).filter { $0.count >= 2 && $0 != name }
+                        [name]
+                        + name.split(separator: " ").map(String.init).filter {
+                            TextScan.characterCount($0) >= 2 && $0 != name
+                        }
                     if let hit = parts.first(where: { TextScan.find($0.utf8, in: bytes, wholeWord: true) }) {
                         report(.senderName, hit)
                     }
                 }
                 if let words = sender.text?.trimmedOrNil {
                     let probe = String(words.prefix(24)).trimmedOrNil ?? words
-                    if probe.count >= 8, TextScan.find(probe.utf8, in: bytes, wholeWord: false) {
+                    if TextScan.characterCount(probe) >= 8, TextScan.find(probe.utf8, in: bytes, wholeWord: false) {
                         report(.othersText, probe)
                     }
                 }

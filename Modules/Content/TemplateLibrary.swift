@@ -346,7 +346,8 @@ public struct TemplateCatalog: Sendable {
 
     /// Calls `body` with `library(for: language)`, the default library read in place when it is
     /// the answer: a content decision picks a library for every notification, and a copy
-    /// retains and releases the library's stored arrays (0.7 % of a simulation's instructions).
+    /// retains and releases the library's stored arrays (half a percent of a simulation's
+    /// instructions).
     public func withLibrary<Result>(for language: String, _ body: (TemplateLibrary) -> Result) -> Result {
         if defaultAnswersItsLanguage && language == defaultLibrary.language { return body(defaultLibrary) }
         return body(library(for: language))

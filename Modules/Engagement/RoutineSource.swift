@@ -87,17 +87,19 @@ extension UserEngine {
         let lastDay = zone.localDateTime(at: end).daysSinceEpoch
         // The same every day; only the workouts depend on the weekday (in `routineTimes`' order).
         let daily = preferences.dailyRoutineTimes(hydration: !skipHydration)
-        // One zone reading per local day for all its routine times, away from transitions.
-        var offsetDay = Int64.min
-        var dayOffset: Int64?
+        // One zone reading per local day for all its routine times, away from transitions: the
+        // day's UTC offset in seconds (nil near a transition, where each time is resolved).
+        var offsetReadForDay = Int64.min
+        var utcOffsetOfDay: Int64?
         func add(_ routine: RoutineTime, on day: Int64) {
             let localDay = day + routine.dayOffset
-            if localDay != offsetDay {
-                offsetDay = localDay
-                dayOffset = zone.uniformOffset(onLocalDay: localDay)
+            if localDay != offsetReadForDay {
+                offsetReadForDay = localDay
+                utcOffsetOfDay = zone.uniformOffset(onLocalDay: localDay)
             }
             let wall = LocalDateTime(daysSinceEpoch: localDay, time: routine.time)
-            let at = dayOffset.map { Instant(secondsSinceEpoch: wall.localSeconds - $0) } ?? zone.instant(for: wall)
+            let at =
+                utcOffsetOfDay.map { Instant(secondsSinceEpoch: wall.localSeconds - $0) } ?? zone.instant(for: wall)
             guard at < end, at > earliest else { return }
             result.append(
                 Candidate(

@@ -43,7 +43,7 @@ public struct CalendarMatch: Codable, Hashable, Sendable {
         // Start a day early: a gap or repeat can move a wall time across the date line of `after`.
         let firstDay = zone.localDate(at: after).daysSinceEpoch - 1
         let endDay = firstDay + 366 * 8
-        /// The first instant after `after` on local day `day` at the hours and minutes asked.
+        // The first instant after `after` on local day `day` at the hours and minutes asked.
         func firstInstant(onDay day: Int64) -> Instant? {
             for h in hours {
                 for m in minutes {

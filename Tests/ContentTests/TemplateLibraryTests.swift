@@ -40,11 +40,21 @@ struct TemplateLoadingTests {
             #expect(catalog.withLibrary(for: language) { $0.language } == catalog.library(for: language).language)
         }
         // A library given again for the default's language replaces the default in the
-        // dictionary; the answer then comes from there.
-        let repeated = TemplateCatalog(default: german, others: [english, german])
-        for language in ["de", "de-AT", "en", "fr"] {
-            #expect(repeated.withLibrary(for: language) { $0.language } == repeated.library(for: language).language)
+        // dictionary: the answer is that one (English text filed as German here), in place or not.
+        let englishText = try bundledText("en").replacingOccurrences(
+            of: "\"language\": \"en\"", with: "\"language\": \"de\"")
+        let englishAsGerman = try TemplateLibrary.parse(englishText, file: "de.json")
+        let replaced = TemplateCatalog(default: german, others: [english, englishAsGerman])
+        func mealActions(_ library: TemplateLibrary) -> [String] {
+            library.categories.first { $0.id == .meal }?.actions.map(\.title) ?? []
         }
+        #expect(mealActions(german) == ["Mahlzeit eintragen", "Schnell hinzufügen"])
+        #expect(mealActions(englishAsGerman) != mealActions(german))
+        for language in ["de", "de-AT"] {
+            #expect(replaced.withLibrary(for: language, mealActions) == mealActions(englishAsGerman), "\(language)")
+        }
+        // Another language falls back to the default itself.
+        #expect(replaced.withLibrary(for: "fr", mealActions) == mealActions(german))
     }
 
     @Test func templatesRememberTheirLine() throws {

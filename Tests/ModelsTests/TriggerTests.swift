@@ -184,6 +184,38 @@ struct CalendarMatchTests {
         return nil
     }
 
+    /// A match naming its date at the edges of where it is looked for: `after`'s own local day
+    /// (earlier and later that day), the day before and after it, the window's first and last
+    /// days and the day past them, and dates with a DST gap or repeat at the time asked.
+    @Test func aNamedDateAtTheEdgesAnswersAsTheWalkDoes() throws {
+        let cases: [(zone: String, after: String)] = [
+            ("America/New_York", "2027-03-14T06:30:00Z"), ("America/New_York", "2027-11-07T05:30:00Z"),
+            ("Australia/Lord_Howe", "2027-04-03T15:10:00Z"), ("Pacific/Kiritimati", "2027-01-01T09:59:59Z"),
+            ("Asia/Kathmandu", "2027-06-30T18:14:00Z"), ("UTC", "2027-12-31T23:59:59Z"),
+        ]
+        for (identifier, text) in cases {
+            let rules = try zone(identifier)
+            let after = try instant(text)
+            let today = rules.localDate(at: after)
+            var dates = (-2...2).map { today.adding(days: $0) }
+            let windowEnd = today.adding(days: 366 * 8 - 1)
+            dates += [windowEnd.adding(days: -1), windowEnd, windowEnd.adding(days: 1)]
+            for date in dates {
+                for (hour, minute) in [(0, 0), (1, 30), (2, 30), (rules.localDateTime(at: after).hour, 0), (23, 59)] {
+                    let match = CalendarMatch(
+                        year: date.year, month: date.month, day: date.day, hour: hour, minute: minute)
+                    #expect(
+                        match.nextMatch(after: after, in: rules) == walkedMatch(match, after: after, in: rules),
+                        "\(match) after \(text) in \(identifier)")
+                    let withWeekday = CalendarMatch(
+                        year: date.year, month: date.month, day: date.day, weekday: date.weekday, hour: hour,
+                        minute: minute)
+                    #expect(withWeekday.nextMatch(after: after, in: rules) == match.nextMatch(after: after, in: rules))
+                }
+            }
+        }
+    }
+
     @Test func answersAsTheDayByDayWalkDoes() throws {
         // Zones with DST gaps and repeats, 30- and 45-minute offsets, the date line; matches with
         // any mix of components, impossible dates and years far outside the window included.

@@ -209,3 +209,19 @@ import Testing
         #expect(report.exitStatus == 2)
     }
 }
+
+/// The inbox compares identifiers as strings (`==`): its hash prefilter never tells two equal
+/// identifiers apart, canonically equivalent spellings included.
+@Suite struct InboxIdentityTests {
+    @Test func equalIdentifiersAreOneItemWhateverTheirSpelling() {
+        var inbox = SimulatedInbox()
+        let at = Instant(secondsSinceEpoch: 1_800_000_000)
+        inbox.add("caf\u{E9}.2027-03-10.1", at: at)
+        #expect(inbox.holds("cafe\u{301}.2027-03-10.1"))
+        inbox.add("cafe\u{301}.2027-03-10.1", at: at + 60)
+        #expect(inbox.total == 1)
+        #expect(!inbox.holds("cafe.2027-03-10.1"))
+        inbox.add("cafe.2027-03-10.1", at: at + 120)
+        #expect(inbox.total == 2)
+    }
+}
