@@ -137,7 +137,9 @@ public struct ContentGenerator: Sendable {
             switch judge(outcome, for: request) {
             case .accepted(let copy, let millis):
                 memory.record(request.kind, body: copy.body)
-                return decision(copy, .ai, .coachAccepted, template: nil, latency: millis, request: request)
+                return decision(
+                    copy, .ai, .coachAccepted, template: nil, latency: millis, request: request,
+                    imageKey: imageKey(for: request))
             case .rejected(let why, let millis):
                 reason = why
                 latency = millis
@@ -149,7 +151,7 @@ public struct ContentGenerator: Sendable {
         }
         return decision(
             rendered.copy, .template, reason, template: rendered.templateName, latency: latency, request: request,
-            redacted: context)
+            imageKey: NotificationStyling.imageKey(for: request.kind, context: context))
     }
 
     /// Rules on the coach's outcome alone, without rendering a template or touching any memory:
@@ -231,16 +233,15 @@ public struct ContentGenerator: Sendable {
         request.envelope ?? NotificationContent(kind: request.kind, title: "", body: "")
     }
 
-    /// The image key of the request's kind, from its facts as redacted for the recipient
-    /// (`redacted`, when the caller has them already).
-    private func imageKey(for request: ContentRequest, redacted: CopyContext? = nil) -> String? {
-        let context = redacted ?? PrivacyPolicy(request.recipient.privacyLevel).redact(request.context)
+    /// The image key of the request's kind, from its facts as redacted for the recipient.
+    private func imageKey(for request: ContentRequest) -> String? {
+        let context = PrivacyPolicy(request.recipient.privacyLevel).redact(request.context)
         return NotificationStyling.imageKey(for: request.kind, context: context)
     }
 
     private func decision(
         _ copy: Copy, _ source: ContentSource, _ reason: ContentReason, template: String?, latency: Int?,
-        request: ContentRequest, redacted: CopyContext? = nil
+        request: ContentRequest, imageKey: String?
     ) -> ContentDecision {
         let contentMillis =
             switch reason {
@@ -250,7 +251,7 @@ public struct ContentGenerator: Sendable {
             }
         return ContentDecision(
             copy: copy, source: source, reason: reason, templateName: template, coachLatencyMillis: latency,
-            contentMillis: contentMillis, imageKey: imageKey(for: request, redacted: redacted),
+            contentMillis: contentMillis, imageKey: imageKey,
             sound: NotificationStyling.sound(for: request.kind))
     }
 }

@@ -127,57 +127,61 @@ public enum PrivacyAudit {
     public static func violations(
         inText text: String, field: String, for recipient: Recipient, senders: [SocialSender] = []
     ) -> [PrivacyViolation] {
-        var found: [PrivacyViolation] = []
         // The text's bytes are read in place: the audit runs on every payload the simulator delivers.
-        text.withUTF8Bytes { bytes in
-            let policy = PrivacyPolicy(recipient.privacyLevel)
-            func report(_ kind: PersonalDataKind, _ match: String) {
-                guard !found.contains(where: { $0.kind == kind }) else { return }
-                found.append(PrivacyViolation(kind: kind, field: field, match: match))
+        text.withUTF8Bytes { violations(inBytes: $0, field: field, for: recipient, senders: senders) }
+    }
+
+    private static func violations(
+        inBytes bytes: UnsafeBufferPointer<UInt8>, field: String, for recipient: Recipient, senders: [SocialSender]
+    ) -> [PrivacyViolation] {
+        var found: [PrivacyViolation] = []
+        let policy = PrivacyPolicy(recipient.privacyLevel)
+        func report(_ kind: PersonalDataKind, _ match: String) {
+            guard !found.contains(where: { $0.kind == kind }) else { return }
+            found.append(PrivacyViolation(kind: kind, field: field, match: match))
+        }
+        if let email = TextScan.email(in: bytes) { report(.email, email) }
+        func findKnown(_ field: String?) {
+            guard let known = field?.trimmedOrNil, TextScan.characterCount(known) >= 5 else { return }
+            if TextScan.find(known.utf8, in: bytes, wholeWord: false) {
+                report(TextScan.hasCharacter(UInt8(ascii: "@"), in: known) ? .email : .phoneNumber, known)
             }
-            if let email = TextScan.email(in: bytes) { report(.email, email) }
-            func findKnown(_ field: String?) {
-                guard let known = field?.trimmedOrNil, TextScan.characterCount(known) >= 5 else { return }
-                if TextScan.find(known.utf8, in: bytes, wholeWord: false) {
-                    report(TextScan.hasCharacter(UInt8(ascii: "@"), in: known) ? .email : .phoneNumber, known)
-                }
-            }
-            findKnown(recipient.email)
-            findKnown(recipient.phoneNumber)
-            if let phone = TextScan.phoneNumber(in: bytes) { report(.phoneNumber, phone) }
-            if let full = recipient.fullName.trimmedOrNil, TextScan.hasCharacter(UInt8(ascii: " "), in: full),
-                TextScan.find(full.utf8, in: bytes, wholeWord: true)
-            {
-                report(.fullName, full)
-            }
-            if !policy.showsFirstName, let first = recipient.firstName.trimmedOrNil,
-                TextScan.characterCount(first) >= 2,
-                TextScan.find(first.utf8, in: bytes, wholeWord: true)
-            {
-                report(.firstName, first)
-            }
-            for sender in senders where !policy.showsSender(sender) {
-                if let name = sender.name.trimmedOrNil, TextScan.characterCount(name) >= 2 {
-                    // The whole name, and each part of it ("Ana" of "Ana Lima").
-                    let parts =
-                        [name]
-                        + name.split(separator: " ").map(String.init).filter {
-                            TextScan.characterCount($0) >= 2 && $0 != name
-                        }
-                    if let hit = parts.first(where: { TextScan.find($0.utf8, in: bytes, wholeWord: true) }) {
-                        report(.senderName, hit)
+        }
+        findKnown(recipient.email)
+        findKnown(recipient.phoneNumber)
+        if let phone = TextScan.phoneNumber(in: bytes) { report(.phoneNumber, phone) }
+        if let full = recipient.fullName.trimmedOrNil, TextScan.hasCharacter(UInt8(ascii: " "), in: full),
+            TextScan.find(full.utf8, in: bytes, wholeWord: true)
+        {
+            report(.fullName, full)
+        }
+        if !policy.showsFirstName, let first = recipient.firstName.trimmedOrNil,
+            TextScan.characterCount(first) >= 2,
+            TextScan.find(first.utf8, in: bytes, wholeWord: true)
+        {
+            report(.firstName, first)
+        }
+        for sender in senders where !policy.showsSender(sender) {
+            if let name = sender.name.trimmedOrNil, TextScan.characterCount(name) >= 2 {
+                // The whole name, and each part of it ("Ana" of "Ana Lima").
+                let parts =
+                    [name]
+                    + name.split(separator: " ").map(String.init).filter {
+                        TextScan.characterCount($0) >= 2 && $0 != name
                     }
-                }
-                if let words = sender.text?.trimmedOrNil {
-                    let probe = String(words.prefix(24)).trimmedOrNil ?? words
-                    if TextScan.characterCount(probe) >= 8, TextScan.find(probe.utf8, in: bytes, wholeWord: false) {
-                        report(.othersText, probe)
-                    }
+                if let hit = parts.first(where: { TextScan.find($0.utf8, in: bytes, wholeWord: true) }) {
+                    report(.senderName, hit)
                 }
             }
-            if !policy.showsHealthFigures, let figure = TextScan.healthFigure(in: bytes) {
-                report(.healthFigure, figure)
+            if let words = sender.text?.trimmedOrNil {
+                let probe = String(words.prefix(24)).trimmedOrNil ?? words
+                if TextScan.characterCount(probe) >= 8, TextScan.find(probe.utf8, in: bytes, wholeWord: false) {
+                    report(.othersText, probe)
+                }
             }
+        }
+        if !policy.showsHealthFigures, let figure = TextScan.healthFigure(in: bytes) {
+            report(.healthFigure, figure)
         }
         return found
     }
