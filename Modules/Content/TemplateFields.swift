@@ -265,8 +265,7 @@ extension TemplateWords {
         let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { buffer -> String? in
             var count = 0
             for segment in segments {
-                var piece = text(of: segment, context)
-                let fits = piece.withUTF8 { bytes in
+                let fits = text(of: segment, context).withUTF8Bytes { bytes in
                     guard bytes.count <= buffer.count - count else { return false }
                     _ = UnsafeMutableBufferPointer(rebasing: buffer[count...]).initialize(fromContentsOf: bytes)
                     count += bytes.count

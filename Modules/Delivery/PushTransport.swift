@@ -110,16 +110,14 @@ public struct PushRequest: Hashable, Sendable {
     /// Lowercase hex, whole bytes, 32 to 100 of them. (Checked on every send: the bytes are
     /// read in place, not through the string's view one at a time.)
     public static func isToken(_ token: String) -> Bool {
-        var token = token
-        return token.withUTF8 { bytes in
+        token.withUTF8Bytes { bytes in
             bytes.count >= 64 && bytes.count <= 200 && bytes.count % 2 == 0 && bytes.allSatisfy(isLowercaseHex)
         }
     }
 
     /// 8-4-4-4-12 lowercase hex digits.
     static func isLowercaseUUID(_ id: String) -> Bool {
-        var id = id
-        return id.withUTF8 { bytes in
+        id.withUTF8Bytes { bytes in
             guard bytes.count == 36 else { return false }
             for index in bytes.indices {
                 switch index {

@@ -52,8 +52,7 @@ public enum JSONString {
 
     /// Appends `text` as a JSON string literal to `bytes`.
     @inlinable public static func append(_ text: String, style: JSONEscapeStyle, to bytes: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { utf8 in
+        text.withUTF8Bytes { utf8 in
             bytes.append(0x22)
             // Most text has nothing to escape: its bytes go in at once.
             if utf8.contains(where: style.escapes) {
@@ -67,8 +66,7 @@ public enum JSONString {
 
     /// Appends `text` as a JSON string literal to `json`.
     public static func append(_ text: String, style: JSONEscapeStyle, to json: inout String) {
-        var text = text
-        let escaped: [UInt8]? = text.withUTF8 { utf8 in
+        let escaped: [UInt8]? = text.withUTF8Bytes { utf8 in
             guard utf8.contains(where: style.escapes) else { return nil }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(utf8.count + 16)
@@ -117,8 +115,7 @@ public enum JSONString {
 
     /// The literal's size in bytes, without writing it.
     public static func byteCount(of text: String, style: JSONEscapeStyle) -> Int {
-        var text = text
-        return text.withUTF8 { bytes in
+        text.withUTF8Bytes { bytes in
             var count = 2 + bytes.count
             for byte in bytes where style.escapes(byte) { count += style.shortEscape(byte) != nil ? 1 : 5 }
             return count
