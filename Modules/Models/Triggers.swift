@@ -59,9 +59,10 @@ public struct CalendarMatch: Codable, Hashable, Sendable {
         // A match that names its date can only match on that date: look there, not at every day
         // up to it (a one-shot calendar trigger weeks ahead walked every day to its date).
         if let year, let month, let day {
-            let firstYear = LocalDate(daysSinceEpoch: firstDay).year
-            // Years outside the window cannot match (and stay far from overflowing the day count).
-            guard year >= firstYear && year <= firstYear + 9 else { return nil }
+            // A year outside the window cannot match; asked first, so a far year never reaches the
+            // day count (where it could overflow).
+            guard year >= LocalDate(daysSinceEpoch: firstDay).year, year <= LocalDate(daysSinceEpoch: endDay - 1).year
+            else { return nil }
             let date = LocalDate(year: year, month: month, day: day)
             guard date.isValid else { return nil }
             let target = date.daysSinceEpoch
