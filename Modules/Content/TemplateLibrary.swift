@@ -313,17 +313,28 @@ public struct TemplateLibrary: Sendable {
 
 /// Templates of several locales with a default; picks a library for a user's language.
 public struct TemplateCatalog: Sendable {
-    public let defaultLibrary: TemplateLibrary
-    let libraries: [String: TemplateLibrary]
-    /// Whether the default library answers for its own language (no other library replaced it).
-    private let defaultAnswersItsLanguage: Bool
+    /// The default library first, then each other language once (a later library of a language
+    /// replaces an earlier one, the default's own language included).
+    private let libraries: [TemplateLibrary]
+    /// Where each language's library is in `libraries`.
+    private let indexByLanguage: [String: Int]
+
+    /// The library for a language no other library answers.
+    public var defaultLibrary: TemplateLibrary { libraries[0] }
 
     public init(default defaultLibrary: TemplateLibrary, others: [TemplateLibrary] = []) {
-        self.defaultLibrary = defaultLibrary
-        var libraries = [defaultLibrary.language: defaultLibrary]
-        for library in others { libraries[library.language] = library }
+        var libraries = [defaultLibrary]
+        var indexByLanguage = [defaultLibrary.language: 0]
+        for library in others {
+            if let index = indexByLanguage[library.language], index > 0 {
+                libraries[index] = library
+            } else {
+                indexByLanguage[library.language] = libraries.count
+                libraries.append(library)
+            }
+        }
         self.libraries = libraries
-        defaultAnswersItsLanguage = !others.contains { $0.language == defaultLibrary.language }
+        self.indexByLanguage = indexByLanguage
     }
 
     /// Reads every bundled file, English as the default; fails on the first file that does not
@@ -338,20 +349,21 @@ public struct TemplateCatalog: Sendable {
 
     /// The library for a BCP 47 language tag: exact ("de"), then the language alone ("de-AT"
     /// -> "de"), then the default.
-    public func library(for language: String) -> TemplateLibrary {
-        if let exact = libraries[language] { return exact }
-        let base = language.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map(String.init) ?? language
-        return libraries[base.lowercased()] ?? defaultLibrary
-    }
+    public func library(for language: String) -> TemplateLibrary { libraries[index(for: language)] }
 
-    /// Calls `body` with `library(for: language)`, the default library read in place when it is
-    /// the answer: a content decision picks a library for every notification, and a copy
-    /// retains and releases the library's stored arrays (half a percent of a simulation's
-    /// instructions).
+    /// Calls `body` with `library(for: language)` read in place: a content decision picks a
+    /// library for every notification, and a copy retains and releases each of the library's
+    /// stored arrays.
     public func withLibrary<Result>(for language: String, _ body: (TemplateLibrary) -> Result) -> Result {
-        if defaultAnswersItsLanguage && language == defaultLibrary.language { return body(defaultLibrary) }
-        return body(library(for: language))
+        body(libraries[index(for: language)])
     }
 
-    public var languages: [String] { libraries.keys.sorted() }
+    /// `library(for:)`'s choice, as a place in `libraries`.
+    private func index(for language: String) -> Int {
+        if let exact = indexByLanguage[language] { return exact }
+        let base = language.split(whereSeparator: { $0 == "-" || $0 == "_" }).first.map(String.init) ?? language
+        return indexByLanguage[base.lowercased()] ?? 0
+    }
+
+    public var languages: [String] { indexByLanguage.keys.sorted() }
 }
