@@ -106,7 +106,7 @@ serve:
 	ENGAGED_API_KEY="$$key" ENGAGED_USER_TOKEN_SECRET="$$secret" \
 		exec "$$($(SWIFT) build --show-bin-path)/engaged" serve --data-dir .engaged --port 8080 --host 127.0.0.1 $(ARGS)
 
-# DESIGN.md section 2: the core reads no clock, draws no ambient randomness, never sleeps.
+# The engine's modules are sans-I/O (docs/ARCHITECTURE.md): no clock, no ambient randomness, no sleep.
 lint:
 	@bad=$$(grep -rnE '\bDate\(\)|\bUUID\(\)|\.random\(|randomElement\(|Calendar\.current|Task\.sleep|Date\.now' \
 		--include='*.swift' Modules | grep -vE '^[^:]+:[0-9]+:\s*//'); \

@@ -4,7 +4,7 @@ import Scheduling
 
 /// The attention budget's section of report.json: for users planned with the budget and for
 /// its holdout, opt-outs (per persona and per kind), the share keeping their settings, open and
-/// action rates against seed 003's goals, the spread of deliveries per user-day, and the last
+/// action rates against the product's goals, the spread of deliveries per user-day, and the last
 /// week's engagement per persona; then the budget's lift (budget minus holdout) with a 95 %
 /// interval.
 ///
@@ -19,7 +19,7 @@ import Scheduling
 ///   delivery included (as `deliveriesPerUserDay`).
 /// - Engagement: `EngagementMetrics.engagementRate` (active within a day) in the last week.
 public struct AttentionReport: Codable, Hashable, Sendable {
-    /// Seed 003's success metrics.
+    /// The product's success metrics, which the attention budget is judged against.
     public struct Goals: Codable, Hashable, Sendable {
         public var openRate = 0.6
         public var actionRate = 0.4

@@ -1,8 +1,8 @@
 /// The attention budget's lines in the run's summary and its section of report.html, both from
 /// `AttentionReport` (no second computation).
 extension SummaryText {
-    /// One line per group (opt-out, keeping defaults, open and action rates against seed 003's
-    /// goals, deliveries per user-day), and the budget's lift; empty without a report.
+    /// One line per group (opt-out, keeping defaults, open and action rates against the
+    /// product's goals, deliveries per user-day), and the budget's lift; empty without a report.
     public static func attention(_ report: AttentionReport?) -> [String] {
         guard let report else { return [] }
         func rate(_ value: Double?) -> String {
@@ -50,7 +50,7 @@ extension ReportPage {
                 + "<td>\(PageText.escape(goal))</td></tr>"
         }
         var table =
-            "<table><tr><th></th>" + groups.map { "<th>\($0.0)</th>" }.joined() + "<th>Goal (seed 003)</th></tr>"
+            "<table><tr><th></th>" + groups.map { "<th>\($0.0)</th>" }.joined() + "<th>Goal</th></tr>"
         table += row("Users", "") { PageText.integer($0.users) }
         table += row("Opt-out rate", "< 5 %") { PageText.percent($0.optOutRate) }
         table += row("Revoked permission", "") { PageText.integer($0.revokedUsers) }

@@ -2,8 +2,8 @@ import Models
 
 /// Builds one JSON line of events.jsonl (millions per run) without Foundation's encoders, in a
 /// byte buffer of its own that grows when a line needs more and is kept from line to line.
-/// Every append is a bounds check and a copy: `Array.append(contentsOf:)` cost about 90
-/// instructions each, and a line takes a dozen or more. Not copyable: it owns its buffer.
+/// Every append is a bounds check and a copy, far cheaper than `Array.append(contentsOf:)`, and
+/// a line takes a dozen or more. Not copyable: it owns its buffer.
 struct LineBuilder: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
@@ -129,8 +129,7 @@ struct LineBuilder: ~Copyable {
     /// Each number is written in exactly its width, its lowest digits, without a sign (a year
     /// before 0 is written as its magnitude; no simulated instant has one). The civil date is
     /// computed once (each of `year`, `month` and `day` computes it), and the digits go through a
-    /// plain index rather than a variable captured by a nested function: 1,100 instructions a
-    /// timestamp before.
+    /// plain index rather than a variable captured by a nested function.
     mutating func timestampValue(_ local: LocalDateTime, offsetSeconds: Int) {
         let day = local.daysSinceEpoch
         let secondOfDay = local.secondOfDay

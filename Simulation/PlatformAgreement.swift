@@ -38,8 +38,8 @@ enum PlatformAgreement {
         var held: [Instant] = []
         held.reserveCapacity(pending.count)
         var heldSeries = 0
-        // By index, reading fields in place: a copy of each pending request (its strings) cost
-        // more than the check.
+        // By index, reading fields in place: a copy of each pending request (its strings) would
+        // cost more than the check.
         for index in pending.indices {
             if pending[index].request.trigger.repeats
                 || (offset != 0 && DeviceClock.isDailySeries(pending[index].request))

@@ -5,9 +5,8 @@ import Models
 /// for anything else. Two identifiers have equal keys exactly when their texts are equal byte for
 /// byte, so the checkers judge the texts they were given. (Swift's `==` on strings also equates
 /// canonically equivalent Unicode; the engine's identifiers are ASCII, so only a foreign text
-/// equivalent to one of them, a Kelvin sign for a K, is now another request.) Identifier
-/// strings were about a sixth of a simulated user's memory, most of them held by the checkers
-/// after the device let go.
+/// equivalent to one of them, a Kelvin sign for a K, is another request here.) The checkers
+/// hold a week of identifiers after the device has let them go, so they keep keys, not strings.
 enum RequestKey: Hashable, Sendable, CustomStringConvertible {
     case occurrence(OccurrenceID)
     case text(String)
@@ -50,10 +49,9 @@ struct FiringKey: Hashable, Sendable {
 
 /// A week of history keyed by firing, as small as it can be: 16-byte keys (the occurrence's
 /// packed word and the firing time) in one array sorted by key, found by binary search, for the
-/// engine's identifiers; a dictionary of `FiringKey`s for any other text. The checkers' week-long
-/// tables were the largest part of a simulated user's memory: with text or enum keys 56 bytes a
-/// bucket, in hash tables 24-32 bytes a bucket at a load of 38-75 %; the array holds the entry
-/// alone (24-32 bytes) and hashes nothing. Inserting moves the entries after it: a few dozen.
+/// engine's identifiers; a dictionary of `FiringKey`s for any other text. Every user's checker
+/// keeps these tables for a week: a hash table adds empty buckets around its entries, the array
+/// holds the entries alone and hashes nothing. Inserting moves the entries after it: a few dozen.
 struct FiringMap<Value> {
     private struct Packed: Hashable, Comparable {
         var occurrence: UInt64

@@ -3,18 +3,9 @@ import Foundation
 /// What a run will cost, estimated from users x weeks before it starts, so a run far beyond the
 /// machine is refused with a reason instead of growing until the system kills it.
 ///
-/// Measured on a release build (2 threads, 2 cores, the default scenario's population; peak
-/// resident memory as the report gives it, wall time), commit 1a47d60:
-///
-///     users  weeks  peak MB  wall s
-///      1000      1     74.8    2.70
-///      1000      4    114.3    9.07
-///      4000      1    217.7   11.46
-///      4000      4    374.8   26.53
-///
-/// A line through them: 13.4 KB per user-week, 36.5 KB more per user, 26 MB for the process;
-/// 1.7 to 2.7 ms of wall time per user-week on two cores. The figures below round those up, so
-/// the estimate errs on the large side; re-measure them when the loop's memory or speed changes.
+/// The constants below are a line fitted through measured runs of a release build, rounded up
+/// so that the estimate errs on the large side (docs/PERFORMANCE.md lists the runs and the fit);
+/// re-measure them when the loop's memory or speed changes.
 public struct RunEstimate: Equatable, Sendable {
     /// Peak resident memory, in bytes.
     public var memoryBytes: Int

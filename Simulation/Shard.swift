@@ -20,8 +20,8 @@ final class Shard {
     var users: [UserState] = []
 
     /// Reads (or changes) user `local` where it lies. A method or computed property read through
-    /// `users[local]` goes through Array's getter, which copies the whole `UserState` (3 KB and
-    /// dozens of references retained and released) or the part read: 2-3 % of a run. An inout
+    /// `users[local]` goes through Array's getter, which copies the whole `UserState` (dozens of
+    /// references retained and released) or the part read, on every event. An inout
     /// access borrows it in place. `read` must not touch `users` itself.
     @inline(__always) func inPlace<T>(_ local: Int, _ read: (inout UserState) throws -> T) rethrows -> T {
         try read(&users[local])

@@ -96,7 +96,7 @@ struct UserState {
         let roll = generator.nextUnit()
         let status: AuthorizationStatus = roll < 0.02 ? .denied : roll < 0.08 ? .provisional : .authorized
         // The world never reads the delivered list (the app only clears it), so the device keeps
-        // none: a hundred requests with their copy per user were a tenth of a run's memory.
+        // none: a hundred requests with their copy, for every user, would only take memory.
         var center = SimulatedNotificationCenter(timeZone: zone, authorizationStatus: status, deliveredLimit: 0)
         center.setNotificationCategories(NotificationCategory.all)
         let background = SimulatedBackgroundTaskScheduler(

@@ -132,7 +132,7 @@ timings.append(
         blackHole(engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: clock))
     })
 
-// A Live Activity update through the whole engine (seed 000's budget: 500 ms): a workout's
+// A Live Activity update through the whole engine (its budget: 500 ms): a workout's
 // tick every 20 s, a new exercise every tenth, a new workout every thousandth (under the 8 h
 // limit), the tracker's rules and the plan's unchanged-key check.
 timings.append(

@@ -19,7 +19,7 @@ import Synchronization
 struct CompletionsCoach: CoachEngine {
     let settings: CoachSettings
     let client: HTTPClient
-    /// At most this long per call (the seeds' content budget).
+    /// At most this long per call (the content budget, `ContentGenerator.deadlineMillis`).
     var timeout: TimeAmount = .seconds(2)
     /// Answers larger than this are refused unread (a lock-screen line is far smaller).
     static let maximumResponseBytes = 64 * 1_024

@@ -13,7 +13,7 @@ import Synchronization
 import UnixSignals
 
 /// `engaged worker`: one of several stateless processes that perform the due work of a
-/// PostgreSQL database (DESIGN.md section 10). Its composition root: the shared store, the
+/// PostgreSQL database (docs/ARCHITECTURE.md). Its composition root: the shared store, the
 /// claiming queue (`OutboxQueue`), a runtime over them, and the APNs transport with the
 /// deployment's shared provider token. Exit status: 0 after a graceful stop (SIGTERM, SIGINT;
 /// its leases are given back), 64 bad usage, 66 the bundled templates do not load, 74 the

@@ -2,7 +2,7 @@ public import Delivery
 import Foundation
 public import Models
 
-/// What the client does with one attempt's answer (reference/apple-platform.md 28).
+/// What the client does with one attempt's answer (the statuses and reasons Apple documents).
 public enum APNsDisposition: Hashable, Sendable {
     /// 200.
     case delivered

@@ -31,7 +31,7 @@ public enum APNsConfigurationError: Error, Hashable, Sendable, CustomStringConve
 /// `shutdown()` must be awaited before the client is released.
 public final class APNsClient: PushTransport {
     public struct Configuration: Sendable {
-        /// Apple's servers (reference/apple-platform.md 24).
+        /// Apple's servers.
         public static let appleEndpoints: [PushRequest.Environment: String] = [
             .production: "https://api.push.apple.com", .sandbox: "https://api.sandbox.push.apple.com",
         ]
@@ -122,7 +122,7 @@ public final class APNsClient: PushTransport {
         http.redirectConfiguration = .disallow
         http.decompression = .disabled
         http.http2ConnectionDebugInitializer = FlushCoalescingHandler.install
-        // A span per push costs a few percent of the client's time even with the no-op tracer.
+        // No tracer: a span per push costs the client time even with the no-op tracer.
         http.tracing.tracer = nil
         self.http = HTTPClient(
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: http, backgroundActivityLogger: logger

@@ -5,7 +5,7 @@ public import Models
 import Synchronization
 
 /// An APNs provider token: a JWT signed with ES256, header `{"alg":"ES256","kid":…}`, claims
-/// `{"iss":<team id>,"iat":<seconds>}` (reference/apple-platform.md 29).
+/// `{"iss":<team id>,"iat":<seconds>}`, as Apple's token-based provider authentication asks.
 public struct ProviderToken: Hashable, Sendable {
     /// The compact JWT, as sent after `bearer `.
     public let jwt: String

@@ -1,6 +1,6 @@
 public import Models
 
-/// The AI coach that writes notification copy (seed 000's `CoachEngine`).
+/// The AI coach that writes notification copy.
 ///
 /// Contract, for implementers and for callers:
 /// - `generate(_:)` is asynchronous and may take any time. Callers give it a deadline (2 s for

@@ -103,7 +103,7 @@ public struct ContentRequest: Hashable, Sendable {
 /// come in with `init(catalog:)`.
 public struct ContentGenerator: Sendable {
     public var catalog: TemplateCatalog
-    /// The seeds' budget for content: 2 s.
+    /// The budget for content: 2 s by default; past it the template copy stands.
     public var deadlineMillis: Int
     public var limits: CopyLimits
 

@@ -62,14 +62,14 @@ public struct CopyContext: Hashable, Sendable {
     }
 }
 
-/// How last night went (seed 000's SleepQuality).
+/// How last night went.
 public enum SleepQuality: String, Codable, CaseIterable, Sendable {
     case poor, fair, good, excellent
 
     var isRested: Bool { self == .good || self == .excellent }
 }
 
-/// The weather the morning greeting may mention and pick its image by (seed 000's WeatherData).
+/// The weather the morning greeting may mention and pick its image by.
 public enum WeatherCondition: String, Codable, CaseIterable, Sendable {
     case sunny, cloudy, rainy, snowy
 }

@@ -2,7 +2,7 @@ public import Models
 
 /// How a notification sounds and looks besides its words.
 public enum NotificationStyling {
-    /// Seed 000's three sounds: achievements celebrate, security is urgent, the rest remind.
+    /// Three sounds: achievements celebrate, security is urgent, the rest remind.
     public static func sound(for kind: NotificationKind) -> NotificationSound {
         switch kind {
         case .achievement, .streakReminder: .achievement
@@ -12,7 +12,7 @@ public enum NotificationStyling {
     }
 
     /// The image a notification service extension attaches: the morning greeting's follows the
-    /// weather (seed 000's `selectMorningImage`); nil for kinds without one.
+    /// weather; nil for kinds without one.
     public static func imageKey(for kind: NotificationKind, context: CopyContext) -> String? {
         switch kind {
         case .morningGreeting:

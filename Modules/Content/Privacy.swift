@@ -27,8 +27,8 @@ public struct Recipient: Hashable, Sendable {
     }
 }
 
-/// What a privacy level lets a notification show on the lock screen (seed 003's
-/// `sanitizedContent`, extended to the coach's copy).
+/// What a privacy level lets a notification show on the lock screen, for template copy and the
+/// coach's copy alike.
 ///
 /// | shown                                   | public | friendsOnly        | private |
 /// |-----------------------------------------|--------|--------------------|---------|

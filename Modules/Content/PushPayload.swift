@@ -17,7 +17,7 @@ public enum PayloadError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Builds the remote-push (APNs) payload of a notification (reference items 26-27):
+/// Builds the remote-push (APNs) payload of a notification, with the keys Apple documents:
 ///
 /// ```json
 /// {"aps":{"alert":{"title":"…","subtitle":"…","body":"…"},"badge":1,"sound":"reminder.caf",
@@ -64,7 +64,7 @@ public enum PayloadBuilder {
 
     /// Writes the payload in its fixed key order. Every piece is a literal, a value that needs
     /// no escaping (raw values, numbers) or an escaped string, so counting its size builds no
-    /// string at all (interpolated pieces cost about 10,000 instructions a count).
+    /// string at all.
     private static func write(_ content: NotificationContent, imageKey: String?, to json: inout some PayloadOutput) {
         json.append("{\"aps\":{\"alert\":{\"title\":")
         json.appendString(content.title)
@@ -115,8 +115,7 @@ public enum PayloadBuilder {
     /// ```
     /// Negative counts are written as 0.
     public static func inboxSync(unread: Int, unseen: Int, total: Int) -> PushPayload {
-        // Written piece by piece (one is sent per change of the badge): interpolation cost 4,800
-        // instructions a payload.
+        // Written piece by piece, not interpolated: one is sent per change of the badge.
         var output = TextOutput(capacity: 100)
         output.append("{\"aps\":{\"content-available\":1},\"inbox\":{\"unread\":")
         output.appendDecimal(max(0, unread))
@@ -173,7 +172,7 @@ private struct CountingOutput: PayloadOutput {
 }
 
 extension NotificationSound {
-    /// The sound file in the app bundle (seed 000).
+    /// The sound file in the app bundle: the sound's name, `.caf`.
     public var fileName: String { "\(rawValue).caf" }
 }
 

@@ -14,7 +14,7 @@ public enum TemplateCondition: String, CaseIterable, Sendable {
     case sunny, cloudy, rainy, snowy
     /// A workout type is known (planned for today, or the one being reminded of).
     case workoutPlanned
-    /// Completion rate at least 80 % (seed 002's tiers).
+    /// Completion rate at least 80 % (`WeeklyReview.Tier`).
     case completionHigh
     /// Completion rate at least 60 % and under 80 %.
     case completionMid

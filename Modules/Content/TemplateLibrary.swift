@@ -84,8 +84,8 @@ public struct TemplateMemory: Hashable, Sendable, Codable {
         entries[kind.ordinal] = entry
     }
 
-    /// FNV-1a of the text's UTF-8, never 0 (0 is "nothing recorded"). Read in place: a byte of
-    /// the `utf8` view's iterator cost about four times as much, on every body rendered.
+    /// FNV-1a of the text's UTF-8, never 0 (0 is "nothing recorded"). Read in place, not through
+    /// the `utf8` view's iterator: it runs on every body rendered.
     static func hash(_ text: String) -> UInt32 {
         text.withUTF8Bytes { bytes in
             var hash: UInt32 = 2_166_136_261
@@ -113,7 +113,7 @@ public struct TemplateLibrary: Sendable {
     public let language: String
     /// Every template, in file order.
     public let templates: [CopyTemplate]
-    /// The seeds' categories with their action titles in this language.
+    /// The notification categories with their action titles in this language.
     public let categories: [NotificationCategory]
 
     struct Compiled: Sendable {

@@ -89,7 +89,7 @@ public struct PendingNotification: Hashable, Sendable {
 
 /// The app's local notification center (UNUserNotificationCenter), as the engine drives it.
 ///
-/// Contract, matching the real framework (reference/apple-platform.md 1-9):
+/// Contract, matching the real framework as Apple documents it:
 /// - At most 64 requests are pending. After an `add` that makes more, the 64 that fire
 ///   soonest are kept (ties broken by identifier) and the rest are dropped silently, with no
 ///   error. A repeating request counts as one.

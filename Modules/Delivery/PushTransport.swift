@@ -1,7 +1,7 @@
 public import Models
 
 /// One remote notification for one device token, as the provider hands it to APNs
-/// (reference/apple-platform.md 24-29). A value: the same request sent twice is the same push.
+/// (Apple's HTTP/2 provider API). A value: the same request sent twice is the same push.
 public struct PushRequest: Hashable, Sendable {
     /// Which APNs service the token belongs to: a development build's tokens are sandbox ones.
     public enum Environment: String, CaseIterable, Codable, Hashable, Sendable {

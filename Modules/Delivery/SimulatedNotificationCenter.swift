@@ -1,7 +1,7 @@
 public import Models
 
 /// A local notification center in virtual time, enforcing the real framework's limits
-/// (reference/apple-platform.md 1-9): the simulator's and the tests' stand-in for
+/// (as Apple documents them): the simulator's and the tests' stand-in for
 /// UNUserNotificationCenter.
 ///
 /// It follows the `LocalNotificationCenter` contract, and in addition:
@@ -36,7 +36,7 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
 
     /// How many delivered notifications this center keeps. A caller that never reads the list
     /// (the simulator's world only clears it) keeps fewer, or none: a hundred requests with their
-    /// copy per device were a tenth of a simulation's memory.
+    /// copy for every simulated device would only take memory.
     public let deliveredLimit: Int
 
     public private(set) var authorizationStatus: AuthorizationStatus

@@ -5,8 +5,8 @@ public import Models
 
 /// Means and spreads of times of day, taken on the 24-hour circle.
 ///
-/// The rowing coach's seed averaged minutes after midnight arithmetically, so 23:30 and 00:30
-/// came out as 12:00. Here every time is an angle on the clock face and the mean is the
+/// An arithmetic mean of minutes after midnight would make 23:30 and 00:30 average to 12:00.
+/// Here every time is an angle on the clock face and the mean is the
 /// direction of the summed unit vectors: 23:30 and 00:30 average to 00:00.
 public enum CircularTime {
     /// Minutes in a day: the circumference of the clock face.

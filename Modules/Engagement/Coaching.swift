@@ -2,7 +2,7 @@ import Content
 import Models
 import Scheduling
 
-/// Seed 002's proactive coaching, from what the user actually does: a pre-workout reminder 45
+/// Proactive coaching, from what the user actually does: a pre-workout reminder 45
 /// minutes before the habitual time of that weekday (a circular mean of completed workouts, only
 /// with enough data points), a check-in 2 hours after the workout unless one was logged, the
 /// Sunday 19:00 weekly review with its completion tier, a streak reminder on a day that would

@@ -15,7 +15,7 @@ public enum EngagementStage: String, Hashable, Sendable, Codable, CaseIterable {
     case churnRisk
 }
 
-/// The recency thresholds (seed 000: active within 1 day, lapsed after 3, churn risk after 7).
+/// The recency thresholds (active within 1 day, lapsed after 3, churn risk after 7).
 /// The lapsed and churn-risk boundaries agree with `UserEngine.lapseStage(at:)`.
 public struct LapseThresholds: Hashable, Sendable, Codable {
     public var activeWithinSeconds: Int64
@@ -158,7 +158,7 @@ public struct UserEngagementSummary: Hashable, Sendable, Codable {
 // MARK: - Many users
 
 /// Engagement over many users: a mergeable accumulator of exact integer counts, with every
-/// figure derived from them (seed 000's metrics, with nothing made up).
+/// figure derived from them (nothing estimated or made up).
 ///
 /// Contract: `add(_:)` and `merge(_:)` only add integers (and take a maximum), so merging shard
 /// accumulators in any order gives the same value, and the same output, as one accumulator over

@@ -38,10 +38,9 @@ extension UserEngine {
 
     /// Whether `planKey` would equal the last pass's key, asked field by field against the key
     /// kept (the stored fields first, the nudge times, which are worked out, last), without
-    /// building a key: most inputs change
-    /// none of it, and building one copied a dozen reference-counted fields, twice per input
-    /// and again to keep it (2 % of a simulation's instructions). A test holds the two answers
-    /// equal; a field added to `PlanKey` goes in both.
+    /// building a key: most inputs change none of it, and building one copies a dozen
+    /// reference-counted fields, twice per input and again to keep it. A test holds the two
+    /// answers equal; a field added to `PlanKey` goes in both.
     mutating func planInputsMatchLastPass(at now: Instant, horizonEnd: Instant) -> Bool {
         let stage = lapseStage(at: now)
         // Read in place (optional chaining borrows the kept key; a binding would copy it).
@@ -206,8 +205,7 @@ extension UserEngine {
         // Candidates reach back at most a staleness window (18 h); keep a day of memory. What
         // fired or was done is kept three days: flying west repeats up to a day of local dates.
         // Each map is filtered once it holds about a day's worth more than it needs (a filter over
-        // a few dozen entries): dead entries are weight in every snapshot. Bytes per user at the
-        // end of the default scenario (1,500 users): p50 2,778 -> 1,622, p99 5,354 -> 4,343.
+        // a few dozen entries): dead entries are weight in every snapshot.
         let horizonStart = now - .secondsPerDay - 2 * .secondsPerHour
         let datesRepeatFrom = now - 3 * .secondsPerDay
         if state.plan.fired.count > 48 { state.plan.fired.filter { $0 >= datesRepeatFrom } }

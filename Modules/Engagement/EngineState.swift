@@ -19,7 +19,7 @@ public struct EngineState: Sendable {
     var reminders = ReminderState()
     /// Social items waiting to go out.
     var social = SocialState()
-    /// Seed 002's coaching: habits, streak, response learning.
+    /// Coaching: habits, streak, response learning.
     var coaching = CoachingState()
     /// Copy: template variety, the coach's accepted copy.
     var copy: CopyState
@@ -109,7 +109,7 @@ struct SocialState: Sendable {
     var groupSequence = 0
 }
 
-/// Seed 002's coaching state.
+/// The coaching state: habits, streak, response learning.
 struct CoachingState: Sendable {
     /// Habitual workout times per weekday, from completed workouts.
     var habits = WorkoutHabits()

@@ -3,11 +3,11 @@ public import LiveActivity
 public import Models
 public import Scheduling
 
-/// Tunables of the engine; the defaults are the seeds' values.
+/// Tunables of the engine, with their defaults.
 public struct EngineConfiguration: Hashable, Sendable {
-    /// Inactive longer than this: lapsed (seed: 3 days).
+    /// Inactive longer than this: lapsed (default 3 days).
     public var lapseAfterSeconds: Int64 = 3 * .secondsPerDay
-    /// Inactive longer than this: at churn risk (seed: 7 days).
+    /// Inactive longer than this: at churn risk (default 7 days).
     public var churnRiskAfterSeconds: Int64 = 7 * .secondsPerDay
     /// How far ahead routine reminders are planned, at least: planning runs on to the local
     /// midnight after `now + horizonSeconds`, so the horizon moves once a day (36 to 60 hours).

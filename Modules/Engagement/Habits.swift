@@ -20,7 +20,7 @@ public struct WorkoutHabit: Hashable, Sendable, Codable {
     }
 }
 
-/// When a user actually trains, per weekday (seed 002's pattern analysis, done right).
+/// When a user actually trains, per weekday, learned from completed workouts.
 ///
 /// Contract:
 /// - A sample is the *local* start time of a completed workout, read in the zone the user was
@@ -36,7 +36,7 @@ public struct WorkoutHabit: Hashable, Sendable, Codable {
 /// - Recording is order-independent: the same samples in any order give the same state, as
 ///   long as none falls out of the window or the per-weekday bound in between.
 public struct WorkoutHabits: Hashable, Sendable, Codable {
-    /// The minimum samples on a weekday for a habit (seed 002's `minimumDataPoints`).
+    /// The minimum samples on a weekday for a habit.
     public var minimumDataPoints: Int
     /// Samples kept per weekday, newest first to stay.
     public let maximumSamplesPerWeekday: Int
@@ -129,7 +129,7 @@ public struct WorkoutHabits: Hashable, Sendable, Codable {
         habit(for: weekday)?.time ?? stated
     }
 
-    /// The wall time `leadMinutes` (seed 002: 45) before the habitual time on `weekday`, or nil
+    /// The wall time `leadMinutes` (default 45) before the habitual time on `weekday`, or nil
     /// without a habit. It wraps past midnight: a habit at 00:15 gives 23:30, on the evening
     /// before. For an exact instant across DST, use `preWorkoutReminder(on:in:stated:leadMinutes:)`.
     public func preWorkoutTime(for weekday: Weekday, leadMinutes: Int = 45) -> LocalTimeOfDay? {
@@ -148,7 +148,7 @@ public struct WorkoutHabits: Hashable, Sendable, Codable {
         return zone.instant(for: LocalDateTime(date: date, time: time)) - Int64(leadMinutes) * .secondsPerMinute
     }
 
-    /// When the post-workout check-in fires: `delayMinutes` (seed 002: 120) after the workout
+    /// When the post-workout check-in fires: `delayMinutes` (default 120) after the workout
     /// ended. Real time, not wall time, so a DST change in between does not move it.
     public static func postWorkoutCheckInTime(workoutEndedAt end: Instant, delayMinutes: Int = 120) -> Instant {
         end + Int64(delayMinutes) * .secondsPerMinute

@@ -70,7 +70,7 @@ public struct PopulationColumns: Sendable {
 ///   and the all-kinds delivery counts (`recipients` = users with something delivered). A sweep
 ///   has no per-kind breakdown and no opt-outs, and its `longestStreakDays` is the longest
 ///   *current* streak.
-/// - Cost: O(users), no allocation per user, no Foundation call; about 1 ns per user and column.
+/// - Cost: O(users), no allocation per user, no Foundation call (`make bench` times it).
 public enum PopulationSweep {
     /// What a sweep found.
     public struct Result: Hashable, Sendable, Codable {

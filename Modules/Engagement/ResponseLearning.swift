@@ -79,8 +79,8 @@ extension UserEngine {
         let local = zone.localDateTime(at: nominalAt)
         let hour = local.hour
         let counts = state.coaching.responses.counts(slot: slot, hour: hour)
-        // Written as bytes and made a string once (a trace entry carries this on every learned
-        // decision: joining pieces cost 2 % of a simulation, appending to a string 1.8 %).
+        // Written as bytes and made a string once: a trace entry carries this on every learned
+        // decision, and joining pieces or appending to a string costs far more.
         var text = UTF8Text(capacity: 192)
         text.add(slot.description)
         text.add(" at ")

@@ -19,7 +19,7 @@ public enum ResponseRouting {
         }
     }
 
-    /// Where tapping a notification of `kind` leads (seed 001: the dashboard by default).
+    /// Where tapping a notification of `kind` leads (the dashboard by default).
     public static func defaultLink(for kind: NotificationKind, meal: MealType?) -> DeepLink {
         switch kind {
         case .mealReminder: .mealLog(meal)

@@ -71,7 +71,7 @@ public struct LearningSlot: Hashable, Sendable, Comparable, CustomStringConverti
 }
 
 /// Responses per learning slot (a kind, and which of its occurrences of a day) per local hour of
-/// delivery, and the timing rule they drive (seed 002: quick actions feed back into future
+/// delivery, and the timing rule they drive (quick actions feed back into future
 /// timing). Each slot learns from its own deliveries only, and moves only inside its slot's
 /// window (`SlotWindow`): a dinner reminder never learns from breakfast, nor moves to it.
 ///

@@ -12,7 +12,7 @@ extension UserEngine {
         state.reminders.snoozed.append(candidate(id, at: now + seconds))
     }
 
-    /// A reflection a day after a completed check-in (seed 004), replacing any earlier one.
+    /// A reflection a day after a completed check-in, replacing any earlier one.
     mutating func scheduleReflection(after now: Instant) {
         let reflectAt = now + .secondsPerDay
         let local = zone.localDateTime(at: reflectAt)

@@ -138,7 +138,7 @@ public struct UserEngine: Sendable {
             markWorkoutsDone(on: today, at: now)
             recordWorkout(at: now, durationMinutes: durationMinutes)
         case .checkInCompleted:
-            // Today's check-in reminders are moot; a reflection follows a day later (seed 004).
+            // Today's check-in reminders are moot; a reflection follows a day later.
             state.activity.done[OccurrenceID(.checkInReminder, date: today)] = now
             scheduleReflection(after: now)
         default: break

@@ -2,14 +2,14 @@ public import Models
 
 // MARK: - Weekly review
 
-/// The Sunday review of one local week (seed 002): "completed / planned" and its tier.
+/// The Sunday review of one local week: "completed / planned" and its tier.
 ///
 /// The week runs Monday 00:00 to Sunday 24:00 local. A review made before the week ends (the
-/// seed's Sunday 19:00) counts what is due so far: workouts done before `asOf`, and planned
+/// review's Sunday 19:00) counts what is due so far: workouts done before `asOf`, and planned
 /// sessions whose scheduled local time is before `asOf`, so an evening session still ahead is
 /// not counted as missed.
 public struct WeeklyReview: Hashable, Sendable, Codable {
-    /// The seed's tiers, by completion rate.
+    /// The review's tiers, by completion rate.
     public enum Tier: String, Hashable, Sendable, Codable, CaseIterable {
         /// Rate at least 0.8.
         case greatConsistency
@@ -18,7 +18,7 @@ public struct WeeklyReview: Hashable, Sendable, Codable {
         /// Rate under 0.6.
         case letsImproveNextWeek
 
-        /// The seed's line for the tier.
+        /// The headline for the tier.
         public var headline: String {
             switch self {
             case .greatConsistency: "Great consistency!"

@@ -2,7 +2,7 @@ public import Models
 
 /// The app's side of ActivityKit: starting, updating and ending workout and meal Live Activities.
 ///
-/// Contract, as on iOS (reference/apple-platform.md 16-23):
+/// Contract, as ActivityKit documents it on iOS:
 /// - `start` needs Live Activities enabled (`denied` otherwise), a supporting device
 ///   (`unsupported`) and, normally, the app in the foreground (`visibility`). It fails with
 ///   `targetMaximumExceeded` when the app already runs its maximum of concurrent activities and

@@ -1,6 +1,7 @@
 public import Models
 
-/// The rules by which the engine runs Live Activities (reference/apple-platform.md 16-22).
+/// The rules by which the engine runs Live Activities, within ActivityKit's limits
+/// (`LiveActivityLimits`).
 public enum LiveActivityRules {
     /// Priority-10 commands per activity in any hour. Apple's budget is unpublished (about 15 an
     /// hour, reported); 12 leaves room for the app's own updates. Beyond it commands go at

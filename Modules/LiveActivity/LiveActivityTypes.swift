@@ -219,7 +219,7 @@ public struct LiveActivitySnapshot: Hashable, Sendable {
     }
 }
 
-/// The limits Apple documents for Live Activities (reference/apple-platform.md 16-19).
+/// The limits Apple documents for Live Activities.
 public enum LiveActivityLimits {
     /// An activity is active at most 8 h; then the system ends it.
     public static let maxActiveSeconds: Int64 = 8 * .secondsPerHour

@@ -1,4 +1,5 @@
-/// Notification category identifiers of all seeds, exactly as the seeds spell them.
+/// Notification category identifiers, spelled exactly as the apps that use them register them:
+/// the raw values must not change.
 public enum NotificationCategoryID: String, Codable, CaseIterable, Sendable {
     case dailyCheck = "DAILY_CHECK"
     case workout = "WORKOUT"
@@ -16,7 +17,8 @@ public enum NotificationCategoryID: String, Codable, CaseIterable, Sendable {
     case system = "SYSTEM"
 }
 
-/// Action identifiers of all seeds, plus the system's default tap and custom dismiss.
+/// Action identifiers, spelled exactly as the apps that use them register them, plus the
+/// system's default tap and custom dismiss.
 public enum NotificationActionID: String, Codable, CaseIterable, Sendable {
     case logMood = "LOG_MOOD"
     case quickChat = "QUICK_CHAT"
@@ -74,7 +76,7 @@ public struct NotificationCategory: Codable, Hashable, Sendable {
         self.reportsDismissal = reportsDismissal
     }
 
-    /// Every category of the seeds with its actions, as an app registers them at launch.
+    /// Every category with its actions, as an app registers them at launch.
     public static let all: [NotificationCategory] = [
         NotificationCategory(
             .dailyCheck,

@@ -1,9 +1,9 @@
-/// The sound a notification plays (seed 000's achievement / reminder / urgent).
+/// The sound a notification plays: achievement, reminder or urgent.
 public enum NotificationSound: String, Codable, CaseIterable, Sendable {
     case achievement, reminder, urgent
 }
 
-/// The four meals the engine reminds of, each at its default local time (seed 000).
+/// The four meals the engine reminds of, each at its default local time.
 public enum MealType: String, Codable, CaseIterable, Sendable, Comparable {
     case breakfast, lunch, snack, dinner
 
@@ -169,7 +169,7 @@ public struct ActivityEvent: Codable, Hashable, Sendable {
     }
 }
 
-/// Something another user did that concerns this user (seed 003's social notifications),
+/// Something another user did that concerns this user (a social notification),
 /// arriving from the server.
 public struct SocialEvent: Codable, Hashable, Sendable {
     /// The server's identifier of the event; unique.

@@ -1,12 +1,12 @@
 /// What a notification is about. Every rule of the engine (setting, level, category, cap
 /// exemption) is keyed by kind.
 public enum NotificationKind: String, Codable, CaseIterable, Sendable, CodingKeyRepresentable, Comparable {
-    // Coaching (seeds 000, 001, 002, 004)
+    // Coaching
     case morningGreeting, workoutReminder, preWorkout, postWorkoutCheckIn, mealReminder, hydration
     case achievement, reEngagement, weeklyReview, streakReminder, energyLog, checkInReminder, reflection
-    // Social (seed 003)
+    // Social: what other users did
     case newFollower, followRequest, workoutKudos, workoutComment, mention, challengeInvite, leaderboardChange
-    // System (seed 003)
+    // System
     case securityAlert, privacyUpdate, featureAnnouncement, maintenanceNotice
 
     public static func < (a: NotificationKind, b: NotificationKind) -> Bool { a.ordinal < b.ordinal }
@@ -78,7 +78,7 @@ public enum NotificationKind: String, Codable, CaseIterable, Sendable, CodingKey
         }
     }
 
-    /// The default setting (seed 003's defaults where it names one).
+    /// The setting of a kind the user has not set.
     public var defaultSetting: NotificationSetting {
         switch self {
         case .workoutKudos: .batched
@@ -98,7 +98,7 @@ public enum NotificationKind: String, Codable, CaseIterable, Sendable, CodingKey
     }
 }
 
-/// How a user wants a kind delivered (seed 003).
+/// How a user wants a kind delivered.
 public enum NotificationSetting: String, Codable, CaseIterable, Sendable {
     /// Never notify.
     case disabled
@@ -143,7 +143,7 @@ public enum InterruptionLevel: String, Codable, CaseIterable, Sendable, Comparab
 }
 
 extension NotificationKind {
-    /// Kinds that arrive from other users (seed 003's social notifications).
+    /// Kinds that arrive from other users (social notifications).
     public var isSocial: Bool {
         switch self {
         case .newFollower, .followRequest, .workoutKudos, .workoutComment, .mention, .challengeInvite,

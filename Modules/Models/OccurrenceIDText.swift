@@ -1,8 +1,8 @@
 /// Request identifiers read and written over bytes. Identifiers are made and read on every
-/// delivery, response and outbox key, and splitting them into `String`s cost about 4 % of the
-/// default simulation. `canonical(_:)` reads the forms `description` writes (and the old `.0`
-/// of a day kind) and gives up (nil) on anything else, which `OccurrenceID(parsing:)` then reads
-/// slowly and explains; the tests check that both readings agree.
+/// delivery, response and outbox key, too often to split them into `String`s each time.
+/// `canonical(_:)` reads the forms `description` writes (and the old `.0` of a day kind) and
+/// gives up (nil) on anything else, which `OccurrenceID(parsing:)` then reads slowly and
+/// explains; the tests check that both readings agree.
 extension OccurrenceID {
     private static let mealNames: [(meal: MealType, bytes: [UInt8])] = MealType.allCases.map {
         ($0, Array($0.rawValue.utf8))

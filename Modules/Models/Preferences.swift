@@ -1,4 +1,4 @@
-/// What the user said about being contacted while away (seed 000 `absence_response`).
+/// What the user said about being contacted while away.
 public enum AbsenceResponse: String, Codable, CaseIterable, Sendable {
     /// Send nothing while the user is away. Silence, never a nudge.
     case giveMeSpace = "give_me_space"
@@ -13,7 +13,7 @@ public enum MotivationalStyle: String, Codable, CaseIterable, Sendable {
     case encouraging, challenging, supportive
 }
 
-/// Who may see details of social notifications (seed 003).
+/// Who may see details of social notifications.
 public enum PrivacyLevel: String, Codable, CaseIterable, Sendable {
     /// Everything is shown.
     case `public`
@@ -23,7 +23,7 @@ public enum PrivacyLevel: String, Codable, CaseIterable, Sendable {
     case `private`
 }
 
-/// How often to remind the user to drink, within waking hours (seed 000).
+/// How often to remind the user to drink, within waking hours.
 public enum HydrationFrequency: String, Codable, CaseIterable, Sendable {
     case hourly
     /// Every 2 hours.
@@ -130,9 +130,9 @@ public struct ScheduledWorkout: Codable, Hashable, Sendable {
     }
 }
 
-/// Everything a user can set about notifications: the union of the seeds' preferences.
+/// Everything a user can set about notifications.
 public struct NotificationPreferences: Hashable, Sendable {
-    /// Master switch (seed 003 `pushNotificationsEnabled`).
+    /// Master switch: false turns every kind off.
     public var enabled: Bool = true
     /// Per-kind setting; a kind not listed uses its `defaultSetting`.
     public var settings: [NotificationKind: NotificationSetting] {
@@ -144,8 +144,8 @@ public struct NotificationPreferences: Hashable, Sendable {
     }
     private var settingByKind: [NotificationKind: NotificationSetting] = [:]
     /// The kinds `settings` (or their defaults) disable, a bit per ordinal, kept with `settings`:
-    /// `isEnabled` is asked for every candidate of every planning pass, and hashing a kind to look
-    /// it up cost 1 % of a simulation.
+    /// `isEnabled` is asked for every candidate of every planning pass, too often to hash a kind
+    /// to look it up.
     private var disabledByOrdinal: UInt64 = NotificationPreferences.disabledBits([:])
 
     private static func disabledBits(_ settings: [NotificationKind: NotificationSetting]) -> UInt64 {
@@ -167,27 +167,27 @@ public struct NotificationPreferences: Hashable, Sendable {
     /// Hydration reminders; nil turns them off.
     public var hydration: HydrationFrequency? = nil
     public var quietHours: QuietHours? = nil
-    /// Rolling cap over any 60 minutes (seed 003 default 10). At least 1.
+    /// Rolling cap over any 60 minutes (default 10). At least 1.
     public var maxPerHour: Int = 10
     /// Cap per local calendar day; nil means no daily cap. At least 1 when set.
     public var maxPerDay: Int? = nil
-    /// Batching window in minutes (seed 003 default 15). At least 1.
+    /// Batching window in minutes (default 15). At least 1.
     public var batchingWindowMinutes: Int = 15
     /// Minutes before a planned workout for the workout reminder.
     public var workoutReminderLeadMinutes: Int = 15
-    /// Minutes before the habitual workout time for the pre-workout reminder (seed 002: 45).
+    /// Minutes before the habitual workout time for the pre-workout reminder (default 45).
     public var preWorkoutLeadMinutes: Int = 45
-    /// Minutes after the workout for the post-workout check-in (seed 002: 120).
+    /// Minutes after the workout for the post-workout check-in (default 120).
     public var postWorkoutDelayMinutes: Int = 120
     public var soundEnabled: Bool = true
     public var badgeEnabled: Bool = true
     /// When daily (and weekly) digests arrive, local time.
     public var digestTime: LocalTimeOfDay = LocalTimeOfDay(minutesSinceMidnight: 19 * 60)
-    /// The day weekly digests arrive (seed 002's Sunday review day).
+    /// The day weekly digests arrive (default Sunday, the weekly review's day).
     public var weeklyDigestDay: Weekday = .sunday
     /// A batch closes early when it holds this many items.
     public var maxBatchItems: Int = 10
-    /// Reminders the user set up, each with its own recurrence (seed 004).
+    /// Reminders the user set up, each with its own recurrence.
     public var reminders: [Reminder] = []
     /// The user's own daily attention budget (user-visible interruptions per local day, 1...100);
     /// nil: the app's (`EngineConfiguration.attentionBudget`).
@@ -303,7 +303,7 @@ extension NotificationPreferences: Codable {
     }
 }
 
-/// Seed 000's communication preferences.
+/// How the user wants to be contacted: what to do while they are away, and when.
 public struct CommunicationPreferences: Codable, Hashable, Sendable {
     public var absenceResponse: AbsenceResponse
     /// Local times the user likes to hear from the coach; the first one is used for nudges.

@@ -4,7 +4,7 @@
 /// Occurrences are wall times in the user's zone (floating, as reminders are); the caller turns
 /// them into instants with `ZoneRules`, which moves a time in a DST gap to the end of the gap and
 /// a repeated time to its first occurrence. A monthly rule on the 31st skips months without one,
-/// as RFC 5545 says (the QualityControl seed fell back to a one-shot instead). Like
+/// as RFC 5545 says (it never falls back to a one-shot). Like
 /// python-dateutil, the start counts only if it matches the rule.
 public struct RecurrenceRule: Hashable, Sendable, CustomStringConvertible {
     public enum Frequency: String, Hashable, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-/// How a reminder repeats (seed 004): once, daily, weekly, monthly, or a custom RRULE.
+/// How a reminder repeats: once, daily, weekly, monthly, or a custom RRULE.
 public enum Recurrence: Hashable, Sendable {
     case once, daily, weekly, monthly
     case custom(RecurrenceRule)
@@ -36,7 +36,7 @@ public enum Recurrence: Hashable, Sendable {
     }
 }
 
-/// A reminder the user set up (seed 004's check-in reminders), in their local time.
+/// A reminder the user set up (a check-in reminder), in their local time.
 public struct Reminder: Hashable, Sendable {
     /// 1...31; names the reminder in request identifiers.
     public var number: Int

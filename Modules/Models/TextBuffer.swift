@@ -79,8 +79,8 @@ public enum DecimalText {
 }
 
 /// Text for a person or a wire format written as UTF-8 bytes, then made a string once (or sent
-/// as bytes): appending to a `String` costs several hundred instructions a piece, appending
-/// bytes a fraction of that. Trace details and push payloads are written this way.
+/// as bytes): appending bytes costs a fraction of appending to a `String` piece by piece.
+/// Trace details and push payloads are written this way.
 public struct UTF8Text: Sendable {
     public private(set) var bytes: [UInt8] = []
 

@@ -5,7 +5,7 @@ public import Runtime
 public import Storage
 import Synchronization
 
-/// The due work of many workers over one PostgreSQL database (DESIGN.md section 10).
+/// The due work of many workers over one PostgreSQL database (docs/ARCHITECTURE.md).
 ///
 /// The unit of work is a *user*: `work_queue` holds one row per user with pending outbox rows,
 /// at their soonest due instant. A worker claims a batch of due users with
@@ -259,8 +259,8 @@ public final class OutboxQueue: Sendable {
     }
 
     /// The rules of `users` that have a profile. Only those fields are decoded, here rather than
-    /// in PostgreSQL (workers are many, the database is one): decoding whole profiles was most of
-    /// a claim's time, and asking PostgreSQL to pick the fields out was most of the database's.
+    /// in PostgreSQL (workers are many, the database is one): decoding whole profiles would take
+    /// most of a claim's time, and asking PostgreSQL to pick the fields out most of the database's.
     /// A profile whose rules do not decode makes its user unreadable, not the claim fail.
     private func rules(of users: [String], _ connection: PostgresConnection) throws -> (
         [String: ClaimTimePolicy.UserRules], unreadable: Set<String>

@@ -32,8 +32,8 @@ public struct AlertTally: Hashable, Sendable {
     }
 }
 
-/// What a worker does with one user's due rows at the moment it claims them (DESIGN.md section
-/// 10). The engine planned every alert inside the user's rules, but a backlog (an outage, a
+/// What a worker does with one user's due rows at the moment it claims them
+/// (docs/ARCHITECTURE.md). The engine planned every alert inside the user's rules, but a backlog (an outage, a
 /// queue that fell behind) reaches the claim hours late; sending it as it stands would burst
 /// several alerts onto a phone, possibly at 3 a.m. So at claim time:
 /// - **Quiet hours, again.** An alert is deferred to the end of the user's quiet window when the
@@ -249,8 +249,8 @@ public enum ClaimTimePolicy {
     }
 }
 
-/// The two fields of an alert's request the rules read (decoding the whole request for them
-/// was a fifth of a worker's time).
+/// The two fields of an alert's request the rules read (a worker reads them for every alert it
+/// claims; decoding the whole request costs far more).
 struct AlertHead: Decodable {
     struct Content: Decodable {
         var title: String

@@ -103,7 +103,7 @@ public enum OutboxKey {
         // Both FNV-1a hashes of "user␟request␟dueAt␟channel", fed piece by piece: the same
         // hashes as over the joined text, without building it (a key is made per push). The
         // states are a value passed in and out, not variables a nested function captures (each
-        // captured access was an exclusivity check, 0.5 % of a simulation).
+        // captured access is an exclusivity check).
         var hashes = TwoHashes()
         hashes.feed(userID)
         hashes.feedSeparator()

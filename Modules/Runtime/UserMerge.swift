@@ -21,7 +21,7 @@ public struct UserUpdate: Hashable, Sendable {
 /// Last-write-wins per field group: a pure function of what is stored and what is written.
 ///
 /// A group of the write is **applied** unless the stored version of that group is newer than
-/// the write's stamp; then it is **stale** and keeps what is stored (seed 004's last-write-wins,
+/// the write's stamp; then it is **stale** and keeps what is stored (last-write-wins,
 /// per group). On **equal** stamps the later arrival wins: the server commits writes one at a
 /// time, so the outcome is still decided by one order, two writes stamped by the server's clock
 /// in the same second resolve as they arrived, and a retry of a write is applied again (changing

@@ -9,13 +9,13 @@ public enum BackgroundTaskKind: String, Codable, Sendable, CaseIterable {
 }
 
 /// The background jobs of the engine, with the identifiers an app lists under
-/// `BGTaskSchedulerPermittedIdentifiers` (seed 000 and seed 002).
+/// `BGTaskSchedulerPermittedIdentifiers`, spelled as the apps that use them register them.
 public enum BackgroundJob: String, Codable, Sendable, CaseIterable {
-    /// Lapse detection, every 24 h (seed 000 `com.airfit.lapseDetection`).
+    /// Lapse detection, every 24 h.
     case lapseDetection = "com.airfit.lapseDetection"
-    /// Engagement analysis, every 72 h (seed 000 `com.airfit.engagementAnalysis`).
+    /// Engagement analysis, every 72 h.
     case engagementAnalysis = "com.airfit.engagementAnalysis"
-    /// Workout pattern analysis at 03:00 local (seed 002 `com.trainer.patternAnalysis`).
+    /// Workout pattern analysis at 03:00 local.
     case patternAnalysis = "com.trainer.patternAnalysis"
 
     public var kind: BackgroundTaskKind {

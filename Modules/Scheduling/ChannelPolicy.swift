@@ -1,6 +1,6 @@
 public import Models
 
-/// How a notification reaches the person (DESIGN.md section 9). One occurrence is delivered on
+/// How a notification reaches the person (docs/ARCHITECTURE.md). One occurrence is delivered on
 /// one of `local` or `remote`, never both; the inbox records every user-visible one beside it.
 public enum DeliveryChannel: String, Codable, CaseIterable, Sendable {
     /// Planned ahead in the device's pending list (64 slots) and fired by the device.

@@ -17,7 +17,7 @@ public struct OccurrenceMap<Value: Sendable>: Sendable {
     @inlinable public init(_ entries: some Sequence<(OccurrenceID, Value)>) {
         // Each entry goes in its place: after the last when it is larger (entries that come in
         // key order cost an append each), by binary search and a short shift otherwise. A pass
-        // builds maps of tens of entries, where this costs half what sorting them once did.
+        // builds maps of tens of entries, where this is cheaper than sorting them once.
         let expected = entries.underestimatedCount
         keys.reserveCapacity(expected)
         values.reserveCapacity(expected)

@@ -141,7 +141,7 @@ public enum Planner {
     /// to the earlier time, then the occurrence, so the order is total and reproducible.
     public static func order(_ candidates: inout [Candidate], value: (Candidate) -> Double) {
         // Sorted as small keys, then the candidates moved once: sorting the candidates themselves
-        // copied each (with its strings) at every step of the merge.
+        // would copy each (with its strings) at every step of the merge.
         var keys = candidates.indices.map { index in
             (
                 value: value(candidates[index]), at: candidates[index].plannedAt, id: candidates[index].id.packed,
@@ -202,8 +202,7 @@ public enum Planner {
         /// Kind and fire time of everything planned, so no kind fires twice at one instant. A list:
         /// it holds the plan and the daily series' firings up to the ledger's end (a few dozen
         /// words, a hundred or more when a nudge two weeks out stretches the ledger), which a
-        /// scan of machine words answers sooner than a hash (measured: the pass as a whole took
-        /// 1 % fewer instructions).
+        /// scan of machine words answers sooner than a hash.
         var seriesKinds: [NotificationKind] = []
         for candidate in series where !seriesKinds.contains(candidate.kind) { seriesKinds.append(candidate.kind) }
         var taken: [Int64] = []

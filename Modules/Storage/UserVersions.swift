@@ -1,7 +1,7 @@
 public import Models
 
-/// The parts of a user that are versioned separately for last-write-wins (as seed 004 syncs):
-/// a write to one group never undoes a newer write to another.
+/// The parts of a user that are versioned separately for last-write-wins, each group on its
+/// own: a write to one group never undoes a newer write to another.
 ///
 /// - `timeZone`: the IANA zone.
 /// - `profile`: displayName, motivationalStyle, privacyLevel, locale.
