@@ -14,10 +14,9 @@ let swiftSettings: [SwiftSetting] = [
 /// With `ENGAGEMENT_OPTIMIZE=1` (the Makefile and CI set it), the engine's and the simulator's
 /// modules are built with cross-module optimization in release: function bodies cross module
 /// boundaries, so generic code (the simulated push device over its note type) is specialized
-/// where it is used instead of asking the runtime for type metadata on every call, 5 % of a
-/// simulation's instructions. SwiftPM calls the flag unsafe, and a package whose products carry
-/// one cannot be a version-pinned dependency, so an app depending on these libraries builds them
-/// without it.
+/// where it is used instead of asking the runtime for type metadata on every call. SwiftPM calls
+/// the flag unsafe, and a package whose products carry one cannot be a version-pinned dependency,
+/// so an app depending on these libraries builds them without it.
 let crossModuleOptimization = Context.environment["ENGAGEMENT_OPTIMIZE"] == "1"
 let engineSettings: [SwiftSetting] =
     swiftSettings
@@ -25,7 +24,7 @@ let engineSettings: [SwiftSetting] =
         ? [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))] : [])
 /// The simulator's world (a class per shard, touched on every event) with the same switch also
 /// skips the runtime's dynamic exclusivity checks in release: each access to a shard's stored
-/// properties asked the runtime to record and clear it, 4.8 % of a simulation's instructions.
+/// properties would ask the runtime to record and clear it.
 /// The compiler's static checks still apply, and debug builds keep the dynamic ones: `swift
 /// test` (and so `make test` and CI's tests) runs the simulator's code with them, while the
 /// release runs (`make simulate`, the smoke and soak runs) run it without.
@@ -133,7 +132,8 @@ let package = Package(
             "Engagement", dependencies: ["Models", "Scheduling", "Content", "LiveActivity"],
             testDependencies: ["TestSupport"])
         + module(
-            "Runtime", dependencies: ["Models", "Scheduling", "Engagement", "Storage", "Content", "LiveActivity"],
+            "Runtime",
+            dependencies: ["Models", "Scheduling", "Engagement", "Storage", "Content", "LiveActivity", "Delivery"],
             testDependencies: ["TestSupport"])
         + [
             // What several test targets share (the bundled templates); tests only.
@@ -184,7 +184,7 @@ let package = Package(
             .testTarget(
                 name: "SimulatorTests", dependencies: ["simulate", "Simulation", argumentParser],
                 path: "Tests/SimulatorTests", swiftSettings: swiftSettings),
-            // The server: a thin HTTP shell over the runtime (DESIGN.md section 8). Its routes and
+            // The server: a thin HTTP shell over the runtime (docs/ARCHITECTURE.md). Its routes and
             // command live in the executable target; the tests import it with @testable.
             .executableTarget(
                 name: "engaged",

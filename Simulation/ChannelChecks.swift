@@ -104,6 +104,7 @@ struct ChannelStats: Equatable {
     mutating func addDrops<Note>(of device: SimulatedPushDevice<Note>) {
         for (cause, count) in [
             ("replacedWhileOffline", device.replacedWhileOffline), ("expiredWhileOffline", device.expiredWhileOffline),
+            ("expiredBeforeArrival", device.expiredBeforeArrival),
             ("throttled", device.throttled), ("lostToUninstall", device.lostToUninstall),
         ] where count > 0 {
             droppedByAPNs[cause, default: 0] += count

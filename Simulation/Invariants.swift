@@ -143,10 +143,10 @@ public struct InvariantChecker: Sendable {
     public init() {}
 
     /// Forgets what can no longer break an invariant, every three simulated days: delivered
-    /// identifiers, folded items and the dates of morning greetings after a week, staleness deadlines two days after they passed,
-    /// done things after three days. Trimming by time instead of by count keeps a user's checker
-    /// to a few days of history (it was the largest part of a simulated user's memory); every
-    /// three days, because rebuilding the string-keyed tables daily cost 3 % of the run.
+    /// identifiers, folded items and the dates of morning greetings after a week, staleness
+    /// deadlines two days after they passed, done things after three days. Trimming by time
+    /// instead of by count keeps a user's checker to a few days of history; every three days,
+    /// not daily, because each trim rebuilds the string-keyed tables.
     private mutating func trim(at now: Int64) {
         guard now >= nextTrimAt else { return }
         nextTrimAt = now + 3 * .secondsPerDay
@@ -163,20 +163,69 @@ public struct InvariantChecker: Sendable {
         morningDates = morningDates.filter { $0 >= weekAgoDate }
     }
 
-    /// Checks one delivery against the user's current preferences and zone (the zone before the
-    /// last change for a delivery at the instant of the change).
+    /// Checks one delivery released and shown at once (a local notification firing on the
+    /// device): `observeRelease` and `observeShown` at the same instant.
     public mutating func observe(
         _ delivery: ObservedDelivery, profile: UserProfile, zone currentZone: ZoneRules
     ) -> [Invariant] {
+        observeRelease(delivery, profile: profile, zone: currentZone)
+            + observeShown(delivery, profile: profile, zone: currentZone)
+    }
+
+    /// The zone a delivery at `instant` is judged in: the zone before the last change for a
+    /// delivery at the instant of the change, the current one otherwise.
+    private func zone(at instant: Instant, current: ZoneRules) -> ZoneRules {
+        zoneChange.flatMap { instant <= $0.at ? $0.from : nil } ?? current
+    }
+
+    /// The rules judged where the person meets a notification, at the instant it is shown on the
+    /// phone: quiet hours, the hourly and daily caps (by the minute of showing), and one morning
+    /// greeting a local day. A push that APNs held for an offline phone is judged when the phone
+    /// shows it.
+    public mutating func observeShown(
+        _ delivery: ObservedDelivery, profile: UserProfile, zone currentZone: ZoneRules
+    ) -> [Invariant] {
         var broken: [Invariant] = []
-        let zone = zoneChange.flatMap { delivery.at <= $0.at ? $0.from : nil } ?? currentZone
-        trim(at: delivery.at.secondsSinceEpoch)
+        let zone = zone(at: delivery.at, current: currentZone)
         let preferences = profile.preferences
         let local = zone.localDateTime(at: delivery.at)
         let timed = !delivery.releasedEarly
         if timed, let quiet = preferences.quietHours, !delivery.level.breaksThroughQuietHours, quiet.contains(local) {
             broken.append(.noDeliveryInQuietHours)
         }
+        if delivery.kind == .morningGreeting && !morningDates.insert(local.date).inserted {
+            broken.append(.morningGreetingOncePerLocalDay)
+        }
+        if timed && !delivery.kind.isTransactional {
+            // Counted by the minute it is shown: the engine plans in minutes, and a push's
+            // seconds in transit through APNs move no notification into another hour.
+            let t = delivery.at.secondsSinceEpoch.floorDivided(by: .secondsPerMinute) * .secondsPerMinute
+            capped.append(t)
+            if let first = capped.firstIndex(where: { $0 >= t - .secondsPerDay - .secondsPerHour }), first > 0 {
+                capped.removeFirst(first)
+            }
+            let inHour = capped.reduce(0) { $0 + ($1 > t - .secondsPerHour && $1 <= t ? 1 : 0) }
+            if inHour > preferences.maxPerHour { broken.append(.perHourCapHeld) }
+            if let dayCap = preferences.maxPerDay {
+                let dayStart = zone.instant(for: LocalDateTime(date: local.date, secondOfDay: 0)).secondsSinceEpoch
+                let onDay = capped.reduce(0) { $0 + ($1 >= dayStart && $1 <= t ? 1 : 0) }
+                if onDay > dayCap { broken.append(.perDayCapHeld) }
+            }
+        }
+        return broken
+    }
+
+    /// The rules judged on the engine's decision, at the instant it released a notification (a
+    /// push handed to APNs at the time the engine chose): what it is and whether it was owed.
+    public mutating func observeRelease(
+        _ delivery: ObservedDelivery, profile: UserProfile, zone currentZone: ZoneRules
+    ) -> [Invariant] {
+        var broken: [Invariant] = []
+        let zone = zone(at: delivery.at, current: currentZone)
+        trim(at: delivery.at.secondsSinceEpoch)
+        let preferences = profile.preferences
+        let local = zone.localDateTime(at: delivery.at)
+        let timed = !delivery.releasedEarly
         if delivery.kind == .reEngagement && profile.communication.absenceResponse == .giveMeSpace {
             broken.append(.noReEngagementForGiveMeSpace)
         }
@@ -188,9 +237,6 @@ public struct InvariantChecker: Sendable {
         let request = firing.request
         if deliveredIDs.updateValue(delivery.at.secondsSinceEpoch, forKey: firing) != nil {
             broken.append(.noDuplicateDelivery)
-        }
-        if delivery.kind == .morningGreeting && !morningDates.insert(local.date).inserted {
-            broken.append(.morningGreetingOncePerLocalDay)
         }
         if timed && lastInstantOfKind[delivery.kind.ordinal] == delivery.at.secondsSinceEpoch {
             broken.append(.noSameInstantDuplicateOfKind)
@@ -233,20 +279,6 @@ public struct InvariantChecker: Sendable {
             // Done before the reminder fired (at the same second the two simply cross).
             if let doneKey, let doneAt = done[doneKey], doneAt < delivery.at.secondsSinceEpoch {
                 broken.append(.noReminderForDoneThing)
-            }
-        }
-        if timed && !delivery.kind.isTransactional {
-            let t = delivery.at.secondsSinceEpoch
-            capped.append(t)
-            if let first = capped.firstIndex(where: { $0 >= t - .secondsPerDay - .secondsPerHour }), first > 0 {
-                capped.removeFirst(first)
-            }
-            let inHour = capped.reduce(0) { $0 + ($1 > t - .secondsPerHour && $1 <= t ? 1 : 0) }
-            if inHour > preferences.maxPerHour { broken.append(.perHourCapHeld) }
-            if let dayCap = preferences.maxPerDay {
-                let dayStart = zone.instant(for: LocalDateTime(date: local.date, secondOfDay: 0)).secondsSinceEpoch
-                let onDay = capped.reduce(0) { $0 + ($1 >= dayStart && $1 <= t ? 1 : 0) }
-                if onDay > dayCap { broken.append(.perDayCapHeld) }
             }
         }
         return broken

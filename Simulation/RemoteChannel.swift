@@ -16,8 +16,8 @@ enum PushNote: Sendable {
 }
 
 /// The engine's remote requests not yet sent, keyed by their identifiers: a few at a time, so
-/// an array searched in order (a dictionary of these 270-byte entries kept half its buckets
-/// empty, 3 % of a simulated user's memory).
+/// an array searched in order (a dictionary of these large entries keeps half its buckets
+/// empty).
 struct PlannedRequests {
     /// In the order they were first planned.
     private(set) var values: [RemoteChannel.Planned] = []
@@ -47,7 +47,7 @@ struct PlannedRequests {
     }
 }
 
-/// One user's remote channel in the simulator, as `engaged` and APNs see it (DESIGN.md 9): the
+/// One user's remote channel in the simulator, as `engaged` and APNs see it (docs/ARCHITECTURE.md): the
 /// engine's remote requests waiting for their time (`ChannelPolicy.remote`), the device's token
 /// and what APNs holds for it, the server's registry (a token retired by a 410 is never used
 /// again), the inbox with its unread count, and the pending badge sync (`SilentPushPlan`).
@@ -112,6 +112,9 @@ struct RemoteChannel {
     ) -> SimulatedAPNs.Answer {
         apns.send(push, carrying: note, to: &device, at: now, draws: &draws)
     }
+
+    /// The device's address as the server's registry holds it.
+    var address: PushAddress { PushAddress(token: device.token, environment: .production) }
 
     /// The next instant the channel has something to do (no allocation: it is asked after every step).
     var nextEventAt: Instant? {

@@ -220,11 +220,11 @@ public struct Report: Codable, Sendable {
 
 /// Runs a scenario across threads and writes its outputs.
 public enum Simulator {
-    /// The scheduling-decision budget of the seeds: 100 ms.
+    /// The budget of one scheduling decision: 100 ms.
     public static let decisionBudgetMicros = 100_000.0
-    /// The background-run budget of the seeds: 30 s.
+    /// The budget of one background run: 30 s.
     public static let backgroundBudgetMicros = 30_000_000.0
-    /// The Live Activity update budget of the seeds: 500 ms.
+    /// The budget of one Live Activity update through the engine: 500 ms.
     public static let liveActivityBudgetMicros = 500_000.0
 
     public static func run(_ options: RunOptions) throws -> Report {
@@ -358,6 +358,8 @@ public enum Simulator {
             var maxPerDay: Int?
             var disabledKinds: [String]
             var privacyLevel: String
+            /// The language the user's copy is written in (BCP 47, such as `de-DE`).
+            var locale: String
             var holdout: Bool
             /// The times slots and the local night are read from, `HH:MM`.
             var morningTime: String
@@ -369,7 +371,7 @@ public enum Simulator {
             func encode(to encoder: any Encoder) throws {
                 enum Key: String, CodingKey {
                     case id, persona, timeZone, quietHours, absenceResponse, maxPerHour, maxPerDay, disabledKinds
-                    case privacyLevel, holdout, morningTime, wakeTime, sleepTime, devices
+                    case privacyLevel, locale, holdout, morningTime, wakeTime, sleepTime, devices
                 }
                 var container = encoder.container(keyedBy: Key.self)
                 try container.encode(id, forKey: .id)
@@ -381,6 +383,7 @@ public enum Simulator {
                 try container.encode(maxPerDay, forKey: .maxPerDay)
                 try container.encode(disabledKinds, forKey: .disabledKinds)
                 try container.encode(privacyLevel, forKey: .privacyLevel)
+                try container.encode(locale, forKey: .locale)
                 try container.encode(holdout, forKey: .holdout)
                 try container.encode(morningTime, forKey: .morningTime)
                 try container.encode(wakeTime, forKey: .wakeTime)
@@ -402,7 +405,7 @@ public enum Simulator {
                 quietHours: quiet, absenceResponse: traits.profile.communication.absenceResponse.rawValue,
                 maxPerHour: preferences.maxPerHour, maxPerDay: preferences.maxPerDay,
                 disabledKinds: preferences.disabledKinds.map(\.rawValue),
-                privacyLevel: traits.profile.privacyLevel.rawValue,
+                privacyLevel: traits.profile.privacyLevel.rawValue, locale: traits.profile.locale,
                 holdout: Holdout.isHeldOut(
                     userID: traits.profile.id, share: scenario.holdoutShare, salt: EngineConfiguration().holdoutSalt),
                 morningTime: preferences.morningTime.description, wakeTime: preferences.wakeTime.description,

@@ -24,13 +24,15 @@ extension Shard {
     }
 
     /// The engine's rules judged on a notification it released at `instant`: a local request
-    /// firing on the device, or a push handed to APNs at the time the engine chose. What APNs
-    /// does after that (latency, a power window, an offline spell, a loss) is the platform's,
-    /// counted in `channels`, and the notification is in the inbox either way.
+    /// firing on the device (released and shown at once), or a push handed to APNs at the time
+    /// the engine chose (`shownNow` false). A push is judged again for the rules of the moment the
+    /// person meets it (quiet hours, caps, the morning greeting) in `judgeShown`, when the phone
+    /// shows it, which may be later than its release or never; the inbox holds it either way.
     /// A request a jump of the device's clock fired ahead of its time (`releasedEarly`) is judged
     /// for what it is, not for when (`ObservedDelivery.releasedEarly`).
     func judgeRelease(
-        _ local: Int, _ request: NotificationRequest, at instant: Instant, releasedEarly: Bool = false
+        _ local: Int, _ request: NotificationRequest, at instant: Instant, releasedEarly: Bool = false,
+        shownNow: Bool = true
     ) throws {
         let content = request.content
         let id = request.identifier
@@ -41,8 +43,11 @@ extension Shard {
         let observed = ObservedDelivery(
             id: id, kind: content.kind, level: content.interruptionLevel, at: instant,
             repeats: DeviceClock.isDailySeries(request), releasedEarly: releasedEarly)
-        let broken = users[local].checker.observe(
-            observed, profile: inPlace(local) { $0.engine.profile }, zone: users[local].zone)
+        let profile = inPlace(local) { $0.engine.profile }
+        let broken =
+            shownNow
+            ? users[local].checker.observe(observed, profile: profile, zone: users[local].zone)
+            : users[local].checker.observeRelease(observed, profile: profile, zone: users[local].zone)
         for violation in broken {
             try journal.violation(violation, &users[local], at: instant, detail: id, stats: &stats)
         }
@@ -50,6 +55,18 @@ extension Shard {
         stats.payloadBytesMax = max(stats.payloadBytesMax, payload.bytes)
         for (violation, detail) in payload.broken {
             try journal.violation(violation, &users[local], at: instant, detail: detail, stats: &stats)
+        }
+    }
+
+    /// A push the phone shows at `instant`, released earlier: the rules of the moment the person
+    /// meets it (`InvariantChecker.observeShown`).
+    func judgeShown(_ local: Int, _ request: NotificationRequest, at instant: Instant) throws {
+        let observed = ObservedDelivery(
+            id: request.identifier, kind: request.content.kind, level: request.content.interruptionLevel, at: instant,
+            repeats: DeviceClock.isDailySeries(request))
+        let profile = inPlace(local) { $0.engine.profile }
+        for violation in users[local].checker.observeShown(observed, profile: profile, zone: users[local].zone) {
+            try journal.violation(violation, &users[local], at: instant, detail: request.identifier, stats: &stats)
         }
     }
 

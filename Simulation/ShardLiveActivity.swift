@@ -149,17 +149,16 @@ extension Shard {
 
     /// An update or end sent to the activity's push token (topic `.push-type.liveactivity`).
     private func pushLiveActivity(_ local: Int, _ command: LiveActivityCommand, token: String, at now: Instant) {
-        guard let payload = try? LiveActivityPush.payload(for: command) else {
+        // The key of the command's outbox row (`OutboxPlan.rows`), as the server sends it.
+        let key = OutboxKey.make(
+            users[local].traits.profile.id, command.requestID, command.at, OutboxPlan.liveActivityChannel)
+        let prepared: PreparedPush?
+        do { prepared = try PushSends.liveActivity(command, key: key, topic: RemoteChannel.topic) } catch {
             stats.channels[.liveActivity].failed["PayloadTooLarge", default: 0] += 1
             return
         }
-        let key = OutboxKey.make(
-            users[local].traits.profile.id, "\(command.activityID).\(command.sequence)", command.at,
-            OutboxPlan.liveActivityChannel)
-        let push = PushRequest(
-            id: key, deviceToken: token, environment: .production, pushType: .liveactivity,
-            topic: RemoteChannel.topic, priority: command.priority == .high ? .immediate : .powerConsiderate,
-            expiration: command.content.staleDate.map(PushRequest.Expiration.at) ?? .nowOrNever, payload: payload)
+        guard let prepared else { return }  // a start: the app's own, never pushed
+        let push = prepared.request(to: PushAddress(token: token, environment: .production))
         let answer = users[local].remote.send(push, carrying: .liveActivity(command), through: apns, at: now)
         switch answer {
         case .accepted: stats.channels[.liveActivity].accepted += 1

@@ -28,6 +28,7 @@ extension Shard {
                 }
                 if let shown = users[local].center.present(request, at: arrival.at) {
                     stats.channels[.remote].shown += 1
+                    try judgeShown(local, request, at: arrival.at)
                     try observeDelivery(local, shown, on: .remote, at: now)
                 } else {
                     // Notifications off: what the engine releases may never be seen.
@@ -80,7 +81,7 @@ extension Shard {
         if planned.attempt == 0 {
             users[local].remote.inbox.add(id, at: now)
             stats.channels[.inbox].sent += 1
-            try judgeRelease(local, planned.request, at: planned.decidedAt)
+            try judgeRelease(local, planned.request, at: planned.decidedAt, shownNow: false)
         }
         guard users[local].remote.retiredAt == nil else {
             stats.channels[.remote].failed["NoDevice", default: 0] += 1
@@ -89,17 +90,23 @@ extension Shard {
         let userID = users[local].traits.profile.id
         let key = planned.key ?? OutboxKey.make(userID, id, planned.decidedAt, OutboxPlan.pushChannel)
         let unread = users[local].remote.inbox.unreadCount
+        let rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.zone) }
+        let prepared: PreparedPush
+        switch PushSends.alert(
+            planned.request, key: key, plannedAt: planned.decidedAt, badge: unread, topic: RemoteChannel.topic,
+            rules: rules, at: now)
+        {
+        case .success(let push): prepared = push
+        case .failure(let withheld):
+            // The inbox holds it; the badge it would have carried goes by a sync.
+            let reason = withheld == .expired ? "Expired" : "PayloadTooLarge"
+            stats.channels[.remote].failed[reason, default: 0] += 1
+            try inboxChanged(local, at: now)
+            return
+        }
         var request = planned.request
         request.content.badge = unread
-        let kind = request.content.kind
-        let push = PushRequest(
-            id: key, deviceToken: users[local].remote.device.token, environment: .production, pushType: .alert,
-            topic: RemoteChannel.topic,
-            priority: request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate,
-            expiration: ChannelPolicy.expiration(of: kind, dueAt: planned.decidedAt).map(PushRequest.Expiration.at)
-                ?? .nowOrNever,
-            collapseID: ChannelPolicy.collapseID(of: kind, requestID: id),
-            payload: PayloadBuilder.encodedBytes(request.content))
+        let push = prepared.request(to: users[local].remote.address)
         let answer = try send(local, push, carrying: .alert(request), on: .remote, attempt: planned.attempt, at: now)
         switch answer {
         case .accepted:
@@ -128,15 +135,12 @@ extension Shard {
             return
         }
         let unread = users[local].remote.inbox.unreadCount
-        let slotSeconds = RemoteChannel.silentPushes.slotSeconds
-        let payload = PayloadBuilder.inboxSync(
-            unread: unread, unseen: unread, total: users[local].remote.inbox.total)
-        let push = PushRequest(
-            id: OutboxKey.make(
-                users[local].traits.profile.id, SilentPushPlan.requestID, slot, OutboxPlan.silentChannel),
-            deviceToken: users[local].remote.device.token, environment: .production, pushType: .background,
-            topic: RemoteChannel.topic, priority: .powerConsiderate, expiration: .at(slot + slotSeconds),
-            collapseID: SilentPushPlan.requestID, payload: Array(payload.json.utf8))
+        let key = OutboxKey.make(
+            users[local].traits.profile.id, SilentPushPlan.requestID, slot, OutboxPlan.silentChannel)
+        let counts = InboxCounts(total: users[local].remote.inbox.total, unread: unread, unseen: unread)
+        let push = PushSends.sync(
+            key: key, slot: slot, counts: counts, plan: RemoteChannel.silentPushes, topic: RemoteChannel.topic
+        ).request(to: users[local].remote.address)
         let attempt = users[local].remote.syncAttempt
         switch try send(local, push, carrying: .sync(unread: unread), on: .silent, attempt: attempt, at: now) {
         case .accepted:

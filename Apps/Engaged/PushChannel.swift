@@ -116,34 +116,32 @@ struct APNsChannelTransport: ChannelTransport {
 
     private func performAlert(_ row: OutboxRow) async throws {
         guard let data = row.payload.data(using: .utf8),
-            var request = try? JSONDecoder().decode(NotificationRequest.self, from: data)
+            let request = try? JSONDecoder().decode(NotificationRequest.self, from: data)
         else {
             // Nothing would make this row readable later: it is completed, not retried.
             logger.error("push row without a notification request", metadata: ["key": "\(row.key)"])
             return
         }
-        guard let counts = try await inboxCounts(of: row.userID) else { return }
-        request.content.badge = counts.badge
-        let payload: PushPayload
-        do { payload = try PayloadBuilder.payload(for: request.content) } catch {
-            logger.error("push payload refused", metadata: ["key": "\(row.key)", "error": "\(error)"])
+        guard let counts = try await inboxCounts(of: row.userID), let rules = try await showingRules(of: row.userID)
+        else { return }
+        let push: PreparedPush
+        switch PushSends.alert(
+            request, key: row.key, plannedAt: row.dueAt, badge: counts.badge, topic: topic, rules: rules,
+            at: runtime.now())
+        {
+        case .success(let prepared): push = prepared
+        case .failure(.expired):
+            // Shown now it would break a promise of the plan (quiet hours, the day's cap, its
+            // staleness): the inbox keeps it, the phone is not woken for it.
+            metrics.delivered(.remote, outcome: .rejected, reason: "Expired")
+            logger.info("push withheld: its showing window closed", metadata: ["key": "\(row.key)"])
+            return
+        case .failure(.payloadTooLarge(let bytes)):
+            logger.error("push payload refused", metadata: ["key": "\(row.key)", "bytes": "\(bytes)"])
             metrics.delivered(.remote, outcome: .rejected, reason: "PayloadTooLarge")
             return
         }
-        let kind = request.content.kind
-        let priority: PushRequest.Priority =
-            request.content.interruptionLevel == .passive ? .powerConsiderate : .immediate
-        let expiration =
-            ChannelPolicy.expiration(of: kind, dueAt: row.dueAt).map(PushRequest.Expiration.at) ?? .nowOrNever
-        // Grouped copy collapses by its group; any other alert with a re-send of itself (the same
-        // row after a crash, under the same apns-id), so a re-send replaces, never doubles, on the phone.
-        let collapseID = ChannelPolicy.collapseID(of: kind, requestID: request.identifier) ?? row.key
-        let outcomes = try await send(row, on: .remote) { device in
-            PushRequest(
-                id: row.key, deviceToken: device.token, environment: device.pushEnvironment, pushType: .alert,
-                topic: topic, priority: priority, expiration: expiration,
-                collapseID: collapseID, payload: Array(payload.json.utf8))
-        }
+        let outcomes = try await send(row, on: .remote) { device in push.request(to: device.pushAddress) }
         // The inbox has the item but a device's badge does not: a badge sync follows. The row is
         // completed either way (the client retried it as long as it is worth).
         if outcomes.contains(where: \.isMissed) {
@@ -155,14 +153,9 @@ struct APNsChannelTransport: ChannelTransport {
 
     private func performSync(_ row: OutboxRow) async throws {
         guard let counts = try await inboxCounts(of: row.userID) else { return }
-        let payload = PayloadBuilder.inboxSync(unread: counts.unread, unseen: counts.unseen, total: counts.total)
-        let supersededAt = row.dueAt + runtime.silentPushes.slotSeconds
-        let outcomes = try await send(row, on: .silent) { device in
-            PushRequest(
-                id: row.key, deviceToken: device.token, environment: device.pushEnvironment, pushType: .background,
-                topic: topic, priority: .powerConsiderate, expiration: .at(supersededAt),
-                collapseID: SilentPushPlan.requestID, payload: Array(payload.json.utf8))
-        }
+        let push = PushSends.sync(
+            key: row.key, slot: row.dueAt, counts: counts, plan: runtime.silentPushes, topic: topic)
+        let outcomes = try await send(row, on: .silent) { device in push.request(to: device.pushAddress) }
         // The last change is always synced: a sync that did not get through stays pending, and the
         // runtime moves it to the next slot (`SilentPushPlan`).
         if outcomes.contains(where: \.isRetryableLater) { throw SyncNotDelivered(userID: row.userID) }
@@ -183,21 +176,15 @@ struct APNsChannelTransport: ChannelTransport {
                 .liveActivity, outcome: .rejected, reason: command.event == .start ? "AppStarts" : "NoToken")
             return
         }
-        let payload: [UInt8]
-        do { payload = try LiveActivityPush.payload(for: command) } catch {
+        let prepared: PreparedPush?
+        do { prepared = try PushSends.liveActivity(command, key: row.key, topic: topic) } catch {
             metrics.delivered(.liveActivity, outcome: .rejected, reason: "PayloadTooLarge")
             return
         }
-        guard let devices = try await registeredDevices(of: row.userID) else { return }
-        let environment = devices.max { $0.registeredAt < $1.registeredAt }?.pushEnvironment ?? .production
-        // A late update is worthless once the activity's content went stale.
-        let expiration = command.content.staleDate.map(PushRequest.Expiration.at) ?? .nowOrNever
+        guard let prepared, let devices = try await registeredDevices(of: row.userID) else { return }
+        let environment = devices.max { $0.registeredAt < $1.registeredAt }?.pushAddress.environment ?? .production
         metrics.delivered(.liveActivity, outcome: .sent)
-        let outcome = await push.send(
-            PushRequest(
-                id: row.key, deviceToken: token, environment: environment, pushType: .liveactivity, topic: topic,
-                priority: command.priority == .high ? .immediate : .powerConsiderate, expiration: expiration,
-                payload: payload))
+        let outcome = await push.send(prepared.request(to: PushAddress(token: token, environment: environment)))
         switch outcome {
         case .delivered: metrics.delivered(.liveActivity, outcome: .accepted)
         // The activity ended on the device: its token is not a device's, nothing to retire.
@@ -207,6 +194,12 @@ struct APNsChannelTransport: ChannelTransport {
         case .failedAfterRetries(let failure, _):
             metrics.delivered(.liveActivity, outcome: .failed, reason: failure.reason)
         }
+    }
+
+    /// The rules bounding how late the user's alerts may be shown, or nil for a user no longer
+    /// known; a store failure throws (the row stays pending).
+    private func showingRules(of userID: String) async throws -> ShowingRules? {
+        do { return try await runtime.showingRules(of: userID) } catch RuntimeError.unknownUser { return nil }
     }
 
     /// The user's devices, or nil for a user no longer known; a store failure throws (the row
@@ -279,8 +272,10 @@ struct APNsChannelTransport: ChannelTransport {
 }
 
 extension DeviceRegistration {
-    /// The APNs service of the device's token.
-    var pushEnvironment: PushRequest.Environment { environment == .production ? .production : .sandbox }
+    /// Where a push to this device goes: its token, at the APNs service of the token.
+    var pushAddress: PushAddress {
+        PushAddress(token: token, environment: environment == .production ? .production : .sandbox)
+    }
 }
 
 extension APNsClient.Dependencies {

@@ -21,7 +21,7 @@ public struct APNsConditions: Hashable, Sendable {
 }
 
 /// Apple's push service as a simulated device meets it, following Apple's documentation
-/// (reference/apple-platform.md), not just its syntax:
+/// of its behaviour, not just its syntax:
 /// - a malformed request is refused (`PushRequest.invalidReason`) before anything else;
 /// - during an outage every attempt is answered 503, during a 429 burst a share of them 429;
 ///   outage and burst windows are a pure function of the seed and the hour, so every shard and
@@ -32,7 +32,9 @@ public struct APNsConditions: Hashable, Sendable {
 ///   power window (`lowPriorityWindowSeconds`) and arrives with the others of that window; a
 ///   background push beyond `backgroundPerHour` in an hour is throttled (never arrives);
 /// - while the device is offline APNs stores only the latest push (of this one app), until its
-///   `apns-expiration`; a "now or never" push (expiration 0) to an offline device is dropped.
+///   `apns-expiration`; a "now or never" push (expiration 0) to an offline device is dropped;
+/// - an alert with an expiration date that would arrive after it is discarded, as APNs tries
+///   a push only until its expiration.
 public struct SimulatedAPNs: Hashable, Sendable {
     public var conditions: APNsConditions
     public let seed: UInt64
@@ -137,6 +139,8 @@ public struct SimulatedPushDevice<Note: Sendable>: Sendable {
     /// throttled, or sent to an uninstalled app.
     public private(set) var replacedWhileOffline = 0
     public private(set) var expiredWhileOffline = 0
+    /// Alerts whose expiration passed before their arrival, discarded by APNs.
+    public private(set) var expiredBeforeArrival = 0
     public private(set) var throttled = 0
     public private(set) var lostToUninstall = 0
 
@@ -201,6 +205,15 @@ public struct SimulatedPushDevice<Note: Sendable>: Sendable {
         while let next = inFlight.first, next.at <= now {
             inFlight.removeFirst()
             comeBackOnline(through: next.at, into: &received)
+            if next.request.pushType == .alert, case .at(let expiresAt) = next.request.expiration,
+                expiresAt < next.at
+            {
+                // APNs tries a push only until its expiration: an alert that cannot reach the
+                // device by then is discarded. (Only alerts are modelled so: a Live Activity
+                // update held for a power window past its stale date still arrives here.)
+                expiredBeforeArrival += 1
+                continue
+            }
             if isOffline(at: next.at) {
                 if let expiresAt = next.expiresAt, expiresAt < next.at {
                     expiredWhileOffline += 1  // "now or never", or stale on arrival: never stored

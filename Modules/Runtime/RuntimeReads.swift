@@ -1,3 +1,4 @@
+import Engagement
 public import Models
 public import Storage
 
@@ -23,5 +24,14 @@ extension EngineRuntime {
     /// Pending outbox rows, all users.
     public nonisolated func outboxDepth() throws(RuntimeError) -> Int {
         do { return try store.outboxDepth() } catch { throw .store(error) }
+    }
+}
+
+extension EngineRuntime {
+    /// The rules that bound how late the user's alerts may be shown (`PushSends.showBy`): from
+    /// the user's newest engine. Throws `unknownUser` for a user never put.
+    public func showingRules(of userID: String) throws(RuntimeError) -> ShowingRules {
+        guard let engine = try engine(of: userID) else { throw .unknownUser(userID) }
+        return ShowingRules(profile: engine.profile, zone: engine.zone)
     }
 }

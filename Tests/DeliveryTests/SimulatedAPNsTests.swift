@@ -75,6 +75,27 @@ struct SimulatedAPNsTests {
         #expect(device.expiredWhileOffline == 2)
     }
 
+    @Test func anAlertThatCannotArriveByItsExpirationIsDiscardedInFlight() {
+        var apns = SimulatedAPNs(conditions: APNsConditions(), seed: 7)
+        var draws = SeededGenerator(seed: 1)
+        var device = SimulatedPushDevice<Int>(token: Self.token)
+        // An alert whose expiration is its own second: any latency is past it.
+        _ = apns.send(
+            Self.push(1, expiration: .at(Self.start - 1)), carrying: 1, to: &device, at: Self.start, draws: &draws)
+        // A priority-5 alert held for the power window past its expiration.
+        _ = apns.send(
+            Self.push(2, priority: .powerConsiderate, expiration: .at(Self.start + 60)), carrying: 2, to: &device,
+            at: Self.start, draws: &draws)
+        // A background push held past its expiration still arrives (only alerts are modelled so).
+        _ = apns.send(
+            Self.push(3, type: .background, expiration: .at(Self.start + 60)), carrying: 3, to: &device,
+            at: Self.start, draws: &draws)
+        let arrived = device.receive(through: Self.start + SimulatedAPNs.lowPriorityWindowSeconds + 60)
+        #expect(arrived.map(\.note) == [3])
+        #expect(device.expiredBeforeArrival == 2)
+        #expect(device.expiredWhileOffline == 0)
+    }
+
     @Test func anUninstalledAppIsAcceptedUntilAPNsLearnsOfItThen410WithItsTimestamp() {
         var apns = SimulatedAPNs(conditions: APNsConditions(), seed: 7)
         var draws = SeededGenerator(seed: 1)

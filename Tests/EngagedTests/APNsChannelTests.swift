@@ -189,13 +189,33 @@ struct APNsChannelTests {
             #expect(payload.contains(#""badge":2"#))
             #expect(push.headers["apns-push-type"] == "alert")
             #expect(push.headers["apns-collapse-id"] == "workoutKudos.2027-03-01.3")
-            // Social kinds are stale after 6 hours: APNs keeps them no longer for an offline phone.
-            #expect(push.headers["apns-expiration"] == String(kudos.dueAt.secondsSinceEpoch + 6 * 3_600))
+            // The caps count kudos: shown after the minute the plan counted it in, it could share
+            // an hour (or a day) with what the engine planned after it, so APNs keeps it no longer.
+            let minute = kudos.dueAt.secondsSinceEpoch / 60 * 60
+            #expect(push.headers["apns-expiration"] == String(minute + 59))
+            #expect(push.headers["apns-priority"] == "10")
             // A mention is not grouped copy: it collapses only with a re-send of itself (its key).
+            // The caps do not count it: APNs keeps it until it is stale, 6 hours on.
             let mention = Self.row("Ben mentioned you")
             try await channel.perform(mention)
             #expect(fake.pushes.count == 2)
             #expect(fake.pushes[1].headers["apns-collapse-id"] == mention.key)
+            #expect(fake.pushes[1].headers["apns-expiration"] == String(mention.dueAt.secondsSinceEpoch + 6 * 3_600))
+        }
+    }
+
+    @Test func anAlertPastTheMinuteThePlanCountedItInIsNotSent() async throws {
+        try await withChannel { channel, fake, runtime in
+            let clock = try #require(runtime.clock as? ManualClock)
+            let kudos = Self.row("Ben cheered your run", kind: .workoutKudos, id: "workoutKudos.2027-03-01.4")
+            // A backlog reaches it two minutes after its minute: shown now, it could share an hour
+            // with what the engine planned after it. The inbox keeps it; nothing goes to APNs.
+            clock.advance(by: kudos.dueAt - clock.now() + 120)
+            try await channel.perform(kudos)
+            #expect(fake.pushes.isEmpty)
+            // A mention is counted by no cap: still sent, until it is stale.
+            try await channel.perform(Self.row("Ben mentioned you"))
+            #expect(fake.pushes.count == 1)
         }
     }
 

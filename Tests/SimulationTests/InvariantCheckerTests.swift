@@ -46,6 +46,43 @@ import Testing
                 .isEmpty)
     }
 
+    @Test func aPushReleasedBeforeQuietHoursButShownInThemIsCaughtWhenShown() {
+        let user = profile {
+            $0.quietHours = try! QuietHours(start: LocalTimeOfDay("23:00")!, end: LocalTimeOfDay("06:30")!)
+            $0.maxPerDay = 1
+        }
+        var checker = InvariantChecker()
+        // Released at 19:00 (the plan's time), held by APNs for an offline phone, shown at 00:38.
+        let released = delivery("workoutComment.2027-06-01.1", .workoutComment, "2027-06-01T19:00:00+01:00")
+        #expect(checker.observeRelease(released, profile: user, zone: london).isEmpty)
+        var shown = released
+        shown.at = Instant(iso8601: "2027-06-02T00:38:00+01:00")!
+        #expect(checker.observeShown(shown, profile: user, zone: london) == [.noDeliveryInQuietHours])
+        // Shown on the next day after a delivery there, it is counted against that day's cap.
+        var nextDay = InvariantChecker()
+        _ = nextDay.observe(
+            delivery("hydration.a", .hydration, "2027-06-02T08:00:00+01:00"), profile: user, zone: london)
+        var late = released
+        late.at = Instant(iso8601: "2027-06-02T08:30:00+01:00")!
+        #expect(nextDay.observeShown(late, profile: user, zone: london) == [.perDayCapHeld])
+    }
+
+    @Test func theHourlyCapCountsAPushByTheMinuteItIsShown() {
+        let user = profile { $0.maxPerHour = 1 }
+        var checker = InvariantChecker()
+        // Planned at 09:00:00 and shown after three seconds in transit: still the 09:00 minute,
+        // an hour before the next one.
+        var first = delivery("a", .workoutKudos, "2027-06-01T09:00:00Z")
+        first.at = first.at + 3
+        #expect(checker.observeShown(first, profile: user, zone: london).isEmpty)
+        #expect(
+            checker.observe(delivery("b", .hydration, "2027-06-01T10:00:00Z"), profile: user, zone: london).isEmpty)
+        // A minute later is another minute: two in one hour.
+        var held = delivery("c", .workoutKudos, "2027-06-01T10:01:00Z")
+        held.at = Instant(iso8601: "2027-06-01T10:59:30Z")!
+        #expect(checker.observeShown(held, profile: user, zone: london) == [.perHourCapHeld])
+    }
+
     @Test func reEngagementForGiveMeSpaceIsCaught() {
         let delivered = [delivery("reEngagement.2027-06-01.1", .reEngagement, "2027-06-04T10:00:00+01:00")]
         #expect(violations(delivered, profile: profile(absence: .giveMeSpace)) == [.noReEngagementForGiveMeSpace])
