@@ -97,10 +97,9 @@ extension Shard {
             rules: rules, at: now)
         {
         case .success(let push): prepared = push
-        case .failure(let withheld):
-            // The inbox holds it; the badge it would have carried goes by a sync.
-            let reason = withheld == .expired ? "Expired" : "PayloadTooLarge"
-            stats.channels[.remote].failed[reason, default: 0] += 1
+        case .failure:
+            // Too large for APNs: the inbox holds it; the badge it would have carried goes by a sync.
+            stats.channels[.remote].failed["PayloadTooLarge", default: 0] += 1
             try inboxChanged(local, at: now)
             return
         }

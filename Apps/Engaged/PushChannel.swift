@@ -130,12 +130,6 @@ struct APNsChannelTransport: ChannelTransport {
             at: runtime.now())
         {
         case .success(let prepared): push = prepared
-        case .failure(.expired):
-            // Shown now it would break a promise of the plan (quiet hours, the day's cap, its
-            // staleness): the inbox keeps it, the phone is not woken for it.
-            metrics.delivered(.remote, outcome: .rejected, reason: "Expired")
-            logger.info("push withheld: its showing window closed", metadata: ["key": "\(row.key)"])
-            return
         case .failure(.payloadTooLarge(let bytes)):
             logger.error("push payload refused", metadata: ["key": "\(row.key)", "bytes": "\(bytes)"])
             metrics.delivered(.remote, outcome: .rejected, reason: "PayloadTooLarge")

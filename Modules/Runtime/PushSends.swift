@@ -59,13 +59,12 @@ public struct ShowingRules: Hashable, Sendable {
 /// An alert is judged where the person meets it, on the phone, and APNs may show it late: it
 /// holds a push for an offline phone until `apns-expiration`, and a low-priority one until the
 /// phone's next power window. So an alert's expiration is the last instant at which showing
-/// it still keeps the promises the plan made (`showBy`), and an alert whose time has passed
-/// before it is sent is not sent at all (the inbox keeps it).
+/// it still keeps the promises the plan made (`showBy`); an alert sent after that instant (a
+/// backlog, which a worker's claim-time rules have moved out of quiet hours and within the
+/// caps) goes "now or never": offered once to a phone online, never stored for one offline.
 public enum PushSends {
     /// Why an alert is not sent.
     public enum Withheld: Error, Hashable, Sendable {
-        /// Its showing window closed before it could be sent (`showBy`).
-        case expired
         /// The payload exceeds what APNs accepts.
         case payloadTooLarge(bytes: Int)
     }
@@ -113,15 +112,16 @@ public enum PushSends {
         rules: ShowingRules?, at now: Instant
     ) -> Result<PreparedPush, Withheld> {
         var content = request.content
-        guard
-            let last = showBy(
-                kind: content.kind, level: content.interruptionLevel, plannedAt: plannedAt, rules: rules, at: now)
-        else { return .failure(.expired) }
+        let last = showBy(
+            kind: content.kind, level: content.interruptionLevel, plannedAt: plannedAt, rules: rules, at: now)
         content.badge = badge
         let payload = PayloadBuilder.encodedBytes(content)
         guard payload.count <= PayloadBuilder.maxBytes else { return .failure(.payloadTooLarge(bytes: payload.count)) }
         let expiration: PushRequest.Expiration =
-            ChannelPolicy.expiration(of: content.kind, dueAt: plannedAt) == nil ? .nowOrNever : .at(last)
+            ChannelPolicy.expiration(of: content.kind, dueAt: plannedAt) == nil
+            ? .nowOrNever
+            : last.map { .at($0) }
+                ?? .nowOrNever
         return .success(
             PreparedPush(
                 id: key, pushType: .alert, topic: topic,

@@ -204,18 +204,22 @@ struct APNsChannelTests {
         }
     }
 
-    @Test func anAlertPastTheMinuteThePlanCountedItInIsNotSent() async throws {
+    @Test func anAlertPastTheMinuteThePlanCountedItInGoesNowOrNever() async throws {
         try await withChannel { channel, fake, runtime in
             let clock = try #require(runtime.clock as? ManualClock)
             let kudos = Self.row("Ben cheered your run", kind: .workoutKudos, id: "workoutKudos.2027-03-01.4")
-            // A backlog reaches it two minutes after its minute: shown now, it could share an hour
-            // with what the engine planned after it. The inbox keeps it; nothing goes to APNs.
+            // A backlog reaches it two minutes after its minute: offered once to a phone online,
+            // never stored for one offline (its later showing could share an hour with what the
+            // engine planned after it).
             clock.advance(by: kudos.dueAt - clock.now() + 120)
             try await channel.perform(kudos)
-            #expect(fake.pushes.isEmpty)
-            // A mention is counted by no cap: still sent, until it is stale.
-            try await channel.perform(Self.row("Ben mentioned you"))
-            #expect(fake.pushes.count == 1)
+            let push = try #require(fake.pushes.first)
+            #expect(push.headers["apns-expiration"] == "0")
+            // A mention is counted by no cap: kept until it is stale.
+            let mention = Self.row("Ben mentioned you")
+            try await channel.perform(mention)
+            #expect(fake.pushes.count == 2)
+            #expect(fake.pushes[1].headers["apns-expiration"] == String(mention.dueAt.secondsSinceEpoch + 6 * 3_600))
         }
     }
 
