@@ -40,9 +40,7 @@ extension Shard {
         if draining {
             for item in users[local].checker.items(ofGroup: id) { drainResolved(local, item) }
         }
-        let observed = ObservedDelivery(
-            id: id, kind: content.kind, level: content.interruptionLevel, at: instant,
-            repeats: DeviceClock.isDailySeries(request), releasedEarly: releasedEarly)
+        let observed = ObservedDelivery(request, at: instant, releasedEarly: releasedEarly)
         let profile = inPlace(local) { $0.engine.profile }
         let broken =
             shownNow
@@ -61,9 +59,7 @@ extension Shard {
     /// A push the phone shows at `instant`, released earlier: the rules of the moment the person
     /// meets it (`InvariantChecker.observeShown`).
     func judgeShown(_ local: Int, _ request: NotificationRequest, at instant: Instant) throws {
-        let observed = ObservedDelivery(
-            id: request.identifier, kind: request.content.kind, level: request.content.interruptionLevel, at: instant,
-            repeats: DeviceClock.isDailySeries(request))
+        let observed = ObservedDelivery(request, at: instant)
         let profile = inPlace(local) { $0.engine.profile }
         for violation in users[local].checker.observeShown(observed, profile: profile, zone: users[local].zone) {
             try journal.violation(violation, &users[local], at: instant, detail: request.identifier, stats: &stats)
@@ -175,5 +171,14 @@ extension Shard {
         }
         storeWriter?.recordLedger(userID: users[local].traits.profile.id, requestID, kind, .responded, at: now)
         try step(local, .notificationResponse(requestID: requestID, kind: kind, action: action), at: now)
+    }
+}
+
+extension ObservedDelivery {
+    /// `request` delivered at `instant`, as the checker sees it.
+    init(_ request: NotificationRequest, at instant: Instant, releasedEarly: Bool = false) {
+        self.init(
+            id: request.identifier, kind: request.content.kind, level: request.content.interruptionLevel, at: instant,
+            repeats: DeviceClock.isDailySeries(request), releasedEarly: releasedEarly)
     }
 }

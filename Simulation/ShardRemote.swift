@@ -134,8 +134,7 @@ extension Shard {
             return
         }
         let unread = users[local].remote.inbox.unreadCount
-        let key = OutboxKey.make(
-            users[local].traits.profile.id, SilentPushPlan.requestID, slot, OutboxPlan.silentChannel)
+        let key = RemoteChannel.silentPushes.row(for: users[local].traits.profile.id, dueAt: slot).key
         let counts = InboxCounts(total: users[local].remote.inbox.total, unread: unread, unseen: unread)
         let push = PushSends.sync(
             key: key, slot: slot, counts: counts, plan: RemoteChannel.silentPushes, topic: RemoteChannel.topic

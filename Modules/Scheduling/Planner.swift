@@ -222,7 +222,7 @@ public enum Planner {
             for at in reservedFireTimes { _ = take(instantOfKind(kind, at)) }
         }
         // No room reserved for the whole slot budget: the plan is kept in the engine's state
-        // until the next pass, and most plans hold a third of it.
+        // until the next pass, and most plans hold far fewer.
         var decisions: [PlanDecision] = []
         decisions.reserveCapacity(candidates.count)
         var suppressed: [(candidate: Candidate, reason: ReasonCode)] = []

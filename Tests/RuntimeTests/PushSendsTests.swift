@@ -48,48 +48,42 @@ struct PushSendsTests {
                 == nil)
     }
 
-    @Test("a kind the caps count is shown in the minute the plan counted it in, or not at all")
+    /// `PushSends.showBy` of an active alert, instants as ISO 8601 text (`at` defaults to `planned`).
+    static func showBy(
+        _ kind: NotificationKind, planned: String, at now: String? = nil, rules: ShowingRules
+    ) -> Instant? {
+        PushSends.showBy(
+            kind: kind, level: .active, plannedAt: instant(planned), rules: rules, at: instant(now ?? planned))
+    }
+
+    @Test("a kind the caps count is shown in the minute the plan counted it in, or now or never")
     func plannedMinute() {
         // Chatham (UTC+13:45): the minute is the instant's own, whatever the zone's offset.
-        let rules = Self.rules("Pacific/Chatham")
-        let planned = Self.instant("2027-03-01T18:00:20Z")
-        #expect(
-            PushSends.showBy(kind: .workoutComment, level: .active, plannedAt: planned, rules: rules, at: planned)
-                == Self.instant("2027-03-01T18:00:59Z"))
+        let chatham = Self.rules("Pacific/Chatham")
+        let planned = "2027-03-01T18:00:20Z"
+        #expect(Self.showBy(.workoutComment, planned: planned, rules: chatham) == Self.instant("2027-03-01T18:00:59Z"))
         // A retry 40 seconds on still falls in the minute; one a second after it does not.
         #expect(
-            PushSends.showBy(
-                kind: .workoutComment, level: .active, plannedAt: planned, rules: rules,
-                at: Self.instant("2027-03-01T18:00:59Z")) == Self.instant("2027-03-01T18:00:59Z"))
-        #expect(
-            PushSends.showBy(
-                kind: .workoutComment, level: .active, plannedAt: planned, rules: rules,
-                at: Self.instant("2027-03-01T18:01:00Z")) == nil)
+            Self.showBy(.workoutComment, planned: planned, at: "2027-03-01T18:00:59Z", rules: chatham)
+                == Self.instant("2027-03-01T18:00:59Z"))
+        #expect(Self.showBy(.workoutComment, planned: planned, at: "2027-03-01T18:01:00Z", rules: chatham) == nil)
         // The last minute of a local day stays on that day (Kathmandu, UTC+5:45: 23:59 local).
-        let lastMinute = Self.instant("2027-03-01T18:14:30Z")
         #expect(
-            PushSends.showBy(
-                kind: .workoutKudos, level: .active, plannedAt: lastMinute, rules: Self.rules("Asia/Kathmandu"),
-                at: lastMinute) == Self.instant("2027-03-01T18:14:59Z"))
+            Self.showBy(.workoutKudos, planned: "2027-03-01T18:14:30Z", rules: Self.rules("Asia/Kathmandu"))
+                == Self.instant("2027-03-01T18:14:59Z"))
     }
 
     @Test("a mention planned for 22:30 may not be shown once quiet hours begin at 23:00")
     func quietHoursBound() {
         // Berlin, winter time (UTC+1): 22:30 local is 21:30Z; quiet hours 23:00-06:30.
-        let planned = Self.instant("2027-03-01T21:30:00Z")
-        let rules = Self.rules("Europe/Berlin", quiet: Self.quiet(23 * 60, 6 * 60 + 30))
-        #expect(
-            PushSends.showBy(kind: .mention, level: .active, plannedAt: planned, rules: rules, at: planned)
-                == Self.instant("2027-03-01T21:59:59Z"))
-        // Sent inside the quiet hours (a retry after an outage): not sent at all.
-        #expect(
-            PushSends.showBy(
-                kind: .mention, level: .active, plannedAt: planned, rules: rules,
-                at: Self.instant("2027-03-01T22:00:00Z")) == nil)
+        let berlin = Self.rules("Europe/Berlin", quiet: Self.quiet(23 * 60, 6 * 60 + 30))
+        let planned = "2027-03-01T21:30:00Z"
+        #expect(Self.showBy(.mention, planned: planned, rules: berlin) == Self.instant("2027-03-01T21:59:59Z"))
+        // Sent inside the quiet hours (a retry after an outage): no later showing is allowed.
+        #expect(Self.showBy(.mention, planned: planned, at: "2027-03-01T22:00:00Z", rules: berlin) == nil)
         // An ordinary alert planned in the last minute before them ends with that minute.
-        let lastMinute = Self.instant("2027-03-01T21:59:10Z")
         #expect(
-            PushSends.showBy(kind: .workoutComment, level: .active, plannedAt: lastMinute, rules: rules, at: lastMinute)
+            Self.showBy(.workoutComment, planned: "2027-03-01T21:59:10Z", rules: berlin)
                 == Self.instant("2027-03-01T21:59:59Z"))
     }
 
