@@ -4,6 +4,7 @@ import LiveActivity
 import Models
 import Runtime
 import Scheduling
+import Storage
 
 /// One user's Live Activities on the simulated device: ActivityKit's center (Apple's limits:
 /// 8 h active, 4 KB, stale dates, the hourly budget of priority-10 pushes) and the engine's
@@ -151,7 +152,7 @@ extension Shard {
     private func pushLiveActivity(_ local: Int, _ command: LiveActivityCommand, token: String, at now: Instant) {
         // The key of the command's outbox row (`OutboxPlan.rows`), as the server sends it.
         let key = OutboxKey.make(
-            users[local].traits.profile.id, command.requestID, command.at, OutboxPlan.liveActivityChannel)
+            users[local].traits.profile.id, command.requestID, command.at, .liveActivity)
         let prepared: PreparedPush?
         do { prepared = try PushSends.liveActivity(command, key: key, topic: RemoteChannel.topic) } catch {
             stats.channels[.liveActivity].failed["PayloadTooLarge", default: 0] += 1

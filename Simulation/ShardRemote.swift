@@ -88,7 +88,7 @@ extension Shard {
             return
         }
         let userID = users[local].traits.profile.id
-        let key = planned.key ?? OutboxKey.make(userID, id, planned.decidedAt, OutboxPlan.pushChannel)
+        let key = planned.key ?? OutboxKey.make(userID, id, planned.decidedAt, .push)
         let unread = users[local].remote.inbox.unreadCount
         let rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.zone) }
         let prepared: PreparedPush

@@ -132,7 +132,7 @@ struct ServerMetrics: Sendable {
 
     /// Counts the rows a dispatch completed: inbox items, and the local notifications among them.
     func dispatched(_ rows: [OutboxRow]) {
-        for row in rows where row.channel == InboxDelivery.channel {
+        for row in rows where row.channel == .inbox {
             delivered(.inbox, outcome: .delivered)
             if let kind = OccurrenceID(requestID: row.requestID)?.kind, ChannelPolicy.channel(for: kind) == .local {
                 delivered(.local, outcome: .due)

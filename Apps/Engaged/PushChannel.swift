@@ -107,10 +107,11 @@ struct APNsChannelTransport: ChannelTransport {
 
     func perform(_ row: OutboxRow) async throws {
         switch row.channel {
-        case OutboxPlan.pushChannel: try await performAlert(row)
-        case OutboxPlan.silentChannel: try await performSync(row)
-        case OutboxPlan.liveActivityChannel: try await performLiveActivity(row)
-        default: try await LoggingTransport(logger: logger).perform(row)
+        case .push: try await performAlert(row)
+        case .silent: try await performSync(row)
+        case .liveActivity: try await performLiveActivity(row)
+        // The runtime performs these itself (`EngineRuntime.dispatchDue`): never sent, only logged.
+        case .inbox, .job: try await LoggingTransport(logger: logger).perform(row)
         }
     }
 

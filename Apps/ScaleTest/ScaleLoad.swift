@@ -75,10 +75,10 @@ struct ScaleLoad {
                         deepLink: .workoutStart),
                     trigger: .date(dueAt))
                 let payload = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
-                let key = OutboxKey.make(userID, requestID, dueAt, OutboxPlan.pushChannel)
+                let key = OutboxKey.make(userID, requestID, dueAt, .push)
                 rows.append(
                     OutboxRow(
-                        key: key, userID: userID, requestID: requestID, channel: OutboxPlan.pushChannel, dueAt: dueAt,
+                        key: key, userID: userID, requestID: requestID, channel: .push, dueAt: dueAt,
                         payload: payload))
                 world.notifications[key] = Notification(userID: userID, dueAt: dueAt)
             }

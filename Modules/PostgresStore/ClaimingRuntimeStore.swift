@@ -29,7 +29,7 @@ public final class ClaimingRuntimeStore: RuntimeStore {
     public func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
         prefetch.withLock { $0 = ClaimPrefetch() }
         let claim = try queue.claimWithRules(through: instant, users: limit)
-        let users = Set(claim.rows.filter { $0.channel != OutboxPlan.jobChannel }.map(\.userID))
+        let users = Set(claim.rows.filter { $0.channel != .job }.map(\.userID))
         // The claim is committed: a failed prefetch only means reads row by row.
         let read =
             (try? ClaimPrefetch.read(users.sorted(), knownToHaveProfile: Set(claim.rules.keys), pool: queue.pool))

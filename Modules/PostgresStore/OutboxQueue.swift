@@ -100,7 +100,7 @@ public final class OutboxQueue: Sendable {
                 for key in claimed.byUser[user] ?? [] { _ = claimed.remove(key) }
             }
             for row in rows {
-                let deadline = row.channel == OutboxPlan.pushChannel ? deadlines[row.userID] : nil
+                let deadline = row.channel == .push ? deadlines[row.userID] : nil
                 claimed.add(row.key, .init(userID: row.userID, claimedAt: at, sendBefore: deadline))
             }
         }
@@ -210,11 +210,11 @@ public final class OutboxQueue: Sendable {
                 (String, String, String, String, Int64, String, Int32).self)
             if attempts > 0 { claimedBefore.insert(key) }
             return OutboxRow(
-                key: key, userID: user, requestID: request, channel: channel,
+                key: key, userID: user, requestID: request, channel: try OutboxChannel.stored(channel),
                 dueAt: Instant(secondsSinceEpoch: dueAt), payload: payload)
         }
         let byUser = Dictionary(grouping: due, by: \.userID)
-        let alerted = byUser.filter { $0.value.contains { $0.channel == OutboxPlan.pushChannel } }.map(\.key)
+        let alerted = byUser.filter { $0.value.contains { $0.channel == .push } }.map(\.key)
         let (rules, unreadable) = try self.rules(of: alerted, connection)
         let tallies = try self.tallies(of: alerted, connection)
 
@@ -229,9 +229,9 @@ public final class OutboxQueue: Sendable {
             let userRules = rules[user]
             if unreadable.contains(user) {
                 // One damaged profile must not stop the queue: its alerts wait an hour, unsent.
-                let alerts = rows.filter { $0.channel == OutboxPlan.pushChannel }
+                let alerts = rows.filter { $0.channel == .push }
                 deferrals += alerts.map { .init(key: $0.key, until: now + 3_600, reason: "unreadableProfile") }
-                let others = rows.filter { $0.channel != OutboxPlan.pushChannel }
+                let others = rows.filter { $0.channel != .push }
                 if others.isEmpty { idle.append(user) }
                 perform += others
                 continue
@@ -330,7 +330,7 @@ public final class OutboxQueue: Sendable {
             """
             INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
             SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
-                \(rows.map(\.channel))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
+                \(rows.map(\.channel.rawValue))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
                 \(rows.map(\.payload))::text[])
             ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
                 payload = excluded.payload

@@ -136,7 +136,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
         for row in rows {
             let written = try session.rows(
                 OutboxSQL.enqueue(
-                    userID: row.userID, requestID: row.requestID, channel: row.channel, key: row.key,
+                    userID: row.userID, requestID: row.requestID, channel: row.channel.rawValue, key: row.key,
                     dueAt: row.dueAt.secondsSinceEpoch, payload: row.payload))
             if !written.isEmpty { soonest = min(soonest ?? .max, row.dueAt.secondsSinceEpoch) }
         }
@@ -210,7 +210,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
         let (key, userID, requestID, channel, dueAt, payload) = try PostgresColumns.decode(
             row, as: (String, String, String, String, Int64, String).self, table: "outbox")
         return OutboxRow(
-            key: key, userID: userID, requestID: requestID, channel: channel,
+            key: key, userID: userID, requestID: requestID, channel: try OutboxChannel.stored(channel),
             dueAt: Instant(secondsSinceEpoch: dueAt), payload: payload)
     }
 }

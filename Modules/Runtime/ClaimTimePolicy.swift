@@ -123,8 +123,8 @@ public enum ClaimTimePolicy {
         guardSeconds: Int64 = defaultGuardSeconds, claimedBefore: Set<String> = []
     ) -> Decision {
         var decision = Decision()
-        let alerts = rows.filter { $0.channel == OutboxPlan.pushChannel }
-        decision.perform = rows.filter { $0.channel != OutboxPlan.pushChannel }
+        let alerts = rows.filter { $0.channel == .push }
+        decision.perform = rows.filter { $0.channel != .push }
         guard let rules, !alerts.isEmpty else {
             decision.perform = rows
             return decision
@@ -243,8 +243,8 @@ public enum ClaimTimePolicy {
             }
         }
         let row = OutboxRow(
-            key: OutboxKey.make(userID, requestID, dueAt, OutboxPlan.pushChannel), userID: userID, requestID: requestID,
-            channel: OutboxPlan.pushChannel, dueAt: dueAt, payload: payload)
+            key: OutboxKey.make(userID, requestID, dueAt, .push), userID: userID, requestID: requestID,
+            channel: .push, dueAt: dueAt, payload: payload)
         return Merge(row: row, replacedKeys: alerts.map(\.row.key))
     }
 }

@@ -181,12 +181,12 @@ public actor EngineRuntime {
         var completed: [OutboxRow] = []
         var sends: [OutboxRow] = []
         for row in due {
-            if row.channel == OutboxPlan.jobChannel {
+            if row.channel == .job {
                 // The job's own commit replaces this row with the job's next run. A user whose
                 // engine cannot be loaded keeps the row and holds up no one else.
                 guard let job = BackgroundJob(rawValue: row.requestID) else { continue }
                 do { try await apply(.backgroundTaskLaunched(job), to: row.userID) } catch { continue }
-            } else if row.channel == InboxDelivery.channel {
+            } else if row.channel == .inbox {
                 // Delivered and completed in one transaction: nothing to complete below.
                 guard let delivery = InboxDelivery(row) else { continue }
                 var next = nextRepeat(of: row).map { [$0] } ?? []
@@ -196,7 +196,7 @@ public actor EngineRuntime {
                 do { try store.deliverToInbox(delivery, next: next, at: now) } catch { throw .store(error) }
                 completed.append(row)
                 continue
-            } else if row.channel == OutboxPlan.silentChannel, !silentPushes.isSendable(dueAt: row.dueAt, at: now) {
+            } else if row.channel == .silent, !silentPushes.isSendable(dueAt: row.dueAt, at: now) {
                 // One user's failed commit (another process changed their engine) holds up no one else.
                 do { try await commitRows([silentPushes.row(for: row.userID, changedAt: now)], for: row.userID) } catch
                 {
@@ -259,8 +259,8 @@ public actor EngineRuntime {
     static func inboxFirst(_ rows: [OutboxRow]) -> [OutboxRow] {
         rows.enumerated().sorted { a, b in
             if a.element.dueAt != b.element.dueAt { return a.offset < b.offset }
-            let aInbox = a.element.channel == InboxDelivery.channel
-            let bInbox = b.element.channel == InboxDelivery.channel
+            let aInbox = a.element.channel == .inbox
+            let bInbox = b.element.channel == .inbox
             return aInbox != bInbox ? aInbox : a.offset < b.offset
         }.map(\.element)
     }
@@ -348,7 +348,7 @@ public actor EngineRuntime {
         let touched = Set(outbox.cancelled).union(outbox.rows.map(\.requestID))
         var moved: [OutboxRow] = []
         for row in try store.pendingOutbox(userID: engine.profile.id)
-        where row.channel != OutboxPlan.jobChannel && !touched.contains(row.requestID) {
+        where row.channel != .job && !touched.contains(row.requestID) {
             guard let fireAt = fireTimes[row.requestID], fireAt != row.dueAt, fireAt > now else { continue }
             var next = row
             next.dueAt = fireAt

@@ -20,19 +20,11 @@ public import Storage
 /// - Effects that act on the device only (badge, clearing delivered notifications, deep links)
 ///   and copy requests make no row.
 public enum OutboxPlan {
-    /// The outbox channel of remote alerts (APNs).
-    public static let pushChannel = "push"
-    /// The outbox channel of badge and inbox syncs (APNs background pushes, `SilentPushPlan`).
-    public static let silentChannel = "silent"
-    public static let jobChannel = "job"
-    /// The outbox channel of Live Activity starts, updates and ends (APNs `liveactivity` pushes).
-    public static let liveActivityChannel = DeliveryChannel.liveActivity.rawValue
-
     /// The outbox channels a scheduled notification of `kind` is performed on by the server.
-    public static func notificationChannels(for kind: NotificationKind) -> [String] {
+    public static func notificationChannels(for kind: NotificationKind) -> [OutboxChannel] {
         switch ChannelPolicy.channel(for: kind) {
-        case .remote: [pushChannel, InboxDelivery.channel]
-        default: [InboxDelivery.channel]
+        case .remote: [.push, .inbox]
+        default: [.inbox]
         }
     }
 
@@ -61,16 +53,16 @@ public enum OutboxPlan {
             case .cancel(let ids):
                 cancelled += ids
                 let withdrawn = Set(ids)
-                rows.removeAll { $0.channel != jobChannel && withdrawn.contains($0.requestID) }
+                rows.removeAll { $0.channel != .job && withdrawn.contains($0.requestID) }
             case .submitBackgroundTask(let task):
                 let job = task.identifier
                 let dueAt = task.earliestBegin ?? now
                 add(
                     OutboxRow(
-                        key: OutboxKey.make(userID, job, dueAt, jobChannel), userID: userID, requestID: job,
-                        channel: jobChannel, dueAt: dueAt, payload: "{\"job\":\"\(job)\"}"))
+                        key: OutboxKey.make(userID, job, dueAt, .job), userID: userID, requestID: job,
+                        channel: .job, dueAt: dueAt, payload: "{\"job\":\"\(job)\"}"))
             case .liveActivity(let command):
-                let channel = liveActivityChannel
+                let channel = OutboxChannel.liveActivity
                 add(
                     OutboxRow(
                         key: OutboxKey.make(userID, command.requestID, command.at, channel), userID: userID,
@@ -99,7 +91,8 @@ extension OutboxPlan {
 }
 
 public enum OutboxKey {
-    public static func make(_ userID: String, _ requestID: String, _ dueAt: Instant, _ channel: String) -> String {
+    public static func make(_ userID: String, _ requestID: String, _ dueAt: Instant, _ channel: OutboxChannel) -> String
+    {
         // Both FNV-1a hashes of "user␟request␟dueAt␟channel", fed piece by piece: the same
         // hashes as over the joined text, without building it (a key is made per push). The
         // states are a value passed in and out, not variables a nested function captures (each
@@ -111,7 +104,7 @@ public enum OutboxKey {
         hashes.feedSeparator()
         DecimalText.withBytes(of: dueAt.secondsSinceEpoch) { hashes.feed($0) }
         hashes.feedSeparator()
-        hashes.feed(channel)
+        hashes.feed(channel.rawValue)
         let high = (hashes.high & ~0xF000) | 0x8000  // version 8
         let low = (hashes.low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // variant 10
         // 8-4-4-4-12 lowercase hex digits.

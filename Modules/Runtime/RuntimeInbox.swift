@@ -3,9 +3,6 @@ public import Models
 public import Storage
 
 extension InboxDelivery {
-    /// The outbox channel whose rows land in the user's inbox.
-    public static let channel = "inbox"
-
     /// What an `inbox` row shows, read from its payload (the `NotificationRequest` as JSON), or
     /// nil when the payload is not one (the row is then left pending, as a refused send is).
     init?(_ row: OutboxRow) {

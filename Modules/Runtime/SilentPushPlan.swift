@@ -54,7 +54,7 @@ public struct SilentPushPlan: Hashable, Sendable {
     /// The sync row of `userID` at the slot `dueAt`.
     public func row(for userID: String, dueAt: Instant) -> OutboxRow {
         OutboxRow(
-            key: OutboxKey.make(userID, Self.requestID, dueAt, OutboxPlan.silentChannel), userID: userID,
-            requestID: Self.requestID, channel: OutboxPlan.silentChannel, dueAt: dueAt, payload: "{}")
+            key: OutboxKey.make(userID, Self.requestID, dueAt, .silent), userID: userID,
+            requestID: Self.requestID, channel: .silent, dueAt: dueAt, payload: "{}")
     }
 }

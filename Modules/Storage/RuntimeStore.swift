@@ -1,5 +1,26 @@
 public import Models
 
+/// Where an outbox row's work goes: a case per kind of work the server performs. Stored as its
+/// raw value; a stored value that names none is a corrupt row.
+public enum OutboxChannel: String, CaseIterable, Codable, Hashable, Sendable {
+    /// An APNs alert: a remote kind's notification, when due.
+    case push
+    /// A badge and inbox sync: an APNs background push (`SilentPushPlan`).
+    case silent
+    /// An item of the user's in-app inbox, delivered when due.
+    case inbox
+    /// A background job the runtime applies to the user's engine.
+    case job
+    /// A Live Activity's start, update or end (an APNs `liveactivity` push).
+    case liveActivity
+
+    /// The channel stored as `text`, or `StoreError.corrupt` naming it.
+    public static func stored(_ text: String) throws(StoreError) -> OutboxChannel {
+        guard let channel = OutboxChannel(rawValue: text) else { throw .corrupt("unknown outbox channel \"\(text)\"") }
+        return channel
+    }
+}
+
 /// Work the runtime must perform outside the database (a push to send, an inbox item to show),
 /// written in the same transaction as the engine state that decided it: the transactional
 /// outbox. A dispatcher performs due rows with their key and then completes them.
@@ -11,14 +32,16 @@ public struct OutboxRow: Codable, Hashable, Sendable {
     public var userID: String
     /// The notification request the work is for.
     public var requestID: String
-    /// Where it goes: `push`, `silent`, `inbox`, ... (one pending row per request and channel).
-    public var channel: String
+    /// Where it goes (one pending row per request and channel).
+    public var channel: OutboxChannel
     /// When to perform it.
     public var dueAt: Instant
     /// What the channel needs, as JSON.
     public var payload: String
 
-    public init(key: String, userID: String, requestID: String, channel: String, dueAt: Instant, payload: String) {
+    public init(
+        key: String, userID: String, requestID: String, channel: OutboxChannel, dueAt: Instant, payload: String
+    ) {
         self.key = key
         self.userID = userID
         self.requestID = requestID
@@ -77,7 +100,7 @@ public struct RuntimeCommit: Hashable, Sendable {
             if row.userID != userID { return .invalidBatch(field: "\(field).userID", problem: "not the commit's user") }
             if row.key.isEmpty { return .invalidBatch(field: "\(field).key", problem: "empty") }
             if !keys.insert(row.key).inserted { return .invalidBatch(field: "\(field).key", problem: "repeated") }
-            if !slots.insert([row.requestID, row.channel]).inserted {
+            if !slots.insert([row.requestID, row.channel.rawValue]).inserted {
                 return .invalidBatch(field: "\(field)", problem: "a second row for the same request and channel")
             }
         }

@@ -88,7 +88,8 @@ extension SQLiteEngagementStore {
                 for row in next {
                     guard try !Self.isDone(row.key, db) else { continue }
                     try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                        row.userID, row.requestID, row.channel, row.key, row.dueAt.secondsSinceEpoch, row.payload,
+                        row.userID, row.requestID, row.channel.rawValue, row.key, row.dueAt.secondsSinceEpoch,
+                        row.payload,
                     ])
                 }
                 return .commit

@@ -39,7 +39,7 @@ extension SQLiteEngagementStore {
                 continue
             }
             try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                row.userID, row.requestID, row.channel, row.key, row.dueAt.secondsSinceEpoch, row.payload,
+                row.userID, row.requestID, row.channel.rawValue, row.key, row.dueAt.secondsSinceEpoch, row.payload,
             ])
         }
     }
@@ -72,14 +72,15 @@ extension SQLiteEngagementStore {
                 db.cachedStatement(sql: SQLiteStatements.selectDueOutbox),
                 arguments: [instant.secondsSinceEpoch, limit]
             )
-            .map(Self.outboxRow)
+            .map { row throws(StoreError) in try Self.outboxRow(row) }
         }
     }
 
     public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
         try read { db in
-            try Row.fetchAll(db.cachedStatement(sql: SQLiteStatements.selectUserOutbox), arguments: [userID]).map(
-                Self.outboxRow)
+            try Row.fetchAll(db.cachedStatement(sql: SQLiteStatements.selectUserOutbox), arguments: [userID]).map {
+                row throws(StoreError) in try Self.outboxRow(row)
+            }
         }
     }
 
@@ -93,9 +94,9 @@ extension SQLiteEngagementStore {
         try read { db in try Int.fetchOne(db.cachedStatement(sql: SQLiteStatements.countOutbox)) ?? 0 }
     }
 
-    private static func outboxRow(_ row: Row) -> OutboxRow {
+    private static func outboxRow(_ row: Row) throws(StoreError) -> OutboxRow {
         OutboxRow(
-            key: row[0], userID: row[1], requestID: row[2], channel: row[3],
+            key: row[0], userID: row[1], requestID: row[2], channel: try OutboxChannel.stored(row[3]),
             dueAt: Instant(secondsSinceEpoch: row[4]), payload: row[5])
     }
 }

@@ -160,7 +160,7 @@ struct APNsChannelTests {
 
     static func row(
         _ title: String, kind: NotificationKind = .mention, id: String = "mention.2027-03-01.1",
-        channel: String = "push"
+        channel: OutboxChannel = .push
     ) -> OutboxRow {
         let request = NotificationRequest(
             identifier: id, content: NotificationContent(kind: kind, title: title, body: "Have a look"),
@@ -176,7 +176,7 @@ struct APNsChannelTests {
         try await withChannel { channel, fake, _, store in
             // Two unread items in Ana's inbox, one of them the kudos the push announces.
             for title in ["Lunch", "Kudos"] {
-                let item = Self.row(title, id: "x-\(title)", channel: "inbox")
+                let item = Self.row(title, id: "x-\(title)", channel: .inbox)
                 try store.commit(RuntimeCommit(userID: "ana", snapshot: [1], outbox: [item]))
                 try store.deliverToInbox(
                     InboxDelivery(row: item, kind: "mealReminder", title: title, body: ""), next: [], at: item.dueAt)
@@ -225,7 +225,7 @@ struct APNsChannelTests {
 
     @Test func aSyncRowIsABackgroundPushWithTheCountsOfTheMoment() async throws {
         try await withChannel { channel, fake, runtime, store in
-            let item = Self.row("Lunch", id: "mealReminder.2027-03-01.lunch", channel: "inbox")
+            let item = Self.row("Lunch", id: "mealReminder.2027-03-01.lunch", channel: .inbox)
             try store.commit(RuntimeCommit(userID: "ana", snapshot: [1], outbox: [item]))
             try store.deliverToInbox(
                 InboxDelivery(row: item, kind: "mealReminder", title: "Lunch", body: ""), next: [], at: item.dueAt)
@@ -260,10 +260,10 @@ struct APNsChannelTests {
 
     @Test func anAlertStillFailingAfterRetriesAsksForABadgeSync() async throws {
         try await withChannel { channel, fake, runtime, store in
-            #expect(try !store.pendingOutbox(userID: "ana").contains { $0.channel == "silent" })
+            #expect(try !store.pendingOutbox(userID: "ana").contains { $0.channel == .silent })
             fake.answer(token: Self.token, with: .serviceUnavailable)
             try await channel.perform(Self.row("a"))
-            let syncs = try store.pendingOutbox(userID: "ana").filter { $0.channel == "silent" }
+            let syncs = try store.pendingOutbox(userID: "ana").filter { $0.channel == .silent }
             #expect(syncs.count == 1)
             #expect(syncs.first?.requestID == SilentPushPlan.requestID)
         }

@@ -388,8 +388,8 @@ struct RouteTests {
             let performed = server.transport.performed.withLock { $0 }
             // Jobs run inside the runtime, inbox rows land in the inbox; a local kind gets no push
             // (the device fires it) but a badge sync, which went to the transport, in due order.
-            #expect(!performed.contains { $0.channel == "push" })
-            #expect(performed.contains { $0.channel == "silent" && $0.requestID == "inbox-sync" })
+            #expect(!performed.contains { $0.channel == .push })
+            #expect(performed.contains { $0.channel == .silent && $0.requestID == "inbox-sync" })
             let inbox = try server.store.inboxPage(userID: "ana", before: nil, limit: 100).items
             #expect(inbox.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" })
             #expect(performed.map(\.dueAt) == performed.map(\.dueAt).sorted())
@@ -411,13 +411,13 @@ struct RouteTests {
             // Breakfast (07:00Z) landed in the inbox; its badge sync follows at the next slot.
             let inbox = try server.store.inboxPage(userID: "ana", before: nil, limit: 100).items
             #expect(inbox.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" })
-            let sync = try #require(try server.store.pendingOutbox(userID: "ana").first { $0.channel == "silent" })
+            let sync = try #require(try server.store.pendingOutbox(userID: "ana").first { $0.channel == .silent })
             server.clock.advance(by: sync.dueAt - server.clock.now())
             for _ in 0..<50 where server.transport.performed.withLock({ $0.isEmpty }) {
                 try await Task.sleep(for: .milliseconds(100))
             }
             let performed = server.transport.performed.withLock { $0 }
-            #expect(performed.contains { $0.channel == "silent" })
+            #expect(performed.contains { $0.channel == .silent })
             #expect(performed.allSatisfy { $0.dueAt <= server.clock.now() })
             #expect(try server.store.outboxDepth() > 0)  // later rows stay pending
         }

@@ -19,7 +19,7 @@ extension APNsChannelTests {
             try await runtime.apply(
                 .liveActivity(.workoutUpdated(.init(elapsedSeconds: 600, currentExercise: "Intervals"))), to: "ana")
             // Both due at once (the test's clock stands still): in the order they were decided.
-            let rows = try store.pendingOutbox(userID: "ana").filter { $0.channel == "liveActivity" }
+            let rows = try store.pendingOutbox(userID: "ana").filter { $0.channel == .liveActivity }
                 .sorted { $0.requestID < $1.requestID }
             #expect(rows.map(\.requestID) == ["liveActivity.workout-1.1", "liveActivity.workout-1.2"])
             for row in rows { try await channel.perform(row) }
@@ -40,7 +40,7 @@ extension APNsChannelTests {
         try await withChannel { channel, fake, runtime, store in
             try await runtime.apply(.liveActivity(.workoutStarted(workoutType: "Run")), to: "ana")
             try await runtime.apply(.liveActivity(.workoutUpdated(.init(elapsedSeconds: 600))), to: "ana")
-            for row in try store.pendingOutbox(userID: "ana") where row.channel == "liveActivity" {
+            for row in try store.pendingOutbox(userID: "ana") where row.channel == .liveActivity {
                 try await channel.perform(row)
             }
             #expect(fake.pushes.isEmpty)

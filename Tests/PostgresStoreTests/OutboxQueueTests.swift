@@ -18,8 +18,8 @@ struct OutboxQueueTests {
             identifier: name, content: NotificationContent(kind: .workoutReminder, title: name, body: "Body"),
             trigger: .date(due))
         return OutboxRow(
-            key: OutboxKey.make(user, name, due, OutboxPlan.pushChannel), userID: user, requestID: name,
-            channel: OutboxPlan.pushChannel, dueAt: due,
+            key: OutboxKey.make(user, name, due, .push), userID: user, requestID: name,
+            channel: .push, dueAt: due,
             payload: String(decoding: try! JSONEncoder().encode(request), as: UTF8.self))
     }
 

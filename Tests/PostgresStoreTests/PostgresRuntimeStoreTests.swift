@@ -14,7 +14,7 @@ private let conflictOfU1 = StoreError.unavailable(
 
 private func row(_ userID: String, _ requestID: String, dueIn seconds: Int64) -> OutboxRow {
     OutboxRow(
-        key: "\(userID)/\(requestID)/push/\(seconds)", userID: userID, requestID: requestID, channel: "push",
+        key: "\(userID)/\(requestID)/push/\(seconds)", userID: userID, requestID: requestID, channel: .push,
         dueAt: t0 + seconds, payload: "{}")
 }
 
@@ -173,10 +173,10 @@ struct PostgresRuntimeStoreTests {
                 #expect(try workQueueDue("u3", database) == nil)
                 // A delivery's next rows are noted with it.
                 let inbox = OutboxRow(
-                    key: "u4/lunch/inbox", userID: "u4", requestID: "lunch", channel: "inbox", dueAt: t0 + 100,
+                    key: "u4/lunch/inbox", userID: "u4", requestID: "lunch", channel: .inbox, dueAt: t0 + 100,
                     payload: "{}")
                 let next = OutboxRow(
-                    key: "u4/sync", userID: "u4", requestID: "sync", channel: "silent", dueAt: t0 + 50, payload: "{}")
+                    key: "u4/sync", userID: "u4", requestID: "sync", channel: .silent, dueAt: t0 + 50, payload: "{}")
                 try store.commit(RuntimeCommit(userID: "u4", snapshot: [1], outbox: [inbox]))
                 try database.query("DELETE FROM work_queue WHERE user_id = 'u4'")
                 try store.deliverToInbox(

@@ -22,7 +22,7 @@ private final class TimedTransport: ChannelTransport {
         performed.withLock { $0.append((row, now)) }
     }
 
-    var syncTimes: [Instant] { performed.withLock { $0 }.filter { $0.row.channel == "silent" }.map(\.at) }
+    var syncTimes: [Instant] { performed.withLock { $0 }.filter { $0.row.channel == .silent }.map(\.at) }
 }
 
 @Suite("Engine runtime: channels")
@@ -41,8 +41,9 @@ struct ChannelRoutingTests {
             .schedule(request(.mention, "mention.2027-03-28.1"), fireAt: Self.start + 60),
         ]
         let rows = OutboxPlan.rows(for: effects, userID: "u1", at: Self.start).rows
-        #expect(rows.filter { $0.requestID.hasPrefix("mealReminder") }.map(\.channel) == ["inbox"])
-        #expect(rows.filter { $0.requestID.hasPrefix("mention") }.map(\.channel).sorted() == ["inbox", "push"])
+        #expect(rows.filter { $0.requestID.hasPrefix("mealReminder") }.map(\.channel) == [.inbox])
+        #expect(
+            rows.filter { $0.requestID.hasPrefix("mention") }.map(\.channel.rawValue).sorted() == ["inbox", "push"])
         #expect(effects.map(\.channel) == [.local, .remote])
     }
 
@@ -85,7 +86,7 @@ struct ChannelRoutingTests {
             }
         }
         // A punctual dispatcher from here on sends the pending sync at its slot.
-        if let pending = try store.pendingOutbox(userID: "u1").first(where: { $0.channel == "silent" }) {
+        if let pending = try store.pendingOutbox(userID: "u1").first(where: { $0.channel == .silent }) {
             clock.advance(by: max(0, pending.dueAt - clock.now()))
             _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
         }
@@ -95,7 +96,7 @@ struct ChannelRoutingTests {
             #expect(times[index] - times[index - 2] >= 3_600, "sends at \(times[index - 2]) ... \(times[index])")
         }
         #expect(try #require(times.last) > lastChange)
-        #expect(try store.pendingOutbox(userID: "u1").allSatisfy { $0.channel != "silent" })
+        #expect(try store.pendingOutbox(userID: "u1").allSatisfy { $0.channel != .silent })
     }
 
     @Test func aSyncFoundPastItsGraceMovesToTheNextSlotUnsent() async throws {
@@ -104,12 +105,12 @@ struct ChannelRoutingTests {
         let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
         try await runtime.putUser(profile())
         try await runtime.requestInboxSync(of: "u1")
-        let sync = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == "silent" })
+        let sync = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == .silent })
         clock.advance(by: sync.dueAt - clock.now() + 600)
         let transport = TimedTransport(clock: clock)
         _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
         #expect(transport.syncTimes.isEmpty)
-        let moved = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == "silent" })
+        let moved = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == .silent })
         #expect(moved.dueAt == runtime.silentPushes.slot(after: clock.now()))
     }
 
@@ -125,14 +126,14 @@ struct ChannelRoutingTests {
         // Sync rows go out; then nothing is pending for the badge.
         clock.advance(by: runtime.silentPushes.slot(after: clock.now()) - clock.now())
         _ = try await runtime.dispatchDue(limit: 10_000, through: TimedTransport(clock: clock))
-        #expect(try !store.pendingOutbox(userID: "u1").contains { $0.channel == "silent" })
+        #expect(try !store.pendingOutbox(userID: "u1").contains { $0.channel == .silent })
 
         _ = try await runtime.readAllInbox(of: "u1")
-        #expect(try store.pendingOutbox(userID: "u1").contains { $0.channel == "silent" })
+        #expect(try store.pendingOutbox(userID: "u1").contains { $0.channel == .silent })
         clock.advance(by: runtime.silentPushes.slot(after: clock.now()) - clock.now())
         _ = try await runtime.dispatchDue(limit: 10_000, through: TimedTransport(clock: clock))
         _ = try await runtime.readAllInbox(of: "u1")  // nothing unread: the badge is right already
-        #expect(try !store.pendingOutbox(userID: "u1").contains { $0.channel == "silent" })
+        #expect(try !store.pendingOutbox(userID: "u1").contains { $0.channel == .silent })
     }
 }
 
@@ -165,8 +166,8 @@ struct ConcurrentSendTests {
         let rows = (0..<100).map { index in
             let requestID = "mention.2027-03-27.\(index)" + (index % 10 == 0 ? ".fails" : "")
             return OutboxRow(
-                key: OutboxKey.make("u1", requestID, dueAt, "push"), userID: "u1", requestID: requestID,
-                channel: "push", dueAt: dueAt, payload: "{}")
+                key: OutboxKey.make("u1", requestID, dueAt, .push), userID: "u1", requestID: requestID,
+                channel: .push, dueAt: dueAt, payload: "{}")
         }
         let snapshot = try #require(try store.snapshot(userID: "u1"))
         try store.commit(RuntimeCommit(userID: "u1", snapshot: snapshot, outbox: rows))
@@ -177,7 +178,7 @@ struct ConcurrentSendTests {
         #expect(state.most <= EngineRuntime.maxConcurrentSends)
         #expect(Set(state.performed).count == state.performed.count)
         #expect(Set(state.performed).isSuperset(of: rows.map(\.key)))
-        let pushes = completed.filter { $0.channel == "push" }
+        let pushes = completed.filter { $0.channel == .push }
         #expect(pushes.count == 90)
         #expect(Set(pushes.map(\.key)) == Set(rows.filter { !$0.requestID.hasSuffix(".fails") }.map(\.key)))
         let pending = try store.pendingOutbox(userID: "u1").filter { $0.requestID.hasPrefix("mention.") }

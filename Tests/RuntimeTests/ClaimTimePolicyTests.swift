@@ -33,8 +33,8 @@ struct ClaimTimePolicyTests {
             trigger: .date(due))
         let payload = String(decoding: try! JSONEncoder().encode(request), as: UTF8.self)
         return OutboxRow(
-            key: OutboxKey.make("u1", name, due, OutboxPlan.pushChannel), userID: "u1", requestID: name,
-            channel: OutboxPlan.pushChannel, dueAt: due, payload: payload)
+            key: OutboxKey.make("u1", name, due, .push), userID: "u1", requestID: name,
+            channel: .push, dueAt: due, payload: payload)
     }
 
     static func instant(_ text: String) -> Instant { Instant(iso8601: text)! }
@@ -198,7 +198,7 @@ struct ClaimTimePolicyTests {
     func otherChannelsAndUnknownUsers() {
         let now = Self.instant("2027-03-01T02:00:00Z")
         let sync = OutboxRow(
-            key: "k-sync", userID: "u1", requestID: "sync", channel: OutboxPlan.silentChannel, dueAt: now, payload: "{}"
+            key: "k-sync", userID: "u1", requestID: "sync", channel: .silent, dueAt: now, payload: "{}"
         )
         let alert = Self.alert("a", at: now)
         let decision = ClaimTimePolicy.decide(

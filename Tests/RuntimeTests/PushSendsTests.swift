@@ -168,7 +168,7 @@ struct PushSendsTests {
     func alertRequest() throws {
         let planned = Self.instant("2027-03-01T18:00:00Z")
         let rules = Self.rules("Europe/Berlin", quiet: Self.quiet(23 * 60, 6 * 60 + 30))
-        let key = OutboxKey.make("u1", "comment-1", planned, OutboxPlan.pushChannel)
+        let key = OutboxKey.make("u1", "comment-1", planned, .push)
         let push = try PushSends.alert(
             Self.request(), key: key, plannedAt: planned, badge: 3, topic: "com.example.fitness", rules: rules,
             at: planned

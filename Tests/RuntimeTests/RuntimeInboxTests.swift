@@ -17,7 +17,7 @@ struct RuntimeInboxTests {
         let runtime = EngineRuntime(
             store: store, clock: clock, content: bundledContent, configuration: withoutAttentionBudget)
         try await runtime.putUser(profile())
-        let row = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == "inbox" })
+        let row = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == .inbox })
         return (runtime, clock, row)
     }
 
@@ -41,9 +41,9 @@ struct RuntimeInboxTests {
         // Inbox rows never reach the transport. A local kind gets no push: a badge sync is
         // pending at the next slot in its place.
         let performed = transport.performed.withLock { $0 }
-        #expect(!performed.contains { $0.channel == "inbox" })
-        #expect(!performed.contains { $0.channel == "push" && $0.requestID == row.requestID })
-        let sync = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == "silent" })
+        #expect(!performed.contains { $0.channel == .inbox })
+        #expect(!performed.contains { $0.channel == .push && $0.requestID == row.requestID })
+        let sync = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == .silent })
         #expect(sync == runtime.silentPushes.row(for: "u1", changedAt: clock.now()))
 
         let request = try JSONDecoder().decode(NotificationRequest.self, from: Data(row.payload.utf8))
@@ -68,11 +68,11 @@ struct RuntimeInboxTests {
         let store = InMemoryEngagementStore()
         let (runtime, clock, _) = try await setUp(store)
         let series = try #require(
-            try store.pendingOutbox(userID: "u1").first { $0.requestID.contains(".daily.") && $0.channel == "inbox" })
+            try store.pendingOutbox(userID: "u1").first { $0.requestID.contains(".daily.") && $0.channel == .inbox })
         clock.advance(by: series.dueAt - clock.now())
         _ = try await runtime.dispatchDue(limit: 10_000, through: RecordingTransport())
         let next = try store.pendingOutbox(userID: "u1").filter {
-            $0.requestID == series.requestID && $0.channel == "inbox"
+            $0.requestID == series.requestID && $0.channel == .inbox
         }
         #expect(next.map(\.dueAt) == [series.dueAt + 86_400])
         #expect(try await runtime.inbox(of: "u1", cursor: nil, limit: 100).items.contains { $0.id == series.key })

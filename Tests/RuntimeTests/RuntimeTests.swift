@@ -117,7 +117,7 @@ struct RuntimeTests {
             zip(engine.plannedRequestIDs, engine.plannedFireTimes), uniquingKeysWith: { first, _ in first })
         // Rows due by now are the dispatcher's (the engine counts them as fired).
         let rows = try store.pendingOutbox(userID: "u1").filter {
-            $0.channel != OutboxPlan.jobChannel && $0.dueAt > clock.now()
+            $0.channel != .job && $0.dueAt > clock.now()
         }
         #expect(!rows.isEmpty)
         for row in rows {
@@ -158,11 +158,11 @@ struct RuntimeTests {
             store: store, clock: clock, content: bundledContent, configuration: withoutAttentionBudget)
         try await runtime.putUser(profile())
         let series = try #require(
-            try store.pendingOutbox(userID: "u1").first { $0.requestID.contains(".daily.") && $0.channel == "inbox" })
+            try store.pendingOutbox(userID: "u1").first { $0.requestID.contains(".daily.") && $0.channel == .inbox })
         clock.advance(by: series.dueAt - clock.now())
         _ = try await runtime.dispatchDue(limit: 10_000, through: RecordingTransport())
         let next = try store.pendingOutbox(userID: "u1").filter {
-            $0.requestID == series.requestID && $0.channel == "inbox"
+            $0.requestID == series.requestID && $0.channel == .inbox
         }
         #expect(next.map(\.dueAt) == [series.dueAt + 86_400])
     }
@@ -181,7 +181,7 @@ struct RuntimeTests {
         #expect(!performed.isEmpty)
         #expect(Set(performed.map(\.key)).count == performed.count)
         #expect(performed.allSatisfy { $0.dueAt <= clock.now() })
-        #expect(completed.contains { $0.channel == OutboxPlan.jobChannel })
+        #expect(completed.contains { $0.channel == .job })
         // The lapse-detection job ran the engine (which records the user's lapse state) and
         // submitted its next run, a day later.
         #expect(try store.engagementState(userID: "u1") != nil)
@@ -203,7 +203,7 @@ struct RuntimeTests {
         try await runtime.putUser(profile())
         try await runtime.apply(Self.mention, to: "u1")
         clock.advance(by: 86_400)
-        let due = try store.dueOutbox(through: clock.now(), limit: 10_000).filter { $0.channel == "push" }
+        let due = try store.dueOutbox(through: clock.now(), limit: 10_000).filter { $0.channel == .push }
         #expect(!due.isEmpty)
         transport.failing.withLock { $0 = true }
         _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
@@ -212,7 +212,7 @@ struct RuntimeTests {
         #expect(transport.performed.withLock { $0 }.isEmpty)
         transport.failing.withLock { $0 = false }
         _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
-        #expect(transport.performed.withLock { $0 }.filter { $0.channel == "push" }.map(\.key) == due.map(\.key))
+        #expect(transport.performed.withLock { $0 }.filter { $0.channel == .push }.map(\.key) == due.map(\.key))
     }
 
     @Test func aCrashAfterTheSendButBeforeTheCompletionResendsWithTheSameKey() async throws {
@@ -227,7 +227,7 @@ struct RuntimeTests {
         try await runtime.apply(Self.mention, to: "u1")
         clock.advance(by: 86_400)
         let first = try #require(
-            try store.dueOutbox(through: clock.now(), limit: 10_000).first { $0.channel == "push" })
+            try store.dueOutbox(through: clock.now(), limit: 10_000).first { $0.channel == .push })
         let transport = RecordingTransport()
         try await transport.perform(first)  // sent, then the process died
         _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
@@ -251,12 +251,12 @@ struct RuntimeTests {
     }
 
     @Test(arguments: [
-        ("u1", "mealReminder.2027-03-01.lunch", Int64(0), "push"),
-        ("u2", "mealReminder.2027-03-01.lunch", Int64(0), "push"),
-        ("u1", "mealReminder.2027-03-01.lunch", Int64(60), "push"),
-        ("u1", "mealReminder.2027-03-01.lunch", Int64(0), "inbox"),
+        ("u1", "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.push),
+        ("u2", "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.push),
+        ("u1", "mealReminder.2027-03-01.lunch", Int64(60), OutboxChannel.push),
+        ("u1", "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.inbox),
     ])
-    func outboxKeysAreDeterministicUUIDs(user: String, request: String, offset: Int64, channel: String) {
+    func outboxKeysAreDeterministicUUIDs(user: String, request: String, offset: Int64, channel: OutboxChannel) {
         let key = OutboxKey.make(user, request, Self.start + offset, channel)
         #expect(key == OutboxKey.make(user, request, Self.start + offset, channel))
         #expect(key != OutboxKey.make(user, request, Self.start + offset + 1, channel))
@@ -268,10 +268,10 @@ struct RuntimeTests {
     /// first implementation, which hashed the joined text).
     @Test func outboxKeysKeepTheirValues() {
         #expect(
-            OutboxKey.make("ana", "hydration.2027-03-01.0900", Instant(secondsSinceEpoch: 1_803_960_000), "push")
+            OutboxKey.make("ana", "hydration.2027-03-01.0900", Instant(secondsSinceEpoch: 1_803_960_000), .push)
                 == "05a85b68-6ea8-8899-b62a-f96163aec38c")
         #expect(
-            OutboxKey.make("u-é", "liveActivity.a-1.3", Instant(secondsSinceEpoch: -5), "liveActivity")
+            OutboxKey.make("u-é", "liveActivity.a-1.3", Instant(secondsSinceEpoch: -5), .liveActivity)
                 == "2fc42726-0ad4-8c54-ab59-7c254b54b8f5")
     }
 }

@@ -195,6 +195,27 @@ struct SQLiteEngagementStoreTests {
         }
     }
 
+    @Test("An outbox row of a channel this build does not know is reported as corrupt, naming it")
+    func unknownOutboxChannelIsCorrupt() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("store.sqlite").path
+            let store = try SQLiteEngagementStore(path: path)
+            let row = OutboxRow(
+                key: "k1", userID: "u1", requestID: "r1", channel: .push, dueAt: .init(secondsSinceEpoch: 60),
+                payload: "{}")
+            try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], outbox: [row]))
+            #expect(try store.dueOutbox(through: .init(secondsSinceEpoch: 60), limit: 10) == [row])
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { db in try db.execute(sql: "UPDATE outbox SET channel = 'fax'") }
+            try queue.close()
+            let error = #expect(throws: StoreError.self) {
+                try store.dueOutbox(through: .init(secondsSinceEpoch: 60), limit: 10)
+            }
+            #expect(error == .corrupt("unknown outbox channel \"fax\""))
+            #expect(throws: StoreError.self) { try store.pendingOutbox(userID: "u1") }
+        }
+    }
+
     @Test("Damage inside a store is reported as corrupt and the file is kept")
     func damagedStoreIsReported() throws {
         try withTemporaryDirectory { directory in

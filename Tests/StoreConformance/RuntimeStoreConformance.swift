@@ -15,7 +15,7 @@ public enum RuntimeStoreCheck: String, CaseIterable, Sendable {
 private let userID = "u1"
 private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 
-private func row(_ requestID: String, _ channel: String = "push", dueIn seconds: Int64, key: String? = nil)
+private func row(_ requestID: String, _ channel: OutboxChannel = .push, dueIn seconds: Int64, key: String? = nil)
     -> OutboxRow
 {
     OutboxRow(
@@ -38,17 +38,17 @@ public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, 
         case .aRowReplacesThePendingRowOfItsRequestAndChannel:
             try store.commit(
                 RuntimeCommit(
-                    userID: userID, snapshot: [1], outbox: [row("a", dueIn: 60), row("a", "inbox", dueIn: 60)]))
+                    userID: userID, snapshot: [1], outbox: [row("a", dueIn: 60), row("a", .inbox, dueIn: 60)]))
             try store.commit(RuntimeCommit(userID: userID, snapshot: [2], outbox: [row("a", dueIn: 120)]))
             let pending = try store.pendingOutbox(userID: userID)
             #expect(pending.map(\.dueAt) == [t0 + 60, t0 + 120])
-            #expect(pending.map(\.channel) == ["inbox", "push"])
+            #expect(pending.map(\.channel) == [.inbox, .push])
             #expect(try store.outboxDepth() == 2)
         case .cancellingWithdrawsEveryChannelOfTheRequest:
             try store.commit(
                 RuntimeCommit(
                     userID: userID, snapshot: [1],
-                    outbox: [row("a", dueIn: 60), row("a", "inbox", dueIn: 60), row("b", dueIn: 90)]))
+                    outbox: [row("a", dueIn: 60), row("a", .inbox, dueIn: 60), row("b", dueIn: 90)]))
             try store.commit(RuntimeCommit(userID: userID, snapshot: [2], cancelledRequestIDs: ["a"]))
             #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["b"])
         case .aCompletedKeyNeverComesBack:
@@ -89,7 +89,7 @@ public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, 
                 RuntimeCommit(
                     userID: userID, snapshot: [2],
                     outbox: [
-                        OutboxRow(key: "k", userID: "u2", requestID: "z", channel: "push", dueAt: t0, payload: "{}")
+                        OutboxRow(key: "k", userID: "u2", requestID: "z", channel: .push, dueAt: t0, payload: "{}")
                     ]),
             ]
             for commit in invalid {
