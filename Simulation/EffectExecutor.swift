@@ -27,13 +27,13 @@ struct EffectExecutor {
     /// Executes `effect` on `user`'s platform at `now`; returns the event it leads to, if any.
     func execute(_ effect: Effect, on user: inout UserState, at now: Instant, stats: inout ShardStats) -> FollowUp? {
         switch effect {
-        case .schedule(let request, let fireAt) where ChannelPolicy.channel(for: request.content.kind) == .remote:
+        case .schedule(let request, let fireAt, .remote):
             // Sent by the server when due (ChannelPolicy), not planned on the device. A push
             // already being retried keeps its course (its apns-id, and it was judged when released).
             if user.remote.planned[request.identifier].map({ $0.attempt == 0 }) ?? true {
                 user.remote.planned[request.identifier] = RemoteChannel.Planned(request: request, dueAt: fireAt)
             }
-        case .schedule(let request, let fireAt):
+        case .schedule(let request, let fireAt, _):
             // A one-off a jump of the clock already showed is in the delivered list: not again.
             if !request.trigger.repeats, user.releasedEarly[request.identifier] != nil { return nil }
             do {

@@ -73,7 +73,7 @@ enum PlatformAgreement {
         }
         for effect in effects {
             switch effect {
-            case .schedule(let request, let fireAt) where ChannelPolicy.channel(for: request.content.kind) == .local:
+            case .schedule(let request, let fireAt, .local):
                 say(request.identifier, (fireAt, request.trigger.repeats))
             case .cancel(let ids):
                 for id in ids { say(id, nil) }

@@ -82,7 +82,10 @@ extension UserEngine {
         case .accepted(let copy, _):
             state.copy.templateMemory.record(id.kind, body: copy.body)
             state.copy.coachCopy[id] = CoachCopy(copy: copy, askedAt: item.fireAt)
-            effects.append(.schedule(makeRequest(for: candidate, fireAt: item.fireAt, copy: copy), fireAt: item.fireAt))
+            effects.append(
+                .schedule(
+                    makeRequest(for: candidate, fireAt: item.fireAt, copy: copy), fireAt: item.fireAt,
+                    channel: ChannelPolicy.channel(for: id.kind)))
             effects.append(
                 .trace(
                     TraceEntry(

@@ -136,7 +136,7 @@ extension UserEngine {
             case .schedule(let candidate, let dueAt, let fireAt, let reason):
                 // The identifier is written once, for the request, the coach and the trace.
                 let request = makeRequest(for: candidate, fireAt: fireAt)
-                effects.append(.schedule(request, fireAt: fireAt))
+                effects.append(.schedule(request, fireAt: fireAt, channel: ChannelPolicy.channel(for: candidate.kind)))
                 askCoach(for: candidate, requestID: request.identifier, fireAt: fireAt, into: &effects)
                 // Planned before and overdue now: a change of zone moved it into the past (or its
                 // time passed while a rule held it), and it goes out at once inside its window.

@@ -85,8 +85,10 @@ public enum EngineInput: Hashable, Sendable {
 
 /// What the engine asks its shell to do. Effects are values; the shell executes them in order.
 public enum Effect: Hashable, Sendable {
-    /// Add (or replace, by identifier) a pending local notification expected to fire at `fireAt`.
-    case schedule(NotificationRequest, fireAt: Instant)
+    /// Deliver a notification at `fireAt` on `channel`, `.local` or `.remote`, decided once by
+    /// the planning pass (`ChannelPolicy`): a local one is added to (or replaces, by identifier)
+    /// the device's pending requests; a remote one is sent by the server when due.
+    case schedule(NotificationRequest, fireAt: Instant, channel: DeliveryChannel)
     /// Remove pending requests.
     case cancel(requestIDs: [String])
     case setBadge(Int)
@@ -110,7 +112,7 @@ extension Effect {
     /// anyone (background work, copy requests, traces, clearing, navigation).
     public var channel: DeliveryChannel? {
         switch self {
-        case .schedule(let request, _): ChannelPolicy.channel(for: request.content.kind)
+        case .schedule(_, _, let channel): channel
         case .setBadge: .inbox
         case .liveActivity: .liveActivity
         case .cancel, .clearDeliveredNotifications, .submitBackgroundTask, .openDeepLink, .generateContent, .trace:

@@ -8,8 +8,8 @@ public import Storage
 /// Which outbox rows an engine step's effects make: a pure mapping, so a replayed step makes
 /// the same rows with the same keys.
 ///
-/// - `schedule(request, fireAt)`: an `inbox` row due at `fireAt`, and for a kind whose channel
-///   is remote (`ChannelPolicy`) a `push` row beside it; each replaces the pending row of the
+/// - `schedule(request, fireAt, channel)`: an `inbox` row due at `fireAt`, and for a remote
+///   notification (the channel the planning pass chose) a `push` row beside it; each replaces the pending row of the
 ///   same request and channel; the payload is the request as JSON. A local kind gets no `push`
 ///   row: the device fires it from its own pending list (the app mirrors the plan the server's
 ///   `GET /v1/users/{id}/schedule` lists), so one occurrence never arrives twice.
@@ -20,12 +20,9 @@ public import Storage
 /// - Effects that act on the device only (badge, clearing delivered notifications, deep links)
 ///   and copy requests make no row.
 public enum OutboxPlan {
-    /// The outbox channels a scheduled notification of `kind` is performed on by the server.
-    public static func notificationChannels(for kind: NotificationKind) -> [OutboxChannel] {
-        switch ChannelPolicy.channel(for: kind) {
-        case .remote: [.push, .inbox]
-        default: [.inbox]
-        }
+    /// The outbox channels the server performs a notification scheduled on `channel` on.
+    public static func notificationChannels(for channel: DeliveryChannel) -> [OutboxChannel] {
+        channel == .remote ? [.push, .inbox] : [.inbox]
     }
 
     /// The rows of `effects` of a step at `now` (a job without an earliest begin is due at `now`).
@@ -42,9 +39,9 @@ public enum OutboxPlan {
         }
         for effect in effects {
             switch effect {
-            case .schedule(let request, let fireAt):
+            case .schedule(let request, let fireAt, let delivery):
                 let payload = json(request)
-                for channel in notificationChannels(for: request.content.kind) {
+                for channel in notificationChannels(for: delivery) {
                     add(
                         OutboxRow(
                             key: OutboxKey.make(userID, request.identifier, fireAt, channel), userID: userID,

@@ -66,7 +66,7 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         #expect(moved?.detail.contains("mealReminder.dinner at 18:00-18:59: 3 ignored, 0 acted on") == true)
         #expect(moved?.detail.contains("moved +60 min from 18:30 to 19:30") == true)
         // Every meal reminder planned on the way stayed inside its meal's window.
-        for case .schedule(let request, let fireAt) in effects where request.content.kind == .mealReminder {
+        for case .schedule(let request, let fireAt, _) in effects where request.content.kind == .mealReminder {
             let id = OccurrenceID(requestID: request.identifier)!
             let nominal = london.instant(for: LocalDateTime(date: id.date, time: id.meal!.defaultTime))
             #expect(SlotWindow.of(.mealReminder)!.contains(fireAt, nominal: nominal), "\(request.identifier)")

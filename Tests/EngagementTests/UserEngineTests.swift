@@ -20,7 +20,7 @@ func instant(_ text: String) -> Instant { Instant(iso8601: text)! }
 
 extension [Effect] {
     var scheduled: [(request: NotificationRequest, fireAt: Instant)] {
-        compactMap { if case .schedule(let request, let fireAt) = $0 { (request, fireAt) } else { nil } }
+        compactMap { if case .schedule(let request, let fireAt, _) = $0 { (request, fireAt) } else { nil } }
     }
     var traces: [TraceEntry] { compactMap { if case .trace(let entry) = $0 { entry } else { nil } } }
     var cancelledIDs: [String] {
@@ -42,6 +42,22 @@ extension [Effect] {
         #expect(mornings.map(\.fireAt) == [instant("2027-06-02T05:45:00Z"), instant("2027-06-03T05:45:00Z")])
         #expect(mornings.first?.request.identifier == "morningGreeting.2027-06-02")
         #expect(effects.traces.contains { $0.requestID == "morningGreeting.2027-06-02" && $0.decision == .scheduled })
+    }
+
+    @Test func eachScheduledNotificationCarriesItsKindsChannel() {
+        var engine = UserEngine(profile: makeProfile(), zone: london, now: instant("2027-06-01T12:00:00Z"))
+        var effects = engine.handle(.appLaunched, at: instant("2027-06-01T12:00:00Z"))
+        for (index, name) in ["Ben", "Chen", "Dara"].enumerated() {
+            let event = SocialEvent(
+                id: "s\(index)", kind: .mention, actorName: name, topic: "run", isMutualFriend: true)
+            effects += engine.handle(.socialEvent(event), at: instant("2027-06-01T12:10:00Z"))
+        }
+        var channels: Set<DeliveryChannel> = []
+        for case .schedule(let request, _, let channel) in effects {
+            #expect(channel == ChannelPolicy.channel(for: request.content.kind), "\(request.identifier)")
+            channels.insert(channel)
+        }
+        #expect(channels == [.local, .remote])
     }
 
     @Test func mealRemindersFireAtTheSeedTimesInLocalTime() {

@@ -37,8 +37,9 @@ struct ChannelRoutingTests {
 
     @Test func aLocalKindIsFiledInTheInboxOnlyAndARemoteKindIsPushedToo() {
         let effects: [Effect] = [
-            .schedule(request(.mealReminder, "mealReminder.2027-03-28.lunch"), fireAt: Self.start + 600),
-            .schedule(request(.mention, "mention.2027-03-28.1"), fireAt: Self.start + 60),
+            .schedule(
+                request(.mealReminder, "mealReminder.2027-03-28.lunch"), fireAt: Self.start + 600, channel: .local),
+            .schedule(request(.mention, "mention.2027-03-28.1"), fireAt: Self.start + 60, channel: .remote),
         ]
         let rows = OutboxPlan.rows(for: effects, userID: "u1", at: Self.start).rows
         #expect(rows.filter { $0.requestID.hasPrefix("mealReminder") }.map(\.channel) == [.inbox])

@@ -18,7 +18,7 @@ import Testing
         var engine = UserEngine(profile: profile, zone: london, now: t0, content: bundledContent)
         let effects = engine.handle(.appLaunched, at: t0)
         var center = SimulatedNotificationCenter(timeZone: london, authorizationStatus: .authorized)
-        for case .schedule(let request, _) in effects where ChannelPolicy.channel(for: request.content.kind) == .local {
+        for case .schedule(let request, _, .local) in effects {
             try? center.add(request, at: t0)
         }
         return (engine, center, effects)
