@@ -111,7 +111,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: module("Models")
-        + module("Storage", dependencies: ["Models", grdb], testDependencies: ["StoreConformance"])
+        + module("Storage", dependencies: ["Models", "LiveActivity", grdb], testDependencies: ["StoreConformance"])
         // The runtime's store and the workers' queue on PostgreSQL: postgres-nio stays out of the engine.
         + module(
             "PostgresStore",

@@ -116,9 +116,7 @@ struct APNsChannelTransport: ChannelTransport {
     }
 
     private func performAlert(_ row: OutboxRow) async throws {
-        guard let data = row.payload.data(using: .utf8),
-            let request = try? JSONDecoder().decode(NotificationRequest.self, from: data)
-        else {
+        guard let request = row.payload.notification else {
             // Nothing would make this row readable later: it is completed, not retried.
             logger.error("push row without a notification request", metadata: ["key": "\(row.key)"])
             return
@@ -160,9 +158,7 @@ struct APNsChannelTransport: ChannelTransport {
     /// `<bundle>.push-type.liveactivity`); without a token yet, or for a start (the app starts
     /// its activities itself, in the foreground), nothing is sent and the row is completed.
     private func performLiveActivity(_ row: OutboxRow) async throws {
-        guard let data = row.payload.data(using: .utf8),
-            let command = try? JSONDecoder().decode(LiveActivityCommand.self, from: data)
-        else {
+        guard case .liveActivity(let command) = row.payload else {
             logger.error("Live Activity row without a command", metadata: ["key": "\(row.key)"])
             return
         }

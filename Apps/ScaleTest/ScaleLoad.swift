@@ -74,12 +74,11 @@ struct ScaleLoad {
                         body: "Time to move, \(profile.firstName)",
                         deepLink: .workoutStart),
                     trigger: .date(dueAt))
-                let payload = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
                 let key = OutboxKey.make(userID, requestID, dueAt, .push)
                 rows.append(
                     OutboxRow(
                         key: key, userID: userID, requestID: requestID, channel: .push, dueAt: dueAt,
-                        payload: payload))
+                        payload: .notification(request)))
                 world.notifications[key] = Notification(userID: userID, dueAt: dueAt)
             }
             let token = String(format: "%064x", index)

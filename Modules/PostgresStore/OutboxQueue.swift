@@ -209,9 +209,10 @@ public final class OutboxQueue: Sendable {
             let (key, user, request, channel, dueAt, payload, attempts) = try row.decode(
                 (String, String, String, String, Int64, String, Int32).self)
             if attempts > 0 { claimedBefore.insert(key) }
+            let stored = try OutboxChannel.stored(channel)
             return OutboxRow(
-                key: key, userID: user, requestID: request, channel: try OutboxChannel.stored(channel),
-                dueAt: Instant(secondsSinceEpoch: dueAt), payload: payload)
+                key: key, userID: user, requestID: request, channel: stored,
+                dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
         }
         let byUser = Dictionary(grouping: due, by: \.userID)
         let alerted = byUser.filter { $0.value.contains { $0.channel == .push } }.map(\.key)
@@ -331,7 +332,7 @@ public final class OutboxQueue: Sendable {
             INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
             SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
                 \(rows.map(\.channel.rawValue))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
-                \(rows.map(\.payload))::text[])
+                \(rows.map(\.payload.storedText))::text[])
             ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
                 payload = excluded.payload
             """, on: connection)

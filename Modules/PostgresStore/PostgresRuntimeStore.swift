@@ -137,7 +137,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
             let written = try session.rows(
                 OutboxSQL.enqueue(
                     userID: row.userID, requestID: row.requestID, channel: row.channel.rawValue, key: row.key,
-                    dueAt: row.dueAt.secondsSinceEpoch, payload: row.payload))
+                    dueAt: row.dueAt.secondsSinceEpoch, payload: row.payload.storedText))
             if !written.isEmpty { soonest = min(soonest ?? .max, row.dueAt.secondsSinceEpoch) }
         }
         if let soonest, let userID = rows.first?.userID {
@@ -209,9 +209,10 @@ public final class PostgresRuntimeStore: RuntimeStore {
     private static func outboxRow(_ row: PostgresRow) throws(StoreError) -> OutboxRow {
         let (key, userID, requestID, channel, dueAt, payload) = try PostgresColumns.decode(
             row, as: (String, String, String, String, Int64, String).self, table: "outbox")
+        let stored = try OutboxChannel.stored(channel)
         return OutboxRow(
-            key: key, userID: userID, requestID: requestID, channel: try OutboxChannel.stored(channel),
-            dueAt: Instant(secondsSinceEpoch: dueAt), payload: payload)
+            key: key, userID: userID, requestID: requestID, channel: stored,
+            dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
     }
 }
 

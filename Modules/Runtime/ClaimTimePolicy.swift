@@ -135,11 +135,10 @@ public enum ClaimTimePolicy {
             decision.deferred = alerts.map { Deferral(key: $0.key, until: now + 3_600, reason: "unknownTimeZone") }
             return decision
         }
-        let decoder = JSONDecoder()
-        let requests = alerts.map { row in try? decoder.decode(AlertHead.self, from: Data(row.payload.utf8)) }
+        let requests = alerts.map(\.payload.notification)
         let local = zone.localDateTime(at: now)
         let hold = holdUntil(rules, zone: zone, tally: tally, at: now, guardSeconds: guardSeconds)
-        var sendable: [(row: OutboxRow, request: AlertHead?)] = []
+        var sendable: [(row: OutboxRow, request: NotificationRequest?)] = []
         for (row, request) in zip(alerts, requests) {
             if request?.content.interruptionLevel == .critical {
                 sendable.append((row, request))
@@ -153,9 +152,9 @@ public enum ClaimTimePolicy {
         // critical one (its level must not spread or be lost), a repeating one (its series goes
         // on from its own row). The leading run of the others is merged; the rest wait for the
         // next claim, so the user's alerts keep their order.
-        func alone(_ alert: (row: OutboxRow, request: AlertHead?)) -> Bool {
+        func alone(_ alert: (row: OutboxRow, request: NotificationRequest?)) -> Bool {
             claimedBefore.contains(alert.row.key) || alert.request?.content.interruptionLevel == .critical
-                || OutboxPlan.mayRepeat(payload: alert.row.payload)
+                || alert.row.payload.repeatingMatch != nil
         }
         if let first = sendable.first, alone(first) {
             sendable = [first]
@@ -226,37 +225,25 @@ public enum ClaimTimePolicy {
     /// One alert for several: the newest one's request, with a body that counts them. Its key
     /// and request id derive from the first replaced key, so the same merge always makes the
     /// same row (and `apns-id`).
-    static func merged(_ alerts: [(row: OutboxRow, request: AlertHead?)], userID: String) -> Merge {
+    static func merged(_ alerts: [(row: OutboxRow, request: NotificationRequest?)], userID: String) -> Merge {
         let first = alerts[0].row
         let newest = alerts[alerts.count - 1]
         let requestID = "merged/\(first.key)"
         let dueAt = newest.row.dueAt
         var payload = newest.row.payload
-        if var request = try? JSONDecoder().decode(NotificationRequest.self, from: Data(newest.row.payload.utf8)) {
+        if var request = newest.request {
             let titles = alerts.compactMap { $0.request?.content.title }.filter { !$0.isEmpty }
             var body = "\(alerts.count) updates: " + titles.joined(separator: " · ")
             if body.count > 180 { body = String(body.prefix(179)) + "…" }
             request.identifier = requestID
             request.content.body = body
-            if let data = try? JSONEncoder().encode(request), let text = String(data: data, encoding: .utf8) {
-                payload = text
-            }
+            payload = .notification(request)
         }
         let row = OutboxRow(
             key: OutboxKey.make(userID, requestID, dueAt, .push), userID: userID, requestID: requestID,
             channel: .push, dueAt: dueAt, payload: payload)
         return Merge(row: row, replacedKeys: alerts.map(\.row.key))
     }
-}
-
-/// The two fields of an alert's request the rules read (a worker reads them for every alert it
-/// claims; decoding the whole request costs far more).
-struct AlertHead: Decodable {
-    struct Content: Decodable {
-        var title: String
-        var interruptionLevel: InterruptionLevel?
-    }
-    var content: Content
 }
 
 extension Int64 {

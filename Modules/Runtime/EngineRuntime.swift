@@ -272,10 +272,7 @@ public actor EngineRuntime {
 
     /// The row of a repeating request's next firing after `row`, or nil for a one-off.
     private func nextRepeat(of row: OutboxRow) -> OutboxRow? {
-        guard OutboxPlan.mayRepeat(payload: row.payload), let data = row.payload.data(using: .utf8),
-            let request = try? JSONDecoder().decode(NotificationRequest.self, from: data),
-            case .calendar(let match, repeats: true) = request.trigger,
-            let engine = (try? loadEngine(row.userID))?.engine,
+        guard let match = row.payload.repeatingMatch, let engine = (try? loadEngine(row.userID))?.engine,
             let fireAt = match.nextMatch(after: row.dueAt, in: engine.zone)
         else { return nil }
         var next = row

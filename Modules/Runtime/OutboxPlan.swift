@@ -40,7 +40,7 @@ public enum OutboxPlan {
         for effect in effects {
             switch effect {
             case .schedule(let request, let fireAt, let delivery):
-                let payload = json(request)
+                let payload = OutboxPayload.notification(request)
                 for channel in notificationChannels(for: delivery) {
                     add(
                         OutboxRow(
@@ -57,36 +57,33 @@ public enum OutboxPlan {
                 add(
                     OutboxRow(
                         key: OutboxKey.make(userID, job, dueAt, .job), userID: userID, requestID: job,
-                        channel: .job, dueAt: dueAt, payload: "{\"job\":\"\(job)\"}"))
+                        channel: .job, dueAt: dueAt, payload: .job(job)))
             case .liveActivity(let command):
                 let channel = OutboxChannel.liveActivity
                 add(
                     OutboxRow(
                         key: OutboxKey.make(userID, command.requestID, command.at, channel), userID: userID,
-                        requestID: command.requestID, channel: channel, dueAt: command.at, payload: json(command)))
+                        requestID: command.requestID, channel: channel, dueAt: command.at,
+                        payload: .liveActivity(command)))
             case .setBadge, .clearDeliveredNotifications, .openDeepLink, .generateContent, .trace:
                 break
             }
         }
         return (cancelled, rows)
     }
+}
 
-    private static func json(_ request: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return (try? encoder.encode(request)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
+extension OutboxPayload {
+    /// The calendar match of a repeating notification (a daily series), whose row is due again
+    /// at its next match once performed; nil for anything else.
+    public var repeatingMatch: CalendarMatch? {
+        guard case .calendar(let match, repeats: true) = notification?.trigger else { return nil }
+        return match
     }
 }
 
 /// Outbox keys: deterministic, and shaped as a UUID (RFC 9562 version 8), because a push's key
 /// is its `apns-id`, which APNs requires in that form.
-extension OutboxPlan {
-    /// Whether a push row's request may repeat. Only a calendar trigger repeats, and a payload
-    /// (our own JSONEncoder's) then names it: one that does not is no repeat, known without
-    /// decoding it (a worker sends thousands a second).
-    public static func mayRepeat(payload: String) -> Bool { payload.contains("\"calendar\"") }
-}
-
 public enum OutboxKey {
     public static func make(_ userID: String, _ requestID: String, _ dueAt: Instant, _ channel: OutboxChannel) -> String
     {

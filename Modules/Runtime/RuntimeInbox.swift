@@ -3,11 +3,10 @@ public import Models
 public import Storage
 
 extension InboxDelivery {
-    /// What an `inbox` row shows, read from its payload (the `NotificationRequest` as JSON), or
-    /// nil when the payload is not one (the row is then left pending, as a refused send is).
+    /// What an `inbox` row shows, from its notification, or nil when its payload is not one (the
+    /// row is then left pending, as a refused send is).
     init?(_ row: OutboxRow) {
-        guard let request = try? JSONDecoder().decode(NotificationRequest.self, from: Data(row.payload.utf8))
-        else { return nil }
+        guard let request = row.payload.notification else { return nil }
         self.init(
             row: row, kind: request.content.kind.rawValue, title: request.content.title, body: request.content.body)
     }

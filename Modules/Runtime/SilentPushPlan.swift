@@ -55,6 +55,6 @@ public struct SilentPushPlan: Hashable, Sendable {
     public func row(for userID: String, dueAt: Instant) -> OutboxRow {
         OutboxRow(
             key: OutboxKey.make(userID, Self.requestID, dueAt, .silent), userID: userID,
-            requestID: Self.requestID, channel: .silent, dueAt: dueAt, payload: "{}")
+            requestID: Self.requestID, channel: .silent, dueAt: dueAt, payload: .sync)
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+public import LiveActivity
 public import Models
 
 /// Where an outbox row's work goes: a case per kind of work the server performs. Stored as its
@@ -21,10 +23,64 @@ public enum OutboxChannel: String, CaseIterable, Codable, Hashable, Sendable {
     }
 }
 
+/// What an outbox row's work needs, a case per kind of work. The stores keep it as JSON
+/// (`storedText`, keys sorted, so the same work is the same bytes) and read it back by the
+/// row's channel (`stored(_:channel:)`).
+public enum OutboxPayload: Hashable, Sendable {
+    /// The notification a `push` or an `inbox` row delivers.
+    case notification(NotificationRequest)
+    /// A `silent` row's badge sync: the counts are read when it is sent.
+    case sync
+    /// A `job` row: the background job's identifier.
+    case job(String)
+    /// A `liveActivity` row's command.
+    case liveActivity(LiveActivityCommand)
+    /// Stored text that does not read as its channel's payload (written by another version, or
+    /// damaged): kept as it is, so its row is completed and logged rather than tried for ever,
+    /// and no other row is held up by it.
+    case unreadable(String)
+
+    /// The JSON a store keeps.
+    public var storedText: String {
+        switch self {
+        case .notification(let request): Self.json(request)
+        case .sync: "{}"
+        case .job(let job): Self.json(["job": job])
+        case .liveActivity(let command): Self.json(command)
+        case .unreadable(let text): text
+        }
+    }
+
+    /// The payload of a row of `channel` stored as `text`.
+    public static func stored(_ text: String, channel: OutboxChannel) -> OutboxPayload {
+        let decoder = JSONDecoder()
+        let data = Data(text.utf8)
+        let payload: OutboxPayload? =
+            switch channel {
+            case .push, .inbox: (try? decoder.decode(NotificationRequest.self, from: data)).map { .notification($0) }
+            case .silent: .sync
+            case .job: (try? decoder.decode([String: String].self, from: data))?["job"].map { .job($0) }
+            case .liveActivity: (try? decoder.decode(LiveActivityCommand.self, from: data)).map { .liveActivity($0) }
+            }
+        return payload ?? .unreadable(text)
+    }
+
+    /// The notification, for a `push` or `inbox` row.
+    public var notification: NotificationRequest? {
+        if case .notification(let request) = self { request } else { nil }
+    }
+
+    private static func json(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
 /// Work the runtime must perform outside the database (a push to send, an inbox item to show),
 /// written in the same transaction as the engine state that decided it: the transactional
 /// outbox. A dispatcher performs due rows with their key and then completes them.
-public struct OutboxRow: Codable, Hashable, Sendable {
+public struct OutboxRow: Hashable, Sendable {
     /// The idempotency key: the same work always has the same key (it becomes `apns-id` for a
     /// push), so a row performed twice after a crash is recognised downstream, and a replayed
     /// commit never brings back a completed row.
@@ -36,11 +92,12 @@ public struct OutboxRow: Codable, Hashable, Sendable {
     public var channel: OutboxChannel
     /// When to perform it.
     public var dueAt: Instant
-    /// What the channel needs, as JSON.
-    public var payload: String
+    /// What the channel needs, typed; JSON only in the stores (`OutboxPayload.storedText`).
+    public var payload: OutboxPayload
 
     public init(
-        key: String, userID: String, requestID: String, channel: OutboxChannel, dueAt: Instant, payload: String
+        key: String, userID: String, requestID: String, channel: OutboxChannel, dueAt: Instant,
+        payload: OutboxPayload
     ) {
         self.key = key
         self.userID = userID

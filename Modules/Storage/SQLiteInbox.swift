@@ -89,7 +89,7 @@ extension SQLiteEngagementStore {
                     guard try !Self.isDone(row.key, db) else { continue }
                     try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
                         row.userID, row.requestID, row.channel.rawValue, row.key, row.dueAt.secondsSinceEpoch,
-                        row.payload,
+                        row.payload.storedText,
                     ])
                 }
                 return .commit

@@ -39,7 +39,8 @@ extension SQLiteEngagementStore {
                 continue
             }
             try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                row.userID, row.requestID, row.channel.rawValue, row.key, row.dueAt.secondsSinceEpoch, row.payload,
+                row.userID, row.requestID, row.channel.rawValue, row.key, row.dueAt.secondsSinceEpoch,
+                row.payload.storedText,
             ])
         }
     }
@@ -95,8 +96,10 @@ extension SQLiteEngagementStore {
     }
 
     private static func outboxRow(_ row: Row) throws(StoreError) -> OutboxRow {
-        OutboxRow(
-            key: row[0], userID: row[1], requestID: row[2], channel: try OutboxChannel.stored(row[3]),
-            dueAt: Instant(secondsSinceEpoch: row[4]), payload: row[5])
+        let channel = try OutboxChannel.stored(row[3])
+        return OutboxRow(
+            key: row[0], userID: row[1], requestID: row[2], channel: channel,
+            dueAt: Instant(secondsSinceEpoch: row[4]), payload: .stored(row[5], channel: channel))
     }
+
 }

@@ -165,11 +165,10 @@ struct APNsChannelTests {
         let request = NotificationRequest(
             identifier: id, content: NotificationContent(kind: kind, title: title, body: "Have a look"),
             trigger: .date(TestServer.start + 60))
-        let payload = String(decoding: try! JSONEncoder().encode(request), as: UTF8.self)
         let dueAt = TestServer.start + 60
         return OutboxRow(
             key: OutboxKey.make("ana", id, dueAt, channel), userID: "ana", requestID: id, channel: channel,
-            dueAt: dueAt, payload: payload)
+            dueAt: dueAt, payload: .notification(request))
     }
 
     @Test func anAlertCarriesTheUnreadCountItsKindsDeadlineAndForGroupedSocialCopyACollapseID() async throws {

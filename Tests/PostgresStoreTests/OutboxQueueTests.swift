@@ -19,8 +19,7 @@ struct OutboxQueueTests {
             trigger: .date(due))
         return OutboxRow(
             key: OutboxKey.make(user, name, due, .push), userID: user, requestID: name,
-            channel: .push, dueAt: due,
-            payload: String(decoding: try! JSONEncoder().encode(request), as: UTF8.self))
+            channel: .push, dueAt: due, payload: .notification(request))
     }
 
     /// A user in Berlin with quiet hours 22:00-07:00 and `rows` pending.

@@ -4,6 +4,7 @@ import Models
 import PostgresNIO
 import PostgresStore
 import Storage
+import StoreConformance
 import Testing
 
 private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
@@ -15,7 +16,7 @@ private let conflictOfU1 = StoreError.unavailable(
 private func row(_ userID: String, _ requestID: String, dueIn seconds: Int64) -> OutboxRow {
     OutboxRow(
         key: "\(userID)/\(requestID)/push/\(seconds)", userID: userID, requestID: requestID, channel: .push,
-        dueAt: t0 + seconds, payload: "{}")
+        dueAt: t0 + seconds, payload: samplePayload(requestID, channel: .push))
 }
 
 /// A commit touching every table a commit writes, for `userID`.
@@ -174,9 +175,9 @@ struct PostgresRuntimeStoreTests {
                 // A delivery's next rows are noted with it.
                 let inbox = OutboxRow(
                     key: "u4/lunch/inbox", userID: "u4", requestID: "lunch", channel: .inbox, dueAt: t0 + 100,
-                    payload: "{}")
+                    payload: samplePayload("lunch", channel: .inbox))
                 let next = OutboxRow(
-                    key: "u4/sync", userID: "u4", requestID: "sync", channel: .silent, dueAt: t0 + 50, payload: "{}")
+                    key: "u4/sync", userID: "u4", requestID: "sync", channel: .silent, dueAt: t0 + 50, payload: .sync)
                 try store.commit(RuntimeCommit(userID: "u4", snapshot: [1], outbox: [inbox]))
                 try database.query("DELETE FROM work_queue WHERE user_id = 'u4'")
                 try store.deliverToInbox(

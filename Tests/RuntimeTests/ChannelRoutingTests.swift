@@ -168,7 +168,11 @@ struct ConcurrentSendTests {
             let requestID = "mention.2027-03-27.\(index)" + (index % 10 == 0 ? ".fails" : "")
             return OutboxRow(
                 key: OutboxKey.make("u1", requestID, dueAt, .push), userID: "u1", requestID: requestID,
-                channel: .push, dueAt: dueAt, payload: "{}")
+                channel: .push, dueAt: dueAt,
+                payload: .notification(
+                    NotificationRequest(
+                        identifier: requestID, content: NotificationContent(kind: .mention, title: "Ben", body: "Hi"),
+                        trigger: .date(dueAt))))
         }
         let snapshot = try #require(try store.snapshot(userID: "u1"))
         try store.commit(RuntimeCommit(userID: "u1", snapshot: snapshot, outbox: rows))

@@ -31,10 +31,9 @@ struct ClaimTimePolicyTests {
             content: NotificationContent(
                 kind: .workoutReminder, title: "Title \(name)", body: "Body", interruptionLevel: level),
             trigger: .date(due))
-        let payload = String(decoding: try! JSONEncoder().encode(request), as: UTF8.self)
         return OutboxRow(
             key: OutboxKey.make("u1", name, due, .push), userID: "u1", requestID: name,
-            channel: .push, dueAt: due, payload: payload)
+            channel: .push, dueAt: due, payload: .notification(request))
     }
 
     static func instant(_ text: String) -> Instant { Instant(iso8601: text)! }
@@ -62,7 +61,7 @@ struct ClaimTimePolicyTests {
         #expect(merge.replacedKeys == rows.map(\.key))
         #expect(decision.perform == [merge.row])
         #expect(merge.row.dueAt == rows[2].dueAt)
-        let request = try JSONDecoder().decode(NotificationRequest.self, from: Data(merge.row.payload.utf8))
+        let request = try #require(merge.row.payload.notification)
         #expect(request.content.body.hasPrefix("3 updates: Title a · Title b · Title c"))
         #expect(request.identifier == merge.row.requestID)
         let again = ClaimTimePolicy.decide(
@@ -97,8 +96,9 @@ struct ClaimTimePolicyTests {
         #expect(second.perform == [critical])
         #expect(second.merged == nil)
         var daily = Self.alert("e", at: now - 30)
-        daily.payload = daily.payload.replacingOccurrences(
-            of: #"{"date":{"#, with: #"{"calendar":{"repeats":true,"_0":{"hour":8,"minute":0}},"x":{"#)
+        var repeating = try #require(daily.payload.notification)
+        repeating.trigger = .calendar(CalendarMatch(hour: 8, minute: 0), repeats: true)
+        daily.payload = .notification(repeating)
         let third = ClaimTimePolicy.decide(
             rows: [daily, d], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
         #expect(third.perform == [daily])
@@ -198,7 +198,7 @@ struct ClaimTimePolicyTests {
     func otherChannelsAndUnknownUsers() {
         let now = Self.instant("2027-03-01T02:00:00Z")
         let sync = OutboxRow(
-            key: "k-sync", userID: "u1", requestID: "sync", channel: .silent, dueAt: now, payload: "{}"
+            key: "k-sync", userID: "u1", requestID: "sync", channel: .silent, dueAt: now, payload: .sync
         )
         let alert = Self.alert("a", at: now)
         let decision = ClaimTimePolicy.decide(

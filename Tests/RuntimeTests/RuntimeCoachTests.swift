@@ -36,7 +36,8 @@ struct RuntimeCoachTests {
     }
 
     func greetingPayloads(_ store: InMemoryEngagementStore) throws -> [String] {
-        try store.pendingOutbox(userID: "u1").filter { $0.requestID.hasPrefix("morningGreeting.") }.map(\.payload)
+        try store.pendingOutbox(userID: "u1").filter { $0.requestID.hasPrefix("morningGreeting.") }.map(
+            \.payload.storedText)
     }
 
     @Test func theCoachsCopyReplacesTheTemplateInTheOutbox() async throws {

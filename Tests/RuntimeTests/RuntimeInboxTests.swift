@@ -46,7 +46,7 @@ struct RuntimeInboxTests {
         let sync = try #require(try store.pendingOutbox(userID: "u1").first { $0.channel == .silent })
         #expect(sync == runtime.silentPushes.row(for: "u1", changedAt: clock.now()))
 
-        let request = try JSONDecoder().decode(NotificationRequest.self, from: Data(row.payload.utf8))
+        let request = try #require(row.payload.notification)
         let page = try await runtime.inbox(of: "u1", cursor: nil, limit: 100)
         let item = try #require(page.items.first { $0.id == row.key })
         #expect(item.requestID == row.requestID)

@@ -201,8 +201,8 @@ struct SQLiteEngagementStoreTests {
             let path = directory.appendingPathComponent("store.sqlite").path
             let store = try SQLiteEngagementStore(path: path)
             let row = OutboxRow(
-                key: "k1", userID: "u1", requestID: "r1", channel: .push, dueAt: .init(secondsSinceEpoch: 60),
-                payload: "{}")
+                key: "k1", userID: "u1", requestID: "r1", channel: .silent, dueAt: .init(secondsSinceEpoch: 60),
+                payload: .sync)
             try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], outbox: [row]))
             #expect(try store.dueOutbox(through: .init(secondsSinceEpoch: 60), limit: 10) == [row])
             let queue = try DatabaseQueue(path: path)

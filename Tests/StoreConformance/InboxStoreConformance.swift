@@ -22,7 +22,7 @@ private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 private func inboxRow(_ userID: String, _ requestID: String, dueIn seconds: Int64) -> OutboxRow {
     OutboxRow(
         key: "\(userID)/\(requestID)/inbox/\(seconds)", userID: userID, requestID: requestID, channel: .inbox,
-        dueAt: t0 + seconds, payload: "{}")
+        dueAt: t0 + seconds, payload: samplePayload(requestID, channel: .inbox))
 }
 
 private func delivery(_ row: OutboxRow) -> InboxDelivery {
@@ -87,7 +87,7 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
             let lunch = inboxRow("u1", "lunch", dueIn: 0)
             let sync = OutboxRow(
                 key: "u1/sync/1", userID: "u1", requestID: "inbox-sync", channel: .silent, dueAt: t0 + 1_830,
-                payload: "{}")
+                payload: .sync)
             let tomorrow = inboxRow("u1", "lunch", dueIn: 86_400)
             try commitAndDeliver(store, lunch, next: [tomorrow, sync])
             #expect(try store.pendingOutbox(userID: "u1") == [sync, tomorrow])
@@ -187,7 +187,7 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
             let row = inboxRow("u1", "lunch", dueIn: 60)
             try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], outbox: [row]))
             let sync = OutboxRow(
-                key: "u1/sync", userID: "u1", requestID: "inbox-sync", channel: .silent, dueAt: t0, payload: "{}")
+                key: "u1/sync", userID: "u1", requestID: "inbox-sync", channel: .silent, dueAt: t0, payload: .sync)
             var sameSlot = sync
             sameSlot.key = "u1/sync-2"
             let invalid: [(InboxDelivery, [OutboxRow])] = [
@@ -196,7 +196,9 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
                 (delivery(row), [sync, sameSlot]),
                 (
                     delivery(
-                        OutboxRow(key: "", userID: "u1", requestID: "x", channel: .inbox, dueAt: t0, payload: "")), []
+                        OutboxRow(
+                            key: "", userID: "u1", requestID: "x", channel: .inbox, dueAt: t0, payload: .unreadable(""))
+                    ), []
                 ),
             ]
             for (delivery, next) in invalid {

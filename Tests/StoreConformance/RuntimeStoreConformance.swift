@@ -15,12 +15,27 @@ public enum RuntimeStoreCheck: String, CaseIterable, Sendable {
 private let userID = "u1"
 private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 
+/// A payload of `channel`'s kind for request `requestID`, as the runtime writes one.
+public func samplePayload(_ requestID: String, channel: OutboxChannel) -> OutboxPayload {
+    switch channel {
+    case .push, .inbox:
+        .notification(
+            NotificationRequest(
+                identifier: requestID,
+                content: NotificationContent(kind: .mealReminder, title: "Lunch", body: "Log your lunch"),
+                trigger: .date(Instant(iso8601: "2027-03-01T08:00:00Z")!)))
+    case .silent: .sync
+    case .job: .job(requestID)
+    case .liveActivity: .unreadable("{\"id\":\"\(requestID)\"}")
+    }
+}
+
 private func row(_ requestID: String, _ channel: OutboxChannel = .push, dueIn seconds: Int64, key: String? = nil)
     -> OutboxRow
 {
     OutboxRow(
         key: key ?? "\(userID)/\(requestID)/\(channel)/\(seconds)", userID: userID, requestID: requestID,
-        channel: channel, dueAt: t0 + seconds, payload: "{\"id\":\"\(requestID)\"}")
+        channel: channel, dueAt: t0 + seconds, payload: samplePayload(requestID, channel: channel))
 }
 
 /// Runs the checks of `RuntimeStore`'s contract against stores made by `make`.
@@ -89,7 +104,9 @@ public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, 
                 RuntimeCommit(
                     userID: userID, snapshot: [2],
                     outbox: [
-                        OutboxRow(key: "k", userID: "u2", requestID: "z", channel: .push, dueAt: t0, payload: "{}")
+                        OutboxRow(
+                            key: "k", userID: "u2", requestID: "z", channel: .push, dueAt: t0,
+                            payload: samplePayload("z", channel: .push))
                     ]),
             ]
             for commit in invalid {
