@@ -9,10 +9,11 @@ public import Storage
 /// the same rows with the same keys.
 ///
 /// - `schedule(request, fireAt, channel)`: an `inbox` row due at `fireAt`, and for a remote
-///   notification (the channel the planning pass chose) a `push` row beside it; each replaces the pending row of the
-///   same request and channel; the payload is the request as JSON. A local kind gets no `push`
-///   row: the device fires it from its own pending list (the app mirrors the plan the server's
-///   `GET /v1/users/{id}/schedule` lists), so one occurrence never arrives twice.
+///   notification (the channel the planning pass chose) a `push` row beside it; each replaces
+///   the pending row of the same request and channel; the payload is the request. A local kind
+///   gets no `push` row: the device fires it from its own pending list (the app mirrors the
+///   plan the server's `GET /v1/users/{id}/schedule` lists), so one occurrence never arrives
+///   twice.
 /// - `cancel(ids)`: the pending rows of those requests are withdrawn.
 /// - `submitBackgroundTask(job)`: a `job` row due at its earliest begin; performing it applies
 ///   `backgroundTaskLaunched(job)` to the engine (the server's stand-in for BGTaskScheduler).
