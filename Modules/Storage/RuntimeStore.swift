@@ -36,8 +36,8 @@ public enum OutboxPayload: Hashable, Sendable {
     /// A `liveActivity` row's command.
     case liveActivity(LiveActivityCommand)
     /// Stored text that does not read as its channel's payload (written by another version, or
-    /// damaged): kept as it is, so its row is completed and logged rather than tried for ever,
-    /// and no other row is held up by it.
+    /// damaged), kept as it is: reading it never fails a whole batch of due rows, and the APNs
+    /// transport completes and logs a push or Live Activity row that carries it.
     case unreadable(String)
 
     /// The JSON a store keeps.
