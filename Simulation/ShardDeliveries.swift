@@ -66,7 +66,7 @@ extension Shard {
         }
     }
 
-    /// One notification shown to the person (its rules were judged when it was released).
+    /// One notification shown to the person (judged when released and, for a push, when shown).
     func observeDelivery(
         _ local: Int, _ notification: DeliveredNotification, on channel: DeliveryChannel, at now: Instant
     ) throws {

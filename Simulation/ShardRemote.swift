@@ -7,9 +7,9 @@ import Scheduling
 import Storage
 
 /// The remote channel in the world loop: the engine's remote requests are sent through the
-/// simulated APNs when due, as `engaged` sends its outbox's push rows (the badge of the moment,
-/// `apns-expiration` at the kind's staleness, collapse ids for grouped social copy, the same
-/// `apns-id` across retries); answers are handled as the APNs client and `APNsChannelTransport`
+/// simulated APNs when due, prepared by the server's own `PushSends` (the badge of the moment,
+/// the showing deadline as `apns-expiration`, the collapse id, the same `apns-id` across
+/// retries); answers are handled as the APNs client and `APNsChannelTransport`
 /// handle them; what reaches the device is shown by the simulated center.
 extension Shard {
     /// The `.remote` event: due alerts and badge syncs are sent, and what reached the device is shown.
@@ -97,9 +97,9 @@ extension Shard {
             rules: rules, at: now)
         {
         case .success(let push): prepared = push
-        case .failure:
-            // Too large for APNs: the inbox holds it; the badge it would have carried goes by a sync.
-            stats.channels[.remote].failed["PayloadTooLarge", default: 0] += 1
+        case .failure(let withheld):
+            // The inbox holds it; the badge it would have carried goes by a sync.
+            stats.channels[.remote].failed[withheld.reason, default: 0] += 1
             try inboxChanged(local, at: now)
             return
         }

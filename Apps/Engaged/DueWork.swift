@@ -35,9 +35,9 @@ struct LoggingTransport: ChannelTransport {
 
     func perform(_ row: OutboxRow) async throws {
         logger.info(
-            "due on \(row.channel) (logged only: nothing sends this channel here)",
+            "due on \(row.channel.name) (logged only: nothing sends this channel here)",
             metadata: [
-                "user": "\(row.userID)", "request": "\(row.requestID)", "channel": "\(row.channel)",
+                "user": "\(row.userID)", "request": "\(row.requestID)", "channel": "\(row.channel.name)",
                 "key": "\(row.key)",
                 "dueAt": "\(row.dueAt.iso8601)",
             ])

@@ -87,8 +87,8 @@ enum APNsSettingsError: Error, Hashable, CustomStringConvertible {
 /// Sends the outbox's APNs rows, each to every device of its user, with the row's key as
 /// `apns-id`:
 /// - a `push` row: its notification as an alert carrying the badge (the inbox's unread count
-///   when it is sent), `apns-expiration` at the kind's staleness deadline, and, for grouped
-///   social copy, `apns-collapse-id` (`ChannelPolicy`);
+///   when it is sent), its showing deadline as `apns-expiration` and a collapse id
+///   (`PushSends.alert`); an ordinary alert is withheld inside the user's quiet hours;
 /// - a `silent` row: a badge and inbox sync, a background push (priority 5) with the counts of
 ///   the moment, expiring when the next sync slot starts (`SilentPushPlan`).
 ///
@@ -110,8 +110,9 @@ struct APNsChannelTransport: ChannelTransport {
         case .push: try await performAlert(row)
         case .silent: try await performSync(row)
         case .liveActivity: try await performLiveActivity(row)
-        // The runtime performs these itself (`EngineRuntime.dispatchDue`): never sent, only logged.
-        case .inbox, .job: try await LoggingTransport(logger: logger).perform(row)
+        // The runtime performs inbox and job rows itself (`EngineRuntime.dispatchDue`); a channel
+        // this build does not know (a row a newer version wrote) is logged and completed.
+        case .inbox, .job, .unknown: try await LoggingTransport(logger: logger).perform(row)
         }
     }
 
@@ -121,17 +122,18 @@ struct APNsChannelTransport: ChannelTransport {
             logger.error("push row without a notification request", metadata: ["key": "\(row.key)"])
             return
         }
-        guard let counts = try await inboxCounts(of: row.userID), let rules = try await showingRules(of: row.userID)
-        else { return }
+        guard let counts = try await inboxCounts(of: row.userID) else { return }
+        let rules = try await showingRules(of: row.userID)
         let push: PreparedPush
         switch PushSends.alert(
             request, key: row.key, plannedAt: row.dueAt, badge: counts.badge, topic: topic, rules: rules,
             at: runtime.now())
         {
         case .success(let prepared): push = prepared
-        case .failure(.payloadTooLarge(let bytes)):
-            logger.error("push payload refused", metadata: ["key": "\(row.key)", "bytes": "\(bytes)"])
-            metrics.delivered(.remote, outcome: .rejected, reason: "PayloadTooLarge")
+        case .failure(let withheld):
+            // Not sent, and not tried again: the inbox keeps the item.
+            logger.warning("push withheld", metadata: ["key": "\(row.key)", "reason": "\(withheld)"])
+            metrics.delivered(.remote, outcome: .rejected, reason: withheld.reason)
             return
         }
         let outcomes = try await send(row, on: .remote) { device in push.request(to: device.pushAddress) }
@@ -187,8 +189,9 @@ struct APNsChannelTransport: ChannelTransport {
         }
     }
 
-    /// The rules bounding how late the user's alerts may be shown, or nil for a user no longer
-    /// known; a store failure throws (the row stays pending).
+    /// The rules bounding how late the user's alerts may be shown, or nil for a zone this
+    /// process does not know or a user removed since their counts were read (the send then
+    /// finds no device); a store failure throws (the row stays pending).
     private func showingRules(of userID: String) async throws -> ShowingRules? {
         do { return try await runtime.showingRules(of: userID) } catch RuntimeError.unknownUser { return nil }
     }

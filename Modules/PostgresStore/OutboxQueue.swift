@@ -209,7 +209,7 @@ public final class OutboxQueue: Sendable {
             let (key, user, request, channel, dueAt, payload, attempts) = try row.decode(
                 (String, String, String, String, Int64, String, Int32).self)
             if attempts > 0 { claimedBefore.insert(key) }
-            let stored = try OutboxChannel.stored(channel)
+            let stored = OutboxChannel(name: channel)
             return OutboxRow(
                 key: key, userID: user, requestID: request, channel: stored,
                 dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
@@ -331,7 +331,7 @@ public final class OutboxQueue: Sendable {
             """
             INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
             SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
-                \(rows.map(\.channel.rawValue))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
+                \(rows.map(\.channel.name))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
                 \(rows.map(\.payload.storedText))::text[])
             ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
                 payload = excluded.payload

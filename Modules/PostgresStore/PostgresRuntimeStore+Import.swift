@@ -68,7 +68,7 @@ extension PostgresRuntimeStore {
                 """
                 INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
                 SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
-                    \(rows.map(\.channel.rawValue))::text[], \(rows.map(\.key))::text[],
+                    \(rows.map(\.channel.name))::text[], \(rows.map(\.key))::text[],
                     \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[], \(rows.map(\.payload.storedText))::text[])
                 """, on: connection)
             try pool.query(

@@ -136,7 +136,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
         for row in rows {
             let written = try session.rows(
                 OutboxSQL.enqueue(
-                    userID: row.userID, requestID: row.requestID, channel: row.channel.rawValue, key: row.key,
+                    userID: row.userID, requestID: row.requestID, channel: row.channel.name, key: row.key,
                     dueAt: row.dueAt.secondsSinceEpoch, payload: row.payload.storedText))
             if !written.isEmpty { soonest = min(soonest ?? .max, row.dueAt.secondsSinceEpoch) }
         }
@@ -209,7 +209,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
     private static func outboxRow(_ row: PostgresRow) throws(StoreError) -> OutboxRow {
         let (key, userID, requestID, channel, dueAt, payload) = try PostgresColumns.decode(
             row, as: (String, String, String, String, Int64, String).self, table: "outbox")
-        let stored = try OutboxChannel.stored(channel)
+        let stored = OutboxChannel(name: channel)
         return OutboxRow(
             key: key, userID: userID, requestID: requestID, channel: stored,
             dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))

@@ -217,7 +217,8 @@ public enum ClaimTimePolicy {
         let local = zone.localDateTime(at: now)
         for day in local.daysSinceEpoch...(local.daysSinceEpoch + 8) {
             let start = LocalDateTime(daysSinceEpoch: day, time: quiet.start)
-            if start > local, quiet.contains(start) { return zone.instant(for: start) }
+            // On the night clocks fall back, a wall time comes twice: the first after `now`.
+            if start > local, quiet.contains(start) { return instant(of: start, after: now, in: zone) }
         }
         return nil
     }

@@ -380,7 +380,7 @@ public actor EngineRuntime {
         return cached
     }
 
-    private func zoneRules(_ identifier: String) throws(RuntimeError) -> ZoneRules {
+    func zoneRules(_ identifier: String) throws(RuntimeError) -> ZoneRules {
         if let zone = zones[identifier] { return zone }
         guard let zone = ZoneRules(identifier: identifier) else { throw .unknownTimeZone(identifier) }
         zones[identifier] = zone

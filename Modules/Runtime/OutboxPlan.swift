@@ -99,7 +99,7 @@ public enum OutboxKey {
         hashes.feedSeparator()
         DecimalText.withBytes(of: dueAt.secondsSinceEpoch) { hashes.feed($0) }
         hashes.feedSeparator()
-        hashes.feed(channel.rawValue)
+        hashes.feed(channel.name)
         let high = (hashes.high & ~0xF000) | 0x8000  // version 8
         let low = (hashes.low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000  // variant 10
         // 8-4-4-4-12 lowercase hex digits.

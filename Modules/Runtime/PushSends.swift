@@ -60,21 +60,34 @@ public struct ShowingRules: Hashable, Sendable {
 /// holds a push for an offline phone until `apns-expiration`, and a low-priority one until the
 /// phone's next power window. So an alert's expiration is the last instant at which showing
 /// it still keeps the promises the plan made (`showBy`); an alert sent after that instant (a
-/// backlog, which a worker's claim-time rules have moved out of quiet hours and within the
-/// caps) goes "now or never": offered once to a phone online, never stored for one offline.
+/// backlog, which a worker's claim-time rules have moved within the caps) goes "now or never":
+/// offered once to a phone online, never stored for one offline. An ordinary alert is never
+/// sent inside the user's quiet hours.
 public enum PushSends {
     /// Why an alert is not sent.
     public enum Withheld: Error, Hashable, Sendable {
+        /// It is an ordinary alert and the user's quiet hours hold now: shown now it would wake
+        /// them (a retry after an outage, a backlog on a server without claim-time rules). The
+        /// inbox keeps it.
+        case inQuietHours
         /// The payload exceeds what APNs accepts.
         case payloadTooLarge(bytes: Int)
+
+        /// The reason as metrics and counters name it.
+        public var reason: String {
+            switch self {
+            case .inQuietHours: "InQuietHours"
+            case .payloadTooLarge: "PayloadTooLarge"
+            }
+        }
     }
 
     /// The last instant at which an alert of `kind` and `level`, planned for `plannedAt`, may be
-    /// shown, or nil when it may not be shown after `now` at all. The earliest of:
+    /// shown, or nil when no later showing is allowed ("now or never"). The earliest of:
     /// - the kind's staleness deadline (`ChannelPolicy.expiration`); a kind dropped rather than
-    ///   deferred is "now or never" and answers `now`;
+    ///   deferred allows none;
     /// - for an ordinary alert, the second before the user's next quiet hours begin after
-    ///   `now` (nil when `now` is inside them): shown late, it must not wake anyone;
+    ///   `now`, or none when `now` is inside them: shown late, it must not wake anyone;
     /// - for a kind the caps count, the last second of the minute it was planned in. The hourly
     ///   cap holds over every 60 minutes, counted by the minute a notification is shown, and
     ///   the engine plans what follows around the minute it counted this one in: it cannot know
@@ -85,17 +98,15 @@ public enum PushSends {
     public static func showBy(
         kind: NotificationKind, level: InterruptionLevel, plannedAt: Instant, rules: ShowingRules?, at now: Instant
     ) -> Instant? {
-        guard let stale = ChannelPolicy.expiration(of: kind, dueAt: plannedAt) else { return now }
-        var last = stale
+        guard var last = ChannelPolicy.expiration(of: kind, dueAt: plannedAt) else { return nil }
         if !kind.isTransactional {
             let minute = plannedAt.secondsSinceEpoch.floorDivided(by: .secondsPerMinute) * .secondsPerMinute
             last = min(last, Instant(secondsSinceEpoch: minute + .secondsPerMinute - 1))
         }
         if let rules, let quiet = rules.quietHours, !level.breaksThroughQuietHours {
-            let zone = rules.zone
             let from = max(plannedAt, now)
-            if quiet.contains(zone.localDateTime(at: from)) { return nil }
-            if let start = ClaimTimePolicy.nextStart(of: quiet, after: from, in: zone) {
+            if isQuiet(quiet, at: from, rules.zone) { return nil }
+            if let start = ClaimTimePolicy.nextStart(of: quiet, after: from, in: rules.zone) {
                 last = min(last, start - 1)
             }
         }
@@ -105,30 +116,35 @@ public enum PushSends {
     /// The alert of `request`, planned for `plannedAt` and sent at `now` under `key`, carrying
     /// `badge`: priority 10 (APNs holds a priority-5 push for the phone's next power window, up
     /// to a quarter of an hour, and an alert's minute is part of the plan: even a passive one),
-    /// `apns-expiration` at `showBy`, and a collapse id: grouped copy collapses by its group, any other alert by its own key,
-    /// so a re-send replaces rather than doubles it on the phone.
+    /// `apns-expiration` at `showBy` ("now or never" when it allows no later showing), and a
+    /// collapse id: grouped copy collapses by its group, any other alert by its own key, so a
+    /// re-send replaces rather than doubles it on the phone. An ordinary alert is withheld while
+    /// the user's quiet hours hold.
     public static func alert(
         _ request: NotificationRequest, key: String, plannedAt: Instant, badge: Int, topic: String,
         rules: ShowingRules?, at now: Instant
     ) -> Result<PreparedPush, Withheld> {
         var content = request.content
+        if let rules, let quiet = rules.quietHours, !content.interruptionLevel.breaksThroughQuietHours,
+            isQuiet(quiet, at: now, rules.zone)
+        {
+            return .failure(.inQuietHours)
+        }
         let last = showBy(
             kind: content.kind, level: content.interruptionLevel, plannedAt: plannedAt, rules: rules, at: now)
         content.badge = badge
         let payload = PayloadBuilder.encodedBytes(content)
         guard payload.count <= PayloadBuilder.maxBytes else { return .failure(.payloadTooLarge(bytes: payload.count)) }
-        let expiration: PushRequest.Expiration =
-            ChannelPolicy.expiration(of: content.kind, dueAt: plannedAt) == nil
-            ? .nowOrNever
-            : last.map { .at($0) }
-                ?? .nowOrNever
         return .success(
             PreparedPush(
-                id: key, pushType: .alert, topic: topic,
-                priority: .immediate,
-                expiration: expiration,
+                id: key, pushType: .alert, topic: topic, priority: .immediate,
+                expiration: last.map { .at($0) } ?? .nowOrNever,
                 collapseID: ChannelPolicy.collapseID(of: content.kind, requestID: request.identifier) ?? key,
                 payload: payload))
+    }
+
+    private static func isQuiet(_ quiet: QuietHours, at instant: Instant, _ zone: ZoneRules) -> Bool {
+        quiet.contains(zone.localDateTime(at: instant))
     }
 
     /// The badge and inbox sync of the slot `slot` under `key`: a background push (priority 5,

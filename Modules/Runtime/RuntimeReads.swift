@@ -1,4 +1,3 @@
-import Engagement
 public import Models
 public import Storage
 
@@ -29,9 +28,14 @@ extension EngineRuntime {
 
 extension EngineRuntime {
     /// The rules that bound how late the user's alerts may be shown (`PushSends.showBy`): from
-    /// the user's newest engine. Throws `unknownUser` for a user never put.
-    public func showingRules(of userID: String) throws(RuntimeError) -> ShowingRules {
-        guard let engine = try engine(of: userID) else { throw .unknownUser(userID) }
-        return ShowingRules(profile: engine.profile, zone: engine.zone)
+    /// the stored profile alone (a send restores no engine), nil for a zone this process does
+    /// not know (the claim-time rules hold such a user's alerts). Throws `unknownUser` for a
+    /// user never put.
+    public func showingRules(of userID: String) throws(RuntimeError) -> ShowingRules? {
+        let profile: UserProfile?
+        do { profile = try store.profile(id: userID) } catch { throw .store(error) }
+        guard let profile else { throw .unknownUser(userID) }
+        guard let zone = try? zoneRules(profile.timeZone) else { return nil }
+        return ShowingRules(profile: profile, zone: zone)
     }
 }

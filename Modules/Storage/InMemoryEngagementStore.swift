@@ -96,7 +96,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     /// was completed.
     static func enqueue(_ row: OutboxRow, _ storage: inout Storage) {
         guard !storage.completedKeys.contains(row.key) else { return }
-        let slot = [row.userID, row.requestID, row.channel.rawValue]
+        let slot = [row.userID, row.requestID, row.channel.name]
         if let old = storage.outboxSlots[slot] { storage.outbox[old] = nil }
         storage.outboxSlots[slot] = row.key
         storage.outbox[row.key] = row
@@ -121,7 +121,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     static func complete(_ key: String, _ storage: inout Storage) {
         storage.completedKeys.insert(key)
         if let row = storage.outbox.removeValue(forKey: key) {
-            storage.outboxSlots[[row.userID, row.requestID, row.channel.rawValue]] = nil
+            storage.outboxSlots[[row.userID, row.requestID, row.channel.name]] = nil
         }
     }
 

@@ -3,8 +3,9 @@ public import LiveActivity
 public import Models
 
 /// Where an outbox row's work goes: a case per kind of work the server performs. Stored as its
-/// raw value; a stored value that names none is a corrupt row.
-public enum OutboxChannel: String, CaseIterable, Codable, Hashable, Sendable {
+/// `name`; a name this build does not know (a row a newer version wrote) reads back as
+/// `unknown`, whose row the transport logs and completes, holding up no other.
+public enum OutboxChannel: Hashable, Sendable {
     /// An APNs alert: a remote kind's notification, when due.
     case push
     /// A badge and inbox sync: an APNs background push (`SilentPushPlan`).
@@ -15,11 +16,27 @@ public enum OutboxChannel: String, CaseIterable, Codable, Hashable, Sendable {
     case job
     /// A Live Activity's start, update or end (an APNs `liveactivity` push).
     case liveActivity
+    /// A stored name this build does not know.
+    case unknown(String)
 
-    /// The channel stored as `text`, or `StoreError.corrupt` naming it.
-    public static func stored(_ text: String) throws(StoreError) -> OutboxChannel {
-        guard let channel = OutboxChannel(rawValue: text) else { throw .corrupt("unknown outbox channel \"\(text)\"") }
-        return channel
+    /// The channels this build performs.
+    public static let known: [OutboxChannel] = [.push, .silent, .inbox, .job, .liveActivity]
+
+    /// The channel stored as `name`.
+    public init(name: String) {
+        self = Self.known.first { $0.name == name } ?? .unknown(name)
+    }
+
+    /// The name a store keeps.
+    public var name: String {
+        switch self {
+        case .push: "push"
+        case .silent: "silent"
+        case .inbox: "inbox"
+        case .job: "job"
+        case .liveActivity: "liveActivity"
+        case .unknown(let name): name
+        }
     }
 }
 
@@ -61,6 +78,7 @@ public enum OutboxPayload: Hashable, Sendable {
             case .silent: .sync
             case .job: (try? decoder.decode([String: String].self, from: data))?["job"].map { .job($0) }
             case .liveActivity: (try? decoder.decode(LiveActivityCommand.self, from: data)).map { .liveActivity($0) }
+            case .unknown: nil
             }
         return payload ?? .unreadable(text)
     }
@@ -157,7 +175,7 @@ public struct RuntimeCommit: Hashable, Sendable {
             if row.userID != userID { return .invalidBatch(field: "\(field).userID", problem: "not the commit's user") }
             if row.key.isEmpty { return .invalidBatch(field: "\(field).key", problem: "empty") }
             if !keys.insert(row.key).inserted { return .invalidBatch(field: "\(field).key", problem: "repeated") }
-            if !slots.insert([row.requestID, row.channel.rawValue]).inserted {
+            if !slots.insert([row.requestID, row.channel.name]).inserted {
                 return .invalidBatch(field: "\(field)", problem: "a second row for the same request and channel")
             }
         }

@@ -88,7 +88,7 @@ extension SQLiteEngagementStore {
                 for row in next {
                     guard try !Self.isDone(row.key, db) else { continue }
                     try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                        row.userID, row.requestID, row.channel.rawValue, row.key, row.dueAt.secondsSinceEpoch,
+                        row.userID, row.requestID, row.channel.name, row.key, row.dueAt.secondsSinceEpoch,
                         row.payload.storedText,
                     ])
                 }

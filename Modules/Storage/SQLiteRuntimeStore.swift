@@ -39,7 +39,7 @@ extension SQLiteEngagementStore {
                 continue
             }
             try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                row.userID, row.requestID, row.channel.rawValue, row.key, row.dueAt.secondsSinceEpoch,
+                row.userID, row.requestID, row.channel.name, row.key, row.dueAt.secondsSinceEpoch,
                 row.payload.storedText,
             ])
         }
@@ -73,15 +73,14 @@ extension SQLiteEngagementStore {
                 db.cachedStatement(sql: SQLiteStatements.selectDueOutbox),
                 arguments: [instant.secondsSinceEpoch, limit]
             )
-            .map { row throws(StoreError) in try Self.outboxRow(row) }
+            .map(Self.outboxRow)
         }
     }
 
     public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
         try read { db in
-            try Row.fetchAll(db.cachedStatement(sql: SQLiteStatements.selectUserOutbox), arguments: [userID]).map {
-                row throws(StoreError) in try Self.outboxRow(row)
-            }
+            try Row.fetchAll(db.cachedStatement(sql: SQLiteStatements.selectUserOutbox), arguments: [userID]).map(
+                Self.outboxRow)
         }
     }
 
@@ -95,8 +94,8 @@ extension SQLiteEngagementStore {
         try read { db in try Int.fetchOne(db.cachedStatement(sql: SQLiteStatements.countOutbox)) ?? 0 }
     }
 
-    private static func outboxRow(_ row: Row) throws(StoreError) -> OutboxRow {
-        let channel = try OutboxChannel.stored(row[3])
+    private static func outboxRow(_ row: Row) -> OutboxRow {
+        let channel = OutboxChannel(name: row[3])
         return OutboxRow(
             key: row[0], userID: row[1], requestID: row[2], channel: channel,
             dueAt: Instant(secondsSinceEpoch: row[4]), payload: .stored(row[5], channel: channel))

@@ -44,7 +44,7 @@ struct ChannelRoutingTests {
         let rows = OutboxPlan.rows(for: effects, userID: "u1", at: Self.start).rows
         #expect(rows.filter { $0.requestID.hasPrefix("mealReminder") }.map(\.channel) == [.inbox])
         #expect(
-            rows.filter { $0.requestID.hasPrefix("mention") }.map(\.channel.rawValue).sorted() == ["inbox", "push"])
+            rows.filter { $0.requestID.hasPrefix("mention") }.map(\.channel.name).sorted() == ["inbox", "push"])
         #expect(effects.map(\.channel) == [.local, .remote])
     }
 

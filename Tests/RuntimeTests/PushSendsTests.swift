@@ -87,6 +87,29 @@ struct PushSendsTests {
                 == Self.instant("2027-03-01T21:59:59Z"))
     }
 
+    @Test("an ordinary alert is withheld inside quiet hours; a critical one goes, a late one now or never")
+    func withheldInQuietHours() throws {
+        // Berlin, winter time: 23:30 local is 22:30Z, inside quiet hours 23:00-06:30.
+        let berlin = Self.rules("Europe/Berlin", quiet: Self.quiet(23 * 60, 6 * 60 + 30))
+        let planned = Self.instant("2027-03-01T21:50:00Z")
+        let inQuiet = Self.instant("2027-03-01T22:30:00Z")
+        #expect(
+            PushSends.alert(
+                Self.request(kind: .mention), key: "k", plannedAt: planned, badge: 0, topic: "t", rules: berlin,
+                at: inQuiet) == .failure(.inQuietHours))
+        let critical = try PushSends.alert(
+            Self.request(kind: .securityAlert, level: .critical), key: "k", plannedAt: planned, badge: 0, topic: "t",
+            rules: berlin, at: inQuiet
+        ).get()
+        #expect(critical.expiration == .at(planned + KindPolicy.standard(for: .securityAlert).stalenessSeconds))
+        // Outside quiet hours but past its minute: sent, never stored for an offline phone.
+        let late = try PushSends.alert(
+            Self.request(), key: "k", plannedAt: planned, badge: 0, topic: "t", rules: berlin,
+            at: Self.instant("2027-03-01T21:55:00Z")
+        ).get()
+        #expect(late.expiration == .nowOrNever)
+    }
+
     @Test("a critical alert breaks through quiet hours: only its staleness bounds it")
     func criticalIgnoresQuietHours() {
         let planned = Self.instant("2027-03-01T21:30:00Z")
@@ -103,7 +126,8 @@ struct PushSendsTests {
         let dropped = try #require(
             NotificationKind.allCases.first { KindPolicy.standard(for: $0).deferral == .drop })
         let planned = Self.instant("2027-03-01T10:00:00Z")
-        #expect(PushSends.showBy(kind: dropped, level: .active, plannedAt: planned, rules: nil, at: planned) == planned)
+        // No later showing is allowed: "now or never".
+        #expect(PushSends.showBy(kind: dropped, level: .active, plannedAt: planned, rules: nil, at: planned) == nil)
         let prepared = PushSends.alert(
             Self.request(kind: dropped), key: "k", plannedAt: planned, badge: 0, topic: "t", rules: nil, at: planned)
         #expect(try prepared.get().expiration == .nowOrNever)

@@ -26,7 +26,7 @@ public func samplePayload(_ requestID: String, channel: OutboxChannel) -> Outbox
                 trigger: .date(Instant(iso8601: "2027-03-01T08:00:00Z")!)))
     case .silent: .sync
     case .job: .job(requestID)
-    case .liveActivity: .unreadable("{\"id\":\"\(requestID)\"}")
+    case .liveActivity, .unknown: .unreadable("{\"id\":\"\(requestID)\"}")
     }
 }
 
