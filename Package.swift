@@ -202,7 +202,7 @@ let package = Package(
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
                     "LiveActivity",
-                    "Delivery",
+                    "Delivery", "Simulation",
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, metrics,
                     prometheus, asyncHTTPClient,
                 ],

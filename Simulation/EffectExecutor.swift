@@ -27,12 +27,9 @@ struct EffectExecutor {
     /// Executes `effect` on `user`'s platform at `now`; returns the event it leads to, if any.
     func execute(_ effect: Effect, on user: inout UserState, at now: Instant, stats: inout ShardStats) -> FollowUp? {
         switch effect {
-        case .schedule(let request, let fireAt, .remote):
-            // Sent by the server when due (ChannelPolicy), not planned on the device. A push
-            // already being retried keeps its course (its apns-id, and it was judged when released).
-            if user.remote.planned[request.identifier].map({ $0.attempt == 0 }) ?? true {
-                user.remote.planned[request.identifier] = RemoteChannel.Planned(request: request, dueAt: fireAt)
-            }
+        case .schedule(_, _, .remote):
+            // Sent by the server when due (`Shard.commitRemote`), not planned on the device.
+            break
         case .schedule(let request, let fireAt, _):
             // A one-off a jump of the clock already showed is in the delivered list: not again.
             if !request.trigger.repeats, user.releasedEarly[request.identifier] != nil { return nil }
@@ -54,13 +51,8 @@ struct EffectExecutor {
                 if error == .notificationsNotAllowed { user.withdrawRefused(request.identifier) }
             }
         case .cancel(let ids):
+            // The server withdraws its rows of them (`Shard.commitRemote`).
             user.center.removePendingNotificationRequests(withIdentifiers: ids)
-            for id in ids {
-                // A push withdrawn while being retried is in the inbox already: the badge needs a sync.
-                if let entry = user.remote.planned.removeValue(forKey: id), entry.attempt > 0 {
-                    user.remote.requestSync(after: now)
-                }
-            }
         case .setBadge(let count):
             user.center.setBadgeCount(count)
         case .submitBackgroundTask(let request):

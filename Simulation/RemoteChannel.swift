@@ -5,6 +5,7 @@ import LiveActivity
 import Models
 import Runtime
 import Scheduling
+import Storage
 
 /// What travels with a push through the simulated APNs to the device: the notification an alert
 /// shows, or the unread count a badge sync carries (what the app reads from the payload).
@@ -13,61 +14,34 @@ enum PushNote: Sendable {
     case sync(unread: Int)
     /// A Live Activity's update or end, pushed to the activity's token.
     case liveActivity(LiveActivityCommand)
-}
 
-/// The engine's remote requests not yet sent, keyed by their identifiers: a few at a time, so
-/// an array searched in order (a dictionary of these large entries keeps half its buckets
-/// empty).
-struct PlannedRequests {
-    /// In the order they were first planned.
-    private(set) var values: [RemoteChannel.Planned] = []
-
-    var isEmpty: Bool { values.isEmpty }
-
-    private func index(of id: String) -> Int? { values.firstIndex { $0.request.identifier == id } }
-
-    /// The request planned under `id`; setting replaces it (or adds it), nil removes it. A
-    /// request is kept under its own identifier.
-    subscript(id: String) -> RemoteChannel.Planned? {
-        get { index(of: id).map { values[$0] } }
-        set {
-            assert(newValue.map { $0.request.identifier == id } ?? true, "a request is kept under its identifier")
-            switch (index(of: id), newValue) {
-            case (let index?, let entry?): values[index] = entry
-            case (let index?, nil): values.remove(at: index)
-            case (nil, let entry?): values.append(entry)
-            case (nil, nil): break
-            }
+    /// The unread count it carries to the badge (an alert's badge, a sync's count); nil for a
+    /// Live Activity push.
+    var unread: Int? {
+        switch self {
+        case .alert(let request): request.content.badge
+        case .sync(let unread): unread
+        case .liveActivity: nil
         }
     }
-
-    @discardableResult mutating func removeValue(forKey id: String) -> RemoteChannel.Planned? {
-        guard let index = index(of: id) else { return nil }
-        return values.remove(at: index)
-    }
 }
 
-/// One user's remote channel in the simulator, as `engaged` and APNs see it (docs/ARCHITECTURE.md): the
-/// engine's remote requests waiting for their time (`ChannelPolicy.remote`), the device's token
-/// and what APNs holds for it, the server's registry (a token retired by a 410 is never used
-/// again), the inbox with its unread count, and the pending badge sync (`SilentPushPlan`).
+/// One user's remote channel in the simulator, as `engaged` and APNs see it
+/// (docs/ARCHITECTURE.md): the server's pending outbox rows of the user's remote notifications
+/// and badge syncs, the sends the APNs client is retrying, the device's token and what APNs
+/// holds for it, the server's registry (a token retired by a 410 is never used again), and the
+/// inbox with its unread count. What the server does with them is the runtime's own code
+/// (`OutboxPlan`, `OutboxSteps`, `PushSends`); see `ShardRemote`.
 struct RemoteChannel {
-    /// A remote request of the engine: sent at `dueAt`; `attempt` counts sends refused with a
-    /// retryable answer (the client's bounded retries, in virtual time).
-    struct Planned {
-        init(request: NotificationRequest, dueAt: Instant) {
-            self.request = request
-            self.dueAt = dueAt
-            decidedAt = dueAt
-        }
-
-        var request: NotificationRequest
-        var dueAt: Instant
-        /// The instant the engine chose (`dueAt` moves with retries).
-        var decidedAt: Instant
-        var attempt = 0
-        /// The key of the first attempt: `apns-id` stays the same across retries.
-        var key: String?
+    /// A send the APNs client is retrying after a retryable answer (its bounded retries, in
+    /// virtual time): every attempt sends the same request, as the client does.
+    struct InFlight {
+        var row: OutboxRow
+        var push: PushRequest
+        var note: PushNote
+        /// Attempts made so far.
+        var attempts: Int
+        var nextAttemptAt: Instant
     }
 
     static let topic = "com.example.fitness"
@@ -77,13 +51,10 @@ struct RemoteChannel {
     var device: SimulatedPushDevice<PushNote>
     /// The server's registry: when a 410 retired the token (nil: live).
     var retiredAt: Instant?
-    /// The engine's remote requests not yet sent, by identifier.
-    var planned = PlannedRequests()
-    /// The pending badge sync: its slot (its `apns-id` and expiration come from it), when it is
-    /// next tried (the slot, or a retry's back-off after it), and its retry count.
-    var syncSlot: Instant?
-    var syncDueAt: Instant?
-    var syncAttempt = 0
+    /// The server's pending rows of this user.
+    var outbox = UserOutbox()
+    /// Sends being retried by the APNs client.
+    var inFlight: [InFlight] = []
     var inbox = SimulatedInbox()
     /// The unread count the device was last sent (by an alert's badge or a sync).
     var lastSentUnread = 0
@@ -118,56 +89,15 @@ struct RemoteChannel {
 
     /// The next instant the channel has something to do (no allocation: it is asked after every step).
     var nextEventAt: Instant? {
-        var next = syncDueAt
-        // By index, reading only the time: a copy of each entry retained its request's strings.
-        for index in planned.values.indices {
-            let dueAt = planned.values[index].dueAt
-            if next == nil || dueAt < next! { next = dueAt }
+        var next = outbox.nextDueAt
+        for index in inFlight.indices {
+            let at = inFlight[index].nextAttemptAt
+            if next == nil || at < next! { next = at }
         }
         if let arrival = device.nextArrival, next == nil || arrival < next! { next = arrival }
         return next
     }
 
-    /// Requests due at `now`, in time and identifier order.
-    func due(at now: Instant) -> [Planned] {
-        planned.values.filter { $0.dueAt <= now }.sorted {
-            ($0.dueAt, $0.request.identifier) < ($1.dueAt, $1.request.identifier)
-        }
-    }
-
-    /// After a change of zone, a request not yet sent moves to the time the engine now plans for
-    /// it (a wall-clock time re-timed in the new zone), as the runtime moves its outbox rows
-    /// (`EngineRuntime.movedRows`); a request being retried keeps its course.
-    mutating func follow(plannedIDs: [String], fireTimes: [Instant], at now: Instant) {
-        guard !planned.isEmpty else { return }
-        for (id, fireAt) in zip(plannedIDs, fireTimes) {
-            guard var entry = planned[id], entry.attempt == 0, fireAt > now, fireAt != entry.dueAt else { continue }
-            entry.dueAt = fireAt
-            entry.decidedAt = fireAt
-            planned[id] = entry
-        }
-    }
-
-    /// Asks for a badge sync at the next slot after `now`, unless one is pending (it will carry
-    /// the counts of the moment it is sent).
-    mutating func requestSync(after now: Instant) {
-        guard syncDueAt == nil, lastSentUnread != inbox.unreadCount else { return }
-        planSync(at: Self.silentPushes.slot(after: now))
-    }
-
-    /// The badge sync is due at `slot`, afresh.
-    mutating func planSync(at slot: Instant) {
-        syncSlot = slot
-        syncDueAt = slot
-        syncAttempt = 0
-    }
-
-    /// No badge sync is pending.
-    mutating func clearSync() {
-        syncSlot = nil
-        syncDueAt = nil
-        syncAttempt = 0
-    }
 }
 
 /// The in-app notification center of one user: every user-visible notification is added when it

@@ -39,6 +39,8 @@ public struct RunOptions: Sendable {
     /// The command line that reproduces the run, shown in report.json and report.html; nil
     /// derives one from the scenario (`simulate --scenario NAME --seed ...`).
     public var command: String?
+    /// Records what the simulated server was asked and sent (`ServerTape`); nil records nothing.
+    public var tape: ServerTape?
 
     /// The store the simulator writes through.
     public enum StoreKind: String, Sendable, CaseIterable {
@@ -254,7 +256,8 @@ public enum Simulator {
             let path = options.outputDirectory.flatMap { options.writeEvents ? $0 + "/events.part\(shard).jsonl" : nil }
             return try Shard(
                 scenario: scenario, zones: zones, userRange: range, eventsPath: path,
-                showProgress: options.showProgress && shard == 0, templates: options.templates, store: store)
+                showProgress: options.showProgress && shard == 0, templates: options.templates, store: store,
+                tape: options.tape)
         }
         let box = ShardBox(shards)
         let started = DispatchTime.now().uptimeNanoseconds

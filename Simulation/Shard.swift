@@ -38,13 +38,16 @@ final class Shard {
     var watching = 0
     private var sampler = DecisionSampler()
     var stats: ShardStats
+    /// Records what the server side was asked and sent, when a test asks for it.
+    let tape: ServerTape?
     /// Per-user digests in user order, filled at the end.
     private(set) var digests: [UInt64] = []
 
     init(
         scenario: Scenario, zones: [String: ZoneRules], userRange: Range<Int>, eventsPath: String?, showProgress: Bool,
-        templates: TemplateCatalog, store: (any EngagementStore)? = nil
+        templates: TemplateCatalog, store: (any EngagementStore)? = nil, tape: ServerTape? = nil
     ) throws {
+        self.tape = tape
         self.storeWriter = store.map {
             StoreWriter(
                 store: $0, failureRate: scenario.faults.storeWriteFailure,
@@ -87,6 +90,9 @@ final class Shard {
         for local in users.indices {
             let state = users[local]
             let firstInstall = state.engine.lastActiveAt
+            tape?.record(
+                .installed(state.engine.profile, deviceToken: state.remote.device.token), of: state.traits.profile.id,
+                at: firstInstall)
             try step(local, .appLaunched, at: firstInstall)
             scheduleNextDay(local, after: firstInstall)
             if state.traits.isTraveller { scheduleTravel(local, after: firstInstall) }
@@ -160,8 +166,12 @@ final class Shard {
             try journal.log(&users[local], now, "activity") { $0.id("activity", activity.name) }
             if case .appOpened = activity {
                 // The app shows its inbox and sets its own badge (the engine's setBadge(0)).
+                tape?.record(.readAll, of: users[local].traits.profile.id, at: now)
+                let unread = users[local].remote.inbox.unreadCount
                 users[local].remote.inbox.readAll()
                 users[local].remote.lastSentUnread = 0
+                // The server asks for a sync of the user's devices as for any read.
+                if unread > 0 { try inboxChanged(local, at: now) }
             }
             users[local].checker.observe(activity, at: now, zone: users[local].zone)
             users[local].weekActivity.append(
@@ -233,7 +243,7 @@ final class Shard {
         }
     }
 
-    /// Local notifications the device fired: shown, put in the inbox, judged and answered. Their
+    /// Local notifications the device fired: shown, judged and answered. Their
     /// times are the device's clock's; `offsetSeconds` (the clock's error the app added them for)
     /// takes them back to the true times the engine planned. `releasedEarly`: fired ahead of
     /// their time by a jump of the clock (`DeviceClock`).
@@ -270,14 +280,12 @@ final class Shard {
                 notification.deliveredAt = now
                 return notification
             } : fired
-        for notification in shown {
+        // The server put each in the inbox when due, with a badge sync (`OutboxSteps.step`).
+        for _ in shown {
             stats.channels[.local].sent += 1
             stats.channels[.local].shown += 1
-            users[local].remote.inbox.add(inboxKey(of: notification), at: notification.deliveredAt)
-            stats.channels[.inbox].sent += 1
         }
         for notification in shown { try observeDelivery(local, notification, on: .local, at: now) }
-        if !delivered.isEmpty { try inboxChanged(local, at: now) }
     }
 
     /// Which budget a step's time counts against: a scheduling decision (one in
@@ -296,6 +304,7 @@ final class Shard {
         let failure = scenario.faults.storeWriteFailure
         let before =
             failure > 0 && users[local].commitDraws.chance(failure) ? StoredEngine(users[local].engine) : nil
+        tape?.record(.input(input), of: users[local].traits.profile.id, at: now)
         let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0
         var effects = users[local].engine.handle(input, at: now)
@@ -328,6 +337,9 @@ final class Shard {
             try journal.violation(violation, &users[local], at: now, detail: "pending", stats: &stats)
         }
         users[local].droppedSeen = dropped
+        var zoneChanged = false
+        if case .timeZoneChanged = input { zoneChanged = true }
+        commitServer(local, effects, zoneChanged: zoneChanged, at: now)
         rescheduleFire(local)
         rescheduleLaunch(local)
         rescheduleRemote(local)
@@ -418,9 +430,6 @@ final class Shard {
         users[local].center.setTimeZone(zone, at: users[local].deviceTime(now))
         try journal.log(&users[local], now, "travel") { $0.id("timeZone", next) }
         try step(local, .timeZoneChanged(zone), at: now)
-        users[local].remote.follow(
-            plannedIDs: users[local].engine.plannedRequestIDs, fireTimes: users[local].engine.plannedFireTimes, at: now)
-        rescheduleRemote(local)
         scheduleNextDay(local, after: now)
     }
 

@@ -16,13 +16,6 @@ extension Shard {
         DeviceClock.isDailySeries(notification.request) ? notification.deliveredAt.secondsSinceEpoch : nil
     }
 
-    /// The inbox's key of a shown notification: its identifier, `@` the fire instant for a
-    /// repeating request.
-    func inboxKey(of notification: DeliveredNotification) -> String {
-        let id = notification.request.identifier
-        return showingInstant(of: notification).map { "\(id)@\($0)" } ?? id
-    }
-
     /// The engine's rules judged on a notification it released at `instant`: a local request
     /// firing on the device (released and shown at once), or a push handed to APNs at the time
     /// the engine chose (`shownNow` false). A push is judged again for the rules of the moment the
@@ -154,7 +147,10 @@ extension Shard {
             let channel = ChannelPolicy.channel(for: kind)
             stats.channels[channel].opened += 1
             if action != .defaultTap { stats.channels[channel].acted += 1 }
-            if users[local].remote.inbox.read(requestID) { try inboxChanged(local, at: now) }
+            if users[local].remote.inbox.read(requestID) {
+                tape?.record(.read(requestID: requestID), of: users[local].traits.profile.id, at: now)
+                try inboxChanged(local, at: now)
+            }
             stats.actedByKindWeek.add(kind, week: week(of: now))
             let heldOut = inPlace(local) { $0.engine.isHeldOutOfBudget }
             stats.attention[heldOut: heldOut].opened += 1

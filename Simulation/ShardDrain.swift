@@ -2,6 +2,7 @@ import Delivery
 import Engagement
 import Models
 import Scheduling
+import Storage
 
 /// The drain phase (after TigerBeetle's VOPR and FoundationDB's simulation): once the last week
 /// is over, the world stands still (no new days, activity, answers, social events, travel or
@@ -35,8 +36,11 @@ extension Shard {
             where !DeviceClock.isDailySeries(pending.request) && pending.nextFire <= horizon {
                 watched.insert(pending.request.identifier)
             }
-            for planned in users[local].remote.planned.values where planned.dueAt <= horizon {
-                watched.insert(planned.request.identifier)
+            for row in users[local].remote.outbox.rows where row.channel == .push && row.dueAt <= horizon {
+                watched.insert(row.requestID)
+            }
+            for flight in users[local].remote.inFlight where flight.row.channel == .push {
+                watched.insert(flight.row.requestID)
             }
             // Each item folded into a group due by then is owed by whatever group it ends in: a
             // digest the caps block moves its items to the next one.

@@ -6,18 +6,63 @@ import Runtime
 import Scheduling
 import Storage
 
-/// The remote channel in the world loop: the engine's remote requests are sent through the
-/// simulated APNs when due, prepared by the server's own `PushSends` (the badge of the moment,
-/// the showing deadline as `apns-expiration`, the collapse id, the same `apns-id` across
-/// retries); answers are handled as the APNs client and `APNsChannelTransport`
-/// handle them; what reaches the device is shown by the simulated center.
+/// The server side in the world loop: the simulated server runs the runtime's own dispatch
+/// over each user's pending rows. A step's effects become rows by `OutboxPlan.rows`, as the
+/// runtime commits them; a due row takes its step by `OutboxSteps.step` (an inbox delivery, a
+/// sync moved to its next slot, a send); a send is prepared by `PushSends` and goes through
+/// the simulated APNs, with the APNs client's bounded retries, and its outcome becomes a
+/// `SendReport` as `APNsChannelTransport` reports it; what follows is `OutboxSteps.afterSend`.
+/// What reaches the device is shown by the simulated center and judged there.
 extension Shard {
-    /// The `.remote` event: due alerts and badge syncs are sent, and what reached the device is shown.
+    /// Commits a step's server work as the runtime commits its outbox rows, for the effects the
+    /// server performs in this topology: every notification's inbox item, the remote ones'
+    /// pushes, and their withdrawals (the device fires its local notifications from its own
+    /// pending list, runs its own background tasks and starts its own Live Activities). After
+    /// a change of zone, the pending rows follow the engine's new fire times.
+    func commitServer(_ local: Int, _ effects: [Effect], zoneChanged: Bool, at now: Instant) {
+        var served: [Effect] = []
+        for effect in effects {
+            switch effect {
+            case .schedule, .cancel: served.append(effect)
+            default: continue
+            }
+        }
+        guard !served.isEmpty || zoneChanged else { return }
+        var plan = OutboxPlan.rows(for: served, userID: users[local].traits.profile.id, at: now)
+        if zoneChanged {
+            plan.rows += inPlace(local) { user in
+                OutboxSteps.moved(
+                    user.remote.outbox.rows, plannedIDs: user.engine.plannedRequestIDs,
+                    fireTimes: user.engine.plannedFireTimes,
+                    touched: Set(plan.cancelled).union(plan.rows.map(\.requestID)), at: now)
+            }
+        }
+        users[local].remote.outbox.commit(cancelled: plan.cancelled, rows: plan.rows)
+    }
+
+    /// The `.remote` event: the APNs client's retries that are due, then the server's due rows,
+    /// then what reached the device is shown.
     func handleRemote(_ local: Int, at now: Instant) throws {
         guard users[local].remote.eventAt == now.secondsSinceEpoch else { return }  // superseded
         users[local].remote.eventAt = nil
-        for planned in inPlace(local, { $0.remote.due(at: now) }) { try sendAlert(local, planned, at: now) }
-        if let due = users[local].remote.syncDueAt, due <= now { try sendSync(local, at: now) }
+        try retryInFlight(local, at: now)
+        let due = users[local].remote.outbox.takeDue(at: now)
+        if !due.isEmpty { tape?.record(.dispatched, of: users[local].traits.profile.id, at: now) }
+        for row in OutboxSteps.inboxFirst(due) {
+            let zone = users[local].zone
+            switch OutboxSteps.step(for: row, zone: zone, silentPushes: RemoteChannel.silentPushes, at: now) {
+            case .deliverToInbox(let delivery, let next):
+                try deliverToInbox(local, delivery, next: next, at: now)
+            case .moveSync(let next):
+                users[local].remote.outbox.enqueue(next)
+            case .send:
+                try startSend(local, row, at: now)
+            case .runJob, .leavePending:
+                // The simulated server holds no jobs (the device runs its own) and writes only
+                // rows it reads: neither step can come up.
+                assertionFailure("the simulated server took an unexpected step for \(row.key)")
+            }
+        }
         for arrival in users[local].remote.device.receive(through: now) {
             switch arrival.note {
             case .alert(let request):
@@ -55,113 +100,140 @@ extension Shard {
     }
 
     /// The unread count changed at `now` (an item added or read) without an alert carrying it:
-    /// a badge sync is asked for, and the promise is checked.
+    /// a badge sync is asked for, as the runtime asks for one (`SilentPushPlan`), and the promise
+    /// is checked.
     func inboxChanged(_ local: Int, at now: Instant) throws {
-        users[local].remote.requestSync(after: now)
+        let sync = RemoteChannel.silentPushes.row(for: users[local].traits.profile.id, changedAt: now)
+        users[local].remote.outbox.enqueue(sync)
         try checkBadge(local, at: now)
         rescheduleRemote(local)
     }
 
-    /// `badgeEqualsUnread`: the device was last sent the unread count of now, or a sync that will
-    /// carry it is pending (the badge is right within one silent push).
+    /// `badgeEqualsUnread`: the device was last sent the unread count of now, or a push that will
+    /// carry it is pending or being retried (the badge is right within one silent push).
     private func checkBadge(_ local: Int, at now: Instant) throws {
         // Read in place: a copy of the whole channel costs more than the check.
-        guard users[local].remote.retiredAt == nil, users[local].remote.syncDueAt == nil,
+        guard users[local].remote.retiredAt == nil, !users[local].remote.outbox.hasSync,
             users[local].remote.lastSentUnread != users[local].remote.inbox.unreadCount,
-            !users[local].remote.planned.values.contains(where: { $0.attempt > 0 })  // a retried alert will carry it
+            users[local].remote.inFlight.isEmpty
         else { return }
         let detail = "sent \(users[local].remote.lastSentUnread), unread \(users[local].remote.inbox.unreadCount)"
         try journal.violation(.badgeEqualsUnread, &users[local], at: now, detail: detail, stats: &stats)
     }
 
-    private func sendAlert(_ local: Int, _ due: RemoteChannel.Planned, at now: Instant) throws {
-        var planned = due
-        let id = planned.request.identifier
-        users[local].remote.planned[id] = nil
-        if planned.attempt == 0 {
-            users[local].remote.inbox.add(id, at: now)
-            stats.channels[.inbox].sent += 1
-            try judgeRelease(local, planned.request, at: planned.decidedAt, shownNow: false)
+    /// An inbox row's step: the item joins the inbox (an occurrence of a daily series as
+    /// `id@dueAt`, as the app keys it), and the rows that follow it are made pending.
+    private func deliverToInbox(_ local: Int, _ delivery: InboxDelivery, next: [OutboxRow], at now: Instant) throws {
+        let row = delivery.row
+        let item = row.payload.repeatingMatch == nil ? row.requestID : "\(row.requestID)@\(row.dueAt.secondsSinceEpoch)"
+        users[local].remote.inbox.add(item, at: now)
+        stats.channels[.inbox].sent += 1
+        for row in next { users[local].remote.outbox.enqueue(row) }
+    }
+
+    /// A send's step: the push is prepared as `APNsChannelTransport` prepares it and its first
+    /// attempt made. A user whose token was retired has no device: nothing is sent.
+    private func startSend(_ local: Int, _ row: OutboxRow, at now: Instant) throws {
+        let channel: DeliveryChannel = row.channel == .silent ? .silent : .remote
+        if row.channel == .push, let request = row.payload.notification {
+            // The release the engine decided, at the time it chose.
+            try judgeRelease(local, request, at: row.dueAt, shownNow: false)
         }
         guard users[local].remote.retiredAt == nil else {
-            stats.channels[.remote].failed["NoDevice", default: 0] += 1
+            stats.channels[channel].failed["NoDevice", default: 0] += 1
+            finish(local, row, .accepted, at: now)
             return
         }
-        let userID = users[local].traits.profile.id
-        let key = planned.key ?? OutboxKey.make(userID, id, planned.decidedAt, .push)
         let unread = users[local].remote.inbox.unreadCount
-        let rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.zone) }
-        let prepared: PreparedPush
-        switch PushSends.alert(
-            planned.request, key: key, plannedAt: planned.decidedAt, badge: unread, topic: RemoteChannel.topic,
-            rules: rules, at: now)
-        {
-        case .success(let push): prepared = push
-        case .failure(let withheld):
-            // The inbox holds it; the badge it would have carried goes by a sync.
-            stats.channels[.remote].failed[withheld.reason, default: 0] += 1
-            try inboxChanged(local, at: now)
-            return
-        }
-        var request = planned.request
-        request.content.badge = unread
-        let push = prepared.request(to: users[local].remote.address)
-        let answer = try send(local, push, carrying: .alert(request), on: .remote, attempt: planned.attempt, at: now)
-        switch answer {
-        case .accepted:
-            users[local].remote.lastSentUnread = unread
-        case .retryable(let failure):
-            planned.attempt += 1
-            if planned.attempt < RemoteChannel.retryPolicy.maxAttempts {
-                planned.key = key
-                planned.dueAt = now + retryDelaySeconds(local, afterAttempt: planned.attempt)
-                users[local].remote.planned[id] = planned
-            } else {
-                try failed(local, push, failure, on: .remote, at: now)
-                try inboxChanged(local, at: now)
+        let address = users[local].remote.address
+        let push: PushRequest
+        let note: PushNote
+        switch row.channel {
+        case .silent:
+            let counts = InboxCounts(total: users[local].remote.inbox.total, unread: unread, unseen: unread)
+            push = PushSends.sync(
+                key: row.key, slot: row.dueAt, counts: counts, plan: RemoteChannel.silentPushes,
+                topic: RemoteChannel.topic
+            ).request(to: address)
+            note = .sync(unread: unread)
+        default:
+            guard var request = row.payload.notification else {
+                finish(local, row, .refused(reason: "Unreadable"), at: now)
+                return
             }
-        case .refused(let failure):
-            try failed(local, push, failure, on: .remote, at: now)
-            try inboxChanged(local, at: now)
-        case .unregistered:
-            break
+            let rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.zone) }
+            switch PushSends.alert(
+                request, key: row.key, plannedAt: row.dueAt, badge: unread, topic: RemoteChannel.topic, rules: rules,
+                at: now)
+            {
+            case .success(let prepared): push = prepared.request(to: address)
+            case .failure(let withheld):
+                // The inbox holds it; the badge it would have carried goes by a sync.
+                stats.channels[.remote].failed[withheld.reason, default: 0] += 1
+                finish(local, row, .withheld(reason: withheld.reason), at: now)
+                return
+            }
+            request.content.badge = unread
+            note = .alert(request)
+        }
+        try attempt(
+            local, RemoteChannel.InFlight(row: row, push: push, note: note, attempts: 0, nextAttemptAt: now), at: now)
+    }
+
+    /// The APNs client's retries due by `now`: the same request again, unless the token was
+    /// retired meanwhile (the registry has no device left).
+    private func retryInFlight(_ local: Int, at now: Instant) throws {
+        guard users[local].remote.inFlight.contains(where: { $0.nextAttemptAt <= now }) else { return }
+        let ready = users[local].remote.inFlight.filter { $0.nextAttemptAt <= now }
+        users[local].remote.inFlight.removeAll { $0.nextAttemptAt <= now }
+        for flight in ready {
+            if users[local].remote.retiredAt != nil {
+                finish(local, flight.row, .accepted, at: now)
+            } else {
+                try attempt(local, flight, at: now)
+            }
         }
     }
 
-    private func sendSync(_ local: Int, at now: Instant) throws {
-        guard let slot = users[local].remote.syncSlot, users[local].remote.retiredAt == nil else {
-            users[local].remote.clearSync()
-            return
-        }
-        let unread = users[local].remote.inbox.unreadCount
-        let key = RemoteChannel.silentPushes.row(for: users[local].traits.profile.id, dueAt: slot).key
-        let counts = InboxCounts(total: users[local].remote.inbox.total, unread: unread, unseen: unread)
-        let push = PushSends.sync(
-            key: key, slot: slot, counts: counts, plan: RemoteChannel.silentPushes, topic: RemoteChannel.topic
-        ).request(to: users[local].remote.address)
-        let attempt = users[local].remote.syncAttempt
-        switch try send(local, push, carrying: .sync(unread: unread), on: .silent, attempt: attempt, at: now) {
+    /// One attempt of a send; a retryable answer is tried again after the client's back-off
+    /// while attempts remain, and the final answer is reported as the transport reports it.
+    private func attempt(_ local: Int, _ flight: RemoteChannel.InFlight, at now: Instant) throws {
+        var flight = flight
+        let channel: DeliveryChannel = flight.row.channel == .silent ? .silent : .remote
+        let answer = try send(local, flight.push, carrying: flight.note, on: channel, attempt: flight.attempts, at: now)
+        flight.attempts += 1
+        let report: SendReport
+        switch answer {
         case .accepted:
-            users[local].remote.clearSync()
-            users[local].remote.lastSentUnread = unread
-            for violation in users[local].channelChecker.observeSilentAccepted(at: now) {
-                try journal.violation(violation, &users[local], at: now, detail: push.id, stats: &stats)
+            if let unread = flight.note.unread { users[local].remote.lastSentUnread = unread }
+            if channel == .silent {
+                for violation in users[local].channelChecker.observeSilentAccepted(at: now) {
+                    try journal.violation(violation, &users[local], at: now, detail: flight.push.id, stats: &stats)
+                }
             }
-        case .retryable(let failure):
-            users[local].remote.syncAttempt += 1
-            if users[local].remote.syncAttempt < RemoteChannel.retryPolicy.maxAttempts {
-                users[local].remote.syncDueAt = now + retryDelaySeconds(local, afterAttempt: attempt + 1)
-            } else {
-                // The last change is always synced: the sync moves to the next slot.
-                try failed(local, push, failure, on: .silent, at: now)
-                users[local].remote.planSync(at: RemoteChannel.silentPushes.slot(after: now))
-            }
-        case .refused(let failure):
-            try failed(local, push, failure, on: .silent, at: now)
-            users[local].remote.clearSync()
+            report = .accepted
         case .unregistered:
-            users[local].remote.clearSync()
+            report = .accepted  // a retired token is no device's: nothing was missed
+        case .refused(let failure):
+            try failed(local, flight.push, failure, on: channel, at: now)
+            report = .refused(reason: failure.reason)
+        case .retryable(let failure):
+            if flight.attempts < RemoteChannel.retryPolicy.maxAttempts {
+                flight.nextAttemptAt = now + retryDelaySeconds(local, afterAttempt: flight.attempts)
+                users[local].remote.inFlight.append(flight)
+                return
+            }
+            try failed(local, flight.push, failure, on: channel, at: now)
+            report = .failed(reason: failure.reason)
         }
+        finish(local, flight.row, report, at: now)
+    }
+
+    /// What follows a send, as the runtime decides it (`OutboxSteps.afterSend`).
+    private func finish(_ local: Int, _ row: OutboxRow, _ report: SendReport, at now: Instant) {
+        let followUp = OutboxSteps.afterSend(
+            row, report: report, zone: users[local].zone, silentPushes: RemoteChannel.silentPushes, at: now)
+        for next in followUp.next { users[local].remote.outbox.enqueue(next) }
     }
 
     /// One attempt through the simulated APNs: counted, checked against the retired tokens, and a
@@ -173,7 +245,12 @@ extension Shard {
         for violation in users[local].channelChecker.observeSend(to: push.deviceToken, at: now) {
             try journal.violation(violation, &users[local], at: now, detail: push.id, stats: &stats)
         }
-        if attempt == 0 { stats.channels[channel].sent += 1 } else { stats.channels[channel].retries += 1 }
+        if attempt == 0 {
+            stats.channels[channel].sent += 1
+            tape?.record(.sent(push), of: users[local].traits.profile.id, at: now)
+        } else {
+            stats.channels[channel].retries += 1
+        }
         let answer = users[local].remote.send(push, carrying: note, through: apns, at: now)
         switch answer {
         case .accepted:
@@ -181,7 +258,6 @@ extension Shard {
         case .unregistered(let since):
             stats.channels[channel].tokensRetired += 1
             users[local].remote.retiredAt = since
-            users[local].remote.clearSync()
             users[local].channelChecker.observeRetired(push.deviceToken)
             try journal.log(&users[local], now, "tokenRetired") {
                 $0.id("channel", channel.rawValue)

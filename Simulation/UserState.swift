@@ -2,6 +2,7 @@ import Content
 import Delivery
 import Engagement
 import Models
+import Runtime
 import Scheduling
 
 /// Everything the world keeps about one user.
@@ -107,7 +108,7 @@ struct UserState {
             traits: traits,
             engine: UserEngine(
                 profile: traits.profile, zone: zone, now: installAt, configuration: configuration,
-                contentSeed: generator.derived(2).state, content: content),
+                contentSeed: EngineRuntime.contentSeed(traits.profile.id), content: content),
             center: center, background: background, generator: generator, zone: zone,
             coachRandom: generator.derived(3), commitDraws: generator.derived(5),
             remote: RemoteChannel(userID: traits.profile.id, draws: generator.derived(4)))

@@ -33,7 +33,7 @@ final class NeverBackwards: Sendable {
 struct LoggingTransport: ChannelTransport {
     let logger: Logger
 
-    func perform(_ row: OutboxRow) async throws {
+    func perform(_ row: OutboxRow) async throws -> SendReport {
         logger.info(
             "due on \(row.channel.name) (logged only: nothing sends this channel here)",
             metadata: [
@@ -41,6 +41,7 @@ struct LoggingTransport: ChannelTransport {
                 "key": "\(row.key)",
                 "dueAt": "\(row.dueAt.iso8601)",
             ])
+        return .accepted
     }
 }
 

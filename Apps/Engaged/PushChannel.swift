@@ -94,9 +94,11 @@ enum APNsSettingsError: Error, Hashable, CustomStringConvertible {
 ///
 /// A dead token (400 BadDeviceToken, DeviceTokenNotForTopic, 410) is removed from the user's
 /// devices, unless it was registered again after a 410's timestamp. A push rejected or still
-/// failing after the client's retries is logged and counted, and the row completed: the client
-/// has already retried it as long as it is worth. Rows of other channels are logged, as
-/// without APNs. Every outcome is counted per channel (`ServerMetrics.delivered`).
+/// failing after the client's retries is logged, counted and reported (`SendReport`): the
+/// client has already retried it as long as it is worth, and the runtime decides what follows
+/// (`OutboxSteps.afterSend`: a badge sync, a sync moved to the next slot). Rows of other
+/// channels are logged, as without APNs. Every outcome is counted per channel
+/// (`ServerMetrics.delivered`).
 struct APNsChannelTransport: ChannelTransport {
     let runtime: EngineRuntime
     let push: any PushTransport
@@ -105,7 +107,8 @@ struct APNsChannelTransport: ChannelTransport {
     let metrics: ServerMetrics
     let logger: Logger
 
-    func perform(_ row: OutboxRow) async throws {
+    @discardableResult
+    func perform(_ row: OutboxRow) async throws -> SendReport {
         switch row.channel {
         case .push: try await performAlert(row)
         case .silent: try await performSync(row)
@@ -116,13 +119,13 @@ struct APNsChannelTransport: ChannelTransport {
         }
     }
 
-    private func performAlert(_ row: OutboxRow) async throws {
+    private func performAlert(_ row: OutboxRow) async throws -> SendReport {
         guard let request = row.payload.notification else {
             // Nothing would make this row readable later: it is completed, not retried.
             logger.error("push row without a notification request", metadata: ["key": "\(row.key)"])
-            return
+            return .refused(reason: "Unreadable")
         }
-        guard let counts = try await inboxCounts(of: row.userID) else { return }
+        guard let counts = try await inboxCounts(of: row.userID) else { return .accepted }
         let rules = try await showingRules(of: row.userID)
         let push: PreparedPush
         switch PushSends.alert(
@@ -134,47 +137,39 @@ struct APNsChannelTransport: ChannelTransport {
             // Not sent, and not tried again: the inbox keeps the item.
             logger.warning("push withheld", metadata: ["key": "\(row.key)", "reason": "\(withheld)"])
             metrics.delivered(.remote, outcome: .rejected, reason: withheld.reason)
-            return
+            return .withheld(reason: withheld.reason)
         }
         let outcomes = try await send(row, on: .remote) { device in push.request(to: device.pushAddress) }
-        // The inbox has the item but a device's badge does not: a badge sync follows. The row is
-        // completed either way (the client retried it as long as it is worth).
-        if outcomes.contains(where: \.isMissed) {
-            do { try await runtime.requestBadgeSync(of: row.userID) } catch {
-                logger.error("badge sync after a failed alert not planned", metadata: ["error": "\(error)"])
-            }
-        }
+        return SendReport(outcomes: outcomes)
     }
 
-    private func performSync(_ row: OutboxRow) async throws {
-        guard let counts = try await inboxCounts(of: row.userID) else { return }
+    private func performSync(_ row: OutboxRow) async throws -> SendReport {
+        guard let counts = try await inboxCounts(of: row.userID) else { return .accepted }
         let push = PushSends.sync(
             key: row.key, slot: row.dueAt, counts: counts, plan: runtime.silentPushes, topic: topic)
         let outcomes = try await send(row, on: .silent) { device in push.request(to: device.pushAddress) }
-        // The last change is always synced: a sync that did not get through stays pending, and the
-        // runtime moves it to the next slot (`SilentPushPlan`).
-        if outcomes.contains(where: \.isRetryableLater) { throw SyncNotDelivered(userID: row.userID) }
+        return SendReport(outcomes: outcomes)
     }
 
     /// A Live Activity's update or end goes to the activity's own push token (topic
     /// `<bundle>.push-type.liveactivity`); without a token yet, or for a start (the app starts
     /// its activities itself, in the foreground), nothing is sent and the row is completed.
-    private func performLiveActivity(_ row: OutboxRow) async throws {
+    private func performLiveActivity(_ row: OutboxRow) async throws -> SendReport {
         guard case .liveActivity(let command) = row.payload else {
             logger.error("Live Activity row without a command", metadata: ["key": "\(row.key)"])
-            return
+            return .refused(reason: "Unreadable")
         }
         guard command.event != .start, let token = command.pushToken else {
-            metrics.delivered(
-                .liveActivity, outcome: .rejected, reason: command.event == .start ? "AppStarts" : "NoToken")
-            return
+            let reason = command.event == .start ? "AppStarts" : "NoToken"
+            metrics.delivered(.liveActivity, outcome: .rejected, reason: reason)
+            return .withheld(reason: reason)
         }
         let prepared: PreparedPush?
         do { prepared = try PushSends.liveActivity(command, key: row.key, topic: topic) } catch {
             metrics.delivered(.liveActivity, outcome: .rejected, reason: "PayloadTooLarge")
-            return
+            return .withheld(reason: "PayloadTooLarge")
         }
-        guard let prepared, let devices = try await registeredDevices(of: row.userID) else { return }
+        guard let prepared, let devices = try await registeredDevices(of: row.userID) else { return .accepted }
         let environment = devices.max { $0.registeredAt < $1.registeredAt }?.pushAddress.environment ?? .production
         metrics.delivered(.liveActivity, outcome: .sent)
         let outcome = await push.send(prepared.request(to: PushAddress(token: token, environment: environment)))
@@ -187,6 +182,7 @@ struct APNsChannelTransport: ChannelTransport {
         case .failedAfterRetries(let failure, _):
             metrics.delivered(.liveActivity, outcome: .failed, reason: failure.reason)
         }
+        return SendReport(outcomes: [outcome])
     }
 
     /// The rules bounding how late the user's alerts may be shown, or nil for a zone this
@@ -276,26 +272,4 @@ extension APNsClient.Dependencies {
     /// The system's wall clock, `Task.sleep`, and the system's random numbers.
     static let system = APNsClient.Dependencies(
         now: { Instant(Date()) }, sleep: { try await Task.sleep(for: $0) }, unitRandom: { Double.random(in: 0..<1) })
-}
-
-/// A badge sync some device did not get: the row stays pending for the next slot.
-struct SyncNotDelivered: Error, CustomStringConvertible {
-    var userID: String
-    var description: String { "the badge sync of \(userID) did not reach every device" }
-}
-
-extension PushOutcome {
-    /// The device did not get it: refused, or still failing after the client's retries.
-    var isMissed: Bool {
-        switch self {
-        case .delivered, .tokenRetired: false
-        case .rejected, .failedAfterRetries: true
-        }
-    }
-
-    /// Still failing after the client's retries: it may go through later (a refusal would not).
-    var isRetryableLater: Bool {
-        if case .failedAfterRetries = self { return true }
-        return false
-    }
 }

@@ -277,14 +277,15 @@ struct ClaimedTransport: ChannelTransport {
 
     struct QuietHoursTooClose: Error {}
 
-    func perform(_ row: OutboxRow) async throws {
+    func perform(_ row: OutboxRow) async throws -> SendReport {
         guard queue.maySend(key: row.key, at: clock.now()) else { throw QuietHoursTooClose() }
-        try await base.perform(row)
+        let report = try await base.perform(row)
         if let claimed = queue.claimedAt(key: row.key) {
             let elapsed = ContinuousClock.now - claimed
             stats.record(
                 claimToSendMilliseconds: Double(elapsed.components.seconds) * 1_000
                     + Double(elapsed.components.attoseconds) / 1e15)
         }
+        return report
     }
 }

@@ -5,15 +5,17 @@ public import Models
 import Scheduling
 public import Storage
 
-/// Performs one outbox row on its channel (a push, an inbox write).
+/// Sends one outbox row on its channel (an alert, a badge sync, a Live Activity push) and
+/// reports how it went; the runtime decides what follows (`OutboxSteps.afterSend`).
 ///
 /// Contract: `perform` may be called more than once for the same row (a crash between the
 /// send and the store's completion re-sends it), always with the same `row.key`; a transport
 /// hands the key downstream (`apns-id`) so the receiver can drop the repeat. It throws when the
-/// row was not performed; the row then stays pending and is tried again. It is called for
-/// several rows at once (`EngineRuntime.maxConcurrentSends`), never for one row twice at once.
+/// row was not performed and should be tried again as it stands (the store failed); the row
+/// then stays pending. It is called for several rows at once
+/// (`EngineRuntime.maxConcurrentSends`), never for one row twice at once.
 public protocol ChannelTransport: Sendable {
-    func perform(_ row: OutboxRow) async throws
+    func perform(_ row: OutboxRow) async throws -> SendReport
 }
 
 /// Why the runtime refused an input. Nothing of a refused input was committed.
@@ -159,16 +161,14 @@ public actor EngineRuntime {
         } catch { throw .store(error) }
     }
 
-    /// Performs the rows due by the clock's time, at most `limit`: a `job` row applies its
-    /// background job to the engine; an `inbox` row becomes an item of the user's inbox in the
-    /// same transaction that completes it (`InboxStore.deliverToInbox`), and for a local kind,
-    /// whose notification carries no badge from the server, asks for a badge sync
-    /// (`SilentPushPlan`); a sync row past its slot's grace moves to the next slot unsent; any
-    /// other goes to `transport`. Of rows due at one instant, inbox rows go first, so an alert
-    /// push counts its own item in the badge it carries. Each row is completed only after it was
-    /// performed; a row whose transport throws stays pending. The transport's rows are sent
-    /// concurrently, at most `maxConcurrentSends` at once (one APNs connection carries many
-    /// streams), after the rows the runtime performs itself. Returns the rows completed.
+    /// Performs the rows due by the clock's time, at most `limit`, each by its step
+    /// (`OutboxSteps.step`): a job applies its background job to the engine; an inbox row
+    /// becomes an item of the user's inbox in the transaction that completes it
+    /// (`InboxStore.deliverToInbox`); a badge sync past its slot's grace moves to the next slot;
+    /// the rest go to `transport`, concurrently, at most `maxConcurrentSends` at once (one APNs
+    /// connection carries many streams), after the rows the runtime performs itself. What
+    /// follows a send (`OutboxSteps.afterSend`) is committed before its row is completed; a row
+    /// whose transport throws stays pending. Returns the rows completed.
     public func dispatchDue(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
         -> [OutboxRow]
     {
@@ -177,33 +177,27 @@ public actor EngineRuntime {
         let now = clock.now()
         var due: [OutboxRow]
         do { due = try store.dueOutbox(through: now, limit: limit) } catch { throw .store(error) }
-        due = Self.inboxFirst(due)
+        due = OutboxSteps.inboxFirst(due)
         var completed: [OutboxRow] = []
         var sends: [OutboxRow] = []
         for row in due {
-            if row.channel == .job {
+            switch OutboxSteps.step(for: row, zone: seriesZone(of: row), silentPushes: silentPushes, at: now) {
+            case .runJob(let job):
                 // The job's own commit replaces this row with the job's next run. A user whose
                 // engine cannot be loaded keeps the row and holds up no one else.
-                guard let job = BackgroundJob(rawValue: row.requestID) else { continue }
                 do { try await apply(.backgroundTaskLaunched(job), to: row.userID) } catch { continue }
-            } else if row.channel == .inbox {
+            case .deliverToInbox(let delivery, let next):
                 // Delivered and completed in one transaction: nothing to complete below.
-                guard let delivery = InboxDelivery(row) else { continue }
-                var next = nextRepeat(of: row).map { [$0] } ?? []
-                if let kind = NotificationKind(rawValue: delivery.kind), ChannelPolicy.channel(for: kind) == .local {
-                    next.append(silentPushes.row(for: row.userID, changedAt: now))
-                }
                 do { try store.deliverToInbox(delivery, next: next, at: now) } catch { throw .store(error) }
                 completed.append(row)
                 continue
-            } else if row.channel == .silent, !silentPushes.isSendable(dueAt: row.dueAt, at: now) {
+            case .moveSync(let next):
                 // One user's failed commit (another process changed their engine) holds up no one else.
-                do { try await commitRows([silentPushes.row(for: row.userID, changedAt: now)], for: row.userID) } catch
-                {
-                    continue
-                }
-            } else {
+                do { try await commitRows([next], for: row.userID) } catch { continue }
+            case .send:
                 sends.append(row)
+                continue
+            case .leavePending:
                 continue
             }
             do { try store.completeOutbox(keys: [row.key], at: now) } catch { throw .store(error) }
@@ -211,12 +205,13 @@ public actor EngineRuntime {
         }
         let sent = await Self.perform(sends, through: transport, atMost: Self.maxConcurrentSends)
         var done: [OutboxRow] = []
-        for row in sent {
-            // A repeating request (a daily series) is due again at its next match. When that
-            // commit fails, this row stays pending (sent again later under the same apns-id),
-            // and the rows of every other user are still completed.
-            if let next = nextRepeat(of: row) {
-                do { try await commitRows([next], for: row.userID) } catch { continue }
+        for (row, report) in sent {
+            // When the follow-up's commit fails, this row stays pending (sent again later under
+            // the same apns-id), and the rows of every other user are still completed.
+            let followUp = OutboxSteps.afterSend(
+                row, report: report, zone: seriesZone(of: row), silentPushes: silentPushes, at: now)
+            if !followUp.next.isEmpty {
+                do { try await commitRows(followUp.next, for: row.userID) } catch { continue }
             }
             done.append(row)
         }
@@ -227,67 +222,47 @@ public actor EngineRuntime {
     /// Rows a transport performs at once at most.
     public static let maxConcurrentSends = 64
 
-    /// Performs `rows` through `transport`, at most `limit` at once; returns those performed, in
-    /// the order of `rows`.
+    /// Performs `rows` through `transport`, at most `limit` at once; returns those performed
+    /// with their reports, in the order of `rows`.
     static func perform(_ rows: [OutboxRow], through transport: any ChannelTransport, atMost limit: Int) async
-        -> [OutboxRow]
+        -> [(OutboxRow, SendReport)]
     {
         guard rows.count > 1 else {
-            guard let row = rows.first, (try? await transport.perform(row)) != nil else { return [] }
-            return rows
+            guard let row = rows.first, let report = try? await transport.perform(row) else { return [] }
+            return [(row, report)]
         }
-        var performed = [Bool](repeating: false, count: rows.count)
-        await withTaskGroup(of: (Int, Bool).self) { group in
+        var reports = [SendReport?](repeating: nil, count: rows.count)
+        await withTaskGroup(of: (Int, SendReport?).self) { group in
             var next = 0
             func start() {
                 let index = next
                 next += 1
-                group.addTask { (index, (try? await transport.perform(rows[index])) != nil) }
+                group.addTask { (index, try? await transport.perform(rows[index])) }
             }
             while next < min(limit, rows.count) { start() }
-            for await (index, done) in group {
-                performed[index] = done
+            for await (index, report) in group {
+                reports[index] = report
                 if next < rows.count { start() }
             }
         }
-        return rows.indices.filter { performed[$0] }.map { rows[$0] }
+        return rows.indices.compactMap { index in reports[index].map { (rows[index], $0) } }
     }
 
     // MARK: - Plumbing
-
-    /// `rows` (in due order) with each instant's inbox rows before its other rows.
-    static func inboxFirst(_ rows: [OutboxRow]) -> [OutboxRow] {
-        rows.enumerated().sorted { a, b in
-            if a.element.dueAt != b.element.dueAt { return a.offset < b.offset }
-            let aInbox = a.element.channel == .inbox
-            let bInbox = b.element.channel == .inbox
-            return aInbox != bInbox ? aInbox : a.offset < b.offset
-        }.map(\.element)
-    }
 
     /// Asks for a badge sync of `userID`'s devices after a change of their inbox's counts.
     func requestInboxSync(of userID: String) async throws(RuntimeError) {
         try await commitRows([silentPushes.row(for: userID, changedAt: clock.now())], for: userID)
     }
 
-    /// The row of a repeating request's next firing after `row`, or nil for a one-off.
-    private func nextRepeat(of row: OutboxRow) -> OutboxRow? {
-        guard let match = row.payload.repeatingMatch, let engine = (try? loadEngine(row.userID))?.engine,
-            let fireAt = match.nextMatch(after: row.dueAt, in: engine.zone)
-        else { return nil }
-        var next = row
-        next.dueAt = fireAt
-        next.key = OutboxKey.make(row.userID, row.requestID, fireAt, row.channel)
-        return next
+    /// The zone a daily series' next row is placed in: the user's, for a repeating row only (a
+    /// one-off needs no engine loaded); nil when the engine cannot be loaded.
+    private func seriesZone(of row: OutboxRow) -> ZoneRules? {
+        guard row.payload.repeatingMatch != nil else { return nil }
+        return (try? loadEngine(row.userID))?.engine.zone
     }
 
     /// Adds rows for a user outside an input (the engine's state is unchanged).
-    /// Asks for a badge sync of `userID`'s devices at the next slot (`SilentPushPlan`): the unread
-    /// count changed without an alert that carries it (an alert APNs refused or kept failing).
-    public func requestBadgeSync(of userID: String) async throws(RuntimeError) {
-        try await commitRows([silentPushes.row(for: userID, changedAt: clock.now())], for: userID)
-    }
-
     private func commitRows(_ rows: [OutboxRow], for userID: String) async throws(RuntimeError) {
         guard let engine = try loadEngine(userID)?.engine else { return }
         try await commit(RuntimeCommit(userID: userID, snapshot: engine.snapshot(), outbox: rows), engine: engine)
@@ -334,25 +309,15 @@ public actor EngineRuntime {
         }
     }
 
-    /// After a change of zone the engine follows the device, which re-matches wall-clock
-    /// triggers in the new zone without being asked again: the pending rows of those requests
-    /// move to the engine's new fire times (same payload, the key of the new time).
+    /// After a change of zone, the user's pending rows whose requests the engine now plans at
+    /// other times move there (`OutboxSteps.moved`).
     private func movedRows(
         of engine: UserEngine, besides outbox: (cancelled: [String], rows: [OutboxRow]), at now: Instant
     ) throws(StoreError) -> [OutboxRow] {
-        let fireTimes = Dictionary(
-            zip(engine.plannedRequestIDs, engine.plannedFireTimes), uniquingKeysWith: { first, _ in first })
-        let touched = Set(outbox.cancelled).union(outbox.rows.map(\.requestID))
-        var moved: [OutboxRow] = []
-        for row in try store.pendingOutbox(userID: engine.profile.id)
-        where row.channel != .job && !touched.contains(row.requestID) {
-            guard let fireAt = fireTimes[row.requestID], fireAt != row.dueAt, fireAt > now else { continue }
-            var next = row
-            next.dueAt = fireAt
-            next.key = OutboxKey.make(row.userID, row.requestID, fireAt, row.channel)
-            moved.append(next)
-        }
-        return moved
+        OutboxSteps.moved(
+            try store.pendingOutbox(userID: engine.profile.id), plannedIDs: engine.plannedRequestIDs,
+            fireTimes: engine.plannedFireTimes, touched: Set(outbox.cancelled).union(outbox.rows.map(\.requestID)),
+            at: now)
     }
 
     private func loadEngine(_ userID: String) throws(RuntimeError) -> CachedEngine? {
@@ -389,7 +354,7 @@ public actor EngineRuntime {
 
     /// The seed of a user's template choices, from the id: the same user gets the same variety
     /// whichever process runs them.
-    static func contentSeed(_ userID: String) -> UInt64 { FNV1a.hash(userID) }
+    public static func contentSeed(_ userID: String) -> UInt64 { FNV1a.hash(userID) }
 
     /// Forgets the cached engines: the next input restores each from the store (what a
     /// restarted process does).

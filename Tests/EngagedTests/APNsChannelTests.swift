@@ -246,22 +246,30 @@ struct APNsChannelTests {
         }
     }
 
-    @Test func aSyncStillFailingAfterRetriesStaysPendingForTheNextSlot() async throws {
+    @Test func aSyncStillFailingAfterRetriesIsReportedFailedAndARefusalRefused() async throws {
         try await withChannel { channel, fake, runtime in
             fake.answer(token: Self.token, with: .serviceUnavailable)
             let sync = runtime.silentPushes.row(for: "ana", changedAt: TestServer.start)
-            await #expect(throws: SyncNotDelivered.self) { try await channel.perform(sync) }
-            // A refusal would be refused again: that row is completed, not kept.
+            // The runtime moves a failed sync to the next slot (`OutboxSteps.afterSend`).
+            let failed = try await channel.perform(sync)
+            #expect(failed == .failed(reason: "ServiceUnavailable"))
+            // A refusal would be refused again: that row is completed, not moved.
             fake.answer(token: Self.token, with: .answer(status: 400, reason: "BadTopic"))
-            try await channel.perform(sync)
+            let refused = try await channel.perform(sync)
+            #expect(refused == .refused(reason: "BadTopic"))
         }
     }
 
-    @Test func anAlertStillFailingAfterRetriesAsksForABadgeSync() async throws {
+    @Test func anAlertStillFailingAfterRetriesIsFollowedByABadgeSync() async throws {
         try await withChannel { channel, fake, runtime, store in
-            #expect(try !store.pendingOutbox(userID: "ana").contains { $0.channel == .silent })
             fake.answer(token: Self.token, with: .serviceUnavailable)
-            try await channel.perform(Self.row("a"))
+            let alert = Self.row("a")
+            try store.commit(RuntimeCommit(userID: "ana", snapshot: [1], outbox: [alert]))
+            #expect(try !store.pendingOutbox(userID: "ana").contains { $0.channel == .silent })
+            let clock = try #require(runtime.clock as? ManualClock)
+            clock.advance(by: alert.dueAt - clock.now())
+            let done = try await runtime.dispatchDue(through: channel)
+            #expect(done.contains { $0.key == alert.key })
             let syncs = try store.pendingOutbox(userID: "ana").filter { $0.channel == .silent }
             #expect(syncs.count == 1)
             #expect(syncs.first?.requestID == SilentPushPlan.requestID)

@@ -16,8 +16,9 @@ import Testing
 final class RecordingTransport: ChannelTransport {
     let performed = Mutex<[OutboxRow]>([])
 
-    func perform(_ row: OutboxRow) async throws {
+    func perform(_ row: OutboxRow) async throws -> SendReport {
         performed.withLock { $0.append(row) }
+        return .accepted
     }
 }
 

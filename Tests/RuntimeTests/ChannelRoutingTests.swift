@@ -17,9 +17,10 @@ private final class TimedTransport: ChannelTransport {
 
     init(clock: ManualClock) { self.clock = clock }
 
-    func perform(_ row: OutboxRow) async throws {
+    func perform(_ row: OutboxRow) async throws -> SendReport {
         let now = clock.now()
         performed.withLock { $0.append((row, now)) }
+        return .accepted
     }
 
     var syncTimes: [Instant] { performed.withLock { $0 }.filter { $0.row.channel == .silent }.map(\.at) }
@@ -142,7 +143,7 @@ struct ChannelRoutingTests {
 private final class GatedTransport: ChannelTransport {
     let state = Mutex<(inFlight: Int, most: Int, performed: [String])>((0, 0, []))
 
-    func perform(_ row: OutboxRow) async throws {
+    func perform(_ row: OutboxRow) async throws -> SendReport {
         state.withLock {
             $0.inFlight += 1
             $0.most = max($0.most, $0.inFlight)
@@ -153,6 +154,7 @@ private final class GatedTransport: ChannelTransport {
             $0.performed.append(row.key)
         }
         if row.requestID.hasSuffix(".fails") { throw CancellationError() }
+        return .accepted
     }
 }
 

@@ -15,10 +15,11 @@ final class RecordingTransport: ChannelTransport {
     let performed = Mutex<[OutboxRow]>([])
     let failing = Mutex(false)
 
-    func perform(_ row: OutboxRow) async throws {
+    func perform(_ row: OutboxRow) async throws -> SendReport {
         struct Refused: Error {}
         if failing.withLock({ $0 }) { throw Refused() }
         performed.withLock { $0.append(row) }
+        return .accepted
     }
 }
 
@@ -229,7 +230,7 @@ struct RuntimeTests {
         let first = try #require(
             try store.dueOutbox(through: clock.now(), limit: 10_000).first { $0.channel == .push })
         let transport = RecordingTransport()
-        try await transport.perform(first)  // sent, then the process died
+        _ = try await transport.perform(first)  // sent, then the process died
         _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
         let keys = transport.performed.withLock { $0 }.map(\.key)
         #expect(keys.filter { $0 == first.key }.count == 2)

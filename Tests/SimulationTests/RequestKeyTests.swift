@@ -68,38 +68,6 @@ struct RequestKeyTests {
         for (key, value) in model { #expect(map[key] == value) }
     }
 
-    /// A user's remote requests not yet sent, by identifier: a replacement keeps its place,
-    /// nil removes, and what is due comes in time and identifier order.
-    @Test func plannedRequestsAreKeptByIdentifier() {
-        func request(_ id: String) -> NotificationRequest {
-            NotificationRequest(
-                identifier: id, content: NotificationContent(kind: .workoutKudos, title: "t", body: "b"),
-                trigger: .date(Instant(secondsSinceEpoch: 0)))
-        }
-        let at = Instant(secondsSinceEpoch: 1_800_000_000)
-        var planned = PlannedRequests()
-        #expect(planned.isEmpty)
-        planned["b"] = RemoteChannel.Planned(request: request("b"), dueAt: at + 60)
-        planned["a"] = RemoteChannel.Planned(request: request("a"), dueAt: at + 60)
-        planned["c"] = RemoteChannel.Planned(request: request("c"), dueAt: at)
-        planned["b"] = RemoteChannel.Planned(request: request("b"), dueAt: at + 30)
-        #expect(planned.values.map(\.request.identifier) == ["b", "a", "c"])
-        #expect(planned["b"]?.dueAt == at + 30)
-        #expect(planned["z"] == nil)
-        planned["z"] = nil
-        #expect(planned.values.count == 3)
-        #expect(planned.removeValue(forKey: "c")?.dueAt == at)
-        #expect(planned.removeValue(forKey: "c") == nil)
-        planned["a"] = nil
-        #expect(planned.values.map(\.request.identifier) == ["b"])
-        var channel = RemoteChannel(userID: "u1", draws: SeededGenerator(seed: 1))
-        channel.planned["b"] = RemoteChannel.Planned(request: request("b"), dueAt: at + 60)
-        channel.planned["a"] = RemoteChannel.Planned(request: request("a"), dueAt: at + 60)
-        channel.planned["c"] = RemoteChannel.Planned(request: request("c"), dueAt: at)
-        #expect(channel.due(at: at + 60).map(\.request.identifier) == ["c", "a", "b"])
-        #expect(channel.nextEventAt == at)
-    }
-
     @Test func keepDropsWhatFailsOnBothKindsOfKey() {
         var map = FiringMap<Int64>()
         map[FiringKey("mealReminder.2027-06-01.lunch", repeatsAt: nil)] = 10

@@ -1,0 +1,156 @@
+public import Delivery
+public import Engagement
+public import Models
+public import Scheduling
+public import Storage
+
+/// What the server does with one due outbox row (`OutboxSteps.step`).
+public enum DueStep: Hashable, Sendable {
+    /// Apply the background job to the user's engine; the job's own commit replaces the row.
+    case runJob(BackgroundJob)
+    /// Add the item to the user's inbox, complete the row and make `next` pending, in one
+    /// transaction (`InboxStore.deliverToInbox`).
+    case deliverToInbox(InboxDelivery, next: [OutboxRow])
+    /// A badge sync past its slot's grace: not sent; `next` (the next slot's row) replaces it.
+    case moveSync(next: OutboxRow)
+    /// Send it through the channel's transport, then report how it went (`OutboxSteps.afterSend`).
+    case send
+    /// Leave it pending: this build cannot read its payload or does not know its job.
+    case leavePending
+}
+
+/// How a send went, summed over the user's devices: what the server's next step depends on.
+public enum SendReport: Hashable, Sendable {
+    /// Every device took it, or the user has none left to take it (retired tokens included).
+    case accepted
+    /// Not sent: the send rules held it back (`PushSends.Withheld`); the reason names which.
+    case withheld(reason: String)
+    /// Some device refused it for good: sending it again would get the same answer.
+    case refused(reason: String)
+    /// Some device did not get it after the client's retries: it may get through later.
+    case failed(reason: String)
+
+    /// The summary of one outcome per device (none: nothing to deliver to): a failure that may
+    /// pass later outweighs a refusal, which outweighs acceptance.
+    public init(outcomes: [PushOutcome]) {
+        var report = SendReport.accepted
+        for outcome in outcomes {
+            switch outcome {
+            case .delivered, .tokenRetired: continue
+            case .rejected(let failure):
+                if case .accepted = report { report = .refused(reason: failure.reason) }
+            case .failedAfterRetries(let failure, _):
+                report = .failed(reason: failure.reason)
+            }
+        }
+        self = report
+    }
+}
+
+/// What follows a send: the rows to make pending (each replacing the pending row of its request
+/// and channel); the sent row itself is always completed.
+public struct SendFollowUp: Hashable, Sendable {
+    public var next: [OutboxRow]
+
+    public init(next: [OutboxRow]) { self.next = next }
+}
+
+/// The server's dispatch decisions, as values and pure steps: which step a due row takes, what
+/// follows a send, and where pending rows move when a user's zone changes. The shells own the
+/// clock, the store, the transports and concurrency, and carry these out: `EngineRuntime` (the
+/// `engaged` server) and the simulator's server side, so a simulation runs the server's rules.
+public enum OutboxSteps {
+    /// The step of `row`, due at `now`. `zone` is the user's (it places a daily series' next
+    /// row; nil leaves a series without one). Of rows due at one instant, inbox rows go first
+    /// (`inboxFirst`), so an alert counts its own item in the badge it carries.
+    /// - a `job` row runs its background job;
+    /// - an `inbox` row delivers its notification to the inbox; a daily series' row is due
+    ///   again at its next match, and for a local kind, whose notification carries no badge from
+    ///   the server, a badge sync follows (`SilentPushPlan`);
+    /// - a `silent` row past its slot's grace moves to the next slot unsent;
+    /// - anything else is sent.
+    public static func step(
+        for row: OutboxRow, zone: ZoneRules?, silentPushes: SilentPushPlan, at now: Instant
+    ) -> DueStep {
+        switch row.channel {
+        case .job:
+            guard let job = BackgroundJob(rawValue: row.requestID) else { return .leavePending }
+            return .runJob(job)
+        case .inbox:
+            guard let delivery = InboxDelivery(row) else { return .leavePending }
+            var next = zone.flatMap { nextRepeat(of: row, in: $0) }.map { [$0] } ?? []
+            if let kind = NotificationKind(rawValue: delivery.kind), ChannelPolicy.channel(for: kind) == .local {
+                next.append(silentPushes.row(for: row.userID, changedAt: now))
+            }
+            return .deliverToInbox(delivery, next: next)
+        case .silent where !silentPushes.isSendable(dueAt: row.dueAt, at: now):
+            return .moveSync(next: silentPushes.row(for: row.userID, changedAt: now))
+        case .push, .silent, .liveActivity, .unknown:
+            return .send
+        }
+    }
+
+    /// What follows the send of `row` at `now`, reported as `report`:
+    /// - a daily series' alert is due again at its next match in `zone`;
+    /// - an alert withheld, refused or failed leaves the inbox's count off the device's badge: a
+    ///   badge sync follows at the next slot;
+    /// - a badge sync that failed after the client's retries moves to the next slot: the last
+    ///   change is always synced (a refused one would be refused again).
+    public static func afterSend(
+        _ row: OutboxRow, report: SendReport, zone: ZoneRules?, silentPushes: SilentPushPlan, at now: Instant
+    ) -> SendFollowUp {
+        var next: [OutboxRow] = []
+        if let zone, let repeated = nextRepeat(of: row, in: zone) { next.append(repeated) }
+        switch (row.channel, report) {
+        case (_, .accepted), (.liveActivity, _), (.unknown, _), (.job, _), (.inbox, _):
+            break
+        case (.push, .withheld), (.push, .refused), (.push, .failed), (.silent, .failed):
+            next.append(silentPushes.row(for: row.userID, changedAt: now))
+        case (.silent, .withheld), (.silent, .refused):
+            break
+        }
+        return SendFollowUp(next: next)
+    }
+
+    /// The row of a daily series' next firing after `row`, in `zone`; nil for anything else.
+    public static func nextRepeat(of row: OutboxRow, in zone: ZoneRules) -> OutboxRow? {
+        guard let match = row.payload.repeatingMatch, let fireAt = match.nextMatch(after: row.dueAt, in: zone) else {
+            return nil
+        }
+        var next = row
+        next.dueAt = fireAt
+        next.key = OutboxKey.make(row.userID, row.requestID, fireAt, row.channel)
+        return next
+    }
+
+    /// After a change of zone the engine follows the device, which re-matches wall-clock
+    /// triggers in the new zone without being asked again: each of `pending` (one user's
+    /// pending rows) whose request the engine now plans at another time after `now` moves there
+    /// (same payload, the key of the new time). Jobs stay, and so do the requests the step
+    /// itself scheduled or cancelled (`touched`).
+    public static func moved(
+        _ pending: [OutboxRow], plannedIDs: [String], fireTimes: [Instant], touched: Set<String>, at now: Instant
+    ) -> [OutboxRow] {
+        guard !pending.isEmpty else { return [] }
+        let fireTimes = Dictionary(zip(plannedIDs, fireTimes), uniquingKeysWith: { first, _ in first })
+        var moved: [OutboxRow] = []
+        for row in pending where row.channel != .job && !touched.contains(row.requestID) {
+            guard let fireAt = fireTimes[row.requestID], fireAt != row.dueAt, fireAt > now else { continue }
+            var next = row
+            next.dueAt = fireAt
+            next.key = OutboxKey.make(row.userID, row.requestID, fireAt, row.channel)
+            moved.append(next)
+        }
+        return moved
+    }
+
+    /// `rows` (in due order) with each instant's inbox rows before its other rows.
+    public static func inboxFirst(_ rows: [OutboxRow]) -> [OutboxRow] {
+        rows.enumerated().sorted { a, b in
+            if a.element.dueAt != b.element.dueAt { return a.offset < b.offset }
+            let aInbox = a.element.channel == .inbox
+            let bInbox = b.element.channel == .inbox
+            return aInbox != bInbox ? aInbox : a.offset < b.offset
+        }.map(\.element)
+    }
+}

@@ -1,0 +1,53 @@
+public import Delivery
+public import Engagement
+import Foundation
+public import Models
+
+/// What the simulated server was asked and what it sent, user by user in the order it happened:
+/// the engine inputs, the dispatches of due rows, the inbox reads and every APNs request of an
+/// alert or a badge sync. Replayed through `engaged`, the same asks must send the same requests
+/// byte for byte (the engaged tests' `ServerAgreementTests`). Off unless a run is given one
+/// (`RunOptions.tape`); safe to share between shards.
+public final class ServerTape: @unchecked Sendable {
+    // @unchecked Sendable is safe: `entries` is only touched while holding `lock`.
+    public enum Entry: Sendable {
+        /// The user's engine was created at `at` (then launched: the next entry is the launch),
+        /// with their phone's device token.
+        case installed(UserProfile, deviceToken: String)
+        /// An input applied to the user's engine.
+        case input(EngineInput)
+        /// The user's due rows were dispatched.
+        case dispatched
+        /// An item of the request was opened (the earliest unread one of a daily series).
+        case read(requestID: String)
+        /// The app was opened: everything delivered so far is read.
+        case readAll
+        /// An APNs request the server sent (first attempts only).
+        case sent(PushRequest)
+    }
+
+    private let lock = NSLock()
+    private var entries: [String: [(entry: Entry, at: Instant)]] = [:]
+
+    public init() {}
+
+    func record(_ entry: Entry, of userID: String, at instant: Instant) {
+        lock.lock()
+        defer { lock.unlock() }
+        entries[userID, default: []].append((entry, instant))
+    }
+
+    /// The users recorded, in id order.
+    public var userIDs: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries.keys.sorted()
+    }
+
+    /// What happened to `userID`, in order.
+    public func entries(of userID: String) -> [(entry: Entry, at: Instant)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries[userID] ?? []
+    }
+}
