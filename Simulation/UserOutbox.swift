@@ -9,6 +9,7 @@ import Storage
 /// commit must not bring a performed row back, and the simulated server never replays a commit
 /// (a failed one is rolled back and retried before its rows are kept).
 struct UserOutbox {
+    /// In due order (`dueAt`, then key), as a store lists them: what is due is a prefix.
     private(set) var rows: [OutboxRow] = []
 
     /// Commits a step's rows (`OutboxPlan.rows`): the cancelled requests' rows are withdrawn,
@@ -20,26 +21,33 @@ struct UserOutbox {
         for row in new { enqueue(row) }
     }
 
-    /// Makes `row` pending, replacing the pending row of its request and channel.
+    /// Makes `row` pending, replacing the pending row of its request and channel. Rows are
+    /// moved, not copied, to keep the order.
     mutating func enqueue(_ row: OutboxRow) {
-        rows.removeAll { $0.requestID == row.requestID && $0.channel == row.channel }
-        rows.append(row)
+        if let old = rows.firstIndex(where: { $0.channel == row.channel && $0.requestID == row.requestID }) {
+            rows.remove(at: old)
+        }
+        var low = 0
+        var high = rows.count
+        while low < high {
+            let middle = (low + high) / 2
+            if (rows[middle].dueAt, rows[middle].key) < (row.dueAt, row.key) { low = middle + 1 } else { high = middle }
+        }
+        rows.insert(row, at: low)
     }
 
-    /// Takes the rows due by `now` out, in due order (`dueAt`, then key), as a store lists them.
+    /// Takes the rows due by `now` out, in due order.
     mutating func takeDue(at now: Instant) -> [OutboxRow] {
-        guard rows.contains(where: { $0.dueAt <= now }) else { return [] }
-        let due = rows.filter { $0.dueAt <= now }.sorted { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
-        rows.removeAll { $0.dueAt <= now }
+        var count = 0
+        while count < rows.count, rows[count].dueAt <= now { count += 1 }
+        guard count > 0 else { return [] }
+        let due = Array(rows[..<count])
+        rows.removeFirst(count)
         return due
     }
 
-    /// The soonest pending row's instant (no allocation: it is asked after every step).
-    var nextDueAt: Instant? {
-        var next: Instant?
-        for index in rows.indices where next == nil || rows[index].dueAt < next! { next = rows[index].dueAt }
-        return next
-    }
+    /// The soonest pending row's instant.
+    var nextDueAt: Instant? { rows.first?.dueAt }
 
     /// Whether a badge sync is pending.
     var hasSync: Bool { rows.contains { $0.channel == .silent } }

@@ -50,7 +50,7 @@ struct UserOutboxTests {
                 try store.commit(
                     RuntimeCommit(userID: "u1", snapshot: [1], cancelledRequestIDs: cancelled, outbox: rows))
             }
-            let pending = outbox.rows.sorted { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
+            let pending = outbox.rows
             #expect(pending == (try store.pendingOutbox(userID: "u1")))
             #expect(outbox.nextDueAt == pending.first?.dueAt)
             #expect(outbox.hasSync == pending.contains { $0.channel == .silent })
