@@ -20,15 +20,9 @@ extension Shard {
     /// pending list, runs its own background tasks and starts its own Live Activities). After
     /// a change of zone, the pending rows follow the engine's new fire times.
     func commitServer(_ local: Int, _ effects: [Effect], zoneChanged: Bool, at now: Instant) {
-        var served: [Effect] = []
-        for effect in effects {
-            switch effect {
-            case .schedule, .cancel: served.append(effect)
-            default: continue
-            }
-        }
-        guard !served.isEmpty || zoneChanged else { return }
-        var plan = OutboxPlan.rows(for: served, userID: users[local].traits.profile.id, at: now)
+        guard zoneChanged || effects.contains(where: Self.isServed) else { return }
+        var plan = OutboxPlan.rows(for: effects, userID: users[local].traits.profile.id, at: now)
+        plan.rows.removeAll { $0.channel == .job || $0.channel == .liveActivity }
         if zoneChanged {
             plan.rows += inPlace(local) { user in
                 OutboxSteps.moved(
@@ -38,6 +32,14 @@ extension Shard {
             }
         }
         users[local].remote.outbox.commit(cancelled: plan.cancelled, rows: plan.rows)
+    }
+
+    /// Whether the server performs anything of `effect` in this topology.
+    private static func isServed(_ effect: Effect) -> Bool {
+        switch effect {
+        case .schedule, .cancel: true
+        default: false
+        }
     }
 
     /// The `.remote` event: the APNs client's retries that are due, then the server's due rows,

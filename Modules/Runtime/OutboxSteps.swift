@@ -146,7 +146,8 @@ public enum OutboxSteps {
 
     /// `rows` (in due order) with each instant's inbox rows before its other rows.
     public static func inboxFirst(_ rows: [OutboxRow]) -> [OutboxRow] {
-        rows.enumerated().sorted { a, b in
+        guard rows.count > 1 else { return rows }
+        return rows.enumerated().sorted { a, b in
             if a.element.dueAt != b.element.dueAt { return a.offset < b.offset }
             let aInbox = a.element.channel == .inbox
             let bInbox = b.element.channel == .inbox
