@@ -59,7 +59,7 @@ extension Shard {
                 users[local].remote.outbox.enqueue(next)
             case .send:
                 try startSend(local, row, at: now)
-            case .runJob, .leavePending:
+            case .runJob, .discard:
                 // The simulated server holds no jobs (the device runs its own) and writes only
                 // rows it reads: neither step can come up.
                 assertionFailure("the simulated server took an unexpected step for \(row.key)")

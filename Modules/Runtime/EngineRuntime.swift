@@ -165,7 +165,7 @@ public actor EngineRuntime {
     /// (`OutboxSteps.step`): a job applies its background job to the engine; an inbox row
     /// becomes an item of the user's inbox in the transaction that completes it
     /// (`InboxStore.deliverToInbox`); a badge sync past its slot's grace moves to the next slot;
-    /// the rest go to `transport`, concurrently, at most `maxConcurrentSends` at once (one APNs
+    /// a row this build cannot read is completed unperformed; the rest go to `transport`, concurrently, at most `maxConcurrentSends` at once (one APNs
     /// connection carries many streams), after the rows the runtime performs itself. What
     /// follows a send (`OutboxSteps.afterSend`) is committed before its row is completed; a row
     /// whose transport throws stays pending. Returns the rows completed.
@@ -197,8 +197,8 @@ public actor EngineRuntime {
             case .send:
                 sends.append(row)
                 continue
-            case .leavePending:
-                continue
+            case .discard:
+                break  // completed below, unperformed
             }
             do { try store.completeOutbox(keys: [row.key], at: now) } catch { throw .store(error) }
             completed.append(row)

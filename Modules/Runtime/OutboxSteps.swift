@@ -15,8 +15,11 @@ public enum DueStep: Hashable, Sendable {
     case moveSync(next: OutboxRow)
     /// Send it through the channel's transport, then report how it went (`OutboxSteps.afterSend`).
     case send
-    /// Leave it pending: this build cannot read its payload or does not know its job.
-    case leavePending
+    /// Complete it unperformed: this build cannot read its payload (another version wrote it,
+    /// or it is damaged) or does not know its job, and nothing would make it readable later.
+    /// Left pending, it would come back at every dispatch and, past a batch's worth, hold up
+    /// every row behind it. `reason` names why, for the log.
+    case discard(reason: String)
 }
 
 /// How a send went, summed over the user's devices: what the server's next step depends on.
@@ -63,10 +66,11 @@ public enum OutboxSteps {
     /// The step of `row`, due at `now`. `zone` is the user's (it places a daily series' next
     /// row; nil leaves a series without one). Of rows due at one instant, inbox rows go first
     /// (`inboxFirst`), so an alert counts its own item in the badge it carries.
-    /// - a `job` row runs its background job;
+    /// - a `job` row runs its background job (a job this build does not know is discarded);
     /// - an `inbox` row delivers its notification to the inbox; a daily series' row is due
     ///   again at its next match, and for a local kind, whose notification carries no badge from
-    ///   the server, a badge sync follows (`SilentPushPlan`);
+    ///   the server, a badge sync follows (`SilentPushPlan`); one whose payload cannot be read
+    ///   is discarded;
     /// - a `silent` row past its slot's grace moves to the next slot unsent;
     /// - anything else is sent.
     public static func step(
@@ -74,10 +78,10 @@ public enum OutboxSteps {
     ) -> DueStep {
         switch row.channel {
         case .job:
-            guard let job = BackgroundJob(rawValue: row.requestID) else { return .leavePending }
+            guard let job = BackgroundJob(rawValue: row.requestID) else { return .discard(reason: "UnknownJob") }
             return .runJob(job)
         case .inbox:
-            guard let delivery = InboxDelivery(row) else { return .leavePending }
+            guard let delivery = InboxDelivery(row) else { return .discard(reason: "Unreadable") }
             var next = zone.flatMap { nextRepeat(of: row, in: $0) }.map { [$0] } ?? []
             if let kind = NotificationKind(rawValue: delivery.kind), ChannelPolicy.channel(for: kind) == .local {
                 next.append(silentPushes.row(for: row.userID, changedAt: now))

@@ -53,7 +53,8 @@ public enum OutboxPayload: Hashable, Sendable {
     /// A `liveActivity` row's command.
     case liveActivity(LiveActivityCommand)
     /// Stored text that does not read as its channel's payload (written by another version, or
-    /// damaged), kept as it is: reading it never fails a whole batch of due rows, and the APNs
+    /// damaged), kept as it is: reading it never fails a whole batch of due rows; the runtime
+    /// completes an inbox row that carries it unperformed (`DueStep.discard`), and the APNs
     /// transport completes and logs a push or Live Activity row that carries it.
     case unreadable(String)
 
