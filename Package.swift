@@ -40,6 +40,8 @@ let grdb = Target.Dependency.product(name: "GRDB", package: "GRDB.swift")
 // The server's dependencies: only `engaged` and its tests use them; the engine modules never do.
 let hummingbird = Target.Dependency.product(name: "Hummingbird", package: "hummingbird")
 let hummingbirdTesting = Target.Dependency.product(name: "HummingbirdTesting", package: "hummingbird")
+/// The server's HTTP/1 channel settings (its idle timeout).
+let hummingbirdCore = Target.Dependency.product(name: "HummingbirdCore", package: "hummingbird")
 let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
@@ -190,7 +192,8 @@ let package = Package(
                 name: "engaged",
                 dependencies: [
                     "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "Delivery", "APNs",
-                    "LiveActivity", "PostgresStore", hummingbird, argumentParser, serviceLifecycle, unixSignals,
+                    "LiveActivity", "PostgresStore", hummingbird, hummingbirdCore, argumentParser, serviceLifecycle,
+                    unixSignals,
                     swiftLog, crypto, metrics,
                     prometheus,
                     // The coach's chat-completions client (`CompletionsCoach`).

@@ -56,6 +56,11 @@ struct Serve: AsyncParsableCommand {
     var host = "127.0.0.1"
 
     @Option(
+        name: .customLong("idle-timeout-seconds"),
+        help: "Close a connection that sends nothing for this long (1...3600): a half-sent header or a stalled body.")
+    var idleTimeoutSeconds: Int64 = 30
+
+    @Option(
         name: .customLong("manual-clock"),
         help: "Start a clock at this ISO 8601 instant that moves only through POST /v1/admin/clock (for tests).")
     var manualClock: String?
@@ -80,6 +85,9 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
         guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
+        guard (1...3_600).contains(idleTimeoutSeconds) else {
+            throw ValidationError("--idle-timeout-seconds must be in 1...3600, got \(idleTimeoutSeconds)")
+        }
         switch (dataDirectory, database) {
         case (nil, nil): throw ValidationError("give --data-dir (SQLite) or --database (PostgreSQL)")
         case (.some, .some): throw ValidationError("give --data-dir or --database, not both")
@@ -146,7 +154,8 @@ struct Serve: AsyncParsableCommand {
             } ?? LoggingTransport(logger: logger)
         let serverEnvironment = ServerEnvironment(
             runtime: runtime, apiKey: apiKey, userTokens: userTokens, manualClock: manual, transport: transport,
-            logger: logger, workersPerformDueWork: database != nil, metrics: metrics)
+            logger: logger, workersPerformDueWork: database != nil, metrics: metrics,
+            idleTimeoutSeconds: idleTimeoutSeconds)
         // Once per process, here only: libraries' own metrics land in the server's registry too.
         MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
         let app = EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)

@@ -2,8 +2,10 @@ import Content
 import Engagement
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Models
+import NIOCore
 import Runtime
 import ServiceLifecycle
 
@@ -25,6 +27,10 @@ struct ServerEnvironment: Sendable {
     var metrics = ServerMetrics()
     /// Idempotency keys with a request in flight (the answers themselves are in the store).
     var runningKeys = RunningKeys()
+    /// How long a connection may send nothing before it is closed (`--idle-timeout-seconds`): a
+    /// client that sends half a header, or stalls in a body, holds a file descriptor no longer
+    /// than this, so thousands of them cannot starve the server of descriptors.
+    var idleTimeoutSeconds: Int64 = 30
 }
 
 enum EngagedServer {
@@ -43,6 +49,8 @@ enum EngagedServer {
         }
         return Application(
             router: router(environment, dispatcher: dispatcher),
+            server: .http1(
+                configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(environment.idleTimeoutSeconds))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "engaged"),
             services: services, logger: environment.logger)
     }

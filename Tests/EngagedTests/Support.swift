@@ -31,7 +31,7 @@ struct TestServer {
     let store: SQLiteEngagementStore
     let clock = ManualClock(TestServer.start)
     let transport = RecordingTransport()
-    let environment: ServerEnvironment
+    var environment: ServerEnvironment
     let directory: URL
     /// Whether `run` removes the store when it ends (not when the test passed its own directory).
     let ownsDirectory: Bool
