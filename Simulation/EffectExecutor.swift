@@ -28,7 +28,7 @@ struct EffectExecutor {
     func execute(_ effect: Effect, on user: inout UserState, at now: Instant, stats: inout ShardStats) -> FollowUp? {
         switch effect {
         case .schedule(_, _, .remote):
-            // Sent by the server when due (`Shard.commitRemote`), not planned on the device.
+            // Sent by the server when due (`Shard.commitServer`), not planned on the device.
             break
         case .schedule(let request, let fireAt, _):
             // A one-off a jump of the clock already showed is in the delivered list: not again.
@@ -51,7 +51,7 @@ struct EffectExecutor {
                 if error == .notificationsNotAllowed { user.withdrawRefused(request.identifier) }
             }
         case .cancel(let ids):
-            // The server withdraws its rows of them (`Shard.commitRemote`).
+            // The server withdraws its rows of them (`Shard.commitServer`).
             user.center.removePendingNotificationRequests(withIdentifiers: ids)
         case .setBadge(let count):
             user.center.setBadgeCount(count)

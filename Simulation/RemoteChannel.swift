@@ -27,8 +27,8 @@ enum PushNote: Sendable {
 }
 
 /// One user's remote channel in the simulator, as `engaged` and APNs see it
-/// (docs/ARCHITECTURE.md): the server's pending outbox rows of the user's remote notifications
-/// and badge syncs, the sends the APNs client is retrying, the device's token and what APNs
+/// (docs/ARCHITECTURE.md): the server's pending outbox rows of the user (every notification's
+/// inbox row, the remote ones' push rows, badge syncs), the sends the APNs client is retrying, the device's token and what APNs
 /// holds for it, the server's registry (a token retired by a 410 is never used again), and the
 /// inbox with its unread count. What the server does with them is the runtime's own code
 /// (`OutboxPlan`, `OutboxSteps`, `PushSends`); see `ShardRemote`.
@@ -42,6 +42,8 @@ struct RemoteChannel {
         /// Attempts made so far.
         var attempts: Int
         var nextAttemptAt: Instant
+        /// The instant of the dispatch that first sent it: what follows is decided as of then.
+        var dispatchedAt: Instant
     }
 
     static let topic = "com.example.fitness"

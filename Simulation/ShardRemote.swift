@@ -50,6 +50,8 @@ extension Shard {
         try retryInFlight(local, at: now)
         let due = users[local].remote.outbox.takeDue(at: now)
         if !due.isEmpty { tape?.record(.dispatched, of: users[local].traits.profile.id, at: now) }
+        // As `EngineRuntime.dispatchDue`: every step the server performs itself first, then the sends.
+        var sends: [OutboxRow] = []
         for row in OutboxSteps.inboxFirst(due) {
             let zone = users[local].zone
             switch OutboxSteps.step(for: row, zone: zone, silentPushes: RemoteChannel.silentPushes, at: now) {
@@ -58,13 +60,14 @@ extension Shard {
             case .moveSync(let next):
                 users[local].remote.outbox.enqueue(next)
             case .send:
-                try startSend(local, row, at: now)
+                sends.append(row)
             case .runJob, .discard:
                 // The simulated server holds no jobs (the device runs its own) and writes only
                 // rows it reads: neither step can come up.
                 assertionFailure("the simulated server took an unexpected step for \(row.key)")
             }
         }
+        for row in sends { try startSend(local, row, at: now) }
         for arrival in users[local].remote.device.receive(through: now) {
             switch arrival.note {
             case .alert(let request):
@@ -94,7 +97,9 @@ extension Shard {
 
     /// Queues the channel's next event.
     func rescheduleRemote(_ local: Int) {
-        guard let next = inPlace(local, { $0.remote.nextEventAt?.secondsSinceEpoch }),
+        // A follow-up decided as of an earlier dispatch may be due already: now, then.
+        guard let due = inPlace(local, { $0.remote.nextEventAt?.secondsSinceEpoch }),
+            case let next = max(due, queue.now),
             users[local].remote.eventAt != next
         else { return }
         users[local].remote.eventAt = next

@@ -11,19 +11,11 @@ import Storage
 /// reports it (`SendReport`), so what follows is the runtime's own decision
 /// (`OutboxSteps.afterSend`).
 extension Shard {
-    /// A send's step: the push is prepared as `APNsChannelTransport` prepares it and its first
-    /// attempt made. A user whose token was retired has no device: nothing is sent.
+    /// A send's step: the push is prepared as `APNsChannelTransport` prepares it (an alert the
+    /// send rules hold back is withheld whether or not the user has a device) and its first
+    /// attempt made. A user whose token was retired has no device left: nothing is sent.
     func startSend(_ local: Int, _ row: OutboxRow, at now: Instant) throws {
         let channel: DeliveryChannel = row.channel == .silent ? .silent : .remote
-        if row.channel == .push, let request = row.payload.notification {
-            // The release the engine decided, at the time it chose.
-            try judgeRelease(local, request, at: row.dueAt, shownNow: false)
-        }
-        guard users[local].remote.retiredAt == nil else {
-            stats.channels[channel].failed["NoDevice", default: 0] += 1
-            finish(local, row, .accepted, at: now)
-            return
-        }
         let unread = users[local].remote.inbox.unreadCount
         let address = users[local].remote.address
         let push: PushRequest
@@ -37,10 +29,10 @@ extension Shard {
             ).request(to: address)
             note = .sync(unread: unread)
         default:
-            guard var request = row.payload.notification else {
-                finish(local, row, .refused(reason: "Unreadable"), at: now)
-                return
-            }
+            // The server's rows are readable (`OutboxSteps.step` discards any other).
+            guard var request = row.payload.notification else { return }
+            // The release the engine decided, at the time it chose.
+            try judgeRelease(local, request, at: row.dueAt, shownNow: false)
             let rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.zone) }
             switch PushSends.alert(
                 request, key: row.key, plannedAt: row.dueAt, badge: unread, topic: RemoteChannel.topic, rules: rules,
@@ -50,14 +42,22 @@ extension Shard {
             case .failure(let withheld):
                 // The inbox holds it; the badge it would have carried goes by a sync.
                 stats.channels[.remote].failed[withheld.reason, default: 0] += 1
-                finish(local, row, .withheld(reason: withheld.reason), at: now)
+                finish(local, row, .withheld(reason: withheld.reason), dispatchedAt: now)
                 return
             }
             request.content.badge = unread
             note = .alert(request)
         }
+        guard users[local].remote.retiredAt == nil else {
+            stats.channels[channel].failed["NoDevice", default: 0] += 1
+            finish(local, row, .accepted, dispatchedAt: now)
+            return
+        }
         try attempt(
-            local, RemoteChannel.InFlight(row: row, push: push, note: note, attempts: 0, nextAttemptAt: now), at: now)
+            local,
+            RemoteChannel.InFlight(
+                row: row, push: push, note: note, attempts: 0, nextAttemptAt: now, dispatchedAt: now),
+            at: now)
     }
 
     /// The APNs client's retries due by `now`: the same request again, unless the token was
@@ -68,7 +68,7 @@ extension Shard {
         users[local].remote.inFlight.removeAll { $0.nextAttemptAt <= now }
         for flight in ready {
             if users[local].remote.retiredAt != nil {
-                finish(local, flight.row, .accepted, at: now)
+                finish(local, flight.row, .accepted, dispatchedAt: flight.dispatchedAt)
             } else {
                 try attempt(local, flight, at: now)
             }
@@ -106,14 +106,16 @@ extension Shard {
             try failed(local, flight.push, failure, on: channel, at: now)
             report = .failed(reason: failure.reason)
         }
-        finish(local, flight.row, report, at: now)
+        finish(local, flight.row, report, dispatchedAt: flight.dispatchedAt)
     }
 
-    /// What follows a send, as the runtime decides it (`OutboxSteps.afterSend`).
-    func finish(_ local: Int, _ row: OutboxRow, _ report: SendReport, at now: Instant) {
+    /// What follows a send, as the runtime decides it (`OutboxSteps.afterSend`), at the instant
+    /// of the dispatch that sent it, as the runtime does (its clock reading before the sends,
+    /// whatever the client's retries took).
+    func finish(_ local: Int, _ row: OutboxRow, _ report: SendReport, dispatchedAt: Instant) {
         let followUp = OutboxSteps.afterSend(
-            row, report: report, zone: users[local].zone, silentPushes: RemoteChannel.silentPushes, at: now)
-        for next in followUp.next { users[local].remote.outbox.enqueue(next) }
+            row, report: report, zone: users[local].zone, silentPushes: RemoteChannel.silentPushes, at: dispatchedAt)
+        for next in followUp.rows { users[local].remote.outbox.enqueue(next) }
     }
 
     /// One attempt through the simulated APNs: counted, checked against the retired tokens, and a

@@ -121,7 +121,7 @@ struct APNsChannelTransport: ChannelTransport {
 
     private func performAlert(_ row: OutboxRow) async throws -> SendReport {
         guard let request = row.payload.notification else {
-            // Nothing would make this row readable later: it is completed, not retried.
+            // The runtime discards unreadable rows before they come here (`OutboxSteps.step`).
             logger.error("push row without a notification request", metadata: ["key": "\(row.key)"])
             return .refused(reason: "Unreadable")
         }

@@ -11,8 +11,8 @@ public import Storage
 /// Contract: `perform` may be called more than once for the same row (a crash between the
 /// send and the store's completion re-sends it), always with the same `row.key`; a transport
 /// hands the key downstream (`apns-id`) so the receiver can drop the repeat. It throws when the
-/// row was not performed and should be tried again as it stands (the store failed); the row
-/// then stays pending. It is called for several rows at once
+/// row was not performed and should be tried again as it stands (the store failed, or a
+/// worker's claim no longer allows the send); the row then stays pending. It is called for several rows at once
 /// (`EngineRuntime.maxConcurrentSends`), never for one row twice at once.
 public protocol ChannelTransport: Sendable {
     func perform(_ row: OutboxRow) async throws -> SendReport
@@ -206,13 +206,15 @@ public actor EngineRuntime {
         let sent = await Self.perform(sends, through: transport, atMost: Self.maxConcurrentSends)
         var done: [OutboxRow] = []
         for (row, report) in sent {
-            // When the follow-up's commit fails, this row stays pending (sent again later under
-            // the same apns-id), and the rows of every other user are still completed.
             let followUp = OutboxSteps.afterSend(
                 row, report: report, zone: seriesZone(of: row), silentPushes: silentPushes, at: now)
-            if !followUp.next.isEmpty {
-                do { try await commitRows(followUp.next, for: row.userID) } catch { continue }
+            // When the series' commit fails, this row stays pending (sent again later under the
+            // same apns-id), and the rows of every other user are still completed.
+            if let series = followUp.series {
+                do { try await commitRows([series], for: row.userID) } catch { continue }
             }
+            // At best: a user whose engine cannot be loaded gets no sync, and the row is done.
+            if let sync = followUp.badgeSync { try? await commitRows([sync], for: row.userID) }
             done.append(row)
         }
         do { try store.completeOutbox(keys: done.map(\.key), at: now) } catch { throw .store(error) }

@@ -50,12 +50,24 @@ public enum SendReport: Hashable, Sendable {
     }
 }
 
-/// What follows a send: the rows to make pending (each replacing the pending row of its request
-/// and channel); the sent row itself is always completed.
+/// What follows a send, as rows to make pending (each replacing the pending row of its request
+/// and channel). A shell commits `series` before it completes the sent row (the series must not
+/// end; if the commit fails, the row stays pending and is sent again under the same `apns-id`);
+/// `badgeSync` is asked for at best (if it cannot be committed, the next change asks again,
+/// and the sent row is completed all the same: sending it again would not mend the badge).
 public struct SendFollowUp: Hashable, Sendable {
-    public var next: [OutboxRow]
+    /// A daily series' next row.
+    public var series: OutboxRow?
+    /// A badge sync, or a failed sync's row at the next slot.
+    public var badgeSync: OutboxRow?
 
-    public init(next: [OutboxRow]) { self.next = next }
+    public init(series: OutboxRow? = nil, badgeSync: OutboxRow? = nil) {
+        self.series = series
+        self.badgeSync = badgeSync
+    }
+
+    /// Every row, the series' first.
+    public var rows: [OutboxRow] { [series, badgeSync].compactMap { $0 } }
 }
 
 /// The server's dispatch decisions, as values and pure steps: which step a due row takes, what
@@ -72,16 +84,18 @@ public enum OutboxSteps {
     ///   the server, a badge sync follows (`SilentPushPlan`); one whose payload cannot be read
     ///   is discarded;
     /// - a `silent` row past its slot's grace moves to the next slot unsent;
+    /// - a row whose payload this build cannot read, whatever its channel, is discarded;
     /// - anything else is sent.
     public static func step(
         for row: OutboxRow, zone: ZoneRules?, silentPushes: SilentPushPlan, at now: Instant
     ) -> DueStep {
+        if case .unreadable = row.payload { return .discard(reason: "Unreadable") }
         switch row.channel {
         case .job:
             guard let job = BackgroundJob(rawValue: row.requestID) else { return .discard(reason: "UnknownJob") }
             return .runJob(job)
         case .inbox:
-            guard let delivery = InboxDelivery(row) else { return .discard(reason: "Unreadable") }
+            guard let delivery = InboxDelivery(row) else { return .discard(reason: "NotANotification") }
             var next = zone.flatMap { nextRepeat(of: row, in: $0) }.map { [$0] } ?? []
             if let kind = NotificationKind(rawValue: delivery.kind), ChannelPolicy.channel(for: kind) == .local {
                 next.append(silentPushes.row(for: row.userID, changedAt: now))
@@ -103,17 +117,16 @@ public enum OutboxSteps {
     public static func afterSend(
         _ row: OutboxRow, report: SendReport, zone: ZoneRules?, silentPushes: SilentPushPlan, at now: Instant
     ) -> SendFollowUp {
-        var next: [OutboxRow] = []
-        if let zone, let repeated = nextRepeat(of: row, in: zone) { next.append(repeated) }
+        var followUp = SendFollowUp(series: zone.flatMap { nextRepeat(of: row, in: $0) })
         switch (row.channel, report) {
         case (_, .accepted), (.liveActivity, _), (.unknown, _), (.job, _), (.inbox, _):
             break
         case (.push, .withheld), (.push, .refused), (.push, .failed), (.silent, .failed):
-            next.append(silentPushes.row(for: row.userID, changedAt: now))
+            followUp.badgeSync = silentPushes.row(for: row.userID, changedAt: now)
         case (.silent, .withheld), (.silent, .refused):
             break
         }
-        return SendFollowUp(next: next)
+        return followUp
     }
 
     /// The row of a daily series' next firing after `row`, in `zone`; nil for anything else.

@@ -48,8 +48,18 @@ private func sentOrder(_ requests: [(request: PushRequest, at: Instant)]) -> [Pu
 struct ServerAgreementTests {
     static let topic = "com.example.fitness"
 
-    /// The smoke scenario's first week for `users` users, recorded.
-    func recordedRun(users: Int) throws -> (Scenario, ServerTape) {
+    /// The smoke scenario's first week for `users` users, recorded. The run is synchronous and
+    /// takes seconds: it runs on a thread of its own, not one of the few the test suites share
+    /// for their async work (other suites' deadlines would starve).
+    func recordedRun(users: Int) async throws -> (Scenario, ServerTape) {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try recordedRunNow(users: users) })
+            }
+        }
+    }
+
+    private func recordedRunNow(users: Int) throws -> (Scenario, ServerTape) {
         let path =
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Simulation/Scenarios/smoke.json").path
@@ -66,7 +76,7 @@ struct ServerAgreementTests {
     }
 
     @Test func theSameAsksSendTheSameAPNsRequestsByteForByte() async throws {
-        let (scenario, tape) = try recordedRun(users: 24)
+        let (scenario, tape) = try await recordedRun(users: 16)
         var configuration = EngineConfiguration()
         configuration.holdoutShare = scenario.holdoutShare
         configuration.attentionBudget = scenario.attention.budget
@@ -87,7 +97,7 @@ struct ServerAgreementTests {
             compared += min(replayed.count, expected.count)
         }
         #expect(compared > 100, "too few pushes compared to mean much: \(compared)")
-        #expect(inputs > 1_000, "\(inputs) inputs")
+        #expect(inputs > 700, "\(inputs) inputs")
     }
 
     /// Replays one user's asks through a fresh `engaged` runtime; returns the alert and sync

@@ -89,6 +89,11 @@ struct OutboxStepsTests {
         #expect(
             OutboxSteps.step(for: unreadable, zone: nil, silentPushes: Self.silent, at: Self.now)
                 == .discard(reason: "Unreadable"))
+        // Whatever its channel: a push row the transport could only refuse is not sent.
+        unreadable.channel = .push
+        #expect(
+            OutboxSteps.step(for: unreadable, zone: nil, silentPushes: Self.silent, at: Self.now)
+                == .discard(reason: "Unreadable"))
         let job = OutboxRow(
             key: "k", userID: "u1", requestID: "com.example.someFutureJob", channel: .job, dueAt: Self.now,
             payload: .job("com.example.someFutureJob"))
@@ -101,7 +106,7 @@ struct OutboxStepsTests {
         let push = row(request(.mention, "m"), .push)
         let sync = Self.silent.row(for: "u1", changedAt: Self.now)
         func next(_ report: SendReport) -> [OutboxRow] {
-            OutboxSteps.afterSend(push, report: report, zone: Self.berlin, silentPushes: Self.silent, at: Self.now).next
+            OutboxSteps.afterSend(push, report: report, zone: Self.berlin, silentPushes: Self.silent, at: Self.now).rows
         }
         #expect(next(.accepted).isEmpty)
         #expect(next(.withheld(reason: "InQuietHours")) == [sync])
@@ -112,7 +117,7 @@ struct OutboxStepsTests {
     @Test func aSyncThatFailedMovesToTheNextSlotAndARefusedOneIsDone() {
         let sync = Self.silent.row(for: "u1", dueAt: Self.silent.slot(after: Self.now))
         func next(_ report: SendReport) -> [OutboxRow] {
-            OutboxSteps.afterSend(sync, report: report, zone: nil, silentPushes: Self.silent, at: Self.now).next
+            OutboxSteps.afterSend(sync, report: report, zone: nil, silentPushes: Self.silent, at: Self.now).rows
         }
         #expect(next(.accepted).isEmpty)
         #expect(next(.refused(reason: "BadTopic")).isEmpty)
@@ -124,7 +129,7 @@ struct OutboxStepsTests {
         for report in [SendReport.accepted, .failed(reason: "ServiceUnavailable")] {
             let next = OutboxSteps.afterSend(
                 push, report: report, zone: Self.berlin, silentPushes: Self.silent, at: Self.now
-            ).next
+            ).rows
             #expect(next.first?.dueAt == Self.now + 86_400)
             #expect(next.first?.channel == .push)
         }
@@ -186,4 +191,27 @@ struct OutboxStepsTests {
         #expect(try store.pendingOutbox(userID: "u1").filter { $0.dueAt <= Self.now }.isEmpty)
         #expect(try store.inboxCounts(userID: "u1").total == 1)
     }
+
+    @Test func aBadgeSyncThatCannotBeCommittedLeavesTheAlertCompletedNotResent() async throws {
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: ManualClock(Self.now), content: bundledContent)
+        try await runtime.putUser(profile("u1", zone: "Europe/Berlin"))
+        // The user's stored engine no longer restores (a newer version wrote it): no row can be
+        // committed for them, a badge sync included.
+        let alert = row(request(.mention, "m"), .push, dueAt: Self.now - 1)
+        try store.commit(RuntimeCommit(userID: "u1", snapshot: [0xFF, 0x00], outbox: [alert]))
+        await runtime.evictCache()
+        let transport = ReportingTransport(report: .failed(reason: "ServiceUnavailable"))
+        let done = try await runtime.dispatchDue(through: transport)
+        #expect(done.contains { $0.key == alert.key })
+        #expect(try !store.pendingOutbox(userID: "u1").contains { $0.key == alert.key })
+        #expect(try !store.pendingOutbox(userID: "u1").contains { $0.channel == .silent })
+    }
+}
+
+/// A transport that reports every send as `report`.
+private struct ReportingTransport: ChannelTransport {
+    let report: SendReport
+
+    func perform(_ row: OutboxRow) async throws -> SendReport { report }
 }
