@@ -7,7 +7,13 @@ extension Routes {
     @Sendable func postEvent(_ request: Request, context: BasicRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         let bytes = try await JSONBody.read(request)
-        guard let key = request.headers.first(where: { $0.name.canonicalName == "idempotency-key" })?.value else {
+        // Two keys would make the answer depend on which one a proxy keeps: refused, not guessed.
+        let keys = request.headers.filter { $0.name.canonicalName == "idempotency-key" }.map(\.value)
+        guard keys.count <= 1 else {
+            throw Problem.badRequest(
+                "send one Idempotency-Key header, not \(keys.count)", field: "Idempotency-Key")
+        }
+        guard let key = keys.first else {
             let event = try JSONBody.decode(EventBody.self, from: bytes)
             try event.checkOccurredAt(now: runtime.clock.now())
             let effects = try await perform {

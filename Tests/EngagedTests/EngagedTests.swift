@@ -270,6 +270,24 @@ struct RouteTests {
         }
     }
 
+    @Test func twoIdempotencyKeyHeadersAre400AndApplyNothing() async throws {
+        let server = try TestServer()
+        try await server.run { client in
+            _ = try await client.send(.put, "/v1/users/ana", berlin)
+            var fields = headers(idempotencyKey: "k-1")
+            fields.append(HTTPFields.Element(name: .init("Idempotency-Key")!, value: "k-2"))
+            let refused = try await client.send(
+                .post, "/v1/users/ana/events", #"{"type": "moodLogged"}"#, headers: fields)
+            refused.expectProblem(400, "bad-request", field: "Idempotency-Key", detailContains: "not 2")
+            #expect(try server.store.activityEvents(userID: "ana", since: TestServer.start).isEmpty)
+            // Neither key was taken: each still works on its own.
+            let first = try await client.send(
+                .post, "/v1/users/ana/events", #"{"type": "moodLogged"}"#, headers: headers(idempotencyKey: "k-1"))
+            #expect(first.status == .accepted)
+            #expect(!first.headers.contains { $0.name.canonicalName == "idempotency-replayed" })
+        }
+    }
+
     @Test func anIdempotencyKeyReusedWithAnotherBodyIs409() async throws {
         let server = try TestServer()
         try await server.run { client in
