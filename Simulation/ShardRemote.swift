@@ -119,7 +119,7 @@ extension Shard {
     /// `badgeEqualsUnread`: the device was last sent the unread count of now, or a push that will
     /// carry it is pending or being retried (the badge is right within one silent push).
     private func checkBadge(_ local: Int, at now: Instant) throws {
-        // Read in place: a copy of the whole channel costs more than the check.
+        // Read in place, not through a copy of the channel (docs/PERFORMANCE.md, "Copies avoided").
         guard users[local].remote.retiredAt == nil, !users[local].remote.outbox.hasSync,
             users[local].remote.lastSentUnread != users[local].remote.inbox.unreadCount,
             users[local].remote.inFlight.isEmpty
