@@ -3,11 +3,13 @@ SWIFT ?= swift
 SCENARIO ?= default
 SEED ?=
 ARGS ?=
+# Extra flags of the release server build: the Dockerfile passes --static-swift-stdlib.
+RELEASE_FLAGS ?=
 SEED_FLAG := $(if $(SEED),--seed $(SEED),)
 # Release builds of the engine and the simulator with cross-module optimization (Package.swift).
 export ENGAGEMENT_OPTIMIZE ?= 1
 
-.PHONY: help setup build test simulate smoke soak bench bench-apns serve scale-test lint format clean
+.PHONY: help setup build test simulate smoke soak bench bench-apns engaged-release serve scale-test lint format clean
 
 help:
 	@echo "make setup      install what a fresh machine needs (SQLite headers, chromium), resolve packages"
@@ -21,7 +23,10 @@ help:
 	@echo "                (BENCH_STORE_USERS=10000 BENCH_STORE_WEEKS=8 for the full store benchmark)"
 	@echo "make bench-apns release build: pushes/s from the APNs client to the fake APNs over one HTTP/2"
 	@echo "                connection, and ES256 provider-token signing time (ARGS='--pushes 200000')"
-	@echo "make serve      debug build, then the engaged server on 127.0.0.1:8080 with its data in .engaged/"
+	@echo "make engaged-release  release build of the engaged server (.build/release/engaged); CI and the"
+	@echo "                Dockerfile build it so (RELEASE_FLAGS=--static-swift-stdlib in the image)"
+	@echo "make serve      release build (make engaged-release), then the engaged server on 127.0.0.1:8080"
+	@echo "                with its data in .engaged/"
 	@echo "                (a development API key is generated and printed when ENGAGED_API_KEY is unset;"
 	@echo "                 ARGS='--manual-clock 2027-03-01T06:00:00Z' for a clock moved by POST /v1/admin/clock)"
 	@echo "make scale-test release build, a throwaway PostgreSQL under .scale/, USERS=100000 users, WORKERS=4"
@@ -77,8 +82,12 @@ bench-apns:
 	$(SWIFT) build -c release --product bench-apns
 	./.build/release/bench-apns $(ARGS)
 
-scale-test:
-	$(SWIFT) build -c release --product engaged
+# The server's release build, one target for CI, `make serve`, `make scale-test` and the Dockerfile
+# (scripts/check-container-files.sh checks the Dockerfile runs only targets CI runs).
+engaged-release:
+	$(SWIFT) build -c release --product engaged $(RELEASE_FLAGS)
+
+scale-test: engaged-release
 	$(SWIFT) build -c release --product scale-test
 	@url=$$(scripts/pg-local.sh start .scale/pg) || exit 69; \
 	./.build/release/scale-test --database "$$url" --engaged ./.build/release/engaged \
@@ -86,25 +95,24 @@ scale-test:
 	scripts/pg-local.sh stop .scale/pg; exit $$status
 
 # The server on the embedded default. Missing secrets are generated for development only and
-# said so; a deployment sets ENGAGED_API_KEY and ENGAGED_USER_TOKEN_SECRET itself.
-serve:
-	$(SWIFT) build --product engaged
+# said so; a deployment sets ENGAGED_API_KEY and ENGAGED_USER_TOKEN_KEYS itself.
+serve: engaged-release
 	@mkdir -p .engaged
-	@key="$${ENGAGED_API_KEY:-}"; secret="$${ENGAGED_USER_TOKEN_SECRET:-}"; \
+	@key="$${ENGAGED_API_KEY:-}"; tokenKeys="$${ENGAGED_USER_TOKEN_KEYS:-}"; \
 	if [ -z "$$key" ]; then \
-		key="dev-$$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"; \
+		key="dev-$$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')"; \
 		echo "================================================================"; \
 		echo " DEVELOPMENT API KEY (ENGAGED_API_KEY is unset; not for production)"; \
 		echo "   export ENGAGED_API_KEY=$$key"; \
 		echo "================================================================"; \
 	fi; \
-	if [ -z "$$secret" ]; then \
-		secret="dev-$$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')"; \
-		echo "DEVELOPMENT user-token secret (ENGAGED_USER_TOKEN_SECRET is unset; not for production):"; \
-		echo "   export ENGAGED_USER_TOKEN_SECRET=$$secret"; \
+	if [ -z "$$tokenKeys" ]; then \
+		tokenKeys="dev:$$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')"; \
+		echo "DEVELOPMENT user-token key (ENGAGED_USER_TOKEN_KEYS is unset; not for production):"; \
+		echo "   export ENGAGED_USER_TOKEN_KEYS=$$tokenKeys"; \
 	fi; \
-	ENGAGED_API_KEY="$$key" ENGAGED_USER_TOKEN_SECRET="$$secret" \
-		exec "$$($(SWIFT) build --show-bin-path)/engaged" serve --data-dir .engaged --port 8080 --host 127.0.0.1 $(ARGS)
+	ENGAGED_API_KEY="$$key" ENGAGED_USER_TOKEN_KEYS="$$tokenKeys" \
+		exec ./.build/release/engaged serve --data-dir .engaged --port 8080 --host 127.0.0.1 $(ARGS)
 
 # The engine's modules are sans-I/O (docs/ARCHITECTURE.md): no clock, no ambient randomness, no sleep.
 lint:

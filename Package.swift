@@ -46,6 +46,8 @@ let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: 
 let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+/// The server's user tokens: signed JWTs (HS256), verified by key id.
+let jwtKit = Target.Dependency.product(name: "JWTKit", package: "jwt-kit")
 let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
 let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
 // The simulator's: latency histograms (HdrHistogram) and its event queue (swift-collections' Heap).
@@ -99,7 +101,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
@@ -111,6 +113,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: module("Models")
         + module("Storage", dependencies: ["Models", "LiveActivity", grdb], testDependencies: ["StoreConformance"])
@@ -194,7 +197,7 @@ let package = Package(
                     "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "Delivery", "APNs",
                     "LiveActivity", "PostgresStore", hummingbird, hummingbirdCore, argumentParser, serviceLifecycle,
                     unixSignals,
-                    swiftLog, crypto, metrics,
+                    swiftLog, crypto, jwtKit, metrics,
                     prometheus,
                     // The coach's chat-completions client (`CompletionsCoach`).
                     asyncHTTPClient, nioCore, nioHTTP1,
@@ -206,7 +209,8 @@ let package = Package(
                     "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
                     "LiveActivity",
                     "Delivery", "Simulation",
-                    "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, metrics,
+                    "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, jwtKit,
+                    metrics, grdb,
                     prometheus, asyncHTTPClient,
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),

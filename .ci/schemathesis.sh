@@ -41,7 +41,7 @@ fi
 
 data=$(mktemp -d /tmp/engaged-schemathesis.XXXXXX)
 log="$data/engaged.log"
-key="schemathesis-$(od -An -tx1 -N8 /dev/urandom | tr -d ' \n')"
+key="schemathesis-$(od -An -tx1 -N24 /dev/urandom | tr -d ' \n')"
 engaged_pid=""
 cleanup() {
     if [ -n "$engaged_pid" ] && kill -0 "$engaged_pid" 2>/dev/null; then kill -KILL "$engaged_pid"; fi
@@ -49,7 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ENGAGED_API_KEY="$key" ENGAGED_USER_TOKEN_SECRET="schemathesis-secret" "$engaged" serve --data-dir "$data/store" \
+ENGAGED_API_KEY="$key" ENGAGED_USER_TOKEN_KEYS="k1:$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" "$engaged" serve --data-dir "$data/store" \
     --port 0 --manual-clock 2027-03-01T06:00:00Z 2>"$log" &
 engaged_pid=$!
 port=$(scripts/engaged-port.sh "$log")

@@ -33,7 +33,7 @@ import threading
 import time
 
 CLOCK = "2027-03-01T06:00:00Z"
-API_KEY = "crash-test-key"
+API_KEY = "crash-test-key-0123456789abcdef0123456789"
 ZONES = ["Europe/Berlin", "America/New_York", "Asia/Kathmandu", "Australia/Lord_Howe", "America/St_Johns"]
 BODIES = [
     {"type": "appOpened", "sessionSeconds": 90},
@@ -53,7 +53,7 @@ class Server:
 
     def start(self):
         log = open(os.path.join(self.folder, "engaged.log"), "ab")
-        env = dict(os.environ, ENGAGED_API_KEY=API_KEY, ENGAGED_USER_TOKEN_SECRET="crash-test-secret")
+        env = dict(os.environ, ENGAGED_API_KEY=API_KEY, ENGAGED_USER_TOKEN_KEYS="k1:crash-test-user-token-key-0123456789abcdef")
         self.process = subprocess.Popen(
             [self.binary, "serve", "--data-dir", self.folder, "--port", "0", "--manual-clock", CLOCK],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)

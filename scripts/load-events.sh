@@ -19,7 +19,8 @@ swift build -c release --product engaged 2>&1 | tail -n 1
 engaged="$(swift build -c release --show-bin-path)/engaged"
 data=$(mktemp -d /tmp/engaged-load.XXXXXX)
 log="$data/engaged.log"
-export ENGAGED_API_KEY="load-key-$$" ENGAGED_USER_TOKEN_SECRET="load-secret-$$"
+export ENGAGED_API_KEY="load-key-$$-0123456789abcdef0123456789abcdef" \
+    ENGAGED_USER_TOKEN_KEYS="k1:load-user-token-key-$$-0123456789abcdef0123456789"
 clock_flag=()
 if [ "${MANUAL_CLOCK:-0}" = 1 ]; then clock_flag=(--manual-clock 2027-03-01T06:00:00Z); fi
 "$engaged" serve --data-dir "$data" --port 0 "${clock_flag[@]}" 2>"$log" &

@@ -12,7 +12,8 @@ USERS=${USERS:-10000}
 swift build -c release --product engaged 2>&1 | tail -n 1
 bin="$(swift build -c release --show-bin-path)/engaged"
 data=$(mktemp -d /tmp/engaged-restart.XXXXXX)
-export ENGAGED_API_KEY="restart-key-$$" ENGAGED_USER_TOKEN_SECRET="restart-secret-$$"
+export ENGAGED_API_KEY="restart-key-$$-0123456789abcdef0123456789abcdef" \
+    ENGAGED_USER_TOKEN_KEYS="k1:restart-user-token-key-$$-0123456789abcdef0123456789"
 pid=""
 trap 'if [ -n "$pid" ]; then kill -KILL $pid 2>/dev/null || true; fi; rm -rf "$data"' EXIT
 

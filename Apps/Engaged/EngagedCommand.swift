@@ -2,8 +2,8 @@
 // system's, or a manual one for end-to-end runs), the templates and the transport, and hands
 // them to the runtime and the routes. Exit status: 0 after a graceful shutdown (SIGTERM,
 // SIGINT), 64 bad usage (APNs settings given only in part or malformed among it), 66 the bundled
-// templates do not load, 74 the store cannot be opened, 78 the API key or the user-token secret
-// is not set, or the APNs key file cannot be used.
+// templates do not load, 74 the store cannot be opened, 78 the API key or the user-token keys are
+// not set or shorter than 32 bytes, or the APNs key file cannot be used.
 import APNs
 import ArgumentParser
 import AsyncHTTPClient
@@ -22,15 +22,18 @@ import Storage
 struct Engaged: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engaged", abstract: "The EngagementEngine server: an HTTP API over the engine's runtime.",
-        subcommands: [Serve.self, Worker.self])
+        subcommands: [Serve.self, Worker.self, Migrate.self])
 }
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Serve the API on an embedded SQLite store.",
         discussion: """
-            The API key comes from ENGAGED_API_KEY, the user-token secret from ENGAGED_USER_TOKEN_SECRET; \
-            without them the server refuses to start (exit 78).
+            The API key comes from ENGAGED_API_KEY, the user-token keys from ENGAGED_USER_TOKEN_KEYS \
+            (comma-separated kid:secret pairs; the first signs new tokens, all verify); every key and secret \
+            is at least 32 bytes. Without them, or with a shorter one, the server refuses to start (exit 78). \
+            With --legacy-user-tokens, ENGAGED_USER_TOKEN_SECRET (at least 32 bytes) also signs the deprecated \
+            HMAC user tokens.
             APNs: --apns-key-file, --apns-key-id, --apns-team-id and --apns-topic (or ENGAGED_APNS_KEY_FILE, \
             ENGAGED_APNS_KEY_ID, ENGAGED_APNS_TEAM_ID, ENGAGED_APNS_TOPIC) send the outbox's push rows through \
             APNs; all of them or none (push rows are then only logged). --apns-url (ENGAGED_APNS_URL) replaces \
@@ -61,6 +64,16 @@ struct Serve: AsyncParsableCommand {
     var idleTimeoutSeconds: Int64 = 30
 
     @Option(
+        name: .customLong("user-token-ttl-seconds"),
+        help: "Lifetime of a minted user token when the request names none (60...2592000).")
+    var userTokenTTLSeconds: Int64 = 3_600
+
+    @Flag(
+        name: .customLong("legacy-user-tokens"),
+        help: "Deprecated: also take the HMAC user tokens of ENGAGED_USER_TOKEN_SECRET (they never expire).")
+    var legacyUserTokens = false
+
+    @Option(
         name: .customLong("manual-clock"),
         help: "Start a clock at this ISO 8601 instant that moves only through POST /v1/admin/clock (for tests).")
     var manualClock: String?
@@ -85,21 +98,17 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
         guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
+        guard MintTokenBody.ttlRange.contains(Int(clamping: userTokenTTLSeconds)) else {
+            throw ValidationError("--user-token-ttl-seconds must be in 60...2592000, got \(userTokenTTLSeconds)")
+        }
         guard (1...3_600).contains(idleTimeoutSeconds) else {
             throw ValidationError("--idle-timeout-seconds must be in 1...3600, got \(idleTimeoutSeconds)")
         }
-        switch (dataDirectory, database) {
-        case (nil, nil): throw ValidationError("give --data-dir (SQLite) or --database (PostgreSQL)")
-        case (.some, .some): throw ValidationError("give --data-dir or --database, not both")
-        case (.some(let directory), nil) where directory.isEmpty: throw ValidationError("--data-dir must not be empty")
-        case (nil, .some(let url)):
-            do { _ = try PostgresURL(url) } catch { throw ValidationError(error.description) }
-            if manualClock != nil {
-                // The clock route performs due work itself, beside the workers' claims.
-                throw ValidationError(
-                    "--manual-clock works with --data-dir only: with --database, workers perform due work")
-            }
-        default: break
+        try Self.validateStoreChoice(dataDirectory: dataDirectory, database: database)
+        if database != nil, manualClock != nil {
+            // The clock route performs due work itself, beside the workers' claims.
+            throw ValidationError(
+                "--manual-clock works with --data-dir only: with --database, workers perform due work")
         }
         if let manualClock, Instant(iso8601: manualClock) == nil {
             throw ValidationError("--manual-clock must be an ISO 8601 instant such as 2027-03-01T06:00:00Z")
@@ -112,12 +121,9 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        guard let apiKey = environment["ENGAGED_API_KEY"], !apiKey.isEmpty else {
-            throw Self.fail(
-                "ENGAGED_API_KEY is not set: it is the API key backends send as Authorization: Bearer <key>")
-        }
-        guard let secret = environment["ENGAGED_USER_TOKEN_SECRET"], !secret.isEmpty else {
-            throw Self.fail("ENGAGED_USER_TOKEN_SECRET is not set: it signs the user tokens of the inbox routes")
+        let secrets: ServerSecrets
+        do { secrets = try ServerSecrets(environment, legacyUserTokens: legacyUserTokens) } catch {
+            throw Self.fail(error.description)
         }
         LoggingSystem.bootstrap(StreamLogHandler.standardError)
         var logger = Logger(label: "engaged")
@@ -139,11 +145,16 @@ struct Serve: AsyncParsableCommand {
         }
         let runtime = EngineRuntime(
             store: store, clock: clock, content: ContentGenerator(catalog: templates), coach: coach)
-        let userTokens = UserTokens(secret: secret)
+        let legacyUserTokens = secrets.legacyUserTokenSecret.map(LegacyUserTokens.init(secret:))
         do {
-            userTokens.remember(try store.userIDs())
+            // Readable at start, or exit 74 (the legacy tokens also learn their owners here).
+            let userIDs = try store.userIDs()
+            legacyUserTokens?.remember(userIDs)
         } catch {
             throw Self.fail("the store \(opened.name) cannot be read: \(error)", status: 74)
+        }
+        if legacyUserTokens != nil {
+            logger.warning("--legacy-user-tokens: HMAC user tokens never expire; mint signed ones instead")
         }
         let apns = try self.apns.makeClient(environment, logger: logger)
         let metrics = ServerMetrics()
@@ -153,7 +164,9 @@ struct Serve: AsyncParsableCommand {
                     runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
             } ?? LoggingTransport(logger: logger)
         let serverEnvironment = ServerEnvironment(
-            runtime: runtime, apiKey: apiKey, userTokens: userTokens, manualClock: manual, transport: transport,
+            runtime: runtime, apiKey: secrets.apiKey, userTokens: await UserTokenAuthority(keys: secrets.userTokenKeys),
+            legacyUserTokens: legacyUserTokens, userTokenTTLSeconds: userTokenTTLSeconds, manualClock: manual,
+            transport: transport,
             logger: logger, workersPerformDueWork: database != nil, metrics: metrics,
             idleTimeoutSeconds: idleTimeoutSeconds)
         // Once per process, here only: libraries' own metrics land in the server's registry too.
@@ -183,8 +196,28 @@ struct Serve: AsyncParsableCommand {
         logger.info("stopped")
     }
 
+    /// Exactly one of `--data-dir` (not empty) and `--database` (a PostgreSQL URL).
+    static func validateStoreChoice(dataDirectory: String?, database: String?) throws(ValidationError) {
+        switch (dataDirectory, database) {
+        case (nil, nil): throw ValidationError("give --data-dir (SQLite) or --database (PostgreSQL)")
+        case (.some, .some): throw ValidationError("give --data-dir or --database, not both")
+        case (.some(let directory), nil) where directory.isEmpty: throw ValidationError("--data-dir must not be empty")
+        case (nil, .some(let url)):
+            do { _ = try PostgresURL(url) } catch { throw ValidationError(error.description) }
+        default: break
+        }
+    }
+
     /// The store the flags name, and its name for logs; exit 74 when it cannot be opened.
     func openStore(logger: Logger) throws -> (store: any RuntimeStore, name: String) {
+        try Self.openStore(dataDirectory: dataDirectory, database: database, logger: logger)
+    }
+
+    /// The store of `--data-dir` or `--database` (validated: exactly one), created or migrated to
+    /// this build's schema, and its name for logs; exit 74 when it cannot be opened.
+    static func openStore(dataDirectory: String?, database: String?, logger: Logger) throws -> (
+        store: any RuntimeStore, name: String
+    ) {
         if let database {
             let url = try PostgresURL(database)  // validated
             do {

@@ -15,7 +15,10 @@ struct InboxRoutes: Sendable {
     func register(on router: Router<BasicRequestContext>) {
         let environment = routes.environment
         let inbox = router.group("v1/users/:id/inbox")
-            .add(middleware: InboxAuthMiddleware(apiKey: environment.apiKey, userTokens: environment.userTokens))
+            .add(
+                middleware: InboxAuthMiddleware(
+                    apiKey: environment.apiKey, userTokens: environment.userTokens,
+                    legacyUserTokens: environment.legacyUserTokens, runtime: environment.runtime))
         inbox.get(use: list)
         inbox.post("read-all", use: readAll)
         inbox.post(":item", use: setState)

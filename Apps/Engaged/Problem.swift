@@ -70,6 +70,11 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
             detail: "the request body is larger than \(limitBytes) bytes")
     }
 
+    /// The server cannot serve now (its store does not answer, or its schema is not this build's).
+    static func notReady(_ detail: String) -> Problem {
+        Problem(slug: "not-ready", title: "Not ready", status: .serviceUnavailable, detail: detail)
+    }
+
     static func internalError(_ detail: String) -> Problem {
         Problem(slug: "internal", title: "Internal server error", status: .internalServerError, detail: detail)
     }

@@ -14,8 +14,12 @@ struct ServerEnvironment: Sendable {
     var runtime: EngineRuntime
     /// The backends' key for `/v1`.
     var apiKey: String
-    /// Signs the user tokens the inbox routes also accept (`ENGAGED_USER_TOKEN_SECRET`).
-    var userTokens: UserTokens
+    /// Mints and verifies the user tokens the inbox routes also accept (`ENGAGED_USER_TOKEN_KEYS`).
+    var userTokens: UserTokenAuthority
+    /// The deprecated HMAC tokens, taken too with `--legacy-user-tokens` (`ENGAGED_USER_TOKEN_SECRET`).
+    var legacyUserTokens: LegacyUserTokens?
+    /// A minted token's lifetime when the request names none (`--user-token-ttl-seconds`).
+    var userTokenTTLSeconds: Int64 = 3_600
     /// Set with `--manual-clock`: the clock moves only through `POST /v1/admin/clock`, which then
     /// runs the due work. Without it the due-work loop runs on the runtime's (system) clock.
     var manualClock: ManualClock?
@@ -63,7 +67,12 @@ enum EngagedServer {
         // First, so that every error below it, the router's own 404 included, is a problem body.
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: LogRequestsMiddleware(.info))  // no headers: keys and tokens stay out of logs
+        // Liveness: the process answers. Readiness: it can serve (a load balancer sends it traffic).
         router.get("healthz") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
+        router.get("readyz") { [runtime = environment.runtime] _, _ in
+            do { try runtime.checkStoreReady() } catch { throw Problem.notReady("the store is not ready: \(error)") }
+            return JSONBody.response(.ok, ["status": "ready"])
+        }
         router.get("metrics", use: routes.metrics)
         let v1 = router.group("v1").add(middleware: APIKeyMiddleware(apiKey: environment.apiKey))
         v1.put("users/:id", use: routes.putUser)
@@ -73,6 +82,8 @@ enum EngagedServer {
         v1.post("users/:id/devices", use: routes.registerDevice)
         v1.get("users/:id/devices", use: routes.devices)
         v1.delete("users/:id/devices/:token", use: routes.removeDevice)
+        v1.post("users/:id/tokens", use: routes.mintUserToken)
+        v1.delete("users/:id/tokens", use: routes.revokeUserTokens)
         v1.post("admin/clock", use: routes.advanceClock)
         InboxRoutes(routes: routes).register(on: router)  // the API key or the user's own token
         return router

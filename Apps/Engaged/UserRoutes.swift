@@ -11,7 +11,7 @@ extension Routes {
         let id = try Self.userID(context)
         let body = try JSONBody.decode(UserBody.self, from: try await JSONBody.read(request))
         let result = try await perform { try await runtime.putUser(body.update(id: id)) }
-        if result.created { environment.userTokens.remember([id]) }
+        if result.created { environment.legacyUserTokens?.remember([id]) }
         return JSONBody.response(result.created ? .created : .ok, UserView(result))
     }
 

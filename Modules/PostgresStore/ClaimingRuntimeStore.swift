@@ -136,6 +136,13 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         if let known = prefetch.withLock({ $0.devices[userID] }) { return known }
         return try base.devices(userID: userID)
     }
+    public func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+        try base.revokeTokens(userID: userID, issuedBefore: instant)
+    }
+    public func checkReady() throws(StoreError) { try base.checkReady() }
+    public func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+        try base.tokensRevokedBefore(userID: userID)
+    }
     public func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError)
         -> [TraceRecord]
     {

@@ -1,9 +1,10 @@
-import Models
+public import Models
 import NIOCore
 import PostgresNIO
 public import Storage
 
-/// `UserVersionStore`, `IdempotencyStore` and `DeviceStore` on PostgreSQL (schema step 4).
+/// `UserVersionStore`, `IdempotencyStore` and `DeviceStore` on PostgreSQL (schema step 4), and
+/// `TokenRevocationStore` (step 7).
 /// Versions and idempotency records are written inside the commit's transaction; each device
 /// call is a transaction of its own, holding the user's device lock so two registrations in two
 /// processes cannot both keep a user past `DeviceRegistration.maxPerUser`.
@@ -133,6 +134,39 @@ extension PostgresRuntimeStore {
             try session.rows(
                 "DELETE FROM device WHERE token = \(token) RETURNING user_id, environment, platform, registered_at"
             ).first.map { row throws(StoreError) in try Self.registration(row, token: token) }
+        }
+    }
+
+    public func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+        try pool.writing { session in
+            try session.rows(
+                """
+                INSERT INTO token_revocation (user_id, issued_before) VALUES (\(userID), \(instant.secondsSinceEpoch))
+                ON CONFLICT (user_id) DO UPDATE
+                SET issued_before = GREATEST(token_revocation.issued_before, excluded.issued_before)
+                RETURNING issued_before
+                """
+            ).first.map { row throws(StoreError) in
+                Instant(
+                    secondsSinceEpoch: try PostgresColumns.decode(row, as: Int64.self, table: "token_revocation"))
+            } ?? instant
+        }
+    }
+
+    public func checkReady() throws(StoreError) {
+        let found = try PostgresSchema.recordedVersion(pool)
+        let expected = PostgresSchema.version
+        if found > expected { throw .newerSchema(found: found, supported: expected) }
+        if found < expected { throw .olderSchema(found: found, expected: expected) }
+    }
+
+    public func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+        try pool.reading { session in
+            try session.rows("SELECT issued_before FROM token_revocation WHERE user_id = \(userID)").first.map {
+                row throws(StoreError) in
+                Instant(
+                    secondsSinceEpoch: try PostgresColumns.decode(row, as: Int64.self, table: "token_revocation"))
+            }
         }
     }
 

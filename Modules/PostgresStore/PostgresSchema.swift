@@ -26,7 +26,7 @@ enum PostgresSchema {
     /// single statements (the extended protocol runs one statement per query).
     static let steps: [(name: String, statements: [String])] = [
         ("history", history), ("runtime", runtime), ("inbox", inbox), ("users", users), ("trace", trace),
-        ("queue", queue),
+        ("queue", queue), ("token revocations", tokenRevocations),
     ]
 
     /// Creates or upgrades the schema (see the type's contract).
@@ -47,6 +47,19 @@ enum PostgresSchema {
                 }
                 try session.execute("INSERT INTO engaged_schema (version) VALUES (\(number))")
             }
+        }
+    }
+
+    /// The version the database records (0 for an empty one), read without a lock.
+    static func recordedVersion(_ pool: PostgresPool) throws(StoreError) -> Int {
+        try pool.reading { session in
+            let exists = try session.rows("SELECT to_regclass('engaged_schema') IS NOT NULL").first.map {
+                row throws(StoreError) in try PostgresColumns.decode(row, as: Bool.self, table: "engaged_schema")
+            }
+            guard exists == true else { return 0 }
+            return try session.rows("SELECT COALESCE(MAX(version), 0) FROM engaged_schema").first.map {
+                row throws(StoreError) in try PostgresColumns.decode(row, as: Int.self, table: "engaged_schema")
+            } ?? 0
         }
     }
 
@@ -143,6 +156,11 @@ enum PostgresSchema {
             registered_at bigint NOT NULL)
         """,
         #"CREATE INDEX device_user ON device (user_id, registered_at, token COLLATE "C")"#,
+    ]
+
+    /// Step 7: per user, the instant before which their user tokens are refused.
+    private static let tokenRevocations = [
+        "CREATE TABLE token_revocation (user_id text PRIMARY KEY, issued_before bigint NOT NULL)"
     ]
 
     /// Step 5: the decision trace. Ids come from an identity: never reused, even after pruning.

@@ -103,3 +103,37 @@ extension EngineRuntime {
         do { return try store.devices(userID: userID) } catch { throw .store(error) }
     }
 }
+
+// MARK: - User tokens
+
+extension EngineRuntime {
+    /// Refuses the known user's tokens issued before `instant` (by default, every token issued so
+    /// far: the next second, as tokens carry whole seconds); returns the instant in force, which
+    /// only moves forward (`TokenRevocationStore`).
+    public func revokeUserTokens(of userID: String, issuedBefore instant: Instant? = nil) throws(RuntimeError)
+        -> Instant
+    {
+        try requireUser(userID)
+        do {
+            return try store.revokeTokens(userID: userID, issuedBefore: instant ?? clock.now() + 1)
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    /// Whether the known user exists, for minting a token (404 otherwise).
+    public func requireKnownUser(_ userID: String) throws(RuntimeError) { try requireUser(userID) }
+
+    /// The instant before which the user's tokens are refused, or nil. Read on every request a
+    /// user token signs, off the actor: the store serialises its own access.
+    public nonisolated func userTokensRevokedBefore(of userID: String) throws(RuntimeError) -> Instant? {
+        do { return try store.tokensRevokedBefore(userID: userID) } catch { throw .store(error) }
+    }
+}
+
+// MARK: - Readiness
+
+extension EngineRuntime {
+    /// Returns when the store answers and its schema is this build's (`RuntimeStore.checkReady`).
+    public nonisolated func checkStoreReady() throws(StoreError) { try store.checkReady() }
+}

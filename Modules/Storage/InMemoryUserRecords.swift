@@ -1,8 +1,8 @@
 public import Models
 
-/// The in-memory store's user records (field-group versions, idempotency records, devices): a
-/// value inside the store's locked storage, so a commit writes them under the same lock as the
-/// snapshot, and readers never see one without the other.
+/// The in-memory store's user records (field-group versions, idempotency records, devices, token
+/// revocations): a value inside the store's locked storage, so a commit writes them under the
+/// same lock as the snapshot, and readers never see one without the other.
 struct InMemoryUserRecords {
     private struct Slot: Hashable {
         var userID: String
@@ -13,6 +13,7 @@ struct InMemoryUserRecords {
     private var idempotency: [Slot: IdempotencyRecord] = [:]
     /// By token: one owner per token.
     private var devices: [String: DeviceRegistration] = [:]
+    private var tokensRevokedBefore: [String: Instant] = [:]
 
     /// The commit's part: versions merged group by group, the record stored, expired ones pruned.
     mutating func write(_ commit: RuntimeCommit) {
@@ -58,6 +59,14 @@ struct InMemoryUserRecords {
 
     mutating func removeDevice(token: String) -> DeviceRegistration? { devices.removeValue(forKey: token) }
 
+    mutating func revokeTokens(userID: String, issuedBefore instant: Instant) -> Instant {
+        let inForce = max(tokensRevokedBefore[userID] ?? instant, instant)
+        tokensRevokedBefore[userID] = inForce
+        return inForce
+    }
+
+    func tokensRevokedBefore(userID: String) -> Instant? { tokensRevokedBefore[userID] }
+
     func devices(userID: String) -> [DeviceRegistration] {
         devices.values.filter { $0.userID == userID }.sorted {
             ($0.registeredAt, $0.token) < ($1.registeredAt, $1.token)
@@ -91,5 +100,16 @@ extension InMemoryEngagementStore {
 
     public func devices(userID: String) throws(StoreError) -> [DeviceRegistration] {
         lockedUserRecords { $0.devices(userID: userID) }
+    }
+
+    /// Always ready: memory answers, and there is no schema.
+    public func checkReady() throws(StoreError) {}
+
+    public func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+        lockedUserRecords { $0.revokeTokens(userID: userID, issuedBefore: instant) }
+    }
+
+    public func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+        lockedUserRecords { $0.tokensRevokedBefore(userID: userID) }
     }
 }

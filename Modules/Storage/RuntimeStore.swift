@@ -208,9 +208,9 @@ public struct RuntimeCommit: Hashable, Sendable {
 ///   had it is remembered too (a row with it is never made pending later).
 /// - **User records.** The commit's field-group versions and idempotency record are part of the
 ///   same transaction (`UserVersionStore`, `IdempotencyStore`); devices (`DeviceStore`) are
-///   written on their own.
+///   written on their own, and so are token revocations (`TokenRevocationStore`).
 public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, IdempotencyStore, DeviceStore,
-    TraceStore
+    TokenRevocationStore, TraceStore
 {
     /// Writes `commits` in order in one transaction; a commit that breaks a rule
     /// (`validationError`) fails the whole group before anything is written.
@@ -225,6 +225,17 @@ public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, Ide
     func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow]
     /// Every user with a stored profile, sorted (a server's start-up reads it once).
     func userIDs() throws(StoreError) -> [String]
+    /// Returns when the store answers a read and its schema is the one this build reads
+    /// (`/readyz`); throws what is wrong otherwise (`.newerSchema` when a newer build migrated it).
+    func checkReady() throws(StoreError)
+}
+
+extension StoreError {
+    /// A schema older than the build's: the store was opened by an older build since, or its
+    /// migration was undone.
+    public static func olderSchema(found: Int, expected: Int) -> StoreError {
+        .unavailable("the schema is at version \(found), this build reads \(expected); run `engaged migrate`")
+    }
 }
 
 extension RuntimeStore {

@@ -14,7 +14,7 @@ enum SQLiteSchema {
 
     /// The schema version this build reads and writes, kept in `PRAGMA user_version` and set by
     /// the migration that creates it, in the same transaction.
-    static let version = 5
+    static let version = 6
 
     /// Tables that may exist in a file before the first migration commits: GRDB creates its
     /// bookkeeping table outside the migration's transaction, so a crash in between leaves it.
@@ -43,6 +43,10 @@ enum SQLiteSchema {
         migrator.registerMigration("v5-trace") { db in
             try db.execute(sql: SQLiteTraceStatements.createTable)
             try db.execute(sql: "PRAGMA user_version = 5")
+        }
+        migrator.registerMigration("v6-token-revocations") { db in
+            try db.execute(sql: version6TokenRevocations)  // SQLiteUserRecords.swift
+            try db.execute(sql: "PRAGMA user_version = 6")
         }
         return migrator
     }

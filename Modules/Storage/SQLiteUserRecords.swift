@@ -36,6 +36,14 @@ extension SQLiteSchema {
         ) STRICT, WITHOUT ROWID;
         CREATE INDEX device_userID ON device (userID, registeredAt);
         """
+
+    /// Migration `v6-token-revocations`: per user, the instant before which their tokens are refused.
+    static let version6TokenRevocations = """
+        CREATE TABLE tokenRevocation (
+            userID TEXT NOT NULL PRIMARY KEY,
+            issuedBefore INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        """
 }
 
 /// The statements on the `v4-users` tables, named so the tests can check each one's query plan.
@@ -70,16 +78,25 @@ enum SQLiteUserStatements {
         WHERE userID = ? ORDER BY registeredAt, token
         """
     static let deleteDevice = "DELETE FROM device WHERE token = ?"
+    /// Keeps the later instant, and answers the one in force.
+    static let upsertRevocation = """
+        INSERT INTO tokenRevocation (userID, issuedBefore) VALUES (?, ?)
+        ON CONFLICT (userID) DO UPDATE SET issuedBefore = max(issuedBefore, excluded.issuedBefore)
+        RETURNING issuedBefore
+        """
+    static let selectRevocation = "SELECT issuedBefore FROM tokenRevocation WHERE userID = ?"
 
     static let all: [(name: String, sql: String)] = [
         ("upsertVersion", upsertVersion), ("selectVersions", selectVersions), ("upsertIdempotency", upsertIdempotency),
         ("pruneIdempotency", pruneIdempotency), ("selectIdempotency", selectIdempotency),
         ("countIdempotency", countIdempotency), ("selectDevice", selectDevice), ("upsertDevice", upsertDevice),
         ("selectUserDevices", selectUserDevices), ("deleteDevice", deleteDevice),
+        ("upsertRevocation", upsertRevocation), ("selectRevocation", selectRevocation),
     ]
 }
 
-/// `UserVersionStore`, `IdempotencyStore` and `DeviceStore` on SQLite (migration `v4-users`).
+/// `UserVersionStore`, `IdempotencyStore` and `DeviceStore` on SQLite (migration `v4-users`), and
+/// `TokenRevocationStore` (`v6-token-revocations`).
 extension SQLiteEngagementStore {
     /// The commit's versions and idempotency record, inside the commit's transaction.
     static func writeUserRecords(_ commit: RuntimeCommit, _ db: Database) throws {
@@ -190,6 +207,28 @@ extension SQLiteEngagementStore {
     public func devices(userID: String) throws(StoreError) -> [DeviceRegistration] {
         let path = path
         return try read { db in try Self.devices(userID: userID, db, path: path) }
+    }
+
+    public func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+        try write { db in
+            let inForce = try Int64.fetchOne(
+                db.cachedStatement(sql: SQLiteUserStatements.upsertRevocation),
+                arguments: [userID, instant.secondsSinceEpoch])
+            return inForce.map(Instant.init(secondsSinceEpoch:)) ?? instant
+        }
+    }
+
+    public func checkReady() throws(StoreError) {
+        let found = try read { db in try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 }
+        if found > SQLiteSchema.version { throw .newerSchema(found: found, supported: SQLiteSchema.version) }
+        if found < SQLiteSchema.version { throw .olderSchema(found: found, expected: SQLiteSchema.version) }
+    }
+
+    public func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+        try read { db in
+            try Int64.fetchOne(db.cachedStatement(sql: SQLiteUserStatements.selectRevocation), arguments: [userID])
+                .map(Instant.init(secondsSinceEpoch:))
+        }
     }
 
     private static func device(token: String, _ db: Database, path: String) throws -> DeviceRegistration? {

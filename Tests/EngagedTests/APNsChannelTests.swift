@@ -131,7 +131,7 @@ struct APNsChannelTests {
             @escaping @Sendable (APNsChannelTransport, FakeAPNs, EngineRuntime, SQLiteEngagementStore) async throws
             -> Void
     ) async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         let runtime = server.environment.runtime
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
@@ -334,7 +334,7 @@ struct APNsChannelTests {
     }
 
     @Test func dueNotificationsReachTheFakeAPNsThroughTheServer() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { try? FileManager.default.removeItem(at: server.directory) }
         let key = P256.Signing.PrivateKey()
         let fake = try await FakeAPNs.start(

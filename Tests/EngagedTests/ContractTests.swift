@@ -43,7 +43,7 @@ struct ContractTests {
     @Test func theDocumentDescribesEveryRouteTheServerHas() {
         for path in [
             "/healthz:", "/metrics:", "/v1/users/{id}:", "/v1/users/{id}/events:", "/v1/users/{id}/schedule:",
-            "/v1/users/{id}/explain:", "/v1/admin/clock:",
+            "/v1/users/{id}/explain:", "/v1/admin/clock:", "/v1/users/{id}/tokens:",
         ] {
             #expect(Self.document.contains("\n  \(path)\n"), "\(path)")
         }
@@ -53,7 +53,7 @@ struct ContractTests {
     // ledger row it named, and the client got a 500.
     @Test(arguments: ["", String(repeating: "x", count: 129)])
     func aSocialEventIDMustBe1To128Characters(id: String) async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             let body =

@@ -18,7 +18,7 @@ private func deviceBody(_ token: String, _ environment: String = "sandbox", extr
 @Suite("engaged devices")
 struct DeviceRoutesTests {
     @Test func aTokenIsRegisteredListedReregisteredAndRemoved() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             let created = try await client.send(.post, "/v1/users/ana/devices", deviceBody(token))
@@ -56,7 +56,7 @@ struct DeviceRoutesTests {
     }
 
     @Test func aTokenMovesToTheUserWhoRegistersItLast() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             _ = try await client.send(.put, "/v1/users/ben", berlin)
@@ -76,7 +76,7 @@ struct DeviceRoutesTests {
     }
 
     @Test func devicesOfAnUnknownUserAre404AndNothingIsStored() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             let post = try await client.send(.post, "/v1/users/nobody/devices", deviceBody(token))
             post.expectProblem(404, "not-found", detailContains: "nobody")
@@ -104,7 +104,7 @@ struct DeviceRoutesTests {
     func aBadRegistrationIsRefusedNamingItsField(body: String, status: Int, slug: String, field: String, detail: String)
         async throws
     {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             let response = try await client.send(.post, "/v1/users/ana/devices", body)
@@ -123,7 +123,7 @@ struct DeviceRoutesTests {
     }
 
     @Test func devicesNeedTheAPIKey() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             for (method, uri, body) in [

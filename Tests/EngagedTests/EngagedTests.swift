@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GRDB
 import Hummingbird
 import HummingbirdTesting
 import Models
@@ -23,9 +24,27 @@ struct RouteTests {
         }
     }
 
+    @Test func readyzAnswersWithoutAKeyAnd503WhenTheSchemaIsNotThisBuilds() async throws {
+        let server = try await TestServer()
+        try await server.run { client in
+            let ready = try await client.send(.get, "/readyz", headers: [:])
+            #expect(ready.status == .ok)
+            #expect(ready.json["status"] as? String == "ready")
+            // A newer build migrated the store under this server.
+            let file = server.directory.appendingPathComponent("engaged.sqlite").path
+            let newer = SQLiteEngagementStore.schemaVersion + 1
+            let other = try DatabaseQueue(path: file)
+            try await other.write { db in try db.execute(sql: "PRAGMA user_version = \(newer)") }
+            try other.close()
+            let notReady = try await client.send(.get, "/readyz", headers: [:])
+            notReady.expectProblem(503, "not-ready", detailContains: "newer")
+            #expect(try await client.send(.get, "/healthz", headers: [:]).status == .ok)
+        }
+    }
+
     @Test(arguments: [nil, "wrong-key", ""])
     func v1RefusesAMissingOrWrongKey(key: String?) async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let response = try await client.send(.put, "/v1/users/ana", berlin, headers: headers(key: key))
             response.expectProblem(401, "unauthorized", detailContains: key == nil ? "Authorization" : "not valid")
@@ -55,7 +74,7 @@ struct RouteTests {
     }
 
     @Test func putCreatesThenUpdates() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let created = try await client.send(.put, "/v1/users/ana", berlin)
             #expect(created.status == .created)
@@ -93,7 +112,7 @@ struct RouteTests {
         (#"{"timeZone": "UTC", "nickname": "A"}"#, "nickname", "unknown key"),
     ])
     func putRefusesABadValueNamingItsField(body: String, field: String, detail: String) async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let response = try await client.send(.put, "/v1/users/ana", body)
             response.expectProblem(422, "invalid-field", field: field, detailContains: detail)
@@ -133,7 +152,7 @@ struct RouteTests {
     }
 
     @Test func aBodyOver64KBIsRefusedAndChangesNothing() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let padding = String(repeating: "x", count: 70 * 1_024)
             let body = #"{"timeZone": "Europe/Berlin", "displayName": "\#(padding)"}"#
@@ -144,7 +163,7 @@ struct RouteTests {
     }
 
     @Test func anEventIsAcceptedWithTheNumberOfEffects() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             server.clock.advance(by: 600)
@@ -172,7 +191,7 @@ struct RouteTests {
         #"{"type": "notificationPermission", "allowed": true}"#,
     ])
     func everyEventTypeIsAccepted(body: String) async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             let response = try await client.send(.post, "/v1/users/ana/events", body)
@@ -182,7 +201,7 @@ struct RouteTests {
     }
 
     @Test func anActivityReportedLateIsRecordedWhenItHappened() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             server.clock.advance(by: 3 * 3_600)  // 09:00Z; the workout was at 07:30Z, logged offline
@@ -202,7 +221,7 @@ struct RouteTests {
     }
 
     @Test func anEventForAnUnknownUserIs404() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let response = try await client.send(.post, "/v1/users/nobody/events", #"{"type": "moodLogged"}"#)
             response.expectProblem(404, "not-found", detailContains: "nobody")
@@ -238,7 +257,7 @@ struct RouteTests {
     func aBadEventIsRefusedNamingItsField(body: String, status: Int, slug: String, field: String, detail: String)
         async throws
     {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             let response = try await client.send(.post, "/v1/users/ana/events", body)
@@ -248,7 +267,7 @@ struct RouteTests {
     }
 
     @Test func aRepeatedIdempotencyKeyReplaysTheFirstAnswerAndAppliesOnce() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             let body = #"{"type": "workoutCompleted", "durationMinutes": 30}"#
@@ -271,7 +290,7 @@ struct RouteTests {
     }
 
     @Test func twoIdempotencyKeyHeadersAre400AndApplyNothing() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             var fields = headers(idempotencyKey: "k-1")
@@ -289,7 +308,7 @@ struct RouteTests {
     }
 
     @Test func anIdempotencyKeyReusedWithAnotherBodyIs409() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             let first = try await client.send(
@@ -304,7 +323,7 @@ struct RouteTests {
     }
 
     @Test func aRetryWhoseAtHasAgedPastTheLimitGetsTheFirstAnswer() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             // Seven days before the clock, less a minute: accepted now, too old an hour later.
@@ -326,7 +345,7 @@ struct RouteTests {
     }
 
     @Test func aRefusedRequestDoesNotHoldItsIdempotencyKey() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let body = #"{"type": "moodLogged"}"#
             let early = try await client.send(
@@ -386,7 +405,7 @@ struct RouteTests {
     }
 
     @Test func theAdminClockIs404WithoutTheManualClock() async throws {
-        let server = try TestServer(manualClock: false)
+        let server = try await TestServer(manualClock: false)
         try await server.run { client in
             let response = try await client.send(.post, "/v1/admin/clock", #"{"advanceSeconds": 3600}"#)
             response.expectProblem(404, "not-found", detailContains: "--manual-clock")
@@ -395,7 +414,7 @@ struct RouteTests {
     }
 
     @Test func theAdminClockAdvancesAndPerformsWhatFellDue() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             let response = try await client.send(.post, "/v1/admin/clock", #"{"advanceSeconds": 86400}"#)
@@ -418,7 +437,7 @@ struct RouteTests {
     @Test func withoutTheManualClockTheDueWorkLoopPerformsWhatFellDue() async throws {
         // `engaged serve` without --manual-clock: the loop, not a route, performs due rows. The
         // runtime's clock is still the test's, moved here directly as time would pass.
-        let server = try TestServer(manualClock: false)
+        let server = try await TestServer(manualClock: false)
         try await server.run { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             server.clock.advance(by: 3 * 3_600)
@@ -443,7 +462,7 @@ struct RouteTests {
 
     @Test(arguments: [#"{"advanceSeconds": -5}"#, #"{"advanceSeconds": 99999999}"#])
     func theAdminClockRefusesABadAdvance(body: String) async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run { client in
             let response = try await client.send(.post, "/v1/admin/clock", body)
             response.expectProblem(422, "invalid-field", field: "advanceSeconds")
@@ -452,7 +471,7 @@ struct RouteTests {
     }
 
     @Test func aSessionOverARealLoopbackPort() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             #expect(client.port != nil)
             let health = try await client.send(.get, "/healthz", headers: [:])

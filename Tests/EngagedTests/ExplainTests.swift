@@ -34,7 +34,7 @@ private func allPages(_ client: any TestClientProtocol, _ uri: String, from curs
 @Suite("engaged explain")
 struct ExplainTests {
     @Test func explainListsTheDecisionsOfEventsAndOfDueWorkWithTheirReasons() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
             let first = try await client.send(.get, "/v1/users/ana/explain")
@@ -91,7 +91,7 @@ struct ExplainTests {
     }
 
     @Test func sinceKeepsTheDecisionsMadeAtOrAfterItAndDefaultsToTheLastWeek() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             server.clock.advance(by: 8 * 86_400)
@@ -115,7 +115,7 @@ struct ExplainTests {
     }
 
     @Test func pagesFollowTheCursorAndStayStableWhileDecisionsArrive() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             server.clock.advance(by: 600)

@@ -84,7 +84,7 @@ struct IdleTimeoutTests {
             + "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"timeZone\"",
     ])
     func aStalledRequestIsClosedAfterTheIdleTimeout(request: String) async throws {
-        var server = try TestServer()
+        var server = try await TestServer()
         server.environment.idleTimeoutSeconds = 2
         try await server.run(.live) { client in
             let port = try #require(client.port)

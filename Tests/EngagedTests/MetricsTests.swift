@@ -23,7 +23,7 @@ private func samples(_ text: String) -> [String: Double] {
 @Suite("engaged metrics")
 struct MetricsTests {
     @Test func metricsCountRequestsDecisionsEventsAndTheOutbox() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
             server.clock.advance(by: 600)

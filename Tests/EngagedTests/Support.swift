@@ -24,8 +24,12 @@ final class RecordingTransport: ChannelTransport {
 
 /// One server over a fresh SQLite store in a temporary folder, on a manual clock.
 struct TestServer {
-    static let apiKey = "test-api-key-0123456789"
-    static let userTokenSecret = "test-user-token-secret"
+    static let apiKey = "test-api-key-0123456789abcdef0123456789"
+    /// The keys of user tokens: `k2` signs, `k1` (the key before a rotation) still verifies.
+    static let userTokenKeys = UserTokenKeys(keys: [
+        .init(id: "k2", secret: Array("test-user-token-key-two-0123456789".utf8)),
+        .init(id: "k1", secret: Array("test-user-token-key-one-0123456789".utf8)),
+    ])
     static let start = Instant(iso8601: "2027-03-01T06:00:00Z")!
 
     let store: SQLiteEngagementStore
@@ -39,7 +43,7 @@ struct TestServer {
     /// `manualClock: false` is `engaged serve` without `--manual-clock` (the runtime still runs on
     /// the test's manual clock, so nothing depends on the wall clock). `directory`: a data dir to
     /// open again (a restart); the caller removes it.
-    init(manualClock: Bool = true, directory: URL? = nil) throws {
+    init(manualClock: Bool = true, directory: URL? = nil) async throws {
         ownsDirectory = directory == nil
         self.directory =
             directory
@@ -50,7 +54,7 @@ struct TestServer {
         logger.logLevel = .critical
         environment = ServerEnvironment(
             runtime: EngineRuntime(store: store, clock: clock, content: bundledContent), apiKey: Self.apiKey,
-            userTokens: UserTokens(secret: Self.userTokenSecret), manualClock: manualClock ? clock : nil,
+            userTokens: await UserTokenAuthority(keys: Self.userTokenKeys), manualClock: manualClock ? clock : nil,
             transport: transport, logger: logger)
     }
 
@@ -63,6 +67,14 @@ struct TestServer {
         let app = EngagedServer.application(environment, clock: clock, host: "127.0.0.1", port: 0)
         try await app.test(setup) { client in try await test(client) }
     }
+}
+
+/// A user token for `userID`, minted on the test server's keys at `at` (its clock by default).
+func userToken(_ userID: String, at instant: Instant = TestServer.start, ttlSeconds: Int64 = 2_592_000) async throws
+    -> String
+{
+    try await UserTokenAuthority(keys: TestServer.userTokenKeys).mint(for: userID, now: instant, ttlSeconds: ttlSeconds)
+        .token
 }
 
 /// Headers with the API key (or `key`), and an Idempotency-Key when given.

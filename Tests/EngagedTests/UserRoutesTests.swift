@@ -43,7 +43,7 @@ struct UserLastWriteWinsTests {
     }
 
     @Test func anOlderWriteLosesPerGroupAndChangesNothingOfIt() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             let newer = "2027-03-01T05:00:00.500Z"
             let first = try await client.send(
@@ -87,7 +87,7 @@ struct UserLastWriteWinsTests {
     }
 
     @Test func aNewerWriteWinsAndAnEqualOneWinsByArrivingLater() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             let t1 = "2027-03-01T05:00:00Z"
             _ = try await client.send(
@@ -109,7 +109,7 @@ struct UserLastWriteWinsTests {
     }
 
     @Test func mixedGroupsOfOneWriteAreDecidedSeparately() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             // Device A set preferences at 05:10, device B set the profile at 05:20.
             _ = try await client.send(
@@ -140,7 +140,7 @@ struct UserLastWriteWinsTests {
     func aBadUpdatedAtIsRefusedAndChangesNothing(field: String, status: Int, slug: String, detail: String)
         async throws
     {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             let response = try await client.send(.put, "/v1/users/ana", userBody(field, updatedAt: nil))
             response.expectProblem(status, slug, field: "updatedAt", detailContains: detail)
@@ -150,7 +150,7 @@ struct UserLastWriteWinsTests {
 
     @Test(arguments: [("de-de", "de-DE"), ("en", "en"), ("zh-hant-tw", "zh-Hant-TW"), ("es-419", "es-419")])
     func theLocaleIsStoredInCanonicalCase(given: String, stored: String) async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             let response = try await client.send(
                 .put, "/v1/users/ana", userBody(#""locale": "\#(given)""#, updatedAt: nil))
@@ -167,7 +167,7 @@ struct UserLastWriteWinsTests {
         (#""locale": 5"#, 400, "bad-request", "String"),
     ])
     func aBadLocaleIsRefusedNamingIt(field: String, status: Int, slug: String, detail: String) async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", userBody(#""locale": "fr""#, updatedAt: nil))
             let response = try await client.send(.put, "/v1/users/ana", userBody(field, updatedAt: nil))
@@ -196,7 +196,7 @@ struct DurableIdempotencyTests {
             }
         }
         // A new process over the same data dir: the in-memory state is gone, the record is not.
-        let restarted = try TestServer(directory: directory)
+        let restarted = try await TestServer(directory: directory)
         try await restarted.run(.live) { client in
             restarted.clock.advance(by: 600)
             let replay = try await client.send(
@@ -217,7 +217,7 @@ struct DurableIdempotencyTests {
     }
 
     @Test func keysExpireAfterADayAndArePruned() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             let body = #"{"type": "moodLogged"}"#

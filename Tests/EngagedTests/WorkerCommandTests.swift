@@ -52,6 +52,23 @@ struct WorkerCommandTests {
         #expect(exitCode(["serve", "--port", "0", "--data-dir", "d"]) == 0)
     }
 
+    @Test("migrate takes --data-dir or --database, exactly one")
+    func migrateStores() {
+        #expect(exitCode(["migrate"]) == 64)
+        #expect(exitCode(["migrate", "--data-dir", ""]) == 64)
+        #expect(exitCode(["migrate", "--data-dir", "d"] + Self.database) == 64)
+        #expect(exitCode(["migrate", "--database", "mysql://h/d"]) == 64)
+        #expect(exitCode(["migrate"] + Self.database) == 0)
+        #expect(exitCode(["migrate", "--data-dir", "d"]) == 0)
+    }
+
+    @Test("serve refuses a user-token lifetime outside 60...2592000 seconds")
+    func serveTokenLifetime() {
+        #expect(exitCode(["serve", "--port", "0", "--data-dir", "d", "--user-token-ttl-seconds", "59"]) == 64)
+        #expect(exitCode(["serve", "--port", "0", "--data-dir", "d", "--user-token-ttl-seconds", "2592001"]) == 64)
+        #expect(exitCode(["serve", "--port", "0", "--data-dir", "d", "--user-token-ttl-seconds", "86400"]) == 0)
+    }
+
     @Test("The scaled clock runs SPEED times the wall from START, and never goes back")
     func scaledClock() throws {
         let origin = Int64(Date().timeIntervalSince1970 * 1_000) - 2_000

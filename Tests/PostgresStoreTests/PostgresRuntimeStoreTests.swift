@@ -273,6 +273,24 @@ struct PostgresRuntimeStoreTests {
         }
     }
 
+    @Test("A running store is ready until a newer build migrates the database, or a version is undone")
+    func readinessFollowsTheRecordedSchema() throws {
+        try ScratchDatabase.with { database in
+            try database.withStore { store in
+                try store.checkReady()
+                let current = PostgresRuntimeStore.schemaVersion
+                try database.query("INSERT INTO engaged_schema (version) VALUES (\(current + 1))")
+                #expect(throws: StoreError.newerSchema(found: current + 1, supported: current)) {
+                    try store.checkReady()
+                }
+                try database.query("DELETE FROM engaged_schema WHERE version >= \(current)")
+                #expect(throws: StoreError.olderSchema(found: current - 1, expected: current)) {
+                    try store.checkReady()
+                }
+            }
+        }
+    }
+
     @Test("A row holding a value this build never writes reads as corrupt, naming table and column")
     func aDamagedRowIsCorrupt() throws {
         try ScratchDatabase.with { database in

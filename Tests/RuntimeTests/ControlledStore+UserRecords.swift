@@ -16,4 +16,11 @@ extension ControlledStore {
     }
     func removeDevice(token: String) throws(StoreError) -> DeviceRegistration? { try base.removeDevice(token: token) }
     func devices(userID: String) throws(StoreError) -> [DeviceRegistration] { try base.devices(userID: userID) }
+    func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+        try base.revokeTokens(userID: userID, issuedBefore: instant)
+    }
+    func checkReady() throws(StoreError) { try base.checkReady() }
+    func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+        try base.tokensRevokedBefore(userID: userID)
+    }
 }

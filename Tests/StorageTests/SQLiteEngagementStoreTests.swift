@@ -73,7 +73,7 @@ struct SQLiteEngagementStoreTests {
             #expect(journalMode == "wal")
             #expect(userVersion == SQLiteEngagementStore.schemaVersion)
             #expect(applicationID == SQLiteSchema.applicationID)
-            #expect(migrations == ["v1", "v2", "v3-inbox", "v4-users", "v5-trace"])
+            #expect(migrations == ["v1", "v2", "v3-inbox", "v4-users", "v5-trace", "v6-token-revocations"])
         }
     }
 
@@ -175,6 +175,26 @@ struct SQLiteEngagementStoreTests {
             try setUserVersion(SQLiteEngagementStore.schemaVersion, path: path)
             let store = try SQLiteEngagementStore(path: path)
             #expect(try store.engagementState(userID: StoreCrashWorkload.userID(forBatch: 0))?.checkpoint == "batch-0")
+        }
+    }
+
+    @Test("A running store is ready until another build moves its schema, either way")
+    func readinessFollowsTheSchemaVersion() throws {
+        try withTemporaryDirectory { directory in
+            let path = directory.appendingPathComponent("store.sqlite").path
+            let store = try SQLiteEngagementStore(path: path)
+            try store.checkReady()
+            let supported = SQLiteEngagementStore.schemaVersion
+            try setUserVersion(supported + 1, path: path)
+            #expect(throws: StoreError.newerSchema(found: supported + 1, supported: supported)) {
+                try store.checkReady()
+            }
+            try setUserVersion(supported - 1, path: path)
+            #expect(throws: StoreError.olderSchema(found: supported - 1, expected: supported)) {
+                try store.checkReady()
+            }
+            try setUserVersion(supported, path: path)
+            try store.checkReady()
         }
     }
 

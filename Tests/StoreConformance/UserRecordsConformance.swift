@@ -4,7 +4,8 @@ public import Storage
 import Testing
 
 /// One clause of the user-records part of the `RuntimeStore` contract (`UserVersionStore`,
-/// `IdempotencyStore`, `DeviceStore`); every conformer runs all of them with its own factory.
+/// `IdempotencyStore`, `DeviceStore`, `TokenRevocationStore`); every conformer runs all of them
+/// with its own factory.
 public enum UserRecordsCheck: String, CaseIterable, Sendable {
     case versionsAreSetGroupByGroupWithTheSnapshot
     case anInvalidCommitWritesNoVersionsAndNoRecord
@@ -16,6 +17,7 @@ public enum UserRecordsCheck: String, CaseIterable, Sendable {
     case removalByTokenRemovesItWhoeverHoldsIt
     case aUserKeepsAtMostTheNewestTokens
     case anInvalidRegistrationChangesNothing
+    case aRevocationOnlyMovesForwardPerUser
 }
 
 private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
@@ -145,11 +147,20 @@ public func checkUserRecordsConformance(_ make: () throws -> any RuntimeStore, o
             }
             #expect(try store.devices(userID: "u1").isEmpty)
             #expect(try store.removeDevice(token: tokenA) == nil)
+        case .aRevocationOnlyMovesForwardPerUser:
+            #expect(try store.tokensRevokedBefore(userID: "u1") == nil)
+            #expect(try store.revokeTokens(userID: "u1", issuedBefore: t0 + 60) == t0 + 60)
+            // An earlier instant changes nothing and answers the one in force.
+            #expect(try store.revokeTokens(userID: "u1", issuedBefore: t0) == t0 + 60)
+            #expect(try store.tokensRevokedBefore(userID: "u1") == t0 + 60)
+            #expect(try store.revokeTokens(userID: "u1", issuedBefore: t0 + 120) == t0 + 120)
+            #expect(try store.tokensRevokedBefore(userID: "u1") == t0 + 120)
+            #expect(try store.tokensRevokedBefore(userID: "u2") == nil)
         }
     }
 }
 
-/// Versions, idempotency records and devices outlive their store object: `open` opens the same
+/// Versions, idempotency records, devices and token revocations outlive their store object: `open` opens the same
 /// database each time.
 public func checkUserRecordsSurviveAReopen(_ open: () throws -> any RuntimeStore) throws {
     let versions = UserVersions([.timeZone: 1_000, .preferences: 2_000])
@@ -158,9 +169,11 @@ public func checkUserRecordsSurviveAReopen(_ open: () throws -> any RuntimeStore
         let store = try open()
         try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], userVersions: versions, idempotency: kept))
         try store.registerDevice(device(tokenA, "u1", .sandbox))
+        _ = try store.revokeTokens(userID: "u1", issuedBefore: t0 + 5)
     }
     let reopened = try open()
     #expect(try reopened.userVersions(userID: "u1") == versions)
     #expect(try reopened.idempotencyRecord(userID: "u1", key: "k") == kept)
     #expect(try reopened.devices(userID: "u1") == [device(tokenA, "u1", .sandbox)])
+    #expect(try reopened.tokensRevokedBefore(userID: "u1") == t0 + 5)
 }

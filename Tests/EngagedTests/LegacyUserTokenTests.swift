@@ -1,0 +1,67 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@testable import engaged
+
+/// The deprecated HMAC tokens, taken only with `--legacy-user-tokens`.
+@Suite("engaged legacy user tokens")
+struct LegacyUserTokenTests {
+    static let secret = "test-legacy-user-token-secret-0123456789"
+    static let tokens = LegacyUserTokens(secret: secret)
+
+    @Test func aTokenIsTheLowercaseHexHMACSHA256OfTheUserID() {
+        // RFC 4231-style known answer (the widely published HMAC-SHA256 example).
+        let tokens = LegacyUserTokens(secret: "key")
+        let fox = "The quick brown fox jumps over the lazy dog"
+        #expect(tokens.token(for: fox) == "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8")
+        #expect(tokens.isValid("f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8", for: fox))
+        #expect(!tokens.isValid("F7BC83F430538424B13298E6AA6FB143EF4D59A14946175997479DBC2D1A3CD8", for: fox))
+        #expect(!tokens.isValid("f7bc83f4", for: fox))
+    }
+
+    @Test(arguments: [
+        ("Bearer " + tokens.token(for: "a.b"), "a.b", InboxAccess.allowed),
+        ("Bearer a.b." + tokens.token(for: "a.b"), "a.b", .allowed),
+        ("Bearer a.b." + tokens.token(for: "a.b"), "a", .forbidden("")),
+        ("Token " + tokens.token(for: "ana"), "ana", .unauthorized("")),
+    ])
+    func credentialsAreJudgedByTheirUser(header: String, pathUserID: String, expected: InboxAccess) async throws {
+        let server = try await TestServer()
+        let middleware = InboxAuthMiddleware<BasicRequestContext>(
+            apiKey: TestServer.apiKey, userTokens: server.environment.userTokens, legacyUserTokens: Self.tokens,
+            runtime: server.environment.runtime)
+        let verdict = try await middleware.verdict(header, pathUserID: pathUserID)
+        switch (verdict, expected) {
+        case (.allowed, .allowed), (.forbidden, .forbidden), (.unauthorized, .unauthorized): break
+        default: Issue.record("expected \(expected), got \(verdict)")
+        }
+    }
+
+    @Test func legacyTokensOpenTheInboxOnlyWithTheFlag() async throws {
+        var server = try await TestServer()
+        server.environment.legacyUserTokens = Self.tokens
+        try await server.run(.live) { client in
+            #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
+            #expect(try await client.send(.put, "/v1/users/bob", berlin).status == .created)
+            let ana = Self.tokens.token(for: "ana")
+            #expect(try await client.send(.get, "/v1/users/ana/inbox", headers: headers(key: ana)).status == .ok)
+            #expect(
+                try await client.send(.get, "/v1/users/ana/inbox", headers: headers(key: "ana." + ana)).status == .ok)
+            // bob's bare token is known (bob was created after the server started): 403.
+            let bob = Self.tokens.token(for: "bob")
+            try await client.send(.get, "/v1/users/ana/inbox", headers: headers(key: bob))
+                .expectProblem(403, "forbidden")
+            // Signed tokens work beside them.
+            let signed = try await userToken("ana")
+            #expect(try await client.send(.get, "/v1/users/ana/inbox", headers: headers(key: signed)).status == .ok)
+        }
+        let strict = try await TestServer()
+        try await strict.run(.live) { client in
+            #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
+            try await client.send(.get, "/v1/users/ana/inbox", headers: headers(key: Self.tokens.token(for: "ana")))
+                .expectProblem(401, "unauthorized")
+        }
+    }
+}
