@@ -6,6 +6,8 @@
 # machine's cores: say so with the figures.
 #   USERS=1000 CONNECTIONS=16 DURATION=20s THREADS=1 KEYED=1 scripts/load-events.sh
 # KEYED=1 gives every request its own Idempotency-Key (each key is stored with its event).
+# LIMITS=off runs without rate limits; LIMITS="--rate-limit-api-key 1000000/1000000" (any serve
+# flags) sets them; by default the server's own defaults apply.
 set -euo pipefail
 # The build settings of the Makefile (Package.swift), so this reuses its release build.
 export ENGAGEMENT_OPTIMIZE="${ENGAGEMENT_OPTIMIZE:-1}"
@@ -15,15 +17,21 @@ CONNECTIONS=${CONNECTIONS:-16}
 DURATION=${DURATION:-20s}
 THREADS=${THREADS:-1}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
-swift build -c release --product engaged 2>&1 | tail -n 1
-engaged="$(swift build -c release --show-bin-path)/engaged"
+make engaged-release 2>&1 | tail -n 1
+engaged=./.build/release/engaged
 data=$(mktemp -d /tmp/engaged-load.XXXXXX)
 log="$data/engaged.log"
 export ENGAGED_API_KEY="load-key-$$-0123456789abcdef0123456789abcdef" \
     ENGAGED_USER_TOKEN_KEYS="k1:load-user-token-key-$$-0123456789abcdef0123456789"
 clock_flag=()
 if [ "${MANUAL_CLOCK:-0}" = 1 ]; then clock_flag=(--manual-clock 2027-03-01T06:00:00Z); fi
-"$engaged" serve --data-dir "$data" --port 0 "${clock_flag[@]}" 2>"$log" &
+limit_flags=()
+case "${LIMITS:-}" in
+    "") ;;
+    off) limit_flags=(--rate-limit-api-key 0 --rate-limit-user 0 --rate-limit-address 0) ;;
+    *) read -r -a limit_flags <<<"$LIMITS" ;;
+esac
+"$engaged" serve --data-dir "$data" --port 0 "${clock_flag[@]}" "${limit_flags[@]}" 2>"$log" &
 pid=$!
 trap 'kill -KILL $pid 2>/dev/null || true; rm -rf "$data"' EXIT
 port=$(scripts/engaged-port.sh "$log")

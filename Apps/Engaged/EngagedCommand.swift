@@ -64,6 +64,38 @@ struct Serve: AsyncParsableCommand {
     var idleTimeoutSeconds: Int64 = 30
 
     @Option(
+        name: .customLong("body-timeout-seconds"),
+        help: "Answer 408 to a request whose body has not fully arrived this long after its headers (1...300).")
+    var bodyTimeoutSeconds: Int64 = 10
+
+    @Option(
+        name: .customLong("max-connections"),
+        help: "Connections open at once (1...1000000); past it new ones wait in the listen backlog.")
+    var maxConnections = 4_096
+
+    @Option(
+        name: .customLong("rate-limit-api-key"),
+        help: "Requests a second and burst of the API key, RATE/BURST, or 0 for no limit.")
+    var rateLimitAPIKey = RateLimitSettings().apiKey
+
+    @Option(
+        name: .customLong("rate-limit-user"), help: "Requests a second and burst of each user's token, RATE/BURST or 0."
+    )
+    var rateLimitUser = RateLimitSettings().user
+
+    @Option(
+        name: .customLong("rate-limit-address"),
+        help: ArgumentHelp(
+            "Requests a second and burst of each client address, RATE/BURST or 0.",
+            discussion: "Behind a proxy every client shares its address: limit there and set 0 here."))
+    var rateLimitAddress = RateLimitSettings().address
+
+    @Option(
+        name: .customLong("failed-auth-cost"),
+        help: "What a request refused with 401 or 403 costs its address's bucket, in requests (0...1000).")
+    var failedAuthCost = Int(RateLimitSettings().failedAuthenticationCost)
+
+    @Option(
         name: .customLong("user-token-ttl-seconds"),
         help: "Lifetime of a minted user token when the request names none (60...2592000).")
     var userTokenTTLSeconds: Int64 = 3_600
@@ -100,6 +132,15 @@ struct Serve: AsyncParsableCommand {
         guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
         guard MintTokenBody.ttlRange.contains(Int(clamping: userTokenTTLSeconds)) else {
             throw ValidationError("--user-token-ttl-seconds must be in 60...2592000, got \(userTokenTTLSeconds)")
+        }
+        guard (1...1_000_000).contains(maxConnections) else {
+            throw ValidationError("--max-connections must be in 1...1000000, got \(maxConnections)")
+        }
+        guard (0...1_000).contains(failedAuthCost) else {
+            throw ValidationError("--failed-auth-cost must be in 0...1000, got \(failedAuthCost)")
+        }
+        guard (1...300).contains(bodyTimeoutSeconds) else {
+            throw ValidationError("--body-timeout-seconds must be in 1...300, got \(bodyTimeoutSeconds)")
         }
         guard (1...3_600).contains(idleTimeoutSeconds) else {
             throw ValidationError("--idle-timeout-seconds must be in 1...3600, got \(idleTimeoutSeconds)")
@@ -168,7 +209,12 @@ struct Serve: AsyncParsableCommand {
             legacyUserTokens: legacyUserTokens, userTokenTTLSeconds: userTokenTTLSeconds, manualClock: manual,
             transport: transport,
             logger: logger, workersPerformDueWork: database != nil, metrics: metrics,
-            idleTimeoutSeconds: idleTimeoutSeconds)
+            idleTimeoutSeconds: idleTimeoutSeconds, bodyTimeoutSeconds: bodyTimeoutSeconds,
+            maxConnections: maxConnections,
+            rateLimiter: RateLimiter(
+                settings: RateLimitSettings(
+                    apiKey: rateLimitAPIKey, user: rateLimitUser, address: rateLimitAddress,
+                    failedAuthenticationCost: Double(failedAuthCost))))
         // Once per process, here only: libraries' own metrics land in the server's registry too.
         MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
         let app = EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)

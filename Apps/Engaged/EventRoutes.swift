@@ -4,7 +4,7 @@ import Storage
 
 /// `POST /v1/users/{id}/events`, with durable idempotency keys.
 extension Routes {
-    @Sendable func postEvent(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func postEvent(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         let bytes = try await JSONBody.read(request)
         // Two keys would make the answer depend on which one a proxy keeps: refused, not guessed.

@@ -10,7 +10,7 @@ import Storage
 // The user's traced decisions, oldest first, with the reason codes `simulate --explain` prints.
 
 extension Routes {
-    @Sendable func explain(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func explain(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         let query = try ExplainQuery(request.uri.queryParameters, now: runtime.now())
         guard let engine = try await perform({ try await runtime.engine(of: id) }) else {

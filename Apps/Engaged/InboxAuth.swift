@@ -19,12 +19,19 @@ struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
     let userTokens: UserTokenAuthority
     let legacyUserTokens: LegacyUserTokens?
     let runtime: EngineRuntime
+    let limiter: RateLimiter
+    let metrics: ServerMetrics
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         switch try await verdict(request.headers[.authorization], pathUserID: context.parameters.get("id") ?? "") {
-        case .allowed: return try await next(request, context)
+        case .apiKey:
+            try limiter.charge(.apiKey, "", metrics: metrics)
+            return try await next(request, context)
+        case .user(let userID):
+            try limiter.charge(.user, userID, metrics: metrics)
+            return try await next(request, context)
         case .unauthorized(let detail): throw Problem.unauthorized(detail)
         case .forbidden(let detail): throw Problem.forbidden(detail)
         }
@@ -38,7 +45,7 @@ struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let credential = APIKeyMiddleware<Context>.bearerCredential(header) else {
             return .unauthorized("the Authorization header is not Bearer <api key> or Bearer <user token>")
         }
-        if APIKeyMiddleware<Context>.constantTimeEqual(Array(credential.utf8), apiKey) { return .allowed }
+        if APIKeyMiddleware<Context>.constantTimeEqual(Array(credential.utf8), apiKey) { return .apiKey }
         if let legacyUserTokens, Self.isLegacyShaped(credential) {
             return legacyUserTokens.verdict(credential, pathUserID: pathUserID)
         }
@@ -55,7 +62,7 @@ struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
             guard userID == pathUserID else {
                 return .forbidden("the user token is for another user; it opens only that user's inbox")
             }
-            return .allowed
+            return .user(userID)
         }
     }
 
@@ -88,13 +95,16 @@ extension LegacyUserTokens {
         guard claimedUserID == pathUserID else {
             return .forbidden("the user token is for another user; it opens only that user's inbox")
         }
-        return .allowed
+        return .user(pathUserID)
     }
 }
 
 /// What `InboxAuthMiddleware` decides about a request, with the detail of a refusal.
 enum InboxAccess: Equatable, Sendable {
-    case allowed
+    /// The backend's API key.
+    case apiKey
+    /// A valid token of this user.
+    case user(String)
     case unauthorized(String)
     case forbidden(String)
 }

@@ -12,19 +12,20 @@ struct InboxRoutes: Sendable {
 
     var runtime: EngineRuntime { routes.runtime }
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<EngagedRequestContext>) {
         let environment = routes.environment
         let inbox = router.group("v1/users/:id/inbox")
             .add(
                 middleware: InboxAuthMiddleware(
                     apiKey: environment.apiKey, userTokens: environment.userTokens,
-                    legacyUserTokens: environment.legacyUserTokens, runtime: environment.runtime))
+                    legacyUserTokens: environment.legacyUserTokens, runtime: environment.runtime,
+                    limiter: environment.rateLimiter, metrics: environment.metrics))
         inbox.get(use: list)
         inbox.post("read-all", use: readAll)
         inbox.post(":item", use: setState)
     }
 
-    @Sendable func list(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func list(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Routes.userID(context)
         let query = try InboxQuery(request.uri.queryParameters)
         let page = try await routes.perform {
@@ -33,7 +34,7 @@ struct InboxRoutes: Sendable {
         return JSONBody.response(.ok, InboxView(page))
     }
 
-    @Sendable func setState(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func setState(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Routes.userID(context)
         let itemID = try Self.itemID(context)
         let body = try JSONBody.decode(InboxStateBody.self, from: try await JSONBody.read(request))
@@ -45,7 +46,7 @@ struct InboxRoutes: Sendable {
         return JSONBody.response(.ok, InboxItemUpdated(item: InboxItemView(item), counts: InboxCountsView(counts)))
     }
 
-    @Sendable func readAll(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func readAll(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Routes.userID(context)
         let bytes = try await JSONBody.read(request)
         if !bytes.isEmpty { _ = try JSONBody.decode(EmptyBody.self, from: bytes) }

@@ -6,23 +6,18 @@ enum JSONBody {
     /// Bodies above this are refused with 413 before anything is decoded.
     static let maxBytes = 64 * 1024
 
-    /// The whole body, or a 413 problem when it is (or declares itself) larger than `maxBytes`.
+    /// The whole body, collected (and its size, type, encoding and time judged) by
+    /// `RequestBodyMiddleware` before the route runs.
     static func read(_ request: Request) async throws -> [UInt8] {
-        if let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared > maxBytes {
-            throw Problem.bodyTooLarge(limitBytes: maxBytes)
-        }
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: maxBytes)
-        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
-            throw Problem.bodyTooLarge(limitBytes: maxBytes)
-        }
-        return Array(buffer.readableBytesView)
+        Array(try await request.body.collect(upTo: maxBytes).readableBytesView)
     }
 
     /// `bytes` decoded as `T`, or the problem that names what is wrong with it.
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(Problem) -> T {
         guard !bytes.isEmpty else { throw Problem.badRequest("the body is empty; a JSON object is expected") }
+        if let duplicate = JSONDuplicateKeys.firstDuplicate(in: bytes) {
+            throw Problem.badRequest("the key \"\(duplicate.key)\" is given twice in one object", field: duplicate.path)
+        }
         do {
             return try JSONDecoder().decode(T.self, from: Data(bytes))
         } catch {

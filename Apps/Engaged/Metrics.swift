@@ -40,6 +40,7 @@ struct ServerMetrics: Sendable {
     static let outboxDepth = "engaged_outbox_depth"
     static let decisions = "engaged_decisions_total"
     static let eventsApplied = "engaged_events_applied_total"
+    static let rateLimited = "engaged_rate_limited_total"
     static let deliveries = "engaged_deliveries_total"
     static let deliveryFailures = "engaged_delivery_failures_total"
     static let responses = "engaged_responses_total"
@@ -93,6 +94,12 @@ struct ServerMetrics: Sendable {
                 factory: factory
             ).increment()
         }
+    }
+
+    /// A request refused with 429 by the bucket of `scope`.
+    func rateLimited(_ scope: RateLimitScope) {
+        CoreMetrics.Counter(label: Self.rateLimited, dimensions: [("scope", scope.rawValue)], factory: factory)
+            .increment()
     }
 
     func eventApplied(_ input: EngineInput) {
@@ -189,7 +196,7 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 
 extension Routes {
     /// `GET /metrics`: Prometheus text format 0.0.4; no key needed (serve it on a private address).
-    @Sendable func metrics(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func metrics(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let depth: Int?
         do {
             depth = try runtime.outboxDepth()

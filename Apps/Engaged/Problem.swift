@@ -14,6 +14,8 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
     var status: HTTPResponse.Status
     var detail: String
     var field: String?
+    /// Sent as `Retry-After` (429), not in the body.
+    var retryAfterSeconds: Int?
 
     var type: String { "urn:engaged:problem:\(slug)" }
 
@@ -23,6 +25,7 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
         var response = JSONBody.response(status, self, contentType: Self.mediaType)
         // RFC 6750: a 401 says which scheme to use.
         if status == .unauthorized { response.headers[.wwwAuthenticate] = "Bearer" }
+        if let retryAfterSeconds { response.headers[.retryAfter] = String(retryAfterSeconds) }
         return response
     }
 

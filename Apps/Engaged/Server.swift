@@ -35,6 +35,25 @@ struct ServerEnvironment: Sendable {
     /// client that sends half a header, or stalls in a body, holds a file descriptor no longer
     /// than this, so thousands of them cannot starve the server of descriptors.
     var idleTimeoutSeconds: Int64 = 30
+    /// How long a request's body may take to arrive after its headers (`--body-timeout-seconds`).
+    var bodyTimeoutSeconds: Int64 = 10
+    /// Connections open at once (`--max-connections`); past it the server accepts no more until
+    /// one closes (the rest wait in the listen backlog), so clients cannot exhaust its descriptors.
+    var maxConnections = 4_096
+    /// The token buckets of `--rate-limit-*` (off in tests unless a test sets them).
+    var rateLimiter = RateLimiter(settings: .off)
+}
+
+/// The server's request context: Hummingbird's basic one, and the client's address for the
+/// per-address rate limit.
+struct EngagedRequestContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
 }
 
 enum EngagedServer {
@@ -55,18 +74,25 @@ enum EngagedServer {
             router: router(environment, dispatcher: dispatcher),
             server: .http1(
                 configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(environment.idleTimeoutSeconds))),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "engaged"),
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "engaged",
+                availableConnectionsDelegate: MaximumAvailableConnections(
+                    environment.maxConnections, logger: environment.logger)),
             services: services, logger: environment.logger)
     }
 
-    static func router(_ environment: ServerEnvironment, dispatcher: Dispatcher) -> Router<BasicRequestContext> {
+    static func router(_ environment: ServerEnvironment, dispatcher: Dispatcher) -> Router<EngagedRequestContext> {
         let routes = Routes(environment: environment, dispatcher: dispatcher)
-        let router = Router()
+        let router = Router(context: EngagedRequestContext.self)
         // Outermost: it counts every answer with the status the client gets.
         router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics))
         // First, so that every error below it, the router's own 404 included, is a problem body.
         router.add(middleware: ProblemMiddleware())
         router.add(middleware: LogRequestsMiddleware(.info))  // no headers: keys and tokens stay out of logs
+        router.add(
+            middleware: AddressRateLimitMiddleware(
+                apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
+        router.add(middleware: RequestBodyMiddleware(timeoutSeconds: environment.bodyTimeoutSeconds))
         // Liveness: the process answers. Readiness: it can serve (a load balancer sends it traffic).
         router.get("healthz") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
         router.get("readyz") { [runtime = environment.runtime] _, _ in
@@ -74,7 +100,9 @@ enum EngagedServer {
             return JSONBody.response(.ok, ["status": "ready"])
         }
         router.get("metrics", use: routes.metrics)
-        let v1 = router.group("v1").add(middleware: APIKeyMiddleware(apiKey: environment.apiKey))
+        let v1 = router.group("v1").add(
+            middleware: APIKeyMiddleware(
+                apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
         v1.put("users/:id", use: routes.putUser)
         v1.post("users/:id/events", use: routes.postEvent)
         v1.get("users/:id/schedule", use: routes.schedule)
@@ -90,9 +118,12 @@ enum EngagedServer {
     }
 }
 
-/// `Authorization: Bearer <api key>`, compared in constant time; 401 otherwise.
+/// `Authorization: Bearer <api key>`, compared in constant time; 401 otherwise. An accepted
+/// request is charged to the API key's rate limit (429 when it is spent).
 struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
     let apiKey: String
+    let limiter: RateLimiter
+    let metrics: ServerMetrics
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -104,6 +135,7 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         else {
             throw Problem.unauthorized("the API key is not valid")
         }
+        try limiter.charge(.apiKey, "", metrics: metrics)
         return try await next(request, context)
     }
 
@@ -147,7 +179,7 @@ struct Routes: Sendable {
         return id
     }
 
-    @Sendable func schedule(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func schedule(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         guard let engine = try await perform({ try await runtime.engine(of: id) }) else {
             throw Problem.notFound("no user \"\(id)\"")
@@ -155,7 +187,7 @@ struct Routes: Sendable {
         return JSONBody.response(.ok, ScheduleView(engine))
     }
 
-    @Sendable func advanceClock(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func advanceClock(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         guard let clock = environment.manualClock else {
             throw Problem.notFound("the clock is the system's; this route exists only with --manual-clock")
         }

@@ -7,7 +7,7 @@ import Runtime
 /// the user signs out everywhere or loses a phone.
 extension Routes {
     /// 201 with the token and its expiry; 404 for a user the server does not know.
-    @Sendable func mintUserToken(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func mintUserToken(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         let bytes = try await JSONBody.read(request)
         let body = bytes.isEmpty ? MintTokenBody() : try JSONBody.decode(MintTokenBody.self, from: bytes)
@@ -20,7 +20,7 @@ extension Routes {
     /// 200 with the instant before which the user's tokens are now refused: `issuedBefore` of
     /// the query (an ISO 8601 instant, not after the server's clock), or else every token issued
     /// so far. Revocation only moves forward; 404 for an unknown user.
-    @Sendable func revokeUserTokens(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func revokeUserTokens(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         var issuedBefore: Instant?
         var seen: Set<Substring> = []

@@ -7,7 +7,7 @@ import Storage
 extension Routes {
     /// 201 when the user was created, 200 otherwise, a stale write included (it changed nothing;
     /// the answer says what stands).
-    @Sendable func putUser(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func putUser(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         let body = try JSONBody.decode(UserBody.self, from: try await JSONBody.read(request))
         let result = try await perform { try await runtime.putUser(body.update(id: id)) }
@@ -17,7 +17,7 @@ extension Routes {
 
     /// 201 when the token is new to the user (new, or moved from another user), 200 when the user
     /// had it already (environment and platform are replaced).
-    @Sendable func registerDevice(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func registerDevice(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         let body = try JSONBody.decode(DeviceBody.self, from: try await JSONBody.read(request))
         let (registration, isNew) = try await perform {
@@ -27,14 +27,14 @@ extension Routes {
         return JSONBody.response(isNew ? .created : .ok, DeviceView(registration))
     }
 
-    @Sendable func devices(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func devices(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         let devices = try await perform { try await runtime.devices(of: id) }
         return JSONBody.response(.ok, DeviceList(items: devices.map(DeviceView.init)))
     }
 
     /// 204, or 404 when the user has no such token (or is unknown).
-    @Sendable func removeDevice(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    @Sendable func removeDevice(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         let token = try Self.deviceToken(context)
         guard try await perform({ try await runtime.removeDevice(token: token, of: id) }) else {

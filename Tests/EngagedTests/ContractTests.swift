@@ -42,7 +42,8 @@ struct ContractTests {
 
     @Test func theDocumentDescribesEveryRouteTheServerHas() {
         for path in [
-            "/healthz:", "/metrics:", "/v1/users/{id}:", "/v1/users/{id}/events:", "/v1/users/{id}/schedule:",
+            "/healthz:", "/readyz:", "/metrics:", "/v1/users/{id}:", "/v1/users/{id}/events:",
+            "/v1/users/{id}/schedule:",
             "/v1/users/{id}/explain:", "/v1/admin/clock:", "/v1/users/{id}/tokens:",
         ] {
             #expect(Self.document.contains("\n  \(path)\n"), "\(path)")

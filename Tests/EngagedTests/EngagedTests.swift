@@ -502,7 +502,7 @@ struct PartTests {
         ("secret", "secrets", false), ("secret", "", false),
     ])
     func theKeyComparisonIsExact(given: String, expected: String, equal: Bool) {
-        #expect(APIKeyMiddleware<BasicRequestContext>.constantTimeEqual(Array(given.utf8), expected) == equal)
+        #expect(APIKeyMiddleware<EngagedRequestContext>.constantTimeEqual(Array(given.utf8), expected) == equal)
     }
 
     @Test func aRunningKeyIsHeldUntilItsRequestFinishes() async {

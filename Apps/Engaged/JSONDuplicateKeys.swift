@@ -1,0 +1,145 @@
+/// Finds a key given twice in one JSON object, which `JSONDecoder` would accept silently (one of
+/// the two values wins): the server refuses such bodies, as the simulator's scenario reader does.
+///
+/// A scan for that alone over well-formed JSON: it tokenizes strings (decoding escapes, so
+/// `"a"` and `"\u0061"` are one key) and tracks each open object's keys and path. On malformed
+/// input it stops and answers nil: `JSONDecoder` then says what is wrong.
+enum JSONDuplicateKeys {
+    struct Duplicate: Equatable {
+        /// The dotted path of the repeated key (`preferences.quietHours.start`, `items[2].id`).
+        var path: String
+        var key: String
+    }
+
+    private enum Container {
+        case object(keys: Set<String>, path: String, pendingKey: String?)
+        case array(index: Int, path: String)
+    }
+
+    static func firstDuplicate(in bytes: [UInt8]) -> Duplicate? {
+        var stack: [Container] = []
+        var index = 0
+        /// The path of the value about to start, from the container it is in.
+        func valuePath() -> String {
+            switch stack.last {
+            case .object(_, let path, let key?): path.isEmpty ? key : path + "." + key
+            case .array(let position, let path): path + "[\(position)]"
+            default: ""
+            }
+        }
+        /// After a value ends: an array moves to its next index; an object awaits its next key.
+        func valueEnded() {
+            switch stack.last {
+            case .object(let keys, let path, _):
+                stack[stack.count - 1] = .object(keys: keys, path: path, pendingKey: nil)
+            default: break
+            }
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "{"):
+                stack.append(.object(keys: [], path: valuePath(), pendingKey: nil))
+                index += 1
+            case UInt8(ascii: "["):
+                stack.append(.array(index: 0, path: valuePath()))
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                guard !stack.isEmpty else { return nil }
+                stack.removeLast()
+                valueEnded()
+                index += 1
+            case UInt8(ascii: ","):
+                if case .array(let position, let path) = stack.last {
+                    stack[stack.count - 1] = .array(index: position + 1, path: path)
+                }
+                index += 1
+            case UInt8(ascii: "\""):
+                guard let (text, end) = string(in: bytes, from: index) else { return nil }
+                index = end
+                if case .object(var keys, let path, nil) = stack.last {
+                    // A string where a key is awaited is the key.
+                    guard keys.insert(text).inserted else {
+                        return Duplicate(path: path.isEmpty ? text : path + "." + text, key: text)
+                    }
+                    stack[stack.count - 1] = .object(keys: keys, path: path, pendingKey: text)
+                } else {
+                    valueEnded()
+                }
+            case UInt8(ascii: ":"), UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                index += 1
+            default:
+                // A number, true, false or null: skip to the next delimiter.
+                while index < bytes.count, !Self.delimiters.contains(bytes[index]) { index += 1 }
+                valueEnded()
+            }
+        }
+        return nil
+    }
+
+    private static let delimiters: Set<UInt8> = Set(",:]} \n\r\t\"{[".utf8)
+
+    /// The decoded text of the string opening at `start`, and the index after its closing quote.
+    private static func string(in bytes: [UInt8], from start: Int) -> (String, Int)? {
+        var scalars = String.UnicodeScalarView()
+        var raw: [UInt8] = []
+        var index = start + 1
+        func flush() {
+            scalars.append(contentsOf: String(decoding: raw, as: UTF8.self).unicodeScalars)
+            raw.removeAll(keepingCapacity: true)
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                flush()
+                return (String(scalars), index + 1)
+            }
+            guard byte == UInt8(ascii: "\\") else {
+                raw.append(byte)
+                index += 1
+                continue
+            }
+            guard index + 1 < bytes.count else { return nil }
+            let escaped = bytes[index + 1]
+            index += 2
+            switch escaped {
+            case UInt8(ascii: "u"):
+                guard let unit = hex4(bytes, index) else { return nil }
+                index += 4
+                flush()
+                var scalar = Unicode.Scalar(unit)
+                if (0xD800..<0xDC00).contains(unit), index + 6 <= bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                    bytes[index + 1] == UInt8(ascii: "u"), let low = hex4(bytes, index + 2),
+                    (0xDC00..<0xE000).contains(low)
+                {
+                    scalar = Unicode.Scalar(0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00))
+                    index += 6
+                }
+                scalars.append(scalar ?? "\u{FFFD}")
+            case UInt8(ascii: "b"): raw.append(0x08)
+            case UInt8(ascii: "f"): raw.append(0x0C)
+            case UInt8(ascii: "n"): raw.append(0x0A)
+            case UInt8(ascii: "r"): raw.append(0x0D)
+            case UInt8(ascii: "t"): raw.append(0x09)
+            default: raw.append(escaped)  // \" \\ \/
+            }
+        }
+        return nil
+    }
+
+    private static func hex4(_ bytes: [UInt8], _ start: Int) -> UInt16? {
+        guard start + 4 <= bytes.count else { return nil }
+        var value: UInt16 = 0
+        for byte in bytes[start..<start + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt16(digit)
+        }
+        return value
+    }
+}

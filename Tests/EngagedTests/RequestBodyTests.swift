@@ -1,0 +1,131 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Storage
+import Testing
+
+@testable import engaged
+
+/// What a body must be before a route reads it (`RequestBodyMiddleware`, `JSONDuplicateKeys`);
+/// each refusal changes nothing.
+@Suite("engaged: request bodies")
+struct RequestBodyTests {
+    static let anaBody = #"{"timeZone": "Europe/Berlin"}"#
+
+    func bodyHeaders(contentType: String?, encoding: String? = nil) -> HTTPFields {
+        var fields = headers()
+        fields[.contentType] = contentType
+        if let encoding { fields[.contentEncoding] = encoding }
+        return fields
+    }
+
+    @Test(arguments: [
+        ("application/x-www-form-urlencoded", nil as String?), ("text/plain", nil), (nil, nil),
+        ("application/jsonx", nil), ("application/json", "gzip"), ("application/json", "br"),
+    ])
+    func aBodyThatIsNotPlainJSONIs415(contentType: String?, encoding: String?) async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            let response = try await client.send(
+                .put, "/v1/users/ana", Self.anaBody, headers: bodyHeaders(contentType: contentType, encoding: encoding))
+            response.expectProblem(415, "unsupported-media-type")
+            #expect(try server.store.profile(id: "ana") == nil)
+        }
+    }
+
+    @Test(arguments: ["application/json", "application/json; charset=utf-8", "Application/JSON"])
+    func jsonWithAnyParametersOrCaseIsRead(contentType: String) async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            let response = try await client.send(
+                .put, "/v1/users/ana", Self.anaBody,
+                headers: bodyHeaders(contentType: contentType, encoding: "identity"))
+            #expect(response.status == .created, "\(response.text)")
+        }
+    }
+
+    @Test func aRouteWithoutABodyNeedsNoContentType() async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            #expect(try await client.send(.put, "/v1/users/ana", Self.anaBody).status == .created)
+            let readAll = try await client.send(
+                .post, "/v1/users/ana/inbox/read-all", headers: bodyHeaders(contentType: nil))
+            #expect(readAll.status == .ok, "\(readAll.text)")
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"timeZone": "Europe/Berlin", "timeZone": "UTC"}"#, "timeZone"),
+        (
+            #"{"timeZone": "UTC", "preferences": {"quietHours": {"start": "22:00", "start": "23:00", "end": "07:00"}}}"#,
+            "preferences.quietHours.start"
+        ),
+        (#"{"timeZone": "UTC", "t\u0069meZone": "UTC"}"#, "timeZone"),
+    ])
+    func aDuplicateKeyIs400NamingIt(body: String, field: String) async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            let response = try await client.send(.put, "/v1/users/ana", body)
+            response.expectProblem(400, "bad-request", field: field, detailContains: "given twice")
+            #expect(try server.store.profile(id: "ana") == nil)
+        }
+    }
+
+    @Test func aBodyThatStallsIs408AfterTheBodyTimeout() async throws {
+        var server = try await TestServer()
+        server.environment.bodyTimeoutSeconds = 1
+        let store = server.store
+        try await server.run(.live) { client in
+            let port = try #require(client.port)
+            let connection = try RawConnection(port: port)
+            defer { connection.closeConnection() }
+            connection.send(
+                "PUT /v1/users/ana HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(TestServer.apiKey)\r\n"
+                    + "Content-Type: application/json\r\nConnection: close\r\nContent-Length: 40\r\n\r\n{\"timeZone\"")
+            let answer = await offThePool { connection.readUntilClosed(quietSeconds: 30) }
+            #expect(answer.text.hasPrefix("HTTP/1.1 408"), "\(answer.text)")
+            #expect(answer.text.contains("urn:engaged:problem:request-timeout"))
+            #expect(try store.profile(id: "ana") == nil)
+        }
+    }
+
+    @Test func aMalformedChunkIs400NotA500() async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            let port = try #require(client.port)
+            let connection = try RawConnection(port: port)
+            defer { connection.closeConnection() }
+            connection.send(
+                "PUT /v1/users/ana HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(TestServer.apiKey)\r\n"
+                    + "Content-Type: application/json\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "zz\r\n{}\r\n0\r\n\r\n")
+            let answer = await offThePool { connection.readUntilClosed(quietSeconds: 30) }
+            #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(answer.text)")
+            #expect(answer.text.contains("could not be read"), "\(answer.text)")
+            #expect(try server.store.profile(id: "ana") == nil)
+        }
+    }
+}
+
+@Suite("JSONDuplicateKeys")
+struct JSONDuplicateKeysTests {
+    @Test(arguments: [
+        (#"{"a": 1, "a": 2}"#, JSONDuplicateKeys.Duplicate(path: "a", key: "a")),
+        (#"{"x": {"y": [1, {"z": 1, "z": 2}]}}"#, .init(path: "x.y[1].z", key: "z")),
+        (#"{"items": [{"id": 1}, {"id": 2, "b": [], "id": 3}]}"#, .init(path: "items[1].id", key: "id")),
+        (#"{"a\"b": 1, "a\u0022b": 2}"#, .init(path: #"a"b"#, key: #"a"b"#)),
+        (#"{"😀": 1, "\ud83d\ude00": 2}"#, .init(path: "😀", key: "😀")),
+    ])
+    func findsTheFirstDuplicateWithItsPath(json: String, expected: JSONDuplicateKeys.Duplicate) {
+        #expect(JSONDuplicateKeys.firstDuplicate(in: Array(json.utf8)) == expected)
+    }
+
+    @Test(arguments: [
+        #"{"a": 1, "b": {"a": 2}}"#, #"[{"a": 1}, {"a": 2}]"#, #"{"a": "}{\",:", "b": "a"}"#,
+        #"{"a": [1, 2, "a", "a"], "b": null, "c": true, "d": -1.5e3}"#, "", "{", #"{"a": "#, "[]", "\"a\"",
+        #"{"a": 1, "A": 2}"#,
+    ])
+    func acceptsWhatHasNoDuplicate(json: String) {
+        #expect(JSONDuplicateKeys.firstDuplicate(in: Array(json.utf8)) == nil)
+    }
+}
