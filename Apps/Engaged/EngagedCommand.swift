@@ -22,7 +22,7 @@ import Storage
 struct Engaged: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engaged", abstract: "The EngagementEngine server: an HTTP API over the engine's runtime.",
-        subcommands: [Serve.self, Worker.self, Migrate.self])
+        subcommands: [Serve.self, Worker.self, Migrate.self, Backup.self])
 }
 
 struct Serve: AsyncParsableCommand {

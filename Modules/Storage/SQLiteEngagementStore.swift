@@ -60,7 +60,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
 
     /// The database file.
     public let path: String
-    private let pool: DatabasePool
+    let pool: DatabasePool
 
     /// Opens the store at `path`, creating it (and running migrations) when the file is missing
     /// or empty. The directory must exist and be writable (WAL keeps `-wal` and `-shm` files
