@@ -53,6 +53,15 @@ extension UserEngine {
     /// Takes a social event in according to the kind's setting: send it alone, batch it, fold it
     /// into a digest, or (disabled) drop it and say so.
     mutating func receive(_ event: SocialEvent, at now: Instant, into effects: inout [Effect]) {
+        // Seen while its first copy still waits (for a batch, its whole batching window): once.
+        if state.social.groups.contains(where: { group in group.items.contains { $0.id == event.id } }) {
+            effects.append(
+                .trace(
+                    TraceEntry(
+                        at: now, userID: profile.id, requestID: event.id, kind: event.kind, decision: .suppressed,
+                        reason: .duplicateEvent, detail: "social event \(event.id.prefix(128)) is already waiting")))
+            return
+        }
         let preferences = profile.preferences
         let setting = event.kind.isSocial ? preferences.setting(for: event.kind) : .disabled
         guard setting != .disabled else {

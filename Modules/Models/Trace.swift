@@ -89,6 +89,9 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     /// The device does not let the app show notifications (the user turned them off in
     /// Settings): nothing is scheduled there, and what was pending is withdrawn, until allowed.
     case notificationsNotAllowed
+    /// A social event whose id is already waiting in one of the user's groups (a retried
+    /// webhook, a replayed queue message): counted once.
+    case duplicateEvent
 }
 
 /// One decision with its rule and the values that decided it: the answer to
