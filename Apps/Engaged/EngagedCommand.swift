@@ -68,6 +68,9 @@ struct Serve: AsyncParsableCommand {
         help: "Answer 408 to a request whose body has not fully arrived this long after its headers (1...300).")
     var bodyTimeoutSeconds: Int64 = 10
 
+    @Option(name: .customLong("log-format"), help: "text, or json: one JSON object per line on standard error.")
+    var logFormat = LogFormat.text
+
     @Option(
         name: .customLong("max-connections"),
         help: "Connections open at once (1...1000000); past it new ones wait in the listen backlog.")
@@ -166,7 +169,7 @@ struct Serve: AsyncParsableCommand {
         do { secrets = try ServerSecrets(environment, legacyUserTokens: legacyUserTokens) } catch {
             throw Self.fail(error.description)
         }
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        logFormat.bootstrap()
         var logger = Logger(label: "engaged")
         logger.logLevel = .info
 

@@ -15,8 +15,16 @@ enum JSONBody {
     /// `bytes` decoded as `T`, or the problem that names what is wrong with it.
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(Problem) -> T {
         guard !bytes.isEmpty else { throw Problem.badRequest("the body is empty; a JSON object is expected") }
-        if let duplicate = JSONDuplicateKeys.firstDuplicate(in: bytes) {
-            throw Problem.badRequest("the key \"\(duplicate.key)\" is given twice in one object", field: duplicate.path)
+        guard bytes.first(where: { !Self.whitespace.contains($0) }) == UInt8(ascii: "{") else {
+            throw Problem.badRequest("the body is not a JSON object; a JSON object is expected")
+        }
+        switch StrictJSON.firstFinding(in: bytes) {
+        case .duplicateKey(let path, let key)?:
+            throw Problem.badRequest("the key \"\(key)\" is given twice in one object", field: path)
+        case .trailingComma(let path)?:
+            throw Problem.badRequest(
+                "the body is not valid JSON: a comma before a closing bracket", field: path.isEmpty ? nil : path)
+        case nil: break
         }
         do {
             return try JSONDecoder().decode(T.self, from: Data(bytes))
@@ -24,6 +32,9 @@ enum JSONBody {
             throw Problem.from(decoding: error)
         }
     }
+
+    /// JSON's insignificant whitespace (RFC 8259): space, tab, line feed, carriage return.
+    static let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
 
     static func encode(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()

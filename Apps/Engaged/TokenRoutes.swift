@@ -22,6 +22,9 @@ extension Routes {
     /// so far. Revocation only moves forward; 404 for an unknown user.
     @Sendable func revokeUserTokens(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
+        guard try await JSONBody.read(request).isEmpty else {
+            throw Problem.badRequest("this route takes no body; give issuedBefore in the query")
+        }
         var issuedBefore: Instant?
         var seen: Set<Substring> = []
         for (name, value) in request.uri.queryParameters {

@@ -140,7 +140,7 @@ struct UserTokenAuthority: Sendable {
         guard header.alg == "HS256" else {
             return .invalid("the user token's algorithm is \(header.alg.map { "\"\($0)\"" } ?? "missing"), not HS256")
         }
-        guard header.crit == nil else { return .invalid("the user token names critical extensions this server lacks") }
+        guard !header.hasCrit else { return .invalid("the user token names critical extensions this server lacks") }
         guard let kid = header.kid, keys.keys.contains(where: { $0.id == kid }) else {
             return .invalid("the user token's key id (kid) is missing or not one of this server's keys")
         }
@@ -150,13 +150,20 @@ struct UserTokenAuthority: Sendable {
         } catch {
             return .invalid("the user token's signature or claims are not valid")
         }
-        let expiresAt = Instant(claims.exp.value)
-        let issuedAt = Instant(claims.iat.value)
+        // A signed token may still carry any number: out of range (past year 9999) is invalid, never a trap.
+        guard let expiresAt = Self.instant(claims.exp.value), let issuedAt = Self.instant(claims.iat.value) else {
+            return .invalid("the user token's times are out of range")
+        }
+        var notBefore: Instant?
+        if let nbf = claims.nbf {
+            guard let start = Self.instant(nbf.value) else {
+                return .invalid("the user token's times are out of range")
+            }
+            notBefore = start
+        }
         guard now < expiresAt else { return .invalid("the user token expired at \(expiresAt.iso8601)") }
-        guard issuedAt.secondsSinceEpoch <= now.secondsSinceEpoch + Self.clockSkewSeconds,
-            claims.nbf.map({ Instant($0.value).secondsSinceEpoch <= now.secondsSinceEpoch + Self.clockSkewSeconds })
-                ?? true
-        else {
+        let latestStart = now.secondsSinceEpoch + Self.clockSkewSeconds
+        guard issuedAt.secondsSinceEpoch <= latestStart, (notBefore?.secondsSinceEpoch ?? 0) <= latestStart else {
             return .invalid("the user token is not valid yet")
         }
         guard UserTokenClaims.isUserIDShaped(claims.sub.value) else {
@@ -165,17 +172,38 @@ struct UserTokenAuthority: Sendable {
         return .valid(userID: claims.sub.value, issuedAt: issuedAt)
     }
 
-    /// The JOSE header fields this server judges.
+    /// Whole seconds of a claim's time, or nil past the years 0001...9999.
+    private static func instant(_ date: Date) -> Instant? {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite, abs(seconds) < 253_402_300_800 else { return nil }
+        return Instant(secondsSinceEpoch: Int64(seconds))
+    }
+
+    /// The JOSE header fields this server judges; `hasCrit` is whether `crit` is there at all
+    /// (even `null`).
     private struct Header: Decodable {
         var alg: String?
         var kid: String?
-        var crit: [String]?
+        var hasCrit = false
+
+        enum CodingKeys: String, CodingKey { case alg, kid, crit }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            alg = try? container.decodeIfPresent(String.self, forKey: .alg)
+            kid = try? container.decodeIfPresent(String.self, forKey: .kid)
+            hasCrit = container.contains(.crit)
+        }
     }
 
+    /// The header, or nil when it is not base64url JSON, or gives a key twice (two readers of
+    /// it, this one and the library's, must not see two different headers).
     private static func header(_ segment: Substring) -> Header? {
         var base64 = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let bytes = Data(base64Encoded: base64) else { return nil }
+        guard let bytes = Data(base64Encoded: base64), StrictJSON.firstFinding(in: Array(bytes)) == nil else {
+            return nil
+        }
         return try? JSONDecoder().decode(Header.self, from: bytes)
     }
 }

@@ -34,6 +34,9 @@ struct Worker: AsyncParsableCommand {
 
     @OptionGroup var apns: APNsOptions
 
+    @Option(name: .customLong("log-format"), help: "text, or json: one JSON object per line on standard error.")
+    var logFormat = LogFormat.text
+
     @Option(
         name: .customLong("worker-id"),
         help: "This worker's name in the queue, unique among running workers (default: host-pid-random).")
@@ -92,7 +95,7 @@ struct Worker: AsyncParsableCommand {
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        logFormat.bootstrap()
         var logger = Logger(label: "engaged-worker")
         logger.logLevel = .info
         let environment = ProcessInfo.processInfo.environment

@@ -6,7 +6,7 @@ import Testing
 
 @testable import engaged
 
-/// What a body must be before a route reads it (`RequestBodyMiddleware`, `JSONDuplicateKeys`);
+/// What a body must be before a route reads it (`RequestBodyMiddleware`, `StrictJSON`);
 /// each refusal changes nothing.
 @Suite("engaged: request bodies")
 struct RequestBodyTests {
@@ -71,6 +71,17 @@ struct RequestBodyTests {
         }
     }
 
+    @Test(arguments: [#"{"timeZone": "UTC",}"#, "[]", "3", #""UTC""#, #"  [{"timeZone": "UTC"}]"#])
+    func aBodyThatIsNotOneStrictJSONObjectIs400(body: String) async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            let response = try await client.send(.put, "/v1/users/ana", body)
+            response.expectProblem(400, "bad-request")
+            #expect(!response.text.contains("Dictionary"), "\(response.text)")
+            #expect(try server.store.profile(id: "ana") == nil)
+        }
+    }
+
     @Test func aBodyThatStallsIs408AfterTheBodyTimeout() async throws {
         var server = try await TestServer()
         server.environment.bodyTimeoutSeconds = 1
@@ -107,25 +118,28 @@ struct RequestBodyTests {
     }
 }
 
-@Suite("JSONDuplicateKeys")
-struct JSONDuplicateKeysTests {
+@Suite("StrictJSON")
+struct StrictJSONTests {
     @Test(arguments: [
-        (#"{"a": 1, "a": 2}"#, JSONDuplicateKeys.Duplicate(path: "a", key: "a")),
-        (#"{"x": {"y": [1, {"z": 1, "z": 2}]}}"#, .init(path: "x.y[1].z", key: "z")),
-        (#"{"items": [{"id": 1}, {"id": 2, "b": [], "id": 3}]}"#, .init(path: "items[1].id", key: "id")),
-        (#"{"a\"b": 1, "a\u0022b": 2}"#, .init(path: #"a"b"#, key: #"a"b"#)),
-        (#"{"😀": 1, "\ud83d\ude00": 2}"#, .init(path: "😀", key: "😀")),
+        (#"{"a": 1, "a": 2}"#, StrictJSON.Finding.duplicateKey(path: "a", key: "a")),
+        (#"{"x": {"y": [1, {"z": 1, "z": 2}]}}"#, .duplicateKey(path: "x.y[1].z", key: "z")),
+        (#"{"items": [{"id": 1}, {"id": 2, "b": [], "id": 3}]}"#, .duplicateKey(path: "items[1].id", key: "id")),
+        (#"{"a\"b": 1, "a\u0022b": 2}"#, .duplicateKey(path: #"a"b"#, key: #"a"b"#)),
+        (#"{"😀": 1, "\ud83d\ude00": 2}"#, .duplicateKey(path: "😀", key: "😀")),
+        (#"{"a": 1,}"#, .trailingComma(path: "")),
+        (#"{"a": {"b": [1, 2 , ]}}"#, .trailingComma(path: "a.b")),
+        ("{\"a\": [{\"b\": true,\n}]}", .trailingComma(path: "a[0]")),
     ])
-    func findsTheFirstDuplicateWithItsPath(json: String, expected: JSONDuplicateKeys.Duplicate) {
-        #expect(JSONDuplicateKeys.firstDuplicate(in: Array(json.utf8)) == expected)
+    func findsTheFirstFindingWithItsPath(json: String, expected: StrictJSON.Finding) {
+        #expect(StrictJSON.firstFinding(in: Array(json.utf8)) == expected)
     }
 
     @Test(arguments: [
         #"{"a": 1, "b": {"a": 2}}"#, #"[{"a": 1}, {"a": 2}]"#, #"{"a": "}{\",:", "b": "a"}"#,
         #"{"a": [1, 2, "a", "a"], "b": null, "c": true, "d": -1.5e3}"#, "", "{", #"{"a": "#, "[]", "\"a\"",
-        #"{"a": 1, "A": 2}"#,
+        #"{"a": 1, "A": 2}"#, #"{"a": ",}", "b": [","]}"#,
     ])
     func acceptsWhatHasNoDuplicate(json: String) {
-        #expect(JSONDuplicateKeys.firstDuplicate(in: Array(json.utf8)) == nil)
+        #expect(StrictJSON.firstFinding(in: Array(json.utf8)) == nil)
     }
 }

@@ -130,6 +130,39 @@ struct UserTokenTests {
         ),
         ("two segments", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbmEifQ"),
         ("header not base64", "!!!.e30.abc"),
+        (
+            "crit given twice, null first",
+            handMadeToken(
+                header: #"{"alg":"HS256","kid":"k2","crit":null,"crit":["x"]}"#, claims: claims(), secret: signingSecret
+            )
+        ),
+        (
+            "crit null",
+            handMadeToken(header: #"{"alg":"HS256","kid":"k2","crit":null}"#, claims: claims(), secret: signingSecret)
+        ),
+        (
+            "alg given twice",
+            handMadeToken(header: #"{"alg":"none","alg":"HS256","kid":"k2"}"#, claims: claims(), secret: signingSecret)
+        ),
+        (
+            "exp past the year 9999",
+            handMadeToken(
+                header: #"{"alg":"HS256","kid":"k2"}"#, claims: #"{"sub":"ana","iat":\#(startSeconds),"exp":1e30}"#,
+                secret: signingSecret)
+        ),
+        (
+            "iat far before year 1",
+            handMadeToken(
+                header: #"{"alg":"HS256","kid":"k2"}"#,
+                claims: #"{"sub":"ana","iat":-1e30,"exp":\#(startSeconds + 600)}"#, secret: signingSecret)
+        ),
+        (
+            "nbf out of range",
+            handMadeToken(
+                header: #"{"alg":"HS256","kid":"k2"}"#,
+                claims: #"{"sub":"ana","iat":\#(startSeconds),"exp":\#(startSeconds + 600),"nbf":1e19}"#,
+                secret: signingSecret)
+        ),
     ])
     func aTokenThatIsNotOursIsRefused(_ name: String, _ token: String) async {
         if case .valid = await authority.verify(Substring(token), now: TestServer.start) {
@@ -249,6 +282,8 @@ struct TokenRouteTests {
                 .expectProblem(422, "invalid-field", field: "issuedBefore")
             try await client.send(.delete, "/v1/users/ana/tokens?before=2027-01-01T00:00:00Z")
                 .expectProblem(400, "bad-request", field: "before")
+            try await client.send(.delete, "/v1/users/ana/tokens", #"{"issuedBefore": "2027-01-01T00:00:00Z"}"#)
+                .expectProblem(400, "bad-request", detailContains: "no body")
             #expect(try server.store.tokensRevokedBefore(userID: "ana") == nil)
             // Minting and revoking take the API key only: a user token is a wrong key there.
             let token = try await userToken("ana")

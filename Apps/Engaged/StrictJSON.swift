@@ -1,14 +1,16 @@
-/// Finds a key given twice in one JSON object, which `JSONDecoder` would accept silently (one of
-/// the two values wins): the server refuses such bodies, as the simulator's scenario reader does.
+/// What `JSONDecoder` accepts silently and RFC 8259 does not allow, found before it decodes: a
+/// key given twice in one object (one of the two values would win; the simulator's scenario
+/// reader refuses them too) and a comma before a closing bracket (`{"a": 1,}`).
 ///
-/// A scan for that alone over well-formed JSON: it tokenizes strings (decoding escapes, so
-/// `"a"` and `"\u0061"` are one key) and tracks each open object's keys and path. On malformed
-/// input it stops and answers nil: `JSONDecoder` then says what is wrong.
-enum JSONDuplicateKeys {
-    struct Duplicate: Equatable {
+/// A scan for those alone: it tokenizes strings (decoding escapes, so `"a"` and `"\u0061"` are
+/// one key) and tracks each open container's keys and path. On other malformed input it stops
+/// and answers nil: `JSONDecoder` then says what is wrong.
+enum StrictJSON {
+    enum Finding: Equatable {
         /// The dotted path of the repeated key (`preferences.quietHours.start`, `items[2].id`).
-        var path: String
-        var key: String
+        case duplicateKey(path: String, key: String)
+        /// A comma right before the end of the object or array at `path` (empty: the top level).
+        case trailingComma(path: String)
     }
 
     private enum Container {
@@ -16,9 +18,10 @@ enum JSONDuplicateKeys {
         case array(index: Int, path: String)
     }
 
-    static func firstDuplicate(in bytes: [UInt8]) -> Duplicate? {
+    static func firstFinding(in bytes: [UInt8]) -> Finding? {
         var stack: [Container] = []
         var index = 0
+        var afterComma = false
         /// The path of the value about to start, from the container it is in.
         func valuePath() -> String {
             switch stack.last {
@@ -39,28 +42,36 @@ enum JSONDuplicateKeys {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "{"):
+                afterComma = false
                 stack.append(.object(keys: [], path: valuePath(), pendingKey: nil))
                 index += 1
             case UInt8(ascii: "["):
+                afterComma = false
                 stack.append(.array(index: 0, path: valuePath()))
                 index += 1
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                guard !stack.isEmpty else { return nil }
-                stack.removeLast()
+                guard let closed = stack.popLast() else { return nil }
+                if afterComma {
+                    switch closed {
+                    case .object(_, let path, _), .array(_, let path): return .trailingComma(path: path)
+                    }
+                }
                 valueEnded()
                 index += 1
             case UInt8(ascii: ","):
+                afterComma = true
                 if case .array(let position, let path) = stack.last {
                     stack[stack.count - 1] = .array(index: position + 1, path: path)
                 }
                 index += 1
             case UInt8(ascii: "\""):
+                afterComma = false
                 guard let (text, end) = string(in: bytes, from: index) else { return nil }
                 index = end
                 if case .object(var keys, let path, nil) = stack.last {
                     // A string where a key is awaited is the key.
                     guard keys.insert(text).inserted else {
-                        return Duplicate(path: path.isEmpty ? text : path + "." + text, key: text)
+                        return .duplicateKey(path: path.isEmpty ? text : path + "." + text, key: text)
                     }
                     stack[stack.count - 1] = .object(keys: keys, path: path, pendingKey: text)
                 } else {
@@ -70,6 +81,7 @@ enum JSONDuplicateKeys {
                 index += 1
             default:
                 // A number, true, false or null: skip to the next delimiter.
+                afterComma = false
                 while index < bytes.count, !Self.delimiters.contains(bytes[index]) { index += 1 }
                 valueEnded()
             }
