@@ -1,6 +1,7 @@
 import Foundation
 import JWTKit
 import Models
+import Synchronization
 
 /// The signing keys of user tokens (`ENGAGED_USER_TOKEN_KEYS`): comma-separated `kid:secret`
 /// pairs. The first key signs new tokens; every key verifies, so a key rotates without downtime:
@@ -104,6 +105,7 @@ enum UserTokenVerdict: Equatable, Sendable {
 struct UserTokenAuthority: Sendable {
     let keys: UserTokenKeys
     private let collection: JWTKeyCollection
+    private let remembered = SignedTokens()
 
     /// Between this server's processes, clocks may disagree by this much.
     static let clockSkewSeconds: Int64 = 60
@@ -131,45 +133,74 @@ struct UserTokenAuthority: Sendable {
         return MintedUserToken(token: token, keyID: keys.signing.id, issuedAt: now, expiresAt: expiresAt)
     }
 
-    /// What `token` says at `now`.
+    /// What `token` says at `now`. A token whose signature and shape once held is remembered
+    /// (`SignedTokens`): its times are judged again on every use, its signature not.
     func verify(_ token: Substring, now: Instant) async -> UserTokenVerdict {
+        let signed: SignedToken
+        if let known = remembered.find(token) {
+            signed = known
+        } else {
+            switch await verifySignature(token) {
+            case .failure(let refusal): return .invalid(refusal.reason)
+            case .success(let checked):
+                remembered.keep(token, checked)
+                signed = checked
+            }
+        }
+        guard now < signed.expiresAt else { return .invalid("the user token expired at \(signed.expiresAt.iso8601)") }
+        let latestStart = now.secondsSinceEpoch + Self.clockSkewSeconds
+        guard signed.issuedAt.secondsSinceEpoch <= latestStart,
+            (signed.notBefore?.secondsSinceEpoch ?? 0) <= latestStart
+        else {
+            return .invalid("the user token is not valid yet")
+        }
+        return .valid(userID: signed.userID, issuedAt: signed.issuedAt)
+    }
+
+    /// Why a token is not one of ours, whatever the time.
+    private struct Refusal: Error {
+        var reason: String
+    }
+
+    /// The header rules, the signature, and claims in range: everything but the time.
+    private func verifySignature(_ token: Substring) async -> Result<SignedToken, Refusal> {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let header = Self.header(parts[0]) else {
-            return .invalid("the user token is not a JWT (header.payload.signature)")
+            return .failure(Refusal(reason: "the user token is not a JWT (header.payload.signature)"))
         }
         guard header.alg == "HS256" else {
-            return .invalid("the user token's algorithm is \(header.alg.map { "\"\($0)\"" } ?? "missing"), not HS256")
+            return .failure(
+                Refusal(
+                    reason: "the user token's algorithm is \(header.alg.map { "\"\($0)\"" } ?? "missing"), not HS256"))
         }
-        guard !header.hasCrit else { return .invalid("the user token names critical extensions this server lacks") }
+        guard !header.hasCrit else {
+            return .failure(Refusal(reason: "the user token names critical extensions this server lacks"))
+        }
         guard let kid = header.kid, keys.keys.contains(where: { $0.id == kid }) else {
-            return .invalid("the user token's key id (kid) is missing or not one of this server's keys")
+            return .failure(
+                Refusal(reason: "the user token's key id (kid) is missing or not one of this server's keys"))
         }
         let claims: UserTokenClaims
         do {
             claims = try await collection.verify(String(token), as: UserTokenClaims.self)
         } catch {
-            return .invalid("the user token's signature or claims are not valid")
+            return .failure(Refusal(reason: "the user token's signature or claims are not valid"))
         }
         // A signed token may still carry any number: out of range (past year 9999) is invalid, never a trap.
+        let outOfRange = Refusal(reason: "the user token's times are out of range")
         guard let expiresAt = Self.instant(claims.exp.value), let issuedAt = Self.instant(claims.iat.value) else {
-            return .invalid("the user token's times are out of range")
+            return .failure(outOfRange)
         }
         var notBefore: Instant?
         if let nbf = claims.nbf {
-            guard let start = Self.instant(nbf.value) else {
-                return .invalid("the user token's times are out of range")
-            }
+            guard let start = Self.instant(nbf.value) else { return .failure(outOfRange) }
             notBefore = start
         }
-        guard now < expiresAt else { return .invalid("the user token expired at \(expiresAt.iso8601)") }
-        let latestStart = now.secondsSinceEpoch + Self.clockSkewSeconds
-        guard issuedAt.secondsSinceEpoch <= latestStart, (notBefore?.secondsSinceEpoch ?? 0) <= latestStart else {
-            return .invalid("the user token is not valid yet")
-        }
         guard UserTokenClaims.isUserIDShaped(claims.sub.value) else {
-            return .invalid("the user token's subject is not a user id")
+            return .failure(Refusal(reason: "the user token's subject is not a user id"))
         }
-        return .valid(userID: claims.sub.value, issuedAt: issuedAt)
+        return .success(
+            SignedToken(userID: claims.sub.value, issuedAt: issuedAt, expiresAt: expiresAt, notBefore: notBefore))
     }
 
     /// Whole seconds of a claim's time, or nil past the years 0001...9999.
@@ -205,5 +236,37 @@ struct UserTokenAuthority: Sendable {
             return nil
         }
         return try? JSONDecoder().decode(Header.self, from: bytes)
+    }
+}
+
+/// A token whose header and signature held, with its claims.
+struct SignedToken: Equatable, Sendable {
+    var userID: String
+    var issuedAt: Instant
+    var expiresAt: Instant
+    var notBefore: Instant?
+}
+
+/// Tokens whose signatures held, by their text, so an app's token is verified once, not on
+/// every request (the keys do not change while the server runs, and a token's text cannot
+/// change without failing its signature). Refused tokens are not kept: a client guessing fills
+/// nothing. At most `capacity` are kept; when full, the table starts over.
+final class SignedTokens: Sendable {
+    private let byToken = Mutex<[String: SignedToken]>([:])
+    let capacity: Int
+
+    init(capacity: Int = 10_000) { self.capacity = capacity }
+
+    func find(_ token: Substring) -> SignedToken? {
+        let key = String(token)
+        return byToken.withLock { $0[key] }
+    }
+
+    func keep(_ token: Substring, _ signed: SignedToken) {
+        let key = String(token)
+        byToken.withLock { known in
+            if known.count >= capacity { known.removeAll(keepingCapacity: true) }
+            known[key] = signed
+        }
     }
 }

@@ -48,6 +48,41 @@ struct UserTokenTests {
         #expect(reason.contains("expired"))
     }
 
+    @Test func aRememberedTokenIsStillJudgedOnTheClock() async throws {
+        let token = Substring(try await authority.mint(for: "ana", now: TestServer.start, ttlSeconds: 600).token)
+        #expect(
+            await authority.verify(token, now: TestServer.start) == .valid(userID: "ana", issuedAt: TestServer.start))
+        // Second use: from memory, and its expiry and start still count.
+        #expect(
+            await authority.verify(token, now: TestServer.start + 10)
+                == .valid(userID: "ana", issuedAt: TestServer.start))
+        #expect(
+            await authority.verify(token, now: TestServer.start + 600)
+                != .valid(userID: "ana", issuedAt: TestServer.start))
+        #expect(
+            await authority.verify(token, now: TestServer.start - 61)
+                != .valid(userID: "ana", issuedAt: TestServer.start))
+        // A refused token is not remembered: one changed byte is refused every time.
+        var bytes = Array(token.utf8)
+        bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let forged = Substring(String(decoding: bytes, as: UTF8.self))
+        for _ in 0..<2 {
+            #expect(
+                await authority.verify(forged, now: TestServer.start)
+                    != .valid(userID: "ana", issuedAt: TestServer.start))
+        }
+    }
+
+    @Test func theMemoryOfTokensIsBounded() {
+        let memory = SignedTokens(capacity: 3)
+        let signed = SignedToken(userID: "ana", issuedAt: TestServer.start, expiresAt: TestServer.start + 1)
+        for index in 0..<3 { memory.keep("t\(index)", signed) }
+        #expect(memory.find("t0") == signed)
+        memory.keep("t3", signed)
+        #expect(memory.find("t0") == nil)
+        #expect(memory.find("t3") == signed)
+    }
+
     @Test func theKeyBeforeARotationStillVerifiesAndAnUnknownOneDoesNot() async throws {
         let old = handMadeToken(
             header: #"{"alg":"HS256","typ":"JWT","kid":"k1"}"#, claims: claims(),
