@@ -23,6 +23,48 @@ struct Engaged: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "engaged", abstract: "The EngagementEngine server: an HTTP API over the engine's runtime.",
         subcommands: [Serve.self, Worker.self, Migrate.self, Backup.self])
+
+    /// Parses the command line with the settings of the environment and the file
+    /// (`SettingSources`), then runs the command; a settings file that cannot be used is exit 78,
+    /// and a refused value names where it came from.
+    static func main() async {
+        let resolved: (arguments: [String], origins: [String])
+        do {
+            resolved = try SettingSources.resolve(
+                Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        } catch {
+            FileHandle.standardError.write(Data("engaged: \(error)\n".utf8))
+            Foundation.exit(78)
+        }
+        do {
+            var command = try parseAsRoot(resolved.arguments)
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure, !resolved.origins.isEmpty {
+                FileHandle.standardError.write(
+                    Data(
+                        "engaged: settings not on the command line: \(resolved.origins.joined(separator: "; "))\n".utf8)
+                )
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+/// `--config FILE`: settings as JSON, after the command line and the environment.
+struct ConfigFileOption: ParsableArguments {
+    @Option(
+        name: .customLong("config"),
+        help: ArgumentHelp(
+            "A JSON file of settings, {\"rate-limit-user\": \"10/30\"}; or ENGAGED_CONFIG.",
+            discussion:
+                "Every setting also comes from ENGAGED_<NAME> (ENGAGED_RATE_LIMIT_USER); flags win, then the environment, then the file."
+        ))
+    var path: String?
 }
 
 struct Serve: AsyncParsableCommand {
@@ -114,6 +156,8 @@ struct Serve: AsyncParsableCommand {
     var manualClock: String?
 
     @OptionGroup var apns: APNsOptions
+
+    @OptionGroup var configFile: ConfigFileOption
 
     @Option(
         name: .customLong("coach-url"),

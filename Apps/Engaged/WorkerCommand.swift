@@ -34,6 +34,8 @@ struct Worker: AsyncParsableCommand {
 
     @OptionGroup var apns: APNsOptions
 
+    @OptionGroup var configFile: ConfigFileOption
+
     @Option(name: .customLong("log-format"), help: "text, or json: one JSON object per line on standard error.")
     var logFormat = LogFormat.text
 
