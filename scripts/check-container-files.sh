@@ -11,7 +11,7 @@ set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
 
 # engaged's subcommands (Apps/Engaged/EngagedCommand.swift): update with a new one.
-subcommands="serve worker migrate"
+subcommands="serve worker migrate backup"
 
 failures=0
 fail() {

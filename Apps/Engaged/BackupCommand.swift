@@ -29,18 +29,12 @@ struct Backup: ParsableCommand {
 
     func run() throws {
         let source = dataDirectory + "/engaged.sqlite"
-        guard FileManager.default.fileExists(atPath: source) else {
-            throw Serve.fail("\(source) does not exist: no store to back up", status: 74)
-        }
-        guard !FileManager.default.fileExists(atPath: destination) else {
+        do {
+            try SQLiteEngagementStore.backup(storeAt: source, to: destination)
+        } catch .destinationExists {
             throw Serve.fail("\(destination) exists; a backup never replaces a file", status: 73)
-        }
-        let store: SQLiteEngagementStore
-        do { store = try SQLiteEngagementStore(path: source) } catch {
-            throw Serve.fail("the store \(source) cannot be opened: \(error)", status: 74)
-        }
-        do { try store.backup(to: destination) } catch {
-            throw Serve.fail("the backup to \(destination) failed: \(error)", status: 74)
+        } catch {
+            throw Serve.fail("the backup of \(source) to \(destination) failed: \(error)", status: 74)
         }
         print("backed up \(source) to \(destination)")
     }

@@ -24,6 +24,9 @@ enum JSONBody {
         case .trailingComma(let path)?:
             throw Problem.badRequest(
                 "the body is not valid JSON: a comma before a closing bracket", field: path.isEmpty ? nil : path)
+        case .tooDeep(let path)?:
+            throw Problem.badRequest(
+                "the body nests deeper than \(StrictJSON.maximumDepth) levels", field: path.isEmpty ? nil : path)
         case nil: break
         }
         do {

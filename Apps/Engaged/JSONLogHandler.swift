@@ -5,7 +5,8 @@ import Logging
 /// `--log-format json`: one JSON object per line on standard error, for log shippers:
 /// `{"time":"2027-03-01T06:00:00.123Z","level":"info","label":"engaged","message":"...","metadata":{...}}`.
 /// Metadata values are flattened to text (nested ones as their description). One `write` per
-/// line, so lines from several threads never interleave.
+/// line: lines from several threads do not interleave as long as each fits the pipe's atomic
+/// write (`PIPE_BUF`, 4 KB on Linux); a longer one may.
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info

@@ -151,8 +151,10 @@ final class RateLimiter: Sendable {
 
     private static func refilled(_ bucket: Bucket?, limit: RateLimit, at: Double) -> Bucket {
         guard let bucket else { return Bucket(tokens: limit.burst, updatedAt: at) }
+        // `at` was read before the lock: a thread that read it earlier may come later, and the
+        // bucket's time must never go back (it would refill the same seconds twice).
         let tokens = min(limit.burst, bucket.tokens + max(0, at - bucket.updatedAt) * limit.ratePerSecond)
-        return Bucket(tokens: tokens, updatedAt: at)
+        return Bucket(tokens: tokens, updatedAt: max(at, bucket.updatedAt))
     }
 
     /// Drops buckets that are full again (a full bucket and no bucket behave alike); if that is
@@ -189,7 +191,8 @@ struct AddressRateLimitMiddleware<Context: RemoteAddressRequestContext>: RouterM
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let address = context.remoteAddress?.ipAddress, !Self.unlimitedPaths.contains(request.uri.path),
+        guard let address = context.remoteAddress.flatMap(Self.bucketID),
+            !Self.unlimitedPaths.contains(request.uri.path),
             !hasTheAPIKey(request)
         else {
             return try await next(request, context)
@@ -209,6 +212,25 @@ struct AddressRateLimitMiddleware<Context: RemoteAddressRequestContext>: RouterM
 
 extension AddressRateLimitMiddleware {
     static var unlimitedPaths: Set<String> { ["/healthz", "/readyz", "/metrics"] }
+
+    /// The bucket of a peer: an IPv4 address (also when mapped into IPv6), or an IPv6 address's
+    /// /64 prefix, since one client holds a whole /64 and would otherwise get a bucket per address.
+    static func bucketID(_ address: SocketAddress) -> String? {
+        switch address {
+        case .v4: return address.ipAddress
+        case .v6(let v6):
+            var raw = v6.address.sin6_addr
+            let bytes = withUnsafeBytes(of: &raw) { Array($0) }
+            if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+                return bytes[12..<16].map(String.init).joined(separator: ".")
+            }
+            let prefix = stride(from: 0, to: 8, by: 2).map {
+                String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16)
+            }
+            return prefix.joined(separator: ":") + "::/64"
+        case .unixDomainSocket: return nil
+        }
+    }
 
     private func hasTheAPIKey(_ request: Request) -> Bool {
         guard let header = request.headers[.authorization],

@@ -46,8 +46,8 @@ struct RequestBodyMiddleware<Context: RequestContext>: RouterMiddleware {
                     return try await body.collect(upTo: JSONBody.maxBytes)
                 } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
                     throw Problem.bodyTooLarge(limitBytes: JSONBody.maxBytes)
-                } catch is CancellationError {
-                    return nil
+                } catch let cancelled as CancellationError {
+                    throw cancelled
                 } catch {
                     throw Problem.badRequest(
                         "the body could not be read: the connection closed before it ended, or sent a malformed chunk")
@@ -58,7 +58,10 @@ struct RequestBodyMiddleware<Context: RequestContext>: RouterMiddleware {
                 return nil
             }
             defer { group.cancelAll() }
+            // The first to finish: the body, or the deadline's nil. A cancelled request (the
+            // client went away) throws CancellationError, never a timeout.
             if let first = try await group.next(), let buffer = first { return buffer }
+            try Task.checkCancellation()
             throw Problem.requestTimeout("the body did not arrive within \(timeout) seconds of the headers")
         }
     }

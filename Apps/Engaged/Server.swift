@@ -8,6 +8,7 @@ import Models
 import NIOCore
 import Runtime
 import ServiceLifecycle
+import Synchronization
 
 /// What the server runs on, chosen by the composition root (`engaged serve`, or a test).
 struct ServerEnvironment: Sendable {
@@ -95,8 +96,11 @@ enum EngagedServer {
         router.add(middleware: RequestBodyMiddleware(timeoutSeconds: environment.bodyTimeoutSeconds))
         // Liveness: the process answers. Readiness: it can serve (a load balancer sends it traffic).
         router.get("healthz") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
-        router.get("readyz") { [runtime = environment.runtime] _, _ in
-            do { try runtime.checkStoreReady() } catch { throw Problem.notReady("the store is not ready: \(error)") }
+        let readiness = Readiness(runtime: environment.runtime, logger: environment.logger)
+        router.get("readyz") { _, _ in
+            guard readiness.isReady() else {
+                throw Problem.notReady("the store does not answer or its schema is not this build's")
+            }
             return JSONBody.response(.ok, ["status": "ready"])
         }
         router.get("metrics", use: routes.metrics)
@@ -212,5 +216,31 @@ struct Routes: Sendable {
                 throw Problem.internalError("the server failed to answer; the request may be retried")
             }
         }
+    }
+}
+
+/// `/readyz`'s answer, asked of the store at most once a second: the probe is not rate limited,
+/// and each answer is a blocking store read, so a flood of probes must not become a flood of
+/// reads. What is wrong is logged, never sent (the probe needs no key).
+final class Readiness: Sendable {
+    private let runtime: EngineRuntime
+    private let logger: Logger
+    private let last = Mutex<(at: ContinuousClock.Instant, ready: Bool)?>(nil)
+
+    init(runtime: EngineRuntime, logger: Logger) {
+        self.runtime = runtime
+        self.logger = logger
+    }
+
+    func isReady() -> Bool {
+        let now = ContinuousClock.now
+        if let known = last.withLock({ $0 }), now - known.at < .seconds(1) { return known.ready }
+        var ready = true
+        do { try runtime.checkStoreReady() } catch {
+            ready = false
+            logger.warning("not ready", metadata: ["error": "\(error)"])
+        }
+        last.withLock { $0 = (now, ready) }
+        return ready
     }
 }

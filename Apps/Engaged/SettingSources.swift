@@ -6,7 +6,8 @@ import Foundation
 /// One name per setting in all three; a setting found in the environment or the file becomes
 /// its flag, so `ArgumentParser` checks every value the same way, whatever its source.
 ///
-/// The file is strict: a flat JSON object whose keys are settings of the subcommand and whose
+/// The file is strict: a flat JSON object whose keys are settings (of any subcommand: one file
+/// serves `serve`, `worker` and `migrate`, each taking its own) and whose
 /// values are strings, whole numbers or booleans (a flag's `true` sets it, `false` leaves it
 /// off). An unknown key, a nested value or a key given twice is an error (exit 78), never
 /// ignored: a misspelt setting must not become a silent default. (swift-configuration's readers
@@ -48,6 +49,7 @@ enum SettingSources {
             "database", "log-format", "worker-id", "lease-seconds", "batch-users", "idle-milliseconds",
             "quiet-guard-seconds", "done-retention-hours",
         ].map { Setting(name: $0) } + apns,
+        "migrate": ["data-dir", "database"].map { Setting(name: $0) },
     ]
 
     /// `arguments` (without the program's name) with every setting of its subcommand that the
@@ -112,22 +114,26 @@ enum SettingSources {
         switch StrictJSON.firstFinding(in: Array(data)) {
         case .duplicateKey(_, let key)?: throw Failure(source: path, problem: "the key \"\(key)\" is given twice")
         case .trailingComma?: throw Failure(source: path, problem: "not valid JSON: a comma before a closing bracket")
+        case .tooDeep?: throw Failure(source: path, problem: "not a flat JSON object of settings")
         case nil: break
         }
         guard let object = try? JSONDecoder().decode([String: FileValue].self, from: data) else {
             throw Failure(
                 source: path, problem: "not a JSON object of settings (strings, whole numbers or booleans)")
         }
+        // One file may serve every subcommand: a key of another one is left to it; a key of none
+        // is a mistake.
         let names = Set(known.map(\.name))
+        let everyName = Set(settings.values.joined().map(\.name))
         var values: [String: String] = [:]
         for (key, value) in object {
-            guard names.contains(key) else {
+            guard everyName.contains(key) else {
                 throw Failure(
                     source: path,
-                    problem: "\"\(key)\" is not a setting of \(arguments.first ?? ""); settings: "
-                        + names.sorted().joined(separator: ", "))
+                    problem: "\"\(key)\" is not a setting of engaged; settings: "
+                        + everyName.sorted().joined(separator: ", "))
             }
-            values[key] = value.text
+            if names.contains(key) { values[key] = value.text }
         }
         return (path, values)
     }

@@ -1,6 +1,7 @@
 /// What `JSONDecoder` accepts silently and RFC 8259 does not allow, found before it decodes: a
 /// key given twice in one object (one of the two values would win; the simulator's scenario
-/// reader refuses them too) and a comma before a closing bracket (`{"a": 1,}`).
+/// reader refuses them too), a comma before a closing bracket (`{"a": 1,}`), and nesting deeper
+/// than `maximumDepth`.
 ///
 /// A scan for those alone: it tokenizes strings (decoding escapes, so `"a"` and `"\u0061"` are
 /// one key) and tracks each open container's keys and path. On other malformed input it stops
@@ -11,69 +12,78 @@ enum StrictJSON {
         case duplicateKey(path: String, key: String)
         /// A comma right before the end of the object or array at `path` (empty: the top level).
         case trailingComma(path: String)
+        /// Nested deeper than `maximumDepth`, at `path`.
+        case tooDeep(path: String)
     }
 
-    private enum Container {
-        case object(keys: Set<String>, path: String, pendingKey: String?)
-        case array(index: Int, path: String)
+    /// Deeper nesting is refused: no request of this API nests past a few levels, and each level
+    /// costs the scan (and the decoder) memory.
+    static let maximumDepth = 64
+
+    /// One open object or array. Its keys are mutated in place (`frames[last].keys.insert`), so a
+    /// wide object costs linear time, never a copy of its key set per key.
+    private struct Frame {
+        var isObject: Bool
+        /// The step into this container from its parent: `key`, `[3]`, or empty at the top.
+        var step: String
+        var keys: Set<String> = []
+        var pendingKey: String?
+        var index = 0
+    }
+
+    /// Keys in a finding's path are clipped, so a path stays small whatever the keys.
+    private static func clipped(_ key: String) -> String { key.count <= 64 ? key : String(key.prefix(64)) + "..." }
+
+    /// The dotted path of `frames` and, below them, `last`.
+    private static func path(_ frames: [Frame], then last: String? = nil) -> String {
+        var text = ""
+        for step in frames.map(\.step) + [last].compactMap({ $0 }) where !step.isEmpty {
+            text += step.hasPrefix("[") || text.isEmpty ? step : "." + step
+        }
+        return text
     }
 
     static func firstFinding(in bytes: [UInt8]) -> Finding? {
-        var stack: [Container] = []
+        var frames: [Frame] = []
         var index = 0
         var afterComma = false
-        /// The path of the value about to start, from the container it is in.
-        func valuePath() -> String {
-            switch stack.last {
-            case .object(_, let path, let key?): path.isEmpty ? key : path + "." + key
-            case .array(let position, let path): path + "[\(position)]"
-            default: ""
-            }
+        /// The step into the value about to start.
+        func nextStep() -> String {
+            guard let top = frames.last else { return "" }
+            return top.isObject ? clipped(top.pendingKey ?? "") : "[\(top.index)]"
         }
-        /// After a value ends: an array moves to its next index; an object awaits its next key.
+        /// After a value ends, an object awaits its next key.
         func valueEnded() {
-            switch stack.last {
-            case .object(let keys, let path, _):
-                stack[stack.count - 1] = .object(keys: keys, path: path, pendingKey: nil)
-            default: break
-            }
+            if !frames.isEmpty, frames[frames.count - 1].isObject { frames[frames.count - 1].pendingKey = nil }
         }
         while index < bytes.count {
             let byte = bytes[index]
             switch byte {
-            case UInt8(ascii: "{"):
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
                 afterComma = false
-                stack.append(.object(keys: [], path: valuePath(), pendingKey: nil))
-                index += 1
-            case UInt8(ascii: "["):
-                afterComma = false
-                stack.append(.array(index: 0, path: valuePath()))
+                guard frames.count < maximumDepth else { return .tooDeep(path: path(frames)) }
+                frames.append(Frame(isObject: byte == UInt8(ascii: "{"), step: nextStep()))
                 index += 1
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                guard let closed = stack.popLast() else { return nil }
-                if afterComma {
-                    switch closed {
-                    case .object(_, let path, _), .array(_, let path): return .trailingComma(path: path)
-                    }
-                }
+                guard !frames.isEmpty else { return nil }
+                if afterComma { return .trailingComma(path: path(frames)) }
+                frames.removeLast()
                 valueEnded()
                 index += 1
             case UInt8(ascii: ","):
                 afterComma = true
-                if case .array(let position, let path) = stack.last {
-                    stack[stack.count - 1] = .array(index: position + 1, path: path)
-                }
+                if let top = frames.last, !top.isObject { frames[frames.count - 1].index += 1 }
                 index += 1
             case UInt8(ascii: "\""):
                 afterComma = false
                 guard let (text, end) = string(in: bytes, from: index) else { return nil }
                 index = end
-                if case .object(var keys, let path, nil) = stack.last {
+                if let top = frames.last, top.isObject, top.pendingKey == nil {
                     // A string where a key is awaited is the key.
-                    guard keys.insert(text).inserted else {
-                        return .duplicateKey(path: path.isEmpty ? text : path + "." + text, key: text)
+                    guard frames[frames.count - 1].keys.insert(text).inserted else {
+                        return .duplicateKey(path: path(frames, then: clipped(text)), key: clipped(text))
                     }
-                    stack[stack.count - 1] = .object(keys: keys, path: path, pendingKey: text)
+                    frames[frames.count - 1].pendingKey = text
                 } else {
                     valueEnded()
                 }

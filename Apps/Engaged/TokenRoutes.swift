@@ -12,8 +12,13 @@ extension Routes {
         let bytes = try await JSONBody.read(request)
         let body = bytes.isEmpty ? MintTokenBody() : try JSONBody.decode(MintTokenBody.self, from: bytes)
         try await perform { try await runtime.requireKnownUser(id) }
+        // Issued no earlier than the user's revocation instant (at most a second ahead of the
+        // clock), so a token minted right after a revocation works at once.
+        let now = runtime.clock.now()
+        let revokedBefore = try await perform { try runtime.userTokensRevokedBefore(of: id) }
         let minted = try await environment.userTokens.mint(
-            for: id, now: runtime.clock.now(), ttlSeconds: body.ttlSeconds ?? environment.userTokenTTLSeconds)
+            for: id, now: max(now, revokedBefore ?? now),
+            ttlSeconds: body.ttlSeconds ?? environment.userTokenTTLSeconds)
         return JSONBody.response(.created, MintedTokenView(minted, userID: id))
     }
 

@@ -171,7 +171,9 @@ struct UserTokenAuthority: Sendable {
         guard header.alg == "HS256" else {
             return .failure(
                 Refusal(
-                    reason: "the user token's algorithm is \(header.alg.map { "\"\($0)\"" } ?? "missing"), not HS256"))
+                    reason:
+                        "the user token's algorithm is \(header.alg.map { "\"\($0.prefix(16))\"" } ?? "missing"), not HS256"
+                ))
         }
         guard !header.hasCrit else {
             return .failure(Refusal(reason: "the user token names critical extensions this server lacks"))

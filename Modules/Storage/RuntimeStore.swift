@@ -231,8 +231,8 @@ public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, Ide
 }
 
 extension StoreError {
-    /// A schema older than the build's: the store was opened by an older build since, or its
-    /// migration was undone.
+    /// A schema older than the build's under a running server: its migration was undone (a
+    /// restore from an older backup, a database rolled back) while the server ran.
     public static func olderSchema(found: Int, expected: Int) -> StoreError {
         .unavailable("the schema is at version \(found), this build reads \(expected); run `engaged migrate`")
     }

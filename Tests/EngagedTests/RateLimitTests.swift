@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import NIOCore
 import Synchronization
 import Testing
 
@@ -72,6 +73,18 @@ struct RateLimiterTests {
         // When none has refilled, the fullest go first, and the table stays bounded.
         for index in 0..<200 { _ = limiter.take(.address, "b\(index)") }
         #expect(limiter.trackedBuckets <= 100)
+    }
+
+    @Test func anIPv6ClientHasOneBucketPer64AndAMappedIPv4ItsAddress() throws {
+        let one = try SocketAddress(ipAddress: "2001:db8:aa:bb:1::1", port: 1)
+        let other = try SocketAddress(ipAddress: "2001:db8:aa:bb:ffff::9", port: 2)
+        let elsewhere = try SocketAddress(ipAddress: "2001:db8:aa:bc::1", port: 3)
+        let key = AddressRateLimitMiddleware<EngagedRequestContext>.bucketID
+        #expect(key(one) == "2001:db8:aa:bb::/64")
+        #expect(key(one) == key(other))
+        #expect(key(one) != key(elsewhere))
+        #expect(key(try SocketAddress(ipAddress: "::ffff:10.1.2.3", port: 4)) == "10.1.2.3")
+        #expect(key(try SocketAddress(ipAddress: "10.1.2.3", port: 5)) == "10.1.2.3")
     }
 
     @Test(arguments: [("100/200", 100.0, 200.0), ("1/1", 1, 1), ("0", 0, 0)])

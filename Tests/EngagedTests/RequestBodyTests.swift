@@ -71,6 +71,19 @@ struct RequestBodyTests {
         }
     }
 
+    /// Nesting past 64 levels is refused at the level it passes (the scan's memory and time stay
+    /// linear in the body: a 60,000-deep body once cost the scan gigabytes).
+    @Test func aBodyNestedPast64LevelsIs400() async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            let body = #"{"timeZone": "UTC", "x": "# + String(repeating: "[", count: 60_000)
+            let response = try await client.send(.put, "/v1/users/ana", body)
+            #expect(response.status == .badRequest)
+            #expect((response.json["field"] as? String)?.hasPrefix("x[0][0]") == true)
+            #expect(try server.store.profile(id: "ana") == nil)
+        }
+    }
+
     @Test(arguments: [#"{"timeZone": "UTC",}"#, "[]", "3", #""UTC""#, #"  [{"timeZone": "UTC"}]"#])
     func aBodyThatIsNotOneStrictJSONObjectIs400(body: String) async throws {
         let server = try await TestServer()
@@ -129,6 +142,12 @@ struct StrictJSONTests {
         (#"{"a": 1,}"#, .trailingComma(path: "")),
         (#"{"a": {"b": [1, 2 , ]}}"#, .trailingComma(path: "a.b")),
         ("{\"a\": [{\"b\": true,\n}]}", .trailingComma(path: "a[0]")),
+        // At 64 open containers, the path of the deepest (the top one has no step).
+        (String(repeating: "[", count: 65), .tooDeep(path: (0..<63).map { _ in "[0]" }.joined())),
+        (
+            #"{"a": "# + String(repeating: #"{"a": "#, count: 70),
+            .tooDeep(path: Array(repeating: "a", count: 63).joined(separator: "."))
+        ),
     ])
     func findsTheFirstFindingWithItsPath(json: String, expected: StrictJSON.Finding) {
         #expect(StrictJSON.firstFinding(in: Array(json.utf8)) == expected)

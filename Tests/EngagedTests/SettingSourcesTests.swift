@@ -31,6 +31,15 @@ struct SettingSourcesTests {
         #expect(!resolved.arguments.contains("secret"))
     }
 
+    @Test func oneFileServesEverySubcommandEachTakingItsOwn() throws {
+        let path = try Self.file(#"{"port": 9, "lease-seconds": 30, "database": "postgres://u@h/d"}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let worker = try SettingSources.resolve(["worker", "--config", path], environment: [:])
+        #expect(worker.arguments.contains("--lease-seconds") && !worker.arguments.contains("--port"))
+        let migrate = try SettingSources.resolve(["migrate"], environment: ["ENGAGED_CONFIG": path])
+        #expect(migrate.arguments == ["migrate", "--database", "postgres://u@h/d"])
+    }
+
     @Test func aValueFromTheEnvironmentIsCheckedAsItsFlagIs() throws {
         let resolved = try SettingSources.resolve(
             ["serve", "--port", "0", "--data-dir", "d"], environment: ["ENGAGED_RATE_LIMIT_USER": "10/5"])
@@ -39,7 +48,7 @@ struct SettingSourcesTests {
     }
 
     @Test(arguments: [
-        (#"{"rate-limit-users": "1/1"}"#, "is not a setting of serve"),
+        (#"{"rate-limit-users": "1/1"}"#, "is not a setting of engaged"),
         (#"{"port": 1, "port": 2}"#, "given twice"),
         (#"{"port": {"value": 1}}"#, "not a JSON object of settings"),
         (#"{"port": 1.5}"#, "not a JSON object of settings"),
@@ -61,12 +70,17 @@ struct SettingSourcesTests {
         #expect(throws: SettingSources.Failure.self) {
             try SettingSources.resolve(["worker"], environment: ["ENGAGED_CONFIG": "/nonexistent/engaged.json"])
         }
-        let migrate = ["migrate", "--data-dir", "d"]
-        #expect(try SettingSources.resolve(migrate, environment: ["ENGAGED_PORT": "1"]).arguments == migrate)
+        let backup = ["backup", "--data-dir", "d", "--to", "f"]
+        #expect(try SettingSources.resolve(backup, environment: ["ENGAGED_PORT": "1"]).arguments == backup)
+        // migrate reads the database from the environment, as compose passes it.
+        let migrate = try SettingSources.resolve(["migrate"], environment: ["ENGAGED_DATABASE": "postgres://u@h/d"])
+        #expect(migrate.arguments == ["migrate", "--database", "postgres://u@h/d"])
     }
 
     /// Every option `--help` lists has its setting, and no setting lacks its option.
-    @Test(arguments: [("serve", Serve.self as any ParsableCommand.Type), ("worker", Worker.self)])
+    @Test(arguments: [
+        ("serve", Serve.self as any ParsableCommand.Type), ("worker", Worker.self), ("migrate", Migrate.self),
+    ])
     func theSettingsAreTheOptionsOfHelp(subcommand: String, command: any ParsableCommand.Type) throws {
         let help = Engaged.helpMessage(for: command, columns: 400)
         let regex = try Regex("--([a-z0-9-]+)")

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Models
 import Storage
 import Synchronization
@@ -19,7 +20,7 @@ struct SQLiteBackupTests {
             let store = try SQLiteEngagementStore(path: directory.appendingPathComponent("engaged.sqlite").path)
             for index in 0..<30 { try store.apply(StoreCrashWorkload.batch(index)) }
             let copy = directory.appendingPathComponent("backup.sqlite").path
-            try store.backup(to: copy)
+            try SQLiteEngagementStore.backup(storeAt: store.path, to: copy)
             #expect(!FileManager.default.fileExists(atPath: copy + ".partial"))
             let restored = try SQLiteEngagementStore(path: copy)
             #expect(try Self.checkpoints(restored) == Self.checkpoints(store))
@@ -33,10 +34,20 @@ struct SQLiteBackupTests {
             let store = try SQLiteEngagementStore(path: directory.appendingPathComponent("engaged.sqlite").path)
             let existing = directory.appendingPathComponent("taken").path
             FileManager.default.createFile(atPath: existing, contents: Data("keep".utf8))
-            #expect(throws: StoreError.self) { try store.backup(to: existing) }
+            #expect(throws: BackupError.destinationExists(existing)) {
+                try SQLiteEngagementStore.backup(storeAt: store.path, to: existing)
+            }
             #expect(FileManager.default.contents(atPath: existing) == Data("keep".utf8))
             let nowhere = directory.appendingPathComponent("missing/backup.sqlite").path
-            #expect(throws: StoreError.self) { try store.backup(to: nowhere) }
+            #expect(throws: BackupError.self) { try SQLiteEngagementStore.backup(storeAt: store.path, to: nowhere) }
+            // Not a store: refused, and nothing written.
+            let other = directory.appendingPathComponent("other.sqlite").path
+            let queue = try DatabaseQueue(path: other)
+            try queue.write { db in try db.execute(sql: "CREATE TABLE t (x INTEGER)") }
+            try queue.close()
+            let copy = directory.appendingPathComponent("copy.sqlite").path
+            #expect(throws: BackupError.self) { try SQLiteEngagementStore.backup(storeAt: other, to: copy) }
+            #expect(!FileManager.default.fileExists(atPath: copy))
         }
     }
 
@@ -46,17 +57,28 @@ struct SQLiteBackupTests {
             let path = directory.appendingPathComponent("engaged.sqlite").path
             let store = try SQLiteEngagementStore(path: path)
             let written = Mutex(0)
+            let failed = Mutex(false)
             let writer = Thread {
                 for index in 0..<400 {
-                    do { try store.apply(StoreCrashWorkload.batch(index)) } catch { return }
+                    do { try store.apply(StoreCrashWorkload.batch(index)) } catch {
+                        failed.withLock { $0 = true }
+                        return
+                    }
                     written.withLock { $0 = index + 1 }
                 }
             }
             writer.start()
-            while written.withLock({ $0 }) < 20 { Thread.sleep(forTimeInterval: 0.001) }
+            // Waits for the writer, or stops when it failed (an expectation then fails, no hang).
+            func wait(for count: Int) {
+                while written.withLock({ $0 }) < count, !failed.withLock({ $0 }) {
+                    Thread.sleep(forTimeInterval: 0.001)
+                }
+            }
+            wait(for: 20)
             let copy = directory.appendingPathComponent("backup.sqlite").path
-            try store.backup(to: copy)
-            while written.withLock({ $0 }) < 400 { Thread.sleep(forTimeInterval: 0.01) }
+            try SQLiteEngagementStore.backup(storeAt: path, to: copy)
+            wait(for: 400)
+            #expect(!failed.withLock { $0 })
             // The copy is the store after some batch n: each user's checkpoint is the newest of
             // that user's batches up to n, for one n.
             let found = try Self.checkpoints(SQLiteEngagementStore(path: copy))
