@@ -35,7 +35,7 @@ help:
 	@echo "make format     swift format in place"
 
 setup:
-	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install Swift 6.1 or later"; exit 1; }
+	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install Swift 6.2 or later"; exit 1; }
 	@if ! [ -e /usr/include/sqlite3.h ] && command -v apt-get >/dev/null; then \
 		echo "installing libsqlite3-dev"; \
 		(apt-get update -qq && apt-get install -y -qq libsqlite3-dev) >/dev/null; \
