@@ -15,7 +15,7 @@ extension Shard {
     /// send rules hold back is withheld whether or not the user has a device) and its first
     /// attempt made. A user whose token was retired has no device left: nothing is sent.
     func startSend(_ local: Int, _ row: OutboxRow, at now: Instant) throws {
-        let channel: DeliveryChannel = row.channel == .silent ? .silent : .remote
+        let channel = row.countedChannel
         let unread = users[local].remote.inbox.unreadCount
         let address = users[local].remote.address
         let push: PushRequest
@@ -79,7 +79,7 @@ extension Shard {
     /// while attempts remain, and the final answer is reported as the transport reports it.
     private func attempt(_ local: Int, _ flight: RemoteChannel.InFlight, at now: Instant) throws {
         var flight = flight
-        let channel: DeliveryChannel = flight.row.channel == .silent ? .silent : .remote
+        let channel = flight.row.countedChannel
         let answer = try send(local, flight.push, carrying: flight.note, on: channel, attempt: flight.attempts, at: now)
         flight.attempts += 1
         let report: SendReport
@@ -169,4 +169,10 @@ extension Shard {
         return max(
             1, Int64((Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18).rounded(.up)))
     }
+}
+
+extension OutboxRow {
+    /// The channel a send of this row counts under in the report: badge syncs as silent, every
+    /// other push as remote.
+    var countedChannel: DeliveryChannel { channel == .silent ? .silent : .remote }
 }

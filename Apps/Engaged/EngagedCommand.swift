@@ -110,8 +110,7 @@ struct Serve: AsyncParsableCommand {
         help: "Answer 408 to a request whose body has not fully arrived this long after its headers (1...300).")
     var bodyTimeoutSeconds: Int64 = 10
 
-    @Option(name: .customLong("log-format"), help: "text, or json: one JSON object per line on standard error.")
-    var logFormat = LogFormat.text
+    @OptionGroup var log: LogFormatOption
 
     @Option(
         name: .customLong("max-connections"),
@@ -213,7 +212,7 @@ struct Serve: AsyncParsableCommand {
         do { secrets = try ServerSecrets(environment, legacyUserTokens: legacyUserTokens) } catch {
             throw Self.fail(error.description)
         }
-        logFormat.bootstrap()
+        log.format.bootstrap()
         var logger = Logger(label: "engaged")
         logger.logLevel = .info
 

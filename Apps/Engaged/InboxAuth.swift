@@ -45,7 +45,7 @@ struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let credential = APIKeyMiddleware<Context>.bearerCredential(header) else {
             return .unauthorized("the Authorization header is not Bearer <api key> or Bearer <user token>")
         }
-        if APIKeyMiddleware<Context>.constantTimeEqual(Array(credential.utf8), apiKey) { return .apiKey }
+        if APIKeyMiddleware<Context>.isAPIKey(credential, apiKey) { return .apiKey }
         if let legacyUserTokens, Self.isLegacyShaped(credential) {
             return legacyUserTokens.verdict(credential, pathUserID: pathUserID)
         }

@@ -44,6 +44,12 @@ struct JSONLogHandler: LogHandler {
     }
 }
 
+/// `--log-format`, of `serve` and `worker`.
+struct LogFormatOption: ParsableArguments {
+    @Option(name: .customLong("log-format"), help: "text, or json: one JSON object per line on standard error.")
+    var format = LogFormat.text
+}
+
 /// The format of the server's and the workers' logs (`--log-format`).
 enum LogFormat: String, CaseIterable, Sendable, ExpressibleByArgument {
     case text, json

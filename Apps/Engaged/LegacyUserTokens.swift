@@ -18,7 +18,7 @@ struct LegacyUserTokens: Sendable {
 
     init(secret: String) { self.secret = Array(secret.utf8) }
 
-    /// Learns the tokens of `userIDs` (32 bytes of memory and one HMAC each).
+    /// Learns the tokens of `userIDs` (one HMAC and one table entry each).
     func remember(_ userIDs: some Sequence<String>) {
         let tokens = userIDs.map { ($0, token(for: $0)) }
         owners.byToken.withLock { owners in for (userID, token) in tokens { owners[token] = userID } }

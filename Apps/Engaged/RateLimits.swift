@@ -193,7 +193,7 @@ struct AddressRateLimitMiddleware<Context: RemoteAddressRequestContext>: RouterM
     ) async throws -> Response {
         guard let address = context.remoteAddress.flatMap(Self.bucketID),
             !Self.unlimitedPaths.contains(request.uri.path),
-            !hasTheAPIKey(request)
+            !APIKeyMiddleware<Context>.carriesAPIKey(request, apiKey)
         else {
             return try await next(request, context)
         }
@@ -230,13 +230,6 @@ extension AddressRateLimitMiddleware {
             return prefix.joined(separator: ":") + "::/64"
         case .unixDomainSocket: return nil
         }
-    }
-
-    private func hasTheAPIKey(_ request: Request) -> Bool {
-        guard let header = request.headers[.authorization],
-            let credential = APIKeyMiddleware<Context>.bearerCredential(header)
-        else { return false }
-        return APIKeyMiddleware<Context>.constantTimeEqual(Array(credential.utf8), apiKey)
     }
 }
 

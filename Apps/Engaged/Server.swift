@@ -135,8 +135,7 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let header = request.headers[.authorization] else {
             throw Problem.unauthorized("missing Authorization header; send Authorization: Bearer <api key>")
         }
-        guard let credential = Self.bearerCredential(header), Self.constantTimeEqual(Array(credential.utf8), apiKey)
-        else {
+        guard let credential = Self.bearerCredential(header), Self.isAPIKey(credential, apiKey) else {
             throw Problem.unauthorized("the API key is not valid")
         }
         try limiter.charge(.apiKey, "", metrics: metrics)
@@ -148,6 +147,16 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
     static func bearerCredential(_ header: String) -> Substring? {
         guard header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else { return nil }
         return header.dropFirst(7)
+    }
+
+    /// Whether `credential` is `apiKey`, compared in constant time.
+    static func isAPIKey(_ credential: Substring, _ apiKey: String) -> Bool {
+        constantTimeEqual(Array(credential.utf8), apiKey)
+    }
+
+    /// Whether the request's `Authorization` is `Bearer <apiKey>`.
+    static func carriesAPIKey(_ request: Request, _ apiKey: String) -> Bool {
+        request.headers[.authorization].flatMap(bearerCredential).map { isAPIKey($0, apiKey) } ?? false
     }
 
     /// Compares without an early exit, so the time taken does not tell how much of a guess matched.
@@ -171,16 +180,21 @@ struct Routes: Sendable {
     /// The user id of the path: 1 to 64 of `A-Z a-z 0-9 _ . -`.
     static func userID(_ context: some RequestContext) throws(Problem) -> String {
         let id = context.parameters.get("id") ?? ""
-        let allowed = id.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
-        }
-        guard !id.isEmpty, id.utf8.count <= 64, allowed else {
+        guard Self.isIdentifier(id) else {
             throw Problem.badRequest("a user id is 1 to 64 characters of A-Z, a-z, 0-9, _, . and -", field: "id")
         }
         return id
+    }
+
+    /// 1 to 64 of `A-Z a-z 0-9 _ . -`: a user id (in a path, or a token's subject) and a key id.
+    static func isIdentifier(_ text: some StringProtocol) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64
+            && text.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+            }
     }
 
     @Sendable func schedule(_ request: Request, context: EngagedRequestContext) async throws -> Response {

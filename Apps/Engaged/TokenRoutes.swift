@@ -11,7 +11,7 @@ extension Routes {
         let id = try Self.userID(context)
         let bytes = try await JSONBody.read(request)
         let body = bytes.isEmpty ? MintTokenBody() : try JSONBody.decode(MintTokenBody.self, from: bytes)
-        try await perform { try await runtime.requireKnownUser(id) }
+        try await perform { try await runtime.requireUser(id) }
         // Issued no earlier than the user's revocation instant (at most a second ahead of the
         // clock), so a token minted right after a revocation works at once.
         let now = runtime.clock.now()

@@ -30,7 +30,7 @@ struct UserTokenKeys: Sendable, Equatable {
             }
             let id = String(entry[..<colon])
             let secret = Array(entry[entry.index(after: colon)...].utf8)
-            guard UserTokenClaims.isUserIDShaped(id) else {
+            guard Routes.isIdentifier(id) else {
                 throw ConfigurationError(
                     setting: name, problem: "\(position): a key id is 1 to 64 characters of A-Z, a-z, 0-9, _, . and -")
             }
@@ -65,17 +65,6 @@ struct UserTokenClaims: JWTPayload, Equatable {
     var nbf: NotBeforeClaim?
 
     func verify(using algorithm: some JWTAlgorithm) async throws {}
-
-    /// 1 to 64 of `A-Z a-z 0-9 _ . -`: a user id, and a key id.
-    static func isUserIDShaped(_ text: some StringProtocol) -> Bool {
-        !text.isEmpty && text.utf8.count <= 64
-            && text.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
-                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
-            }
-    }
 }
 
 /// A token minted for a user.
@@ -198,7 +187,7 @@ struct UserTokenAuthority: Sendable {
             guard let start = Self.instant(nbf.value) else { return .failure(outOfRange) }
             notBefore = start
         }
-        guard UserTokenClaims.isUserIDShaped(claims.sub.value) else {
+        guard Routes.isIdentifier(claims.sub.value) else {
             return .failure(Refusal(reason: "the user token's subject is not a user id"))
         }
         return .success(

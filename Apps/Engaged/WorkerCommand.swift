@@ -36,8 +36,7 @@ struct Worker: AsyncParsableCommand {
 
     @OptionGroup var configFile: ConfigFileOption
 
-    @Option(name: .customLong("log-format"), help: "text, or json: one JSON object per line on standard error.")
-    var logFormat = LogFormat.text
+    @OptionGroup var log: LogFormatOption
 
     @Option(
         name: .customLong("worker-id"),
@@ -97,7 +96,7 @@ struct Worker: AsyncParsableCommand {
     }
 
     func run() async throws {
-        logFormat.bootstrap()
+        log.format.bootstrap()
         var logger = Logger(label: "engaged-worker")
         logger.logLevel = .info
         let environment = ProcessInfo.processInfo.environment

@@ -54,22 +54,22 @@ extension UserEngine {
     /// into a digest, or (disabled) drop it and say so.
     mutating func receive(_ event: SocialEvent, at now: Instant, into effects: inout [Effect]) {
         // Seen while its first copy still waits (for a batch, its whole batching window): once.
-        if state.social.groups.contains(where: { group in group.items.contains { $0.id == event.id } }) {
+        /// The event is not taken: traced as suppressed, with why.
+        func suppress(_ reason: ReasonCode, _ detail: String) {
             effects.append(
                 .trace(
                     TraceEntry(
                         at: now, userID: profile.id, requestID: event.id, kind: event.kind, decision: .suppressed,
-                        reason: .duplicateEvent, detail: "social event \(event.id.prefix(128)) is already waiting")))
+                        reason: reason, detail: detail)))
+        }
+        if state.social.groups.contains(where: { group in group.items.contains { $0.id == event.id } }) {
+            suppress(.duplicateEvent, "social event \(event.id.prefix(128)) is already waiting")
             return
         }
         let preferences = profile.preferences
         let setting = event.kind.isSocial ? preferences.setting(for: event.kind) : .disabled
         guard setting != .disabled else {
-            effects.append(
-                .trace(
-                    TraceEntry(
-                        at: now, userID: profile.id, requestID: event.id, kind: event.kind, decision: .suppressed,
-                        reason: .kindDisabled, detail: "\(event.kind.rawValue) is disabled in preferences")))
+            suppress(.kindDisabled, "\(event.kind.rawValue) is disabled in preferences")
             return
         }
         switch setting {

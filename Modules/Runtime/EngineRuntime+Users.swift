@@ -121,9 +121,6 @@ extension EngineRuntime {
         }
     }
 
-    /// Whether the known user exists, for minting a token (404 otherwise).
-    public func requireKnownUser(_ userID: String) throws(RuntimeError) { try requireUser(userID) }
-
     /// The instant before which the user's tokens are refused, or nil. Read on every request a
     /// user token signs, off the actor: the store serialises its own access.
     public nonisolated func userTokensRevokedBefore(of userID: String) throws(RuntimeError) -> Instant? {

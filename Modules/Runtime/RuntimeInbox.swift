@@ -86,7 +86,7 @@ extension EngineRuntime {
 
     /// Throws `unknownUser` unless the user has a stored profile (a read of the profile alone:
     /// no engine is loaded).
-    func requireUser(_ userID: String) throws(RuntimeError) {
+    public func requireUser(_ userID: String) throws(RuntimeError) {
         let known: Bool
         do { known = try store.hasProfile(id: userID) } catch { throw .store(error) }
         guard known else { throw .unknownUser(userID) }
