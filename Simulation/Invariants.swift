@@ -301,13 +301,18 @@ public struct InvariantChecker: Sendable {
             return []
         case .folded:
             guard let groupID = trace.groupID, let key = trace.groupKey else { return [] }
-            let item = RequestKey(trace.requestID)
             let group = RequestKey(groupID)
-            if let previous = groupOfItem[item], previous != group {
-                itemsOfGroup[previous]?.remove(item)
+            // A group's counted items (kept by number, not id) moving on: its request is the old
+            // group, so whatever items of it remain move.
+            let request = RequestKey(trace.requestID)
+            let moving = keyOfGroup[request] != nil ? itemsOfGroup.removeValue(forKey: request) ?? [] : [request]
+            for item in moving {
+                if let previous = groupOfItem[item], previous != group {
+                    itemsOfGroup[previous]?.remove(item)
+                }
+                groupOfItem[item] = group
+                itemsOfGroup[group, default: []].insert(item)
             }
-            groupOfItem[item] = group
-            itemsOfGroup[group, default: []].insert(item)
             if let plannedAt = trace.plannedAt { sendAtOfGroup[group] = plannedAt.secondsSinceEpoch }
             if let known = keyOfGroup[group], known != key { return [.groupNeverMixesKeys] }
             keyOfGroup[group] = key
@@ -315,10 +320,14 @@ public struct InvariantChecker: Sendable {
         case .suppressed where trace.reason == .kindDisabled && trace.groupID != nil,
             .dropped where trace.groupID != nil && trace.reason == .stale:
             // The user disabled the kind while the item waited in a group, or it waited in
-            // blocked digests past its time (`stale`): no longer owed, with its reason.
-            let item = RequestKey(trace.requestID)
-            if let group = groupOfItem.removeValue(forKey: item) {
-                itemsOfGroup[group]?.remove(item)
+            // blocked digests past its time (`stale`): no longer owed, with its reason. An entry
+            // whose request is its group speaks for the group's counted items: all that remain.
+            let request = RequestKey(trace.requestID)
+            let items = trace.requestID == trace.groupID ? itemsOfGroup.removeValue(forKey: request) ?? [] : [request]
+            for item in items {
+                if let group = groupOfItem.removeValue(forKey: item) {
+                    itemsOfGroup[group]?.remove(item)
+                }
             }
             return []
         default:

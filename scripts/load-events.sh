@@ -9,20 +9,12 @@
 # LIMITS=off runs without rate limits; LIMITS="--rate-limit-api-key 1000000/1000000" (any serve
 # flags) sets them; by default the server's own defaults apply.
 set -euo pipefail
-# The build settings of the Makefile (Package.swift), so this reuses its release build.
-export ENGAGEMENT_OPTIMIZE="${ENGAGEMENT_OPTIMIZE:-1}"
 cd "$(dirname "$0")/.."
 USERS=${USERS:-1000}
 CONNECTIONS=${CONNECTIONS:-16}
 DURATION=${DURATION:-20s}
 THREADS=${THREADS:-1}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
-make engaged-release 2>&1 | tail -n 1
-engaged=./.build/release/engaged
-data=$(mktemp -d /tmp/engaged-load.XXXXXX)
-log="$data/engaged.log"
-export ENGAGED_API_KEY="load-key-$$-0123456789abcdef0123456789abcdef" \
-    ENGAGED_USER_TOKEN_KEYS="k1:load-user-token-key-$$-0123456789abcdef0123456789"
 clock_flag=()
 if [ "${MANUAL_CLOCK:-0}" = 1 ]; then clock_flag=(--manual-clock 2027-03-01T06:00:00Z); fi
 limit_flags=()
@@ -31,10 +23,7 @@ case "${LIMITS:-}" in
     off) limit_flags=(--rate-limit-api-key 0 --rate-limit-user 0 --rate-limit-address 0) ;;
     *) read -r -a limit_flags <<<"$LIMITS" ;;
 esac
-"$engaged" serve --data-dir "$data" --port 0 "${clock_flag[@]}" "${limit_flags[@]}" 2>"$log" &
-pid=$!
-trap 'kill -KILL $pid 2>/dev/null || true; rm -rf "$data"' EXIT
-port=$(scripts/engaged-port.sh "$log")
+source scripts/start-engaged.sh "${clock_flag[@]}" "${limit_flags[@]}"
 zones=(Europe/Berlin America/New_York Asia/Kathmandu Australia/Lord_Howe America/St_Johns Asia/Tokyo)
 for ((i = 0; i < USERS; i++)); do
     if ((i > 0)); then echo next; fi

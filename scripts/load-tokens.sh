@@ -6,23 +6,12 @@
 # machine's cores: say so with the figures. Rate limits are off for both runs.
 #   CONNECTIONS=4 DURATION=10s scripts/load-tokens.sh
 set -euo pipefail
-export ENGAGEMENT_OPTIMIZE="${ENGAGEMENT_OPTIMIZE:-1}"
 cd "$(dirname "$0")/.."
 CONNECTIONS=${CONNECTIONS:-4}
 DURATION=${DURATION:-10s}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
-make engaged-release 2>&1 | tail -n 1
-engaged=./.build/release/engaged
-data=$(mktemp -d /tmp/engaged-tokens.XXXXXX)
-log="$data/engaged.log"
-export ENGAGED_API_KEY="tokens-key-$$-0123456789abcdef0123456789abcdef" \
-    ENGAGED_USER_TOKEN_KEYS="k1:tokens-user-token-key-$$-0123456789abcdef0123456789"
-"$engaged" serve --data-dir "$data" --port 0 --manual-clock 2027-03-01T06:00:00Z \
-    --rate-limit-api-key 0 --rate-limit-user 0 --rate-limit-address 0 2>"$log" &
-pid=$!
-trap 'kill -KILL $pid 2>/dev/null || true; rm -rf "$data"' EXIT
-port=$(scripts/engaged-port.sh "$log")
-base="http://127.0.0.1:$port"
+source scripts/start-engaged.sh --manual-clock 2027-03-01T06:00:00Z \
+    --rate-limit-api-key 0 --rate-limit-user 0 --rate-limit-address 0
 curl -s -o /dev/null -X PUT -H "Authorization: Bearer $ENGAGED_API_KEY" -H 'Content-Type: application/json' \
     "$base/v1/users/ana" -d '{"timeZone": "Europe/Berlin"}'
 token=$(curl -s -X POST -H "Authorization: Bearer $ENGAGED_API_KEY" -H 'Content-Type: application/json' \

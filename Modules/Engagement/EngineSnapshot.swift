@@ -6,7 +6,7 @@ import Scheduling
 /// after a restart: restoring and continuing gives exactly the effects of an engine that never
 /// stopped.
 ///
-/// Format, version 4 (`CompactWriter`: LEB128 varints, zigzag for signed values):
+/// Format, version 5 (`CompactWriter`: LEB128 varints, zigzag for signed values):
 /// - the magic bytes `E` `S`, then the version;
 /// - `base`: the last activity, in seconds since 1970; every other instant is written as its
 ///   signed distance from `base` (most are within days of it, so two or three bytes);
@@ -27,6 +27,9 @@ import Scheduling
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
 ///
 /// Versions:
+/// - 5: the items a social group only counts (beyond `EngineConfiguration.waitingSocialItemLimit`):
+///   their number after the group's items, then, when not zero, the oldest one's fold time. Read
+///   from an older snapshot: none.
 /// - 4: whether the device refuses notifications (`EngineInput.notificationPermission`), one
 ///   byte at the end. Read from an older snapshot: allowed (a refused `schedule` tells it again).
 ///   And the fold time of each item of a social group (a list after the group's send time);
@@ -40,9 +43,9 @@ import Scheduling
 ///   the 13:00 hydration time for 13:00), else the slot whose window holds the hour's middle;
 ///   a cell no slot claims (a shift learned across slots) is forgotten.
 public enum EngineSnapshot {
-    public static let version: UInt64 = 4
+    public static let version: UInt64 = 5
     /// Every version the reader reads.
-    public static let readableVersions: ClosedRange<UInt64> = 1...4
+    public static let readableVersions: ClosedRange<UInt64> = 1...5
     static let magic: [UInt8] = [0x45, 0x53]
 }
 
@@ -180,6 +183,10 @@ struct SnapshotCodec {
                 w.string(item.topic)
                 w.bool(item.isMutualFriend)
             }
+            if version >= 5 {
+                w.count(group.countedItems)
+                if let since = group.countedSince { time(since, &w) }
+            }
         }
 
         let coaching = state.coaching
@@ -316,9 +323,11 @@ struct SnapshotCodec {
             guard times.count == items.count else {
                 throw CompactBytesError(offset: r.offset, problem: "a fold time for each item of a group")
             }
+            let counted = version >= 5 ? try r.count(limit: Int(Int32.max)) : 0
+            let countedSince = counted > 0 ? try time(&r) : nil
             return NotificationGroup(
                 id: occurrence, mode: mode, kind: occurrence.kind, key: key, items: items, sendAt: sendAt,
-                foldedAt: times)
+                foldedAt: times, countedItems: counted, countedSince: countedSince)
         }
 
         state.coaching.habits = try WorkoutHabits(reading: &r)

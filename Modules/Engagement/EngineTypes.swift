@@ -42,6 +42,10 @@ public struct EngineConfiguration: Hashable, Sendable {
     /// Plan hydration as repeating daily requests (one pending slot per time of day) where the
     /// rules allow it.
     public var useDailySeries = true
+    /// How many social items one user may have waiting in batches and digests, kept one by one.
+    /// Beyond it an item is only counted in its kind's digest ("40 people cheered"): a flood of
+    /// events to one user cannot grow the state saved after every input (`waitingItemsFull`).
+    public var waitingSocialItemLimit = 200
 
     public init() {}
 }

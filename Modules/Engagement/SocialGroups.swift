@@ -19,12 +19,18 @@ struct NotificationGroup: Hashable, Sendable {
     var sendAt: Instant
     /// When each item was first folded (into this group or one it was moved from), by position.
     private(set) var foldedAt: [Instant]
+    /// Items that arrived while the user already had `EngineConfiguration.waitingSocialItemLimit`
+    /// items waiting: counted in the copy ("12 people cheered"), not kept one by one.
+    private(set) var countedItems = 0
+    /// When the oldest counted item was folded; nil while none is.
+    private(set) var countedSince: Instant?
 
     init(
         id: OccurrenceID, mode: Mode, kind: NotificationKind, key: String, items: [SocialEvent], sendAt: Instant,
-        foldedAt: [Instant]
+        foldedAt: [Instant], countedItems: Int = 0, countedSince: Instant? = nil
     ) {
         precondition(items.count == foldedAt.count, "one fold time per item")
+        precondition((countedItems > 0) == (countedSince != nil), "a fold time for counted items, only then")
         self.id = id
         self.mode = mode
         self.kind = kind
@@ -32,13 +38,25 @@ struct NotificationGroup: Hashable, Sendable {
         self.items = items
         self.sendAt = sendAt
         self.foldedAt = foldedAt
+        self.countedItems = countedItems
+        self.countedSince = countedSince
     }
 
     var isDigest: Bool { mode == .dailyDigest || mode == .weeklyDigest }
 
+    /// How many items the notification speaks for: those kept and those only counted.
+    var itemCount: Int { items.count + countedItems }
+
     mutating func add(_ item: SocialEvent, foldedAt instant: Instant) {
         items.append(item)
         foldedAt.append(instant)
+    }
+
+    /// Counts `count` items without keeping them, the oldest folded at `since`.
+    mutating func addCounted(_ count: Int, since: Instant) {
+        guard count > 0 else { return }
+        countedItems += count
+        countedSince = min(countedSince ?? since, since)
     }
 
     /// How long an item may wait once folded: when a digest it is in is blocked after that, it
@@ -70,6 +88,14 @@ extension UserEngine {
         let setting = event.kind.isSocial ? preferences.setting(for: event.kind) : .disabled
         guard setting != .disabled else {
             suppress(.kindDisabled, "\(event.kind.rawValue) is disabled in preferences")
+            return
+        }
+        // Beyond the limit an item is only counted, in its kind's digest: one user's flood of
+        // events cannot grow the state that is rewritten on every input.
+        if state.social.groups.reduce(0, { $0 + $1.items.count }) >= configuration.waitingSocialItemLimit {
+            let index = digest(of: event.kind, weekly: setting == .weekly, at: now)
+            state.social.groups[index].addCounted(1, since: now)
+            traceFolded(event, into: state.social.groups[index], reason: .waitingItemsFull, at: now, into: &effects)
             return
         }
         switch setting {
@@ -118,6 +144,15 @@ extension UserEngine {
                             detail: "\(item.kind.rawValue) was disabled before its group went out",
                             groupID: group.id.description, groupKey: group.key)))
             }
+            if group.countedItems > 0 {
+                effects.append(
+                    .trace(
+                        TraceEntry(
+                            at: now, userID: profile.id, requestID: group.id.description, kind: group.kind,
+                            decision: .suppressed, reason: .kindDisabled,
+                            detail: "\(group.countedItems) counted items: \(group.kind.rawValue) was disabled",
+                            groupID: group.id.description, groupKey: group.key)))
+            }
         }
         state.social.groups.removeAll { !preferences.isEnabled($0.kind) }
     }
@@ -143,27 +178,63 @@ extension UserEngine {
             addToDigest(
                 item, weekly: false, reason: reason, at: now, after: group.sendAt, foldedAt: foldedAt, into: &effects)
         }
+        moveCounted(of: group, because: reason, at: now, into: &effects)
+    }
+
+    /// The counted items of a group that could not go out follow its kept ones into the next daily
+    /// digest, or are dropped when the oldest waited too long. Their ids were never kept, so one
+    /// trace entry speaks for them all: its request is the old group and its group the new one.
+    private mutating func moveCounted(
+        of group: NotificationGroup, because reason: ReasonCode, at now: Instant, into effects: inout [Effect]
+    ) {
+        guard group.countedItems > 0, let since = group.countedSince else { return }
+        guard !group.isDigest || now - since < NotificationGroup.maximumWaitSeconds else {
+            effects.append(
+                .trace(
+                    TraceEntry(
+                        at: now, userID: profile.id, requestID: group.id.description, kind: group.kind,
+                        decision: .dropped, reason: .stale, plannedAt: group.sendAt,
+                        detail: "\(group.countedItems) counted items waiting since \(zone.formatted(since)); "
+                            + "their digest was blocked again (\(reason.rawValue))",
+                        groupID: group.id.description, groupKey: group.key)))
+            return
+        }
+        let index = digest(of: group.kind, weekly: false, at: now, after: group.sendAt)
+        state.social.groups[index].addCounted(group.countedItems, since: since)
+        let target = state.social.groups[index]
+        effects.append(
+            .trace(
+                TraceEntry(
+                    at: now, userID: profile.id, requestID: group.id.description, kind: group.kind,
+                    decision: .folded, reason: reason, plannedAt: target.sendAt,
+                    detail: "\(group.countedItems) counted items into \(target.mode.rawValue) of \(target.itemCount) "
+                        + "until \(zone.formatted(target.sendAt))",
+                    groupID: target.id.description, groupKey: target.key)))
     }
 
     private mutating func addToDigest(
         _ event: SocialEvent, weekly: Bool, reason: ReasonCode, at now: Instant, after: Instant? = nil,
         foldedAt: Instant? = nil, into effects: inout [Effect]
     ) {
+        let index = digest(of: event.kind, weekly: weekly, at: now, after: after)
+        state.social.groups[index].add(event, foldedAt: foldedAt ?? now)
+        traceFolded(event, into: state.social.groups[index], reason: reason, at: now, into: &effects)
+    }
+
+    /// The index of the next daily (or weekly) digest of `kind` due after `after` (or `now`),
+    /// opened empty when there is none.
+    private mutating func digest(of kind: NotificationKind, weekly: Bool, at now: Instant, after: Instant? = nil)
+        -> Int
+    {
         let mode: NotificationGroup.Mode = weekly ? .weeklyDigest : .dailyDigest
-        let key = "\(event.kind.rawValue)/\(mode.rawValue)"
+        let key = "\(kind.rawValue)/\(mode.rawValue)"
         let sendAt = digestTime(weekly: weekly, after: max(now, after ?? now))
-        let index: Int
         if let open = state.social.groups.firstIndex(where: { $0.mode == mode && $0.key == key && $0.sendAt == sendAt })
         {
-            state.social.groups[open].add(event, foldedAt: foldedAt ?? now)
-            index = open
-        } else {
-            var group = newGroup(mode, kind: event.kind, key: key, sendAt: sendAt, items: [], at: now)
-            group.add(event, foldedAt: foldedAt ?? now)
-            state.social.groups.append(group)
-            index = state.social.groups.count - 1
+            return open
         }
-        traceFolded(event, into: state.social.groups[index], reason: reason, at: now, into: &effects)
+        state.social.groups.append(newGroup(mode, kind: kind, key: key, sendAt: sendAt, items: [], at: now))
+        return state.social.groups.count - 1
     }
 
     /// The next daily (or weekly) digest time after `instant`, in the user's zone.
@@ -195,7 +266,7 @@ extension UserEngine {
                 TraceEntry(
                     at: now, userID: profile.id, requestID: event.id, kind: event.kind, decision: .folded,
                     reason: reason, plannedAt: group.sendAt,
-                    detail: "\(group.mode.rawValue) of \(group.items.count) until \(zone.formatted(group.sendAt))",
+                    detail: "\(group.mode.rawValue) of \(group.itemCount) until \(zone.formatted(group.sendAt))",
                     groupID: group.id.description, groupKey: group.key)))
     }
 
@@ -211,7 +282,7 @@ extension UserEngine {
         }
         return Candidate(
             id: group.id, kind: group.kind, plannedAt: group.sendAt,
-            level: profile.preferences.interruptionLevel(for: group.kind), policy: policy, revision: group.items.count,
+            level: profile.preferences.interruptionLevel(for: group.kind), policy: policy, revision: group.itemCount,
             isDigest: group.isDigest)
     }
 
@@ -221,7 +292,7 @@ extension UserEngine {
     func groupRequest(_ group: NotificationGroup, candidate: Candidate, fireAt: Instant) -> NotificationRequest {
         let copy = content.catalog.withLibrary(for: profile.locale) { library in
             library.groupSummary(
-                group.kind, count: group.items.count, topic: group.items.first?.topic ?? "",
+                group.kind, count: group.itemCount, topic: group.items.first?.topic ?? "",
                 firstActor: group.items.first.map { SocialSender($0) }, period: group.mode.period,
                 privacy: profile.privacyLevel)
         }

@@ -92,6 +92,9 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     /// A social event whose id is already waiting in one of the user's groups (a retried
     /// webhook, a replayed queue message): counted once.
     case duplicateEvent
+    /// The user already has `EngineConfiguration.waitingSocialItemLimit` social items waiting:
+    /// this one is counted in its kind's digest (its number shows in the copy), not kept.
+    case waitingItemsFull
 }
 
 /// One decision with its rule and the values that decided it: the answer to

@@ -373,4 +373,33 @@ import Testing
         let second = delivery("workoutKudos.2027-06-01.10", .workoutKudos, "2027-06-01T14:10:00+01:00")
         #expect(checker.observe(second, profile: user, zone: london) == [.foldedItemInExactlyOneGroup])
     }
+
+    /// Counted items (kept by number, not id) move and drop with one entry whose request is
+    /// their old group: the checker moves or drops whatever items of that group remain.
+    @Test func aGroupsCountedItemsMoveOrDropWithTheirGroup() {
+        let user = profile()
+        let at = Instant(iso8601: "2027-06-01T12:00:00+01:00")!
+        let first = "workoutKudos.2027-06-01.1"
+        let second = "workoutKudos.2027-06-02.2"
+        func trace(_ request: String, _ decision: TraceDecision, group: String) -> TraceEntry {
+            TraceEntry(
+                at: at, userID: "u1", requestID: request, kind: .workoutKudos, decision: decision,
+                reason: decision == .dropped ? .stale : .waitingItemsFull, plannedAt: at + 3_600, groupID: group,
+                groupKey: "workoutKudos/dailyDigest")
+        }
+        var checker = InvariantChecker()
+        for item in ["k1", "k2", "k3"] { #expect(checker.observe(trace(item, .folded, group: first)).isEmpty) }
+        // k1 was kept and moves by itself; k2 and k3 were counted and move with the group.
+        #expect(checker.observe(trace("k1", .folded, group: second)).isEmpty)
+        #expect(checker.observe(trace(first, .folded, group: second)).isEmpty)
+        #expect(checker.items(ofGroup: second) == ["k1", "k2", "k3"])
+        #expect(checker.items(ofGroup: first).isEmpty)
+        var dropping = checker
+        #expect(dropping.observe(trace(second, .dropped, group: second)).isEmpty)
+        #expect(dropping.items(ofGroup: second).isEmpty)
+        #expect(dropping.finish(at: at + 3 * 86_400).isEmpty)
+        let delivered = delivery(second, .workoutKudos, "2027-06-01T13:00:00+01:00")
+        #expect(checker.observe(delivered, profile: user, zone: london).isEmpty)
+        #expect(checker.finish(at: at + 3 * 86_400).isEmpty)
+    }
 }
