@@ -91,7 +91,13 @@ extension Shard {
                     try journal.violation(violation, &users[local], at: now, detail: flight.push.id, stats: &stats)
                 }
             }
-            report = .accepted
+            // As `APNsChannelTransport`: an alert the client retried is checked against the count now.
+            let unreadNow = now > flight.dispatchedAt ? users[local].remote.inbox.unreadCount : nil
+            if case .alert(let request) = flight.note, let carried = request.content.badge {
+                report = SendReport.accepted.ofAlert(carrying: carried, unreadNow: unreadNow)
+            } else {
+                report = .accepted
+            }
         case .unregistered:
             report = .accepted  // a retired token is no device's: nothing was missed
         case .refused(let failure):

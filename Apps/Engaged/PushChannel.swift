@@ -87,8 +87,10 @@ enum APNsSettingsError: Error, Hashable, CustomStringConvertible {
 /// Sends the outbox's APNs rows, each to every device of its user, with the row's key as
 /// `apns-id`:
 /// - a `push` row: its notification as an alert carrying the badge (the inbox's unread count
-///   when it is sent), its showing deadline as `apns-expiration` and a collapse id
-///   (`PushSends.alert`); an ordinary alert is withheld inside the user's quiet hours;
+///   when it is prepared), its showing deadline as `apns-expiration` and a collapse id
+///   (`PushSends.alert`); an ordinary alert is withheld inside the user's quiet hours. When the
+///   send took time (the client retried), the count is read again: an alert that carried an
+///   older one is reported `acceptedWithOutdatedBadge`, and a badge sync follows;
 /// - a `silent` row: a badge and inbox sync, a background push (priority 5) with the counts of
 ///   the moment, expiring when the next sync slot starts (`SilentPushPlan`).
 ///
@@ -139,8 +141,11 @@ struct APNsChannelTransport: ChannelTransport {
             metrics.delivered(.remote, outcome: .rejected, reason: withheld.reason)
             return .withheld(reason: withheld.reason)
         }
+        let preparedAt = runtime.now()
         let outcomes = try await send(row, on: .remote) { device in push.request(to: device.pushAddress) }
-        return SendReport(outcomes: outcomes)
+        // Read again only when time passed (the client retried): the count may have changed since.
+        let unreadNow = runtime.now() > preparedAt ? try? await inboxCounts(of: row.userID)?.badge : nil
+        return SendReport(outcomes: outcomes).ofAlert(carrying: counts.badge, unreadNow: unreadNow)
     }
 
     private func performSync(_ row: OutboxRow) async throws -> SendReport {

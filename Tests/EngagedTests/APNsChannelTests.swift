@@ -276,6 +276,55 @@ struct APNsChannelTests {
         }
     }
 
+    /// The stale badge of a retried alert: prepared with the count 1, it gets through a
+    /// second later, after the item was read (and a sync may have shown 0): a sync follows. An
+    /// alert that gets through at once, its count unchanged, asks for none.
+    @Test func anAlertThatGotThroughAfterTheCountChangedIsFollowedByABadgeSync() async throws {
+        let server = try await TestServer()
+        let runtime = server.environment.runtime
+        let store = server.store
+        let clock = try #require(runtime.clock as? ManualClock)
+        try await server.run { client in
+            _ = try await client.send(.put, "/v1/users/ana", berlin)
+            let device = #"{"token": "\#(Self.token)", "environment": "production"}"#
+            #expect(try await client.send(.post, "/v1/users/ana/devices", device).status == .created)
+            let item = Self.row("Lunch", id: "mealReminder.2027-03-01.lunch", channel: .inbox)
+            try store.commit(RuntimeCommit(userID: "ana", snapshot: [1], outbox: [item]))
+            try store.deliverToInbox(
+                InboxDelivery(row: item, kind: "mealReminder", title: "Lunch", body: ""), next: [], at: item.dueAt)
+            for readMeanwhile in [false, true] {
+                let push = SlowPush {
+                    guard readMeanwhile else { return }
+                    clock.advance(by: 1)
+                    _ = try? await runtime.readAllInbox(of: "ana")
+                }
+                let channel = APNsChannelTransport(
+                    runtime: runtime, push: push, topic: Self.topic, metrics: server.environment.metrics,
+                    logger: Logger(label: "test"))
+                let report = try await channel.perform(Self.row("Ben mentioned you"))
+                #expect(push.badges == [1])
+                #expect(report == (readMeanwhile ? .acceptedWithOutdatedBadge : .accepted))
+            }
+        }
+    }
+
+    /// Accepts every push after running `meanwhile` (what happens while the client retries),
+    /// and keeps the badge each carried.
+    final class SlowPush: PushTransport, @unchecked Sendable {
+        let meanwhile: @Sendable () async -> Void
+        private let lock = NSLock()
+        private var carried: [Int] = []
+        init(meanwhile: @escaping @Sendable () async -> Void) { self.meanwhile = meanwhile }
+        var badges: [Int] { lock.withLock { carried } }
+        func send(_ request: PushRequest) async -> PushOutcome {
+            let payload = (try? JSONSerialization.jsonObject(with: Data(request.payload))) as? [String: Any]
+            let badge = (payload?["aps"] as? [String: Any])?["badge"] as? Int ?? -1
+            lock.withLock { carried.append(badge) }
+            await meanwhile()
+            return .delivered
+        }
+    }
+
     @Test func everyOutcomeIsCountedPerChannelInMetrics() async throws {
         try await withChannel { channel, fake, runtime in
             try await channel.perform(Self.row("a"))

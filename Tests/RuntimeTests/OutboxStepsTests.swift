@@ -112,6 +112,22 @@ struct OutboxStepsTests {
         #expect(next(.withheld(reason: "InQuietHours")) == [sync])
         #expect(next(.refused(reason: "BadTopic")) == [sync])
         #expect(next(.failed(reason: "ServiceUnavailable")) == [sync])
+        #expect(next(.acceptedWithOutdatedBadge) == [sync])
+    }
+
+    /// An alert retried while the inbox's count changed got through carrying the older count,
+    /// perhaps after a sync had shown the newer one: a sync follows. A sync is never "outdated".
+    @Test func anAlertWhoseBadgeChangedWhileItWasSentIsFollowedByABadgeSync() {
+        #expect(SendReport.accepted.ofAlert(carrying: 3, unreadNow: nil) == .accepted)
+        #expect(SendReport.accepted.ofAlert(carrying: 3, unreadNow: 3) == .accepted)
+        #expect(SendReport.accepted.ofAlert(carrying: 3, unreadNow: 2) == .acceptedWithOutdatedBadge)
+        #expect(
+            SendReport.failed(reason: "ServiceUnavailable").ofAlert(carrying: 3, unreadNow: 2)
+                == .failed(reason: "ServiceUnavailable"))
+        let sync = Self.silent.row(for: "u1", dueAt: Self.silent.slot(after: Self.now))
+        let after = OutboxSteps.afterSend(
+            sync, report: .acceptedWithOutdatedBadge, zone: nil, silentPushes: Self.silent, at: Self.now)
+        #expect(after.rows.isEmpty)
     }
 
     @Test func aSyncThatFailedMovesToTheNextSlotAndARefusedOneIsDone() {
