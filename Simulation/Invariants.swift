@@ -305,7 +305,7 @@ public struct InvariantChecker: Sendable {
             // A group's counted items (kept by number, not id) moving on: its request is the old
             // group, so whatever items of it remain move.
             let request = RequestKey(trace.requestID)
-            let moving = keyOfGroup[request] != nil ? itemsOfGroup.removeValue(forKey: request) ?? [] : [request]
+            let moving = trace.countedItems != nil ? itemsOfGroup.removeValue(forKey: request) ?? [] : [request]
             for item in moving {
                 if let previous = groupOfItem[item], previous != group {
                     itemsOfGroup[previous]?.remove(item)
@@ -323,7 +323,7 @@ public struct InvariantChecker: Sendable {
             // blocked digests past its time (`stale`): no longer owed, with its reason. An entry
             // whose request is its group speaks for the group's counted items: all that remain.
             let request = RequestKey(trace.requestID)
-            let items = trace.requestID == trace.groupID ? itemsOfGroup.removeValue(forKey: request) ?? [] : [request]
+            let items = trace.countedItems != nil ? itemsOfGroup.removeValue(forKey: request) ?? [] : [request]
             for item in items {
                 if let group = groupOfItem.removeValue(forKey: item) {
                     itemsOfGroup[group]?.remove(item)

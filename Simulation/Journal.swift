@@ -53,6 +53,7 @@ struct Journal {
             if let nominal = entry.nominalAt { $0.local(zone, nominal, name: "nominal") }
             if let group = entry.groupID { $0.id("group", group) }
             if let key = entry.groupKey { $0.field("groupKey", key) }
+            if let counted = entry.countedItems { $0.integer("counted", counted) }
             if !entry.detail.isEmpty { $0.field("detail", entry.detail) }
         }
     }

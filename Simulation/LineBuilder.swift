@@ -106,6 +106,14 @@ struct LineBuilder: ~Copyable {
         put(34)
     }
 
+    /// `,"name":value` for an integer.
+    mutating func integer(_ name: StaticString, _ value: Int) {
+        raw(",\"")
+        raw(name)
+        raw("\":")
+        String(value).withUTF8Bytes { put($0) }
+    }
+
     /// `instant` in `zone`'s wall time with its offset.
     mutating func local(_ zone: ZoneRules, _ instant: Instant, name: StaticString = "local") {
         // The offset is looked up once: the wall time is the instant moved by it.

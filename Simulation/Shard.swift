@@ -373,7 +373,13 @@ final class Shard {
     private func record(_ entry: TraceEntry, _ local: Int, at now: Instant) throws {
         if draining {
             switch entry.decision {
-            case .cancelled, .dropped, .suppressed: drainResolved(local, entry.requestID)
+            case .cancelled, .dropped, .suppressed:
+                // Counted items (watched by their own ids) reach their end with their group.
+                guard entry.countedItems != nil else {
+                    drainResolved(local, entry.requestID)
+                    break
+                }
+                for item in users[local].checker.items(ofGroup: entry.requestID) { drainResolved(local, item) }
             case .scheduled, .deferred, .copyChosen, .folded: break
             }
         }

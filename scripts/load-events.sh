@@ -23,7 +23,8 @@ case "${LIMITS:-}" in
     off) limit_flags=(--rate-limit-api-key 0 --rate-limit-user 0 --rate-limit-address 0) ;;
     *) read -r -a limit_flags <<<"$LIMITS" ;;
 esac
-source scripts/start-engaged.sh "${clock_flag[@]}" "${limit_flags[@]}"
+source scripts/start-engaged.sh
+start_engaged "${clock_flag[@]}" "${limit_flags[@]}"
 zones=(Europe/Berlin America/New_York Asia/Kathmandu Australia/Lord_Howe America/St_Johns Asia/Tokyo)
 for ((i = 0; i < USERS; i++)); do
     if ((i > 0)); then echo next; fi

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 CONNECTIONS=${CONNECTIONS:-4}
 DURATION=${DURATION:-10s}
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)"; exit 1; }
-source scripts/start-engaged.sh --manual-clock 2027-03-01T06:00:00Z \
+source scripts/start-engaged.sh
+start_engaged --manual-clock 2027-03-01T06:00:00Z \
     --rate-limit-api-key 0 --rate-limit-user 0 --rate-limit-address 0
 curl -s -o /dev/null -X PUT -H "Authorization: Bearer $ENGAGED_API_KEY" -H 'Content-Type: application/json' \
     "$base/v1/users/ana" -d '{"timeZone": "Europe/Berlin"}'

@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EVENTS=${EVENTS:-10000}
-source scripts/start-engaged.sh --manual-clock 2027-03-01T06:00:00Z \
+source scripts/start-engaged.sh
+start_engaged --manual-clock 2027-03-01T06:00:00Z \
     --rate-limit-api-key 0 --rate-limit-user 0 --rate-limit-address 0
 curl -s -o /dev/null -w '%{http_code} PUT user\n' -X PUT -H "Authorization: Bearer $ENGAGED_API_KEY" \
     -H 'Content-Type: application/json' "$base/v1/users/ana" -d '{"timeZone": "Europe/Berlin"}'

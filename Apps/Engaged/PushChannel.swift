@@ -127,6 +127,7 @@ struct APNsChannelTransport: ChannelTransport {
             logger.error("push row without a notification request", metadata: ["key": "\(row.key)"])
             return .refused(reason: "Unreadable")
         }
+        let preparedAt = runtime.now()
         guard let counts = try await inboxCounts(of: row.userID) else { return .accepted }
         let rules = try await showingRules(of: row.userID)
         let push: PreparedPush
@@ -141,9 +142,10 @@ struct APNsChannelTransport: ChannelTransport {
             metrics.delivered(.remote, outcome: .rejected, reason: withheld.reason)
             return .withheld(reason: withheld.reason)
         }
-        let preparedAt = runtime.now()
         let outcomes = try await send(row, on: .remote) { device in push.request(to: device.pushAddress) }
-        // Read again only when time passed (the client retried): the count may have changed since.
+        // Read again only when the clock moved since the count was read (the client retried):
+        // the count may have changed meanwhile. A failed read asks for no sync: the store that
+        // failed it would also refuse the sync's commit, and the next change asks again.
         let unreadNow = runtime.now() > preparedAt ? try? await inboxCounts(of: row.userID)?.badge : nil
         return SendReport(outcomes: outcomes).ofAlert(carrying: counts.badge, unreadNow: unreadNow)
     }

@@ -118,6 +118,7 @@ enum EngagedServer {
         v1.delete("users/:id/tokens", use: routes.revokeUserTokens)
         v1.post("admin/clock", use: routes.advanceClock)
         InboxRoutes(routes: routes).register(on: router)  // the API key or the user's own token
+        PlanRoutes(routes: routes).register(on: router)  // the same
         return router
     }
 }

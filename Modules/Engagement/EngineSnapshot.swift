@@ -28,7 +28,8 @@ import Scheduling
 ///
 /// Versions:
 /// - 5: the items a social group only counts (beyond `EngineConfiguration.waitingSocialItemLimit`):
-///   their number after the group's items, then, when not zero, the oldest one's fold time. Read
+///   their number after the group's items, then, when not zero, the oldest and the newest one's
+///   fold times. Read
 ///   from an older snapshot: none.
 /// - 4: whether the device refuses notifications (`EngineInput.notificationPermission`), one
 ///   byte at the end. Read from an older snapshot: allowed (a refused `schedule` tells it again).
@@ -185,7 +186,10 @@ struct SnapshotCodec {
             }
             if version >= 5 {
                 w.count(group.countedItems)
-                if let since = group.countedSince { time(since, &w) }
+                if let since = group.countedSince, let latest = group.countedLatest {
+                    time(since, &w)
+                    time(latest, &w)
+                }
             }
         }
 
@@ -325,9 +329,10 @@ struct SnapshotCodec {
             }
             let counted = version >= 5 ? try r.count(limit: Int(Int32.max)) : 0
             let countedSince = counted > 0 ? try time(&r) : nil
+            let countedLatest = counted > 0 ? try time(&r) : nil
             return NotificationGroup(
                 id: occurrence, mode: mode, kind: occurrence.kind, key: key, items: items, sendAt: sendAt,
-                foldedAt: times, countedItems: counted, countedSince: countedSince)
+                foldedAt: times, countedItems: counted, countedSince: countedSince, countedLatest: countedLatest)
         }
 
         state.coaching.habits = try WorkoutHabits(reading: &r)

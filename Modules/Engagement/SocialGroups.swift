@@ -22,15 +22,18 @@ struct NotificationGroup: Hashable, Sendable {
     /// Items that arrived while the user already had `EngineConfiguration.waitingSocialItemLimit`
     /// items waiting: counted in the copy ("12 people cheered"), not kept one by one.
     private(set) var countedItems = 0
-    /// When the oldest counted item was folded; nil while none is.
+    /// When the oldest and the newest counted items were folded; nil while none is.
     private(set) var countedSince: Instant?
+    private(set) var countedLatest: Instant?
 
     init(
         id: OccurrenceID, mode: Mode, kind: NotificationKind, key: String, items: [SocialEvent], sendAt: Instant,
-        foldedAt: [Instant], countedItems: Int = 0, countedSince: Instant? = nil
+        foldedAt: [Instant], countedItems: Int = 0, countedSince: Instant? = nil, countedLatest: Instant? = nil
     ) {
         precondition(items.count == foldedAt.count, "one fold time per item")
-        precondition((countedItems > 0) == (countedSince != nil), "a fold time for counted items, only then")
+        precondition(
+            (countedItems > 0) == (countedSince != nil) && (countedSince != nil) == (countedLatest != nil),
+            "fold times for counted items, only then")
         self.id = id
         self.mode = mode
         self.kind = kind
@@ -40,6 +43,7 @@ struct NotificationGroup: Hashable, Sendable {
         self.foldedAt = foldedAt
         self.countedItems = countedItems
         self.countedSince = countedSince
+        self.countedLatest = countedLatest
     }
 
     var isDigest: Bool { mode == .dailyDigest || mode == .weeklyDigest }
@@ -52,11 +56,12 @@ struct NotificationGroup: Hashable, Sendable {
         foldedAt.append(instant)
     }
 
-    /// Counts `count` items without keeping them, the oldest folded at `since`.
-    mutating func addCounted(_ count: Int, since: Instant) {
+    /// Counts `count` items without keeping them, folded from `since` to `latest`.
+    mutating func addCounted(_ count: Int, since: Instant, latest: Instant) {
         guard count > 0 else { return }
         countedItems += count
         countedSince = min(countedSince ?? since, since)
+        countedLatest = max(countedLatest ?? latest, latest)
     }
 
     /// How long an item may wait once folded: when a digest it is in is blocked after that, it
@@ -65,6 +70,10 @@ struct NotificationGroup: Hashable, Sendable {
     /// its items for ever. A weekly digest's items, blocked, move into a daily digest and are
     /// dropped if that one is blocked too.
     static let maximumWaitSeconds: Int64 = 2 * .secondsPerDay
+
+    /// A group's request revision is its item count up to this (what a snapshot reads back for a
+    /// planned request's revision); beyond it the copy still counts on, the revision stays.
+    static let revisionLimit = (1 << 20) - 1
 }
 
 extension UserEngine {
@@ -94,7 +103,7 @@ extension UserEngine {
         // events cannot grow the state that is rewritten on every input.
         if state.social.groups.reduce(0, { $0 + $1.items.count }) >= configuration.waitingSocialItemLimit {
             let index = digest(of: event.kind, weekly: setting == .weekly, at: now)
-            state.social.groups[index].addCounted(1, since: now)
+            state.social.groups[index].addCounted(1, since: now, latest: now)
             traceFolded(event, into: state.social.groups[index], reason: .waitingItemsFull, at: now, into: &effects)
             return
         }
@@ -151,7 +160,7 @@ extension UserEngine {
                             at: now, userID: profile.id, requestID: group.id.description, kind: group.kind,
                             decision: .suppressed, reason: .kindDisabled,
                             detail: "\(group.countedItems) counted items: \(group.kind.rawValue) was disabled",
-                            groupID: group.id.description, groupKey: group.key)))
+                            groupID: group.id.description, groupKey: group.key, countedItems: group.countedItems)))
             }
         }
         state.social.groups.removeAll { !preferences.isEnabled($0.kind) }
@@ -182,13 +191,14 @@ extension UserEngine {
     }
 
     /// The counted items of a group that could not go out follow its kept ones into the next daily
-    /// digest, or are dropped when the oldest waited too long. Their ids were never kept, so one
-    /// trace entry speaks for them all: its request is the old group and its group the new one.
+    /// digest, or are dropped once the newest of them has waited too long (their ids were never
+    /// kept, so they move together, the oldest one's wait carried along). One trace entry speaks
+    /// for them all (`TraceEntry.countedItems`): its request is the old group, its group the new.
     private mutating func moveCounted(
         of group: NotificationGroup, because reason: ReasonCode, at now: Instant, into effects: inout [Effect]
     ) {
-        guard group.countedItems > 0, let since = group.countedSince else { return }
-        guard !group.isDigest || now - since < NotificationGroup.maximumWaitSeconds else {
+        guard group.countedItems > 0, let since = group.countedSince, let latest = group.countedLatest else { return }
+        guard !group.isDigest || now - latest < NotificationGroup.maximumWaitSeconds else {
             effects.append(
                 .trace(
                     TraceEntry(
@@ -196,11 +206,11 @@ extension UserEngine {
                         decision: .dropped, reason: .stale, plannedAt: group.sendAt,
                         detail: "\(group.countedItems) counted items waiting since \(zone.formatted(since)); "
                             + "their digest was blocked again (\(reason.rawValue))",
-                        groupID: group.id.description, groupKey: group.key)))
+                        groupID: group.id.description, groupKey: group.key, countedItems: group.countedItems)))
             return
         }
         let index = digest(of: group.kind, weekly: false, at: now, after: group.sendAt)
-        state.social.groups[index].addCounted(group.countedItems, since: since)
+        state.social.groups[index].addCounted(group.countedItems, since: since, latest: latest)
         let target = state.social.groups[index]
         effects.append(
             .trace(
@@ -209,7 +219,7 @@ extension UserEngine {
                     decision: .folded, reason: reason, plannedAt: target.sendAt,
                     detail: "\(group.countedItems) counted items into \(target.mode.rawValue) of \(target.itemCount) "
                         + "until \(zone.formatted(target.sendAt))",
-                    groupID: target.id.description, groupKey: target.key)))
+                    groupID: target.id.description, groupKey: target.key, countedItems: group.countedItems)))
     }
 
     private mutating func addToDigest(
@@ -282,7 +292,8 @@ extension UserEngine {
         }
         return Candidate(
             id: group.id, kind: group.kind, plannedAt: group.sendAt,
-            level: profile.preferences.interruptionLevel(for: group.kind), policy: policy, revision: group.itemCount,
+            level: profile.preferences.interruptionLevel(for: group.kind), policy: policy,
+            revision: min(group.itemCount, NotificationGroup.revisionLimit),
             isDigest: group.isDigest)
     }
 

@@ -60,6 +60,10 @@ public struct UserEngine: Sendable {
     /// What the engine believes pending, on every channel, soonest first (no copy is made).
     public var planned: [PlannedNotification] { state.plan.planned }
 
+    /// Where the last planning pass stopped planning routine reminders (`routineHorizonEnd`);
+    /// nil before the first pass.
+    public var planHorizonEnd: Instant? { state.plan.lastPassAt.map { routineHorizonEnd(at: $0) } }
+
     public func lapseStage(at now: Instant) -> LapseStage {
         let idle = now - state.activity.lastActiveAt
         if idle > configuration.churnRiskAfterSeconds { return .churnRisk }

@@ -121,11 +121,16 @@ public struct TraceEntry: Codable, Hashable, Sendable {
     public var groupID: String?
     /// For a folded item: the grouping key (kind and topic); a group never mixes keys.
     public var groupKey: String?
+    /// Set on an entry that speaks for a group's counted items (kept by number, not by id;
+    /// `waitingItemsFull`) rather than for one request: how many. Its request is the group they
+    /// leave (moved on, dropped or suppressed); nil on every other entry.
+    public var countedItems: Int?
 
     public init(
         at: Instant, userID: String, requestID: String, kind: NotificationKind, decision: TraceDecision,
         reason: ReasonCode, plannedAt: Instant? = nil, fireAt: Instant? = nil, level: InterruptionLevel? = nil,
-        detail: String = "", groupID: String? = nil, groupKey: String? = nil, nominalAt: Instant? = nil
+        detail: String = "", groupID: String? = nil, groupKey: String? = nil, nominalAt: Instant? = nil,
+        countedItems: Int? = nil
     ) {
         self.nominalAt = nominalAt
         self.at = at
@@ -140,5 +145,6 @@ public struct TraceEntry: Codable, Hashable, Sendable {
         self.detail = detail
         self.groupID = groupID
         self.groupKey = groupKey
+        self.countedItems = countedItems
     }
 }

@@ -64,7 +64,7 @@ public actor EngineRuntime {
     private var engines: [String: CachedEngine] = [:]
     private var zones: [String: ZoneRules] = [:]
     /// Numbers steps and engine loads in the order they happen (`GroupCommit.Entry`).
-    private var sequence: UInt64 = 0
+    var sequence: UInt64 = 0
 
     private struct CachedEngine {
         var engine: UserEngine

@@ -24,7 +24,8 @@ public enum StepRecords {
                     reEngagementAttempts: engine.reEngagementAttemptsSent, checkpoint: "\(now.secondsSinceEpoch)"))
         }
         for effect in effects {
-            guard case .trace(let entry) = effect else { continue }
+            // An entry for a group's counted items names no request of its own: no ledger row.
+            guard case .trace(let entry) = effect, entry.countedItems == nil else { continue }
             batch.ledgerEntries.append(ledgerEntry(userID: userID, entry, at: now))
         }
         return batch

@@ -43,7 +43,7 @@ struct ContractTests {
     @Test func theDocumentDescribesEveryRouteTheServerHas() {
         for path in [
             "/healthz:", "/readyz:", "/metrics:", "/v1/users/{id}:", "/v1/users/{id}/events:",
-            "/v1/users/{id}/schedule:",
+            "/v1/users/{id}/schedule:", "/v1/users/{id}/plan:",
             "/v1/users/{id}/explain:", "/v1/admin/clock:", "/v1/users/{id}/tokens:",
         ] {
             #expect(Self.document.contains("\n  \(path)\n"), "\(path)")

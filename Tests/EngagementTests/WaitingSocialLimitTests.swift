@@ -40,7 +40,7 @@ import Testing
         #expect(traces.allSatisfy { $0.decision == .folded })
         let digest = try #require(digestOf(engine))
         #expect(digest.items.map(\.id) == ["k1", "k2", "k3"])
-        #expect(digest.countedItems == 4 && digest.countedSince == t0 + 4)
+        #expect(digest.countedItems == 4 && digest.countedSince == t0 + 4 && digest.countedLatest == t0 + 7)
         #expect(traces.last?.detail.hasPrefix("dailyDigest of 7") == true)
         let request = engine.groupRequest(digest, candidate: engine.groupCandidate(digest), fireAt: digest.sendAt)
         #expect(request.content.body.contains("7"), "\(request.content.body)")
@@ -77,7 +77,7 @@ import Testing
         #expect(next.id != blocked.id && next.items.map(\.id) == ["k1"] && next.countedItems == 2)
         #expect(next.countedSince == t0 + 2)
         let moved = effects.traces.filter { $0.requestID == blocked.id.description }
-        #expect(moved.count == 1 && moved.first?.decision == .folded)
+        #expect(moved.count == 1 && moved.first?.decision == .folded && moved.first?.countedItems == 2)
         #expect(moved.first?.groupID == next.id.description && moved.first?.reason == .capPerDay)
     }
 
@@ -92,8 +92,28 @@ import Testing
         engine.regroup(second.id, because: .capPerDay, at: t0 + 60 * .secondsPerHour, into: &effects)
         let dropped = effects.traces.filter { $0.decision == .dropped }
         #expect(dropped.map(\.requestID) == ["k1", second.id.description])
+        #expect(dropped.map(\.countedItems) == [nil, 2])
         #expect(dropped.allSatisfy { $0.reason == .stale && $0.groupID == second.id.description })
         #expect(engine.state.social.groups.isEmpty)
+    }
+
+    /// Counted items move on while the newest of them is young, carrying the oldest one's wait;
+    /// a kept item of the same digest that waited too long is dropped alone.
+    @Test func countedItemsMoveOnWhileTheNewestIsYoung() throws {
+        var engine = engine(limit: 1)
+        _ = receive(1...2, &engine)
+        var effects: [Effect] = []
+        let first = try #require(digestOf(engine))
+        engine.regroup(first.id, because: .capPerDay, at: t0 + 36 * .secondsPerHour, into: &effects)
+        // One more counted at +47 h joins the digest the others moved to.
+        _ = engine.handle(.socialEvent(kudos(3)), at: t0 + 47 * .secondsPerHour)
+        let second = try #require(digestOf(engine))
+        #expect(second.countedItems == 2 && second.countedLatest == t0 + 47 * .secondsPerHour)
+        effects = []
+        engine.regroup(second.id, because: .capPerDay, at: t0 + 60 * .secondsPerHour, into: &effects)
+        #expect(effects.traces.filter { $0.decision == .dropped }.map(\.requestID) == ["k1"])
+        let third = try #require(digestOf(engine))
+        #expect(third.items.isEmpty && third.countedItems == 2 && third.countedSince == t0 + 2)
     }
 
     @Test func disablingTheKindSuppressesItsCountedItems() throws {

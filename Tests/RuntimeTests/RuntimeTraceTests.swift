@@ -65,6 +65,24 @@ struct RuntimeTraceTests {
         #expect(StepRecords.inputName(nil) == "userUpdated")
     }
 
+    /// An entry for a group's counted items names no request of its own: it writes no ledger row
+    /// (the group it leaves would read as planned again).
+    @Test func anEntryForCountedItemsWritesNoLedgerRow() throws {
+        let engine = UserEngine(
+            profile: profile(), zone: try #require(ZoneRules(identifier: "Europe/Berlin")), now: RuntimeTests.start,
+            content: bundledContent)
+        func entry(_ counted: Int?) -> Effect {
+            .trace(
+                TraceEntry(
+                    at: RuntimeTests.start, userID: "u1", requestID: "workoutKudos.2027-03-01.2", kind: .workoutKudos,
+                    decision: .folded, reason: .capPerDay, groupID: "workoutKudos.2027-03-02.3",
+                    groupKey: "workoutKudos/dailyDigest", countedItems: counted))
+        }
+        let batch = StepRecords.batch(
+            for: nil, effects: [entry(4), entry(nil)], engine: engine, at: RuntimeTests.start)
+        #expect(batch.ledgerEntries.count == 1)
+    }
+
     static func stored(_ store: some TraceStore) throws -> [TraceRecord] {
         try store.traceRecords(
             userID: "u1", after: TracePosition(at: Instant(secondsSinceEpoch: 0), id: 0), limit: 10_000)

@@ -381,21 +381,25 @@ import Testing
         let at = Instant(iso8601: "2027-06-01T12:00:00+01:00")!
         let first = "workoutKudos.2027-06-01.1"
         let second = "workoutKudos.2027-06-02.2"
-        func trace(_ request: String, _ decision: TraceDecision, group: String) -> TraceEntry {
+        func trace(_ request: String, _ decision: TraceDecision, group: String, counted: Int? = nil) -> TraceEntry {
             TraceEntry(
                 at: at, userID: "u1", requestID: request, kind: .workoutKudos, decision: decision,
                 reason: decision == .dropped ? .stale : .waitingItemsFull, plannedAt: at + 3_600, groupID: group,
-                groupKey: "workoutKudos/dailyDigest")
+                groupKey: "workoutKudos/dailyDigest", countedItems: counted)
         }
         var checker = InvariantChecker()
         for item in ["k1", "k2", "k3"] { #expect(checker.observe(trace(item, .folded, group: first)).isEmpty) }
         // k1 was kept and moves by itself; k2 and k3 were counted and move with the group.
         #expect(checker.observe(trace("k1", .folded, group: second)).isEmpty)
-        #expect(checker.observe(trace(first, .folded, group: second)).isEmpty)
+        #expect(checker.observe(trace(first, .folded, group: second, counted: 2)).isEmpty)
         #expect(checker.items(ofGroup: second) == ["k1", "k2", "k3"])
         #expect(checker.items(ofGroup: first).isEmpty)
+        // An item whose id happens to be a group's is one item: without the marker nothing moves.
+        var confused = checker
+        #expect(confused.observe(trace(second, .folded, group: "workoutKudos.2027-06-03.3")).isEmpty)
+        #expect(confused.items(ofGroup: second) == ["k1", "k2", "k3"])
         var dropping = checker
-        #expect(dropping.observe(trace(second, .dropped, group: second)).isEmpty)
+        #expect(dropping.observe(trace(second, .dropped, group: second, counted: 2)).isEmpty)
         #expect(dropping.items(ofGroup: second).isEmpty)
         #expect(dropping.finish(at: at + 3 * 86_400).isEmpty)
         let delivered = delivery(second, .workoutKudos, "2027-06-01T13:00:00+01:00")

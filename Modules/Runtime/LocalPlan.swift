@@ -1,0 +1,70 @@
+public import Engagement
+public import Models
+public import Scheduling
+public import Storage
+
+/// The notifications a user's phone schedules itself (the `local` channel: routine reminders,
+/// coaching), as the server planned them: each request with everything the platform shows,
+/// for an app to mirror into its pending list (`GET /v1/users/{id}/plan`).
+///
+/// It is read from the user's pending outbox: a local notification's `inbox` row holds the
+/// request the phone fires and the server files in the inbox when it is due, with the copy the
+/// engine wrote under the user's privacy level, as a push of it would carry.
+public struct LocalPlan: Hashable, Sendable {
+    /// One request of the plan, with the instant it fires next.
+    public struct Entry: Hashable, Sendable {
+        public var request: NotificationRequest
+        /// The next firing: a one-off's instant, a daily series' next match in the user's zone.
+        public var nextFireAt: Instant
+
+        public init(request: NotificationRequest, nextFireAt: Instant) {
+            self.request = request
+            self.nextFireAt = nextFireAt
+        }
+    }
+
+    /// The user's zone, in which calendar triggers match.
+    public var zone: ZoneRules
+    /// Where the engine's last planning pass stopped: nothing later is planned yet; nil before
+    /// the first pass.
+    public var horizonEnd: Instant?
+    /// Soonest first (then by identifier).
+    public var entries: [Entry]
+
+    public init(zone: ZoneRules, horizonEnd: Instant?, entries: [Entry]) {
+        self.zone = zone
+        self.horizonEnd = horizonEnd
+        self.entries = entries
+    }
+
+    /// The plan in `pending` (one user's pending outbox rows) at `now`: the `inbox` rows of local
+    /// kinds, a one-off only while it is still ahead (a row due by `now` has fired on the phone,
+    /// and the server files it at its next dispatch), a daily series always (its row is due again
+    /// at each match). Rows this build cannot read, and remote kinds (pushed when due), are not
+    /// part of it.
+    public init(pending: [OutboxRow], zone: ZoneRules, horizonEnd: Instant?, at now: Instant) {
+        var entries: [Entry] = []
+        for row in pending where row.channel == .inbox {
+            guard let request = row.payload.notification,
+                ChannelPolicy.channel(for: request.content.kind) == .local,
+                request.trigger.repeats || row.dueAt > now
+            else { continue }
+            entries.append(Entry(request: request, nextFireAt: row.dueAt))
+        }
+        entries.sort { ($0.nextFireAt, $0.request.identifier) < ($1.nextFireAt, $1.request.identifier) }
+        self.init(zone: zone, horizonEnd: horizonEnd, entries: entries)
+    }
+}
+
+extension EngineRuntime {
+    /// The user's local plan now (`LocalPlan`), after every step already answered is in the
+    /// store. Throws `unknownUser` for a user never put.
+    public func localPlan(of userID: String) async throws(RuntimeError) -> LocalPlan {
+        await group.settled(through: sequence)
+        guard let engine = try engine(of: userID) else { throw .unknownUser(userID) }
+        let pending: [OutboxRow]
+        do { pending = try store.pendingOutbox(userID: userID) } catch { throw .store(error) }
+        return LocalPlan(
+            pending: pending, zone: engine.zone, horizonEnd: engine.planHorizonEnd, at: clock.now())
+    }
+}

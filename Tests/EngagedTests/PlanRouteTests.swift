@@ -1,0 +1,109 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Models
+import Testing
+
+@testable import engaged
+
+/// `GET /v1/users/{id}/plan`: the local notifications the server planned, with their content,
+/// triggers and a version an app can ask with `If-None-Match`.
+@Suite("engaged plan")
+struct PlanRouteTests {
+    static func requests(_ response: TestResponse) -> [[String: Any]] {
+        response.json["requests"] as? [[String: Any]] ?? []
+    }
+
+    func withAna(_ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let server = try await TestServer()
+        try await server.run { client in
+            #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
+            try await test(client)
+        }
+    }
+
+    @Test func thePlanHoldsEachLocalRequestWithItsContentAndTrigger() async throws {
+        try await withAna { client in
+            let plan = try await client.send(.get, "/v1/users/ana/plan")
+            #expect(plan.status == .ok, "\(plan.text)")
+            #expect(plan.json["timeZone"] as? String == "Europe/Berlin")
+            let horizon = try #require((plan.json["horizonEnd"] as? String).flatMap { Instant(iso8601: $0) })
+            #expect(horizon > TestServer.start)
+            let requests = Self.requests(plan)
+            #expect(!requests.isEmpty)
+            for request in requests {
+                let kind = try #require(request["kind"] as? String)
+                #expect(["morningGreeting", "mealReminder", "hydration", "workoutReminder"].contains(kind), "\(kind)")
+                #expect((request["title"] as? String)?.isEmpty == false)
+                #expect((request["body"] as? String)?.isEmpty == false)
+                #expect(request["categoryIdentifier"] is String && request["threadIdentifier"] is String)
+                #expect(request["interruptionLevel"] is String && request["relevanceScore"] is Double)
+                #expect(request.keys.contains("subtitle") && request.keys.contains("sound"))
+                #expect((request["userInfo"] as? [String: String])?["kind"] == kind)
+                let next = try #require((request["nextFireAt"] as? String).flatMap { Instant(iso8601: $0) })
+                #expect(next > TestServer.start)
+                let trigger = try #require(request["trigger"] as? [String: Any])
+                switch trigger["type"] as? String {
+                case "date": #expect(trigger["fireAt"] as? String == request["nextFireAt"] as? String)
+                case "calendar": #expect(trigger["hour"] is Int && trigger["repeats"] is Bool)
+                default: Issue.record("unexpected trigger \(trigger)")
+                }
+            }
+            // Soonest first; no remote kind (those are pushed when due).
+            let times = requests.compactMap { $0["nextFireAt"] as? String }
+            #expect(times == times.sorted())
+        }
+    }
+
+    @Test func theVersionIsTheETagAndIfNoneMatchAnswers304UntilThePlanChanges() async throws {
+        try await withAna { client in
+            let first = try await client.send(.get, "/v1/users/ana/plan")
+            let version = try #require(first.json["version"] as? String)
+            #expect(version.count == 16)
+            let tag = "\"\(version)\""
+            #expect(first.headers[.eTag] == tag)
+            for header in [tag, "W/\(tag)", "\"other\", \(tag)", "*"] {
+                var fields = headers()
+                fields[.ifNoneMatch] = header
+                let again = try await client.send(.get, "/v1/users/ana/plan", headers: fields)
+                #expect(again.status == .notModified, "\(header)")
+                #expect(again.headers[.eTag] == tag)
+                #expect(again.body.readableBytes == 0)
+            }
+            var other = headers()
+            other[.ifNoneMatch] = "\"0000000000000000\""
+            #expect(try await client.send(.get, "/v1/users/ana/plan", headers: other).status == .ok)
+
+            // Lunch logged: today's lunch reminder goes, and with it the version.
+            let lunch = Self.requests(first).compactMap { $0["identifier"] as? String }.filter {
+                $0.hasSuffix(".lunch")
+            }
+            #expect(!lunch.isEmpty)
+            let event = try await client.send(
+                .post, "/v1/users/ana/events", #"{"type": "mealLogged", "meal": "lunch"}"#)
+            #expect(event.status == .accepted)
+            var stale = headers()
+            stale[.ifNoneMatch] = tag
+            let changed = try await client.send(.get, "/v1/users/ana/plan", headers: stale)
+            #expect(changed.status == .ok)
+            #expect(changed.json["version"] as? String != version)
+            let identifiers = Self.requests(changed).compactMap { $0["identifier"] as? String }
+            #expect(identifiers.contains(lunch[0]) == false)
+        }
+    }
+
+    @Test func theUsersOwnTokenReadsItsPlanAndNoOneElses() async throws {
+        try await withAna { client in
+            let ana = try await userToken("ana")
+            #expect(try await client.send(.get, "/v1/users/ana/plan", headers: headers(key: ana)).status == .ok)
+            let bob = try await userToken("bob")
+            try await client.send(.get, "/v1/users/ana/plan", headers: headers(key: bob))
+                .expectProblem(403, "forbidden")
+            try await client.send(.get, "/v1/users/ana/plan", headers: headers(key: nil))
+                .expectProblem(401, "unauthorized")
+            try await client.send(.get, "/v1/users/nobody/plan").expectProblem(404, "not-found")
+            try await client.send(.get, "/v1/users/a%20b/plan").expectProblem(400, "bad-request", field: "id")
+        }
+    }
+}
