@@ -22,6 +22,26 @@ struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
     let limiter: RateLimiter
     let metrics: ServerMetrics
 
+    /// The middleware over the server's keys, store and limits.
+    init(_ environment: ServerEnvironment) {
+        self.init(
+            apiKey: environment.apiKey, userTokens: environment.userTokens,
+            legacyUserTokens: environment.legacyUserTokens, runtime: environment.runtime,
+            limiter: environment.rateLimiter, metrics: environment.metrics)
+    }
+
+    init(
+        apiKey: String, userTokens: UserTokenAuthority, legacyUserTokens: LegacyUserTokens?, runtime: EngineRuntime,
+        limiter: RateLimiter, metrics: ServerMetrics
+    ) {
+        self.apiKey = apiKey
+        self.userTokens = userTokens
+        self.legacyUserTokens = legacyUserTokens
+        self.runtime = runtime
+        self.limiter = limiter
+        self.metrics = metrics
+    }
+
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {

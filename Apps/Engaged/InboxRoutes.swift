@@ -13,13 +13,7 @@ struct InboxRoutes: Sendable {
     var runtime: EngineRuntime { routes.runtime }
 
     func register(on router: Router<EngagedRequestContext>) {
-        let environment = routes.environment
-        let inbox = router.group("v1/users/:id/inbox")
-            .add(
-                middleware: InboxAuthMiddleware(
-                    apiKey: environment.apiKey, userTokens: environment.userTokens,
-                    legacyUserTokens: environment.legacyUserTokens, runtime: environment.runtime,
-                    limiter: environment.rateLimiter, metrics: environment.metrics))
+        let inbox = router.group("v1/users/:id/inbox").add(middleware: InboxAuthMiddleware(routes.environment))
         inbox.get(use: list)
         inbox.post("read-all", use: readAll)
         inbox.post(":item", use: setState)

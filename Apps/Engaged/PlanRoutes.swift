@@ -13,15 +13,7 @@ struct PlanRoutes: Sendable {
     let routes: Routes
 
     func register(on router: Router<EngagedRequestContext>) {
-        let environment = routes.environment
-        router.group("v1/users/:id/plan")
-            .add(
-                middleware: InboxAuthMiddleware(
-                    apiKey: environment.apiKey, userTokens: environment.userTokens,
-                    legacyUserTokens: environment.legacyUserTokens, runtime: environment.runtime,
-                    limiter: environment.rateLimiter, metrics: environment.metrics)
-            )
-            .get(use: plan)
+        router.group("v1/users/:id/plan").add(middleware: InboxAuthMiddleware(routes.environment)).get(use: plan)
     }
 
     @Sendable func plan(_ request: Request, context: EngagedRequestContext) async throws -> Response {
