@@ -32,12 +32,12 @@ struct PlanRoutes: Sendable {
         return response
     }
 
-    /// Whether `If-None-Match: header` names `tag` (RFC 9110: `*`, or a list of entity tags
-    /// compared weakly, so `W/"x"` matches `"x"`).
+    /// Whether `If-None-Match: header` names `tag` (RFC 9110: `*` alone, or a list of entity
+    /// tags compared weakly, so `W/"x"` matches `"x"`).
     static func matches(_ header: String, tag: String) -> Bool {
-        header.split(separator: ",").contains { candidate in
+        if header.trimmingCharacters(in: .whitespaces) == "*" { return true }
+        return header.split(separator: ",").contains { candidate in
             var candidate = candidate.trimmingCharacters(in: .whitespaces)
-            if candidate == "*" { return true }
             if candidate.hasPrefix("W/") { candidate.removeFirst(2) }
             return candidate == tag
         }

@@ -98,15 +98,19 @@ public struct UserEngine: Sendable {
             effects.append(
                 .submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
         case .preferencesChanged(let preferences):
+            let before = self.profile
             state.user.profile.preferences = preferences
             state.plan.seriesTimes = hydrationSeriesTimes()
             releaseDisabledGroups(at: now, into: &effects)
+            rewriteIfShownDifferently(since: before)
         case .profileChanged(var profile):
+            let before = self.profile
             profile.timeZone = zone.identifier
             state.user.profile = profile
             state.user.recipient = Recipient(profile)
             state.user.isHeldOut = UserEngine.isHeldOut(profile.id, configuration)
             state.plan.seriesTimes = hydrationSeriesTimes()
+            rewriteIfShownDifferently(since: before)
         case .timeZoneChanged(let newZone):
             movePlanned(to: newZone, at: now, into: &effects)
         case .socialEvent(let event):
@@ -269,5 +273,28 @@ extension NotificationActionID {
         case .snooze: .secondsPerHour
         default: nil
         }
+    }
+}
+
+extension UserEngine {
+    /// A change of how notifications look (privacy level, name, language, style, sound,
+    /// interruption levels) applies to what is already planned too, not only to what is planned
+    /// next: a user who turns privacy to private must not find their name on the lock screen
+    /// tomorrow morning. Every planned request is written again by the pass that follows (same
+    /// identifier, so it replaces the pending one), and the coach's copy, written for the old
+    /// name and privacy level, is asked for again.
+    mutating func rewriteIfShownDifferently(since old: UserProfile) {
+        let new = profile
+        let renamed = old.privacyLevel != new.privacyLevel || old.displayName != new.displayName
+        guard
+            renamed || old.locale != new.locale || old.motivationalStyle != new.motivationalStyle
+                || old.preferences.soundEnabled != new.preferences.soundEnabled
+                || old.preferences.interruptionLevels != new.preferences.interruptionLevels
+        else { return }
+        // A planned request whose revision no candidate has is scheduled again; a daily series,
+        // which the pass schedules when it is missing, is let go and scheduled again.
+        state.plan.planned.removeAll { $0.repeatsDaily }
+        for index in state.plan.planned.indices { state.plan.planned[index].revision = -1 }
+        if renamed { state.copy.coachCopy = OccurrenceMap() }
     }
 }

@@ -40,7 +40,7 @@ public struct LocalPlan: Hashable, Sendable {
     /// The plan in `pending` (one user's pending outbox rows) at `now`: the `inbox` rows of local
     /// kinds, a one-off only while it is still ahead (a row due by `now` has fired on the phone,
     /// and the server files it at its next dispatch), a daily series always (its row is due again
-    /// at each match). Rows this build cannot read, and remote kinds (pushed when due), are not
+    /// at each match; one due by `now` is listed at its next match). Rows this build cannot read, and remote kinds (pushed when due), are not
     /// part of it.
     public init(pending: [OutboxRow], zone: ZoneRules, horizonEnd: Instant?, at now: Instant) {
         var entries: [Entry] = []
@@ -49,7 +49,10 @@ public struct LocalPlan: Hashable, Sendable {
                 ChannelPolicy.channel(for: request.content.kind) == .local,
                 request.trigger.repeats || row.dueAt > now
             else { continue }
-            entries.append(Entry(request: request, nextFireAt: row.dueAt))
+            // A series' row due but not dispatched yet has fired on the phone: its next match.
+            let next =
+                row.dueAt > now ? row.dueAt : row.payload.repeatingMatch?.nextMatch(after: now, in: zone) ?? row.dueAt
+            entries.append(Entry(request: request, nextFireAt: next))
         }
         entries.sort { ($0.nextFireAt, $0.request.identifier) < ($1.nextFireAt, $1.request.identifier) }
         self.init(zone: zone, horizonEnd: horizonEnd, entries: entries)

@@ -63,9 +63,10 @@ final class FakeCompletions: Sendable {
 }
 
 @Suite struct CompletionsCoachTests {
-    /// A deadline far above any loopback round trip on a loaded machine: only the slow server's
-    /// test meets it (with `shortDeadline`).
-    let generator = ContentGenerator(catalog: bundledTemplates, deadlineMillis: 20_000)
+    /// A deadline far above any loopback round trip on a loaded machine (the whole suite on two
+    /// cores has held a call back past 20 s): only the slow server's test meets it (with
+    /// `shortDeadline`).
+    let generator = ContentGenerator(catalog: bundledTemplates, deadlineMillis: 120_000)
     let shortDeadline = ContentGenerator(catalog: bundledTemplates, deadlineMillis: 500)
 
     func request(privacy: PrivacyLevel = .public) -> ContentRequest {
@@ -86,7 +87,7 @@ final class FakeCompletions: Sendable {
             let client = HTTPClient(eventLoopGroupProvider: .singleton)
             let settings = CoachSettings(baseURL: base, model: "test-model", apiKey: "sk-test")
             var coach = CompletionsCoach(settings: settings, client: client)
-            coach.timeout = .seconds(30)
+            coach.timeout = .seconds(120)
             var memory = TemplateMemory()
             var random = SeededGenerator(seed: 1)
             let clock = ContinuousClock()
@@ -129,7 +130,7 @@ final class FakeCompletions: Sendable {
         #expect(decision.reason == .coachTimeout)
         // Cut at the deadline (0.5 s), long before the server answers (30 s); the bound leaves
         // room for a machine busy with the whole test suite.
-        // The coach's own timeout is 30 s here: what cuts the call is the caller's cancellation.
+        // The coach's own timeout is 120 s here: what cuts the call is the caller's cancellation.
         #expect(elapsed < .seconds(25))
     }
 
