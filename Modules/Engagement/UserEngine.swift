@@ -280,21 +280,22 @@ extension UserEngine {
     /// A change of how notifications look (privacy level, name, language, style, sound,
     /// interruption levels) applies to what is already planned too, not only to what is planned
     /// next: a user who turns privacy to private must not find their name on the lock screen
-    /// tomorrow morning. Every planned request is written again by the pass that follows (same
-    /// identifier, so it replaces the pending one), and the coach's copy, written for the old
-    /// name and privacy level, is asked for again.
+    /// tomorrow morning. Every planned request, daily series included, is written again by the
+    /// pass that follows in the same step (same identifier, so it replaces the pending one; a
+    /// series the pass no longer plans is cancelled as usual), and the coach's copy, written for
+    /// the old name, privacy level, language or style, is asked for again.
     mutating func rewriteIfShownDifferently(since old: UserProfile) {
         let new = profile
-        let renamed = old.privacyLevel != new.privacyLevel || old.displayName != new.displayName
+        let rewordedByCoach =
+            old.privacyLevel != new.privacyLevel || old.displayName != new.displayName || old.locale != new.locale
+            || old.motivationalStyle != new.motivationalStyle
         guard
-            renamed || old.locale != new.locale || old.motivationalStyle != new.motivationalStyle
-                || old.preferences.soundEnabled != new.preferences.soundEnabled
+            rewordedByCoach || old.preferences.soundEnabled != new.preferences.soundEnabled
                 || old.preferences.interruptionLevels != new.preferences.interruptionLevels
         else { return }
-        // A planned request whose revision no candidate has is scheduled again; a daily series,
-        // which the pass schedules when it is missing, is let go and scheduled again.
-        state.plan.planned.removeAll { $0.repeatsDaily }
+        // No candidate has this revision: the diff schedules each again. The pass that follows
+        // (the profile's revision changed, so it runs) replaces every planned entry.
         for index in state.plan.planned.indices { state.plan.planned[index].revision = -1 }
-        if renamed { state.copy.coachCopy = OccurrenceMap() }
+        if rewordedByCoach { state.copy.coachCopy = OccurrenceMap() }
     }
 }

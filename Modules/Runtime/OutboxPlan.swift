@@ -12,7 +12,7 @@ public import Storage
 ///   notification (the channel the planning pass chose) a `push` row beside it; each replaces
 ///   the pending row of the same request and channel; the payload is the request. A local kind
 ///   gets no `push` row: the device fires it from its own pending list (the app mirrors the
-///   plan the server's `GET /v1/users/{id}/schedule` lists), so one occurrence never arrives
+///   plan the server's `GET /v1/users/{id}/plan` gives), so one occurrence never arrives
 ///   twice.
 /// - `cancel(ids)`: the pending rows of those requests are withdrawn.
 /// - `submitBackgroundTask(job)`: a `job` row due at its earliest begin; performing it applies

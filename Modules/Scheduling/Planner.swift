@@ -277,7 +277,9 @@ public enum Planner {
                 }.first
             changes.append(.cancel(old, reason: reason))
         }
-        for series in allocation.series where before[series.id] == nil {
+        // A series is scheduled when it is new, or when its copy must be written again (its
+        // planned revision differs: `UserEngine.rewriteIfShownDifferently`).
+        for series in allocation.series where before[series.id].map({ $0.revision != series.revision }) ?? true {
             changes.append(.schedule(series, dueAt: series.plannedAt, fireAt: series.plannedAt, reason: .dailySeries))
         }
         for decision in allocation.decisions {

@@ -27,10 +27,12 @@ struct IdleTimeoutTests {
             let other = try RawConnection(port: port)
             defer { other.closeConnection() }
             other.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            let answer = await offThePool { other.readUntilClosed(quietSeconds: 30) }
+            let answer = await offThePool { other.readUntilClosed(quietSeconds: RawConnection.answerQuietSeconds) }
             #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer.text)")
             // The stalled one is closed (whatever the server answered it first).
-            let stalledEnd = await offThePool { stalled.readUntilClosed(quietSeconds: 30) }
+            let stalledEnd = await offThePool {
+                stalled.readUntilClosed(quietSeconds: RawConnection.answerQuietSeconds)
+            }
             #expect(stalledEnd.closed, "\(stalledEnd.text)")
         }
     }

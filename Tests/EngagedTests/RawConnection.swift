@@ -37,6 +37,11 @@ struct RawConnection {
         _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 
+    /// How long a test waits in silence for the server to answer or close: far above any answer
+    /// on a loaded machine (the whole suite on two cores has held the server back past 30 s); a
+    /// passing test waits only as long as the server takes.
+    static let answerQuietSeconds = 150
+
     /// Reads until the server closes the connection or `seconds` pass without a byte; returns
     /// what was read and whether the server closed it. Blocking: call it off the test pool
     /// (`offThePool`).

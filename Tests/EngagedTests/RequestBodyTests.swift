@@ -103,7 +103,7 @@ struct RequestBodyTests {
         connection.send(
             "PUT /v1/users/ana HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(TestServer.apiKey)\r\n"
                 + "Content-Type: application/json\r\nConnection: close\r\n" + rest)
-        return await offThePool { connection.readUntilClosed(quietSeconds: 30) }.text
+        return await offThePool { connection.readUntilClosed(quietSeconds: RawConnection.answerQuietSeconds) }.text
     }
 
     @Test func aBodyThatStallsIs408AfterTheBodyTimeout() async throws {

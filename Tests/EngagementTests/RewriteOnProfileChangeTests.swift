@@ -39,6 +39,21 @@ import Testing
         #expect(rewritten.allSatisfy { $0.content.sound == nil })
     }
 
+    /// One change that rewrites the copy and ends the hydration series: the series is cancelled,
+    /// not left firing on the phone.
+    @Test func aSeriesThatIsNoLongerPlannedIsCancelledNotOrphanedByTheRewrite() {
+        var (engine, planned) = engine()
+        let series = planned.filter { $0.trigger.repeats }.map(\.identifier)
+        #expect(!series.isEmpty)
+        var preferences = engine.profile.preferences
+        preferences.soundEnabled = false
+        preferences.hydration = nil
+        let effects = engine.handle(.preferencesChanged(preferences), at: t0 + 60)
+        #expect(Set(series).isSubset(of: Set(effects.cancelledIDs)))
+        #expect(!effects.scheduled.contains { $0.request.trigger.repeats })
+        #expect(!engine.planned.contains { $0.repeatsDaily })
+    }
+
     @Test func aChangeThatDoesNotShowRewritesNothing() {
         var (engine, _) = engine()
         var preferences = engine.profile.preferences
