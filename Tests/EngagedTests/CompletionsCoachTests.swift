@@ -63,9 +63,8 @@ final class FakeCompletions: Sendable {
 }
 
 @Suite struct CompletionsCoachTests {
-    /// A deadline far above any loopback round trip on a loaded machine (the whole suite on two
-    /// cores has held a call back past 20 s): only the slow server's test meets it (with
-    /// `shortDeadline`).
+    /// A deadline far above any loopback round trip on a loaded machine (the whole suite shares
+    /// two cores with these calls): only the slow server's test meets it (with `shortDeadline`).
     let generator = ContentGenerator(catalog: bundledTemplates, deadlineMillis: 120_000)
     let shortDeadline = ContentGenerator(catalog: bundledTemplates, deadlineMillis: 500)
 

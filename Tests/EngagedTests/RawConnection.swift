@@ -38,7 +38,7 @@ struct RawConnection {
     }
 
     /// How long a test waits in silence for the server to answer or close: far above any answer
-    /// on a loaded machine (the whole suite on two cores has held the server back past 30 s); a
+    /// on a loaded machine (the whole suite shares the cores with the server under test); a
     /// passing test waits only as long as the server takes.
     static let answerQuietSeconds = 150
 
