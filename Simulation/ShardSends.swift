@@ -24,8 +24,8 @@ extension Shard {
         case .silent:
             let counts = InboxCounts(total: users[local].remote.inbox.total, unread: unread, unseen: unread)
             push = PushSends.sync(
-                key: row.key, slot: row.dueAt, counts: counts, plan: RemoteChannel.silentPushes,
-                topic: RemoteChannel.topic
+                key: row.key, slot: row.dueAt, counts: counts, planVersion: users[local].engine.localPlanRevision,
+                plan: RemoteChannel.silentPushes, topic: RemoteChannel.topic
             ).request(to: address)
             note = .sync(unread: unread)
         default:

@@ -1,6 +1,7 @@
 import Engagement
 import Foundation
 import Models
+import Runtime
 import Scheduling
 
 // The JSON shapes of the API (openapi.yaml describes the same). Requests refuse unknown keys;
@@ -111,6 +112,15 @@ struct EventBody: Decodable {
         }
     }
 
+    /// Refuses what `source` may not send (a social event from the user's own app: 403, it is
+    /// what others did, and the backend knows it) and an `at` out of range (`checkOccurredAt`).
+    func check(now: Instant, from source: InputSource) throws(Problem) {
+        if source == .device, case .socialEvent = input {
+            throw Problem.forbidden("a social event comes from the backend (the API key), not from the user's token")
+        }
+        try checkOccurredAt(now: now)
+    }
+
     /// Refuses an `at` outside `maxFutureSkewSeconds` ahead of and `maxAgeSeconds` behind `now`.
     func checkOccurredAt(now: Instant) throws(Problem) {
         guard let occurredAt else { return }
@@ -128,6 +138,9 @@ struct EventBody: Decodable {
 /// The answer of `POST /v1/users/{id}/events`.
 struct EventAccepted: Encodable {
     var effects: Int
+    /// The local plan's revision after the event (`UserEngine.localPlanRevision`): the plan's
+    /// `version`, which an app compares with the one it holds.
+    var planVersion: Int
 }
 
 /// `GET /v1/users/{id}/schedule`: what the engine has planned, soonest first.

@@ -2,10 +2,15 @@ import Hummingbird
 import Runtime
 import Storage
 
-/// `POST /v1/users/{id}/events`, with durable idempotency keys.
+/// `POST /v1/users/{id}/events`, with durable idempotency keys. The backend sends with the API
+/// key, the user's app with the user's token (`InboxAuthMiddleware`); an app sends what its
+/// user does, not what others did (a social event with a user token is 403). The answer carries
+/// the local plan's revision after the event (`planVersion`), so the app knows whether to pull
+/// its plan; an event from the backend that changes the plan signals the phone (`PlanSignal`).
 extension Routes {
     @Sendable func postEvent(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
+        let source: InputSource = context.caller == .user(id) ? .device : .backend
         let bytes = try await JSONBody.read(request)
         // Two keys would make the answer depend on which one a proxy keeps: refused, not guessed.
         let keys = request.headers.filter { $0.name.canonicalName == "idempotency-key" }.map(\.value)
@@ -15,12 +20,13 @@ extension Routes {
         }
         guard let key = keys.first else {
             let event = try JSONBody.decode(EventBody.self, from: bytes)
-            try event.checkOccurredAt(now: runtime.clock.now())
-            let effects = try await perform {
-                try await runtime.apply(event.input, to: id, occurredAt: event.occurredAt)
+            try event.check(now: runtime.clock.now(), from: source)
+            let applied = try await perform {
+                try await runtime.apply(event.input, to: id, occurredAt: event.occurredAt, from: source)
             }
             environment.metrics.eventApplied(event.input)
-            return JSONBody.response(.accepted, EventAccepted(effects: effects.count))
+            return JSONBody.response(
+                .accepted, EventAccepted(effects: applied.effects.count, planVersion: applied.localPlanRevision))
         }
         guard (1...255).contains(key.utf8.count) else {
             throw Problem.badRequest("Idempotency-Key is 1 to 255 characters", field: "Idempotency-Key")
@@ -29,7 +35,7 @@ extension Routes {
             throw Problem.conflict("a request with this Idempotency-Key is still being processed")
         }
         do {
-            let response = try await keyedEvent(bytes, to: id, key: key)
+            let response = try await keyedEvent(bytes, to: id, from: source, key: key)
             await environment.runningKeys.finish(userID: id, key: key)
             return response
         } catch {
@@ -43,12 +49,14 @@ extension Routes {
     /// key with another body, even a malformed one), and the first answer again when its hash is
     /// the same (a retry whose `at` has since become too old). A refused request keeps no record:
     /// sent again with its key, it may now succeed.
-    private func keyedEvent(_ bytes: [UInt8], to id: String, key: String) async throws -> Response {
+    private func keyedEvent(_ bytes: [UInt8], to id: String, from source: InputSource, key: String) async throws
+        -> Response
+    {
         let hash = RequestHash.of(bytes)
         let event: EventBody
         do {
             event = try JSONBody.decode(EventBody.self, from: bytes)
-            try event.checkOccurredAt(now: runtime.clock.now())
+            try event.check(now: runtime.clock.now(), from: source)
         } catch {
             if let record = try await perform({ try await runtime.idempotencyRecord(userID: id, key: key) }) {
                 return try Self.answer(record, requestHash: hash)
@@ -57,9 +65,13 @@ extension Routes {
         }
         let outcome = try await perform {
             try await runtime.apply(
-                event.input, to: id, occurredAt: event.occurredAt, idempotencyKey: key, requestHash: hash
-            ) { effects in
-                (HTTPResponse.Status.accepted.code, JSONBody.encode(EventAccepted(effects: effects.count)))
+                event.input, to: id, occurredAt: event.occurredAt, from: source, idempotencyKey: key,
+                requestHash: hash
+            ) { effects, planRevision in
+                (
+                    HTTPResponse.Status.accepted.code,
+                    JSONBody.encode(EventAccepted(effects: effects.count, planVersion: planRevision))
+                )
             }
         }
         switch outcome {

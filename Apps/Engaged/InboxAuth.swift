@@ -4,7 +4,8 @@ import Models
 import Runtime
 
 /// The user routes' `Authorization: Bearer <credential>`: the API key (a backend, any user), or a
-/// user token for the user of the path (an app reading its own inbox).
+/// user token for the user of the path (an app reading its own inbox and plan, and sending its
+/// own events). The caller is passed on in the context (`Caller`).
 ///
 /// A user token is a signed JWT (`UserTokenAuthority`), refused when expired, not valid yet,
 /// signed by a key or an algorithm this server does not take, or issued before the user's tokens
@@ -14,7 +15,7 @@ import Runtime
 /// Missing, malformed, wrong, expired or revoked: 401 with `WWW-Authenticate: Bearer`. A valid
 /// token of another user: 403. The other `/v1` routes take the API key only: a user token there
 /// is a wrong key (401).
-struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
+struct InboxAuthMiddleware<Context: CallerRequestContext>: RouterMiddleware {
     let apiKey: String
     let userTokens: UserTokenAuthority
     let legacyUserTokens: LegacyUserTokens?
@@ -48,9 +49,13 @@ struct InboxAuthMiddleware<Context: RequestContext>: RouterMiddleware {
         switch try await verdict(request.headers[.authorization], pathUserID: context.parameters.get("id") ?? "") {
         case .apiKey:
             try limiter.charge(.apiKey, "", metrics: metrics)
+            var context = context
+            context.caller = .backend
             return try await next(request, context)
         case .user(let userID):
             try limiter.charge(.user, userID, metrics: metrics)
+            var context = context
+            context.caller = .user(userID)
             return try await next(request, context)
         case .unauthorized(let detail): throw Problem.unauthorized(detail)
         case .forbidden(let detail): throw Problem.forbidden(detail)
@@ -120,6 +125,19 @@ extension LegacyUserTokens {
 }
 
 /// What `InboxAuthMiddleware` decides about a request, with the detail of a refusal.
+/// Who a request was authenticated as, for the routes open to both the backend and the user.
+enum Caller: Equatable, Sendable {
+    /// The API key.
+    case backend
+    /// A valid token of this user (their app).
+    case user(String)
+}
+
+/// A request context that carries the caller `InboxAuthMiddleware` authenticated (nil before it).
+protocol CallerRequestContext: RequestContext {
+    var caller: Caller? { get set }
+}
+
 enum InboxAccess: Equatable, Sendable {
     /// The backend's API key.
     case apiKey

@@ -7,8 +7,10 @@ import Scheduling
 /// `GET /v1/users/{id}/plan`: the local notifications the server planned for the user
 /// (`LocalPlan`), each with everything the platform needs to show it, for the app to mirror
 /// into the device's pending list. Open to the API key and to the user's own token, as the
-/// inbox is. The answer's `version` is its `ETag`; a request whose `If-None-Match` names it
-/// gets 304 and no body, so an app can ask often and cheaply.
+/// inbox is. The answer's `version` is its weak `ETag` (`W/"7"`): the revision of the plan's
+/// requests, which a phone holding them need not pull again, though the answer's times move on
+/// as requests fire (`LocalPlan.version`). A request whose `If-None-Match` names it gets 304 and
+/// no body, so an app can ask often and cheaply.
 struct PlanRoutes: Sendable {
     let routes: Routes
 
@@ -18,34 +20,37 @@ struct PlanRoutes: Sendable {
 
     @Sendable func plan(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Routes.userID(context)
-        let plan = try await routes.perform { try await routes.runtime.localPlan(of: id) }
-        let view = PlanView(plan)
-        let tag = "\"\(view.version)\""
-        if let header = request.headers[values: .ifNoneMatch].joined(separator: ",").nilIfEmpty,
-            Self.matches(header, tag: tag)
-        {
-            return Response(status: .notModified, headers: [.eTag: tag, .cacheControl: "no-cache"])
+        // A client that holds the current version costs the version only, not the plan.
+        if let header = request.headers[values: .ifNoneMatch].joined(separator: ",").nilIfEmpty {
+            let version = try await routes.perform { try await routes.runtime.localPlanVersion(of: id) }
+            if Self.matches(header, tag: Self.tag(version)) {
+                return Response(status: .notModified, headers: [.eTag: Self.tag(version), .cacheControl: "no-cache"])
+            }
         }
-        var response = JSONBody.response(.ok, view)
-        response.headers[.eTag] = tag
+        let plan = try await routes.perform { try await routes.runtime.localPlan(of: id) }
+        var response = JSONBody.response(.ok, PlanView(plan))
+        response.headers[.eTag] = Self.tag(plan.version)
         response.headers[.cacheControl] = "no-cache"
         return response
     }
+
+    /// The weak entity tag of `version`: `W/"7"`.
+    static func tag(_ version: Int) -> String { "W/\"\(version)\"" }
 
     /// Whether `If-None-Match: header` names `tag` (RFC 9110: `*` alone, or a list of entity
     /// tags compared weakly, so `W/"x"` matches `"x"`).
     static func matches(_ header: String, tag: String) -> Bool {
         if header.trimmingCharacters(in: .whitespaces) == "*" { return true }
+        let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
         return header.split(separator: ",").contains { candidate in
             var candidate = candidate.trimmingCharacters(in: .whitespaces)
             if candidate.hasPrefix("W/") { candidate.removeFirst(2) }
-            return candidate == tag
+            return candidate == opaque
         }
     }
 }
 
-/// The plan as JSON. `version` is a hash of everything else in the answer, so it changes exactly
-/// when the answer does.
+/// The plan as JSON.
 struct PlanView: Encodable {
     struct Trigger: Encodable {
         /// `date` (fires once at `fireAt`) or `calendar` (fires when the device's wall clock
@@ -100,13 +105,14 @@ struct PlanView: Encodable {
         }
     }
 
-    var version: String
+    var version: Int
     var timeZone: String
     var horizonEnd: String?
     var requests: [Item]
 
     init(_ plan: LocalPlan) {
         let zone = plan.zone
+        version = plan.version
         timeZone = zone.identifier
         horizonEnd = plan.horizonEnd?.iso8601
         requests = plan.entries.map { entry in
@@ -121,8 +127,6 @@ struct PlanView: Encodable {
                 trigger: Self.trigger(request.trigger), nextFireAt: entry.nextFireAt.iso8601,
                 localTime: zone.formatted(entry.nextFireAt))
         }
-        version = ""
-        version = String(FNV1a.hash(bytes: JSONBody.encode(self)), radix: 16).leftPadded(to: 16)
     }
 
     static func trigger(_ trigger: NotificationTrigger) -> Trigger {
@@ -138,7 +142,7 @@ struct PlanView: Encodable {
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: AnyKey.self)
-        if !version.isEmpty { try c.encode(version, forKey: AnyKey("version")) }
+        try c.encode(version, forKey: AnyKey("version"))
         try c.encode(timeZone, forKey: AnyKey("timeZone"))
         try c.encode(horizonEnd, forKey: AnyKey("horizonEnd"))  // null before the first pass
         try c.encode(requests, forKey: AnyKey("requests"))
@@ -148,7 +152,4 @@ struct PlanView: Encodable {
 extension String {
     fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
 }

@@ -2,6 +2,7 @@ import APNs
 import Content
 import CoreMetrics
 import Delivery
+import Engagement
 import Foundation
 import LiveActivity
 import Logging
@@ -91,8 +92,9 @@ enum APNsSettingsError: Error, Hashable, CustomStringConvertible {
 ///   (`PushSends.alert`); an ordinary alert is withheld inside the user's quiet hours. When the
 ///   send took time (the client retried), the count is read again: an alert that carried an
 ///   older one is reported `acceptedWithOutdatedBadge`, and a badge sync follows;
-/// - a `silent` row: a badge and inbox sync, a background push (priority 5) with the counts of
-///   the moment, expiring when the next sync slot starts (`SilentPushPlan`).
+/// - a `silent` row: a badge and inbox sync, a background push (priority 5) with the counts and
+///   the local plan's version of the moment, expiring when the next sync slot starts
+///   (`SilentPushPlan`, `PlanSignal`).
 ///
 /// A dead token (400 BadDeviceToken, DeviceTokenNotForTopic, 410) is removed from the user's
 /// devices, unless it was registered again after a 410's timestamp. A push rejected or still
@@ -151,9 +153,12 @@ struct APNsChannelTransport: ChannelTransport {
     }
 
     private func performSync(_ row: OutboxRow) async throws -> SendReport {
-        guard let counts = try await inboxCounts(of: row.userID) else { return .accepted }
+        guard let counts = try await inboxCounts(of: row.userID),
+            let planVersion = try await localPlanRevision(of: row.userID)
+        else { return .accepted }
         let push = PushSends.sync(
-            key: row.key, slot: row.dueAt, counts: counts, plan: runtime.silentPushes, topic: topic)
+            key: row.key, slot: row.dueAt, counts: counts, planVersion: planVersion, plan: runtime.silentPushes,
+            topic: topic)
         let outcomes = try await send(row, on: .silent) { device in push.request(to: device.pushAddress) }
         return SendReport(outcomes: outcomes)
     }
@@ -203,6 +208,14 @@ struct APNsChannelTransport: ChannelTransport {
     /// stays pending).
     private func registeredDevices(of userID: String) async throws -> [DeviceRegistration]? {
         do { return try await runtime.devices(of: userID) } catch RuntimeError.unknownUser { return nil }
+    }
+
+    /// The user's local plan revision, or nil for a user no longer known; a store failure throws
+    /// (the row stays pending).
+    private func localPlanRevision(of userID: String) async throws -> Int? {
+        do { return try await runtime.engine(of: userID)?.localPlanRevision } catch RuntimeError.unknownUser {
+            return nil
+        }
     }
 
     /// The user's inbox counts, or nil for a user no longer known; a store failure throws (the

@@ -47,9 +47,10 @@ struct ServerEnvironment: Sendable {
 
 /// The server's request context: Hummingbird's basic one, and the client's address for the
 /// per-address rate limit.
-struct EngagedRequestContext: RequestContext, RemoteAddressRequestContext {
+struct EngagedRequestContext: RequestContext, RemoteAddressRequestContext, CallerRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
+    var caller: Caller?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -108,7 +109,6 @@ enum EngagedServer {
             middleware: APIKeyMiddleware(
                 apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
         v1.put("users/:id", use: routes.putUser)
-        v1.post("users/:id/events", use: routes.postEvent)
         v1.get("users/:id/schedule", use: routes.schedule)
         v1.get("users/:id/explain", use: routes.explain)
         v1.post("users/:id/devices", use: routes.registerDevice)
@@ -119,6 +119,9 @@ enum EngagedServer {
         v1.post("admin/clock", use: routes.advanceClock)
         InboxRoutes(routes: routes).register(on: router)  // the API key or the user's own token
         PlanRoutes(routes: routes).register(on: router)  // the same
+        // The same: the backend's events, and the phone's own (`InputSource`).
+        router.group("v1/users/:id/events").add(middleware: InboxAuthMiddleware(environment)).post(
+            use: routes.postEvent)
         return router
     }
 }

@@ -108,22 +108,26 @@ public enum PayloadBuilder {
 
     /// The payload of a badge and inbox sync (a background push): `aps` holds only
     /// `content-available`, as Apple requires of background pushes, and the counts go beside it,
-    /// from which the app sets its badge (the unread count) and refreshes its inbox:
+    /// from which the app sets its badge (the unread count) and refreshes its inbox, with the
+    /// local plan's version, which the app compares with the one it holds to know whether to
+    /// pull its plan:
     ///
     /// ```json
-    /// {"aps":{"content-available":1},"inbox":{"unread":3,"unseen":1,"total":12}}
+    /// {"aps":{"content-available":1},"inbox":{"unread":3,"unseen":1,"total":12},"planVersion":7}
     /// ```
-    /// Negative counts are written as 0.
-    public static func inboxSync(unread: Int, unseen: Int, total: Int) -> PushPayload {
+    /// Negative numbers are written as 0.
+    public static func inboxSync(unread: Int, unseen: Int, total: Int, planVersion: Int) -> PushPayload {
         // Written piece by piece, not interpolated: one is sent per change of the badge.
-        var output = TextOutput(capacity: 100)
+        var output = TextOutput(capacity: 128)
         output.append("{\"aps\":{\"content-available\":1},\"inbox\":{\"unread\":")
         output.appendDecimal(max(0, unread))
         output.append(",\"unseen\":")
         output.appendDecimal(max(0, unseen))
         output.append(",\"total\":")
         output.appendDecimal(max(0, total))
-        output.append("}}")
+        output.append("},\"planVersion\":")
+        output.appendDecimal(max(0, planVersion))
+        output.append("}")
         return PushPayload(json: String(decoding: output.bytes, as: UTF8.self))
     }
 

@@ -116,6 +116,7 @@ extension UserEngine {
 
     /// Turns the planner's changes into effects and trace entries, in order.
     private mutating func apply(_ changes: [PlanChange], at now: Instant, into effects: inout [Effect]) {
+        if changes.contains(where: \.changesLocalPlan) { state.plan.localRevision &+= 1 }
         let cancelled = changes.compactMap { change -> PlannedNotification? in
             if case .cancel(let old, _) = change { return old }
             return nil
@@ -243,5 +244,16 @@ extension UserEngine {
         let day = zone.localDateTime(at: now + configuration.horizonSeconds).daysSinceEpoch
         let endOfDay = zone.instant(for: LocalDateTime(localSeconds: (day + 1) * .secondsPerDay))
         return min(endOfDay, lastActiveAt + configuration.lapseAfterSeconds)
+    }
+}
+
+extension PlanChange {
+    /// Whether the change schedules, replaces or cancels a request of the `local` channel.
+    fileprivate var changesLocalPlan: Bool {
+        switch self {
+        case .cancel(let old, _): ChannelPolicy.channel(for: old.kind) == .local
+        case .schedule(let candidate, _, _, _): ChannelPolicy.channel(for: candidate.kind) == .local
+        case .drop, .regroup, .suppress: false
+        }
     }
 }

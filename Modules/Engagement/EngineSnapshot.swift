@@ -6,13 +6,13 @@ import Scheduling
 /// after a restart: restoring and continuing gives exactly the effects of an engine that never
 /// stopped.
 ///
-/// Format, version 5 (`CompactWriter`: LEB128 varints, zigzag for signed values):
+/// Format, version 6 (`CompactWriter`: LEB128 varints, zigzag for signed values):
 /// - the magic bytes `E` `S`, then the version;
 /// - `base`: the last activity, in seconds since 1970; every other instant is written as its
 ///   signed distance from `base` (most are within days of it, so two or three bytes);
 /// - then, in order, the state's groups as `EngineState` declares them: activity, user,
 ///   plan, lapse, reminders, social, coaching, copy, Live Activities, then whether the device
-///   refuses notifications. Instants are minutes from `base` when whole
+///   refuses notifications and the local plan's revision. Instants are minutes from `base` when whole
 ///   minutes (flag bit 0), else seconds (flag bit 1). Occurrence identities in lists are
 ///   (day from base's day, kind ordinal, slot, snooze); the keys of maps are their packed form
 ///   (`OccurrenceID.packed`), each as its distance from the one before. Lists have their count first.
@@ -27,6 +27,9 @@ import Scheduling
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
 ///
 /// Versions:
+/// - 6: the local plan's revision (`UserEngine.localPlanRevision`), a varint at the end. Read
+///   from an older snapshot: 0, the first revision of every plan; a phone holding a plan read
+///   under an older build's version pulls it once more.
 /// - 5: the items a social group only counts (beyond `EngineConfiguration.waitingSocialItemLimit`):
 ///   their number after the group's items, then, when not zero, the oldest and the newest one's
 ///   fold times. Read
@@ -44,9 +47,9 @@ import Scheduling
 ///   the 13:00 hydration time for 13:00), else the slot whose window holds the hour's middle;
 ///   a cell no slot claims (a shift learned across slots) is forgotten.
 public enum EngineSnapshot {
-    public static let version: UInt64 = 5
+    public static let version: UInt64 = 6
     /// Every version the reader reads.
-    public static let readableVersions: ClosedRange<UInt64> = 1...5
+    public static let readableVersions: ClosedRange<UInt64> = 1...6
     static let magic: [UInt8] = [0x45, 0x53]
 }
 
@@ -218,6 +221,7 @@ struct SnapshotCodec {
         }
         if version >= 3 { writeLiveActivities(state.liveActivities, &w) }
         if version >= 4 { w.bool(state.plan.deviceRefuses) }
+        if version >= 6 { w.count(state.plan.localRevision) }
     }
 
     /// An instant as its distance from `base`: in minutes when it is a whole number of minutes
@@ -360,6 +364,7 @@ struct SnapshotCodec {
         }
         if version >= 3 { state.liveActivities = try readLiveActivities(&r) }
         if version >= 4 { state.plan.deviceRefuses = try r.bool() }
+        if version >= 6 { state.plan.localRevision = try r.count(limit: Int.max) }
         return legacyResponses
     }
 

@@ -82,6 +82,8 @@ struct PlanState: Sendable {
     var lastPassAt: Instant?
     /// The hydration series' times, derived from the preferences (nil: no series allowed).
     var seriesTimes: [LocalTimeOfDay]?
+    /// Counts the changes of what the phone must hold on the local channel (`localPlanRevision`).
+    var localRevision = 0
 }
 
 /// The lapse campaign's state.

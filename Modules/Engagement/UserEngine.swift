@@ -60,6 +60,14 @@ public struct UserEngine: Sendable {
     /// What the engine believes pending, on every channel, soonest first (no copy is made).
     public var planned: [PlannedNotification] { state.plan.planned }
 
+    /// The revision of the user's local plan: the requests the phone schedules itself (the
+    /// `local` channel), their content and their times. It grows by one or more at every step
+    /// that schedules, replaces or cancels such a request, or moves them to another zone, and
+    /// never otherwise: a phone holding the plan of revision `n` holds the current one exactly
+    /// when the revision is still `n` (what fired since is gone from both). It never goes back,
+    /// so an app can refuse a plan older than the one it holds. Kept in the snapshot.
+    public var localPlanRevision: Int { state.plan.localRevision }
+
     /// Where the last planning pass stopped planning routine reminders (`routineHorizonEnd`);
     /// nil before the first pass.
     public var planHorizonEnd: Instant? { state.plan.lastPassAt.map { routineHorizonEnd(at: $0) } }
@@ -227,6 +235,7 @@ public struct UserEngine: Sendable {
                 plannedAt: copy.plannedAt, fireAt: copy.fireAt, level: nil, at: now, into: &effects)
         }
         state.plan.planned = moved.sorted(by: PlannedNotification.firesBefore)
+        if moved.contains(where: { ChannelPolicy.channel(for: $0.kind) == .local }) { state.plan.localRevision &+= 1 }
     }
 
     /// Non-urgent notifications due during an app session wait until it ends.

@@ -26,13 +26,15 @@ extension EngineRuntime {
 
     /// Applies `input` once per live key: a live record of the key answers instead (replayed
     /// for the same `requestHash`, conflicted for another). Otherwise the input is applied and
-    /// `answer` turns its effects into the status and body kept as the record, in the input's
-    /// transaction. A refused input (unknown user, a store failure) keeps no record. Calls with
-    /// the same key run one at a time: a second one waits for the first to be written, then
-    /// finds its record. `occurredAt` is `apply(_:to:occurredAt:)`'s.
+    /// `answer` turns its effects and the local plan's revision after it into the status and
+    /// body kept as the record, in the input's transaction. A refused input (unknown user, a
+    /// store failure) keeps no record. Calls with the same key run one at a time: a second one
+    /// waits for the first to be written, then finds its record. `occurredAt` and `source` are
+    /// `apply(_:to:occurredAt:from:)`'s.
     public func apply(
-        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil, idempotencyKey key: String,
-        requestHash: String, answer: (_ effects: [Effect]) -> (status: Int, body: [UInt8])
+        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil, from source: InputSource = .backend,
+        idempotencyKey key: String, requestHash: String,
+        answer: (_ effects: [Effect], _ planRevision: Int) -> (status: Int, body: [UInt8])
     ) async throws(RuntimeError) -> KeyedApply {
         let gateKey = "key\u{1F}" + userID + "\u{1F}" + key
         await writeGate.acquire(gateKey)
@@ -41,8 +43,8 @@ extension EngineRuntime {
             return record.requestHash == requestHash ? .replayed(record) : .conflicted(record)
         }
         var made: IdempotencyRecord?
-        _ = try await applyStep(input, to: userID, occurredAt: occurredAt) { effects, now in
-            let (status, body) = answer(effects)
+        _ = try await applyStep(input, to: userID, occurredAt: occurredAt, from: source) { effects, revision, now in
+            let (status, body) = answer(effects, revision)
             let record = IdempotencyRecord(
                 userID: userID, key: key, requestHash: requestHash, status: status, response: body, createdAt: now)
             made = record

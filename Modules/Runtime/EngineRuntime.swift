@@ -111,7 +111,9 @@ public actor EngineRuntime {
                 effects += engine.handle(.preferencesChanged(profile.preferences), at: now)
             }
             if engine.profile != profile { effects += engine.handle(.profileChanged(profile), at: now) }
-            try await commit(engine, input: nil, effects: effects, profile: profile, at: now, userVersions: versions)
+            try await commit(
+                engine, input: nil, source: .backend, effects: effects, profile: profile, at: now,
+                userVersions: versions)
             return false
         }
         let now = clock.now()
@@ -120,34 +122,41 @@ public actor EngineRuntime {
             contentSeed: Self.contentSeed(profile.id), content: content)
         let effects = engine.handle(.appLaunched, at: now)
         try await commit(
-            engine, input: .appLaunched, effects: effects, profile: profile, at: now, userVersions: versions)
+            engine, input: .appLaunched, source: .backend, effects: effects, profile: profile, at: now,
+            userVersions: versions)
         return true
     }
 
-    /// Applies `input` to the user's engine at the clock's time; returns the engine's effects.
+    /// Applies `input` to the user's engine at the clock's time; returns the engine's effects and
+    /// the local plan's revision after them.
     /// `occurredAt` is when an activity happened, when the app reports it late: the history
     /// records the activity then; the engine takes the input now (its time never goes back).
+    /// An input from anyone but the user's phone that changes the local plan signals it
+    /// (`PlanSignal`).
     @discardableResult
-    public func apply(_ input: EngineInput, to userID: String, occurredAt: Instant? = nil) async throws(RuntimeError)
-        -> [Effect]
-    {
-        try await applyStep(input, to: userID, occurredAt: occurredAt)
+    public func apply(
+        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil, from source: InputSource = .backend
+    ) async throws(RuntimeError) -> AppliedInput {
+        try await applyStep(input, to: userID, occurredAt: occurredAt, from: source)
     }
 
-    /// `apply(_:to:occurredAt:)`; `idempotency` makes the step's idempotency record from its
-    /// effects and time, committed in the step's transaction.
+    /// `apply(_:to:occurredAt:from:)`; `idempotency` makes the step's idempotency record from its effects, the revision and the
+    /// time, committed in the step's transaction.
     func applyStep(
-        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil,
-        idempotency: (_ effects: [Effect], _ now: Instant) -> IdempotencyRecord? = { _, _ in nil }
-    ) async throws(RuntimeError) -> [Effect] {
+        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil, from source: InputSource,
+        idempotency: (_ effects: [Effect], _ planRevision: Int, _ now: Instant) -> IdempotencyRecord? = { _, _, _ in
+            nil
+        }
+    ) async throws(RuntimeError) -> AppliedInput {
         guard var engine = try loadEngine(userID)?.engine else { throw .unknownUser(userID) }
         let now = clock.now()
         let before = engine.profile
         let effects = engine.handle(input, at: now)
         try await commit(
-            engine, input: input, effects: effects, profile: engine.profile != before ? engine.profile : nil, at: now,
-            occurredAt: occurredAt, idempotency: idempotency(effects, now))
-        return effects
+            engine, input: input, source: source, effects: effects,
+            profile: engine.profile != before ? engine.profile : nil, at: now, occurredAt: occurredAt,
+            idempotency: idempotency(effects, engine.localPlanRevision, now))
+        return AppliedInput(effects: effects, localPlanRevision: engine.localPlanRevision)
     }
 
     /// The user's newest engine, or nil for an unknown user: the last committed one, or one whose
@@ -271,15 +280,21 @@ public actor EngineRuntime {
     }
 
     private func commit(
-        _ engine: UserEngine, input: EngineInput?, effects: [Effect], profile: UserProfile?, at now: Instant,
-        occurredAt: Instant? = nil, userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil
+        _ engine: UserEngine, input: EngineInput?, source: InputSource, effects: [Effect], profile: UserProfile?,
+        at now: Instant, occurredAt: Instant? = nil, userVersions: UserVersions? = nil,
+        idempotency: IdempotencyRecord? = nil
     ) async throws(RuntimeError) {
         var batch = StepRecords.batch(for: input, effects: effects, engine: engine, at: now, occurredAt: occurredAt)
         if let profile { batch.profiles.append(profile) }
         var outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
         // The cached engine is still the state before this step (`commit` replaces it).
-        let zoneChanged =
-            engines[engine.profile.id].map { $0.engine.zone.identifier != engine.zone.identifier } ?? false
+        let previous = engines[engine.profile.id]?.engine
+        let zoneChanged = previous.map { $0.zone.identifier != engine.zone.identifier } ?? false
+        if PlanSignal.asksForSync(
+            source: source, revisionBefore: previous?.localPlanRevision, after: engine.localPlanRevision)
+        {
+            outbox.rows.append(silentPushes.row(for: engine.profile.id, changedAt: now))
+        }
         let trace = StepRecords.traceRecords(for: input, effects: effects, userID: engine.profile.id)
         if zoneChanged {
             do { outbox.rows += try movedRows(of: engine, besides: outbox, at: now) } catch { throw .store(error) }

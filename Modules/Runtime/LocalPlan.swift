@@ -23,6 +23,9 @@ public struct LocalPlan: Hashable, Sendable {
         }
     }
 
+    /// The plan's revision (`UserEngine.localPlanRevision`): it changes exactly when a request
+    /// is added, replaced or removed, not as time passes (what fired is gone from the phone too).
+    public var version: Int
     /// The user's zone, in which calendar triggers match.
     public var zone: ZoneRules
     /// Where the engine's last planning pass stopped: nothing later is planned yet; nil before
@@ -31,7 +34,8 @@ public struct LocalPlan: Hashable, Sendable {
     /// Soonest first (then by identifier).
     public var entries: [Entry]
 
-    public init(zone: ZoneRules, horizonEnd: Instant?, entries: [Entry]) {
+    public init(version: Int, zone: ZoneRules, horizonEnd: Instant?, entries: [Entry]) {
+        self.version = version
         self.zone = zone
         self.horizonEnd = horizonEnd
         self.entries = entries
@@ -42,7 +46,7 @@ public struct LocalPlan: Hashable, Sendable {
     /// and the server files it at its next dispatch), a daily series always (its row is due again
     /// at each match; one due by `now` is listed at its next match). Rows this build cannot read, and remote kinds (pushed when due), are not
     /// part of it.
-    public init(pending: [OutboxRow], zone: ZoneRules, horizonEnd: Instant?, at now: Instant) {
+    public init(pending: [OutboxRow], version: Int, zone: ZoneRules, horizonEnd: Instant?, at now: Instant) {
         var entries: [Entry] = []
         for row in pending where row.channel == .inbox {
             guard let request = row.payload.notification,
@@ -55,19 +59,30 @@ public struct LocalPlan: Hashable, Sendable {
             entries.append(Entry(request: request, nextFireAt: next))
         }
         entries.sort { ($0.nextFireAt, $0.request.identifier) < ($1.nextFireAt, $1.request.identifier) }
-        self.init(zone: zone, horizonEnd: horizonEnd, entries: entries)
+        self.init(version: version, zone: zone, horizonEnd: horizonEnd, entries: entries)
     }
 }
 
 extension EngineRuntime {
+    /// The user's local plan's version now (`LocalPlan.version`), without reading the plan: what a
+    /// client holding that version needs no more of. Throws `unknownUser` for a user never put.
+    public func localPlanVersion(of userID: String) async throws(RuntimeError) -> Int {
+        await group.settled(through: sequence)
+        guard let engine = try engine(of: userID) else { throw .unknownUser(userID) }
+        return engine.localPlanRevision
+    }
+
     /// The user's local plan now (`LocalPlan`), after every step already answered is in the
-    /// store. Throws `unknownUser` for a user never put.
+    /// store. Throws `unknownUser` for a user never put. The engine, and so the version, is read
+    /// before the rows: a step committed in between leaves an older version beside newer rows,
+    /// which the phone pulls once more, never a newer version beside older rows.
     public func localPlan(of userID: String) async throws(RuntimeError) -> LocalPlan {
         await group.settled(through: sequence)
         guard let engine = try engine(of: userID) else { throw .unknownUser(userID) }
         let pending: [OutboxRow]
         do { pending = try store.pendingOutbox(userID: userID) } catch { throw .store(error) }
         return LocalPlan(
-            pending: pending, zone: engine.zone, horizonEnd: engine.planHorizonEnd, at: clock.now())
+            pending: pending, version: engine.localPlanRevision, zone: engine.zone,
+            horizonEnd: engine.planHorizonEnd, at: clock.now())
     }
 }

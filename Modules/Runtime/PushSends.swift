@@ -148,12 +148,14 @@ public enum PushSends {
     }
 
     /// The badge and inbox sync of the slot `slot` under `key`: a background push (priority 5,
-    /// as Apple requires) with the counts of the moment, expiring when the next slot begins, so
-    /// an old count never lands after a newer one.
+    /// as Apple requires) with the counts and the local plan's version of the moment
+    /// (`PlanSignal`), expiring when the next slot begins, so an old count never lands after a
+    /// newer one.
     public static func sync(
-        key: String, slot: Instant, counts: InboxCounts, plan: SilentPushPlan, topic: String
+        key: String, slot: Instant, counts: InboxCounts, planVersion: Int, plan: SilentPushPlan, topic: String
     ) -> PreparedPush {
-        let payload = PayloadBuilder.inboxSync(unread: counts.unread, unseen: counts.unseen, total: counts.total)
+        let payload = PayloadBuilder.inboxSync(
+            unread: counts.unread, unseen: counts.unseen, total: counts.total, planVersion: planVersion)
         return PreparedPush(
             id: key, pushType: .background, topic: topic, priority: .powerConsiderate,
             expiration: .at(slot + plan.slotSeconds), collapseID: SilentPushPlan.requestID,

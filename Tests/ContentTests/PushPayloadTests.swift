@@ -121,13 +121,17 @@ struct PushPayloadTests {
         }
     }
 
-    @Test func theInboxSyncCarriesTheCountsBesideAps() {
+    @Test func theInboxSyncCarriesTheCountsAndThePlanVersionBesideAps() {
         #expect(
-            PayloadBuilder.inboxSync(unread: 3, unseen: 1, total: 12).json
-                == #"{"aps":{"content-available":1},"inbox":{"unread":3,"unseen":1,"total":12}}"#)
+            PayloadBuilder.inboxSync(unread: 3, unseen: 1, total: 12, planVersion: 7).json
+                == #"{"aps":{"content-available":1},"inbox":{"unread":3,"unseen":1,"total":12},"planVersion":7}"#)
         #expect(
-            PayloadBuilder.inboxSync(unread: -4, unseen: 0, total: Int.max).json
-                == #"{"aps":{"content-available":1},"inbox":{"unread":0,"unseen":0,"total":9223372036854775807}}"#)
+            PayloadBuilder.inboxSync(unread: -4, unseen: 0, total: Int.max, planVersion: Int.max).json
+                == #"{"aps":{"content-available":1},"inbox":{"unread":0,"unseen":0,"total":9223372036854775807},"#
+                + #""planVersion":9223372036854775807}"#)
+        #expect(
+            PayloadBuilder.inboxSync(unread: 0, unseen: 0, total: 0, planVersion: -1).json.hasSuffix(
+                #""planVersion":0}"#))
     }
 
     @Test func badgesOfAnySizeAndSignAreWrittenInDecimal() {

@@ -2,6 +2,7 @@ import APNs
 import ArgumentParser
 import Crypto
 import Delivery
+import Engagement
 import FakeAPNs
 import Foundation
 import Hummingbird
@@ -236,9 +237,14 @@ struct APNsChannelTests {
             #expect(push.headers["apns-push-type"] == "background")
             #expect(push.headers["apns-priority"] == "5")
             #expect(push.headers["apns-topic"] == Self.topic)
+            // The plan's version of the moment: ana's first pass planned her local reminders.
+            let engine = try await runtime.engine(of: "ana")
+            let planVersion = try #require(engine).localPlanRevision
+            #expect(planVersion > 0)
             #expect(
                 String(decoding: push.payload, as: UTF8.self)
-                    == #"{"aps":{"content-available":1},"inbox":{"unread":1,"unseen":1,"total":1}}"#)
+                    == #"{"aps":{"content-available":1},"inbox":{"unread":1,"unseen":1,"total":1},"planVersion":"#
+                    + "\(planVersion)}")
             // Superseded by the next slot's sync: APNs keeps it no longer than that.
             #expect(
                 push.headers["apns-expiration"]

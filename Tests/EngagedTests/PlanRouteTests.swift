@@ -59,11 +59,10 @@ struct PlanRouteTests {
     @Test func theVersionIsTheETagAndIfNoneMatchAnswers304UntilThePlanChanges() async throws {
         try await withAna { client in
             let first = try await client.send(.get, "/v1/users/ana/plan")
-            let version = try #require(first.json["version"] as? String)
-            #expect(version.count == 16)
-            let tag = "\"\(version)\""
+            let version = try #require(first.json["version"] as? Int)
+            let tag = "W/\"\(version)\""
             #expect(first.headers[.eTag] == tag)
-            for header in [tag, "W/\(tag)", "\"other\", \(tag)", "*"] {
+            for header in [tag, "\"\(version)\"", "\"other\", \(tag)", "*"] {
                 var fields = headers()
                 fields[.ifNoneMatch] = header
                 let again = try await client.send(.get, "/v1/users/ana/plan", headers: fields)
@@ -71,13 +70,19 @@ struct PlanRouteTests {
                 #expect(again.headers[.eTag] == tag)
                 #expect(again.body.readableBytes == 0)
             }
-            for header in ["\"0000000000000000\"", "\"other\", *", "", "W/ \(tag)"] {
+            for header in ["\"\(version + 1)\"", "\"other\", *", "", "W/ \"\(version)\""] {
                 var other = headers()
                 other[.ifNoneMatch] = header
                 #expect(try await client.send(.get, "/v1/users/ana/plan", headers: other).status == .ok, "\(header)")
             }
 
-            // Lunch logged: today's lunch reminder goes, and with it the version.
+            // An event that changes nothing local keeps the version, and its answer says so.
+            let mood = try await client.send(.post, "/v1/users/ana/events", #"{"type": "moodLogged"}"#)
+            #expect(mood.status == .accepted)
+            #expect(mood.json["planVersion"] as? Int == version)
+
+            // Lunch logged: today's lunch reminder goes, and with it the version; the answer
+            // carries the new one, which the plan then answers.
             let lunch = Self.requests(first).compactMap { $0["identifier"] as? String }.filter {
                 $0.hasSuffix(".lunch")
             }
@@ -85,13 +90,17 @@ struct PlanRouteTests {
             let event = try await client.send(
                 .post, "/v1/users/ana/events", #"{"type": "mealLogged", "meal": "lunch"}"#)
             #expect(event.status == .accepted)
+            let newVersion = try #require(event.json["planVersion"] as? Int)
+            #expect(newVersion > version)
             var stale = headers()
             stale[.ifNoneMatch] = tag
             let changed = try await client.send(.get, "/v1/users/ana/plan", headers: stale)
             #expect(changed.status == .ok)
-            #expect(changed.json["version"] as? String != version)
+            #expect(changed.json["version"] as? Int == newVersion)
+            #expect(changed.headers[.eTag] == "W/\"\(newVersion)\"")
             let identifiers = Self.requests(changed).compactMap { $0["identifier"] as? String }
             #expect(identifiers.contains(lunch[0]) == false)
+
         }
     }
 

@@ -131,7 +131,9 @@ struct ServerAgreementTests {
                     launchedAt = nil
                     continue
                 }
-                try await runtime.apply(input, to: userID)
+                // The simulated phone holds its engine: every input reaches the plan's holder
+                // directly, as the phone's own would (no signal: `PlanSignal`).
+                try await runtime.apply(input, to: userID, from: .device)
             case .dispatched:
                 _ = try await runtime.dispatchDue(limit: 10_000, through: channel)
             case .read(let requestID):

@@ -128,8 +128,8 @@ struct GroupCommitTests {
         await #expect(throws: RuntimeError.self) { try await runtime.apply(Self.inputs[0], to: "u1") }
         // The next input starts from the committed engine, not from the failed step's.
         clock.advance(by: 600)
-        let effects = try await runtime.apply(Self.inputs[1], to: "u1")
-        #expect(effects == (try await reference.apply(Self.inputs[1], to: "u1")))
+        let effects = try await runtime.apply(Self.inputs[1], to: "u1").effects
+        #expect(effects == (try await reference.apply(Self.inputs[1], to: "u1").effects))
         #expect(try store.snapshot(userID: "u1") == (try await reference.engine(of: "u1"))?.snapshot())
     }
 
@@ -158,8 +158,8 @@ struct GroupCommitTests {
         _ = try await other.value
         _ = try await reference.apply(Self.inputs[2], to: "u2")
         // u1 continues from what was committed: neither refused step is in it.
-        let effects = try await runtime.apply(Self.inputs[3], to: "u1")
-        #expect(effects == (try await reference.apply(Self.inputs[3], to: "u1")))
+        let effects = try await runtime.apply(Self.inputs[3], to: "u1").effects
+        #expect(effects == (try await reference.apply(Self.inputs[3], to: "u1").effects))
         for user in ["u1", "u2"] {
             #expect(try store.snapshot(userID: user) == (try await reference.engine(of: user))?.snapshot())
         }

@@ -239,18 +239,20 @@ struct PushSendsTests {
         #expect(bytes > PayloadBuilder.maxBytes)
     }
 
-    @Test("a badge sync: a background push with the counts, expiring when the next slot begins")
+    @Test("a badge sync: a background push with the counts and plan version, expiring at the next slot")
     func syncRequest() {
         let plan = SilentPushPlan()
         let slot = plan.slot(after: Self.instant("2027-03-01T18:00:00Z"))
         let push = PushSends.sync(
-            key: "k", slot: slot, counts: InboxCounts(total: 9, unread: 2, unseen: 1), plan: plan, topic: "t")
+            key: "k", slot: slot, counts: InboxCounts(total: 9, unread: 2, unseen: 1), planVersion: 4, plan: plan,
+            topic: "t")
         #expect(push.pushType == .background)
         #expect(push.priority == .powerConsiderate)
         #expect(push.expiration == .at(slot + plan.slotSeconds))
         #expect(push.collapseID == SilentPushPlan.requestID)
         #expect(
             String(decoding: push.payload, as: UTF8.self)
-                == "{\"aps\":{\"content-available\":1},\"inbox\":{\"unread\":2,\"unseen\":1,\"total\":9}}")
+                == "{\"aps\":{\"content-available\":1},\"inbox\":{\"unread\":2,\"unseen\":1,\"total\":9},\"planVersion\":4}"
+        )
     }
 }

@@ -33,7 +33,7 @@ struct RuntimeTraceTests {
         #expect(!expected.isEmpty && expected.allSatisfy { $0.input == "appLaunched" })
         for (wait, input) in script {
             clock.advance(by: wait)
-            let effects = try await runtime.apply(input, to: "u1")
+            let effects = try await runtime.apply(input, to: "u1").effects
             expected += Self.expected(effects, input: StepRecords.inputName(input))
         }
         var changed = profile()

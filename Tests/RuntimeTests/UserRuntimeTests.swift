@@ -135,7 +135,7 @@ struct UserRuntimeTests {
             try await first.putUser(update([.timeZone], at: nil))
             let outcome = try await first.apply(
                 .activity(.moodLogged), to: "u1", idempotencyKey: "k", requestHash: "h1"
-            ) { effects in (202, Array("effects \(effects.count)".utf8)) }
+            ) { effects, _ in (202, Array("effects \(effects.count)".utf8)) }
             guard case .applied(let record) = outcome else {
                 Issue.record("expected applied, got \(outcome)")
                 return
@@ -146,13 +146,11 @@ struct UserRuntimeTests {
             let second = runtime(store, clock: clock)
             let replay = try await second.apply(
                 .activity(.moodLogged), to: "u1", idempotencyKey: "k", requestHash: "h1"
-            ) {
-                _ in (500, [])
-            }
+            ) { _, _ in (500, []) }
             #expect(replay == .replayed(record))
             let conflict = try await second.apply(
                 .activity(.energyLogged), to: "u1", idempotencyKey: "k", requestHash: "h2"
-            ) { _ in (500, []) }
+            ) { _, _ in (500, []) }
             #expect(conflict == .conflicted(record))
             #expect(try store.activityEvents(userID: "u1", since: start).map(\.kind) == [.moodLogged])
         }
@@ -163,7 +161,7 @@ struct UserRuntimeTests {
         let store = InMemoryEngagementStore()
         let runtime = runtime(store, clock: clock)
         try await runtime.putUser(update([.timeZone], at: nil))
-        _ = try await runtime.apply(.activity(.moodLogged), to: "u1", idempotencyKey: "k", requestHash: "h") { _ in
+        _ = try await runtime.apply(.activity(.moodLogged), to: "u1", idempotencyKey: "k", requestHash: "h") { _, _ in
             (202, [])
         }
         clock.advance(by: IdempotencyRecord.retentionSeconds - 1)
@@ -171,7 +169,7 @@ struct UserRuntimeTests {
         clock.advance(by: 1)
         #expect(try await runtime.idempotencyRecord(userID: "u1", key: "k") == nil)
         let again = try await runtime.apply(.activity(.moodLogged), to: "u1", idempotencyKey: "k", requestHash: "h") {
-            _ in (202, [])
+            _, _ in (202, [])
         }
         guard case .applied(let record) = again else {
             Issue.record("expected applied, got \(again)")
@@ -185,7 +183,7 @@ struct UserRuntimeTests {
         let store = InMemoryEngagementStore()
         let runtime = runtime(store)
         await #expect(throws: RuntimeError.unknownUser("u1")) {
-            try await runtime.apply(.activity(.moodLogged), to: "u1", idempotencyKey: "k", requestHash: "h") { _ in
+            try await runtime.apply(.activity(.moodLogged), to: "u1", idempotencyKey: "k", requestHash: "h") { _, _ in
                 (202, [])
             }
         }
@@ -200,7 +198,7 @@ struct UserRuntimeTests {
             for _ in 0..<8 {
                 group.addTask {
                     try await runtime.apply(.activity(.coachChat), to: "u1", idempotencyKey: "k", requestHash: "h") {
-                        effects in (202, Array("\(effects.count)".utf8))
+                        effects, _ in (202, Array("\(effects.count)".utf8))
                     }
                 }
             }
