@@ -84,7 +84,7 @@ func module(
 
 let libraries = [
     "Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Runtime", "Simulation",
-    "APNs", "PostgresStore",
+    "APNs", "PostgresStore", "EngagementKit",
 ]
 
 let package = Package(
@@ -126,6 +126,9 @@ let package = Package(
         + module("LiveActivity", dependencies: ["Models"])
         + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
         + module("Delivery", dependencies: ["Models"])
+        // What an app adds: the server's plan mirrored into the device's notification center. It
+        // needs the models and the center's port only, never the engine or the server's stores.
+        + module("EngagementKit", dependencies: ["Models", "Delivery"])
         // The APNs provider client (HTTP/2, token auth): heavy dependencies stay out of the engine modules.
         + module(
             "APNs",
@@ -208,7 +211,7 @@ let package = Package(
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
                     "LiveActivity",
-                    "Delivery", "Simulation",
+                    "Delivery", "Simulation", "EngagementKit",
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, jwtKit,
                     metrics, grdb,
                     prometheus, asyncHTTPClient,

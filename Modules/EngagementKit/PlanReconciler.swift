@@ -1,0 +1,52 @@
+public import Delivery
+public import Models
+
+/// What the device must do to hold the server's plan: pure, so the rule can be read and tested
+/// apart from any notification center.
+///
+/// The rules:
+/// - only requests the kit owns (`owned`: what it placed before) are ever removed or replaced;
+///   the app's own requests, and other libraries', are left alone and keep their slots;
+/// - an owned request the plan no longer holds is removed; one whose content or trigger changed
+///   is replaced (added again under its identifier); one that is the same is not touched, so a
+///   sync that changes nothing does nothing;
+/// - the device holds at most `pendingLimit` (64) requests: the plan's requests fill the slots the
+///   others leave, soonest first (the plan's order); those that do not fit are left out now and
+///   placed by a later sync, when earlier ones have fired.
+public struct PlanReconciliation: Hashable, Sendable {
+    /// Identifiers to remove from the pending list.
+    public var remove: [String]
+    /// Requests to add (new or replaced), soonest first.
+    public var add: [NotificationRequest]
+    /// The plan's requests left out for want of a slot, soonest first.
+    public var leftOut: [String]
+    /// What the kit owns after the reconciliation: the plan's requests placed.
+    public var owned: Set<String>
+
+    /// The operations that turn `pending` into the plan's `entries`.
+    public init(
+        entries: [ServerPlan.Entry], pending: [PendingNotification], owned: Set<String>, pendingLimit: Int = 64
+    ) {
+        let others = pending.filter { !owned.contains($0.request.identifier) }
+        let free = max(0, pendingLimit - others.count)
+        // One entry per identifier (the first, soonest); an identifier the app uses itself is
+        // the app's: never replaced by the plan.
+        var seen = Set(others.map(\.request.identifier))
+        var placed: [ServerPlan.Entry] = []
+        var leftOut: [String] = []
+        for entry in entries where seen.insert(entry.request.identifier).inserted {
+            if placed.count < free { placed.append(entry) } else { leftOut.append(entry.request.identifier) }
+        }
+        let held = Dictionary(
+            pending.filter { owned.contains($0.request.identifier) }.map { ($0.request.identifier, $0.request) },
+            uniquingKeysWith: { first, _ in first })
+        let placedIDs = Set(placed.map(\.request.identifier))
+        remove = held.keys.filter { !placedIDs.contains($0) }.sorted()
+        add = placed.map(\.request).filter { held[$0.identifier] != $0 }
+        self.leftOut = leftOut
+        self.owned = placedIDs
+    }
+
+    /// Whether the device already holds the plan.
+    public var isEmpty: Bool { remove.isEmpty && add.isEmpty }
+}

@@ -1,0 +1,102 @@
+public import Delivery
+public import Models
+
+/// What a pull of the plan answered.
+public enum PlanAnswer: Hashable, Sendable {
+    /// 304: the device holds the version it named.
+    case notModified
+    /// 200: the plan.
+    case plan(ServerPlan)
+}
+
+/// What the device holds of the server's plan, kept by the app between launches (it is
+/// `Codable`; a fresh install starts from `init()`, holding nothing).
+public struct PlanSyncState: Codable, Hashable, Sendable {
+    /// The version of the plan the device holds in full; nil when it holds none, or only part
+    /// of one (a request the center refused is tried again at the next pull).
+    public var version: Int?
+    /// The identifiers of the pending requests the kit placed: the only ones it ever removes
+    /// or replaces.
+    public var owned: Set<String>
+
+    public init(version: Int? = nil, owned: Set<String> = []) {
+        self.version = version
+        self.owned = owned
+    }
+}
+
+/// What applying an answer did.
+public enum PlanSyncOutcome: Equatable, Sendable {
+    /// The device already held the plan: nothing done.
+    case unchanged
+    /// The plan was applied: the operations made, and the requests the center refused (by
+    /// identifier), which the next pull tries again.
+    case applied(PlanReconciliation, refused: [String: NotificationCenterError])
+    /// The answer is older than the plan the device holds (a slow answer overtaken by a newer
+    /// one): it never replaces it.
+    case refusedOlder(held: Int, offered: Int)
+}
+
+/// Keeps the device's pending notifications equal to the server's plan, through the
+/// `LocalNotificationCenter` port: pull with `ifNoneMatch`, hand the answer to `apply`. Signals
+/// that the plan changed (an event's answer, the background sync push) say whether to pull
+/// (`needsPull`). Every rule of what is touched is `PlanReconciliation`'s.
+public struct PlanSync: Sendable {
+    public private(set) var state: PlanSyncState
+    /// At most this many requests pending on the device (the platform's limit).
+    public var pendingLimit: Int
+
+    public init(state: PlanSyncState = PlanSyncState(), pendingLimit: Int = 64) {
+        self.state = state
+        self.pendingLimit = pendingLimit
+    }
+
+    /// The `If-None-Match` header of the next pull (`W/"7"`), nil when the device holds no plan
+    /// in full.
+    public var ifNoneMatch: String? { state.version.map { "W/\"\($0)\"" } }
+
+    /// Whether the plan's version `signalled` (an event's `planVersion`, a sync push's) is newer
+    /// than the one the device holds, so a pull would change something.
+    public func needsPull(signalled version: Int) -> Bool {
+        guard let held = state.version else { return true }
+        return version > held
+    }
+
+    /// Applies a pull's answer to `center` at `now`: registers the categories the plan's actions
+    /// need, then removes and adds what `PlanReconciliation` says. A request the center refuses
+    /// (permission denied, a malformed trigger) is not owned, and the version is not taken, so
+    /// the next pull gets the whole plan again.
+    public mutating func apply<Center: LocalNotificationCenter>(
+        _ answer: PlanAnswer, to center: inout Center, at now: Instant
+    ) -> PlanSyncOutcome {
+        guard case .plan(let plan) = answer else { return .unchanged }
+        if let held = state.version, plan.version < held { return .refusedOlder(held: held, offered: plan.version) }
+        Self.registerCategories(in: &center)
+        let reconciliation = PlanReconciliation(
+            entries: plan.requests, pending: center.pendingNotificationRequests, owned: state.owned,
+            pendingLimit: pendingLimit)
+        if !reconciliation.remove.isEmpty {
+            center.removePendingNotificationRequests(withIdentifiers: reconciliation.remove)
+        }
+        var refused: [String: NotificationCenterError] = [:]
+        for request in reconciliation.add {
+            do throws(NotificationCenterError) { try center.add(request, at: now) } catch {
+                refused[request.identifier] = error
+            }
+        }
+        state.owned = reconciliation.owned.subtracting(refused.keys)
+        state.version = refused.isEmpty && plan.unreadable.isEmpty ? plan.version : nil
+        if reconciliation.isEmpty && refused.isEmpty { return .unchanged }
+        return .applied(reconciliation, refused: refused)
+    }
+
+    /// The categories of every kind, as the server's copy names them (`NotificationCategory.all`),
+    /// registered when the center's differ.
+    static func registerCategories<Center: LocalNotificationCenter>(in center: inout Center) {
+        let wanted = NotificationCategory.all
+        let byID = { (categories: [NotificationCategory]) in
+            Dictionary(categories.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        if byID(center.notificationCategories) != byID(wanted) { center.setNotificationCategories(wanted) }
+    }
+}

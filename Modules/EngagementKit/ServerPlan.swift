@@ -1,0 +1,182 @@
+public import Foundation
+public import Models
+
+/// The plan `GET /v1/users/{id}/plan` answers: the local notifications the server planned for
+/// the user, each with everything the device shows. Read with `ServerPlan.decode(_:)`.
+///
+/// A request this build cannot read (a kind, category, level, sound, link or trigger a newer
+/// server added) is not guessed at: it is left out of `requests` and named in `unreadable`, and
+/// the rest of the plan still applies.
+public struct ServerPlan: Hashable, Sendable {
+    /// The plan's revision: it grows whenever a request is added, replaced or removed, and never
+    /// goes back (a plan of a lower version is older).
+    public var version: Int
+    /// The user's IANA zone, in which the calendar triggers match.
+    public var timeZone: String
+    /// Where the server's planning stopped; nil before its first pass.
+    public var horizonEnd: Instant?
+    /// The requests this build can read, soonest first, each with its next firing.
+    public var requests: [Entry]
+    /// The identifiers of the requests it cannot read, with why.
+    public var unreadable: [UnreadableRequest]
+
+    public struct Entry: Hashable, Sendable {
+        public var request: NotificationRequest
+        /// The next firing as the server computed it (ISO 8601 in the answer).
+        public var nextFireAt: Instant
+    }
+
+    public init(
+        version: Int, timeZone: String, horizonEnd: Instant?, requests: [Entry], unreadable: [UnreadableRequest] = []
+    ) {
+        self.version = version
+        self.timeZone = timeZone
+        self.horizonEnd = horizonEnd
+        self.requests = requests
+        self.unreadable = unreadable
+    }
+
+    /// Reads the answer's JSON body. A body that is not a plan at all (not JSON, no `version`,
+    /// a negative version) throws `PlanReadError`, naming the field.
+    public static func decode(_ body: Data) throws(PlanReadError) -> ServerPlan {
+        let wire: WirePlan
+        do { wire = try JSONDecoder().decode(WirePlan.self, from: body) } catch {
+            throw PlanReadError(field: Self.field(of: error), reason: "\(error)")
+        }
+        guard wire.version >= 0 else { throw PlanReadError(field: "version", reason: "negative: \(wire.version)") }
+        var plan = ServerPlan(
+            version: wire.version, timeZone: wire.timeZone, horizonEnd: wire.horizonEnd.flatMap(Instant.init(iso8601:)),
+            requests: [])
+        for item in wire.requests {
+            switch item.entry() {
+            case .success(let entry): plan.requests.append(entry)
+            case .failure(let problem): plan.unreadable.append(problem)
+            }
+        }
+        return plan
+    }
+
+    private static func field(of error: any Error) -> String {
+        switch error as? DecodingError {
+        case .keyNotFound(let key, let context)?: (context.codingPath + [key]).map(\.stringValue).joined(separator: ".")
+        case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?, .dataCorrupted(let context)?:
+            context.codingPath.map(\.stringValue).joined(separator: ".")
+        default: ""
+        }
+    }
+}
+
+/// A plan's body that cannot be read; `field` is its path (`requests.3.trigger`), empty for the
+/// body as a whole.
+public struct PlanReadError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var field: String
+    public var reason: String
+
+    public init(field: String, reason: String) {
+        self.field = field
+        self.reason = reason
+    }
+
+    public var description: String { field.isEmpty ? "plan: \(reason)" : "plan: \(field): \(reason)" }
+}
+
+/// A request of the plan this build cannot read, left out of it.
+public struct UnreadableRequest: Error, Hashable, Sendable {
+    public var identifier: String
+    /// Which field, and what it held.
+    public var reason: String
+}
+
+/// The JSON as the server writes it (`openapi.yaml`, `LocalPlan`).
+private struct WirePlan: Decodable {
+    var version: Int
+    var timeZone: String
+    var horizonEnd: String?
+    var requests: [WireRequest]
+}
+
+private struct WireRequest: Decodable {
+    struct Trigger: Decodable {
+        var type: String
+        var fireAt: String?
+        var repeats: Bool?
+        var year: Int?
+        var month: Int?
+        var day: Int?
+        var weekday: Int?
+        var hour: Int?
+        var minute: Int?
+        var seconds: Int64?
+    }
+
+    var identifier: String
+    var kind: String
+    var title: String
+    var subtitle: String?
+    var body: String
+    var categoryIdentifier: String
+    var threadIdentifier: String
+    var interruptionLevel: String
+    var relevanceScore: Double
+    var sound: String?
+    var userInfo: [String: String]
+    var trigger: Trigger
+    var nextFireAt: String
+
+    func entry() -> Result<ServerPlan.Entry, UnreadableRequest> {
+        func unreadable(_ reason: String) -> Result<ServerPlan.Entry, UnreadableRequest> {
+            .failure(UnreadableRequest(identifier: identifier, reason: reason))
+        }
+        guard !identifier.isEmpty else { return unreadable("identifier: empty") }
+        guard let kind = NotificationKind(rawValue: kind) else { return unreadable("kind: \"\(kind)\"") }
+        guard let category = NotificationCategoryID(rawValue: categoryIdentifier) else {
+            return unreadable("categoryIdentifier: \"\(categoryIdentifier)\"")
+        }
+        guard let level = InterruptionLevel(rawValue: interruptionLevel) else {
+            return unreadable("interruptionLevel: \"\(interruptionLevel)\"")
+        }
+        var notificationSound: NotificationSound?
+        if let sound {
+            guard sound.hasSuffix(".caf"), let known = NotificationSound(rawValue: String(sound.dropLast(4))) else {
+                return unreadable("sound: \"\(sound)\"")
+            }
+            notificationSound = known
+        }
+        let link = userInfo["link"] ?? DeepLink.dashboard.description
+        guard let deepLink = DeepLink(url: link) else { return unreadable("userInfo.link: \"\(link)\"") }
+        guard let next = Instant(iso8601: nextFireAt) else { return unreadable("nextFireAt: \"\(nextFireAt)\"") }
+        let notificationTrigger: NotificationTrigger
+        switch trigger.type {
+        case "date":
+            guard let at = trigger.fireAt.flatMap(Instant.init(iso8601:)) else {
+                return unreadable("trigger.fireAt: \(trigger.fireAt.map { "\"\($0)\"" } ?? "missing")")
+            }
+            notificationTrigger = .date(at)
+        case "calendar":
+            var weekday: Weekday?
+            if let number = trigger.weekday {
+                guard let known = Weekday(rawValue: number) else { return unreadable("trigger.weekday: \(number)") }
+                weekday = known
+            }
+            notificationTrigger = .calendar(
+                CalendarMatch(
+                    year: trigger.year, month: trigger.month, day: trigger.day, weekday: weekday, hour: trigger.hour,
+                    minute: trigger.minute),
+                repeats: trigger.repeats ?? false)
+        case "timeInterval":
+            guard let seconds = trigger.seconds else { return unreadable("trigger.seconds: missing") }
+            notificationTrigger = .timeInterval(seconds: seconds, repeats: trigger.repeats ?? false)
+        default:
+            return unreadable("trigger.type: \"\(trigger.type)\"")
+        }
+        if let reason = notificationTrigger.invalidReason { return unreadable("trigger: \(reason)") }
+        let content = NotificationContent(
+            kind: kind, title: title, subtitle: subtitle, body: body, category: category, threadID: threadIdentifier,
+            interruptionLevel: level, relevanceScore: relevanceScore, sound: notificationSound, badge: nil,
+            deepLink: deepLink)
+        return .success(
+            ServerPlan.Entry(
+                request: NotificationRequest(identifier: identifier, content: content, trigger: notificationTrigger),
+                nextFireAt: next))
+    }
+}

@@ -1,0 +1,93 @@
+import Delivery
+import EngagementKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Models
+import Storage
+import Testing
+
+@testable import engaged
+
+/// A phone running EngagementKit against `engaged`: it mirrors the plan the server answers into
+/// its notification center, pulls again when its own event's answer or the server's signal says
+/// the plan moved, and holds exactly the server's local plan after each pull.
+@Suite("engaged and EngagementKit: the phone mirrors the plan")
+struct PhoneMirrorTests {
+    /// A simulated phone: its center, its plan sync and its user's token.
+    struct Phone {
+        var center = SimulatedNotificationCenter(timeZone: ZoneRules(identifier: "Europe/Berlin")!)
+        var sync = PlanSync()
+        let token: String
+
+        var pendingIDs: [String] { center.pendingNotificationRequests.map(\.request.identifier).sorted() }
+
+        /// Pulls the plan with `If-None-Match` and applies the answer; returns the outcome.
+        mutating func pull(_ client: any TestClientProtocol, at now: Instant) async throws -> PlanSyncOutcome {
+            var fields = headers(key: token)
+            if let tag = sync.ifNoneMatch { fields[.ifNoneMatch] = tag }
+            let response = try await client.send(.get, "/v1/users/ana/plan", headers: fields)
+            let answer: PlanAnswer
+            switch response.status {
+            case .notModified: answer = .notModified
+            case .ok: answer = .plan(try ServerPlan.decode(Data(response.text.utf8)))
+            default: throw PlanReadError(field: "", reason: "status \(response.status.code)")
+            }
+            return sync.apply(answer, to: &center, at: now)
+        }
+    }
+
+    /// The server's local plan's identifiers, read with the API key (at most 64: the phone's limit).
+    static func serverPlanIDs(_ client: any TestClientProtocol) async throws -> [String] {
+        let plan = try ServerPlan.decode(Data(try await client.send(.get, "/v1/users/ana/plan").text.utf8))
+        return plan.requests.prefix(64).map(\.request.identifier).sorted()
+    }
+
+    @Test func thePhoneHoldsTheServersPlanThroughItsEventsAndTheBackendsChanges() async throws {
+        let server = try await TestServer()
+        try await server.run { client in
+            #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
+            var phone = Phone(token: try await userToken("ana"))
+            let now = TestServer.start
+
+            // First launch: the whole plan, with its meal reminders.
+            guard case .applied = try await phone.pull(client, at: now) else {
+                Issue.record("the first pull placed nothing")
+                return
+            }
+            #expect(phone.pendingIDs == (try await Self.serverPlanIDs(client)))
+            #expect(phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
+            #expect(try await phone.pull(client, at: now) == .unchanged)  // 304
+
+            // The phone's own event: its answer says the plan moved; one pull follows it, and
+            // today's lunch reminder is gone from the phone.
+            let todaysLunch = "mealReminder.2027-03-01.lunch"
+            #expect(phone.pendingIDs.contains(todaysLunch))
+            let lunch = try await client.send(
+                .post, "/v1/users/ana/events", #"{"type": "mealLogged", "meal": "lunch"}"#,
+                headers: headers(key: phone.token))
+            let version = try #require(lunch.json["planVersion"] as? Int)
+            #expect(phone.sync.needsPull(signalled: version))
+            _ = try await phone.pull(client, at: now)
+            #expect(phone.sync.state.version == version)
+            #expect(!phone.pendingIDs.contains(todaysLunch))
+            #expect(phone.pendingIDs == (try await Self.serverPlanIDs(client)))
+
+            // The backend disables meal reminders: the server signals (a sync row), the phone
+            // pulls, and no meal reminder is left on it.
+            let put = try await client.send(
+                .put, "/v1/users/ana",
+                #"{"timeZone": "Europe/Berlin", "displayName": "Ana Test", "preferences": {"settings": {"mealReminder": "disabled"}}}"#
+            )
+            #expect(put.status == .ok)
+            #expect(try server.store.pendingOutbox(userID: "ana").contains { $0.channel == .silent })
+            let signalled = try await client.send(.get, "/v1/users/ana/plan").json["version"] as? Int
+            #expect(phone.sync.needsPull(signalled: try #require(signalled)))
+            _ = try await phone.pull(client, at: now)
+            #expect(!phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
+            #expect(!phone.pendingIDs.isEmpty)
+            #expect(phone.pendingIDs == (try await Self.serverPlanIDs(client)))
+        }
+    }
+}

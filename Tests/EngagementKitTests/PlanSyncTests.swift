@@ -1,0 +1,151 @@
+import Delivery
+import Foundation
+import Models
+import Testing
+
+@testable import EngagementKit
+
+/// `PlanSync` and `PlanReconciliation`: the device's pending list follows the server's plan,
+/// touching only what the kit placed and only what changed, never past 64, never going back to
+/// an older plan.
+@Suite("EngagementKit: plan sync")
+struct PlanSyncTests {
+    static let berlin = ZoneRules(identifier: "Europe/Berlin")!
+    static let now = Instant(iso8601: "2027-03-01T06:00:00Z")!
+
+    static func entry(_ identifier: String, in minutes: Int64, title: String = "Lunch", repeats: Bool = false)
+        -> ServerPlan.Entry
+    {
+        let at = now + minutes * 60
+        let trigger: NotificationTrigger =
+            repeats
+            ? .calendar(CalendarMatch(hour: berlin.localDateTime(at: at).hour, minute: 0), repeats: true) : .date(at)
+        return ServerPlan.Entry(
+            request: NotificationRequest(
+                identifier: identifier, content: NotificationContent(kind: .mealReminder, title: title, body: "Eat"),
+                trigger: trigger),
+            nextFireAt: at)
+    }
+
+    static func plan(_ version: Int, _ entries: [ServerPlan.Entry]) -> PlanAnswer {
+        .plan(ServerPlan(version: version, timeZone: "Europe/Berlin", horizonEnd: nil, requests: entries))
+    }
+
+    static func pendingIDs(_ center: SimulatedNotificationCenter) -> Set<String> {
+        Set(center.pendingNotificationRequests.map(\.request.identifier))
+    }
+
+    @Test func aFirstPullPlacesThePlanAndRegistersTheCategories() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        var sync = PlanSync()
+        #expect(sync.ifNoneMatch == nil)
+        let outcome = sync.apply(
+            Self.plan(3, [Self.entry("a", in: 60), Self.entry("b", in: 120)]), to: &center, at: Self.now)
+        guard case .applied(let made, let refused) = outcome else {
+            Issue.record("expected applied, got \(outcome)")
+            return
+        }
+        #expect(made.add.map(\.identifier) == ["a", "b"] && made.remove.isEmpty && refused.isEmpty)
+        #expect(Self.pendingIDs(center) == ["a", "b"])
+        #expect(Set(center.notificationCategories.map(\.id)) == Set(NotificationCategory.all.map(\.id)))
+        #expect(sync.state == PlanSyncState(version: 3, owned: ["a", "b"]))
+        #expect(sync.ifNoneMatch == #"W/"3""#)
+    }
+
+    @Test func aNewPlanRemovesWhatWentReplacesWhatChangedAndLeavesTheRest() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        var sync = PlanSync()
+        _ = sync.apply(
+            Self.plan(3, [Self.entry("a", in: 60), Self.entry("b", in: 120), Self.entry("c", in: 180)]), to: &center,
+            at: Self.now)
+        let outcome = sync.apply(
+            Self.plan(
+                4, [Self.entry("a", in: 60), Self.entry("b", in: 150), Self.entry("d", in: 200, repeats: true)]),
+            to: &center, at: Self.now + 60)
+        guard case .applied(let made, _) = outcome else {
+            Issue.record("expected applied, got \(outcome)")
+            return
+        }
+        #expect(made.remove == ["c"])
+        #expect(made.add.map(\.identifier) == ["b", "d"])  // a is the same: not touched
+        #expect(Self.pendingIDs(center) == ["a", "b", "d"])
+        #expect(sync.state.version == 4)
+    }
+
+    @Test func theAppsOwnRequestsAreNeverTouchedAndKeepTheirSlots() throws {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        for index in 0..<60 {
+            try center.add(
+                NotificationRequest(
+                    identifier: "app.\(index)", content: NotificationContent(kind: .hydration, title: "Own", body: "x"),
+                    trigger: .date(Self.now + Int64(index + 1) * 600)), at: Self.now)
+        }
+        var sync = PlanSync()
+        let entries = (0..<10).map { Self.entry("plan.\($0)", in: Int64($0 + 1) * 30) }
+        // The plan names one of the app's own identifiers: the app's stays.
+        let clash = Self.entry("app.0", in: 5, title: "Not yours")
+        let outcome = sync.apply(Self.plan(5, [clash] + entries), to: &center, at: Self.now)
+        guard case .applied(let made, _) = outcome else {
+            Issue.record("expected applied, got \(outcome)")
+            return
+        }
+        #expect(center.pendingNotificationRequests.count == 64)
+        #expect(made.add.map(\.identifier) == ["plan.0", "plan.1", "plan.2", "plan.3"])
+        #expect(made.leftOut == (4..<10).map { "plan.\($0)" })
+        #expect((0..<60).allSatisfy { index in Self.pendingIDs(center).contains("app.\(index)") })
+        #expect(
+            center.pendingNotificationRequests.first { $0.request.identifier == "app.0" }?.request.content.title
+                == "Own")
+        #expect(sync.state.owned == ["plan.0", "plan.1", "plan.2", "plan.3"])
+    }
+
+    @Test func aHugePlanFillsTheSixtyFourSlotsSoonestFirst() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        var sync = PlanSync()
+        let entries = (0..<500).map { Self.entry("p\($0)", in: Int64($0 + 1)) }
+        _ = sync.apply(Self.plan(1, entries), to: &center, at: Self.now)
+        #expect(Self.pendingIDs(center) == Set((0..<64).map { "p\($0)" }))
+        // An empty plan removes everything the kit placed, and nothing else.
+        _ = sync.apply(Self.plan(2, []), to: &center, at: Self.now)
+        #expect(center.pendingNotificationRequests.isEmpty)
+        #expect(sync.state == PlanSyncState(version: 2, owned: []))
+    }
+
+    @Test func anOlderPlanNeverReplacesANewerOneAndNotModifiedChangesNothing() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        var sync = PlanSync()
+        _ = sync.apply(Self.plan(7, [Self.entry("a", in: 60)]), to: &center, at: Self.now)
+        let before = center
+        #expect(sync.apply(Self.plan(6, []), to: &center, at: Self.now) == .refusedOlder(held: 7, offered: 6))
+        #expect(sync.apply(.notModified, to: &center, at: Self.now) == .unchanged)
+        #expect(sync.apply(Self.plan(7, [Self.entry("a", in: 60)]), to: &center, at: Self.now) == .unchanged)
+        #expect(center == before)
+        #expect(sync.needsPull(signalled: 8))
+        #expect(!sync.needsPull(signalled: 7) && !sync.needsPull(signalled: 6))
+        #expect(PlanSync().needsPull(signalled: 0))
+    }
+
+    @Test func refusedRequestsAreNotOwnedAndTheNextPullGetsTheWholePlanAgain() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin, authorizationStatus: .denied)
+        var sync = PlanSync()
+        let outcome = sync.apply(Self.plan(3, [Self.entry("a", in: 60)]), to: &center, at: Self.now)
+        guard case .applied(_, let refused) = outcome else {
+            Issue.record("expected applied, got \(outcome)")
+            return
+        }
+        #expect(refused == ["a": .notificationsNotAllowed])
+        #expect(sync.state == PlanSyncState(version: nil, owned: []))
+        #expect(sync.ifNoneMatch == nil)
+        // Allowed again: the same plan is placed.
+        center.setAuthorizationStatus(.authorized)
+        _ = sync.apply(Self.plan(3, [Self.entry("a", in: 60)]), to: &center, at: Self.now)
+        #expect(Self.pendingIDs(center) == ["a"])
+        #expect(sync.state.version == 3)
+    }
+
+    @Test func theStateSurvivesTheAppBeingKilled() throws {
+        let state = PlanSyncState(version: 9, owned: ["a", "b"])
+        let bytes = try JSONEncoder().encode(state)
+        #expect(try JSONDecoder().decode(PlanSyncState.self, from: bytes) == state)
+    }
+}
