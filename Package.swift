@@ -126,9 +126,10 @@ let package = Package(
         + module("LiveActivity", dependencies: ["Models"])
         + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
         + module("Delivery", dependencies: ["Models"])
-        // What an app adds: the server's plan mirrored into the device's notification center. It
-        // needs the models and the center's port only, never the engine or the server's stores.
-        + module("EngagementKit", dependencies: ["Models", "Delivery"])
+        // What an app adds: the server's plan mirrored into the device's notification center, the
+        // event queue on SQLite. The models and the center's port only, never the engine or the
+        // server's stores.
+        + module("EngagementKit", dependencies: ["Models", "Delivery", grdb])
         // The APNs provider client (HTTP/2, token auth): heavy dependencies stay out of the engine modules.
         + module(
             "APNs",

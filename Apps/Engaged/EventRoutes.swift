@@ -7,10 +7,21 @@ import Storage
 /// user does, not what others did (a social event with a user token is 403). The answer carries
 /// the local plan's revision after the event (`planVersion`), so the app knows whether to pull
 /// its plan; an event from the backend that changes the plan signals the phone (`PlanSignal`).
+///
+/// The app's idempotency keys and the backend's are kept apart (`scopedKey`): one cannot use up,
+/// or replay the answer of, a key of the other. A deprecated legacy user token, which never
+/// expires and cannot be revoked, reads but does not write: 403 here.
 extension Routes {
     @Sendable func postEvent(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
-        let source: InputSource = context.caller == .user(id) ? .device : .backend
+        let source: InputSource
+        switch context.caller {
+        case .user?: source = .device
+        case .legacyUser?:
+            throw Problem.forbidden(
+                "a legacy user token reads the inbox and the plan only; send events with a signed user token")
+        case .backend?, nil: source = .backend
+        }
         let bytes = try await JSONBody.read(request)
         // Two keys would make the answer depend on which one a proxy keeps: refused, not guessed.
         let keys = request.headers.filter { $0.name.canonicalName == "idempotency-key" }.map(\.value)
@@ -31,16 +42,26 @@ extension Routes {
         guard (1...255).contains(key.utf8.count) else {
             throw Problem.badRequest("Idempotency-Key is 1 to 255 characters", field: "Idempotency-Key")
         }
-        guard await environment.runningKeys.begin(userID: id, key: key) else {
+        let scoped = Self.scopedKey(key, from: source)
+        guard await environment.runningKeys.begin(userID: id, key: scoped) else {
             throw Problem.conflict("a request with this Idempotency-Key is still being processed")
         }
         do {
-            let response = try await keyedEvent(bytes, to: id, from: source, key: key)
-            await environment.runningKeys.finish(userID: id, key: key)
+            let response = try await keyedEvent(bytes, to: id, from: source, key: scoped)
+            await environment.runningKeys.finish(userID: id, key: scoped)
             return response
         } catch {
-            await environment.runningKeys.finish(userID: id, key: key)
+            await environment.runningKeys.finish(userID: id, key: scoped)
             throw error
+        }
+    }
+
+    /// The key as the store keeps it: the backend's as sent, the app's behind a prefix with a
+    /// control character, which no header value holds, so the two never meet.
+    static func scopedKey(_ key: String, from source: InputSource) -> String {
+        switch source {
+        case .backend: key
+        case .device: "device\u{1F}" + key
         }
     }
 

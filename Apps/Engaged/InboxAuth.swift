@@ -57,6 +57,11 @@ struct InboxAuthMiddleware<Context: CallerRequestContext>: RouterMiddleware {
             var context = context
             context.caller = .user(userID)
             return try await next(request, context)
+        case .legacyUser(let userID):
+            try limiter.charge(.user, userID, metrics: metrics)
+            var context = context
+            context.caller = .legacyUser(userID)
+            return try await next(request, context)
         case .unauthorized(let detail): throw Problem.unauthorized(detail)
         case .forbidden(let detail): throw Problem.forbidden(detail)
         }
@@ -85,7 +90,7 @@ struct InboxAuthMiddleware<Context: CallerRequestContext>: RouterMiddleware {
                 return .unauthorized("the user token was revoked: tokens issued before \(revokedBefore.iso8601) are")
             }
             guard userID == pathUserID else {
-                return .forbidden("the user token is for another user; it opens only that user's inbox")
+                return .forbidden("the user token is for another user; it opens only that user's routes")
             }
             return .user(userID)
         }
@@ -113,14 +118,14 @@ extension LegacyUserTokens {
         let claimedUserID = named.map { String($0.0) } ?? pathUserID
         guard isValid(named?.1 ?? credential, for: claimedUserID) else {
             if named == nil, owner(of: credential) != nil {
-                return .forbidden("the user token is for another user; it opens only that user's inbox")
+                return .forbidden("the user token is for another user; it opens only that user's routes")
             }
             return .unauthorized("neither the API key nor a user token of this user")
         }
         guard claimedUserID == pathUserID else {
-            return .forbidden("the user token is for another user; it opens only that user's inbox")
+            return .forbidden("the user token is for another user; it opens only that user's routes")
         }
-        return .user(pathUserID)
+        return .legacyUser(pathUserID)
     }
 }
 
@@ -129,8 +134,11 @@ extension LegacyUserTokens {
 enum Caller: Equatable, Sendable {
     /// The API key.
     case backend
-    /// A valid token of this user (their app).
+    /// A valid signed token of this user (their app).
     case user(String)
+    /// A valid deprecated HMAC token of this user (`--legacy-user-tokens`): it reads, it does
+    /// not write.
+    case legacyUser(String)
 }
 
 /// A request context that carries the caller `InboxAuthMiddleware` authenticated (nil before it).
@@ -138,11 +146,14 @@ protocol CallerRequestContext: RequestContext {
     var caller: Caller? { get set }
 }
 
+/// The verdict on a user route's credential.
 enum InboxAccess: Equatable, Sendable {
     /// The backend's API key.
     case apiKey
-    /// A valid token of this user.
+    /// A valid signed token of this user.
     case user(String)
+    /// A valid legacy token of this user.
+    case legacyUser(String)
     case unauthorized(String)
     case forbidden(String)
 }

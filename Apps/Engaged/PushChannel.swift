@@ -210,12 +210,10 @@ struct APNsChannelTransport: ChannelTransport {
         do { return try await runtime.devices(of: userID) } catch RuntimeError.unknownUser { return nil }
     }
 
-    /// The user's local plan revision, or nil for a user no longer known; a store failure throws
-    /// (the row stays pending).
+    /// The user's local plan's committed version (`EngineRuntime.localPlanVersion`), or nil for a
+    /// user no longer known; a store failure throws (the row stays pending).
     private func localPlanRevision(of userID: String) async throws -> Int? {
-        do { return try await runtime.engine(of: userID)?.localPlanRevision } catch RuntimeError.unknownUser {
-            return nil
-        }
+        do { return try await runtime.localPlanVersion(of: userID) } catch RuntimeError.unknownUser { return nil }
     }
 
     /// The user's inbox counts, or nil for a user no longer known; a store failure throws (the

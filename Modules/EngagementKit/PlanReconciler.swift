@@ -11,8 +11,8 @@ public import Models
 ///   is replaced (added again under its identifier); one that is the same is not touched, so a
 ///   sync that changes nothing does nothing;
 /// - the device holds at most `pendingLimit` (64) requests: the plan's requests fill the slots the
-///   others leave, soonest first (the plan's order); those that do not fit are left out now and
-///   placed by a later sync, when earlier ones have fired.
+///   others leave, soonest first (the plan's order); those that do not fit are left out, and the
+///   sync does not take the plan's version, so every later pull places what then fits.
 public struct PlanReconciliation: Hashable, Sendable {
     /// Identifiers to remove from the pending list.
     public var remove: [String]

@@ -55,17 +55,21 @@ public struct PlanSync: Sendable {
     /// in full.
     public var ifNoneMatch: String? { state.version.map { "W/\"\($0)\"" } }
 
-    /// Whether the plan's version `signalled` (an event's `planVersion`, a sync push's) is newer
-    /// than the one the device holds, so a pull would change something.
+    /// Whether the plan's version `signalled` (an event's `planVersion`, a sync push's) differs
+    /// from the one the device holds in full, so a pull would change something. Any difference
+    /// counts: an older signal (a push overtaken by an event's answer) costs a 304 at most, and a
+    /// server restored from a backup answers versions it gave before.
     public func needsPull(signalled version: Int) -> Bool {
         guard let held = state.version else { return true }
-        return version > held
+        return version != held
     }
 
     /// Applies a pull's answer to `center` at `now`: registers the categories the plan's actions
-    /// need, then removes and adds what `PlanReconciliation` says. A request the center refuses
-    /// (permission denied, a malformed trigger) is not owned, and the version is not taken, so
-    /// the next pull gets the whole plan again.
+    /// need, then removes and adds what `PlanReconciliation` says. The version is taken only when
+    /// the device then holds the whole plan: a request the center refused (permission denied, a
+    /// malformed trigger), one left out for want of a slot, or one this build cannot read leaves
+    /// it untaken, so the next pull gets the whole plan again. A refused replacement leaves the
+    /// earlier request pending, still the kit's to replace or remove.
     public mutating func apply<Center: LocalNotificationCenter>(
         _ answer: PlanAnswer, to center: inout Center, at now: Instant
     ) -> PlanSyncOutcome {
@@ -84,8 +88,10 @@ public struct PlanSync: Sendable {
                 refused[request.identifier] = error
             }
         }
-        state.owned = reconciliation.owned.subtracting(refused.keys)
-        state.version = refused.isEmpty && plan.unreadable.isEmpty ? plan.version : nil
+        let pendingNow = Set(center.pendingNotificationRequests.map(\.request.identifier))
+        state.owned = reconciliation.owned.filter { refused[$0] == nil || pendingNow.contains($0) }
+        let whole = refused.isEmpty && reconciliation.leftOut.isEmpty && plan.unreadable.isEmpty
+        state.version = whole ? plan.version : nil
         if reconciliation.isEmpty && refused.isEmpty { return .unchanged }
         return .applied(reconciliation, refused: refused)
     }

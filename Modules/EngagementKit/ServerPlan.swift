@@ -44,9 +44,14 @@ public struct ServerPlan: Hashable, Sendable {
             throw PlanReadError(field: Self.field(of: error), reason: "\(error)")
         }
         guard wire.version >= 0 else { throw PlanReadError(field: "version", reason: "negative: \(wire.version)") }
-        var plan = ServerPlan(
-            version: wire.version, timeZone: wire.timeZone, horizonEnd: wire.horizonEnd.flatMap(Instant.init(iso8601:)),
-            requests: [])
+        var horizonEnd: Instant?
+        if let text = wire.horizonEnd {
+            guard let instant = Instant(iso8601: text) else {
+                throw PlanReadError(field: "horizonEnd", reason: "not an ISO 8601 instant: \"\(text)\"")
+            }
+            horizonEnd = instant
+        }
+        var plan = ServerPlan(version: wire.version, timeZone: wire.timeZone, horizonEnd: horizonEnd, requests: [])
         for item in wire.requests {
             switch item.entry() {
             case .success(let entry): plan.requests.append(entry)
@@ -142,7 +147,10 @@ private struct WireRequest: Decodable {
             }
             notificationSound = known
         }
-        let link = userInfo["link"] ?? DeepLink.dashboard.description
+        guard userInfo["kind"] == kind.rawValue else {
+            return unreadable("userInfo.kind: \(userInfo["kind"].map { "\"\($0)\"" } ?? "missing"), not the kind")
+        }
+        guard let link = userInfo["link"] else { return unreadable("userInfo.link: missing") }
         guard let deepLink = DeepLink(url: link) else { return unreadable("userInfo.link: \"\(link)\"") }
         guard let next = Instant(iso8601: nextFireAt) else { return unreadable("nextFireAt: \"\(nextFireAt)\"") }
         let notificationTrigger: NotificationTrigger
@@ -153,6 +161,7 @@ private struct WireRequest: Decodable {
             }
             notificationTrigger = .date(at)
         case "calendar":
+            guard let repeats = trigger.repeats else { return unreadable("trigger.repeats: missing") }
             var weekday: Weekday?
             if let number = trigger.weekday {
                 guard let known = Weekday(rawValue: number) else { return unreadable("trigger.weekday: \(number)") }
@@ -162,10 +171,11 @@ private struct WireRequest: Decodable {
                 CalendarMatch(
                     year: trigger.year, month: trigger.month, day: trigger.day, weekday: weekday, hour: trigger.hour,
                     minute: trigger.minute),
-                repeats: trigger.repeats ?? false)
+                repeats: repeats)
         case "timeInterval":
             guard let seconds = trigger.seconds else { return unreadable("trigger.seconds: missing") }
-            notificationTrigger = .timeInterval(seconds: seconds, repeats: trigger.repeats ?? false)
+            guard let repeats = trigger.repeats else { return unreadable("trigger.repeats: missing") }
+            notificationTrigger = .timeInterval(seconds: seconds, repeats: repeats)
         default:
             return unreadable("trigger.type: \"\(trigger.type)\"")
         }

@@ -261,6 +261,11 @@ public actor EngineRuntime {
 
     // MARK: - Plumbing
 
+    /// Whether the user has more than one device registered (the signal then reaches the others).
+    private func hasSeveralDevices(_ userID: String) throws(RuntimeError) -> Bool {
+        do { return try store.devices(userID: userID).count > 1 } catch { throw .store(error) }
+    }
+
     /// Asks for a badge sync of `userID`'s devices after a change of their inbox's counts.
     func requestInboxSync(of userID: String) async throws(RuntimeError) {
         try await commitRows([silentPushes.row(for: userID, changedAt: clock.now())], for: userID)
@@ -290,8 +295,9 @@ public actor EngineRuntime {
         // The cached engine is still the state before this step (`commit` replaces it).
         let previous = engines[engine.profile.id]?.engine
         let zoneChanged = previous.map { $0.zone.identifier != engine.zone.identifier } ?? false
-        if PlanSignal.asksForSync(
-            source: source, revisionBefore: previous?.localPlanRevision, after: engine.localPlanRevision)
+        if let before = previous?.localPlanRevision, before != engine.localPlanRevision,
+            try PlanSignal.asksForSync(
+                source: source, otherDevices: { () throws(RuntimeError) in try hasSeveralDevices(engine.profile.id) })
         {
             outbox.rows.append(silentPushes.row(for: engine.profile.id, changedAt: now))
         }
@@ -339,6 +345,16 @@ public actor EngineRuntime {
 
     private func loadEngine(_ userID: String) throws(RuntimeError) -> CachedEngine? {
         if let cached = engines[userID] { return cached }
+        guard let engine = try storedEngine(userID) else { return nil }
+        sequence += 1
+        let cached = CachedEngine(engine: engine, loadedAt: sequence)
+        engines[userID] = cached
+        return cached
+    }
+
+    /// The user's engine as the store holds it (the last committed step, whichever process
+    /// committed it), not cached; nil for an unknown user.
+    func storedEngine(_ userID: String) throws(RuntimeError) -> UserEngine? {
         let profile: UserProfile?
         let bytes: [UInt8]?
         do {
@@ -349,17 +365,12 @@ public actor EngineRuntime {
         }
         guard let profile, let bytes else { return nil }
         let zone = try zoneRules(profile.timeZone)
-        let engine: UserEngine
         do {
-            engine = try UserEngine(
+            return try UserEngine(
                 restoring: bytes, profile: profile, zone: zone, configuration: configuration, content: content)
         } catch {
             throw .snapshot(userID: userID, error)
         }
-        sequence += 1
-        let cached = CachedEngine(engine: engine, loadedAt: sequence)
-        engines[userID] = cached
-        return cached
     }
 
     func zoneRules(_ identifier: String) throws(RuntimeError) -> ZoneRules {

@@ -65,20 +65,24 @@ public struct LocalPlan: Hashable, Sendable {
 
 extension EngineRuntime {
     /// The user's local plan's version now (`LocalPlan.version`), without reading the plan: what a
-    /// client holding that version needs no more of. Throws `unknownUser` for a user never put.
+    /// client holding that version needs no more of. Read from the committed snapshot, as the
+    /// plan is (see `localPlan(of:)`). Throws `unknownUser` for a user never put.
     public func localPlanVersion(of userID: String) async throws(RuntimeError) -> Int {
         await group.settled(through: sequence)
-        guard let engine = try engine(of: userID) else { throw .unknownUser(userID) }
+        guard let engine = try storedEngine(userID) else { throw .unknownUser(userID) }
         return engine.localPlanRevision
     }
 
     /// The user's local plan now (`LocalPlan`), after every step already answered is in the
-    /// store. Throws `unknownUser` for a user never put. The engine, and so the version, is read
-    /// before the rows: a step committed in between leaves an older version beside newer rows,
-    /// which the phone pulls once more, never a newer version beside older rows.
+    /// store. Throws `unknownUser` for a user never put.
+    ///
+    /// The version comes from the committed snapshot, not from the cached engine (which may hold
+    /// a step still being written, or miss one another process committed), and it is read before
+    /// the rows: a step committed in between leaves an older version beside newer rows, which the
+    /// phone pulls once more, never a newer version beside older rows, which it would keep.
     public func localPlan(of userID: String) async throws(RuntimeError) -> LocalPlan {
         await group.settled(through: sequence)
-        guard let engine = try engine(of: userID) else { throw .unknownUser(userID) }
+        guard let engine = try storedEngine(userID) else { throw .unknownUser(userID) }
         let pending: [OutboxRow]
         do { pending = try store.pendingOutbox(userID: userID) } catch { throw .store(error) }
         return LocalPlan(

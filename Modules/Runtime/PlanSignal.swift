@@ -11,13 +11,14 @@ public enum InputSource: Hashable, Sendable {
     case backend
 }
 
-/// The signal that a user's local plan changed (`GET /v1/users/{id}/plan`): when a step that
-/// did not come from the phone moves `UserEngine.localPlanRevision` (a preference or zone
-/// written by the backend, a regrouped digest, a background job's pass rolling the horizon, a
-/// lapse campaign's step), the step commits the user's badge and inbox sync row
-/// (`SilentPushPlan`). The sync is a background push that carries the plan's revision beside
-/// the inbox's counts, read when it is sent, so one push answers both and the phone pulls only
-/// when its revision differs.
+/// The signal that a user's local plan changed (`GET /v1/users/{id}/plan`): when a step moves
+/// `UserEngine.localPlanRevision` and did not come from the phone (a preference or zone written
+/// by the backend, a regrouped digest, a background job's pass rolling the horizon, a lapse
+/// campaign's step), or came from one phone of a user with several, the step commits the user's
+/// badge and inbox sync row (`SilentPushPlan`). The sync is a background push to each of the
+/// user's devices that carries the plan's revision beside the inbox's counts, read when it is
+/// sent from the committed snapshot, so one push answers both and a phone pulls only when its
+/// revision differs (the phone whose event caused it already holds it).
 ///
 /// The signal is inside the silent budget: it asks for the same row a change of the counts
 /// asks for, so it waits for the next slot (at most `SilentPushPlan.perHour` pushes an hour)
@@ -27,11 +28,16 @@ public enum InputSource: Hashable, Sendable {
 /// app the user force-quit) learns the revision from its next event's answer or its next pull.
 /// A user's creation signals nothing: a new phone pulls the plan when it starts.
 public enum PlanSignal {
-    /// Whether a step from `source` that moved the local plan's revision from `before` (nil:
-    /// the user was just created) to `after` asks for a sync.
-    public static func asksForSync(source: InputSource, revisionBefore before: Int?, after: Int) -> Bool {
-        guard source == .backend, let before else { return false }
-        return before != after
+    /// Whether a step from `source` that moved the local plan's revision asks for a sync;
+    /// `otherDevices` says whether the user has more than the device that sent it (read only
+    /// for a step from a device).
+    public static func asksForSync(
+        source: InputSource, otherDevices: () throws(RuntimeError) -> Bool
+    ) throws(RuntimeError) -> Bool {
+        switch source {
+        case .backend: true
+        case .device: try otherDevices()
+        }
     }
 }
 

@@ -226,7 +226,8 @@ struct APNsChannelTests {
     @Test func aSyncRowIsABackgroundPushWithTheCountsOfTheMoment() async throws {
         try await withChannel { channel, fake, runtime, store in
             let item = Self.row("Lunch", id: "mealReminder.2027-03-01.lunch", channel: .inbox)
-            try store.commit(RuntimeCommit(userID: "ana", snapshot: [1], outbox: [item]))
+            let snapshot = try #require(try await runtime.engine(of: "ana")).snapshot()
+            try store.commit(RuntimeCommit(userID: "ana", snapshot: snapshot, outbox: [item]))
             try store.deliverToInbox(
                 InboxDelivery(row: item, kind: "mealReminder", title: "Lunch", body: ""), next: [], at: item.dueAt)
             let sync = runtime.silentPushes.row(for: "ana", changedAt: item.dueAt)

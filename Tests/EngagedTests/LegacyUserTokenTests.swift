@@ -22,8 +22,8 @@ struct LegacyUserTokenTests {
     }
 
     static let cases: [(header: String, pathUserID: String, expected: InboxAccess)] = [
-        ("Bearer " + tokens.token(for: "a.b"), "a.b", .user("a.b")),
-        ("Bearer a.b." + tokens.token(for: "a.b"), "a.b", .user("a.b")),
+        ("Bearer " + tokens.token(for: "a.b"), "a.b", .legacyUser("a.b")),
+        ("Bearer a.b." + tokens.token(for: "a.b"), "a.b", .legacyUser("a.b")),
         ("Bearer a.b." + tokens.token(for: "a.b"), "a", .forbidden("")),
         ("Token " + tokens.token(for: "ana"), "ana", .unauthorized("")),
         ("Bearer " + TestServer.apiKey, "ana", .apiKey),
@@ -57,9 +57,17 @@ struct LegacyUserTokenTests {
             let bob = Self.tokens.token(for: "bob")
             try await client.send(.get, "/v1/users/ana/inbox", headers: headers(key: bob))
                 .expectProblem(403, "forbidden")
+            // They read; they do not send events (they never expire and cannot be revoked).
+            #expect(try await client.send(.get, "/v1/users/ana/plan", headers: headers(key: ana)).status == .ok)
+            try await client.send(.post, "/v1/users/ana/events", #"{"type": "moodLogged"}"#, headers: headers(key: ana))
+                .expectProblem(403, "forbidden", detailContains: "legacy")
             // Signed tokens work beside them.
             let signed = try await userToken("ana")
             #expect(try await client.send(.get, "/v1/users/ana/inbox", headers: headers(key: signed)).status == .ok)
+            #expect(
+                try await client.send(
+                    .post, "/v1/users/ana/events", #"{"type": "moodLogged"}"#, headers: headers(key: signed)
+                ).status == .accepted)
         }
         let strict = try await TestServer()
         try await strict.run(.live) { client in

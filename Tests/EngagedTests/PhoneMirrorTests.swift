@@ -5,7 +5,9 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Models
+import Runtime
 import Storage
+import Synchronization
 import Testing
 
 @testable import engaged
@@ -20,6 +22,8 @@ struct PhoneMirrorTests {
         var center = SimulatedNotificationCenter(timeZone: ZoneRules(identifier: "Europe/Berlin")!)
         var sync = PlanSync()
         let token: String
+        /// The status of the last pull.
+        var lastStatus: HTTPResponse.Status?
 
         var pendingIDs: [String] { center.pendingNotificationRequests.map(\.request.identifier).sorted() }
 
@@ -28,6 +32,7 @@ struct PhoneMirrorTests {
             var fields = headers(key: token)
             if let tag = sync.ifNoneMatch { fields[.ifNoneMatch] = tag }
             let response = try await client.send(.get, "/v1/users/ana/plan", headers: fields)
+            lastStatus = response.status
             let answer: PlanAnswer
             switch response.status {
             case .notModified: answer = .notModified
@@ -44,6 +49,55 @@ struct PhoneMirrorTests {
         return plan.requests.prefix(64).map(\.request.identifier).sorted()
     }
 
+    /// Sends the queue's events with ana's token; `loseAnswers` answers are lost after the
+    /// server applied the event (a dropped connection on the way back).
+    final class ClientSender: EventSender {
+        let client: any TestClientProtocol
+        let token: String
+        let lostAnswers: Mutex<Int>
+
+        init(client: any TestClientProtocol, token: String, lostAnswers: Int) {
+            self.client = client
+            self.token = token
+            self.lostAnswers = Mutex(lostAnswers)
+        }
+
+        func send(_ body: Data, idempotencyKey: String) async throws -> EventAnswer {
+            struct Lost: Error {}
+            let response = try await client.send(
+                .post, "/v1/users/ana/events", String(decoding: body, as: UTF8.self),
+                headers: headers(key: token, idempotencyKey: idempotencyKey))
+            if lostAnswers.withLock({ lost in
+                defer { lost = max(0, lost - 1) }
+                return lost > 0
+            }) {
+                throw Lost()
+            }
+            return EventAnswer(status: Int(response.status.code), planVersion: response.json["planVersion"] as? Int)
+        }
+    }
+
+    @Test func theEventQueueAppliesEachEventOnceThoughAnswersAreLost() async throws {
+        let server = try await TestServer()
+        try await server.run { client in
+            #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
+            let queue = EventQueue(store: InMemoryEventQueueStore(), installation: "ana-phone", seed: 9)
+            let start = TestServer.start
+            try await queue.enqueue(.mealLogged(.breakfast), at: start - 3_600)  // offline since then
+            try await queue.enqueue(.moodLogged, at: start - 60)
+            try await queue.enqueue(.notificationPermission(allowed: true), at: start)
+            let sender = ClientSender(client: client, token: try await userToken("ana"), lostAnswers: 1)
+            let first = try await queue.flush(via: sender, at: start)
+            #expect(first.sent == 0 && first.nextAttemptAt != nil)  // applied, answer lost
+            let second = try await queue.flush(via: sender, at: try #require(first.nextAttemptAt))
+            #expect(second.sent == 3 && second.planVersion != nil)
+            let kinds = try server.store.activityEvents(userID: "ana", since: start - 86_400).map(\.kind)
+            #expect(kinds == [.mealLogged(.breakfast), .moodLogged])
+            // Recorded when they happened, not when they arrived.
+            #expect(try server.store.activityEvents(userID: "ana", since: start - 86_400).first?.at == start - 3_600)
+        }
+    }
+
     @Test func thePhoneHoldsTheServersPlanThroughItsEventsAndTheBackendsChanges() async throws {
         let server = try await TestServer()
         try await server.run { client in
@@ -58,7 +112,8 @@ struct PhoneMirrorTests {
             }
             #expect(phone.pendingIDs == (try await Self.serverPlanIDs(client)))
             #expect(phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
-            #expect(try await phone.pull(client, at: now) == .unchanged)  // 304
+            #expect(try await phone.pull(client, at: now) == .unchanged)
+            #expect(phone.lastStatus == .notModified)
 
             // The phone's own event: its answer says the plan moved; one pull follows it, and
             // today's lunch reminder is gone from the phone.
@@ -76,15 +131,19 @@ struct PhoneMirrorTests {
 
             // The backend disables meal reminders: the server signals (a sync row), the phone
             // pulls, and no meal reminder is left on it.
+            let syncsBefore = try server.store.pendingOutbox(userID: "ana").filter { $0.channel == .silent }
             let put = try await client.send(
                 .put, "/v1/users/ana",
                 #"{"timeZone": "Europe/Berlin", "displayName": "Ana Test", "preferences": {"settings": {"mealReminder": "disabled"}}}"#
             )
             #expect(put.status == .ok)
-            #expect(try server.store.pendingOutbox(userID: "ana").contains { $0.channel == .silent })
-            let signalled = try await client.send(.get, "/v1/users/ana/plan").json["version"] as? Int
-            #expect(phone.sync.needsPull(signalled: try #require(signalled)))
+            let syncs = try server.store.pendingOutbox(userID: "ana").filter { $0.channel == .silent }
+            #expect(syncsBefore.isEmpty && syncs.count == 1)
+            // The version the sync push carries, as the APNs channel reads it when it sends.
+            let signalled = try await server.environment.runtime.localPlanVersion(of: "ana")
+            #expect(phone.sync.needsPull(signalled: signalled))
             _ = try await phone.pull(client, at: now)
+            #expect(phone.lastStatus == .ok && phone.sync.state.version == signalled)
             #expect(!phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
             #expect(!phone.pendingIDs.isEmpty)
             #expect(phone.pendingIDs == (try await Self.serverPlanIDs(client)))

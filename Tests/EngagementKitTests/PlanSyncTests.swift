@@ -97,6 +97,30 @@ struct PlanSyncTests {
             center.pendingNotificationRequests.first { $0.request.identifier == "app.0" }?.request.content.title
                 == "Own")
         #expect(sync.state.owned == ["plan.0", "plan.1", "plan.2", "plan.3"])
+        // What was left out is not held: the version is not taken, so the next pull (after the
+        // app's own requests fired) places it.
+        #expect(sync.state.version == nil && sync.needsPull(signalled: 5))
+        center.removePendingNotificationRequests(withIdentifiers: (0..<60).map { "app.\($0)" })
+        _ = sync.apply(Self.plan(5, [clash] + entries), to: &center, at: Self.now + 60)
+        #expect(sync.state.version == 5)
+        #expect(Set(entries.map(\.request.identifier)).isSubset(of: Self.pendingIDs(center)))
+    }
+
+    @Test func aRefusedReplacementLeavesTheEarlierRequestTheKitsToRemoveLater() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        var sync = PlanSync()
+        _ = sync.apply(Self.plan(1, [Self.entry("a", in: 60)]), to: &center, at: Self.now)
+        center.setAuthorizationStatus(.denied)
+        let outcome = sync.apply(Self.plan(2, [Self.entry("a", in: 90)]), to: &center, at: Self.now)
+        guard case .applied(_, let refused) = outcome else {
+            Issue.record("expected applied, got \(outcome)")
+            return
+        }
+        #expect(refused == ["a": .notificationsNotAllowed])
+        #expect(sync.state.owned == ["a"])  // still pending, still the kit's
+        center.setAuthorizationStatus(.authorized)
+        _ = sync.apply(Self.plan(3, []), to: &center, at: Self.now)
+        #expect(center.pendingNotificationRequests.isEmpty)
     }
 
     @Test func aHugePlanFillsTheSixtyFourSlotsSoonestFirst() {
@@ -121,7 +145,9 @@ struct PlanSyncTests {
         #expect(sync.apply(Self.plan(7, [Self.entry("a", in: 60)]), to: &center, at: Self.now) == .unchanged)
         #expect(center == before)
         #expect(sync.needsPull(signalled: 8))
-        #expect(!sync.needsPull(signalled: 7) && !sync.needsPull(signalled: 6))
+        #expect(!sync.needsPull(signalled: 7))
+        // An older signal costs a pull at most (a server restored from a backup answers it).
+        #expect(sync.needsPull(signalled: 6))
         #expect(PlanSync().needsPull(signalled: 0))
     }
 

@@ -48,11 +48,17 @@ struct ServerPlanTests {
         (request(kind: "teleport"), "kind"),
         (request(trigger: #"{"type":"geofence"}"#), "trigger.type"),
         (request(trigger: #"{"type":"date"}"#), "trigger.fireAt"),
-        (request(trigger: #"{"type":"calendar","hour":25}"#), "trigger: hour 25"),
-        (request(trigger: #"{"type":"calendar","weekday":9,"hour":8}"#), "trigger.weekday"),
+        (request(trigger: #"{"type":"calendar","repeats":true,"hour":25}"#), "trigger: hour 25"),
+        (request(trigger: #"{"type":"calendar","repeats":true,"weekday":9,"hour":8}"#), "trigger.weekday"),
+        (request(trigger: #"{"type":"calendar","hour":8}"#), "trigger.repeats"),
+        (request(link: "engage://nowhere"), "userInfo.link"),
         (request(sound: #""bell.aiff""#), "sound"),
         (request(link: "https://example.com"), "userInfo.link"),
         (request(""), "identifier"),
+        (
+            request().replacingOccurrences(of: #""kind":"mealReminder"}"#, with: #""kind":"hydration"}"#),
+            "userInfo.kind"
+        ),
     ])
     func aRequestThisBuildCannotReadIsNamedAndTheRestApplies(request: String, reason: String) throws {
         let plan = try ServerPlan.decode(Self.body([request, Self.request("breakfast")]))
@@ -67,6 +73,7 @@ struct ServerPlanTests {
         (#"{"version":-1,"timeZone":"UTC","horizonEnd":null,"requests":[]}"#, "version"),
         (#"{"version":"7","timeZone":"UTC","horizonEnd":null,"requests":[]}"#, "version"),
         (#"{"version":1,"timeZone":"UTC","horizonEnd":null,"requests":[{"identifier":"x"}]}"#, "requests.Index 0.kind"),
+        (#"{"version":1,"timeZone":"UTC","horizonEnd":"tomorrow","requests":[]}"#, "horizonEnd"),
     ])
     func aBodyThatIsNotAPlanIsAnErrorNamingTheField(body: String, field: String) {
         #expect(throws: PlanReadError.self) { try ServerPlan.decode(Data(body.utf8)) }

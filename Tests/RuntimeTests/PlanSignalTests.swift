@@ -12,11 +12,10 @@ import Testing
 struct PlanSignalTests {
     static let start = Instant(iso8601: "2027-03-01T06:00:00Z")!
 
-    @Test func onlyAStepFromElsewhereThatMovedTheRevisionAsks() {
-        #expect(PlanSignal.asksForSync(source: .backend, revisionBefore: 3, after: 4))
-        #expect(!PlanSignal.asksForSync(source: .backend, revisionBefore: 4, after: 4))
-        #expect(!PlanSignal.asksForSync(source: .device, revisionBefore: 3, after: 4))
-        #expect(!PlanSignal.asksForSync(source: .backend, revisionBefore: nil, after: 4))
+    @Test func theBackendAlwaysAsksAndAPhoneOnlyForItsUsersOtherDevices() throws {
+        #expect(try PlanSignal.asksForSync(source: .backend, otherDevices: { () throws(RuntimeError) in false }))
+        #expect(try PlanSignal.asksForSync(source: .device, otherDevices: { () throws(RuntimeError) in true }))
+        #expect(!(try PlanSignal.asksForSync(source: .device, otherDevices: { () throws(RuntimeError) in false })))
     }
 
     func launched() async throws -> (EngineRuntime, InMemoryEngagementStore, ManualClock) {
@@ -50,8 +49,36 @@ struct PlanSignalTests {
         let plan = SilentPushPlan()
         #expect(try Self.syncRows(store).map(\.dueAt) == [plan.slot(after: clock.now())])
         clock.advance(by: 60)
-        try await runtime.apply(.activity(.mealLogged(.dinner)), to: "u1")
+        let lunchVersion = try await runtime.localPlanVersion(of: "u1")
+        let dinner = try await runtime.apply(.activity(.mealLogged(.dinner)), to: "u1")
+        #expect(dinner.localPlanRevision > lunchVersion)  // a second change, coalesced
         #expect(try Self.syncRows(store).count == 1)
+    }
+
+    @Test func aPhonesStepSignalsItsUsersOtherDevices() async throws {
+        let (runtime, store, clock) = try await launched()
+        _ = try await runtime.registerDevice(
+            token: String(repeating: "a", count: 64), environment: .production, platform: "ios", for: "u1")
+        clock.advance(by: 60)
+        try await runtime.apply(.activity(.mealLogged(.lunch)), to: "u1", from: .device)
+        #expect(try Self.syncRows(store).isEmpty)  // one device: it holds the answer
+        _ = try await runtime.registerDevice(
+            token: String(repeating: "b", count: 64), environment: .production, platform: "ios", for: "u1")
+        clock.advance(by: 60)
+        try await runtime.apply(.activity(.mealLogged(.dinner)), to: "u1", from: .device)
+        #expect(try Self.syncRows(store).count == 1)
+    }
+
+    @Test func theVersionIsTheCommittedOneWhateverTheCacheHolds() async throws {
+        let (runtime, store, clock) = try await launched()
+        let before = try await runtime.localPlanVersion(of: "u1")
+        // Another process (a worker) commits a step the cache of this one never saw.
+        let other = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        clock.advance(by: 60)
+        let applied = try await other.apply(.activity(.mealLogged(.lunch)), to: "u1")
+        #expect(applied.localPlanRevision > before)
+        #expect(try await runtime.localPlanVersion(of: "u1") == applied.localPlanRevision)
+        #expect(try await runtime.localPlan(of: "u1").version == applied.localPlanRevision)
     }
 
     @Test func aBackendStepThatLeavesThePlanSignalsNothing() async throws {

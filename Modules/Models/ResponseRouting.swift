@@ -1,6 +1,4 @@
-public import Models
-
-/// Where each action and each kind leads, and how each kind sounds.
+/// Where each action and each kind leads: the engine writes the links, an app opens them.
 public enum ResponseRouting {
     /// The deep link an action opens; nil for actions handled in the background (snooze, skip,
     /// complete, dismiss).

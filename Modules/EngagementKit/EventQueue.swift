@@ -1,0 +1,216 @@
+public import Foundation
+public import Models
+
+/// One event waiting to be sent, as the queue's store keeps it.
+public struct QueuedEvent: Codable, Hashable, Sendable {
+    /// Its place in the queue: one more than any event the store ever held, never reused.
+    public var sequence: Int64
+    /// The request body (`AppEvent.body`), the same bytes at every attempt.
+    public var body: Data
+    public var enqueuedAt: Instant
+    /// Attempts made so far.
+    public var attempts: Int
+    /// Not sent again before this instant (the back-off).
+    public var nextAttemptAt: Instant
+
+    public init(sequence: Int64, body: Data, enqueuedAt: Instant, attempts: Int = 0, nextAttemptAt: Instant) {
+        self.sequence = sequence
+        self.body = body
+        self.enqueuedAt = enqueuedAt
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+    }
+}
+
+/// Where the queue keeps its events: durably, so an app killed at any instant loses none.
+/// `SQLiteEventQueueStore` on the device, `InMemoryEventQueueStore` in tests.
+public protocol EventQueueStore: Sendable {
+    /// Appends an event durably (written when this returns) with the next sequence.
+    func append(body: Data, at instant: Instant) throws -> QueuedEvent
+    /// The oldest events, at most `limit`, in order.
+    func oldest(limit: Int) throws -> [QueuedEvent]
+    /// Replaces the event of `event.sequence` (its attempts and back-off).
+    func update(_ event: QueuedEvent) throws
+    /// Removes the event of `sequence` (sent, or refused for good).
+    func remove(sequence: Int64) throws
+    /// How many events wait.
+    func count() throws -> Int
+}
+
+/// What the server answered one attempt (`POST /v1/users/{id}/events`), as a transport reports
+/// it; a transport that got no answer (offline, a timeout) throws instead.
+public struct EventAnswer: Hashable, Sendable {
+    public var status: Int
+    /// `Retry-After` in seconds, when the answer had one (429, 503).
+    public var retryAfterSeconds: Int64?
+    /// The answer's `planVersion` (2xx).
+    public var planVersion: Int?
+
+    public init(status: Int, retryAfterSeconds: Int64? = nil, planVersion: Int? = nil) {
+        self.status = status
+        self.retryAfterSeconds = retryAfterSeconds
+        self.planVersion = planVersion
+    }
+}
+
+/// Sends one event's body with its idempotency key to the server, with the user's token.
+public protocol EventSender: Sendable {
+    func send(_ body: Data, idempotencyKey: String) async throws -> EventAnswer
+}
+
+/// An event the server refused for good, removed from the queue.
+public struct DroppedEvent: Hashable, Sendable {
+    public var sequence: Int64
+    public var status: Int
+}
+
+/// What a flush did.
+public struct FlushReport: Hashable, Sendable {
+    /// Events the server accepted (or had accepted: a replay of the key).
+    public var sent = 0
+    /// Events the server refused for good (a 4xx that no retry can change), removed so they do
+    /// not hold up the rest.
+    public var dropped: [DroppedEvent] = []
+    /// The newest plan version an answer carried (`PlanSync.needsPull`).
+    public var planVersion: Int?
+    /// When the next attempt is due, if events remain.
+    public var nextAttemptAt: Instant?
+    /// The server refused the token (401): the queue waits for `resume()` after a new one.
+    public var needsToken = false
+}
+
+/// The app's events, kept in a persistent queue and sent in order, each with an idempotency key
+/// made of the installation and the event's sequence (`<installation>-<sequence>`): the same key
+/// at every attempt, so the server applies an event once however often an answer is lost.
+///
+/// In order: the oldest event is sent first and holds up the rest while it waits for a retry
+/// (what the user did reaches the engine in the order they did it). An answer decides:
+/// - 2xx: sent, removed;
+/// - 401: the token is refused: nothing more is sent until `resume()` (after the app gets a
+///   new token), and no attempt is counted;
+/// - 400, 403, 413, 415, 422 (a body or an `at` the server will never take, such as one more
+///   than 7 days old): removed and reported in `FlushReport.dropped`;
+/// - 404 (the backend has not created the user yet), 408, 409 (the same key still being
+///   processed), 429, 5xx, or no answer at all: retried after a back-off that doubles from
+///   `RetryDelays.firstSeconds` to `RetryDelays.maximumSeconds`, with jitter, and never before a
+///   `Retry-After`.
+///
+/// The server keeps an idempotency key for 24 hours: an event whose answer was lost and that is
+/// sent again more than a day later (the app was not opened in between) could be applied twice.
+public actor EventQueue {
+    /// The back-off between attempts of one event.
+    public struct RetryDelays: Hashable, Sendable {
+        public var firstSeconds: Int64
+        public var maximumSeconds: Int64
+
+        public init(firstSeconds: Int64 = 2, maximumSeconds: Int64 = 900) {
+            self.firstSeconds = max(1, firstSeconds)
+            self.maximumSeconds = max(self.firstSeconds, maximumSeconds)
+        }
+
+        /// The delay after the `attempts`-th failed attempt, jittered into its upper half.
+        func seconds(after attempts: Int, unit: Double) -> Int64 {
+            let doubled = firstSeconds << Int64(min(max(0, attempts - 1), 30))
+            let capped = min(maximumSeconds, doubled)
+            return max(1, capped / 2 + Int64(Double(capped / 2) * unit))
+        }
+    }
+
+    let store: any EventQueueStore
+    /// The installation's identifier, made once when the app is installed and kept with it.
+    public nonisolated let installation: String
+    public nonisolated let delays: RetryDelays
+    private var random: SeededGenerator
+    private var needsToken = false
+
+    /// A queue over `store` for the installation `installation` (1 to 200 characters); the
+    /// back-off's jitter is drawn from `seed`.
+    public init(store: any EventQueueStore, installation: String, delays: RetryDelays = RetryDelays(), seed: UInt64) {
+        precondition((1...200).contains(installation.utf8.count), "an installation id is 1 to 200 characters")
+        self.store = store
+        self.installation = installation
+        self.delays = delays
+        random = SeededGenerator(seed: seed)
+    }
+
+    /// Keeps `event`, which happened at `instant`, until it is sent; written durably when this
+    /// returns.
+    @discardableResult
+    public func enqueue(_ event: AppEvent, at instant: Instant) throws -> QueuedEvent {
+        try store.append(body: event.body(at: instant), at: instant)
+    }
+
+    /// The idempotency key of the event of `sequence`.
+    public nonisolated func idempotencyKey(of sequence: Int64) -> String { "\(installation)-\(sequence)" }
+
+    /// After a new token: sending goes on.
+    public func resume() { needsToken = false }
+
+    /// How many events wait.
+    public func count() throws -> Int { try store.count() }
+
+    /// Sends the events due at `now` through `sender`, in order, until one must wait.
+    public func flush(via sender: any EventSender, at now: Instant) async throws -> FlushReport {
+        var report = FlushReport()
+        while !needsToken, let head = try store.oldest(limit: 1).first {
+            guard head.nextAttemptAt <= now else {
+                report.nextAttemptAt = head.nextAttemptAt
+                break
+            }
+            let answer = try? await sender.send(head.body, idempotencyKey: idempotencyKey(of: head.sequence))
+            switch answer.map(\.status) {
+            case let status? where (200..<300).contains(status):
+                try store.remove(sequence: head.sequence)
+                report.sent += 1
+                if let version = answer?.planVersion {
+                    report.planVersion = max(report.planVersion ?? version, version)
+                }
+            case 401?:
+                needsToken = true
+                report.needsToken = true
+            case let status? where [400, 403, 413, 415, 422].contains(status):
+                try store.remove(sequence: head.sequence)
+                report.dropped.append(DroppedEvent(sequence: head.sequence, status: status))
+            default:
+                var retried = head
+                retried.attempts += 1
+                let backOff = delays.seconds(after: retried.attempts, unit: random.nextUnit())
+                retried.nextAttemptAt = now + max(backOff, answer?.retryAfterSeconds ?? 0)
+                try store.update(retried)
+                report.nextAttemptAt = retried.nextAttemptAt
+                return report
+            }
+        }
+        return report
+    }
+}
+
+/// The queue's events in memory: for tests, and for an app that wants no persistence.
+public final class InMemoryEventQueueStore: EventQueueStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [QueuedEvent] = []
+    private var lastSequence: Int64 = 0
+
+    public init() {}
+
+    public func append(body: Data, at instant: Instant) throws -> QueuedEvent {
+        lock.withLock {
+            lastSequence += 1
+            let event = QueuedEvent(sequence: lastSequence, body: body, enqueuedAt: instant, nextAttemptAt: instant)
+            events.append(event)
+            return event
+        }
+    }
+
+    public func oldest(limit: Int) throws -> [QueuedEvent] { lock.withLock { Array(events.prefix(max(0, limit))) } }
+
+    public func update(_ event: QueuedEvent) throws {
+        lock.withLock {
+            if let index = events.firstIndex(where: { $0.sequence == event.sequence }) { events[index] = event }
+        }
+    }
+
+    public func remove(sequence: Int64) throws { lock.withLock { events.removeAll { $0.sequence == sequence } } }
+
+    public func count() throws -> Int { lock.withLock { events.count } }
+}
