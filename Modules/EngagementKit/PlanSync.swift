@@ -96,6 +96,10 @@ public struct PlanSync: Sendable {
         return .applied(reconciliation, refused: refused)
     }
 
+    /// Forgets the version held: the platform refused a change after the plan was made (an
+    /// asynchronous center, `RecordingCenter`), so the next pull brings the whole plan again.
+    mutating func forgetVersion() { state.version = nil }
+
     /// The categories of every kind, as the server's copy names them (`NotificationCategory.all`),
     /// registered when the center's differ.
     static func registerCategories<Center: LocalNotificationCenter>(in center: inout Center) {

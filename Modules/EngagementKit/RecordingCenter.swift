@@ -1,0 +1,80 @@
+public import Delivery
+public import Models
+
+/// A notification center for a platform whose own is asynchronous (UNUserNotificationCenter):
+/// it starts from what the real center holds (its pending requests, categories and permission,
+/// read first), answers as the real one would (`SimulatedNotificationCenter`'s contract), and
+/// records every change, which the app then performs on the real center in order. `PlanSync`
+/// plans against it like any center; nothing of the plan's rules lives in the platform's code.
+public struct RecordingCenter: LocalNotificationCenter, Sendable {
+    /// One change to perform on the real center.
+    public enum Operation: Hashable, Sendable {
+        case setCategories([NotificationCategory])
+        case add(NotificationRequest)
+        case removePending([String])
+        case removeAllPending
+        case removeDelivered([String])
+        case removeAllDelivered
+        case setBadge(Int)
+    }
+
+    /// The changes made, in order.
+    public private(set) var operations: [Operation] = []
+    private var model: SimulatedNotificationCenter
+
+    /// A center holding `pending` (with the instant each fires next) and `categories`, with
+    /// `authorizationStatus`, on a device in `zone`.
+    public init(
+        zone: ZoneRules, authorizationStatus: AuthorizationStatus, pending: [NotificationRequest],
+        categories: [NotificationCategory], at now: Instant
+    ) {
+        model = SimulatedNotificationCenter(timeZone: zone, authorizationStatus: .authorized)
+        for request in pending {
+            // What the real center holds is taken as it is, valid or not by this model's rules.
+            try? model.add(request, at: now)
+        }
+        model.setNotificationCategories(categories)
+        model.setAuthorizationStatus(authorizationStatus)
+    }
+
+    public var authorizationStatus: AuthorizationStatus { model.authorizationStatus }
+    public var notificationCategories: [NotificationCategory] { model.notificationCategories }
+    public var pendingNotificationRequests: [PendingNotification] { model.pendingNotificationRequests }
+    public var deliveredNotifications: [DeliveredNotification] { model.deliveredNotifications }
+    public var badgeCount: Int { model.badgeCount }
+
+    public mutating func setNotificationCategories(_ categories: [NotificationCategory]) {
+        model.setNotificationCategories(categories)
+        operations.append(.setCategories(categories))
+    }
+
+    public mutating func add(_ request: NotificationRequest, at now: Instant) throws(NotificationCenterError) {
+        try model.add(request, at: now)
+        operations.append(.add(request))
+    }
+
+    public mutating func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
+        model.removePendingNotificationRequests(withIdentifiers: identifiers)
+        operations.append(.removePending(identifiers))
+    }
+
+    public mutating func removeAllPendingNotificationRequests() {
+        model.removeAllPendingNotificationRequests()
+        operations.append(.removeAllPending)
+    }
+
+    public mutating func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
+        model.removeDeliveredNotifications(withIdentifiers: identifiers)
+        operations.append(.removeDelivered(identifiers))
+    }
+
+    public mutating func removeAllDeliveredNotifications() {
+        model.removeAllDeliveredNotifications()
+        operations.append(.removeAllDelivered)
+    }
+
+    public mutating func setBadgeCount(_ count: Int) {
+        model.setBadgeCount(count)
+        operations.append(.setBadge(max(0, count)))
+    }
+}
