@@ -2,7 +2,6 @@ import APNs
 import Content
 import CoreMetrics
 import Delivery
-import Engagement
 import Foundation
 import LiveActivity
 import Logging
