@@ -10,7 +10,7 @@ import Storage
 ///
 /// The app's idempotency keys and the backend's are kept apart (`scopedKey`): one cannot use up,
 /// or replay the answer of, a key of the other. A deprecated legacy user token, which never
-/// expires and cannot be revoked, reads but does not write: 403 here.
+/// expires and cannot be revoked, does not send events: 403 here.
 extension Routes {
     @Sendable func postEvent(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)

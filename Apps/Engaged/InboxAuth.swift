@@ -136,8 +136,8 @@ enum Caller: Equatable, Sendable {
     case backend
     /// A valid signed token of this user (their app).
     case user(String)
-    /// A valid deprecated HMAC token of this user (`--legacy-user-tokens`): it reads, it does
-    /// not write.
+    /// A valid deprecated HMAC token of this user (`--legacy-user-tokens`): it opens the inbox
+    /// and the plan, not the events.
     case legacyUser(String)
 }
 

@@ -59,6 +59,32 @@ public struct SnapshotError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String { "engine snapshot: \(problem)" }
 }
 
+extension EngineSnapshot {
+    /// The local plan's revision (`UserEngine.localPlanRevision`) of snapshot `bytes`, read
+    /// without restoring the engine: in version 6 it is the last varint, and the byte before it
+    /// (whether the device refuses notifications, 0 or 1) never has the continuation bit, so the
+    /// number is the bytes after the last one without it, before the end. An older snapshot
+    /// holds none: 0, as restoring it gives.
+    public static func localPlanRevision(of bytes: [UInt8]) throws(SnapshotError) -> Int {
+        guard bytes.count >= 3, bytes[0] == magic[0], bytes[1] == magic[1] else {
+            throw SnapshotError(problem: "not an engine snapshot (bad magic bytes)")
+        }
+        // Versions up to 127 are one byte.
+        let version = UInt64(bytes[2])
+        guard readableVersions.contains(version) else {
+            throw SnapshotError(problem: "version \(version) is not one this engine reads")
+        }
+        guard version >= 6 else { return 0 }
+        guard let last = bytes.last, last & 0x80 == 0 else { throw SnapshotError(problem: "truncated revision") }
+        var start = bytes.count - 1
+        while start > 3, bytes[start - 1] & 0x80 != 0 { start -= 1 }
+        guard bytes.count - start <= 9 else { throw SnapshotError(problem: "revision too long") }
+        var value = 0
+        for byte in bytes[start...].reversed() { value = value << 7 | Int(byte & 0x7F) }
+        return value
+    }
+}
+
 extension UserEngine {
     /// The state as snapshot bytes (see `EngineSnapshot`).
     public func snapshot() -> [UInt8] { snapshot(version: EngineSnapshot.version) }

@@ -24,7 +24,16 @@ public struct QueuedEvent: Codable, Hashable, Sendable {
 
 /// Where the queue keeps its events: durably, so an app killed at any instant loses none.
 /// `SQLiteEventQueueStore` on the device, `InMemoryEventQueueStore` in tests.
+///
+/// A store holds one user's events (a queue per signed-in user: events of one user are never
+/// sent as another's) and the installation id its idempotency keys are made of, made with the
+/// store and kept with its sequences, so a key is never given twice: a new store (a reinstall,
+/// a purged file) has a new installation id.
 public protocol EventQueueStore: Sendable {
+    /// The user whose events these are.
+    var userID: String { get }
+    /// The installation id of the store's keys (1 to 200 characters).
+    var installation: String { get }
     /// Appends an event durably (written when this returns) with the next sequence.
     func append(body: Data, at instant: Instant) throws -> QueuedEvent
     /// The oldest events, at most `limit`, in order.
@@ -53,9 +62,10 @@ public struct EventAnswer: Hashable, Sendable {
     }
 }
 
-/// Sends one event's body with its idempotency key to the server, with the user's token.
+/// Sends one event's body with its idempotency key to the server, for `userID`, with that
+/// user's token.
 public protocol EventSender: Sendable {
-    func send(_ body: Data, idempotencyKey: String) async throws -> EventAnswer
+    func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer
 }
 
 /// An event the server refused for good, removed from the queue.
@@ -86,14 +96,17 @@ public struct FlushReport: Hashable, Sendable {
 /// In order: the oldest event is sent first and holds up the rest while it waits for a retry
 /// (what the user did reaches the engine in the order they did it). An answer decides:
 /// - 2xx: sent, removed;
-/// - 401: the token is refused: nothing more is sent until `resume()` (after the app gets a
-///   new token), and no attempt is counted;
-/// - 400, 403, 413, 415, 422 (a body or an `at` the server will never take, such as one more
-///   than 7 days old): removed and reported in `FlushReport.dropped`;
+/// - 401 or 403: the token is refused (expired, revoked, another user's, a deprecated kind that
+///   may not send events): nothing more is sent until `resume()` (after the app gets a new
+///   token), and no attempt is counted;
+/// - 400, 413, 415, 422 (a body or an `at` the server will never take, such as one more than 7
+///   days old): removed and reported in `FlushReport.dropped`;
 /// - 404 (the backend has not created the user yet), 408, 409 (the same key still being
 ///   processed), 429, 5xx, or no answer at all: retried after a back-off that doubles from
 ///   `RetryDelays.firstSeconds` to `RetryDelays.maximumSeconds`, with jitter, and never before a
-///   `Retry-After`.
+///   `Retry-After` (taken up to a day).
+///
+/// One flush runs at a time: a flush asked for while one is sending returns at once, empty.
 ///
 /// The server keeps an idempotency key for 24 hours: an event whose answer was lost and that is
 /// sent again more than a day later (the app was not opened in between) could be applied twice.
@@ -117,21 +130,24 @@ public actor EventQueue {
     }
 
     let store: any EventQueueStore
-    /// The installation's identifier, made once when the app is installed and kept with it.
+    /// The store's installation id, of which the idempotency keys are made.
     public nonisolated let installation: String
     public nonisolated let delays: RetryDelays
     private var random: SeededGenerator
     private var needsToken = false
+    private var isFlushing = false
 
-    /// A queue over `store` for the installation `installation` (1 to 200 characters); the
-    /// back-off's jitter is drawn from `seed`.
-    public init(store: any EventQueueStore, installation: String, delays: RetryDelays = RetryDelays(), seed: UInt64) {
-        precondition((1...200).contains(installation.utf8.count), "an installation id is 1 to 200 characters")
+    /// A queue over `store`; the back-off's jitter is drawn from `seed` (an app seeds it with
+    /// something of its own, so devices do not retry in step).
+    public init(store: any EventQueueStore, delays: RetryDelays = RetryDelays(), seed: UInt64) {
         self.store = store
-        self.installation = installation
+        installation = store.installation
         self.delays = delays
         random = SeededGenerator(seed: seed)
     }
+
+    /// The longest `Retry-After` taken: a day.
+    static let maximumRetryAfterSeconds: Int64 = 86_400
 
     /// Keeps `event`, which happened at `instant`, until it is sent; written durably when this
     /// returns.
@@ -152,12 +168,16 @@ public actor EventQueue {
     /// Sends the events due at `now` through `sender`, in order, until one must wait.
     public func flush(via sender: any EventSender, at now: Instant) async throws -> FlushReport {
         var report = FlushReport()
+        guard !isFlushing else { return report }
+        isFlushing = true
+        defer { isFlushing = false }
         while !needsToken, let head = try store.oldest(limit: 1).first {
             guard head.nextAttemptAt <= now else {
                 report.nextAttemptAt = head.nextAttemptAt
                 break
             }
-            let answer = try? await sender.send(head.body, idempotencyKey: idempotencyKey(of: head.sequence))
+            let answer = try? await sender.send(
+                head.body, idempotencyKey: idempotencyKey(of: head.sequence), userID: store.userID)
             switch answer.map(\.status) {
             case let status? where (200..<300).contains(status):
                 try store.remove(sequence: head.sequence)
@@ -165,17 +185,18 @@ public actor EventQueue {
                 if let version = answer?.planVersion {
                     report.planVersion = max(report.planVersion ?? version, version)
                 }
-            case 401?:
+            case 401?, 403?:
                 needsToken = true
                 report.needsToken = true
-            case let status? where [400, 403, 413, 415, 422].contains(status):
+            case let status? where [400, 413, 415, 422].contains(status):
                 try store.remove(sequence: head.sequence)
                 report.dropped.append(DroppedEvent(sequence: head.sequence, status: status))
             default:
                 var retried = head
                 retried.attempts += 1
                 let backOff = delays.seconds(after: retried.attempts, unit: random.nextUnit())
-                retried.nextAttemptAt = now + max(backOff, answer?.retryAfterSeconds ?? 0)
+                let retryAfter = min(Self.maximumRetryAfterSeconds, max(0, answer?.retryAfterSeconds ?? 0))
+                retried.nextAttemptAt = now + max(backOff, retryAfter)
                 try store.update(retried)
                 report.nextAttemptAt = retried.nextAttemptAt
                 return report
@@ -187,11 +208,18 @@ public actor EventQueue {
 
 /// The queue's events in memory: for tests, and for an app that wants no persistence.
 public final class InMemoryEventQueueStore: EventQueueStore, @unchecked Sendable {
+    public let userID: String
+    public let installation: String
     private let lock = NSLock()
     private var events: [QueuedEvent] = []
     private var lastSequence: Int64 = 0
 
-    public init() {}
+    /// An empty queue of `userID`'s events under the installation id `installation`.
+    public init(userID: String, installation: String) {
+        precondition((1...200).contains(installation.utf8.count), "an installation id is 1 to 200 characters")
+        self.userID = userID
+        self.installation = installation
+    }
 
     public func append(body: Data, at instant: Instant) throws -> QueuedEvent {
         lock.withLock {

@@ -30,7 +30,8 @@ public struct RecordingCenter: LocalNotificationCenter, Sendable {
     ) {
         model = SimulatedNotificationCenter(timeZone: zone, authorizationStatus: .authorized)
         for request in pending {
-            // What the real center holds is taken as it is, valid or not by this model's rules.
+            // Held as the real center holds it: a request whose trigger fires no more is gone
+            // there too, and one the model finds malformed is the app's, never the kit's to touch.
             try? model.add(request, at: now)
         }
         model.setNotificationCategories(categories)

@@ -8,11 +8,19 @@ public import Models
 /// newest event was removed.
 public final class SQLiteEventQueueStore: EventQueueStore, Sendable {
     private let database: DatabaseQueue
+    public let userID: String
+    public let installation: String
 
-    /// Opens (or creates) the queue at `path`.
-    public init(path: String) throws {
+    /// Opens the queue of `userID` at `path`, or creates it there with the installation id
+    /// `newInstallation` (1 to 200 characters; an app passes a fresh UUID at every open, kept
+    /// only when the file is new). A file made for another user throws `QueueFileError`: one
+    /// file per user.
+    public init(path: String, userID: String, newInstallation: String) throws {
+        guard (1...200).contains(newInstallation.utf8.count) else {
+            throw QueueFileError(problem: "an installation id is 1 to 200 characters")
+        }
         database = try DatabaseQueue(path: path)
-        try database.write { db in
+        let identity = try database.write { db -> (user: String, installation: String) in
             try db.execute(
                 sql: """
                     CREATE TABLE IF NOT EXISTS queuedEvent (
@@ -20,9 +28,23 @@ public final class SQLiteEventQueueStore: EventQueueStore, Sendable {
                         body BLOB NOT NULL,
                         enqueuedAt INTEGER NOT NULL,
                         attempts INTEGER NOT NULL,
-                        nextAttemptAt INTEGER NOT NULL)
+                        nextAttemptAt INTEGER NOT NULL);
+                    CREATE TABLE IF NOT EXISTS queueIdentity (
+                        one INTEGER PRIMARY KEY CHECK (one = 1),
+                        userID TEXT NOT NULL,
+                        installation TEXT NOT NULL);
                     """)
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO queueIdentity (one, userID, installation) VALUES (1, ?, ?)",
+                arguments: [userID, newInstallation])
+            let row = try Row.fetchOne(db, sql: "SELECT userID, installation FROM queueIdentity")
+            return (row?["userID"] ?? userID, row?["installation"] ?? newInstallation)
         }
+        guard identity.user == userID else {
+            throw QueueFileError(problem: "the queue at \(path) holds the events of another user")
+        }
+        self.userID = userID
+        installation = identity.installation
     }
 
     public func append(body: Data, at instant: Instant) throws -> QueuedEvent {
@@ -64,4 +86,10 @@ public final class SQLiteEventQueueStore: EventQueueStore, Sendable {
     public func count() throws -> Int {
         try database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM queuedEvent") ?? 0 }
     }
+}
+
+/// A queue file that cannot be opened as asked.
+public struct QueueFileError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var problem: String
+    public var description: String { "event queue: \(problem)" }
 }

@@ -354,7 +354,7 @@ public actor EngineRuntime {
 
     /// The user's engine as the store holds it (the last committed step, whichever process
     /// committed it), not cached; nil for an unknown user.
-    func storedEngine(_ userID: String) throws(RuntimeError) -> UserEngine? {
+    private func storedEngine(_ userID: String) throws(RuntimeError) -> UserEngine? {
         let profile: UserProfile?
         let bytes: [UInt8]?
         do {

@@ -64,13 +64,13 @@ public struct LocalPlan: Hashable, Sendable {
 }
 
 extension EngineRuntime {
-    /// The user's local plan's version now (`LocalPlan.version`), without reading the plan: what a
-    /// client holding that version needs no more of. Read from the committed snapshot, as the
-    /// plan is (see `localPlan(of:)`). Throws `unknownUser` for a user never put.
+    /// The user's local plan's version now (`LocalPlan.version`), without reading the plan or
+    /// restoring the engine: the revision at the end of the committed snapshot
+    /// (`EngineSnapshot.localPlanRevision`), which is what a client holding that version needs no
+    /// more of. Throws `unknownUser` for a user never put.
     public func localPlanVersion(of userID: String) async throws(RuntimeError) -> Int {
         await group.settled(through: sequence)
-        guard let engine = try storedEngine(userID) else { throw .unknownUser(userID) }
-        return engine.localPlanRevision
+        return try committedRevision(of: userID)
     }
 
     /// The user's local plan now (`LocalPlan`), after every step already answered is in the
@@ -79,14 +79,24 @@ extension EngineRuntime {
     /// The version comes from the committed snapshot, not from the cached engine (which may hold
     /// a step still being written, or miss one another process committed), and it is read before
     /// the rows: a step committed in between leaves an older version beside newer rows, which the
-    /// phone pulls once more, never a newer version beside older rows, which it would keep.
+    /// phone pulls once more, never a newer version beside older rows, which it would keep. The
+    /// zone and the horizon come from the cached engine: a horizon a worker's step moved since is
+    /// shown at the next pull.
     public func localPlan(of userID: String) async throws(RuntimeError) -> LocalPlan {
         await group.settled(through: sequence)
-        guard let engine = try storedEngine(userID) else { throw .unknownUser(userID) }
+        let version = try committedRevision(of: userID)
+        guard let engine = try engine(of: userID) else { throw .unknownUser(userID) }
         let pending: [OutboxRow]
         do { pending = try store.pendingOutbox(userID: userID) } catch { throw .store(error) }
         return LocalPlan(
-            pending: pending, version: engine.localPlanRevision, zone: engine.zone,
-            horizonEnd: engine.planHorizonEnd, at: clock.now())
+            pending: pending, version: version, zone: engine.zone, horizonEnd: engine.planHorizonEnd, at: clock.now())
+    }
+
+    /// The local plan's revision in the user's committed snapshot.
+    private func committedRevision(of userID: String) throws(RuntimeError) -> Int {
+        let bytes: [UInt8]?
+        do { bytes = try store.snapshot(userID: userID) } catch { throw .store(error) }
+        guard let bytes else { throw .unknownUser(userID) }
+        do { return try EngineSnapshot.localPlanRevision(of: bytes) } catch { throw .snapshot(userID: userID, error) }
     }
 }

@@ -62,10 +62,10 @@ struct PhoneMirrorTests {
             self.lostAnswers = Mutex(lostAnswers)
         }
 
-        func send(_ body: Data, idempotencyKey: String) async throws -> EventAnswer {
+        func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer {
             struct Lost: Error {}
             let response = try await client.send(
-                .post, "/v1/users/ana/events", String(decoding: body, as: UTF8.self),
+                .post, "/v1/users/\(userID)/events", String(decoding: body, as: UTF8.self),
                 headers: headers(key: token, idempotencyKey: idempotencyKey))
             if lostAnswers.withLock({ lost in
                 defer { lost = max(0, lost - 1) }
@@ -81,7 +81,7 @@ struct PhoneMirrorTests {
         let server = try await TestServer()
         try await server.run { client in
             #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
-            let queue = EventQueue(store: InMemoryEventQueueStore(), installation: "ana-phone", seed: 9)
+            let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "ana-phone"), seed: 9)
             let start = TestServer.start
             try await queue.enqueue(.mealLogged(.breakfast), at: start - 3_600)  // offline since then
             try await queue.enqueue(.moodLogged, at: start - 60)

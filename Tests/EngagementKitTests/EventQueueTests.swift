@@ -18,7 +18,7 @@ final class ScriptedSender: EventSender {
 
     init(_ script: [EventAnswer?] = []) { self.script = Mutex(script) }
 
-    func send(_ body: Data, idempotencyKey: String) async throws -> EventAnswer {
+    func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer {
         struct Offline: Error {}
         attempts.withLock { $0.append(Attempt(body: body, key: idempotencyKey)) }
         let next: EventAnswer?? = script.withLock { $0.isEmpty ? .none : .some($0.removeFirst()) }
@@ -28,6 +28,25 @@ final class ScriptedSender: EventSender {
         case .some(.some(let answer)): return answer
         }
     }
+}
+
+/// A sender that holds its first answer until released, so a test can flush while it waits.
+final class SlowSender: EventSender {
+    let sends = Mutex(0)
+    private let gate = Mutex<(started: Bool, released: Bool)>((false, false))
+
+    func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer {
+        sends.withLock { $0 += 1 }
+        gate.withLock { $0.started = true }
+        while !gate.withLock({ $0.released }) { await Task.yield() }
+        return EventAnswer(status: 202)
+    }
+
+    func started() async {
+        while !gate.withLock({ $0.started }) { await Task.yield() }
+    }
+
+    func release() { gate.withLock { $0.released = true } }
 }
 
 @Suite("EngagementKit: the event queue")
@@ -56,7 +75,7 @@ struct EventQueueTests {
     }
 
     @Test func eventsGoInOrderEachWithItsOwnKeyAndTheNewestPlanVersionIsReported() async throws {
-        let queue = EventQueue(store: InMemoryEventQueueStore(), installation: "phone-1", seed: 1)
+        let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "phone-1"), seed: 1)
         try await queue.enqueue(.appOpened(sessionSeconds: 30), at: Self.now)
         try await queue.enqueue(.mealLogged(.lunch), at: Self.now + 10)
         try await queue.enqueue(.moodLogged, at: Self.now + 20)
@@ -72,7 +91,7 @@ struct EventQueueTests {
     }
 
     @Test func offlineTheHeadWaitsWithItsKeyAndTheRestWaitBehindIt() async throws {
-        let queue = EventQueue(store: InMemoryEventQueueStore(), installation: "p", seed: 2)
+        let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 2)
         try await queue.enqueue(.mealLogged(.breakfast), at: Self.now)
         try await queue.enqueue(.mealLogged(.lunch), at: Self.now + 1)
         let sender = ScriptedSender([nil, EventAnswer(status: 503, retryAfterSeconds: 120), nil])
@@ -105,9 +124,9 @@ struct EventQueueTests {
         #expect(delays.seconds(after: 40, unit: 1) == 900 && delays.seconds(after: 40, unit: 0) == 450)
     }
 
-    @Test(arguments: [400, 403, 413, 415, 422])
+    @Test(arguments: [400, 413, 415, 422])
     func anEventTheServerRefusesForGoodIsDroppedAndTheRestGoOn(status: Int) async throws {
-        let queue = EventQueue(store: InMemoryEventQueueStore(), installation: "p", seed: 3)
+        let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 3)
         try await queue.enqueue(.moodLogged, at: Self.now)
         try await queue.enqueue(.energyLogged, at: Self.now)
         let report = try await queue.flush(via: ScriptedSender([EventAnswer(status: status)]), at: Self.now)
@@ -116,11 +135,12 @@ struct EventQueueTests {
         #expect(try await queue.count() == 0)
     }
 
-    @Test func aRefusedTokenStopsSendingUntilResumedAndCountsNoAttempt() async throws {
-        let store = InMemoryEventQueueStore()
-        let queue = EventQueue(store: store, installation: "p", seed: 4)
+    @Test(arguments: [401, 403])
+    func aRefusedTokenStopsSendingUntilResumedAndCountsNoAttempt(status: Int) async throws {
+        let store = InMemoryEventQueueStore(userID: "ana", installation: "p")
+        let queue = EventQueue(store: store, seed: 4)
         try await queue.enqueue(.moodLogged, at: Self.now)
-        let sender = ScriptedSender([EventAnswer(status: 401)])
+        let sender = ScriptedSender([EventAnswer(status: status)])
         #expect(try await queue.flush(via: sender, at: Self.now).needsToken)
         #expect(try await queue.flush(via: sender, at: Self.now + 60).sent == 0)
         #expect(sender.attempts.withLock { $0.count } == 1)
@@ -134,22 +154,50 @@ struct EventQueueTests {
             .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         do {
-            let queue = EventQueue(store: try SQLiteEventQueueStore(path: path), installation: "p", seed: 5)
+            let queue = EventQueue(
+                store: try SQLiteEventQueueStore(path: path, userID: "ana", newInstallation: "p"), seed: 5)
             for meal in MealType.allCases { try await queue.enqueue(.mealLogged(meal), at: Self.now) }
             // The first is sent; the answer to the second is lost.
             _ = try await queue.flush(via: ScriptedSender([EventAnswer(status: 202), nil]), at: Self.now)
         }
         // The app was killed; a new process opens the same file.
-        let store = try SQLiteEventQueueStore(path: path)
+        // The installation id is the file's: a new one offered at this open is not taken.
+        let store = try SQLiteEventQueueStore(path: path, userID: "ana", newInstallation: "q")
+        #expect(store.installation == "p")
         #expect(try store.count() == 3)
         let head = try #require(try store.oldest(limit: 1).first)
         #expect(head.sequence == 2 && head.attempts == 1)
-        let queue = EventQueue(store: store, installation: "p", seed: 5)
+        let queue = EventQueue(store: store, seed: 5)
         let sender = ScriptedSender()
         #expect(try await queue.flush(via: sender, at: head.nextAttemptAt).sent == 3)
         #expect(sender.attempts.withLock { $0.map(\.key) } == ["p-2", "p-3", "p-4"])
         let next = try await queue.enqueue(.moodLogged, at: Self.now + 60)
         #expect(next.sequence == 5)
+        // One file per user: another user's queue is not this one.
+        #expect(throws: QueueFileError.self) {
+            try SQLiteEventQueueStore(path: path, userID: "bob", newInstallation: "r")
+        }
+    }
+
+    @Test func aSecondFlushWhileOneIsSendingReturnsEmptyAndTheHeadGoesOnce() async throws {
+        let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 6)
+        try await queue.enqueue(.moodLogged, at: Self.now)
+        let sender = SlowSender()
+        async let first = queue.flush(via: sender, at: Self.now)
+        await sender.started()
+        let second = try await queue.flush(via: sender, at: Self.now)
+        sender.release()
+        #expect(second == FlushReport())
+        #expect(try await first.sent == 1)
+        #expect(sender.sends.withLock { $0 } == 1)
+    }
+
+    @Test func aRetryAfterIsTakenUpToADay() async throws {
+        let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 7)
+        try await queue.enqueue(.moodLogged, at: Self.now)
+        let report = try await queue.flush(
+            via: ScriptedSender([EventAnswer(status: 429, retryAfterSeconds: Int64.max)]), at: Self.now)
+        #expect(report.nextAttemptAt == Self.now + 86_400)
     }
 
     @Test func aResponseIsTheServersEventAndTheScreenToOpen() {

@@ -77,4 +77,31 @@ struct LocalPlanRevisionTests {
             restoring: engine.snapshot(version: 5), profile: engine.profile, zone: zone, content: bundledContent)
         #expect(older.localPlanRevision == 0)
     }
+
+    @Test(arguments: [0, 1, 127, 128, 300, 16_383, 16_384, 1 << 40])
+    func theRevisionIsReadFromTheSnapshotsEndWithoutRestoringIt(revision: Int) throws {
+        let t0 = instant("2027-03-01T07:00:00Z")
+        for refuses in [false, true] {
+            var engine = UserEngine(profile: makeProfile(), zone: ZoneRules(identifier: "Europe/London")!, now: t0)
+            _ = engine.handle(.appLaunched, at: t0)
+            engine.state.plan.localRevision = revision
+            engine.state.plan.deviceRefuses = refuses
+            #expect(try EngineSnapshot.localPlanRevision(of: engine.snapshot()) == revision)
+            #expect(try EngineSnapshot.localPlanRevision(of: engine.snapshot(version: 5)) == 0)
+        }
+    }
+
+    @Test func everyRandomRunsSnapshotAgreesWithTheRestoredEngine() throws {
+        let start = instant("2027-03-01T07:00:00Z")
+        let profile = SnapshotTests.profile(seed: 3)
+        var engine = UserEngine(profile: profile, zone: ZoneRules(identifier: profile.timeZone)!, now: start)
+        for (input, at) in SnapshotTests.inputs(seed: 3, count: 200, start: start) {
+            _ = engine.handle(input, at: at)
+            #expect(try EngineSnapshot.localPlanRevision(of: engine.snapshot()) == engine.localPlanRevision)
+        }
+        #expect(throws: SnapshotError.self) { try EngineSnapshot.localPlanRevision(of: [0x45, 0x53]) }
+        #expect(throws: SnapshotError.self) { try EngineSnapshot.localPlanRevision(of: [1, 2, 3, 4]) }
+        #expect(throws: SnapshotError.self) { try EngineSnapshot.localPlanRevision(of: [0x45, 0x53, 9, 0]) }
+        #expect(throws: SnapshotError.self) { try EngineSnapshot.localPlanRevision(of: [0x45, 0x53, 6, 0, 0x80]) }
+    }
 }

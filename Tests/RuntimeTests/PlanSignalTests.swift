@@ -60,7 +60,9 @@ struct PlanSignalTests {
         _ = try await runtime.registerDevice(
             token: String(repeating: "a", count: 64), environment: .production, platform: "ios", for: "u1")
         clock.advance(by: 60)
-        try await runtime.apply(.activity(.mealLogged(.lunch)), to: "u1", from: .device)
+        let before = try await runtime.localPlanVersion(of: "u1")
+        let lunch = try await runtime.apply(.activity(.mealLogged(.lunch)), to: "u1", from: .device)
+        #expect(lunch.localPlanRevision > before)
         #expect(try Self.syncRows(store).isEmpty)  // one device: it holds the answer
         _ = try await runtime.registerDevice(
             token: String(repeating: "b", count: 64), environment: .production, platform: "ios", for: "u1")

@@ -19,19 +19,21 @@
             let settings = await center.notificationSettings()
             let pending = await center.pendingNotificationRequests()
             let registered = await center.notificationCategories()
-            // Categories cannot be read back whole: the kit's are registered when any is missing.
-            let wanted = Set(NotificationCategory.all.map(\.id.rawValue))
-            let held = Set(registered.map(\.identifier))
+            // The kit's categories are registered again when any is missing or differs (its actions,
+            // its dismissal option); the app's own categories are kept beside them.
+            let kitIDs = Set(NotificationCategory.all.map(\.id.rawValue))
+            let others = registered.filter { !kitIDs.contains($0.identifier) }
+            let upToDate = AppleNotifications.holdsKitCategories(registered)
             var recording = RecordingCenter(
                 zone: zone, authorizationStatus: AppleNotifications.status(settings.authorizationStatus),
                 pending: pending.map(AppleNotifications.request(from:)),
-                categories: wanted.isSubset(of: held) ? NotificationCategory.all : [], at: now)
+                categories: upToDate ? NotificationCategory.all : [], at: now)
             let outcome = apply(answer, to: &recording, at: now)
             var failed = false
             for operation in recording.operations {
                 switch operation {
                 case .setCategories(let categories):
-                    center.setNotificationCategories(Set(categories.map(AppleNotifications.category)))
+                    center.setNotificationCategories(Set(categories.map(AppleNotifications.category)).union(others))
                 case .add(let request):
                     do { try await center.add(AppleNotifications.request(request, at: now)) } catch { failed = true }
                 case .removePending(let identifiers):
@@ -141,6 +143,16 @@
             case .active: .active
             case .timeSensitive: .timeSensitive
             case .critical: .critical
+            }
+        }
+
+        /// Whether `registered` holds each of the kit's categories with its actions and options.
+        static func holdsKitCategories(_ registered: Set<UNNotificationCategory>) -> Bool {
+            let byID = Dictionary(registered.map { ($0.identifier, $0) }, uniquingKeysWith: { first, _ in first })
+            return NotificationCategory.all.allSatisfy { category in
+                guard let held = byID[category.id.rawValue] else { return false }
+                return held.actions.map(\.identifier) == category.actions.map(\.id.rawValue)
+                    && held.options.contains(.customDismissAction) == category.reportsDismissal
             }
         }
 
