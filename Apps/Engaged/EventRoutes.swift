@@ -14,12 +14,10 @@ import Storage
 extension Routes {
     @Sendable func postEvent(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
+        try Self.refuseLegacyWrite(context, "send events")
         let source: InputSource
         switch context.caller {
-        case .user?: source = .device
-        case .legacyUser?:
-            throw Problem.forbidden(
-                "a legacy user token reads the inbox and the plan only; send events with a signed user token")
+        case .user?, .legacyUser?: source = .device
         case .backend?, nil: source = .backend
         }
         let bytes = try await JSONBody.read(request)

@@ -111,9 +111,6 @@ enum EngagedServer {
         v1.put("users/:id", use: routes.putUser)
         v1.get("users/:id/schedule", use: routes.schedule)
         v1.get("users/:id/explain", use: routes.explain)
-        v1.post("users/:id/devices", use: routes.registerDevice)
-        v1.get("users/:id/devices", use: routes.devices)
-        v1.delete("users/:id/devices/:token", use: routes.removeDevice)
         v1.post("users/:id/tokens", use: routes.mintUserToken)
         v1.delete("users/:id/tokens", use: routes.revokeUserTokens)
         v1.post("admin/clock", use: routes.advanceClock)
@@ -122,6 +119,11 @@ enum EngagedServer {
         // The same: the backend's events, and the phone's own (`InputSource`).
         router.group("v1/users/:id/events").add(middleware: InboxAuthMiddleware(environment)).post(
             use: routes.postEvent)
+        // The same: the backend registers tokens, and so does the app for its own install.
+        let devices = router.group("v1/users/:id/devices").add(middleware: InboxAuthMiddleware(environment))
+        devices.post(use: routes.registerDevice)
+        devices.get(use: routes.devices)
+        devices.delete(":token", use: routes.removeDevice)
         return router
     }
 }

@@ -3,7 +3,8 @@ import Models
 import Runtime
 import Storage
 
-/// `PUT /v1/users/{id}` and the user's devices.
+/// `PUT /v1/users/{id}` (the API key) and the user's devices (the API key, or the user's own
+/// token: an app registers its install's push token, `InboxAuthMiddleware`).
 extension Routes {
     /// 201 when the user was created, 200 otherwise, a stale write included (it changed nothing;
     /// the answer says what stands).
@@ -19,6 +20,7 @@ extension Routes {
     /// had it already (environment and platform are replaced).
     @Sendable func registerDevice(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
+        try Self.refuseLegacyWrite(context, "register a device")
         let body = try JSONBody.decode(DeviceBody.self, from: try await JSONBody.read(request))
         let (registration, isNew) = try await perform {
             try await runtime.registerDevice(
@@ -36,11 +38,19 @@ extension Routes {
     /// 204, or 404 when the user has no such token (or is unknown).
     @Sendable func removeDevice(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
+        try Self.refuseLegacyWrite(context, "remove a device")
         let token = try Self.deviceToken(context)
         guard try await perform({ try await runtime.removeDevice(token: token, of: id) }) else {
             throw Problem.notFound("user \"\(id)\" has no device with this token")
         }
         return Response(status: .noContent)
+    }
+
+    /// 403 for a deprecated HMAC user token (`Caller.legacyUser`): it never expires and cannot be
+    /// revoked, so it reads but does not write (`what` says what it tried).
+    static func refuseLegacyWrite(_ context: EngagedRequestContext, _ what: String) throws(Problem) {
+        guard case .legacyUser? = context.caller else { return }
+        throw Problem.forbidden("a legacy user token reads only; \(what) with a signed user token or the API key")
     }
 
     /// The token of the path, lowercased; 400 naming `token` when it is not one.

@@ -5,27 +5,23 @@ public import Models
 /// how they answered a notification, whether the device allows notifications. What others did
 /// (social events) comes from the backend, never from the app.
 public enum AppEvent: Hashable, Sendable {
-    case appOpened(sessionSeconds: Int)
-    case workoutCompleted(durationMinutes: Int)
-    case mealLogged(MealType)
-    case moodLogged
-    case energyLogged
-    case coachChat
-    case checkInCompleted
+    /// What the user did in the app (a meal logged, a workout completed, the app opened).
+    case activity(ActivityKind)
     /// The user acted on a delivered notification: its request identifier and the action's
     /// identifier as the platform reports it (`com.apple.UNNotificationDefaultActionIdentifier`
     /// for a tap, `SNOOZE`, `LOG_MEAL`, ...).
     case notificationResponse(requestID: String, actionIdentifier: String)
-    /// The device's notification permission, at launch and on coming to the foreground.
+    /// The device's notification permission, at launch and on coming to the foreground
+    /// (`DeviceReporter` says when it changed).
     case notificationPermission(allowed: Bool)
+    /// The push token ActivityKit gave a Live Activity the server named (`activityID`), in
+    /// lowercase hex (`DeviceReporter.hex`): the server updates that activity through it.
+    case liveActivityToken(activityID: String, token: String)
 
     /// Whether the server records it at the instant it happened (`at`): what the user did is
     /// history; a response or a permission is taken when it arrives.
     public var carriesInstant: Bool {
-        switch self {
-        case .notificationResponse, .notificationPermission: false
-        default: true
-        }
+        if case .activity = self { true } else { false }
     }
 
     /// The request body, with `at` for an event that carries its instant. Keys are sorted, so
@@ -33,15 +29,14 @@ public enum AppEvent: Hashable, Sendable {
     public func body(at instant: Instant) -> Data {
         var fields: [String: JSONValue] = [:]
         switch self {
-        case .appOpened(let seconds):
-            fields = ["type": .text("appOpened"), "sessionSeconds": .number(seconds)]
-        case .workoutCompleted(let minutes):
-            fields = ["type": .text("workoutCompleted"), "durationMinutes": .number(minutes)]
-        case .mealLogged(let meal): fields = ["type": .text("mealLogged"), "meal": .text(meal.rawValue)]
-        case .moodLogged: fields = ["type": .text("moodLogged")]
-        case .energyLogged: fields = ["type": .text("energyLogged")]
-        case .coachChat: fields = ["type": .text("coachChat")]
-        case .checkInCompleted: fields = ["type": .text("checkInCompleted")]
+        case .activity(let kind):
+            fields = ["type": .text(kind.name)]
+            switch kind {
+            case .appOpened(let seconds): fields["sessionSeconds"] = .number(seconds)
+            case .workoutCompleted(let minutes): fields["durationMinutes"] = .number(minutes)
+            case .mealLogged(let meal): fields["meal"] = .text(meal.rawValue)
+            case .moodLogged, .energyLogged, .coachChat, .checkInCompleted: break
+            }
         case .notificationResponse(let requestID, let action):
             fields = [
                 "type": .text("notificationResponse"), "requestID": .text(requestID),
@@ -49,6 +44,8 @@ public enum AppEvent: Hashable, Sendable {
             ]
         case .notificationPermission(let allowed):
             fields = ["type": .text("notificationPermission"), "allowed": .flag(allowed)]
+        case .liveActivityToken(let activityID, let token):
+            fields = ["type": .text("liveActivityToken"), "activityID": .text(activityID), "token": .text(token)]
         }
         if carriesInstant { fields["at"] = .text(instant.iso8601) }
         let encoder = JSONEncoder()

@@ -130,6 +130,8 @@ public actor EventQueue {
     }
 
     let store: any EventQueueStore
+    /// The user whose events these are (the store's).
+    public nonisolated let userID: String
     /// The store's installation id, of which the idempotency keys are made.
     public nonisolated let installation: String
     public nonisolated let delays: RetryDelays
@@ -141,6 +143,7 @@ public actor EventQueue {
     /// something of its own, so devices do not retry in step).
     public init(store: any EventQueueStore, delays: RetryDelays = RetryDelays(), seed: UInt64) {
         self.store = store
+        userID = store.userID
         installation = store.installation
         self.delays = delays
         random = SeededGenerator(seed: seed)

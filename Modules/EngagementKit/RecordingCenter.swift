@@ -45,37 +45,37 @@ public struct RecordingCenter: LocalNotificationCenter, Sendable {
     public var badgeCount: Int { model.badgeCount }
 
     public mutating func setNotificationCategories(_ categories: [NotificationCategory]) {
-        model.setNotificationCategories(categories)
-        operations.append(.setCategories(categories))
+        record(.setCategories(categories)) { $0.setNotificationCategories(categories) }
     }
 
     public mutating func add(_ request: NotificationRequest, at now: Instant) throws(NotificationCenterError) {
-        try model.add(request, at: now)
+        try model.add(request, at: now)  // a refused request is not recorded
         operations.append(.add(request))
     }
 
     public mutating func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
-        model.removePendingNotificationRequests(withIdentifiers: identifiers)
-        operations.append(.removePending(identifiers))
+        record(.removePending(identifiers)) { $0.removePendingNotificationRequests(withIdentifiers: identifiers) }
     }
 
     public mutating func removeAllPendingNotificationRequests() {
-        model.removeAllPendingNotificationRequests()
-        operations.append(.removeAllPending)
+        record(.removeAllPending) { $0.removeAllPendingNotificationRequests() }
     }
 
     public mutating func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
-        model.removeDeliveredNotifications(withIdentifiers: identifiers)
-        operations.append(.removeDelivered(identifiers))
+        record(.removeDelivered(identifiers)) { $0.removeDeliveredNotifications(withIdentifiers: identifiers) }
     }
 
     public mutating func removeAllDeliveredNotifications() {
-        model.removeAllDeliveredNotifications()
-        operations.append(.removeAllDelivered)
+        record(.removeAllDelivered) { $0.removeAllDeliveredNotifications() }
     }
 
     public mutating func setBadgeCount(_ count: Int) {
-        model.setBadgeCount(count)
-        operations.append(.setBadge(max(0, count)))
+        record(.setBadge(max(0, count))) { $0.setBadgeCount(count) }
+    }
+
+    /// Makes `change` on the model and records `operation` for the real center.
+    private mutating func record(_ operation: Operation, _ change: (inout SimulatedNotificationCenter) -> Void) {
+        change(&model)
+        operations.append(operation)
     }
 }

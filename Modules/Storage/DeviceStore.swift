@@ -1,11 +1,5 @@
 public import Models
 
-/// The APNs environment a token was issued in: a development build's token works only against
-/// the sandbox gateway, a release build's only against production.
-public enum PushEnvironment: String, CaseIterable, Codable, Hashable, Sendable {
-    case sandbox, production
-}
-
 /// A device's push token, registered for one user.
 public struct DeviceRegistration: Hashable, Sendable {
     /// The APNs device token in lowercase hex (`DeviceRegistration.normalizedToken`).

@@ -122,7 +122,31 @@ struct DeviceRoutesTests {
         }
     }
 
-    @Test func devicesNeedTheAPIKey() async throws {
+    @Test func anAppRegistersAndRemovesItsOwnTokenWithTheUsersToken() async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            _ = try await client.send(.put, "/v1/users/ana", berlin)
+            _ = try await client.send(.put, "/v1/users/bob", berlin)
+            let ana = try await userToken("ana")
+            let registered = try await client.send(
+                .post, "/v1/users/ana/devices", deviceBody(token), headers: headers(key: ana))
+            #expect(registered.status == .created && registered.json["id"] as? String == token)
+            #expect(try await client.send(.get, "/v1/users/ana/devices", headers: headers(key: ana)).status == .ok)
+            // Another user's routes stay closed to ana's token, and nothing of bob's moves.
+            for (method, uri, body) in [
+                (HTTPRequest.Method.post, "/v1/users/bob/devices", deviceBody(otherToken) as String?),
+                (.get, "/v1/users/bob/devices", nil), (.delete, "/v1/users/bob/devices/\(token)", nil),
+            ] {
+                try await client.send(method, uri, body, headers: headers(key: ana)).expectProblem(403, "forbidden")
+            }
+            #expect(try server.store.devices(userID: "bob").isEmpty)
+            let removed = try await client.send(.delete, "/v1/users/ana/devices/\(token)", headers: headers(key: ana))
+            #expect(removed.status == .noContent)
+            #expect(try server.store.devices(userID: "ana").isEmpty)
+        }
+    }
+
+    @Test func devicesNeedTheAPIKeyOrTheUsersToken() async throws {
         let server = try await TestServer()
         try await server.run(.live) { client in
             _ = try await client.send(.put, "/v1/users/ana", berlin)

@@ -61,6 +61,10 @@ struct LegacyUserTokenTests {
             #expect(try await client.send(.get, "/v1/users/ana/plan", headers: headers(key: ana)).status == .ok)
             try await client.send(.post, "/v1/users/ana/events", #"{"type": "moodLogged"}"#, headers: headers(key: ana))
                 .expectProblem(403, "forbidden", detailContains: "legacy")
+            let device = #"{"token": "\#(String(repeating: "ab", count: 32))", "environment": "production"}"#
+            try await client.send(.post, "/v1/users/ana/devices", device, headers: headers(key: ana))
+                .expectProblem(403, "forbidden", detailContains: "legacy")
+            #expect(try await client.send(.get, "/v1/users/ana/devices", headers: headers(key: ana)).status == .ok)
             // Signed tokens work beside them.
             let signed = try await userToken("ana")
             #expect(try await client.send(.get, "/v1/users/ana/inbox", headers: headers(key: signed)).status == .ok)

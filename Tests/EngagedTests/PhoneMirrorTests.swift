@@ -83,8 +83,8 @@ struct PhoneMirrorTests {
             #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
             let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "ana-phone"), seed: 9)
             let start = TestServer.start
-            try await queue.enqueue(.mealLogged(.breakfast), at: start - 3_600)  // offline since then
-            try await queue.enqueue(.moodLogged, at: start - 60)
+            try await queue.enqueue(.activity(.mealLogged(.breakfast)), at: start - 3_600)  // offline since then
+            try await queue.enqueue(.activity(.moodLogged), at: start - 60)
             try await queue.enqueue(.notificationPermission(allowed: true), at: start)
             let sender = ClientSender(client: client, token: try await userToken("ana"), lostAnswers: 1)
             let first = try await queue.flush(via: sender, at: start)

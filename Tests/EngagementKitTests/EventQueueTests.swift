@@ -60,7 +60,7 @@ struct EventQueueTests {
     @Test func bodiesAreTheServersEventsWithTheirInstantAndStableBytes() {
         let at = Self.now
         #expect(
-            String(decoding: AppEvent.mealLogged(.lunch).body(at: at), as: UTF8.self)
+            String(decoding: AppEvent.activity(.mealLogged(.lunch)).body(at: at), as: UTF8.self)
                 == #"{"at":"2027-03-01T06:00:00Z","meal":"lunch","type":"mealLogged"}"#)
         #expect(
             String(
@@ -71,14 +71,15 @@ struct EventQueueTests {
             String(decoding: AppEvent.notificationPermission(allowed: false).body(at: at), as: UTF8.self)
                 == #"{"allowed":false,"type":"notificationPermission"}"#)
         #expect(
-            AppEvent.appOpened(sessionSeconds: 60).body(at: at) == AppEvent.appOpened(sessionSeconds: 60).body(at: at))
+            AppEvent.activity(.appOpened(sessionSeconds: 60)).body(at: at)
+                == AppEvent.activity(.appOpened(sessionSeconds: 60)).body(at: at))
     }
 
     @Test func eventsGoInOrderEachWithItsOwnKeyAndTheNewestPlanVersionIsReported() async throws {
         let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "phone-1"), seed: 1)
-        try await queue.enqueue(.appOpened(sessionSeconds: 30), at: Self.now)
-        try await queue.enqueue(.mealLogged(.lunch), at: Self.now + 10)
-        try await queue.enqueue(.moodLogged, at: Self.now + 20)
+        try await queue.enqueue(.activity(.appOpened(sessionSeconds: 30)), at: Self.now)
+        try await queue.enqueue(.activity(.mealLogged(.lunch)), at: Self.now + 10)
+        try await queue.enqueue(.activity(.moodLogged), at: Self.now + 20)
         let sender = ScriptedSender([
             EventAnswer(status: 202, planVersion: 4), EventAnswer(status: 202, planVersion: 6),
             EventAnswer(status: 202, planVersion: 6),
@@ -92,8 +93,8 @@ struct EventQueueTests {
 
     @Test func offlineTheHeadWaitsWithItsKeyAndTheRestWaitBehindIt() async throws {
         let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 2)
-        try await queue.enqueue(.mealLogged(.breakfast), at: Self.now)
-        try await queue.enqueue(.mealLogged(.lunch), at: Self.now + 1)
+        try await queue.enqueue(.activity(.mealLogged(.breakfast)), at: Self.now)
+        try await queue.enqueue(.activity(.mealLogged(.lunch)), at: Self.now + 1)
         let sender = ScriptedSender([nil, EventAnswer(status: 503, retryAfterSeconds: 120), nil])
         var at = Self.now + 5
         var report = try await queue.flush(via: sender, at: at)
@@ -127,8 +128,8 @@ struct EventQueueTests {
     @Test(arguments: [400, 413, 415, 422])
     func anEventTheServerRefusesForGoodIsDroppedAndTheRestGoOn(status: Int) async throws {
         let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 3)
-        try await queue.enqueue(.moodLogged, at: Self.now)
-        try await queue.enqueue(.energyLogged, at: Self.now)
+        try await queue.enqueue(.activity(.moodLogged), at: Self.now)
+        try await queue.enqueue(.activity(.energyLogged), at: Self.now)
         let report = try await queue.flush(via: ScriptedSender([EventAnswer(status: status)]), at: Self.now)
         #expect(report.dropped == [DroppedEvent(sequence: 1, status: status)])
         #expect(report.sent == 1)
@@ -139,7 +140,7 @@ struct EventQueueTests {
     func aRefusedTokenStopsSendingUntilResumedAndCountsNoAttempt(status: Int) async throws {
         let store = InMemoryEventQueueStore(userID: "ana", installation: "p")
         let queue = EventQueue(store: store, seed: 4)
-        try await queue.enqueue(.moodLogged, at: Self.now)
+        try await queue.enqueue(.activity(.moodLogged), at: Self.now)
         let sender = ScriptedSender([EventAnswer(status: status)])
         #expect(try await queue.flush(via: sender, at: Self.now).needsToken)
         #expect(try await queue.flush(via: sender, at: Self.now + 60).sent == 0)
@@ -156,7 +157,7 @@ struct EventQueueTests {
         do {
             let queue = EventQueue(
                 store: try SQLiteEventQueueStore(path: path, userID: "ana", newInstallation: "p"), seed: 5)
-            for meal in MealType.allCases { try await queue.enqueue(.mealLogged(meal), at: Self.now) }
+            for meal in MealType.allCases { try await queue.enqueue(.activity(.mealLogged(meal)), at: Self.now) }
             // The first is sent; the answer to the second is lost.
             _ = try await queue.flush(via: ScriptedSender([EventAnswer(status: 202), nil]), at: Self.now)
         }
@@ -171,7 +172,7 @@ struct EventQueueTests {
         let sender = ScriptedSender()
         #expect(try await queue.flush(via: sender, at: head.nextAttemptAt).sent == 3)
         #expect(sender.attempts.withLock { $0.map(\.key) } == ["p-2", "p-3", "p-4"])
-        let next = try await queue.enqueue(.moodLogged, at: Self.now + 60)
+        let next = try await queue.enqueue(.activity(.moodLogged), at: Self.now + 60)
         #expect(next.sequence == 5)
         // One file per user: another user's queue is not this one.
         #expect(throws: QueueFileError.self) {
@@ -181,7 +182,7 @@ struct EventQueueTests {
 
     @Test func aSecondFlushWhileOneIsSendingReturnsEmptyAndTheHeadGoesOnce() async throws {
         let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 6)
-        try await queue.enqueue(.moodLogged, at: Self.now)
+        try await queue.enqueue(.activity(.moodLogged), at: Self.now)
         let sender = SlowSender()
         async let first = queue.flush(via: sender, at: Self.now)
         await sender.started()
@@ -194,7 +195,7 @@ struct EventQueueTests {
 
     @Test func aRetryAfterIsTakenUpToADay() async throws {
         let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 7)
-        try await queue.enqueue(.moodLogged, at: Self.now)
+        try await queue.enqueue(.activity(.moodLogged), at: Self.now)
         let report = try await queue.flush(
             via: ScriptedSender([EventAnswer(status: 429, retryAfterSeconds: Int64.max)]), at: Self.now)
         #expect(report.nextAttemptAt == Self.now + 86_400)

@@ -1,0 +1,207 @@
+public import Delivery
+public import Foundation
+public import Models
+
+/// What the server was last told about this install, kept by the app between launches (it is
+/// `Codable`; a fresh install starts from `init()`, having told nothing). It usually lives in
+/// storage that backups carry (`UserDefaults`), so `installation` names the install that wrote
+/// it: restored onto another phone, it is recognised as another's.
+public struct DeviceReportState: Codable, Hashable, Sendable {
+    /// The install that wrote this state (`DeviceReporter.installation`).
+    public var installation: String?
+    /// The user the push token was last registered for.
+    public var userID: String?
+    /// The push token last registered, lowercase hex.
+    public var pushToken: String?
+    public var environment: PushEnvironment?
+    /// When the server last confirmed the registration.
+    public var registeredAt: Instant?
+    /// This install's earlier tokens still to remove from `userID`'s devices (the platform gave
+    /// the install a new one).
+    public var retiredTokens: [String]
+    /// What the server was last told of the permission, and for which user.
+    public var permissionAllowed: Bool?
+    public var permissionUserID: String?
+
+    public init() { retiredTokens = [] }
+}
+
+/// One thing to tell the server about the device.
+public enum DeviceReport: Hashable, Sendable {
+    /// `POST /v1/users/{userID}/devices` with the token and its environment.
+    case register(userID: String, token: String, environment: PushEnvironment)
+    /// `DELETE /v1/users/{userID}/devices/{token}`: a token the install no longer has, or its
+    /// token when its user signs out.
+    case remove(userID: String, token: String)
+    /// The permission, as an event through the user's `EventQueue` (ordered with the rest).
+    case permission(userID: String, allowed: Bool)
+}
+
+/// Keeps the server's idea of this install right: its push token registered for its signed-in
+/// user (once, again when the platform hands out another, and every `refreshSeconds` so the
+/// server's least-recently-registered pruning never takes a live phone), its earlier tokens
+/// removed, and its notification permission reported when it changes.
+///
+/// The rules the anchors' users were bitten by:
+/// - A reinstall or an iOS token rotation gives the install a new token: the new one is
+///   registered first, then the old one removed, so the user is never without a device.
+/// - A state restored from another phone's backup (another `installation`) names that phone's
+///   token: it is registered anew here and the other phone's token is left alone (it may still
+///   be in use; APNs retires it if not).
+/// - Another user signing in on this install takes the token with them (the server moves a
+///   token registered for another user).
+/// - Provisional and ephemeral permission allow notifications; `notDetermined` is not
+///   reported (the user has not been asked).
+///
+/// It decides only: `reports` says what to send, the app sends it (`send`), and `confirm`
+/// records what the server accepted. What failed is simply said again next time.
+public struct DeviceReporter: Sendable {
+    public private(set) var state: DeviceReportState
+    /// This install's identifier, kept where backups do not carry it (the keychain with
+    /// `ThisDeviceOnly`, or a file excluded from backup): a new one after a restore.
+    public let installation: String
+    /// A registration older than this is sent again.
+    public var refreshSeconds: Int64
+
+    public init(
+        state: DeviceReportState = DeviceReportState(), installation: String, refreshSeconds: Int64 = 7 * 86_400
+    ) {
+        self.state = state
+        self.installation = installation
+        self.refreshSeconds = refreshSeconds
+    }
+
+    /// The token APNs gave the app (`didRegisterForRemoteNotificationsWithDeviceToken`) as the
+    /// server takes it: lowercase hex.
+    public static func hex(_ token: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(token.count * 2)
+        for byte in token {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// What to tell the server for `userID`, signed in, given what the platform says now: its push
+    /// token (nil before APNs gave one, or when registration failed) and the permission.
+    /// Registrations come before removals.
+    public func reports(
+        userID: String, pushToken: Data?, environment: PushEnvironment, permission: AuthorizationStatus,
+        at now: Instant
+    ) -> [DeviceReport] {
+        var reports: [DeviceReport] = []
+        let sameUser = isThisInstall && state.userID == userID
+        var retired = sameUser ? state.retiredTokens : []
+        if let pushToken {
+            let token = Self.hex(pushToken)
+            let same = sameUser && state.pushToken == token && state.environment == environment
+            let fresh =
+                state.registeredAt.map { now.secondsSinceEpoch - $0.secondsSinceEpoch < refreshSeconds } ?? false
+            if !(same && fresh) { reports.append(.register(userID: userID, token: token, environment: environment)) }
+            // The platform replaced this install's token: the old one goes once the new one is in.
+            if sameUser, let earlier = state.pushToken, earlier != token, !retired.contains(earlier) {
+                retired.append(earlier)
+            }
+        }
+        reports += retired.map { .remove(userID: userID, token: $0) }
+        if permission != .notDetermined {
+            let allowed = permission.allowsNotifications
+            if !isThisInstall || state.permissionUserID != userID || state.permissionAllowed != allowed {
+                reports.append(.permission(userID: userID, allowed: allowed))
+            }
+        }
+        return reports
+    }
+
+    /// What to tell the server when the signed-in user signs out: this install's tokens off their
+    /// devices, so their pushes stop reaching a phone they left. Send it with their token, before
+    /// it is forgotten.
+    public var signOutReports: [DeviceReport] {
+        guard isThisInstall, let userID = state.userID else { return [] }
+        let tokens = (state.pushToken.map { [$0] } ?? []) + state.retiredTokens
+        return tokens.map { .remove(userID: userID, token: $0) }
+    }
+
+    /// Sends `reports` in order: registrations and removals through `sender`, the permission into
+    /// `queue` (the signed-in user's), confirming each the server accepted (a removal the server
+    /// answers 404 for is gone already). It stops at a 401 or 403 (the user's token needs
+    /// renewing) and at an error; what was not confirmed is reported again next time.
+    public mutating func send(
+        _ reports: [DeviceReport], via sender: any DeviceReportSender, queue: EventQueue, at now: Instant
+    ) async -> DeviceSendOutcome {
+        for report in reports {
+            switch report {
+            case .permission(let userID, let allowed):
+                guard queue.userID == userID else { return .failed }
+                do { try await queue.enqueue(.notificationPermission(allowed: allowed), at: now) } catch {
+                    return .failed
+                }
+            case .register, .remove:
+                let status: Int
+                do { status = try await sender.send(report) } catch { return .failed }
+                switch (report, status) {
+                case (.register, 200...201), (.remove, 204), (.remove, 404): break
+                case (_, 401), (_, 403): return .needsToken
+                default: return .failed
+                }
+            }
+            confirm(report, at: now)
+        }
+        return .sent
+    }
+
+    /// Records that the server accepted `report` at `now`.
+    public mutating func confirm(_ report: DeviceReport, at now: Instant) {
+        switch report {
+        case .register(let userID, let token, let environment):
+            if isThisInstall, state.userID == userID, let earlier = state.pushToken, earlier != token,
+                !state.retiredTokens.contains(earlier)
+            {
+                state.retiredTokens.append(earlier)
+            }
+            if !isThisInstall || state.userID != userID { state.retiredTokens = [] }
+            state.retiredTokens.removeAll { $0 == token }
+            state.installation = installation
+            state.userID = userID
+            state.pushToken = token
+            state.environment = environment
+            state.registeredAt = now
+        case .remove(let userID, let token):
+            guard state.userID == userID else { return }
+            state.retiredTokens.removeAll { $0 == token }
+            if state.pushToken == token {
+                state.pushToken = nil
+                state.registeredAt = nil
+            }
+        case .permission(let userID, let allowed):
+            if !isThisInstall {
+                state = DeviceReportState()
+                state.installation = installation
+            }
+            state.permissionUserID = userID
+            state.permissionAllowed = allowed
+        }
+    }
+
+    /// Whether the state was written by this install (false for a fresh one and for a backup
+    /// restored from another phone).
+    var isThisInstall: Bool { state.installation == installation }
+}
+
+/// How `DeviceReporter.send` ended.
+public enum DeviceSendOutcome: Hashable, Sendable {
+    /// Every report was accepted.
+    case sent
+    /// The server refused the user's token (401 or 403): renew it, then report again.
+    case needsToken
+    /// A report failed (the network, the server, a full queue): reported again next time.
+    case failed
+}
+
+/// Sends a registration or a removal (`POST` or `DELETE /v1/users/{id}/devices`) with the
+/// signed-in user's token, answering the HTTP status.
+public protocol DeviceReportSender: Sendable {
+    func send(_ report: DeviceReport) async throws -> Int
+}
