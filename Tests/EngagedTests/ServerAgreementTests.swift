@@ -13,20 +13,6 @@ import Testing
 
 @testable import engaged
 
-/// A push transport that accepts every request and keeps it, with the clock's time.
-private final class KeptPushes: PushTransport {
-    let clock: ManualClock
-    let requests = Mutex<[(request: PushRequest, at: Instant)]>([])
-
-    init(clock: ManualClock) { self.clock = clock }
-
-    func send(_ request: PushRequest) async -> PushOutcome {
-        let now = clock.now()
-        requests.withLock { $0.append((request, now)) }
-        return .delivered
-    }
-}
-
 /// Requests in the order they were sent at, and by `apns-id` among those sent at one instant
 /// (the server sends a dispatch's rows concurrently).
 private func sentOrder(_ requests: [(request: PushRequest, at: Instant)]) -> [PushRequest] {

@@ -1,4 +1,5 @@
 import Content
+import Delivery
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -19,6 +20,20 @@ final class RecordingTransport: ChannelTransport {
     func perform(_ row: OutboxRow) async throws -> SendReport {
         performed.withLock { $0.append(row) }
         return .accepted
+    }
+}
+
+/// A push transport that accepts every request and keeps it, with the clock's time.
+final class KeptPushes: PushTransport {
+    let clock: ManualClock
+    let requests = Mutex<[(request: PushRequest, at: Instant)]>([])
+
+    init(clock: ManualClock) { self.clock = clock }
+
+    func send(_ request: PushRequest) async -> PushOutcome {
+        let now = clock.now()
+        requests.withLock { $0.append((request, now)) }
+        return .delivered
     }
 }
 
