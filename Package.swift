@@ -129,7 +129,7 @@ let package = Package(
         // What an app adds: the server's plan mirrored into the device's notification center, the
         // event queue on SQLite. The models and the center's port only, never the engine or the
         // server's stores.
-        + module("EngagementKit", dependencies: ["Models", "Delivery", grdb])
+        + module("EngagementKit", dependencies: ["Models", "Delivery", "LiveActivity", grdb])
         // The APNs provider client (HTTP/2, token auth): heavy dependencies stay out of the engine modules.
         + module(
             "APNs",

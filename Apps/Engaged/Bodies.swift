@@ -1,5 +1,6 @@
 import Engagement
 import Foundation
+import LiveActivity
 import Models
 import Runtime
 import Scheduling
@@ -137,10 +138,28 @@ struct EventBody: Decodable {
 
 /// The answer of `POST /v1/users/{id}/events`.
 struct EventAccepted: Encodable {
+    /// A Live Activity the step started, updated or ended.
+    struct LiveActivityChange: Encodable {
+        var activityID: String
+        var event: String
+    }
+
     var effects: Int
     /// The local plan's revision after the event (`UserEngine.localPlanRevision`): the plan's
     /// `version`, which an app compares with the one it holds.
     var planVersion: Int
+    /// The step's Live Activity commands: an app starts the activity a `start` names and reports
+    /// its push token under that name.
+    var liveActivities: [LiveActivityChange]
+
+    init(_ effects: [Effect], planVersion: Int) {
+        self.effects = effects.count
+        self.planVersion = planVersion
+        liveActivities = effects.compactMap { effect in
+            guard case .liveActivity(let command) = effect else { return nil }
+            return LiveActivityChange(activityID: command.activityID, event: command.event.rawValue)
+        }
+    }
 }
 
 /// `GET /v1/users/{id}/schedule`: what the engine has planned, soonest first.

@@ -35,7 +35,7 @@ extension Routes {
             }
             environment.metrics.eventApplied(event.input)
             return JSONBody.response(
-                .accepted, EventAccepted(effects: applied.effects.count, planVersion: applied.localPlanRevision))
+                .accepted, EventAccepted(applied.effects, planVersion: applied.localPlanRevision))
         }
         guard (1...255).contains(key.utf8.count) else {
             throw Problem.badRequest("Idempotency-Key is 1 to 255 characters", field: "Idempotency-Key")
@@ -89,7 +89,7 @@ extension Routes {
             ) { effects, planRevision in
                 (
                     HTTPResponse.Status.accepted.code,
-                    JSONBody.encode(EventAccepted(effects: effects.count, planVersion: planRevision))
+                    JSONBody.encode(EventAccepted(effects, planVersion: planRevision))
                 )
             }
         }

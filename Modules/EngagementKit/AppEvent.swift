@@ -1,4 +1,5 @@
 public import Foundation
+public import LiveActivity
 public import Models
 
 /// Something the app reports to the server (`POST /v1/users/{id}/events`): what its user did,
@@ -14,9 +15,12 @@ public enum AppEvent: Hashable, Sendable {
     /// The device's notification permission, at launch and on coming to the foreground
     /// (`DeviceReporter` says when it changed).
     case notificationPermission(allowed: Bool)
-    /// The push token ActivityKit gave a Live Activity the server named (`activityID`), in
-    /// lowercase hex (`DeviceReporter.hex`): the server updates that activity through it.
-    case liveActivityToken(activityID: String, token: String)
+    /// A workout or a meal window starting, changing or ending, for the engine's Live Activity
+    /// (an event's answer names the activity it started: `EventAnswer.liveActivities`), and the
+    /// push token ActivityKit gave that activity (`pushTokenReceived`, the token in lowercase
+    /// hex, `DeviceReporter.hex`), through which the server pushes its updates. Taken when it
+    /// arrives, like a response.
+    case liveActivity(LiveActivityEvent)
 
     /// Whether the server records it at the instant it happened (`at`): what the user did is
     /// history; a response or a permission is taken when it arrives.
@@ -44,14 +48,44 @@ public enum AppEvent: Hashable, Sendable {
             ]
         case .notificationPermission(let allowed):
             fields = ["type": .text("notificationPermission"), "allowed": .flag(allowed)]
-        case .liveActivityToken(let activityID, let token):
-            fields = ["type": .text("liveActivityToken"), "activityID": .text(activityID), "token": .text(token)]
+        case .liveActivity(let event): fields = Self.fields(of: event)
         }
         if carriesInstant { fields["at"] = .text(instant.iso8601) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Strings, integers and booleans only: encoding cannot fail.
         return (try? encoder.encode(fields)) ?? Data()
+    }
+}
+
+extension AppEvent {
+    /// A Live Activity event's fields, as the server's event types name them (the token event
+    /// is `liveActivityToken`).
+    static func fields(of event: LiveActivityEvent) -> [String: JSONValue] {
+        var fields: [String: JSONValue] = ["type": .text(event.name)]
+        func workout(_ state: WorkoutActivityAttributes.ContentState) {
+            fields["elapsedSeconds"] = .number(state.elapsedSeconds)
+            fields["activeCalories"] = .number(state.activeCalories)
+            if let heartRate = state.heartRate { fields["heartRate"] = .number(heartRate) }
+            if let exercise = state.currentExercise { fields["currentExercise"] = .text(exercise) }
+        }
+        switch event {
+        case .workoutStarted(let workoutType): fields["workoutType"] = .text(workoutType)
+        case .workoutUpdated(let state), .workoutEnded(let state): workout(state)
+        case .mealStarted(let attributes):
+            fields["meal"] = .text(attributes.meal.rawValue)
+            fields["targetCalories"] = .number(attributes.targetCalories)
+            fields["targetProteinGrams"] = .number(attributes.targetProteinGrams)
+        case .mealUpdated(let state):
+            fields["itemsLogged"] = .number(state.itemsLogged)
+            fields["totalCalories"] = .number(state.totalCalories)
+            fields["totalProteinGrams"] = .number(state.totalProteinGrams)
+            if let item = state.lastFoodItem { fields["lastFoodItem"] = .text(item) }
+        case .mealEnded: break
+        case .pushTokenReceived(let activityID, let token):
+            fields = ["type": .text("liveActivityToken"), "activityID": .text(activityID), "token": .text(token)]
+        }
+        return fields
     }
 }
 

@@ -1,4 +1,5 @@
 public import Foundation
+public import LiveActivity
 public import Models
 
 /// One event waiting to be sent, as the queue's store keeps it.
@@ -54,11 +55,44 @@ public struct EventAnswer: Hashable, Sendable {
     public var retryAfterSeconds: Int64?
     /// The answer's `planVersion` (2xx).
     public var planVersion: Int?
+    /// The Live Activities the event started, updated or ended (2xx), by the engine's names.
+    public var liveActivities: [LiveActivityChange]
 
-    public init(status: Int, retryAfterSeconds: Int64? = nil, planVersion: Int? = nil) {
+    public init(
+        status: Int, retryAfterSeconds: Int64? = nil, planVersion: Int? = nil, liveActivities: [LiveActivityChange] = []
+    ) {
         self.status = status
         self.retryAfterSeconds = retryAfterSeconds
         self.planVersion = planVersion
+        self.liveActivities = liveActivities
+    }
+
+    /// The answer of `status` with its JSON `body`: a 2xx body's `planVersion` and
+    /// `liveActivities` are read; a body that does not hold them (an error's problem body, a
+    /// server before them) leaves them empty.
+    public init(status: Int, retryAfterSeconds: Int64? = nil, body: Data) {
+        struct Wire: Decodable {
+            var planVersion: Int?
+            var liveActivities: [LiveActivityChange]?
+        }
+        let wire = (200..<300).contains(status) ? try? JSONDecoder().decode(Wire.self, from: body) : nil
+        self.init(
+            status: status, retryAfterSeconds: retryAfterSeconds, planVersion: wire?.planVersion,
+            liveActivities: wire?.liveActivities ?? [])
+    }
+}
+
+/// A Live Activity an event's step started, updated or ended. The app starts an activity the
+/// server names with `start` (ActivityKit) and reports its push token under `activityID`
+/// (`AppEvent.liveActivity(.pushTokenReceived)`).
+public struct LiveActivityChange: Codable, Hashable, Sendable {
+    /// The engine's name of the activity (`workout-1`).
+    public var activityID: String
+    public var event: LiveActivityCommand.Event
+
+    public init(activityID: String, event: LiveActivityCommand.Event) {
+        self.activityID = activityID
+        self.event = event
     }
 }
 
@@ -83,6 +117,9 @@ public struct FlushReport: Hashable, Sendable {
     public var dropped: [DroppedEvent] = []
     /// The newest plan version an answer carried (`PlanSync.needsPull`).
     public var planVersion: Int?
+    /// The Live Activities each sent event's step started, updated or ended, by the event's
+    /// sequence (`QueuedEvent.sequence`, as `enqueue` returned it).
+    public var liveActivities: [Int64: [LiveActivityChange]] = [:]
     /// When the next attempt is due, if events remain.
     public var nextAttemptAt: Instant?
     /// The server refused the token (401): the queue waits for `resume()` after a new one.
@@ -187,6 +224,9 @@ public actor EventQueue {
                 report.sent += 1
                 if let version = answer?.planVersion {
                     report.planVersion = max(report.planVersion ?? version, version)
+                }
+                if let changes = answer?.liveActivities, !changes.isEmpty {
+                    report.liveActivities[head.sequence] = changes
                 }
             case 401?, 403?:
                 needsToken = true

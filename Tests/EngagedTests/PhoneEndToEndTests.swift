@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LiveActivity
 import Logging
 import Models
 import Runtime
@@ -42,7 +43,7 @@ final class PhoneLink: EventSender, DeviceReportSender {
     func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer {
         let response = try await request(
             .post, "/v1/users/\(userID)/events", String(decoding: body, as: UTF8.self), idempotencyKey: idempotencyKey)
-        return EventAnswer(status: Int(response.status.code), planVersion: response.json["planVersion"] as? Int)
+        return EventAnswer(status: Int(response.status.code), body: Data(response.text.utf8))
     }
 
     func send(_ report: DeviceReport) async throws -> Int {
@@ -253,6 +254,81 @@ struct PhoneEndToEndTests {
             #expect(syncsReceived >= 4)
             let unreadAtEnd = try await client.send(.get, "/v1/users/ana/inbox").json["unread"] as? Int
             #expect(phone.center.badgeCount == unreadAtEnd)
+        }
+    }
+
+    @Test func everyEventTheKitSendsIsOneTheServerTakesFromTheApp() async throws {
+        let server = try await TestServer()
+        try await server.run { client in
+            #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
+            let token = try await userToken("ana")
+            let activities: [ActivityKind] =
+                [
+                    .appOpened(sessionSeconds: 45), .workoutCompleted(durationMinutes: 30), .moodLogged, .energyLogged,
+                    .coachChat, .checkInCompleted,
+                ] + MealType.allCases.map { .mealLogged($0) }
+            let events: [AppEvent] =
+                activities.map { .activity($0) } + [
+                    .notificationResponse(requestID: "mealReminder.2027-03-01.lunch", actionIdentifier: "LOG_MEAL"),
+                    .notificationResponse(
+                        requestID: "mealReminder.2027-03-01.dinner", actionIdentifier: "SOMETHING_NEW"),
+                    .notificationPermission(allowed: false), .notificationPermission(allowed: true),
+                ]
+            for (index, event) in events.enumerated() {
+                let body = String(decoding: event.body(at: TestServer.start - Int64(index)), as: UTF8.self)
+                let response = try await client.send(
+                    .post, "/v1/users/ana/events", body, headers: headers(key: token, idempotencyKey: "kit-\(index)"))
+                #expect(response.status == .accepted, "\(body): \(response.text)")
+            }
+            #expect(
+                try server.store.activityEvents(userID: "ana", since: TestServer.start - 86_400).count
+                    == activities.count)
+        }
+    }
+
+    @Test func aLiveActivityTheAnswerNamesIsUpdatedThroughTheTokenTheAppReports() async throws {
+        var server = try await TestServer()
+        let pushes = KeptPushes(clock: server.clock)
+        var logger = Logger(label: "end-to-end")
+        logger.logLevel = .critical
+        server.environment.transport = APNsChannelTransport(
+            runtime: server.environment.runtime, push: pushes, topic: "com.example.fitness",
+            metrics: ServerMetrics(), logger: logger)
+        try await server.run { client in
+            #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
+            let link = PhoneLink(client: client, token: try await userToken("ana"), userID: "ana")
+            let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "ana-phone"), seed: 3)
+            let now = TestServer.start
+            let start = try await queue.enqueue(.liveActivity(.workoutStarted(workoutType: "Run")), at: now)
+            let started = try await queue.flush(via: link, at: now)
+            let change = try #require(started.liveActivities[start.sequence]?.first)
+            #expect(change.event == .start)
+            // The app starts the activity; ActivityKit hands it a push token, which it reports.
+            let activityToken = String(repeating: "c3", count: 32)
+            let state = WorkoutActivityAttributes.ContentState(
+                elapsedSeconds: 600, heartRate: 150, activeCalories: 120, currentExercise: "Intervals")
+            let events: [AppEvent] = [
+                .liveActivity(.pushTokenReceived(activityID: change.activityID, token: activityToken)),
+                .liveActivity(.workoutUpdated(state)),
+                .liveActivity(.workoutEnded(state)),
+                .liveActivity(
+                    .mealStarted(MealActivityAttributes(meal: .dinner, targetCalories: 700, targetProteinGrams: 40))),
+                .liveActivity(
+                    .mealUpdated(
+                        MealActivityAttributes.ContentState(
+                            itemsLogged: 1, totalCalories: 300, totalProteinGrams: 12, lastFoodItem: "Soup"))),
+                .liveActivity(.mealEnded),
+            ]
+            for event in events { try await queue.enqueue(event, at: now) }
+            let report = try await queue.flush(via: link, at: now)
+            #expect(report.sent == events.count && report.dropped.isEmpty)
+            #expect(report.liveActivities.values.flatMap { $0 }.contains { $0.event == .end })
+            // The update and the end went to the token the app reported.
+            _ = try await client.send(.post, "/v1/admin/clock", #"{"advanceSeconds": 60}"#)
+            let toActivity = pushes.requests.withLock { $0 }.map(\.request).filter {
+                $0.pushType == .liveactivity && $0.deviceToken == activityToken
+            }
+            #expect(!toActivity.isEmpty)
         }
     }
 

@@ -73,7 +73,7 @@ struct PhoneMirrorTests {
             }) {
                 throw Lost()
             }
-            return EventAnswer(status: Int(response.status.code), planVersion: response.json["planVersion"] as? Int)
+            return EventAnswer(status: Int(response.status.code), body: Data(response.text.utf8))
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LiveActivity
 import Models
 import Synchronization
 import Testing
@@ -71,6 +72,12 @@ struct EventQueueTests {
             String(decoding: AppEvent.notificationPermission(allowed: false).body(at: at), as: UTF8.self)
                 == #"{"allowed":false,"type":"notificationPermission"}"#)
         #expect(
+            String(
+                decoding: AppEvent.liveActivity(.pushTokenReceived(activityID: "workout-1", token: "ab")).body(at: at),
+                as: UTF8.self) == #"{"activityID":"workout-1","token":"ab","type":"liveActivityToken"}"#)
+        #expect(
+            String(decoding: AppEvent.liveActivity(.mealEnded).body(at: at), as: UTF8.self) == #"{"type":"mealEnded"}"#)
+        #expect(
             AppEvent.activity(.appOpened(sessionSeconds: 60)).body(at: at)
                 == AppEvent.activity(.appOpened(sessionSeconds: 60)).body(at: at))
     }
@@ -89,6 +96,25 @@ struct EventQueueTests {
         #expect(sender.attempts.withLock { $0.map(\.key) } == ["phone-1-1", "phone-1-2", "phone-1-3"])
         #expect(Self.bodies(sender).map { $0.contains("appOpened") } == [true, false, false])
         #expect(try await queue.count() == 0)
+    }
+
+    @Test func anAnswerNamesTheLiveActivitiesItsEventStartedByTheEventsSequence() async throws {
+        let started = Data(
+            #"{"effects":3,"planVersion":2,"liveActivities":[{"activityID":"workout-1","event":"start"}]}"#.utf8)
+        let answer = EventAnswer(status: 202, body: started)
+        #expect(
+            answer.planVersion == 2
+                && answer.liveActivities == [LiveActivityChange(activityID: "workout-1", event: .start)])
+        // Bodies without them: a problem, an older server's answer, not JSON.
+        #expect(EventAnswer(status: 422, body: Data(#"{"liveActivities":[]}"#.utf8)).liveActivities.isEmpty)
+        #expect(EventAnswer(status: 202, body: Data(#"{"effects":0,"planVersion":1}"#.utf8)).planVersion == 1)
+        #expect(EventAnswer(status: 202, body: Data("not json".utf8)) == EventAnswer(status: 202))
+
+        let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "phone-1"), seed: 1)
+        try await queue.enqueue(.activity(.moodLogged), at: Self.now)
+        let workout = try await queue.enqueue(.liveActivity(.workoutStarted(workoutType: "Run")), at: Self.now)
+        let report = try await queue.flush(via: ScriptedSender([EventAnswer(status: 202), answer]), at: Self.now)
+        #expect(report.liveActivities == [workout.sequence: answer.liveActivities])
     }
 
     @Test func offlineTheHeadWaitsWithItsKeyAndTheRestWaitBehindIt() async throws {
