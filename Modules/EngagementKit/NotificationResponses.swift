@@ -10,11 +10,15 @@ public struct NotificationResponse: Hashable, Sendable {
     /// dismiss) or an action this build does not know.
     public var deepLink: DeepLink?
 
-    /// The response to `actionIdentifier` on the request `requestID`, of `kind`, whose user info
-    /// named `link` (`userInfo["link"]`, the copy's own link: a meal reminder's names its meal).
-    /// The action's identifier goes to the server as the platform gave it, known or not: the
-    /// server records an unknown one as such.
-    public init(requestID: String, actionIdentifier: String, kind: NotificationKind?, link: String?) {
+    /// The response to `actionIdentifier` on the request `requestID`, whose user info named
+    /// `link` (`userInfo["link"]`, the copy's own link: a meal reminder's names its meal); nil
+    /// when `requestID` is not a request of the engine (one of the app's own notifications,
+    /// which the server would refuse: the app handles it itself). The kind is the identifier's,
+    /// as the server reads it. The action's identifier goes to the server as the platform gave
+    /// it, known or not: the server records an unknown one as such.
+    public init?(requestID: String, actionIdentifier: String, link: String?) {
+        guard let occurrence = OccurrenceID(requestID: requestID) else { return nil }
+        let kind = occurrence.kind
         event = .notificationResponse(requestID: requestID, actionIdentifier: actionIdentifier)
         let ownLink = link.flatMap(DeepLink.init(url:))
         guard let action = NotificationActionID(rawValue: actionIdentifier) else {
@@ -23,13 +27,13 @@ public struct NotificationResponse: Hashable, Sendable {
         }
         switch action {
         case .defaultTap:
-            deepLink = ownLink ?? kind.map { ResponseRouting.defaultLink(for: $0, meal: nil) } ?? .dashboard
+            deepLink = ownLink ?? ResponseRouting.defaultLink(for: kind, meal: nil)
         case .logMeal:
             // The reminder's own link names its meal; the action's generic one does not.
             if case .mealLog? = ownLink { deepLink = ownLink } else { deepLink = .mealLog(nil) }
         default:
             // The kind matters to the default tap only, handled above.
-            deepLink = ResponseRouting.deepLink(for: action, kind: kind ?? .morningGreeting)
+            deepLink = ResponseRouting.deepLink(for: action, kind: kind)
         }
     }
 }

@@ -193,9 +193,10 @@ struct PhoneEndToEndTests {
             // first one: the response and the meal logged are events, and a new plan follows.
             let dayOne = try await live(hours: 8, &phone)
             let meal = try #require(dayOne.first { $0.request.content.kind == .mealReminder }, "no meal reminder fired")
-            let response = NotificationResponse(
-                requestID: meal.request.identifier, actionIdentifier: NotificationActionID.logMeal.rawValue,
-                kind: meal.request.content.kind, link: meal.request.content.deepLink.description)
+            let response = try #require(
+                NotificationResponse(
+                    requestID: meal.request.identifier, actionIdentifier: NotificationActionID.logMeal.rawValue,
+                    link: meal.request.content.deepLink.description))
             guard case .mealLog(let loggedMeal?)? = response.deepLink else {
                 Issue.record("the meal reminder's action opens \(String(describing: response.deepLink))")
                 return

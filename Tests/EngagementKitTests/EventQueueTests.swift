@@ -227,23 +227,26 @@ struct EventQueueTests {
         #expect(report.nextAttemptAt == Self.now + 86_400)
     }
 
-    @Test func aResponseIsTheServersEventAndTheScreenToOpen() {
-        let lunch = NotificationResponse(
-            requestID: "mealReminder.2027-03-01.lunch", actionIdentifier: "LOG_MEAL", kind: .mealReminder,
-            link: "engage://meal/log/lunch")
+    @Test func aResponseIsTheServersEventAndTheScreenToOpen() throws {
+        let lunch = try #require(
+            NotificationResponse(
+                requestID: "mealReminder.2027-03-01.lunch", actionIdentifier: "LOG_MEAL",
+                link: "engage://meal/log/lunch"))
         #expect(lunch.deepLink == .mealLog(.lunch))
         #expect(
             lunch.event
                 == .notificationResponse(requestID: "mealReminder.2027-03-01.lunch", actionIdentifier: "LOG_MEAL"))
+        let workout = "workoutReminder.2027-03-01.1830"
         let tap = NotificationResponse(
-            requestID: "x", actionIdentifier: NotificationActionID.defaultTap.rawValue, kind: .workoutReminder,
-            link: nil)
-        #expect(tap.deepLink == .workoutStart)
-        #expect(
-            NotificationResponse(requestID: "x", actionIdentifier: "SNOOZE_30", kind: .workoutReminder, link: nil)
-                .deepLink == nil)
-        let unknown = NotificationResponse(requestID: "x", actionIdentifier: "FROM_THE_FUTURE", kind: nil, link: nil)
+            requestID: workout, actionIdentifier: NotificationActionID.defaultTap.rawValue, link: nil)
+        #expect(tap?.deepLink == .workoutStart)
+        #expect(NotificationResponse(requestID: workout, actionIdentifier: "SNOOZE_30", link: nil)?.deepLink == nil)
+        let unknown = try #require(
+            NotificationResponse(requestID: workout, actionIdentifier: "FROM_THE_FUTURE", link: nil))
         #expect(unknown.deepLink == nil)
-        #expect(unknown.event == .notificationResponse(requestID: "x", actionIdentifier: "FROM_THE_FUTURE"))
+        #expect(unknown.event == .notificationResponse(requestID: workout, actionIdentifier: "FROM_THE_FUTURE"))
+        // The app's own notifications are not the engine's: nothing to send.
+        #expect(NotificationResponse(requestID: "my-app-promo", actionIdentifier: "OPEN", link: nil) == nil)
+        #expect(NotificationResponse(requestID: "", actionIdentifier: "OPEN", link: nil) == nil)
     }
 }
