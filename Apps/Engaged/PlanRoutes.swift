@@ -28,7 +28,7 @@ struct PlanRoutes: Sendable {
             }
         }
         let plan = try await routes.perform { try await routes.runtime.localPlan(of: id) }
-        var response = JSONBody.response(.ok, PlanView(plan))
+        var response = JSONBody.response(.ok, PlanWire(plan))
         response.headers[.eTag] = Self.tag(plan.version)
         response.headers[.cacheControl] = "no-cache"
         return response
@@ -50,102 +50,25 @@ struct PlanRoutes: Sendable {
     }
 }
 
-/// The plan as JSON.
-struct PlanView: Encodable {
-    struct Trigger: Encodable {
-        /// `date` (fires once at `fireAt`) or `calendar` (fires when the device's wall clock
-        /// matches the fields given, in the device's zone; `repeats`: every time it matches).
-        var type: String
-        var fireAt: String?
-        var repeats: Bool?
-        var year: Int?
-        var month: Int?
-        var day: Int?
-        /// 1 (Sunday) to 7 (Saturday), as the platform numbers weekdays.
-        var weekday: Int?
-        var hour: Int?
-        var minute: Int?
-        /// `timeInterval` only.
-        var seconds: Int64?
-    }
-
-    struct Item: Encodable {
-        var identifier: String
-        var kind: String
-        var title: String
-        var subtitle: String?
-        var body: String
-        var categoryIdentifier: String
-        var threadIdentifier: String
-        var interruptionLevel: String
-        var relevanceScore: Double
-        /// The sound file (`reminder.caf`), or null for none.
-        var sound: String?
-        /// What a push of it would carry beside `aps`: the deep link and the kind.
-        var userInfo: [String: String]
-        var trigger: Trigger
-        /// The next firing, ISO 8601 UTC, and the same in the user's zone with its offset.
-        var nextFireAt: String
-        var localTime: String
-
-        func encode(to encoder: any Encoder) throws {
-            var c = encoder.container(keyedBy: AnyKey.self)
-            for (key, value) in [
-                ("identifier", identifier), ("kind", kind), ("title", title), ("body", body),
-                ("categoryIdentifier", categoryIdentifier), ("threadIdentifier", threadIdentifier),
-                ("interruptionLevel", interruptionLevel), ("nextFireAt", nextFireAt), ("localTime", localTime),
-            ] {
-                try c.encode(value, forKey: AnyKey(key))
-            }
-            try c.encode(subtitle, forKey: AnyKey("subtitle"))  // null, not absent
-            try c.encode(sound, forKey: AnyKey("sound"))
-            try c.encode(relevanceScore, forKey: AnyKey("relevanceScore"))
-            try c.encode(userInfo, forKey: AnyKey("userInfo"))
-            try c.encode(trigger, forKey: AnyKey("trigger"))
-        }
-    }
-
-    var version: Int
-    var timeZone: String
-    var horizonEnd: String?
-    var requests: [Item]
-
+extension PlanWire {
+    /// The plan's JSON: each request's content under the plan's privacy, its trigger, and its
+    /// next firing in UTC and in the user's zone.
     init(_ plan: LocalPlan) {
         let zone = plan.zone
-        version = plan.version
-        timeZone = zone.identifier
-        horizonEnd = plan.horizonEnd?.iso8601
-        requests = plan.entries.map { entry in
-            let request = entry.request
-            let content = request.content
-            return Item(
-                identifier: request.identifier, kind: content.kind.rawValue, title: content.title,
-                subtitle: content.subtitle, body: content.body, categoryIdentifier: content.category.rawValue,
-                threadIdentifier: content.threadID, interruptionLevel: content.interruptionLevel.rawValue,
-                relevanceScore: content.relevanceScore, sound: content.sound.map { "\($0.rawValue).caf" },
-                userInfo: ["link": content.deepLink.description, "kind": content.kind.rawValue],
-                trigger: Self.trigger(request.trigger), nextFireAt: entry.nextFireAt.iso8601,
-                localTime: zone.formatted(entry.nextFireAt))
-        }
-    }
-
-    static func trigger(_ trigger: NotificationTrigger) -> Trigger {
-        switch trigger {
-        case .date(let instant): Trigger(type: "date", fireAt: instant.iso8601)
-        case .calendar(let match, let repeats):
-            Trigger(
-                type: "calendar", repeats: repeats, year: match.year, month: match.month, day: match.day,
-                weekday: match.weekday?.rawValue, hour: match.hour, minute: match.minute)
-        case .timeInterval(let seconds, let repeats): Trigger(type: "timeInterval", repeats: repeats, seconds: seconds)
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(version, forKey: AnyKey("version"))
-        try c.encode(timeZone, forKey: AnyKey("timeZone"))
-        try c.encode(horizonEnd, forKey: AnyKey("horizonEnd"))  // null before the first pass
-        try c.encode(requests, forKey: AnyKey("requests"))
+        self.init(
+            version: plan.version, timeZone: zone.identifier, horizonEnd: plan.horizonEnd?.iso8601,
+            requests: plan.entries.map { entry in
+                let request = entry.request
+                let content = request.content
+                return Request(
+                    identifier: request.identifier, kind: content.kind.rawValue, title: content.title,
+                    subtitle: content.subtitle, body: content.body, categoryIdentifier: content.category.rawValue,
+                    threadIdentifier: content.threadID, interruptionLevel: content.interruptionLevel.rawValue,
+                    relevanceScore: content.relevanceScore, sound: content.sound.map { "\($0.rawValue).caf" },
+                    userInfo: ["link": content.deepLink.description, "kind": content.kind.rawValue],
+                    trigger: Trigger(request.trigger), nextFireAt: entry.nextFireAt.iso8601,
+                    localTime: zone.formatted(entry.nextFireAt))
+            })
     }
 }
 

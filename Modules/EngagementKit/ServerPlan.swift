@@ -39,8 +39,8 @@ public struct ServerPlan: Hashable, Sendable {
     /// Reads the answer's JSON body. A body that is not a plan at all (not JSON, no `version`,
     /// a negative version) throws `PlanReadError`, naming the field.
     public static func decode(_ body: Data) throws(PlanReadError) -> ServerPlan {
-        let wire: WirePlan
-        do { wire = try JSONDecoder().decode(WirePlan.self, from: body) } catch {
+        let wire: PlanWire
+        do { wire = try JSONDecoder().decode(PlanWire.self, from: body) } catch {
             throw PlanReadError(field: Self.field(of: error), reason: "\(error)")
         }
         guard wire.version >= 0 else { throw PlanReadError(field: "version", reason: "negative: \(wire.version)") }
@@ -92,42 +92,8 @@ public struct UnreadableRequest: Error, Hashable, Sendable {
     public var reason: String
 }
 
-/// The JSON as the server writes it (`openapi.yaml`, `LocalPlan`).
-private struct WirePlan: Decodable {
-    var version: Int
-    var timeZone: String
-    var horizonEnd: String?
-    var requests: [WireRequest]
-}
-
-private struct WireRequest: Decodable {
-    struct Trigger: Decodable {
-        var type: String
-        var fireAt: String?
-        var repeats: Bool?
-        var year: Int?
-        var month: Int?
-        var day: Int?
-        var weekday: Int?
-        var hour: Int?
-        var minute: Int?
-        var seconds: Int64?
-    }
-
-    var identifier: String
-    var kind: String
-    var title: String
-    var subtitle: String?
-    var body: String
-    var categoryIdentifier: String
-    var threadIdentifier: String
-    var interruptionLevel: String
-    var relevanceScore: Double
-    var sound: String?
-    var userInfo: [String: String]
-    var trigger: Trigger
-    var nextFireAt: String
-
+extension PlanWire.Request {
+    /// The entry this request is, or why this build cannot read it.
     func entry() -> Result<ServerPlan.Entry, UnreadableRequest> {
         func unreadable(_ reason: String) -> Result<ServerPlan.Entry, UnreadableRequest> {
             .failure(UnreadableRequest(identifier: identifier, reason: reason))

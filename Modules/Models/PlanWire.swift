@@ -1,0 +1,151 @@
+/// The local plan as its JSON carries it (`GET /v1/users/{id}/plan`, `LocalPlan` in
+/// openapi.yaml): the server writes it from the engine's plan, EngagementKit reads it into
+/// `ServerPlan`. One shape for both ends, so they cannot drift apart; what each value means and
+/// which are refused is the writer's and the reader's (`PlanRoutes`, `ServerPlan.decode`).
+public struct PlanWire: Codable, Hashable, Sendable {
+    public var version: Int
+    public var timeZone: String
+    /// ISO 8601 UTC; null before the server's first planning pass.
+    public var horizonEnd: String?
+    public var requests: [Request]
+
+    public init(version: Int, timeZone: String, horizonEnd: String?, requests: [Request]) {
+        self.version = version
+        self.timeZone = timeZone
+        self.horizonEnd = horizonEnd
+        self.requests = requests
+    }
+
+    /// A notification trigger: `date` (fires once at `fireAt`), `calendar` (fires when the
+    /// device's wall clock matches the fields given, in the device's zone; `repeats`: every time
+    /// it matches) or `timeInterval` (`seconds` after it was added). Absent fields are omitted.
+    public struct Trigger: Codable, Hashable, Sendable {
+        public var type: String
+        public var fireAt: String?
+        public var repeats: Bool?
+        public var year: Int?
+        public var month: Int?
+        public var day: Int?
+        /// 1 (Sunday) to 7 (Saturday), as the platform numbers weekdays.
+        public var weekday: Int?
+        public var hour: Int?
+        public var minute: Int?
+        public var seconds: Int64?
+
+        /// The wire form of `trigger`.
+        public init(_ trigger: NotificationTrigger) {
+            switch trigger {
+            case .date(let instant):
+                type = "date"
+                fireAt = instant.iso8601
+            case .calendar(let match, let repeats):
+                type = "calendar"
+                self.repeats = repeats
+                (year, month, day, weekday) = (match.year, match.month, match.day, match.weekday?.rawValue)
+                (hour, minute) = (match.hour, match.minute)
+            case .timeInterval(let seconds, let repeats):
+                type = "timeInterval"
+                self.repeats = repeats
+                self.seconds = seconds
+            }
+        }
+    }
+
+    /// One request, with everything the platform needs to show it.
+    public struct Request: Codable, Hashable, Sendable {
+        public var identifier: String
+        public var kind: String
+        public var title: String
+        /// Null, not absent, when there is none (as `sound`).
+        public var subtitle: String?
+        public var body: String
+        public var categoryIdentifier: String
+        public var threadIdentifier: String
+        public var interruptionLevel: String
+        public var relevanceScore: Double
+        /// The sound file (`reminder.caf`), or null for none.
+        public var sound: String?
+        /// What a push of it would carry beside `aps`: the deep link (`link`) and the kind.
+        public var userInfo: [String: String]
+        public var trigger: Trigger
+        /// The next firing, ISO 8601 UTC.
+        public var nextFireAt: String
+        /// The same instant in the user's zone, with its offset (for people reading the plan).
+        public var localTime: String
+
+        public init(
+            identifier: String, kind: String, title: String, subtitle: String?, body: String,
+            categoryIdentifier: String, threadIdentifier: String, interruptionLevel: String, relevanceScore: Double,
+            sound: String?, userInfo: [String: String], trigger: Trigger, nextFireAt: String, localTime: String
+        ) {
+            self.identifier = identifier
+            self.kind = kind
+            self.title = title
+            self.subtitle = subtitle
+            self.body = body
+            self.categoryIdentifier = categoryIdentifier
+            self.threadIdentifier = threadIdentifier
+            self.interruptionLevel = interruptionLevel
+            self.relevanceScore = relevanceScore
+            self.sound = sound
+            self.userInfo = userInfo
+            self.trigger = trigger
+            self.nextFireAt = nextFireAt
+            self.localTime = localTime
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case identifier, kind, title, subtitle, body, categoryIdentifier, threadIdentifier, interruptionLevel
+            case relevanceScore, sound, userInfo, trigger, nextFireAt, localTime
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            identifier = try c.decode(String.self, forKey: .identifier)
+            kind = try c.decode(String.self, forKey: .kind)
+            title = try c.decode(String.self, forKey: .title)
+            subtitle = try c.decodeIfPresent(String.self, forKey: .subtitle)
+            body = try c.decode(String.self, forKey: .body)
+            categoryIdentifier = try c.decode(String.self, forKey: .categoryIdentifier)
+            threadIdentifier = try c.decode(String.self, forKey: .threadIdentifier)
+            interruptionLevel = try c.decode(String.self, forKey: .interruptionLevel)
+            relevanceScore = try c.decode(Double.self, forKey: .relevanceScore)
+            sound = try c.decodeIfPresent(String.self, forKey: .sound)
+            userInfo = try c.decode([String: String].self, forKey: .userInfo)
+            trigger = try c.decode(Trigger.self, forKey: .trigger)
+            nextFireAt = try c.decode(String.self, forKey: .nextFireAt)
+            // Informative only: a reader does without it.
+            localTime = try c.decodeIfPresent(String.self, forKey: .localTime) ?? ""
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(identifier, forKey: .identifier)
+            try c.encode(kind, forKey: .kind)
+            try c.encode(title, forKey: .title)
+            try c.encode(subtitle, forKey: .subtitle)  // null, not absent
+            try c.encode(body, forKey: .body)
+            try c.encode(categoryIdentifier, forKey: .categoryIdentifier)
+            try c.encode(threadIdentifier, forKey: .threadIdentifier)
+            try c.encode(interruptionLevel, forKey: .interruptionLevel)
+            try c.encode(relevanceScore, forKey: .relevanceScore)
+            try c.encode(sound, forKey: .sound)
+            try c.encode(userInfo, forKey: .userInfo)
+            try c.encode(trigger, forKey: .trigger)
+            try c.encode(nextFireAt, forKey: .nextFireAt)
+            try c.encode(localTime, forKey: .localTime)
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case version, timeZone, horizonEnd, requests
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(version, forKey: .version)
+        try c.encode(timeZone, forKey: .timeZone)
+        try c.encode(horizonEnd, forKey: .horizonEnd)  // null before the first pass
+        try c.encode(requests, forKey: .requests)
+    }
+}
