@@ -4,8 +4,9 @@ import Models
 import Runtime
 
 /// The user routes' `Authorization: Bearer <credential>`: the API key (a backend, any user), or a
-/// user token for the user of the path (an app reading its own inbox and plan, and sending its
-/// own events). The caller is passed on in the context (`Caller`).
+/// user token for the user of the path (an app reading its own inbox and plan, sending its own
+/// events, and registering its own push token). The caller is passed on in the context
+/// (`Caller`).
 ///
 /// A user token is a signed JWT (`UserTokenAuthority`), refused when expired, not valid yet,
 /// signed by a key or an algorithm this server does not take, or issued before the user's tokens
@@ -136,8 +137,8 @@ enum Caller: Equatable, Sendable {
     case backend
     /// A valid signed token of this user (their app).
     case user(String)
-    /// A valid deprecated HMAC token of this user (`--legacy-user-tokens`): it opens the inbox
-    /// and the plan, not the events.
+    /// A valid deprecated HMAC token of this user (`--legacy-user-tokens`): it reads the inbox,
+    /// the plan and the devices; it does not send events or register or remove devices.
     case legacyUser(String)
 }
 

@@ -67,6 +67,11 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
         Problem(slug: "idempotency-conflict", title: "Conflict", status: .conflict, detail: detail)
     }
 
+    /// 409: what the request would take (a device token) is another user's.
+    static func heldByAnotherUser(_ detail: String) -> Problem {
+        Problem(slug: "held-by-another-user", title: "Conflict", status: .conflict, detail: detail)
+    }
+
     static func bodyTooLarge(limitBytes: Int) -> Problem {
         Problem(
             slug: "body-too-large", title: "Content too large", status: .contentTooLarge,

@@ -119,7 +119,8 @@ enum EngagedServer {
         // The same: the backend's events, and the phone's own (`InputSource`).
         router.group("v1/users/:id/events").add(middleware: InboxAuthMiddleware(environment)).post(
             use: routes.postEvent)
-        // The same: the backend registers tokens, and so does the app for its own install.
+        // The same: the backend registers tokens, and so does the user's app (never taking a
+        // token another user holds: `registerDevice`).
         let devices = router.group("v1/users/:id/devices").add(middleware: InboxAuthMiddleware(environment))
         devices.post(use: routes.registerDevice)
         devices.get(use: routes.devices)
@@ -231,6 +232,10 @@ struct Routes: Sendable {
             case .unknownTimeZone(let zone):
                 throw Problem.invalidField("timeZone", "unknown IANA time zone \"\(zone)\"")
             case .invalidInput(let field, let problem): throw Problem.invalidField(field, problem)
+            case .heldByAnotherUser(let what):
+                throw Problem.heldByAnotherUser(
+                    "\(what) is registered to another user: it moves when that user's app removes it, or with the API key"
+                )
             case .store, .snapshot:
                 environment.logger.error("runtime failure", metadata: ["error": "\(error)"])
                 throw Problem.internalError("the server failed to answer; the request may be retried")

@@ -4,7 +4,8 @@ import Runtime
 import Storage
 
 /// `PUT /v1/users/{id}` (the API key) and the user's devices (the API key, or the user's own
-/// token: an app registers its install's push token, `InboxAuthMiddleware`).
+/// token: an app registers its push token, but cannot take one another user holds,
+/// `InboxAuthMiddleware`).
 extension Routes {
     /// 201 when the user was created, 200 otherwise, a stale write included (it changed nothing;
     /// the answer says what stands).
@@ -16,15 +17,17 @@ extension Routes {
         return JSONBody.response(result.created ? .created : .ok, UserView(result))
     }
 
-    /// 201 when the token is new to the user (new, or moved from another user), 200 when the user
-    /// had it already (environment and platform are replaced).
+    /// 201 when the token is new to the user (new, or moved from another user by the API key),
+    /// 200 when the user had it already (environment and platform are replaced), 409 when a user
+    /// token would move it from another user.
     @Sendable func registerDevice(_ request: Request, context: EngagedRequestContext) async throws -> Response {
         let id = try Self.userID(context)
         try Self.refuseLegacyWrite(context, "register a device")
         let body = try JSONBody.decode(DeviceBody.self, from: try await JSONBody.read(request))
         let (registration, isNew) = try await perform {
             try await runtime.registerDevice(
-                token: body.token, environment: body.environment, platform: body.platform, for: id)
+                token: body.token, environment: body.environment, platform: body.platform, for: id,
+                takingFromOthers: context.caller == .backend)
         }
         return JSONBody.response(isNew ? .created : .ok, DeviceView(registration))
     }

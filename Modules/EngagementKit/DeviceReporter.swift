@@ -43,25 +43,33 @@ public enum DeviceReport: Hashable, Sendable {
 /// removed, and its notification permission reported when it changes.
 ///
 /// The rules the anchors' users were bitten by:
-/// - A reinstall or an iOS token rotation gives the install a new token: the new one is
-///   registered first, then the old one removed, so the user is never without a device.
+/// - An iOS token rotation gives the install a new token: the new one is registered first, then
+///   the old one removed, so the user is never without a device. A reinstall starts from a
+///   fresh state: the new token is registered, and the old one stays on the server until APNs
+///   answers 410 for it (the server then removes it).
 /// - A state restored from another phone's backup (another `installation`) names that phone's
-///   token: it is registered anew here and the other phone's token is left alone (it may still
-///   be in use; APNs retires it if not).
-/// - Another user signing in on this install takes the token with them (the server moves a
-///   token registered for another user).
+///   token: nothing of it is kept, the token here is registered anew, and the other phone's is
+///   left alone (it may still be in use; APNs retires it if not).
+/// - Another user signing in on this install: the token is registered for them. The server moves
+///   a token from one user to another only when the first user's app removed it
+///   (`signOutReports`) or the backend moves it with the API key; otherwise the registration
+///   is refused (409) and reported `failed` until then. The earlier user's retired tokens are
+///   forgotten (dead tokens: APNs retires them).
 /// - Provisional and ephemeral permission allow notifications; `notDetermined` is not
 ///   reported (the user has not been asked).
 ///
-/// It decides only: `reports` says what to send, the app sends it (`send`), and `confirm`
-/// records what the server accepted. What failed is simply said again next time.
-public struct DeviceReporter: Sendable {
+/// `reports` says what to send; `send` sends it, one run at a time, and records what the server
+/// accepted (`confirm`); what failed is said again next time. A permission counts as told once
+/// it is in the user's `EventQueue`, which delivers it (a queue whose events the server refuses
+/// for good drops it, and it is told again at the next change).
+public actor DeviceReporter {
     public private(set) var state: DeviceReportState
     /// This install's identifier, kept where backups do not carry it (the keychain with
     /// `ThisDeviceOnly`, or a file excluded from backup): a new one after a restore.
-    public let installation: String
+    public nonisolated let installation: String
     /// A registration older than this is sent again.
-    public var refreshSeconds: Int64
+    public nonisolated let refreshSeconds: Int64
+    private var isSending = false
 
     public init(
         state: DeviceReportState = DeviceReportState(), installation: String, refreshSeconds: Int64 = 7 * 86_400
@@ -73,7 +81,7 @@ public struct DeviceReporter: Sendable {
 
     /// The token APNs gave the app (`didRegisterForRemoteNotificationsWithDeviceToken`) as the
     /// server takes it: lowercase hex.
-    public static func hex(_ token: Data) -> String {
+    public nonisolated static func hex(_ token: Data) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(token.count * 2)
@@ -97,13 +105,16 @@ public struct DeviceReporter: Sendable {
         if let pushToken {
             let token = Self.hex(pushToken)
             let same = sameUser && state.pushToken == token && state.environment == environment
-            let fresh =
-                state.registeredAt.map { now.secondsSinceEpoch - $0.secondsSinceEpoch < refreshSeconds } ?? false
+            // A registration "from the future" (the device's clock was set back) is not fresh.
+            let elapsed = state.registeredAt.map { now.secondsSinceEpoch - $0.secondsSinceEpoch }
+            let fresh = elapsed.map { (0..<refreshSeconds).contains($0) } ?? false
             if !(same && fresh) { reports.append(.register(userID: userID, token: token, environment: environment)) }
             // The platform replaced this install's token: the old one goes once the new one is in.
             if sameUser, let earlier = state.pushToken, earlier != token, !retired.contains(earlier) {
                 retired.append(earlier)
             }
+            // A token the platform handed back is this install's again, never one to remove.
+            retired.removeAll { $0 == token }
         }
         reports += retired.map { .remove(userID: userID, token: $0) }
         if permission != .notDetermined {
@@ -117,53 +128,30 @@ public struct DeviceReporter: Sendable {
 
     /// What to tell the server when the signed-in user signs out: this install's tokens off their
     /// devices, so their pushes stop reaching a phone they left. Send it with their token, before
-    /// it is forgotten.
+    /// it is forgotten; when that is not possible (the token expired and cannot be renewed), the
+    /// backend removes them with the API key (`DELETE /v1/users/{id}/devices/{token}`).
     public var signOutReports: [DeviceReport] {
         guard isThisInstall, let userID = state.userID else { return [] }
         let tokens = (state.pushToken.map { [$0] } ?? []) + state.retiredTokens
         return tokens.map { .remove(userID: userID, token: $0) }
     }
 
-    /// Sends `reports` in order: registrations and removals through `sender`, the permission into
-    /// `queue` (the signed-in user's), confirming each the server accepted (a removal the server
-    /// answers 404 for is gone already). It stops at a 401 or 403 (the user's token needs
-    /// renewing) and at an error; what was not confirmed is reported again next time.
-    public mutating func send(
-        _ reports: [DeviceReport], via sender: any DeviceReportSender, queue: EventQueue, at now: Instant
-    ) async -> DeviceSendOutcome {
-        for report in reports {
-            switch report {
-            case .permission(let userID, let allowed):
-                guard queue.userID == userID else { return .failed }
-                do { try await queue.enqueue(.notificationPermission(allowed: allowed), at: now) } catch {
-                    return .failed
-                }
-            case .register, .remove:
-                let status: Int
-                do { status = try await sender.send(report) } catch { return .failed }
-                switch (report, status) {
-                case (.register, 200...201), (.remove, 204), (.remove, 404): break
-                case (_, 401), (_, 403): return .needsToken
-                default: return .failed
-                }
-            }
-            confirm(report, at: now)
-        }
-        return .sent
-    }
-
     /// Records that the server accepted `report` at `now`.
-    public mutating func confirm(_ report: DeviceReport, at now: Instant) {
+    public func confirm(_ report: DeviceReport, at now: Instant) {
+        if !isThisInstall {
+            // Another phone's state, or none: nothing of it is this install's.
+            state = DeviceReportState()
+            state.installation = installation
+        }
         switch report {
         case .register(let userID, let token, let environment):
-            if isThisInstall, state.userID == userID, let earlier = state.pushToken, earlier != token,
+            if state.userID == userID, let earlier = state.pushToken, earlier != token,
                 !state.retiredTokens.contains(earlier)
             {
                 state.retiredTokens.append(earlier)
             }
-            if !isThisInstall || state.userID != userID { state.retiredTokens = [] }
+            if state.userID != userID { state.retiredTokens = [] }
             state.retiredTokens.removeAll { $0 == token }
-            state.installation = installation
             state.userID = userID
             state.pushToken = token
             state.environment = environment
@@ -172,17 +160,62 @@ public struct DeviceReporter: Sendable {
             guard state.userID == userID else { return }
             state.retiredTokens.removeAll { $0 == token }
             if state.pushToken == token {
+                // Signed out: the next user, or this one again, is told everything afresh.
                 state.pushToken = nil
                 state.registeredAt = nil
+                state.permissionUserID = nil
+                state.permissionAllowed = nil
             }
         case .permission(let userID, let allowed):
-            if !isThisInstall {
-                state = DeviceReportState()
-                state.installation = installation
-            }
             state.permissionUserID = userID
             state.permissionAllowed = allowed
         }
+    }
+
+    /// Sends `reports` in order: registrations and removals through `sender`, the permission into
+    /// `queue` (the signed-in user's), confirming each the server accepted (a removal the server
+    /// answers 404 for is gone already). A registration that fails holds back the removals after
+    /// it (the old token stays until the new one is in) but not the permission. It stops at a
+    /// 401 or 403 (the user's token needs renewing). One send runs at a time: a send asked for
+    /// while one runs returns `busy` at once.
+    public func send(
+        _ reports: [DeviceReport], via sender: any DeviceReportSender, queue: EventQueue, at now: Instant
+    ) async -> DeviceSendOutcome {
+        guard !isSending else { return .busy }
+        isSending = true
+        defer { isSending = false }
+        var failed = false
+        var registrationFailed = false
+        for report in reports {
+            switch report {
+            case .permission(let userID, let allowed):
+                guard queue.userID == userID else {
+                    failed = true
+                    continue
+                }
+                do { try await queue.enqueue(.notificationPermission(allowed: allowed), at: now) } catch {
+                    failed = true
+                    continue
+                }
+            case .register, .remove:
+                if case .remove = report, registrationFailed { continue }
+                let status: Int?
+                do { status = try await sender.send(report) } catch { status = nil }
+                switch (report, status) {
+                case (.register, .some(200...201)), (.remove, 204), (.remove, 404): break
+                case (_, 401), (_, 403): return .needsToken
+                case (.register, _):
+                    failed = true
+                    registrationFailed = true
+                    continue
+                default:
+                    failed = true
+                    continue
+                }
+            }
+            confirm(report, at: now)
+        }
+        return failed ? .failed : .sent
     }
 
     /// Whether the state was written by this install (false for a fresh one and for a backup
@@ -196,8 +229,11 @@ public enum DeviceSendOutcome: Hashable, Sendable {
     case sent
     /// The server refused the user's token (401 or 403): renew it, then report again.
     case needsToken
-    /// A report failed (the network, the server, a full queue): reported again next time.
+    /// A report failed (the network, the server, a token another user holds, a full queue):
+    /// reported again next time; the others were sent.
     case failed
+    /// Another send was running: nothing was sent.
+    case busy
 }
 
 /// Sends a registration or a removal (`POST` or `DELETE /v1/users/{id}/devices`) with the

@@ -115,9 +115,11 @@ public final class ClaimingRuntimeStore: RuntimeStore {
     }
     public func idempotencyRecordCount() throws(StoreError) -> Int { try base.idempotencyRecordCount() }
     @discardableResult
-    public func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
+    public func registerDevice(_ device: DeviceRegistration, takingFromOthers: Bool) throws(StoreError)
+        -> DeviceRegistration?
+    {
         forget([device.userID])
-        let previous = try base.registerDevice(device)
+        let previous = try base.registerDevice(device, takingFromOthers: takingFromOthers)
         if let previous { forget([previous.userID]) }
         return previous
     }

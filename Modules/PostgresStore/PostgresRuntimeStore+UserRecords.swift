@@ -92,13 +92,16 @@ extension PostgresRuntimeStore {
     }
 
     @discardableResult
-    public func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
+    public func registerDevice(_ device: DeviceRegistration, takingFromOthers: Bool) throws(StoreError)
+        -> DeviceRegistration?
+    {
         if let error = device.validationError { throw error }
         return try pool.writing { session in
             try session.execute("SELECT pg_advisory_xact_lock(\(Self.deviceLockSpace), hashtext(\(device.userID)))")
             let previous = try session.rows(
                 "SELECT user_id, environment, platform, registered_at FROM device WHERE token = \(device.token) FOR UPDATE"
             ).first.map { row throws(StoreError) in try Self.registration(row, token: device.token) }
+            if !takingFromOthers, let previous, previous.userID != device.userID { return previous }
             try session.execute(
                 """
                 INSERT INTO device (token, user_id, environment, platform, registered_at)
@@ -106,6 +109,7 @@ extension PostgresRuntimeStore {
                     \(device.registeredAt.secondsSinceEpoch))
                 ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, environment = excluded.environment,
                     platform = excluded.platform, registered_at = excluded.registered_at
+                WHERE \(takingFromOthers) OR device.user_id = excluded.user_id
                 """)
             // Past the limit: the user's least recently registered token goes.
             try session.execute(

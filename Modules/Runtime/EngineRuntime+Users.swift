@@ -61,9 +61,12 @@ extension EngineRuntime {
     // MARK: - Devices
 
     /// Registers a push token (hex, either case; stored lowercase) for a known user, moving it
-    /// from any other user. Returns the registration and whether the token is new to this user.
+    /// from any other user unless `takingFromOthers` is false (the user's own app: a token
+    /// another user holds is then refused, `heldByAnotherUser`, so one user's app cannot take
+    /// another's pushes). Returns the registration and whether the token is new to this user.
     public func registerDevice(
-        token: String, environment: PushEnvironment, platform: String, for userID: String
+        token: String, environment: PushEnvironment, platform: String, for userID: String,
+        takingFromOthers: Bool = true
     ) throws(RuntimeError) -> (registration: DeviceRegistration, isNew: Bool) {
         let normalized: String
         switch DeviceRegistration.normalizedToken(token) {
@@ -77,12 +80,12 @@ extension EngineRuntime {
         guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
         let registration = DeviceRegistration(
             token: normalized, userID: userID, environment: environment, platform: platform, registeredAt: clock.now())
-        do {
-            let previous = try store.registerDevice(registration)
-            return (registration, previous?.userID != userID)
-        } catch {
+        let previous: DeviceRegistration?
+        do { previous = try store.registerDevice(registration, takingFromOthers: takingFromOthers) } catch {
             throw .store(error)
         }
+        if !takingFromOthers, let previous, previous.userID != userID { throw .heldByAnotherUser("the device token") }
+        return (registration, previous?.userID != userID)
     }
 
     /// Removes the user's token (either case); false when the user has no such token.

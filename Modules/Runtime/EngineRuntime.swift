@@ -26,6 +26,9 @@ public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
     case snapshot(userID: String, SnapshotError)
     /// A value of the request is refused (`field` names it); nothing was committed.
     case invalidInput(field: String, problem: String)
+    /// The request conflicts with what another user holds (a push token their device
+    /// registered); nothing was committed.
+    case heldByAnotherUser(String)
 
     public var description: String {
         switch self {
@@ -34,6 +37,7 @@ public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
         case .store(let error): "\(error)"
         case .snapshot(let userID, let error): "user \"\(userID)\": \(error)"
         case .invalidInput(let field, let problem): "\(field): \(problem)"
+        case .heldByAnotherUser(let what): "\(what) is held by another user"
         }
     }
 }

@@ -68,7 +68,10 @@ public struct DeviceRegistration: Hashable, Sendable {
 /// token APNs answered 410 Unregistered for.
 ///
 /// Contract (checked by the conformance suite in `Tests/StorageTests`):
-/// - **One owner.** A token belongs to one user. Registering it for another user moves it there.
+/// - **One owner.** A token belongs to one user. Registering it for another user moves it there,
+///   unless the registration does not take tokens from others (`takingFromOthers: false`, a
+///   user's own app): then a token another user holds is left where it is, nothing is written,
+///   and the registration it has is returned.
 /// - **Registration** returns the registration the token had before (nil for a new token); it
 ///   replaces environment, platform and time. Each call is atomic. A user holds at most
 ///   `DeviceRegistration.maxPerUser` tokens: the registration that would pass it removes the
@@ -79,7 +82,8 @@ public struct DeviceRegistration: Hashable, Sendable {
 /// - **Listing** is the user's devices, least recently registered first (then by token).
 public protocol DeviceStore: Sendable {
     @discardableResult
-    func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration?
+    func registerDevice(_ device: DeviceRegistration, takingFromOthers: Bool) throws(StoreError)
+        -> DeviceRegistration?
     /// Removes the user's token; false when the user has no such token.
     @discardableResult
     func removeDevice(userID: String, token: String) throws(StoreError) -> Bool
@@ -88,4 +92,12 @@ public protocol DeviceStore: Sendable {
     @discardableResult
     func removeDevice(token: String) throws(StoreError) -> DeviceRegistration?
     func devices(userID: String) throws(StoreError) -> [DeviceRegistration]
+}
+
+extension DeviceStore {
+    /// Registers `device`, moving the token from another user who holds it.
+    @discardableResult
+    public func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
+        try registerDevice(device, takingFromOthers: true)
+    }
 }

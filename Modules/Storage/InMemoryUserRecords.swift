@@ -42,7 +42,8 @@ struct InMemoryUserRecords {
 
     var idempotencyRecordCount: Int { idempotency.count }
 
-    mutating func registerDevice(_ device: DeviceRegistration) -> DeviceRegistration? {
+    mutating func registerDevice(_ device: DeviceRegistration, takingFromOthers: Bool) -> DeviceRegistration? {
+        if !takingFromOthers, let held = devices[device.token], held.userID != device.userID { return held }
         let previous = devices.updateValue(device, forKey: device.token)
         let owned = devices(userID: device.userID)
         if owned.count > DeviceRegistration.maxPerUser, let oldest = owned.first {
@@ -85,9 +86,11 @@ extension InMemoryEngagementStore {
 
     public func idempotencyRecordCount() throws(StoreError) -> Int { lockedUserRecords { $0.idempotencyRecordCount } }
 
-    public func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
+    public func registerDevice(_ device: DeviceRegistration, takingFromOthers: Bool) throws(StoreError)
+        -> DeviceRegistration?
+    {
         if let error = device.validationError { throw error }
-        return lockedUserRecords { $0.registerDevice(device) }
+        return lockedUserRecords { $0.registerDevice(device, takingFromOthers: takingFromOthers) }
     }
 
     public func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {

@@ -153,13 +153,16 @@ extension SQLiteEngagementStore {
         try read { db in try Int.fetchOne(db.cachedStatement(sql: SQLiteUserStatements.countIdempotency)) ?? 0 }
     }
 
-    public func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
+    public func registerDevice(_ device: DeviceRegistration, takingFromOthers: Bool) throws(StoreError)
+        -> DeviceRegistration?
+    {
         if let error = device.validationError { throw error }
         let path = path
         return try write { db in
             var previous: DeviceRegistration?
             try db.inTransaction(.immediate) {
                 previous = try Self.device(token: device.token, db, path: path)
+                if !takingFromOthers, let previous, previous.userID != device.userID { return .commit }
                 try db.cachedStatement(sql: SQLiteUserStatements.upsertDevice).execute(arguments: [
                     device.token, device.userID, device.environment.rawValue, device.platform,
                     device.registeredAt.secondsSinceEpoch,

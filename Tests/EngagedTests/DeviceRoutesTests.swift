@@ -128,6 +128,12 @@ struct DeviceRoutesTests {
             _ = try await client.send(.put, "/v1/users/ana", berlin)
             _ = try await client.send(.put, "/v1/users/bob", berlin)
             let ana = try await userToken("ana")
+            // bob's phone holds otherToken; ana's token cannot take it (409), the API key can.
+            #expect(try await client.send(.post, "/v1/users/bob/devices", deviceBody(otherToken)).status == .created)
+            try await client.send(.post, "/v1/users/ana/devices", deviceBody(otherToken), headers: headers(key: ana))
+                .expectProblem(409, "held-by-another-user")
+            #expect(try server.store.devices(userID: "bob").map(\.token) == [otherToken])
+            #expect(try server.store.devices(userID: "ana").isEmpty)
             let registered = try await client.send(
                 .post, "/v1/users/ana/devices", deviceBody(token), headers: headers(key: ana))
             #expect(registered.status == .created && registered.json["id"] as? String == token)
@@ -139,10 +145,12 @@ struct DeviceRoutesTests {
             ] {
                 try await client.send(method, uri, body, headers: headers(key: ana)).expectProblem(403, "forbidden")
             }
-            #expect(try server.store.devices(userID: "bob").isEmpty)
+            #expect(try server.store.devices(userID: "bob").map(\.token) == [otherToken])
             let removed = try await client.send(.delete, "/v1/users/ana/devices/\(token)", headers: headers(key: ana))
             #expect(removed.status == .noContent)
             #expect(try server.store.devices(userID: "ana").isEmpty)
+            #expect(try await client.send(.post, "/v1/users/ana/devices", deviceBody(otherToken)).status == .created)
+            #expect(try server.store.devices(userID: "bob").isEmpty)
         }
     }
 

@@ -8,8 +8,10 @@ extension ControlledStore {
         try base.idempotencyRecord(userID: userID, key: key)
     }
     func idempotencyRecordCount() throws(StoreError) -> Int { try base.idempotencyRecordCount() }
-    func registerDevice(_ device: DeviceRegistration) throws(StoreError) -> DeviceRegistration? {
-        try base.registerDevice(device)
+    func registerDevice(_ device: DeviceRegistration, takingFromOthers: Bool) throws(StoreError)
+        -> DeviceRegistration?
+    {
+        try base.registerDevice(device, takingFromOthers: takingFromOthers)
     }
     func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
         try base.removeDevice(userID: userID, token: token)

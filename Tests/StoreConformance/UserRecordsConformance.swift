@@ -13,6 +13,7 @@ public enum UserRecordsCheck: String, CaseIterable, Sendable {
     case pruningRemovesOnlyExpiredRecordsOldestFirstAndBounded
     case aNewTokenIsRegisteredAndReregisteringReplacesIt
     case aTokenRegisteredForAnotherUserMoves
+    case aRegistrationNotTakingFromOthersLeavesAnothersToken
     case removalByUserRemovesOnlyThatUsersToken
     case removalByTokenRemovesItWhoeverHoldsIt
     case aUserKeepsAtMostTheNewestTokens
@@ -115,6 +116,17 @@ public func checkUserRecordsConformance(_ make: () throws -> any RuntimeStore, o
             #expect(try store.registerDevice(device(tokenA, "u2", at: 2))?.userID == "u1")
             #expect(try store.devices(userID: "u1").map(\.token) == [tokenB])
             #expect(try store.devices(userID: "u2").map(\.token) == [tokenA])
+        case .aRegistrationNotTakingFromOthersLeavesAnothersToken:
+            try store.registerDevice(device(tokenA, "u1"))
+            let held = try store.registerDevice(device(tokenA, "u2", at: 2), takingFromOthers: false)
+            #expect(held == device(tokenA, "u1"))
+            #expect(try store.devices(userID: "u1") == [device(tokenA, "u1")])
+            #expect(try store.devices(userID: "u2").isEmpty)
+            // Its own token and a new one are registered as ever.
+            #expect(try store.registerDevice(device(tokenB, "u2", at: 3), takingFromOthers: false) == nil)
+            let again = device(tokenB, "u2", .production, at: 4)
+            #expect(try store.registerDevice(again, takingFromOthers: false) == device(tokenB, "u2", at: 3))
+            #expect(try store.devices(userID: "u2") == [again])
         case .removalByUserRemovesOnlyThatUsersToken:
             try store.registerDevice(device(tokenA, "u1"))
             #expect(try !store.removeDevice(userID: "u2", token: tokenA))

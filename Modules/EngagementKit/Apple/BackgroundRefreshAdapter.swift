@@ -1,14 +1,15 @@
 // The kit's background refresh over Apple's BackgroundTasks. This file is compiled on Apple
 // platforms only; on Linux its syntax is checked (`swiftc -parse` in CI), and when to refresh is
-// `PlanRefresh`, tested here.
-#if canImport(BackgroundTasks)
+// `PlanRefresh`, tested here. BGTaskScheduler is unavailable on macOS, though the module exists.
+#if canImport(BackgroundTasks) && !os(macOS)
     public import BackgroundTasks
     public import Foundation
     public import Models
 
     /// The app refresh task that keeps the device's plan current while the app is not running.
     /// Its identifier must be listed under `BGTaskSchedulerPermittedIdentifiers` in the app's
-    /// Info.plist.
+    /// Info.plist. The app calls `register` before it finishes launching, and `schedule` once
+    /// after (each run then asks for the next).
     public enum PlanRefreshTask {
         /// What one refresh did: whether it succeeded, and the plan's horizon end after it.
         public struct Result: Sendable {
@@ -21,25 +22,28 @@
             }
         }
 
-        /// Registers the handler; call it before the app finishes launching. `refresh` is the
-        /// app's own composition of the kit (flush the `EventQueue`, pull the plan with
-        /// `PlanSync.ifNoneMatch` and apply it); it is cancelled when the system ends the task's
-        /// time. Each run asks for the next one (`PlanRefresh.nextRefresh`). False when the
-        /// identifier is not permitted.
+        /// Registers the handler. `refresh` is the app's own composition of the kit (flush the
+        /// `EventQueue`, pull the plan with `PlanSync.ifNoneMatch` and apply it). Each run first
+        /// asks for the next one (`PlanRefresh.nextRefresh` from `horizonEnd`, the plan held
+        /// before the run), so a run the system cuts short still leaves one asked for; when the
+        /// system ends the task's time, the refresh is cancelled and the task completed at once.
+        /// False when the identifier is not permitted.
         @discardableResult
         public static func register(
             identifier: String, policy: PlanRefresh = PlanRefresh(), now: @escaping @Sendable () -> Instant,
-            refresh: @escaping @Sendable () async -> Result
+            horizonEnd: @escaping @Sendable () -> Instant?, refresh: @escaping @Sendable () async -> Result
         ) -> Bool {
             BGTaskScheduler.shared.register(forTaskWithIdentifier: identifier, using: nil) { task in
-                nonisolated(unsafe) let task = task
+                try? schedule(identifier: identifier, at: policy.nextRefresh(at: now(), horizonEnd: horizonEnd()))
+                let completion = Completion(task)
                 let work = Task {
                     let result = await refresh()
-                    try? schedule(
-                        identifier: identifier, at: policy.nextRefresh(at: now(), horizonEnd: result.horizonEnd))
-                    task.setTaskCompleted(success: result.succeeded && !Task.isCancelled)
+                    completion.complete(success: result.succeeded && !Task.isCancelled)
                 }
-                task.expirationHandler = { work.cancel() }
+                task.expirationHandler = {
+                    work.cancel()
+                    completion.complete(success: false)
+                }
             }
         }
 
@@ -49,6 +53,23 @@
             let request = BGAppRefreshTaskRequest(identifier: identifier)
             request.earliestBeginDate = Date(timeIntervalSince1970: TimeInterval(instant.secondsSinceEpoch))
             try BGTaskScheduler.shared.submit(request)
+        }
+
+        /// Completes a task once, whichever of the work and the expiration comes first.
+        private final class Completion: @unchecked Sendable {
+            // @unchecked Sendable is safe: `task` is touched only under `lock`, once.
+            private let lock = NSLock()
+            private var task: BGTask?
+
+            init(_ task: BGTask) { self.task = task }
+
+            func complete(success: Bool) {
+                lock.lock()
+                let pending = task
+                task = nil
+                lock.unlock()
+                pending?.setTaskCompleted(success: success)
+            }
         }
     }
 #endif
