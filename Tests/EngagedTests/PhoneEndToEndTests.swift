@@ -141,9 +141,8 @@ struct KitPhone {
 /// phone through the sync push, and the disabled kind stops within one sync.
 @Suite("engaged and EngagementKit: a phone lives days with the server")
 struct PhoneEndToEndTests {
-    static let hour: Int64 = 3_600
-
-    @Test func aPhoneFollowsTheServersPlanThroughDaysOfUseAndTwoOffline() async throws {
+    /// A test server whose due rows go through the real APNs channel into `pushes`.
+    static func serverSendingToAPNs() async throws -> (TestServer, KeptPushes) {
         var server = try await TestServer()
         let pushes = KeptPushes(clock: server.clock)
         var logger = Logger(label: "end-to-end")
@@ -151,6 +150,11 @@ struct PhoneEndToEndTests {
         server.environment.transport = APNsChannelTransport(
             runtime: server.environment.runtime, push: pushes, topic: "com.example.fitness",
             metrics: ServerMetrics(), logger: logger)
+        return (server, pushes)
+    }
+
+    @Test func aPhoneFollowsTheServersPlanThroughDaysOfUseAndTwoOffline() async throws {
+        let (server, pushes) = try await Self.serverSendingToAPNs()
         let clock = server.clock
         let store = server.store
         try await server.run(.live) { client in
@@ -294,13 +298,7 @@ struct PhoneEndToEndTests {
     }
 
     @Test func aLiveActivityTheAnswerNamesIsUpdatedThroughTheTokenTheAppReports() async throws {
-        var server = try await TestServer()
-        let pushes = KeptPushes(clock: server.clock)
-        var logger = Logger(label: "end-to-end")
-        logger.logLevel = .critical
-        server.environment.transport = APNsChannelTransport(
-            runtime: server.environment.runtime, push: pushes, topic: "com.example.fitness",
-            metrics: ServerMetrics(), logger: logger)
+        let (server, pushes) = try await Self.serverSendingToAPNs()
         try await server.run { client in
             #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
             let link = PhoneLink(client: client, token: try await userToken("ana"), userID: "ana")
