@@ -102,7 +102,10 @@ extension PostgresRuntimeStore {
                 "SELECT user_id, environment, platform, registered_at FROM device WHERE token = \(device.token) FOR UPDATE"
             ).first.map { row throws(StoreError) in try Self.registration(row, token: device.token) }
             if !takingFromOthers, let previous, previous.userID != device.userID { return previous }
-            try session.execute(
+            // Another user's first registration of the token may land between the read and the
+            // write (the lock is per user): not taking from others, the write is then skipped and
+            // no row comes back, and the registration that holds it is answered.
+            let written = try session.rows(
                 """
                 INSERT INTO device (token, user_id, environment, platform, registered_at)
                 VALUES (\(device.token), \(device.userID), \(device.environment.rawValue), \(device.platform),
@@ -110,7 +113,13 @@ extension PostgresRuntimeStore {
                 ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, environment = excluded.environment,
                     platform = excluded.platform, registered_at = excluded.registered_at
                 WHERE \(takingFromOthers) OR device.user_id = excluded.user_id
+                RETURNING token
                 """)
+            if written.isEmpty {
+                return try session.rows(
+                    "SELECT user_id, environment, platform, registered_at FROM device WHERE token = \(device.token)"
+                ).first.map { row throws(StoreError) in try Self.registration(row, token: device.token) }
+            }
             // Past the limit: the user's least recently registered token goes.
             try session.execute(
                 """
