@@ -18,6 +18,8 @@ enum LiveActivityBody {
         "mealEnded": [],
         "liveActivityToken": ["activityID", "token"],
     ]
+    /// The most UTF-8 bytes a display string may take (64 characters of up to 4 bytes each).
+    static let maxTextBytes = 256
     static let workoutFields: Set<String> = ["elapsedSeconds", "heartRate", "activeCalories", "currentExercise"]
 
     /// The input of a Live Activity event `type` from `c`; nil for another type.
@@ -75,7 +77,8 @@ enum LiveActivityBody {
         return value
     }
 
-    /// A short display string: 1 to 64 characters (the 4 KB payload holds the whole activity).
+    /// A short display string: 1 to 64 characters and at most `maxTextBytes` of UTF-8 (the 4 KB
+    /// payload holds the whole activity: a character may be many bytes, combining marks and all).
     private static func text(
         _ c: KeyedDecodingContainer<AnyKey>, _ name: String, at path: [any CodingKey], required: Bool = false
     ) throws -> String? {
@@ -83,6 +86,9 @@ enum LiveActivityBody {
         guard let value else { return nil }
         guard (1...64).contains(value.count) else {
             throw invalidValue(path, name, "1 to 64 characters, got \(value.count)")
+        }
+        guard value.utf8.count <= maxTextBytes else {
+            throw invalidValue(path, name, "at most \(maxTextBytes) bytes of UTF-8, got \(value.utf8.count)")
         }
         return value
     }

@@ -81,6 +81,16 @@ struct LiveActivityEventBodyTests {
         (#"{"type":"mealEnded","extra":1}"#, "extra"),
         (#"{"type":"liveActivityToken","activityID":"workout-1","token":"XYZ"}"#, "token"),
         (#"{"type":"workoutStarted","workoutType":"Run","at":"2027-03-01T07:00:00Z"}"#, "at"),
+        // One character of 601 bytes, and 60 characters of 300: too long for the push's 4 KB.
+        (
+            #"{"type":"workoutStarted","workoutType":""# + "a" + String(repeating: "\u{301}", count: 300) + #""}"#,
+            "workoutType"
+        ),
+        (
+            #"{"type":"workoutUpdated","elapsedSeconds":5,"currentExercise":""#
+                + String(repeating: "e\u{301}\u{301}", count: 60) + #""}"#,
+            "currentExercise"
+        ),
     ])
     func badEventsNameTheirField(json: String, field: String) {
         #expect {
