@@ -138,12 +138,6 @@ struct EventBody: Decodable {
 
 /// The answer of `POST /v1/users/{id}/events`.
 struct EventAccepted: Encodable {
-    /// A Live Activity the step started, updated or ended.
-    struct LiveActivityChange: Encodable {
-        var activityID: String
-        var event: String
-    }
-
     var effects: Int
     /// The local plan's revision after the event (`UserEngine.localPlanRevision`): the plan's
     /// `version`, which an app compares with the one it holds.
@@ -157,7 +151,7 @@ struct EventAccepted: Encodable {
         self.planVersion = planVersion
         liveActivities = effects.compactMap { effect in
             guard case .liveActivity(let command) = effect else { return nil }
-            return LiveActivityChange(activityID: command.activityID, event: command.event.rawValue)
+            return LiveActivityChange(command)
         }
     }
 }

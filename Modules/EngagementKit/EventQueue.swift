@@ -82,20 +82,6 @@ public struct EventAnswer: Hashable, Sendable {
     }
 }
 
-/// A Live Activity an event's step started, updated or ended. The app starts an activity the
-/// server names with `start` (ActivityKit) and reports its push token under `activityID`
-/// (`AppEvent.liveActivity(.pushTokenReceived)`).
-public struct LiveActivityChange: Codable, Hashable, Sendable {
-    /// The engine's name of the activity (`workout-1`).
-    public var activityID: String
-    public var event: LiveActivityCommand.Event
-
-    public init(activityID: String, event: LiveActivityCommand.Event) {
-        self.activityID = activityID
-        self.event = event
-    }
-}
-
 /// Sends one event's body with its idempotency key to the server, for `userID`, with that
 /// user's token.
 public protocol EventSender: Sendable {

@@ -79,3 +79,22 @@ public struct LiveActivityCommand: Codable, Hashable, Sendable {
     /// `activityID.sequence`: unique per command of a user.
     public var requestID: String { "liveActivity.\(activityID).\(sequence)" }
 }
+
+/// A Live Activity an event's step started, updated or ended, as the answer to the event says
+/// (`liveActivities`): the server writes it, EngagementKit reads it. The app starts an activity
+/// the server names with `start` (ActivityKit) and reports its push token under `activityID`.
+public struct LiveActivityChange: Codable, Hashable, Sendable {
+    /// The engine's name of the activity (`workout-1`).
+    public var activityID: String
+    public var event: LiveActivityCommand.Event
+
+    public init(activityID: String, event: LiveActivityCommand.Event) {
+        self.activityID = activityID
+        self.event = event
+    }
+
+    /// The change `command` makes.
+    public init(_ command: LiveActivityCommand) {
+        self.init(activityID: command.activityID, event: command.event)
+    }
+}

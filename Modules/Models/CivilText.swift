@@ -1,8 +1,8 @@
 /// Civil dates and times as text, written into a buffer on the stack and made a string once
 /// (`TextBuffer`): the same characters as joining `pad`ded numbers with separators (a test
 /// compares the two over random values), without the pieces. Trace details, ISO 8601 instants
-/// and Live Activity attributes write these on every decision; written piece by piece, each
-/// would be half a dozen strings.
+/// and Live Activity attributes write these on every decision, where a string per piece would
+/// be allocated (docs/PERFORMANCE.md, Models).
 enum CivilText {
     /// `YYYY-MM-DD`, then `THH:MM:SS` when `secondOfDay` is given, then `Z` (offset 0) or
     /// `±HH:MM` when `offsetSeconds` is given. Each number as `pad` writes it: at least its

@@ -70,13 +70,14 @@ public struct PlanWire: Codable, Hashable, Sendable {
         public var trigger: Trigger
         /// The next firing, ISO 8601 UTC.
         public var nextFireAt: String
-        /// The same instant in the user's zone, with its offset (for people reading the plan).
-        public var localTime: String
+        /// The same instant in the user's zone, with its offset (for people reading the plan; a
+        /// reader does without it).
+        public var localTime: String?
 
         public init(
             identifier: String, kind: String, title: String, subtitle: String?, body: String,
             categoryIdentifier: String, threadIdentifier: String, interruptionLevel: String, relevanceScore: Double,
-            sound: String?, userInfo: [String: String], trigger: Trigger, nextFireAt: String, localTime: String
+            sound: String?, userInfo: [String: String], trigger: Trigger, nextFireAt: String, localTime: String?
         ) {
             self.identifier = identifier
             self.kind = kind
@@ -97,25 +98,6 @@ public struct PlanWire: Codable, Hashable, Sendable {
         private enum CodingKeys: String, CodingKey {
             case identifier, kind, title, subtitle, body, categoryIdentifier, threadIdentifier, interruptionLevel
             case relevanceScore, sound, userInfo, trigger, nextFireAt, localTime
-        }
-
-        public init(from decoder: any Decoder) throws {
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            identifier = try c.decode(String.self, forKey: .identifier)
-            kind = try c.decode(String.self, forKey: .kind)
-            title = try c.decode(String.self, forKey: .title)
-            subtitle = try c.decodeIfPresent(String.self, forKey: .subtitle)
-            body = try c.decode(String.self, forKey: .body)
-            categoryIdentifier = try c.decode(String.self, forKey: .categoryIdentifier)
-            threadIdentifier = try c.decode(String.self, forKey: .threadIdentifier)
-            interruptionLevel = try c.decode(String.self, forKey: .interruptionLevel)
-            relevanceScore = try c.decode(Double.self, forKey: .relevanceScore)
-            sound = try c.decodeIfPresent(String.self, forKey: .sound)
-            userInfo = try c.decode([String: String].self, forKey: .userInfo)
-            trigger = try c.decode(Trigger.self, forKey: .trigger)
-            nextFireAt = try c.decode(String.self, forKey: .nextFireAt)
-            // Informative only: a reader does without it.
-            localTime = try c.decodeIfPresent(String.self, forKey: .localTime) ?? ""
         }
 
         public func encode(to encoder: any Encoder) throws {

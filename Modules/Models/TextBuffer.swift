@@ -1,6 +1,7 @@
 /// Text written into a buffer on the stack, byte by byte, then made a string once: identifiers,
 /// dates and times are written this way on every decision (`OccurrenceID.canonicalText`,
-/// `CivilText`), where joining small strings cost a dozen allocations each.
+/// `CivilText`), where joining small strings allocates for each piece (docs/PERFORMANCE.md,
+/// Models).
 struct TextBuffer {
     private let buffer: UnsafeMutableBufferPointer<UInt8>
     private(set) var count = 0
@@ -79,7 +80,7 @@ public enum DecimalText {
 }
 
 /// Text for a person or a wire format written as UTF-8 bytes, then made a string once (or sent
-/// as bytes): appending bytes costs a fraction of appending to a `String` piece by piece.
+/// as bytes): appending bytes skips the `String` bookkeeping of each piece (docs/PERFORMANCE.md).
 /// Trace details and push payloads are written this way.
 public struct UTF8Text: Sendable {
     public private(set) var bytes: [UInt8] = []

@@ -101,9 +101,8 @@ extension PostgresRuntimeStore {
             let previous = try session.rows(
                 "SELECT user_id, environment, platform, registered_at FROM device WHERE token = \(device.token) FOR UPDATE"
             ).first.map { row throws(StoreError) in try Self.registration(row, token: device.token) }
-            if !takingFromOthers, let previous, previous.userID != device.userID { return previous }
-            // Another user's first registration of the token may land between the read and the
-            // write (the lock is per user): not taking from others, the write is then skipped and
+            // Not taking from others, the write is skipped for a token another user holds (read
+            // above, or registered first between the read and the write: the lock is per user),
             // no row comes back, and the registration that holds it is answered.
             let written = try session.rows(
                 """
@@ -116,6 +115,7 @@ extension PostgresRuntimeStore {
                 RETURNING token
                 """)
             if written.isEmpty {
+                if let previous { return previous }
                 return try session.rows(
                     "SELECT user_id, environment, platform, registered_at FROM device WHERE token = \(device.token)"
                 ).first.map { row throws(StoreError) in try Self.registration(row, token: device.token) }

@@ -14,126 +14,6 @@ import Testing
 
 @testable import engaged
 
-/// A phone's network link to the server: EngagementKit's senders over the test client, with the
-/// user's token. Offline, every call throws before reaching the server.
-final class PhoneLink: EventSender, DeviceReportSender {
-    struct Offline: Error {}
-
-    let client: any TestClientProtocol
-    let token: String
-    let userID: String
-    let online = Mutex(true)
-
-    init(client: any TestClientProtocol, token: String, userID: String) {
-        self.client = client
-        self.token = token
-        self.userID = userID
-    }
-
-    private func request(
-        _ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil, idempotencyKey: String? = nil,
-        ifNoneMatch: String? = nil
-    ) async throws -> TestResponse {
-        guard online.withLock({ $0 }) else { throw Offline() }
-        var fields = headers(key: token, idempotencyKey: idempotencyKey)
-        if let ifNoneMatch { fields[.ifNoneMatch] = ifNoneMatch }
-        return try await client.send(method, uri, body, headers: fields)
-    }
-
-    func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer {
-        let response = try await request(
-            .post, "/v1/users/\(userID)/events", String(decoding: body, as: UTF8.self), idempotencyKey: idempotencyKey)
-        return EventAnswer(status: Int(response.status.code), body: Data(response.text.utf8))
-    }
-
-    func send(_ report: DeviceReport) async throws -> Int {
-        let response: TestResponse
-        switch report {
-        case .register(let userID, let token, let environment):
-            response = try await request(
-                .post, "/v1/users/\(userID)/devices",
-                #"{"token": "\#(token)", "environment": "\#(environment.rawValue)"}"#)
-        case .remove(let userID, let token):
-            response = try await request(.delete, "/v1/users/\(userID)/devices/\(token)")
-        case .permission: return 400  // the queue's, never sent here
-        }
-        return Int(response.status.code)
-    }
-
-    func pull(ifNoneMatch: String?) async throws -> PlanAnswer {
-        let response = try await request(.get, "/v1/users/\(userID)/plan", ifNoneMatch: ifNoneMatch)
-        switch response.status {
-        case .notModified: return .notModified
-        case .ok: return .plan(try ServerPlan.decode(Data(response.text.utf8)))
-        default: throw PlanReadError(field: "", reason: "status \(response.status.code)")
-        }
-    }
-}
-
-/// A phone running EngagementKit: its notification center, its plan, its event queue and what
-/// it told the server about itself. It keeps the instant the last plan it pulled gave each
-/// request, so a firing can be held to the plan.
-struct KitPhone {
-    var center = SimulatedNotificationCenter(timeZone: ZoneRules(identifier: "Europe/Berlin")!)
-    var sync = PlanSync()
-    let reporter = DeviceReporter(installation: "ana-phone")
-    let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "ana-phone"), seed: 7)
-    let link: PhoneLink
-    let pushToken = Data(repeating: 0x5a, count: 32)
-    /// Each request's next firing in the last plan pulled, until it fires.
-    var planned: [String: Instant] = [:]
-    var pulls = 0
-    var heldToPlan = 0
-
-    init(link: PhoneLink) { self.link = link }
-
-    var pendingIDs: Set<String> { Set(center.pendingNotificationRequests.map(\.request.identifier)) }
-
-    /// Launch, or coming to the foreground: tells the server what it has not been told, sends the
-    /// queue and pulls the plan when the queue's answers or the lack of a plan say so.
-    mutating func foreground(at now: Instant) async throws {
-        let reports = await reporter.reports(
-            userID: "ana", pushToken: pushToken, environment: .production, permission: center.authorizationStatus,
-            at: now)
-        #expect(await reporter.send(reports, via: link, queue: queue, at: now) == .sent)
-        let flushed = try await queue.flush(via: link, at: now)
-        if sync.state.version == nil || flushed.planVersion.map(sync.needsPull) == true {
-            try await pull(at: now)
-        }
-    }
-
-    /// Pulls the plan and mirrors it; afterwards the phone holds exactly the server's plan.
-    mutating func pull(at now: Instant) async throws {
-        let answer = try await link.pull(ifNoneMatch: sync.ifNoneMatch)
-        pulls += 1
-        if case .plan(let plan) = answer {
-            planned = Dictionary(plan.requests.map { ($0.request.identifier, $0.nextFireAt) }) { first, _ in first }
-        }
-        guard case .refusedOlder = sync.apply(answer, to: &center, at: now) else { return }
-        Issue.record("an older plan was offered at \(now.iso8601)")
-    }
-
-    /// A background push arrived: a sync sets the badge and pulls when the plan moved.
-    mutating func receive(_ push: PushRequest, at now: Instant) async throws {
-        guard let signal = SyncSignal(payload: Data(push.payload)) else { return }
-        center.setBadgeCount(signal.badge)
-        if signal.planVersion.map(sync.needsPull) ?? true { try await pull(at: now) }
-    }
-
-    /// Fires what is due by `now`. The first firing of a request since the pull that brought it
-    /// is at the instant that plan gave it (`heldToPlan` counts them).
-    mutating func fire(through now: Instant) -> [DeliveredNotification] {
-        let fired = center.fireDue(through: now)
-        for delivered in fired {
-            let id = delivered.request.identifier
-            guard let planned = planned.removeValue(forKey: id) else { continue }
-            #expect(delivered.deliveredAt == planned, "\(id) fired at \(delivered.deliveredAt.iso8601)")
-            heldToPlan += 1
-        }
-        return fired
-    }
-}
-
 /// End to end: a live `engaged` on a manual clock and a phone running EngagementKit, over days.
 /// A user is created; the phone registers and pulls; reminders fire at their planned times; an
 /// action becomes an event and a new plan; two days offline, the plan still fires and the queued
@@ -167,7 +47,7 @@ struct PhoneEndToEndTests {
             try await phone.foreground(at: clock.now())
             #expect(try store.devices(userID: "ana").map(\.token) == [DeviceReporter.hex(phone.pushToken)])
             #expect(!phone.pendingIDs.isEmpty)
-            #expect(phone.pendingIDs == (try await Self.serverPlan(client)))
+            #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
 
             var pushesSeen = 0
             var syncsReceived = 0
@@ -210,7 +90,7 @@ struct PhoneEndToEndTests {
             try await phone.queue.enqueue(.activity(.mealLogged(loggedMeal)), at: clock.now())
             try await phone.foreground(at: clock.now())
             #expect(try #require(phone.sync.state.version) > versionBefore)
-            #expect(phone.pendingIDs == (try await Self.serverPlan(client)))
+            #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
 
             // Two days offline: the plan it holds fires on; what the user does waits in the queue.
             link.online.withLock { $0 = false }
@@ -242,7 +122,7 @@ struct PhoneEndToEndTests {
             let left = try await phone.queue.count()
             #expect(left == 0)
             #expect(try Self.moods(store) == moodsBefore + enqueued)
-            #expect(phone.pendingIDs == (try await Self.serverPlan(client)))
+            #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
 
             // The backend disables meal reminders: the sync push carries the new version, the
             // phone pulls once, and no meal reminder is left on it or fires a day later.
@@ -255,7 +135,7 @@ struct PhoneEndToEndTests {
             _ = try await live(hours: 1, &phone)
             #expect(syncsReceived > syncsBefore && phone.pulls == pullsBefore + 1)
             #expect(!phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
-            #expect(phone.pendingIDs == (try await Self.serverPlan(client)))
+            #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
             let unread = try await client.send(.get, "/v1/users/ana/inbox").json["unread"] as? Int
             #expect(phone.center.badgeCount == unread)
             let dayAfter = try await live(hours: 24, &phone)
@@ -342,13 +222,6 @@ struct PhoneEndToEndTests {
             }
             #expect(pushedEvents == ["update", "end"])
         }
-    }
-
-    /// The identifiers of the server's local plan (at most 64: the phone's limit), read with the
-    /// API key.
-    static func serverPlan(_ client: any TestClientProtocol) async throws -> Set<String> {
-        let plan = try ServerPlan.decode(Data(try await client.send(.get, "/v1/users/ana/plan").text.utf8))
-        return Set(plan.requests.prefix(64).map(\.request.identifier))
     }
 
     /// The instants of ana's moods the server recorded.

@@ -17,66 +17,6 @@ import Testing
 /// the plan moved, and holds exactly the server's local plan after each pull.
 @Suite("engaged and EngagementKit: the phone mirrors the plan")
 struct PhoneMirrorTests {
-    /// A simulated phone: its center, its plan sync and its user's token.
-    struct Phone {
-        var center = SimulatedNotificationCenter(timeZone: ZoneRules(identifier: "Europe/Berlin")!)
-        var sync = PlanSync()
-        let token: String
-        /// The status of the last pull.
-        var lastStatus: HTTPResponse.Status?
-
-        var pendingIDs: [String] { center.pendingNotificationRequests.map(\.request.identifier).sorted() }
-
-        /// Pulls the plan with `If-None-Match` and applies the answer; returns the outcome.
-        mutating func pull(_ client: any TestClientProtocol, at now: Instant) async throws -> PlanSyncOutcome {
-            var fields = headers(key: token)
-            if let tag = sync.ifNoneMatch { fields[.ifNoneMatch] = tag }
-            let response = try await client.send(.get, "/v1/users/ana/plan", headers: fields)
-            lastStatus = response.status
-            let answer: PlanAnswer
-            switch response.status {
-            case .notModified: answer = .notModified
-            case .ok: answer = .plan(try ServerPlan.decode(Data(response.text.utf8)))
-            default: throw PlanReadError(field: "", reason: "status \(response.status.code)")
-            }
-            return sync.apply(answer, to: &center, at: now)
-        }
-    }
-
-    /// The server's local plan's identifiers, read with the API key (at most 64: the phone's limit).
-    static func serverPlanIDs(_ client: any TestClientProtocol) async throws -> [String] {
-        let plan = try ServerPlan.decode(Data(try await client.send(.get, "/v1/users/ana/plan").text.utf8))
-        return plan.requests.prefix(64).map(\.request.identifier).sorted()
-    }
-
-    /// Sends the queue's events with ana's token; `loseAnswers` answers are lost after the
-    /// server applied the event (a dropped connection on the way back).
-    final class ClientSender: EventSender {
-        let client: any TestClientProtocol
-        let token: String
-        let lostAnswers: Mutex<Int>
-
-        init(client: any TestClientProtocol, token: String, lostAnswers: Int) {
-            self.client = client
-            self.token = token
-            self.lostAnswers = Mutex(lostAnswers)
-        }
-
-        func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer {
-            struct Lost: Error {}
-            let response = try await client.send(
-                .post, "/v1/users/\(userID)/events", String(decoding: body, as: UTF8.self),
-                headers: headers(key: token, idempotencyKey: idempotencyKey))
-            if lostAnswers.withLock({ lost in
-                defer { lost = max(0, lost - 1) }
-                return lost > 0
-            }) {
-                throw Lost()
-            }
-            return EventAnswer(status: Int(response.status.code), body: Data(response.text.utf8))
-        }
-    }
-
     @Test func theEventQueueAppliesEachEventOnceThoughAnswersAreLost() async throws {
         let server = try await TestServer()
         try await server.run { client in
@@ -86,7 +26,7 @@ struct PhoneMirrorTests {
             try await queue.enqueue(.activity(.mealLogged(.breakfast)), at: start - 3_600)  // offline since then
             try await queue.enqueue(.activity(.moodLogged), at: start - 60)
             try await queue.enqueue(.notificationPermission(allowed: true), at: start)
-            let sender = ClientSender(client: client, token: try await userToken("ana"), lostAnswers: 1)
+            let sender = PhoneLink(client: client, token: try await userToken("ana"), userID: "ana", lostAnswers: 1)
             let first = try await queue.flush(via: sender, at: start)
             #expect(first.sent == 0 && first.nextAttemptAt != nil)  // applied, answer lost
             let second = try await queue.flush(via: sender, at: try #require(first.nextAttemptAt))
@@ -102,17 +42,17 @@ struct PhoneMirrorTests {
         let server = try await TestServer()
         try await server.run { client in
             #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
-            var phone = Phone(token: try await userToken("ana"))
+            var phone = KitPhone(link: PhoneLink(client: client, token: try await userToken("ana"), userID: "ana"))
             let now = TestServer.start
 
             // First launch: the whole plan, with its meal reminders.
-            guard case .applied = try await phone.pull(client, at: now) else {
+            guard case .applied = try await phone.pull(at: now) else {
                 Issue.record("the first pull placed nothing")
                 return
             }
-            #expect(phone.pendingIDs == (try await Self.serverPlanIDs(client)))
+            #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
             #expect(phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
-            #expect(try await phone.pull(client, at: now) == .unchanged)
+            #expect(try await phone.pull(at: now) == .unchanged)
             #expect(phone.lastStatus == .notModified)
 
             // The phone's own event: its answer says the plan moved; one pull follows it, and
@@ -121,13 +61,13 @@ struct PhoneMirrorTests {
             #expect(phone.pendingIDs.contains(todaysLunch))
             let lunch = try await client.send(
                 .post, "/v1/users/ana/events", #"{"type": "mealLogged", "meal": "lunch"}"#,
-                headers: headers(key: phone.token))
+                headers: headers(key: phone.link.token))
             let version = try #require(lunch.json["planVersion"] as? Int)
             #expect(phone.sync.needsPull(signalled: version))
-            _ = try await phone.pull(client, at: now)
+            _ = try await phone.pull(at: now)
             #expect(phone.sync.state.version == version)
             #expect(!phone.pendingIDs.contains(todaysLunch))
-            #expect(phone.pendingIDs == (try await Self.serverPlanIDs(client)))
+            #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
 
             // The backend disables meal reminders: the server signals (a sync row), the phone
             // pulls, and no meal reminder is left on it.
@@ -142,11 +82,11 @@ struct PhoneMirrorTests {
             // The version the sync push carries, as the APNs channel reads it when it sends.
             let signalled = try await server.environment.runtime.localPlanVersion(of: "ana")
             #expect(phone.sync.needsPull(signalled: signalled))
-            _ = try await phone.pull(client, at: now)
+            _ = try await phone.pull(at: now)
             #expect(phone.lastStatus == .ok && phone.sync.state.version == signalled)
             #expect(!phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
             #expect(!phone.pendingIDs.isEmpty)
-            #expect(phone.pendingIDs == (try await Self.serverPlanIDs(client)))
+            #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
         }
     }
 }
