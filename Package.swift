@@ -161,7 +161,7 @@ let package = Package(
                 name: "Simulation",
                 dependencies: [
                     "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", "Runtime", "LiveActivity",
-                    swiftLog,
+                    "EngagementKit", swiftLog,
                     histogram, heapModule,
                 ],
                 path: "Simulation", exclude: ["Scenarios"],

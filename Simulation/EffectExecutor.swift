@@ -12,10 +12,15 @@ struct EffectExecutor {
     let coach: SimulatedCoach
     /// The app stops waiting for the coach at this point (virtual time).
     let deadlineMillis: Int
+    /// In the server topology the engine's local requests and jobs are the server's rows: the
+    /// phone's pending list follows its plan pulls, and its background scheduler runs the
+    /// plan's refresh only.
+    let onServer: Bool
 
-    init(coach: CoachBehaviour, library: TemplateLibrary) {
+    init(coach: CoachBehaviour, library: TemplateLibrary, deployment: Deployment = .device) {
         self.coach = SimulatedCoach(behaviour: coach, library: library)
         deadlineMillis = coach.deadlineMillis
+        onServer = deployment == .server
     }
 
     /// Something the platform will do later because of an effect.
@@ -29,6 +34,9 @@ struct EffectExecutor {
         switch effect {
         case .schedule(_, _, .remote):
             // Sent by the server when due (`Shard.commitServer`), not planned on the device.
+            break
+        case .schedule where onServer, .cancel where onServer, .submitBackgroundTask where onServer:
+            // The server's rows (`Shard.commitServer`); the phone learns of them at its next pull.
             break
         case .schedule(let request, let fireAt, _):
             // A one-off a jump of the clock already showed is in the delivered list: not again.

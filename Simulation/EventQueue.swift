@@ -26,6 +26,9 @@ enum EventKind {
     indirect case liveActivity(LiveActivityEvent)
     /// The device's clock jumps by this many seconds (`DeviceClock`).
     case clockJump(bySeconds: Int32)
+    /// The phone's network is back and the event it queued offline is sent: its answer names
+    /// the plan's version, and the phone pulls when it differs (`Deployment.server`).
+    case planPull
 }
 
 struct Event: Comparable {

@@ -11,7 +11,8 @@ import Storage
 /// shows, or the unread count a badge sync carries (what the app reads from the payload).
 enum PushNote: Sendable {
     case alert(NotificationRequest)
-    case sync(unread: Int)
+    /// A badge sync, with the plan's version it carries (`PlanSignal`).
+    case sync(unread: Int, planVersion: Int)
     /// A Live Activity's update or end, pushed to the activity's token.
     case liveActivity(LiveActivityCommand)
 
@@ -20,7 +21,7 @@ enum PushNote: Sendable {
     var unread: Int? {
         switch self {
         case .alert(let request): request.content.badge
-        case .sync(let unread): unread
+        case .sync(let unread, _): unread
         case .liveActivity: nil
         }
     }

@@ -3,6 +3,7 @@ import Dispatch
 public import Engagement
 import Foundation
 import Models
+import Scheduling
 import Storage
 
 /// Why a run could not finish. `simulate` exits 74 on any of them.
@@ -208,6 +209,8 @@ public struct Report: Codable, Sendable {
     /// The drain phase after the last week (`Shard.drain`): its virtual length, events, the
     /// notifications watched, delivered and stuck (liveness failures, exit status 3).
     public var drain = DrainFigures()
+    /// The server topology's plan pulls, signals and stale fires; nil on the device topology.
+    public var deployment: DeploymentFigures?
 
     public var invariantsHeld: Bool { invariantViolations.values.allSatisfy { $0 == 0 } }
     public var budgetsHeld: Bool { budgets.values.allSatisfy { !$0.breached } }
@@ -326,6 +329,10 @@ public enum Simulator {
         report.droppedByAPNs = stats.channels.droppedByAPNs
         report.uninstalls = stats.uninstalls
         report.drain = stats.drain
+        if scenario.deployment == .server {
+            report.deployment = DeploymentFigures(
+                stats.deployment, localDeliveries: stats.channels[.local].shown, userDays: userDays)
+        }
         if let directory = options.outputDirectory {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

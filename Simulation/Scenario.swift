@@ -116,6 +116,8 @@ public struct Scenario: Hashable, Sendable {
     /// The longest drain after the last week, in days (`Shard.drain`; 8 by default, so a weekly
     /// digest due at most a week after its first item is drained); 0: no drain phase.
     public var drainDays = 8
+    /// Where the engine runs (`deployment`; see `Deployment`).
+    public var deployment = Deployment.device
 
     public var startInstant: Instant { Instant(secondsSinceEpoch: start.daysSinceEpoch * .secondsPerDay) }
     public var endInstant: Instant { startInstant + Int64(weeks) * 7 * .secondsPerDay }
@@ -162,6 +164,7 @@ extension Scenario {
     static let topKeys: Set<String> = [
         "name", "seed", "start", "weeks", "users", "threads", "timeZones", "personas", "preferences", "faults",
         "description", "coach", "holdoutShare", "attentionBudget", "fatigue", "locales", "drainDays",
+        "deployment",
     ]
     static let preferenceKeys: Set<String> = [
         "quietHours", "hydration", "maxPerHour", "maxPerDay", "absenceResponse", "motivationalStyle", "privacyLevel",
@@ -296,6 +299,13 @@ extension Scenario {
         scenario.locales = try parseLocales(top["locales"], reader: reader)
         if let node = top["drainDays"] {
             scenario.drainDays = Int(try reader.number(node, key: "drainDays", range: 0...14).rounded(.down))
+        }
+        if let node = top["deployment"] {
+            let name = try reader.string(node, key: "deployment")
+            guard let deployment = Deployment(rawValue: name) else {
+                throw reader.fail("deployment", node, Deployment.problem(name))
+            }
+            scenario.deployment = deployment
         }
         return scenario
     }

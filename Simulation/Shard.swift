@@ -59,7 +59,8 @@ final class Shard {
         self.userRange = userRange
         self.journal = Journal(sink: try EventSink(path: eventsPath))
         self.showProgress = showProgress
-        self.executor = EffectExecutor(coach: scenario.coach, library: templates.defaultLibrary)
+        self.executor = EffectExecutor(
+            coach: scenario.coach, library: templates.defaultLibrary, deployment: scenario.deployment)
         self.stats = ShardStats(weeks: scenario.weeks)
         self.apns = SimulatedAPNs(conditions: scenario.faults.apns, seed: scenario.seed)
     }
@@ -94,6 +95,7 @@ final class Shard {
                 .installed(state.engine.profile, deviceToken: state.remote.device.token), of: state.traits.profile.id,
                 at: firstInstall)
             try step(local, .appLaunched, at: firstInstall)
+            if isServerDeployment { askForPlanRefresh(local, at: firstInstall) }
             scheduleNextDay(local, after: firstInstall)
             if state.traits.isTraveller { scheduleTravel(local, after: firstInstall) }
             for week in 0..<scenario.weeks {
@@ -158,6 +160,7 @@ final class Shard {
             guard users[local].dayStartAt == event.time else { return }  // superseded by travel
             try relaunchIfKilled(local, at: now)
             try planDay(local, at: now)
+            if isServerDeployment { users[local].phone.forget(before: now) }
             scheduleNextDay(local, after: now)
             drawOfflineSpell(local, from: now)
             drawClockJumps(local, from: now)
@@ -194,6 +197,11 @@ final class Shard {
             users[local].launchEventAt = nil
             let launches = users[local].background.launchDue(through: now)
             for launch in launches {
+                if launch.request.identifier == Self.planRefreshIdentifier {
+                    try pullPlan(local, reason: .refresh, at: now)
+                    askForPlanRefresh(local, at: now)
+                    continue
+                }
                 guard let job = BackgroundJob(rawValue: launch.request.identifier) else { continue }
                 let nanos = try step(local, .backgroundTaskLaunched(job), at: now, timing: .backgroundRun).nanos ?? 0
                 stats.backgroundRuns += 1
@@ -214,6 +222,8 @@ final class Shard {
             try handleLiveActivity(local, event, at: now)
         case .clockJump(let seconds):
             try jumpClock(local, bySeconds: Int64(seconds), at: now)
+        case .planPull:
+            try pull(local, ifBehind: inPlace(local) { $0.engine.localPlanRevision }, reason: .event, at: now)
         case .content(let requestID, let request, let outcome):
             let effects = try step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now).effects
             for case .trace(let entry) in effects where entry.reason == .templateFallback {
@@ -233,11 +243,11 @@ final class Shard {
             users[local].center.setAuthorizationStatus(granted ? .authorized : .denied)
             if !granted { users[local].notificationsBlocked = true }
             try journal.log(&users[local], now, "permission") { $0.id("status", granted ? "authorized" : "denied") }
-            if granted {
-                // The app reads its settings when it comes to the foreground; the world tells the
-                // engine at once. A revoke it learns from the next refused schedule.
-                try step(local, .notificationPermission(allowed: true), at: now)
-            } else {
+            // The app reads its settings when it comes to the foreground; the world tells the
+            // engine at once. On the device a revoke is learnt from the next refused schedule; in
+            // the server topology the kit reports it as an event (`DeviceReporter`).
+            if granted || isServerDeployment { try step(local, .notificationPermission(allowed: granted), at: now) }
+            if !granted {
                 queue.push(time: event.time + 3 * .secondsPerDay, user: event.user, kind: .permission(granted: true))
             }
         }
@@ -259,6 +269,7 @@ final class Shard {
         }
         // All were released together: each is judged before the user reacts to any (an opt-out
         // the first one leads to does not rule on the others).
+        if isServerDeployment { try judgeFreshness(local, fired) }
         for notification in fired {
             let id = notification.request.identifier
             if DeviceClock.isDailySeries(notification.request) {
@@ -305,6 +316,7 @@ final class Shard {
         let before =
             failure > 0 && users[local].commitDraws.chance(failure) ? StoredEngine(users[local].engine) : nil
         tape?.record(.input(input), of: users[local].traits.profile.id, at: now)
+        let revisionBefore = users[local].engine.localPlanRevision
         let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0
         var effects = users[local].engine.handle(input, at: now)
@@ -340,6 +352,7 @@ final class Shard {
         var zoneChanged = false
         if case .timeZoneChanged = input { zoneChanged = true }
         commitServer(local, effects, zoneChanged: zoneChanged, at: now)
+        if isServerDeployment { try followPlanChange(local, input, revisionBefore: revisionBefore, at: now) }
         rescheduleFire(local)
         rescheduleLaunch(local)
         rescheduleRemote(local)
@@ -355,7 +368,8 @@ final class Shard {
         case .timeZoneChanged, .notificationPermission: deviceMoved = true
         default: deviceMoved = false
         }
-        try checkPlanMatchesPlatform(local, after: effects, at: now, always: deviceMoved)
+        // In the server topology the device follows the plan at pulls, and is judged there.
+        if !isServerDeployment { try checkPlanMatchesPlatform(local, after: effects, at: now, always: deviceMoved) }
         return (nanos, effects)
     }
 

@@ -59,7 +59,7 @@ extension Shard {
             // not handled, so the drain is the same whatever users share the thread.
             guard !users[Int(event.user)].drainWatch.isEmpty else { continue }
             switch event.kind {
-            case .fire, .launch, .remote, .content, .clockJump:
+            case .fire, .launch, .remote, .content, .clockJump, .planPull:
                 lastTime = event.time
                 stats.drain.events += 1
                 try handle(event)

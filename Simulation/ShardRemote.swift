@@ -20,9 +20,11 @@ extension Shard {
     /// pending list, runs its own background tasks and starts its own Live Activities). After
     /// a change of zone, the pending rows follow the engine's new fire times.
     func commitServer(_ local: Int, _ effects: [Effect], zoneChanged: Bool, at now: Instant) {
-        guard zoneChanged || effects.contains(where: Self.isServed) else { return }
+        guard zoneChanged || effects.contains(where: { Self.isServed($0, onServer: isServerDeployment) }) else {
+            return
+        }
         var plan = OutboxPlan.rows(for: effects, userID: users[local].traits.profile.id, at: now)
-        plan.rows.removeAll { $0.channel == .job || $0.channel == .liveActivity }
+        plan.rows.removeAll { ($0.channel == .job && !isServerDeployment) || $0.channel == .liveActivity }
         if zoneChanged {
             plan.rows += inPlace(local) { user in
                 OutboxSteps.moved(
@@ -32,12 +34,15 @@ extension Shard {
             }
         }
         users[local].remote.outbox.commit(cancelled: plan.cancelled, rows: plan.rows)
+        if isServerDeployment { users[local].phone.commit(cancelled: plan.cancelled, rows: plan.rows, at: now) }
     }
 
-    /// Whether the server performs anything of `effect` in this topology.
-    private static func isServed(_ effect: Effect) -> Bool {
+    /// Whether the server performs anything of `effect`: on the device topology its
+    /// notifications only; on the server topology its jobs too.
+    private static func isServed(_ effect: Effect, onServer: Bool) -> Bool {
         switch effect {
         case .schedule, .cancel: true
+        case .submitBackgroundTask: onServer
         default: false
         }
     }
@@ -61,9 +66,13 @@ extension Shard {
                 users[local].remote.outbox.enqueue(next)
             case .send:
                 sends.append(row)
+            case .runJob(let job) where isServerDeployment:
+                // As `EngineRuntime.dispatchDue`: the job's step commits its next run.
+                try step(local, .backgroundTaskLaunched(job), at: now, timing: .backgroundRun)
+                stats.backgroundRuns += 1
             case .runJob, .discard:
-                // The simulated server holds no jobs (the device runs its own) and writes only
-                // rows it reads: neither step can come up.
+                // On the device topology the simulated server holds no jobs (the device runs its
+                // own), and it writes only rows it reads: neither step can come up.
                 assertionFailure("the simulated server took an unexpected step for \(row.key)")
             }
         }
@@ -86,9 +95,10 @@ extension Shard {
                 }
             case .liveActivity(let command):
                 try applyLiveActivity(local, command, byPush: true, at: arrival.at)
-            case .sync(let unread):
+            case .sync(let unread, let planVersion):
                 stats.channels[.silent].shown += 1
                 users[local].center.setBadgeCount(unread)
+                if isServerDeployment { try pull(local, ifBehind: planVersion, reason: .signal, at: now) }
             }
         }
         try checkBadge(local, at: now)
@@ -199,7 +209,7 @@ extension Shard {
         stats.relaunches += 1
         if upgrade { stats.upgrades += 1 }
         try journal.log(&users[local], now, "relaunched") { $0.id("from", "snapshot") }
-        try checkPlanMatchesPlatform(local, after: [], at: now, always: true)
+        if !isServerDeployment { try checkPlanMatchesPlatform(local, after: [], at: now, always: true) }
     }
 
     /// The runtime's commit of a step failed (`storeWriteFailure`): the step is rolled back, the

@@ -27,7 +27,7 @@ extension Shard {
                 key: row.key, slot: row.dueAt, counts: counts, planVersion: users[local].engine.localPlanRevision,
                 plan: RemoteChannel.silentPushes, topic: RemoteChannel.topic
             ).request(to: address)
-            note = .sync(unread: unread)
+            note = .sync(unread: unread, planVersion: users[local].engine.localPlanRevision)
         default:
             // The server's rows are readable (`OutboxSteps.step` discards any other).
             guard var request = row.payload.notification else { return }

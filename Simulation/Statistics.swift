@@ -199,6 +199,8 @@ struct ShardStats {
     var releasedByClockJump = 0
     /// The drain phase after the last week.
     var drain = DrainFigures()
+    /// Plan pulls, signals and stale fires (`Deployment.server`).
+    var deployment = DeploymentStats()
 
     static let violationExampleLimit = 20
 
@@ -268,5 +270,6 @@ struct ShardStats {
         clockJumps += other.clockJumps
         releasedByClockJump += other.releasedByClockJump
         drain.merge(other.drain)
+        deployment.merge(other.deployment)
     }
 }

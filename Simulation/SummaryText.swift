@@ -44,6 +44,20 @@ public enum SummaryText {
         return lines
     }
 
+    /// The server topology's pulls, signals and stale fires; nothing on the device topology.
+    public static func deployment(_ figures: DeploymentFigures?) -> [String] {
+        guard let figures else { return [] }
+        func format(_ value: Double, _ places: Int = 2) -> String { String(format: "%.\(places)f", value) }
+        let reasons = figures.pullsByReason.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return [
+            "deployment server: pulls/user-day=\(format(figures.pullsPerUserDay)) (\(reasons.joined(separator: " "))"
+                + ", 304 share \(format(figures.notModifiedShare)), \(figures.pullsWhileOffline) offline)"
+                + " signals/user-day=\(format(figures.signalsPerUserDay))",
+            "stale fires: \(figures.staleFires) (\(format(figures.staleShareOfLocalDeliveries * 100, 3)) % of local "
+                + "deliveries), age p50=\(Int(figures.staleAgeSecondsP50)) s p99=\(Int(figures.staleAgeSecondsP99)) s",
+        ]
+    }
+
     /// One line per channel that carried anything, then what APNs dropped on the way.
     public static func channels(_ report: Report) -> [String] {
         var lines: [String] = []

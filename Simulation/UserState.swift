@@ -59,6 +59,8 @@ struct UserState {
     var optOuts = OptOutRecord()
     /// The remote channel (the server's side, APNs and the device's push state) and its checks.
     var remote: RemoteChannel
+    /// The phone's copy of the server's plan (`Deployment.server` only).
+    var phone = PhonePlan()
     var channelChecker = ChannelChecker()
     /// The device's Live Activities.
     var liveActivities = LiveActivityDevice()
@@ -96,12 +98,16 @@ struct UserState {
         var generator = SeededGenerator(seed: scenario.seed).derived(0xBE4A_0000 &+ UInt64(index))
         let roll = generator.nextUnit()
         let status: AuthorizationStatus = roll < 0.02 ? .denied : roll < 0.08 ? .provisional : .authorized
-        // The world never reads the delivered list (the app only clears it), so the device keeps
-        // none: a hundred requests with their copy, for every user, would only take memory.
-        var center = SimulatedNotificationCenter(timeZone: zone, authorizationStatus: status, deliveredLimit: 0)
+        // On the device topology the world never reads the delivered list (the app only clears
+        // it), so the device keeps none: a hundred requests with their copy, for every user, would
+        // only take memory. On the server topology the kit reads it (`PlanReconciliation`).
+        var center = SimulatedNotificationCenter(
+            timeZone: zone, authorizationStatus: status,
+            deliveredLimit: scenario.deployment == .server ? 20 : 0)
         center.setNotificationCategories(NotificationCategory.all)
         let background = SimulatedBackgroundTaskScheduler(
-            permittedIdentifiers: Set(BackgroundJob.allCases.map(\.rawValue)), model: model,
+            permittedIdentifiers: Set(BackgroundJob.allCases.map(\.rawValue) + [Shard.planRefreshIdentifier]),
+            model: model,
             generator: generator.derived(1))
         let installAt = scenario.startInstant + Int64(generator.int(in: 0...86_399))
         let user = UserState(

@@ -26,6 +26,7 @@ extension Simulate {
         if let users { resolved.users = users }
         if let weeks { resolved.weeks = weeks }
         if let threads { resolved.threads = threads }
+        if let deployment = deployment.flatMap(Deployment.init(rawValue:)) { resolved.deployment = deployment }
         if swarm {
             do {
                 resolved = try Swarm.draw(from: resolved)
@@ -124,7 +125,8 @@ extension Simulate {
     /// The command that runs exactly this scenario again.
     func reproduceCommand(_ scenario: Scenario) -> String {
         "\(CommandLine.arguments[0]) --scenario \(scenarioPath) --seed \(scenario.seed) --users \(scenario.users) "
-            + "--weeks \(scenario.weeks) --threads \(scenario.threads) --store \(store)" + (events ? " --events" : "")
+            + "--weeks \(scenario.weeks) --threads \(scenario.threads) --deployment \(scenario.deployment.rawValue) "
+            + "--store \(store)" + (events ? " --events" : "")
             + (swarm ? " --swarm" : "")
     }
 }

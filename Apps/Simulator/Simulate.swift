@@ -62,6 +62,12 @@ struct Simulate: ParsableCommand {
     )
     var threads: Int?
 
+    @Option(
+        help:
+            "Where the engine runs: device (it plans into the phone's notification center) or server (the phone mirrors the server's plan through EngagementKit's plan sync); default: the scenario's."
+    )
+    var deployment: String?
+
     @Option(help: "Output folder (default: .simulate/<scenario name>).")
     var out: String?
 
@@ -106,6 +112,9 @@ struct Simulate: ParsableCommand {
         }
         if let maxMemory, RunEstimate.parseBytes(maxMemory) == nil {
             throw ValidationError("--max-memory must be a size such as 500M, 4G or 1073741824, got \"\(maxMemory)\"")
+        }
+        if let deployment, Deployment(rawValue: deployment) == nil {
+            throw ValidationError("--deployment: \(Deployment.problem(deployment))")
         }
         if let out, out.isEmpty { throw ValidationError("--out must not be empty") }
         if scenario.isEmpty { throw ValidationError("--scenario must not be empty") }

@@ -60,6 +60,7 @@ extension Simulate {
                     ]))
         for line in SummaryText.channels(report) { say(line) }
         for line in SummaryText.drain(report.drain) { say(line) }
+        for line in SummaryText.deployment(report.deployment) { say(line) }
         let content = report.content
         let p99 =
             content.p99AtDeadline

@@ -197,6 +197,11 @@ public struct SimulatedPushDevice<Note: Sendable>: Sendable {
         offlineSpells.contains { $0.contains(instant) }
     }
 
+    /// When the network comes back, if the device has none at `instant`; nil when it has.
+    public func onlineAgain(at instant: Instant) -> Instant? {
+        offlineSpells.first { $0.contains(instant) }?.upperBound
+    }
+
     /// What reaches the device through `now`, in arrival order. Arrivals while offline are
     /// stored (the latest replaces the one before; one already expired is dropped and replaces
     /// nothing); the stored push arrives when the device is back online, unless it expired first.

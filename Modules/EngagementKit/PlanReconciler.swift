@@ -10,6 +10,9 @@ public import Models
 /// - an owned request the plan no longer holds is removed; one whose content or trigger changed
 ///   is replaced (added again under its identifier); one that is the same is not touched, so a
 ///   sync that changes nothing does nothing;
+/// - a one-off the device has shown already (`shown`: its delivered list) is not placed again:
+///   a plan pulled after it fired may still hold it, moved to a later time (a stale copy fired,
+///   then the server's moved one would fire a second time);
 /// - the device holds at most `pendingLimit` (64) requests: the plan's requests fill the slots the
 ///   others leave, soonest first (the plan's order); those that do not fit are left out, and the
 ///   sync does not take the plan's version, so every later pull places what then fits.
@@ -25,7 +28,8 @@ public struct PlanReconciliation: Hashable, Sendable {
 
     /// The operations that turn `pending` into the plan's `entries`.
     public init(
-        entries: [ServerPlan.Entry], pending: [PendingNotification], owned: Set<String>, pendingLimit: Int = 64
+        entries: [ServerPlan.Entry], pending: [PendingNotification], owned: Set<String>, shown: Set<String> = [],
+        pendingLimit: Int = 64
     ) {
         let others = pending.filter { !owned.contains($0.request.identifier) }
         let free = max(0, pendingLimit - others.count)
@@ -35,6 +39,7 @@ public struct PlanReconciliation: Hashable, Sendable {
         var placed: [ServerPlan.Entry] = []
         var leftOut: [String] = []
         for entry in entries where seen.insert(entry.request.identifier).inserted {
+            if !entry.request.trigger.repeats, shown.contains(entry.request.identifier) { continue }
             if placed.count < free { placed.append(entry) } else { leftOut.append(entry.request.identifier) }
         }
         let held = Dictionary(

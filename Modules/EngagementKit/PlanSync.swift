@@ -78,7 +78,7 @@ public struct PlanSync: Sendable {
         Self.registerCategories(in: &center)
         let reconciliation = PlanReconciliation(
             entries: plan.requests, pending: center.pendingNotificationRequests, owned: state.owned,
-            pendingLimit: pendingLimit)
+            shown: Set(center.deliveredNotifications.lazy.map(\.request.identifier)), pendingLimit: pendingLimit)
         if !reconciliation.remove.isEmpty {
             center.removePendingNotificationRequests(withIdentifiers: reconciliation.remove)
         }

@@ -24,6 +24,11 @@ public struct ServerPlan: Hashable, Sendable {
         public var request: NotificationRequest
         /// The next firing as the server computed it (ISO 8601 in the answer).
         public var nextFireAt: Instant
+
+        public init(request: NotificationRequest, nextFireAt: Instant) {
+            self.request = request
+            self.nextFireAt = nextFireAt
+        }
     }
 
     public init(

@@ -135,6 +135,21 @@ struct PlanSyncTests {
         #expect(sync.state == PlanSyncState(version: 2, owned: []))
     }
 
+    @Test func aOneOffTheDeviceShowedIsNotPlacedAgainWhenALaterPlanMovesIt() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        var sync = PlanSync()
+        _ = sync.apply(
+            Self.plan(1, [Self.entry("a", in: 60), Self.entry("s", in: 90, repeats: true)]), to: &center, at: Self.now)
+        // The stale copy fires at its old time; the server had moved it an hour later.
+        let fired = center.fireDue(through: Self.now + 100 * 60)
+        #expect(Set(fired.map(\.request.identifier)) == ["a", "s"])
+        let moved = Self.plan(2, [Self.entry("a", in: 120), Self.entry("s", in: 90 + 24 * 60, repeats: true)])
+        _ = sync.apply(moved, to: &center, at: Self.now + 100 * 60)
+        // Not shown a second time; the daily series stays, and the plan is held in full.
+        #expect(Self.pendingIDs(center) == ["s"])
+        #expect(sync.state.version == 2)
+    }
+
     @Test func anOlderPlanNeverReplacesANewerOneAndNotModifiedChangesNothing() {
         var center = SimulatedNotificationCenter(timeZone: Self.berlin)
         var sync = PlanSync()

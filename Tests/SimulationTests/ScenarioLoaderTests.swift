@@ -61,6 +61,8 @@ import Testing
         ),
         (#""preferences": {"maxPerHour": {"": 1}}"#, "preferences.maxPerHour.", "a whole number"),
         (#""timeZones": []"#, "timeZones", "got an array"),
+        (#""deployment": "cloud""#, "deployment", "unknown deployment \"cloud\"; expected one of device, server"),
+        (#""deployment": 1"#, "deployment", "expected a non-empty string"),
     ])
     func aBadValueIsRefusedWithItsKeyAndProblem(members: String, key: String, problem: String) throws {
         let error = try #require(Self.error(Self.text(members)))

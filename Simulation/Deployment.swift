@@ -1,0 +1,164 @@
+import Delivery
+import Engagement
+import EngagementKit
+import Models
+import Runtime
+import Scheduling
+import Storage
+
+/// Where the engine runs in a simulated run (the scenario's `deployment`, `--deployment`).
+///
+/// `device` is the default: every engine decision reaches the phone's notification center in
+/// the step that makes it, so `planMatchesPlatform` can hold the two equal after every step,
+/// which makes it the strictest judge of the engine's own rules; and the held-out scenarios'
+/// digests were taken in it. `server` measures what the deployed product adds on top: a phone
+/// whose copy of the plan is only as fresh as its last pull.
+public enum Deployment: String, Hashable, Sendable, CaseIterable {
+    /// The engine plans straight into the phone's notification center and runs in the app's
+    /// background tasks.
+    case device
+    /// As deployed with `engaged`: the engine runs on the server, its background jobs run as the
+    /// server's due rows when due, and the phone holds a copy of the server's local plan
+    /// (`LocalPlan`), which EngagementKit's `PlanSync` pulls: after the phone's own events (the
+    /// answer names the plan's version), when the plan signal's background push names a version
+    /// it does not hold, and on a background refresh (`PlanRefresh`) that iOS runs late or
+    /// never. An offline phone pulls nothing. The phone's events reach the server when they
+    /// happen (the event queue's delay while offline is not modelled). A local notification
+    /// that fires though the server's plan no longer holds it is a stale fire
+    /// (`DeploymentStats`).
+    case server
+
+    /// The scenario key's and the flag's message for an unknown name.
+    public static func problem(_ name: String) -> String {
+        "unknown deployment \"\(name)\"; expected one of "
+            + allCases.map(\.rawValue).joined(separator: ", ")
+    }
+}
+
+/// The phone's side of the server topology for one user: its `PlanSync` and what the server's
+/// plan held, to judge each local fire against it.
+struct PhonePlan {
+    /// A request of the server's plan as the server last committed it.
+    struct Held: Equatable {
+        var content: NotificationContent
+        /// The instant a one-off fires; a daily series' first row (it is due again at each match).
+        var fireAt: Instant
+        var repeats: Bool
+    }
+
+    var sync = PlanSync()
+    /// The server's local plan by identifier, as its commits left it: a request's inbox row.
+    var held: [String: Held] = [:]
+    /// When the server's plan last dropped a request or changed its content or time: a stale
+    /// fire's age counts from there.
+    var changedAt: [String: Int64] = [:]
+    /// The horizon's end of the plan the phone last pulled: when its next refresh is asked for.
+    var horizonEnd: Instant?
+
+    /// Takes the server's commit of a step: the withdrawn requests and the rows made pending.
+    mutating func commit(cancelled: [String], rows: [OutboxRow], at now: Instant) {
+        for id in cancelled where held.removeValue(forKey: id) != nil { changedAt[id] = now.secondsSinceEpoch }
+        for row in rows where row.channel == .inbox {
+            guard let request = row.payload.notification,
+                ChannelPolicy.channel(for: request.content.kind) == .local
+            else { continue }
+            let next = Held(content: request.content, fireAt: row.dueAt, repeats: row.payload.repeatingMatch != nil)
+            let previous = held.updateValue(next, forKey: request.identifier)
+            // A series' row due again at its next match is the same request.
+            if let previous, previous != next, !(previous.repeats && next.repeats && previous.content == next.content) {
+                changedAt[request.identifier] = now.secondsSinceEpoch
+            }
+        }
+    }
+
+    /// Whether a request the phone fired at true time `instant` is one the server's plan holds
+    /// as it fired: the same content, and for a one-off the same instant.
+    func holds(_ request: NotificationRequest, firedAt instant: Instant) -> Bool {
+        guard let server = held[request.identifier], server.content == request.content else { return false }
+        return server.repeats || server.fireAt == instant
+    }
+
+    /// Forgets one-offs more than two days past and changes as old: nothing planned fires later
+    /// than a day after its time.
+    mutating func forget(before now: Instant) {
+        let cutoff = now.secondsSinceEpoch - 2 * .secondsPerDay
+        held = held.filter { $0.value.repeats || $0.value.fireAt.secondsSinceEpoch > cutoff }
+        changedAt = changedAt.filter { $0.value > cutoff }
+    }
+}
+
+/// The server topology's figures: pulls, signals and stale fires.
+struct DeploymentStats {
+    /// Pulls the phone made, by what prompted them.
+    var pullsAfterEvent = 0
+    var pullsOnSignal = 0
+    var pullsOnRefresh = 0
+    /// Pulls answered 304 (the phone held the version already).
+    var notModified = 0
+    /// Pulls an offline phone could not make.
+    var pullsOffline = 0
+    /// Steps not from the phone that moved the plan and asked for the signal.
+    var signals = 0
+    /// Local notifications fired that the server's plan no longer held, and their age since the
+    /// server's plan changed them (seconds).
+    var staleFires = 0
+    var staleAgeSeconds = LatencyHistogram()
+
+    var pulls: Int { pullsAfterEvent + pullsOnSignal + pullsOnRefresh }
+
+    mutating func merge(_ other: DeploymentStats) {
+        pullsAfterEvent += other.pullsAfterEvent
+        pullsOnSignal += other.pullsOnSignal
+        pullsOnRefresh += other.pullsOnRefresh
+        notModified += other.notModified
+        pullsOffline += other.pullsOffline
+        signals += other.signals
+        staleFires += other.staleFires
+        staleAgeSeconds.merge(other.staleAgeSeconds)
+    }
+}
+
+/// The report's figures of the server topology (`Report.deployment`).
+public struct DeploymentFigures: Codable, Sendable, Equatable {
+    public var deployment: String
+    /// Plan pulls per user-day (each prompted: by the phone's own event, by the signal, by a
+    /// background refresh), and the share answered 304.
+    public var pullsPerUserDay: Double
+    public var pullsByReason: [String: Int]
+    public var notModifiedShare: Double
+    /// Pulls an offline phone could not make.
+    public var pullsWhileOffline: Int
+    /// Signals (background sync rows asked for because the plan changed) per user-day.
+    public var signalsPerUserDay: Double
+    /// Local notifications that fired though the server's plan no longer held them.
+    public var staleFires: Int
+    public var staleShareOfLocalDeliveries: Double
+    public var staleAgeSecondsP50: Double
+    public var staleAgeSecondsP99: Double
+
+    init(_ stats: DeploymentStats, localDeliveries: Int, userDays: Int) {
+        deployment = Deployment.server.rawValue
+        let days = Double(max(1, userDays))
+        pullsPerUserDay = Double(stats.pulls) / days
+        pullsByReason = [
+            "event": stats.pullsAfterEvent, "signal": stats.pullsOnSignal, "refresh": stats.pullsOnRefresh,
+        ]
+        notModifiedShare = stats.pulls == 0 ? 0 : Double(stats.notModified) / Double(stats.pulls)
+        pullsWhileOffline = stats.pullsOffline
+        signalsPerUserDay = Double(stats.signals) / days
+        staleFires = stats.staleFires
+        staleShareOfLocalDeliveries = localDeliveries == 0 ? 0 : Double(stats.staleFires) / Double(localDeliveries)
+        staleAgeSecondsP50 = stats.staleAgeSeconds.value(at: 0.5)
+        staleAgeSecondsP99 = stats.staleAgeSeconds.value(at: 0.99)
+    }
+}
+
+extension ServerPlan {
+    /// The plan as the phone reads it from `GET /v1/users/{id}/plan`: the same requests and
+    /// times, passed as values (the simulated network carries no bytes).
+    init(_ plan: LocalPlan) {
+        self.init(
+            version: plan.version, timeZone: plan.zone.identifier, horizonEnd: plan.horizonEnd,
+            requests: plan.entries.map { Entry(request: $0.request, nextFireAt: $0.nextFireAt) })
+    }
+}

@@ -1,0 +1,163 @@
+import Delivery
+import Engagement
+import EngagementKit
+import Models
+import Runtime
+import Scheduling
+
+/// The phone in the server topology (`Deployment.server`): it holds a copy of the server's local
+/// plan, pulled through EngagementKit's `PlanSync`, and every local notification it fires is
+/// judged against the server's plan of that instant (a stale fire when the plan no longer held
+/// it). What prompts a pull: the answer to the phone's own event (online), the plan signal's
+/// background push, a background refresh, the network coming back after an event sent offline.
+extension Shard {
+    /// The background refresh's task identifier (listed as permitted, as an app lists it).
+    static let planRefreshIdentifier = "com.example.fitness.plan-refresh"
+
+    var isServerDeployment: Bool { scenario.deployment == .server }
+
+    /// Who gives the server `input`, by the route a deployed app or backend would use: the
+    /// phone posts its events (activity, responses, launches, permission, Live Activity
+    /// events); the backend writes preferences, profile and zone and sends social events; the
+    /// server's own due work runs jobs and takes the coach's answers.
+    static func source(of input: EngineInput) -> InputSource {
+        switch input {
+        case .appLaunched, .activity, .notificationResponse, .unrecognizedResponse, .liveActivity,
+            .notificationPermission:
+            .device
+        case .backgroundTaskLaunched, .preferencesChanged, .profileChanged, .timeZoneChanged, .socialEvent,
+            .contentGenerated:
+            .backend
+        }
+    }
+
+    /// After a step in the server topology that moved the plan from `revisionBefore`: a step not
+    /// from the phone asks for the signal (the badge sync row, `PlanSignal`); one from the phone
+    /// is answered with the version, and the phone pulls when it differs from what it holds
+    /// (offline: when the network comes back and the queued event is sent).
+    func followPlanChange(_ local: Int, _ input: EngineInput, revisionBefore: Int, at now: Instant) throws {
+        let revision = inPlace(local) { $0.engine.localPlanRevision }
+        switch Self.source(of: input) {
+        case .backend:
+            guard revision != revisionBefore else { return }
+            stats.deployment.signals += 1
+            try inboxChanged(local, at: now)
+        case .device:
+            guard users[local].phone.sync.needsPull(signalled: revision) else { return }
+            if let back = users[local].remote.device.onlineAgain(at: now) {
+                stats.deployment.pullsOffline += 1
+                queue.push(time: back.secondsSinceEpoch, user: Int32(local), kind: .planPull)
+            } else {
+                try pullPlan(local, reason: .event, at: now)
+            }
+        }
+    }
+
+    enum PullReason { case event, signal, refresh }
+
+    /// The phone pulls when the version `signalled` (an event's answer, a sync push) is not the
+    /// one it holds (`PlanSync.needsPull`).
+    func pull(_ local: Int, ifBehind signalled: Int, reason: PullReason, at now: Instant) throws {
+        guard users[local].phone.sync.needsPull(signalled: signalled) else { return }
+        try pullPlan(local, reason: reason, at: now)
+    }
+
+    /// The phone pulls the plan at `now` and applies it (`PlanSync.apply`): 304 when it holds
+    /// the version already. While the device's clock is off, the app then moves what it placed
+    /// onto that clock, as it moves every request (`DeviceClock`), and holds back a one-off a
+    /// jump of the clock showed already.
+    func pullPlan(_ local: Int, reason: PullReason, at now: Instant) throws {
+        guard !users[local].remote.device.isOffline(at: now) else {
+            stats.deployment.pullsOffline += 1
+            try journal.log(&users[local], now, "planPull") { $0.id("outcome", "offline") }
+            return
+        }
+        switch reason {
+        case .event: stats.deployment.pullsAfterEvent += 1
+        case .signal: stats.deployment.pullsOnSignal += 1
+        case .refresh: stats.deployment.pullsOnRefresh += 1
+        }
+        let version = inPlace(local) { $0.engine.localPlanRevision }
+        guard users[local].phone.sync.state.version != version else {
+            stats.deployment.notModified += 1
+            try journal.log(&users[local], now, "planPull") { $0.id("outcome", "notModified") }
+            return
+        }
+        let plan = inPlace(local) { user in
+            ServerPlan(
+                LocalPlan(
+                    pending: user.remote.outbox.rows, version: version, zone: user.zone,
+                    horizonEnd: user.engine.planHorizonEnd, at: now))
+        }
+        users[local].phone.horizonEnd = plan.horizonEnd
+        let outcome = inPlace(local) { user in
+            user.phone.sync.apply(.plan(plan), to: &user.center, at: user.deviceTime(now))
+        }
+        try journal.log(&users[local], now, "planPull") {
+            $0.field("version", "\(version)")
+            if case .applied(let reconciliation, let refused) = outcome {
+                $0.field("added", "\(reconciliation.add.count)")
+                $0.field("removed", "\(reconciliation.remove.count)")
+                if !refused.isEmpty { $0.field("refused", "\(refused.count)") }
+            }
+        }
+        guard case .applied(let reconciliation, let refused) = outcome else { return }
+        if refused.values.contains(.notificationsNotAllowed) { users[local].notificationsBlocked = true }
+        let offset = users[local].clockOffsetSeconds
+        let fireTimes = Dictionary(
+            plan.requests.map { ($0.request.identifier, $0.nextFireAt) }, uniquingKeysWith: { first, _ in first })
+        for request in reconciliation.add where refused[request.identifier] == nil {
+            let id = request.identifier
+            if !request.trigger.repeats, users[local].releasedEarly[id] != nil {
+                users[local].center.removePendingNotificationRequests(withIdentifiers: [id])
+            } else if offset != 0, let fireAt = fireTimes[id] {
+                if request.trigger.repeats { users[local].heldSeries[id] = request }
+                let next = request.trigger.repeats ? users[local].seriesFire(id, plannedAt: fireAt) : fireAt
+                addToDevice(
+                    local,
+                    DeviceClock.onDeviceClock(request, firingAt: next, offsetSeconds: offset, in: users[local].zone),
+                    at: now)
+            }
+        }
+        rescheduleFire(local)
+        // The phone holds the whole plan: what the engine believes pending is what the device
+        // holds, but for the one-offs it showed already (`PlanReconciliation`).
+        guard users[local].phone.sync.state.version == version, offset == 0 else { return }
+        var shown = users[local].releasedEarly
+        for notification in users[local].center.deliveredNotifications {
+            shown[notification.request.identifier] = notification.deliveredAt.secondsSinceEpoch
+        }
+        if let difference = PlatformAgreement.difference(
+            planned: users[local].engine.planned, pending: users[local].center.pendingNotificationRequests,
+            effects: [], now: now, releasedEarly: shown)
+        {
+            try journal.violation(.planMatchesPlatform, &users[local], at: now, detail: difference, stats: &stats)
+        }
+    }
+
+    /// The phone asks iOS for its next background refresh (`PlanRefresh`), which runs late or
+    /// never as the scenario's background faults say.
+    func askForPlanRefresh(_ local: Int, at now: Instant) {
+        let earliest = PlanRefresh().nextRefresh(at: now, horizonEnd: users[local].phone.horizonEnd)
+        let request = BackgroundTaskRequest(
+            identifier: Self.planRefreshIdentifier, kind: .appRefresh, earliestBegin: earliest,
+            requiresNetworkConnectivity: true, requiresExternalPower: false)
+        do { try users[local].background.submit(request, at: now) } catch { stats.backgroundSubmitRejected += 1 }
+        rescheduleLaunch(local)
+    }
+
+    /// Counts `fired` (true times) that the server's plan no longer held when they fired.
+    func judgeFreshness(_ local: Int, _ fired: [DeliveredNotification]) throws {
+        for notification in fired
+        where !users[local].phone.holds(notification.request, firedAt: notification.deliveredAt) {
+            stats.deployment.staleFires += 1
+            let changed = users[local].phone.changedAt[notification.request.identifier]
+            let age = changed.map { max(0, notification.deliveredAt.secondsSinceEpoch - $0) } ?? 0
+            stats.deployment.staleAgeSeconds.record(UInt64(age))
+            try journal.log(&users[local], notification.deliveredAt, "staleFire") {
+                $0.id("id", notification.request.identifier)
+                $0.field("ageSeconds", "\(age)")
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Models
+import TestSupport
+import Testing
+
+@testable import Simulation
+
+/// The server topology (`Deployment.server`): the engine runs on the server and the phone
+/// mirrors its local plan through EngagementKit's plan sync; the report counts pulls, signals
+/// and stale fires.
+@Suite(.serialized) struct ServerDeploymentTests {
+    func run(_ deployment: Deployment, weeks: Int = 1, _ change: (inout Scenario) -> Void = { _ in }) throws
+        -> Report
+    {
+        var scenario = try Scenario.parse(baseScenario(), file: "test.json")
+        scenario.users = 40
+        scenario.weeks = weeks
+        scenario.deployment = deployment
+        change(&scenario)
+        return try Simulator.run(RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
+    }
+
+    @Test func theDeviceTopologyIsTheDefaultAndReportsNoPulls() throws {
+        #expect(try Scenario.parse(baseScenario(), file: "test.json").deployment == .device)
+        var server = baseScenario()
+        server["deployment"] = "server"
+        #expect(try Scenario.parse(server, file: "test.json").deployment == .server)
+        #expect(try run(.device).deployment == nil)
+    }
+
+    @Test func thePhoneFollowsTheServersPlanByItsEventsTheSignalAndRefreshes() throws {
+        let report = try run(.server, weeks: 2)
+        let figures = try #require(report.deployment)
+        #expect(figures.pullsByReason["event", default: 0] > 0)
+        #expect(figures.pullsByReason["signal", default: 0] > 0, "social events and jobs move the plan")
+        #expect(figures.pullsByReason["refresh", default: 0] > 0)
+        #expect(figures.signalsPerUserDay > 0)
+        #expect(figures.pullsWhileOffline == 0, "no offline spells in this scenario")
+        // Local reminders reach the phone: it fires what it pulled.
+        #expect(try #require(report.channels["local"]).shown > 0)
+        // Pulls hold the whole plan: the device holds what the engine believes, at every pull.
+        #expect(report.invariantViolations["planMatchesPlatform", default: 0] == 0, "\(report.violationExamples)")
+        #expect(figures.staleShareOfLocalDeliveries < 0.05, "\(figures)")
+        #expect(figures.staleFires == 0 || figures.staleAgeSecondsP99 > 0)
+    }
+
+    @Test func anOfflinePhoneMissesPullsAndCatchesUpWhenTheNetworkIsBack() throws {
+        let report = try run(.server) { scenario in
+            scenario.faults.deviceOfflinePerUserDay = 0.8
+            scenario.faults.deviceOfflineMeanHours = 8
+        }
+        let figures = try #require(report.deployment)
+        #expect(figures.pullsWhileOffline > 0)
+        #expect(report.invariantViolations["planMatchesPlatform", default: 0] == 0, "\(report.violationExamples)")
+    }
+
+    @Test func theServerTopologyGivesTheSameDigestOnOneAndTwoThreads() throws {
+        func faulty(_ threads: Int) throws -> Report {
+            try run(.server) { scenario in
+                scenario.threads = threads
+                scenario.faults.deviceOfflinePerUserDay = 0.3
+                scenario.faults.clockCorrectionPerUserDay = 0.2
+            }
+        }
+        let one = try faulty(1)
+        let two = try faulty(2)
+        #expect(one.digest == two.digest)
+        #expect(one.deployment == two.deployment)
+    }
+}
