@@ -47,13 +47,20 @@ struct PhonePlan {
     }
 
     var sync = PlanSync()
-    /// The server's local plan by identifier, as its commits left it: a request's inbox row.
+    /// The server's local plan by identifier, as its commits left it (a request's inbox row),
+    /// and the one-offs it dispatched in the last two days: the phone fires those at their
+    /// instants, the server files them in the inbox then.
     var held: [String: Held] = [:]
     /// When the server's plan last dropped a request or changed its content or time: a stale
     /// fire's age counts from there.
     var changedAt: [String: Int64] = [:]
     /// The horizon's end of the plan the phone last pulled: when its next refresh is asked for.
     var horizonEnd: Instant?
+    /// What the plan the phone last applied holds: what the app moves onto its clock while the
+    /// clock is off (`Shard.appBelieves`).
+    var pulled: [BelievedRequest] = []
+    /// When the pull after an event sent offline is due (`Shard.pullWhenOnline`), if one is.
+    var pullQueuedAt: Int64?
 
     /// Takes the server's commit of a step: the withdrawn requests and the rows made pending.
     mutating func commit(cancelled: [String], rows: [OutboxRow], at now: Instant) {
@@ -78,13 +85,22 @@ struct PhonePlan {
         return server.repeats || server.fireAt == instant
     }
 
-    /// Forgets one-offs more than two days past and changes as old: nothing planned fires later
-    /// than a day after its time.
+    /// Forgets one-offs more than two days past (nothing planned fires later than a day after
+    /// its time), and changes more than four days old (the horizon is at most 60 hours: a stale
+    /// copy fires within three days of its change).
     mutating func forget(before now: Instant) {
         let cutoff = now.secondsSinceEpoch - 2 * .secondsPerDay
         held = held.filter { $0.value.repeats || $0.value.fireAt.secondsSinceEpoch > cutoff }
-        changedAt = changedAt.filter { $0.value > cutoff }
+        changedAt = changedAt.filter { $0.value > cutoff - 2 * .secondsPerDay }
     }
+}
+
+/// A request the app believes planned, with its next firing: on the device topology the
+/// engine's plan, on the server topology the plan the phone last pulled.
+struct BelievedRequest {
+    var id: String
+    var fireAt: Instant
+    var repeatsDaily: Bool
 }
 
 /// The server topology's figures: pulls, signals and stale fires.

@@ -128,7 +128,7 @@ extension Shard {
         }
         users[local].clockOffsetSeconds = offset
         var believed: [String: Instant] = [:]
-        for item in users[local].engine.planned where item.repeatsDaily { believed[item.id.description] = item.fireAt }
+        for item in appBelieves(local) where item.repeatsDaily { believed[item.id] = item.fireAt }
         if offset == 0 { users[local].heldSeries = [:] }
         for pending in users[local].center.pendingNotificationRequests {
             let series = DeviceClock.isDailySeries(pending.request)
@@ -167,7 +167,7 @@ extension Shard {
     /// (at `occurrence`, true time), the app adds the next, if the engine still plans the series.
     func rearmSeries(_ local: Int, _ request: NotificationRequest, after occurrence: Instant, at now: Instant) {
         guard !request.trigger.repeats, DeviceClock.isDailySeries(request),
-            users[local].engine.planned.contains(where: { $0.repeatsDaily && $0.id.description == request.identifier }),
+            appBelieves(local).contains(where: { $0.repeatsDaily && $0.id == request.identifier }),
             let next = DeviceClock.nextOccurrence(of: request.identifier, after: occurrence, in: users[local].zone)
         else { return }
         addToDevice(
@@ -185,7 +185,7 @@ extension Shard {
         let offset = users[local].clockOffsetSeconds
         guard offset != 0 else { return }
         var believed: [String: Instant] = [:]
-        for item in users[local].engine.planned { believed[item.id.description] = item.fireAt }
+        for item in appBelieves(local) { believed[item.id] = item.fireAt }
         for pending in users[local].center.pendingNotificationRequests {
             let id = pending.request.identifier
             guard let planned = believed[id] else { continue }
@@ -206,8 +206,8 @@ extension Shard {
     /// consumed unseen, so it was never re-armed), and adds what is missing.
     func holdSeries(_ local: Int, at now: Instant) {
         guard users[local].clockOffsetSeconds != 0, !users[local].heldSeries.isEmpty else { return }
-        for item in users[local].engine.planned where item.repeatsDaily {
-            let id = item.id.description
+        for item in appBelieves(local) where item.repeatsDaily {
+            let id = item.id
             guard let request = users[local].heldSeries[id],
                 !users[local].center.pendingNotificationRequests.contains(where: { $0.request.identifier == id })
             else { continue }

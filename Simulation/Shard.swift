@@ -223,7 +223,7 @@ final class Shard {
         case .clockJump(let seconds):
             try jumpClock(local, bySeconds: Int64(seconds), at: now)
         case .planPull:
-            try pull(local, ifBehind: inPlace(local) { $0.engine.localPlanRevision }, reason: .event, at: now)
+            try pullAfterReconnecting(local, at: now)
         case .content(let requestID, let request, let outcome):
             let effects = try step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now).effects
             for case .trace(let entry) in effects where entry.reason == .templateFallback {
@@ -316,7 +316,7 @@ final class Shard {
         let before =
             failure > 0 && users[local].commitDraws.chance(failure) ? StoredEngine(users[local].engine) : nil
         tape?.record(.input(input), of: users[local].traits.profile.id, at: now)
-        let revisionBefore = users[local].engine.localPlanRevision
+        let revisionBefore = isServerDeployment ? inPlace(local) { $0.engine.localPlanRevision } : 0
         let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0
         var effects = users[local].engine.handle(input, at: now)
@@ -359,7 +359,7 @@ final class Shard {
         try storeWriter?.recordStep(input, effects: effects, engine: users[local].engine, at: now)
         // With the clock off, the app moves its date triggers onto the re-timed plan, and holds
         // the next occurrence of each series (each adds its fire event).
-        if case .timeZoneChanged = input { resyncAfterZoneChange(local, at: now) }
+        if case .timeZoneChanged = input, !isServerDeployment { resyncAfterZoneChange(local, at: now) }
         holdSeries(local, at: now)
         // A refusal: the engine learns it at once, and that step checks the plan against the device.
         if try reportRefusal(local, at: now) { return (nanos, effects) }

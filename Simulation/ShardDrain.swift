@@ -1,6 +1,7 @@
 import Delivery
 import Engagement
 import Models
+import Runtime
 import Scheduling
 import Storage
 
@@ -32,9 +33,19 @@ extension Shard {
             secondsSinceEpoch: end + min(Self.watchedHorizonSeconds, Int64(scenario.drainDays - 1) * .secondsPerDay))
         for local in users.indices where !users[local].notificationsBlocked {
             var watched: Set<String> = []
-            for pending in users[local].center.pendingNotificationRequests
-            where !DeviceClock.isDailySeries(pending.request) && pending.nextFire <= horizon {
-                watched.insert(pending.request.identifier)
+            if isServerDeployment {
+                // The server's local plan: what the phone should fire, whether or not it pulled it.
+                for row in users[local].remote.outbox.rows
+                where row.channel == .inbox && row.payload.repeatingMatch == nil && row.dueAt <= horizon {
+                    guard let kind = row.payload.notification?.content.kind, ChannelPolicy.channel(for: kind) == .local
+                    else { continue }
+                    watched.insert(row.requestID)
+                }
+            } else {
+                for pending in users[local].center.pendingNotificationRequests
+                where !DeviceClock.isDailySeries(pending.request) && pending.nextFire <= horizon {
+                    watched.insert(pending.request.identifier)
+                }
             }
             for row in users[local].remote.outbox.rows where row.channel == .push && row.dueAt <= horizon {
                 watched.insert(row.requestID)
@@ -67,13 +78,16 @@ extension Shard {
                 // No new day for the user, but the server runs its job rows on time whatever the
                 // device's background scheduler does (`EngineRuntime` applies
                 // `backgroundTaskLaunched(job)`): a daily pass, so what waits beyond the plan's
-                // horizon (a digest days ahead) is planned. Timed as a background run.
+                // horizon (a digest days ahead) is planned. Timed as a background run. On the
+                // server topology the job rows run themselves (`handleRemote`).
                 let local = Int(event.user)
                 guard users[local].dayStartAt == event.time else { continue }
                 lastTime = event.time
                 stats.drain.events += 1
                 let now = Instant(secondsSinceEpoch: event.time)
-                try step(local, .backgroundTaskLaunched(.lapseDetection), at: now, timing: .backgroundRun)
+                if !isServerDeployment {
+                    try step(local, .backgroundTaskLaunched(.lapseDetection), at: now, timing: .backgroundRun)
+                }
                 scheduleNextDay(local, after: now)
             case .activity, .response, .travel, .weekEnd, .social, .permission, .liveActivity:
                 continue  // the world stands still

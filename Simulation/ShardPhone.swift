@@ -16,6 +16,16 @@ extension Shard {
 
     var isServerDeployment: Bool { scenario.deployment == .server }
 
+    /// What the app believes planned when it moves requests onto a wrong clock (`DeviceClock`):
+    /// the engine's plan where the engine runs on the phone, the last plan pulled where it runs
+    /// on the server.
+    func appBelieves(_ local: Int) -> [BelievedRequest] {
+        if isServerDeployment { return users[local].phone.pulled }
+        return users[local].engine.planned.map {
+            BelievedRequest(id: $0.id.description, fireAt: $0.fireAt, repeatsDaily: $0.repeatsDaily)
+        }
+    }
+
     /// Who gives the server `input`, by the route a deployed app or backend would use: the
     /// phone posts its events (activity, responses, launches, permission, Live Activity
     /// events); the backend writes preferences, profile and zone and sends social events; the
@@ -44,12 +54,33 @@ extension Shard {
             try inboxChanged(local, at: now)
         case .device:
             guard users[local].phone.sync.needsPull(signalled: revision) else { return }
-            if let back = users[local].remote.device.onlineAgain(at: now) {
+            if users[local].remote.device.isOffline(at: now) {
                 stats.deployment.pullsOffline += 1
-                queue.push(time: back.secondsSinceEpoch, user: Int32(local), kind: .planPull)
+                pullWhenOnline(local, at: now)
             } else {
                 try pullPlan(local, reason: .event, at: now)
             }
+        }
+    }
+
+    /// The phone sent an event offline: the queue sends it when the network is back, and the
+    /// answer names the plan's version (`.planPull`). One such pull is queued at a time; one
+    /// that finds the phone offline again waits for the end of that spell.
+    func pullWhenOnline(_ local: Int, at now: Instant) {
+        guard users[local].phone.pullQueuedAt == nil, let back = users[local].remote.device.onlineAgain(at: now)
+        else { return }
+        users[local].phone.pullQueuedAt = back.secondsSinceEpoch
+        queue.push(time: back.secondsSinceEpoch, user: Int32(local), kind: .planPull)
+    }
+
+    /// The `.planPull` event: the network is back (or was lost again: wait once more).
+    func pullAfterReconnecting(_ local: Int, at now: Instant) throws {
+        guard users[local].phone.pullQueuedAt == now.secondsSinceEpoch else { return }
+        users[local].phone.pullQueuedAt = nil
+        if users[local].remote.device.isOffline(at: now) {
+            pullWhenOnline(local, at: now)
+        } else {
+            try pull(local, ifBehind: inPlace(local) { $0.engine.localPlanRevision }, reason: .event, at: now)
         }
     }
 
@@ -77,8 +108,9 @@ extension Shard {
         case .signal: stats.deployment.pullsOnSignal += 1
         case .refresh: stats.deployment.pullsOnRefresh += 1
         }
+        let started = users[local].phone.sync.startPull()
         let version = inPlace(local) { $0.engine.localPlanRevision }
-        guard users[local].phone.sync.state.version != version else {
+        guard started.heldVersion != version else {
             stats.deployment.notModified += 1
             try journal.log(&users[local], now, "planPull") { $0.id("outcome", "notModified") }
             return
@@ -89,9 +121,17 @@ extension Shard {
                     pending: user.remote.outbox.rows, version: version, zone: user.zone,
                     horizonEnd: user.engine.planHorizonEnd, at: now))
         }
-        users[local].phone.horizonEnd = plan.horizonEnd
         let outcome = inPlace(local) { user in
-            user.phone.sync.apply(.plan(plan), to: &user.center, at: user.deviceTime(now))
+            user.phone.sync.apply(.plan(plan), to: &user.center, at: user.deviceTime(now), answering: started)
+        }
+        if case .refusedOlder = outcome {
+            // A pull is made and answered at one instant: none is ever overtaken.
+            assertionFailure("a simulated pull was refused as overtaken")
+            return
+        }
+        users[local].phone.horizonEnd = plan.horizonEnd
+        users[local].phone.pulled = plan.requests.map {
+            BelievedRequest(id: $0.request.identifier, fireAt: $0.nextFireAt, repeatsDaily: $0.request.trigger.repeats)
         }
         try journal.log(&users[local], now, "planPull") {
             $0.field("version", "\(version)")
@@ -120,13 +160,12 @@ extension Shard {
             }
         }
         rescheduleFire(local)
+        try reportRefusal(local, at: now)
         // The phone holds the whole plan: what the engine believes pending is what the device
         // holds, but for the one-offs it showed already (`PlanReconciliation`).
         guard users[local].phone.sync.state.version == version, offset == 0 else { return }
         var shown = users[local].releasedEarly
-        for notification in users[local].center.deliveredNotifications {
-            shown[notification.request.identifier] = notification.deliveredAt.secondsSinceEpoch
-        }
+        for (id, at) in users[local].phone.sync.state.oneOffs where at <= now { shown[id] = at.secondsSinceEpoch }
         if let difference = PlatformAgreement.difference(
             planned: users[local].engine.planned, pending: users[local].center.pendingNotificationRequests,
             effects: [], now: now, releasedEarly: shown)

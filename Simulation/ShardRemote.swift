@@ -15,10 +15,12 @@ import Storage
 /// What reaches the device is shown by the simulated center and judged there.
 extension Shard {
     /// Commits a step's server work as the runtime commits its outbox rows, for the effects the
-    /// server performs in this topology: every notification's inbox item, the remote ones'
-    /// pushes, and their withdrawals (the device fires its local notifications from its own
-    /// pending list, runs its own background tasks and starts its own Live Activities). After
-    /// a change of zone, the pending rows follow the engine's new fire times.
+    /// server performs: every notification's inbox item, the remote ones' pushes, and their
+    /// withdrawals (the device fires its local notifications from its own pending list and
+    /// starts its own Live Activities); on the server topology the jobs' rows too, which the
+    /// server runs when due (on the device topology the app's background tasks run them). After
+    /// a change of zone, the pending rows follow the engine's new fire times. On the server
+    /// topology the phone's judge of stale fires takes the same commit (`PhonePlan.commit`).
     func commitServer(_ local: Int, _ effects: [Effect], zoneChanged: Bool, at now: Instant) {
         guard zoneChanged || effects.contains(where: { Self.isServed($0, onServer: isServerDeployment) }) else {
             return

@@ -98,12 +98,10 @@ struct UserState {
         var generator = SeededGenerator(seed: scenario.seed).derived(0xBE4A_0000 &+ UInt64(index))
         let roll = generator.nextUnit()
         let status: AuthorizationStatus = roll < 0.02 ? .denied : roll < 0.08 ? .provisional : .authorized
-        // On the device topology the world never reads the delivered list (the app only clears
-        // it), so the device keeps none: a hundred requests with their copy, for every user, would
-        // only take memory. On the server topology the kit reads it (`PlanReconciliation`).
-        var center = SimulatedNotificationCenter(
-            timeZone: zone, authorizationStatus: status,
-            deliveredLimit: scenario.deployment == .server ? 20 : 0)
+        // The world never reads the delivered list (the app only clears it, and the kit knows
+        // what fired from what it placed, `PlanSyncState.oneOffs`), so the device keeps none: a
+        // hundred requests with their copy, for every user, would only take memory.
+        var center = SimulatedNotificationCenter(timeZone: zone, authorizationStatus: status, deliveredLimit: 0)
         center.setNotificationCategories(NotificationCategory.all)
         let background = SimulatedBackgroundTaskScheduler(
             permittedIdentifiers: Set(BackgroundJob.allCases.map(\.rawValue) + [Shard.planRefreshIdentifier]),

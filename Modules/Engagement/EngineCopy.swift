@@ -82,7 +82,7 @@ extension UserEngine {
         case .accepted(let copy, _):
             state.copy.templateMemory.record(id.kind, body: copy.body)
             state.copy.coachCopy[id] = CoachCopy(copy: copy, askedAt: item.fireAt)
-            if ChannelPolicy.channel(for: id.kind) == .local { state.plan.localRevision &+= 1 }
+            if ChannelPolicy.channel(for: id.kind) == .local { state.plan.countLocalChange(at: now) }
             effects.append(
                 .schedule(
                     makeRequest(for: candidate, fireAt: item.fireAt, copy: copy), fireAt: item.fireAt,

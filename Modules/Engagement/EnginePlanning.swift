@@ -116,7 +116,7 @@ extension UserEngine {
 
     /// Turns the planner's changes into effects and trace entries, in order.
     private mutating func apply(_ changes: [PlanChange], at now: Instant, into effects: inout [Effect]) {
-        if changes.contains(where: \.changesLocalPlan) { state.plan.localRevision &+= 1 }
+        if changes.contains(where: \.changesLocalPlan) { state.plan.countLocalChange(at: now) }
         let cancelled = changes.compactMap { change -> PlannedNotification? in
             if case .cancel(let old, _) = change { return old }
             return nil

@@ -84,6 +84,14 @@ struct PlanState: Sendable {
     var seriesTimes: [LocalTimeOfDay]?
     /// Counts the changes of what the phone must hold on the local channel (`localPlanRevision`).
     var localRevision = 0
+
+    /// Counts a change of the local plan at `now`: the revision becomes the later of one past
+    /// the last and the change's instant in seconds since the epoch. So it never repeats a
+    /// number a phone may hold with another plan, even when the engine resumes from an older
+    /// state (a backup restored, a snapshot written before revisions were kept, which reads 0).
+    mutating func countLocalChange(at now: Instant) {
+        localRevision = max(localRevision &+ 1, Int(now.secondsSinceEpoch))
+    }
 }
 
 /// The lapse campaign's state.

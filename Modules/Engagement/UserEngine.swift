@@ -64,8 +64,11 @@ public struct UserEngine: Sendable {
     /// `local` channel), their content and their times. It grows by one or more at every step
     /// that schedules, replaces or cancels such a request, or moves them to another zone, and
     /// never otherwise: a phone holding the plan of revision `n` holds the current one exactly
-    /// when the revision is still `n` (what fired since is gone from both). It never goes back,
-    /// so an app can refuse a plan older than the one it holds. Kept in the snapshot.
+    /// when the revision is still `n` (what fired since is gone from both). A change takes it to
+    /// at least the change's instant in seconds since the epoch, so it never repeats a number
+    /// given before, even after the engine resumed from an older state (a backup, a snapshot
+    /// from before revisions were kept); it goes back only in such a resume, until the next
+    /// change. Kept in the snapshot.
     public var localPlanRevision: Int { state.plan.localRevision }
 
     /// Where the last planning pass stopped planning routine reminders (`routineHorizonEnd`);
@@ -235,7 +238,9 @@ public struct UserEngine: Sendable {
                 plannedAt: copy.plannedAt, fireAt: copy.fireAt, level: nil, at: now, into: &effects)
         }
         state.plan.planned = moved.sorted(by: PlannedNotification.firesBefore)
-        if moved.contains(where: { ChannelPolicy.channel(for: $0.kind) == .local }) { state.plan.localRevision &+= 1 }
+        if moved.contains(where: { ChannelPolicy.channel(for: $0.kind) == .local }) {
+            state.plan.countLocalChange(at: now)
+        }
     }
 
     /// Non-urgent notifications due during an app session wait until it ends.

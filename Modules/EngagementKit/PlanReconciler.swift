@@ -10,9 +10,11 @@ public import Models
 /// - an owned request the plan no longer holds is removed; one whose content or trigger changed
 ///   is replaced (added again under its identifier); one that is the same is not touched, so a
 ///   sync that changes nothing does nothing;
-/// - a one-off the device has shown already (`shown`: its delivered list) is not placed again:
-///   a plan pulled after it fired may still hold it, moved to a later time (a stale copy fired,
-///   then the server's moved one would fire a second time);
+/// - a one-off the device has shown already (`shown`: what `PlanSync` knows fired, from what it
+///   placed and from the delivered list) is not placed again: a plan pulled after it fired may
+///   still hold it, moved to a later time (a stale copy fired, then the server's moved one would
+///   fire a second time). Identifiers name one occurrence and are never reused for another;
+///   a daily series repeats by design and is never held back;
 /// - the device holds at most `pendingLimit` (64) requests: the plan's requests fill the slots the
 ///   others leave, soonest first (the plan's order); those that do not fit are left out, and the
 ///   sync does not take the plan's version, so every later pull places what then fits.

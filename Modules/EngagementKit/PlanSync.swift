@@ -18,10 +18,33 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
     /// The identifiers of the pending requests the kit placed: the only ones it ever removes
     /// or replaces.
     public var owned: Set<String>
+    /// The version of the last plan applied, in full or in part: what a later answer is older
+    /// than (`PlanPull`).
+    public var lastApplied: Int?
+    /// The one-off requests the kit placed, with the instant each fires, for two days after it:
+    /// one no longer pending after its instant has fired, and is never placed again
+    /// (`PlanReconciliation`), whether or not the delivered list still shows it.
+    public var oneOffs: [String: Instant]
 
-    public init(version: Int? = nil, owned: Set<String> = []) {
+    public init(
+        version: Int? = nil, owned: Set<String> = [], lastApplied: Int? = nil, oneOffs: [String: Instant] = [:]
+    ) {
         self.version = version
         self.owned = owned
+        self.lastApplied = lastApplied ?? version
+        self.oneOffs = oneOffs
+    }
+
+    private enum CodingKeys: String, CodingKey { case version, owned, lastApplied, oneOffs }
+
+    /// Reads a state written by this build or an earlier one (which kept only `version` and
+    /// `owned`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decodeIfPresent(Int.self, forKey: .version)
+        owned = try container.decode(Set<String>.self, forKey: .owned)
+        lastApplied = try container.decodeIfPresent(Int.self, forKey: .lastApplied) ?? version
+        oneOffs = try container.decodeIfPresent([String: Instant].self, forKey: .oneOffs) ?? [:]
     }
 }
 
@@ -32,9 +55,24 @@ public enum PlanSyncOutcome: Equatable, Sendable {
     /// The plan was applied: the operations made, and the requests the center refused (by
     /// identifier), which the next pull tries again.
     case applied(PlanReconciliation, refused: [String: NotificationCenterError])
-    /// The answer is older than the plan the device holds (a slow answer overtaken by a newer
-    /// one): it never replaces it.
+    /// The answer is older than the plan the device holds and was overtaken: another answer was
+    /// applied after it was asked for (or it came without its `PlanPull`). It never replaces it.
     case refusedOlder(held: Int, offered: Int)
+}
+
+/// A pull on its way: the version the device held when it asked (`PlanSync.startPull`). Handed
+/// back with the answer, it tells a slow answer overtaken by a newer one (the device's plan
+/// changed after the request left) from a server that went back (restored from a backup, its
+/// data migrated), whose answer to a request made while holding the current plan is what it
+/// holds now.
+public struct PlanPull: Hashable, Sendable {
+    /// The version held in full when the request left; nil when none was.
+    public let heldVersion: Int?
+    /// The version of the last plan applied when the request left (`PlanSyncState.lastApplied`).
+    public let lastApplied: Int?
+
+    /// The request's `If-None-Match` header (`W/"7"`), nil when the device held no plan in full.
+    public var ifNoneMatch: String? { heldVersion.map { "W/\"\($0)\"" } }
 }
 
 /// Keeps the device's pending notifications equal to the server's plan, through the
@@ -64,21 +102,33 @@ public struct PlanSync: Sendable {
         return version != held
     }
 
+    /// Starts a pull: send its `ifNoneMatch`, and hand it back to `apply` with the answer.
+    public func startPull() -> PlanPull { PlanPull(heldVersion: state.version, lastApplied: state.lastApplied) }
+
     /// Applies a pull's answer to `center` at `now`: registers the categories the plan's actions
-    /// need, then removes and adds what `PlanReconciliation` says. The version is taken only when
+    /// need, then removes and adds what `PlanReconciliation` says. A plan older than the last one
+    /// applied replaces it only when it answers `pull` and nothing was applied since that pull
+    /// left (the server went back); otherwise it was overtaken and is refused. The version is taken only when
     /// the device then holds the whole plan: a request the center refused (permission denied, a
     /// malformed trigger), one left out for want of a slot, or one this build cannot read leaves
     /// it untaken, so the next pull gets the whole plan again. A refused replacement leaves the
     /// earlier request pending, still the kit's to replace or remove.
     public mutating func apply<Center: LocalNotificationCenter>(
-        _ answer: PlanAnswer, to center: inout Center, at now: Instant
+        _ answer: PlanAnswer, to center: inout Center, at now: Instant, answering pull: PlanPull? = nil
     ) -> PlanSyncOutcome {
         guard case .plan(let plan) = answer else { return .unchanged }
-        if let held = state.version, plan.version < held { return .refusedOlder(held: held, offered: plan.version) }
+        if let last = state.lastApplied, plan.version < last, pull?.lastApplied != last {
+            return .refusedOlder(held: last, offered: plan.version)
+        }
         Self.registerCategories(in: &center)
+        let pending = center.pendingNotificationRequests
+        let pendingIDs = Set(pending.lazy.map(\.request.identifier))
+        // What fired: a one-off placed for an instant now past and pending no more, and what the
+        // delivered list still shows.
+        var shown = Set(center.deliveredNotifications.lazy.map(\.request.identifier))
+        for (id, at) in state.oneOffs where at <= now && !pendingIDs.contains(id) { shown.insert(id) }
         let reconciliation = PlanReconciliation(
-            entries: plan.requests, pending: center.pendingNotificationRequests, owned: state.owned,
-            shown: Set(center.deliveredNotifications.lazy.map(\.request.identifier)), pendingLimit: pendingLimit)
+            entries: plan.requests, pending: pending, owned: state.owned, shown: shown, pendingLimit: pendingLimit)
         if !reconciliation.remove.isEmpty {
             center.removePendingNotificationRequests(withIdentifiers: reconciliation.remove)
         }
@@ -92,6 +142,14 @@ public struct PlanSync: Sendable {
         state.owned = reconciliation.owned.filter { refused[$0] == nil || pendingNow.contains($0) }
         let whole = refused.isEmpty && reconciliation.leftOut.isEmpty && plan.unreadable.isEmpty
         state.version = whole ? plan.version : nil
+        state.lastApplied = plan.version
+        // Kept: what fired (two days), and the one-offs the kit now holds, at their instants.
+        let forgetBefore = now - 2 * 86_400
+        state.oneOffs = state.oneOffs.filter { id, at in shown.contains(id) && at > forgetBefore }
+        for entry in plan.requests where !entry.request.trigger.repeats {
+            let id = entry.request.identifier
+            if state.owned.contains(id) && !shown.contains(id) { state.oneOffs[id] = entry.nextFireAt }
+        }
         if reconciliation.isEmpty && refused.isEmpty { return .unchanged }
         return .applied(reconciliation, refused: refused)
     }

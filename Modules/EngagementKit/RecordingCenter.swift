@@ -22,12 +22,16 @@ public struct RecordingCenter: LocalNotificationCenter, Sendable {
     public private(set) var operations: [Operation] = []
     private var model: SimulatedNotificationCenter
 
-    /// A center holding `pending` (with the instant each fires next) and `categories`, with
-    /// `authorizationStatus`, on a device in `zone`.
+    /// What the real center has delivered, as read (`deliveredNotifications`).
+    private let delivered: [DeliveredNotification]
+
+    /// A center holding `pending` (with the instant each fires next), `categories` and the
+    /// `delivered` notifications still shown, with `authorizationStatus`, on a device in `zone`.
     public init(
         zone: ZoneRules, authorizationStatus: AuthorizationStatus, pending: [NotificationRequest],
-        categories: [NotificationCategory], at now: Instant
+        categories: [NotificationCategory], delivered: [DeliveredNotification] = [], at now: Instant
     ) {
+        self.delivered = delivered
         model = SimulatedNotificationCenter(timeZone: zone, authorizationStatus: .authorized)
         for request in pending {
             // Held as the real center holds it: a request whose trigger fires no more is gone
@@ -41,7 +45,8 @@ public struct RecordingCenter: LocalNotificationCenter, Sendable {
     public var authorizationStatus: AuthorizationStatus { model.authorizationStatus }
     public var notificationCategories: [NotificationCategory] { model.notificationCategories }
     public var pendingNotificationRequests: [PendingNotification] { model.pendingNotificationRequests }
-    public var deliveredNotifications: [DeliveredNotification] { model.deliveredNotifications }
+    /// What the real center showed, as read; the removals recorded since are not applied to it.
+    public var deliveredNotifications: [DeliveredNotification] { delivered }
     public var badgeCount: Int { model.badgeCount }
 
     public mutating func setNotificationCategories(_ categories: [NotificationCategory]) {

@@ -8,8 +8,9 @@ public import Models
 /// server added) is not guessed at: it is left out of `requests` and named in `unreadable`, and
 /// the rest of the plan still applies.
 public struct ServerPlan: Hashable, Sendable {
-    /// The plan's revision: it grows whenever a request is added, replaced or removed, and never
-    /// goes back (a plan of a lower version is older).
+    /// The plan's revision: it grows whenever a request is added, replaced or removed, and is
+    /// never given to two plans; it goes back only when the server resumed from an older state
+    /// (`PlanSync.apply` tells that from a slow answer).
     public var version: Int
     /// The user's IANA zone, in which the calendar triggers match.
     public var timeZone: String

@@ -112,14 +112,15 @@ struct KitPhone {
     /// server's plan. Returns what applying it did.
     @discardableResult
     mutating func pull(at now: Instant) async throws -> PlanSyncOutcome {
-        let answer = try await link.pull(ifNoneMatch: sync.ifNoneMatch)
+        let started = sync.startPull()
+        let answer = try await link.pull(ifNoneMatch: started.ifNoneMatch)
         pulls += 1
         lastStatus = .notModified
         if case .plan(let plan) = answer {
             lastStatus = .ok
             planned = Dictionary(plan.requests.map { ($0.request.identifier, $0.nextFireAt) }) { first, _ in first }
         }
-        let outcome = sync.apply(answer, to: &center, at: now)
+        let outcome = sync.apply(answer, to: &center, at: now, answering: started)
         if case .refusedOlder = outcome { Issue.record("an older plan was offered at \(now.iso8601)") }
         return outcome
     }

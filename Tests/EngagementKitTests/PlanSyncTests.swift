@@ -48,7 +48,10 @@ struct PlanSyncTests {
         #expect(made.add.map(\.identifier) == ["a", "b"] && made.remove.isEmpty && refused.isEmpty)
         #expect(Self.pendingIDs(center) == ["a", "b"])
         #expect(Set(center.notificationCategories.map(\.id)) == Set(NotificationCategory.all.map(\.id)))
-        #expect(sync.state == PlanSyncState(version: 3, owned: ["a", "b"]))
+        #expect(
+            sync.state
+                == PlanSyncState(
+                    version: 3, owned: ["a", "b"], oneOffs: ["a": Self.now + 3_600, "b": Self.now + 7_200]))
         #expect(sync.ifNoneMatch == #"W/"3""#)
     }
 
@@ -150,6 +153,45 @@ struct PlanSyncTests {
         #expect(sync.state.version == 2)
     }
 
+    @Test func aOneOffThatFiredIsNotPlacedAgainAfterTheDeliveredListWasCleared() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        var sync = PlanSync()
+        _ = sync.apply(Self.plan(1, [Self.entry("a", in: 60)]), to: &center, at: Self.now)
+        _ = center.fireDue(through: Self.now + 61 * 60)
+        // The app opened and cleared what was shown; the server's copy moved an hour later.
+        center.removeAllDeliveredNotifications()
+        _ = sync.apply(Self.plan(2, [Self.entry("a", in: 120)]), to: &center, at: Self.now + 62 * 60)
+        #expect(center.pendingNotificationRequests.isEmpty)
+        #expect(sync.state.version == 2 && sync.state.oneOffs["a"] == Self.now + 3_600)
+        // Two days on, the record is gone.
+        _ = sync.apply(Self.plan(3, []), to: &center, at: Self.now + 3 * 86_400)
+        #expect(sync.state.oneOffs.isEmpty)
+    }
+
+    @Test func aServerThatWentBackIsFollowedButAnOvertakenAnswerIsNot() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        var sync = PlanSync()
+        _ = sync.apply(Self.plan(9, [Self.entry("a", in: 60)]), to: &center, at: Self.now)
+        // Two pulls leave holding 9; the newer answer lands first, the slower one is overtaken.
+        let first = sync.startPull()
+        let second = sync.startPull()
+        #expect(first.ifNoneMatch == #"W/"9""#)
+        _ = sync.apply(Self.plan(11, [Self.entry("b", in: 60)]), to: &center, at: Self.now, answering: second)
+        #expect(
+            sync.apply(Self.plan(10, [Self.entry("c", in: 60)]), to: &center, at: Self.now, answering: first)
+                == .refusedOlder(held: 11, offered: 10))
+        #expect(Self.pendingIDs(center) == ["b"])
+        // The server restored a backup: asked while holding 11, it answers 4, which is what it holds.
+        let afterRestore = sync.startPull()
+        let outcome = sync.apply(
+            Self.plan(4, [Self.entry("d", in: 60)]), to: &center, at: Self.now, answering: afterRestore)
+        guard case .applied = outcome else {
+            Issue.record("expected applied, got \(outcome)")
+            return
+        }
+        #expect(Self.pendingIDs(center) == ["d"] && sync.state.version == 4)
+    }
+
     @Test func anOlderPlanNeverReplacesANewerOneAndNotModifiedChangesNothing() {
         var center = SimulatedNotificationCenter(timeZone: Self.berlin)
         var sync = PlanSync()
@@ -175,7 +217,7 @@ struct PlanSyncTests {
             return
         }
         #expect(refused == ["a": .notificationsNotAllowed])
-        #expect(sync.state == PlanSyncState(version: nil, owned: []))
+        #expect(sync.state == PlanSyncState(version: nil, owned: [], lastApplied: 3))
         #expect(sync.ifNoneMatch == nil)
         // Allowed again: the same plan is placed.
         center.setAuthorizationStatus(.authorized)
@@ -185,8 +227,11 @@ struct PlanSyncTests {
     }
 
     @Test func theStateSurvivesTheAppBeingKilled() throws {
-        let state = PlanSyncState(version: 9, owned: ["a", "b"])
+        let state = PlanSyncState(version: 9, owned: ["a", "b"], lastApplied: 10, oneOffs: ["a": Self.now])
         let bytes = try JSONEncoder().encode(state)
         #expect(try JSONDecoder().decode(PlanSyncState.self, from: bytes) == state)
+        // A state an earlier build wrote keeps only the version and what the kit owns.
+        let earlier = try JSONDecoder().decode(PlanSyncState.self, from: Data(#"{"version":9,"owned":["a"]}"#.utf8))
+        #expect(earlier == PlanSyncState(version: 9, owned: ["a"], lastApplied: 9))
     }
 }

@@ -23,7 +23,7 @@
         }
 
         /// Registers the handler. `refresh` is the app's own composition of the kit (flush the
-        /// `EventQueue`, pull the plan with `PlanSync.ifNoneMatch` and apply it). Each run first
+        /// `EventQueue`, pull the plan with `PlanSync.startPull`'s `ifNoneMatch` and apply the answer with it). Each run first
         /// asks for the next one (`PlanRefresh.nextRefresh` from `horizonEnd`, the plan held
         /// before the run), so a run the system cuts short still leaves one asked for; when the
         /// system ends the task's time, the refresh is cancelled and the task completed at once.

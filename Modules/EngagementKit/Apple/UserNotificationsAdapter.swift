@@ -10,14 +10,23 @@
     extension PlanSync {
         /// Applies a pull's answer to the app's `UNUserNotificationCenter`: reads what the center
         /// holds, plans against a `RecordingCenter` over it, then performs the recorded changes in
-        /// order. `zone` is the device's zone now. A change the real center refuses leaves the
-        /// plan's version untaken, so the next pull tries again.
+        /// order. `zone` is the device's zone now; `pull` is the one this answers
+        /// (`startPull`). A change the real center refuses leaves the plan's version untaken, so
+        /// the next pull tries again.
         public mutating func apply(
-            _ answer: PlanAnswer, to center: UNUserNotificationCenter, zone: ZoneRules, at now: Instant
+            _ answer: PlanAnswer, to center: UNUserNotificationCenter, zone: ZoneRules, at now: Instant,
+            answering pull: PlanPull? = nil
         ) async -> PlanSyncOutcome {
             guard case .plan = answer else { return .unchanged }
             let settings = await center.notificationSettings()
             let pending = await center.pendingNotificationRequests()
+            // What is still shown: a one-off shown already is not placed again (`PlanReconciliation`).
+            let delivered = await center.deliveredNotifications().map { shown in
+                DeliveredNotification(
+                    request: AppleNotifications.request(from: shown.request),
+                    deliveredAt: Instant(secondsSinceEpoch: Int64(shown.date.timeIntervalSince1970)),
+                    presentation: .banner)
+            }
             let registered = await center.notificationCategories()
             // The kit's categories are registered again when any is missing or differs (its actions,
             // its dismissal option); the app's own categories are kept beside them.
@@ -27,8 +36,8 @@
             var recording = RecordingCenter(
                 zone: zone, authorizationStatus: AppleNotifications.status(settings.authorizationStatus),
                 pending: pending.map(AppleNotifications.request(from:)),
-                categories: upToDate ? NotificationCategory.all : [], at: now)
-            let outcome = apply(answer, to: &recording, at: now)
+                categories: upToDate ? NotificationCategory.all : [], delivered: delivered, at: now)
+            let outcome = apply(answer, to: &recording, at: now, answering: pull)
             var failed = false
             for operation in recording.operations {
                 switch operation {
