@@ -61,6 +61,8 @@ struct PhonePlan {
     var pulled: [BelievedRequest] = []
     /// When the pull after an event sent offline is due (`Shard.pullWhenOnline`), if one is.
     var pullQueuedAt: Int64?
+    /// The user deleted the app: nothing is pending on the phone, and it pulls no more.
+    var uninstalled = false
 
     /// Takes the server's commit of a step: the withdrawn requests and the rows made pending.
     mutating func commit(cancelled: [String], rows: [OutboxRow], at now: Instant) {

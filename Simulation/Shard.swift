@@ -374,11 +374,13 @@ final class Shard {
     }
 
     /// Tells the engine the device refused a request (`UserState.withdrawRefused`), if it did;
-    /// returns whether it did.
+    /// returns whether it did. On the server topology the kit reported the change of permission
+    /// when it happened (`DeviceReporter`): a refused request tells the server nothing new.
     @discardableResult
     func reportRefusal(_ local: Int, at now: Instant) throws -> Bool {
         guard users[local].refusalToReport else { return false }
         users[local].refusalToReport = false
+        guard !isServerDeployment else { return false }
         try step(local, .notificationPermission(allowed: false), at: now)
         return true
     }

@@ -34,9 +34,12 @@ extension Shard {
         for local in users.indices where !users[local].notificationsBlocked {
             var watched: Set<String> = []
             if isServerDeployment {
-                // The server's local plan: what the phone should fire, whether or not it pulled it.
+                // The server's local plan: what the phone should fire, whether or not it pulled it
+                // (nothing, once the app is deleted).
                 for row in users[local].remote.outbox.rows
-                where row.channel == .inbox && row.payload.repeatingMatch == nil && row.dueAt <= horizon {
+                where !users[local].phone.uninstalled && row.channel == .inbox && row.payload.repeatingMatch == nil
+                    && row.dueAt <= horizon
+                {
                     guard let kind = row.payload.notification?.content.kind, ChannelPolicy.channel(for: kind) == .local
                     else { continue }
                     watched.insert(row.requestID)

@@ -98,6 +98,7 @@ extension Shard {
     /// onto that clock, as it moves every request (`DeviceClock`), and holds back a one-off a
     /// jump of the clock showed already.
     func pullPlan(_ local: Int, reason: PullReason, at now: Instant) throws {
+        guard !users[local].phone.uninstalled else { return }
         guard !users[local].remote.device.isOffline(at: now) else {
             stats.deployment.pullsOffline += 1
             try journal.log(&users[local], now, "planPull") { $0.id("outcome", "offline") }

@@ -100,7 +100,10 @@ extension Shard {
             case .sync(let unread, let planVersion):
                 stats.channels[.silent].shown += 1
                 users[local].center.setBadgeCount(unread)
-                if isServerDeployment { try pull(local, ifBehind: planVersion, reason: .signal, at: now) }
+                if isServerDeployment {
+                    try journal.log(&users[local], now, "syncReceived") { $0.field("planVersion", "\(planVersion)") }
+                    try pull(local, ifBehind: planVersion, reason: .signal, at: now)
+                }
             }
         }
         try checkBadge(local, at: now)
@@ -265,6 +268,12 @@ extension Shard {
         let hours = users[local].remote.draws.exponential(mean: faults.apns.unregisteredAfterHours)
         users[local].remote.device.uninstall(at: now, unregisteredFrom: now + Int64(hours * 3_600))
         stats.uninstalls += 1
+        if isServerDeployment {
+            // Deleting an app deletes its pending notifications; the kit is gone, and pulls no more.
+            users[local].center.removeAllPendingNotificationRequests()
+            users[local].phone.uninstalled = true
+            rescheduleFire(local)
+        }
     }
 }
 

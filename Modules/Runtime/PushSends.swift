@@ -149,8 +149,11 @@ public enum PushSends {
 
     /// The badge and inbox sync of the slot `slot` under `key`: a background push (priority 5,
     /// as Apple requires) with the counts and the local plan's version of the moment
-    /// (`PlanSignal`), expiring when the next slot begins, so an old count never lands after a
-    /// newer one.
+    /// (`PlanSignal`), kept by APNs for a phone that is offline for a day
+    /// (`SilentPushPlan.lifetimeSeconds`): APNs keeps only the latest push for an offline
+    /// device and every later change sends a later sync, so an old count never lands after a
+    /// newer one, while a phone back after hours offline still hears that its plan moved (it may
+    /// get no other push for days: a user who asked for space).
     public static func sync(
         key: String, slot: Instant, counts: InboxCounts, planVersion: Int, plan: SilentPushPlan, topic: String
     ) -> PreparedPush {
@@ -158,7 +161,7 @@ public enum PushSends {
             unread: counts.unread, unseen: counts.unseen, total: counts.total, planVersion: planVersion)
         return PreparedPush(
             id: key, pushType: .background, topic: topic, priority: .powerConsiderate,
-            expiration: .at(slot + plan.slotSeconds), collapseID: SilentPushPlan.requestID,
+            expiration: .at(slot + SilentPushPlan.lifetimeSeconds), collapseID: SilentPushPlan.requestID,
             payload: Array(payload.json.utf8))
     }
 

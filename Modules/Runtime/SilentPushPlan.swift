@@ -22,6 +22,8 @@ public import Storage
 public struct SilentPushPlan: Hashable, Sendable {
     /// The request identifier of every sync row (one pending per user).
     public static let requestID = "inbox-sync"
+    /// How long APNs keeps a sync for a device that is offline (`PushSends.sync`).
+    public static let lifetimeSeconds: Int64 = 24 * 3_600
 
     public var perHour: Int
     public var graceSeconds: Int64

@@ -246,10 +246,10 @@ struct APNsChannelTests {
                 String(decoding: push.payload, as: UTF8.self)
                     == #"{"aps":{"content-available":1},"inbox":{"unread":1,"unseen":1,"total":1},"planVersion":"#
                     + "\(planVersion)}")
-            // Superseded by the next slot's sync: APNs keeps it no longer than that.
+            // Kept a day for a phone offline; a later sync replaces it at APNs.
             #expect(
                 push.headers["apns-expiration"]
-                    == String(sync.dueAt.secondsSinceEpoch + runtime.silentPushes.slotSeconds))
+                    == String(sync.dueAt.secondsSinceEpoch + SilentPushPlan.lifetimeSeconds))
         }
     }
 

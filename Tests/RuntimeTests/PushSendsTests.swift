@@ -248,7 +248,7 @@ struct PushSendsTests {
             topic: "t")
         #expect(push.pushType == .background)
         #expect(push.priority == .powerConsiderate)
-        #expect(push.expiration == .at(slot + plan.slotSeconds))
+        #expect(push.expiration == .at(slot + SilentPushPlan.lifetimeSeconds))
         #expect(push.collapseID == SilentPushPlan.requestID)
         #expect(
             String(decoding: push.payload, as: UTF8.self)

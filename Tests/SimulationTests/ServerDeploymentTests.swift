@@ -54,6 +54,19 @@ import Testing
         #expect(report.invariantViolations["planMatchesPlatform", default: 0] == 0, "\(report.violationExamples)")
     }
 
+    @Test func aDeletedAppFiresNothingMoreAndLeavesNothingStuck() throws {
+        let report = try run(.server, weeks: 2) { scenario in
+            scenario.personas = Weights([("churner", 1)])
+            scenario.faults.uninstallOnChurn = 1
+            scenario.drainDays = 8
+        }
+        #expect(report.uninstalls > 0)
+        #expect(report.drain.stuck == 0, "\(report.drain.stuckExamples)")
+        let figures = try #require(report.deployment)
+        // A stale copy fires only until the app is deleted: never for days.
+        #expect(figures.staleAgeSecondsP99 < 2 * 86_400, "\(figures)")
+    }
+
     @Test func theServerTopologyGivesTheSameDigestOnOneAndTwoThreads() throws {
         func faulty(_ threads: Int) throws -> Report {
             try run(.server) { scenario in
