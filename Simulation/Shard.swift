@@ -95,7 +95,13 @@ final class Shard {
                 .installed(state.engine.profile, deviceToken: state.remote.device.token), of: state.traits.profile.id,
                 at: firstInstall)
             try step(local, .appLaunched, at: firstInstall)
-            if isServerDeployment { askForPlanRefresh(local, at: firstInstall) }
+            if isServerDeployment {
+                // The kit reports a permission the user refused at install (`DeviceReporter`).
+                if users[local].center.authorizationStatus == .denied {
+                    try step(local, .notificationPermission(allowed: false), at: firstInstall)
+                }
+                askForPlanRefresh(local, at: firstInstall)
+            }
             scheduleNextDay(local, after: firstInstall)
             if state.traits.isTraveller { scheduleTravel(local, after: firstInstall) }
             for week in 0..<scenario.weeks {

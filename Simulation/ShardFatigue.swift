@@ -32,6 +32,8 @@ extension Shard {
             users[local].notificationsBlocked = true
             users[local].center.setAuthorizationStatus(.denied)
             try journal.log(&users[local], now, "optOut") { $0.id("permission", "denied") }
+            // On the server topology the kit reports the change of permission (`DeviceReporter`).
+            if isServerDeployment { try step(local, .notificationPermission(allowed: false), at: now) }
             return
         }
         var preferences = inPlace(local) { $0.engine.profile }.preferences

@@ -272,6 +272,8 @@ extension Shard {
             // Deleting an app deletes its pending notifications; the kit is gone, and pulls no more.
             users[local].center.removeAllPendingNotificationRequests()
             users[local].phone.uninstalled = true
+            users[local].phone.pulled = []
+            users[local].heldSeries = [:]
             rescheduleFire(local)
         }
     }

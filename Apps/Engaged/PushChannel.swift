@@ -92,8 +92,8 @@ enum APNsSettingsError: Error, Hashable, CustomStringConvertible {
 ///   send took time (the client retried), the count is read again: an alert that carried an
 ///   older one is reported `acceptedWithOutdatedBadge`, and a badge sync follows;
 /// - a `silent` row: a badge and inbox sync, a background push (priority 5) with the counts and
-///   the local plan's version of the moment, expiring when the next sync slot starts
-///   (`SilentPushPlan`, `PlanSignal`).
+///   the local plan's version of the moment, kept a day at APNs for an offline phone
+///   (`SilentPushPlan.lifetimeSeconds`, `PlanSignal`).
 ///
 /// A dead token (400 BadDeviceToken, DeviceTokenNotForTopic, 410) is removed from the user's
 /// devices, unless it was registered again after a 410's timestamp. A push rejected or still

@@ -151,9 +151,10 @@ public enum PushSends {
     /// as Apple requires) with the counts and the local plan's version of the moment
     /// (`PlanSignal`), kept by APNs for a phone that is offline for a day
     /// (`SilentPushPlan.lifetimeSeconds`): APNs keeps only the latest push for an offline
-    /// device and every later change sends a later sync, so an old count never lands after a
-    /// newer one, while a phone back after hours offline still hears that its plan moved (it may
-    /// get no other push for days: a user who asked for space).
+    /// device and every later change of the counts sends a later sync, so an old count never
+    /// lands after a newer one, while a phone back after hours offline may still hear that its
+    /// plan moved (unless a later alert replaced the sync at APNs): a user who asked for space
+    /// may get no other push for days.
     public static func sync(
         key: String, slot: Instant, counts: InboxCounts, planVersion: Int, plan: SilentPushPlan, topic: String
     ) -> PreparedPush {

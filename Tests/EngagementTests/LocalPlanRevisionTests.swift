@@ -6,7 +6,7 @@ import Testing
 @testable import Engagement
 
 /// `UserEngine.localPlanRevision`: it moves exactly at the steps that change what the phone holds
-/// on the local channel, never goes back, and survives a snapshot.
+/// on the local channel, only ever grows while the engine runs on, and survives a snapshot.
 @Suite("Local plan revision")
 struct LocalPlanRevisionTests {
     /// Whether a step whose effects are `effects`, taken from an engine that planned

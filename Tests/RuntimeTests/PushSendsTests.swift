@@ -239,7 +239,7 @@ struct PushSendsTests {
         #expect(bytes > PayloadBuilder.maxBytes)
     }
 
-    @Test("a badge sync: a background push with the counts and plan version, expiring at the next slot")
+    @Test("a badge sync: a background push with the counts and plan version, kept a day at APNs")
     func syncRequest() {
         let plan = SilentPushPlan()
         let slot = plan.slot(after: Self.instant("2027-03-01T18:00:00Z"))
