@@ -2,9 +2,8 @@ public import Models
 
 /// A small map from occurrences to values, kept as a sorted array of packed keys.
 ///
-/// The engine's per-user maps hold tens of entries and are read hundreds of times per planning
-/// pass; binary search over packed 64-bit keys hashes nothing (measured against a dictionary:
-/// docs/PERFORMANCE.md, Scheduling).
+/// The engine's per-user maps are small and read many times per planning pass; binary search
+/// over packed 64-bit keys hashes nothing (docs/PERFORMANCE.md, Scheduling, has the figures).
 public struct OccurrenceMap<Value: Sendable>: Sendable {
     @usableFromInline var keys: [UInt64] = []
     @usableFromInline var values: [Value] = []
