@@ -56,6 +56,10 @@ struct RemoteChannel {
     var retiredAt: Instant?
     /// The server's pending rows of this user.
     var outbox = UserOutbox()
+    /// What the server's store keeps for the claim-time rules (`OutboxClaim`).
+    var claims = ClaimState()
+    /// The request ids each merged alert stands for, until it is shown or lost.
+    var mergedParts: [String: [String]] = [:]
     /// Sends being retried by the APNs client.
     var inFlight: [InFlight] = []
     var inbox = SimulatedInbox()

@@ -55,8 +55,11 @@ extension Shard {
         guard users[local].remote.eventAt == now.secondsSinceEpoch else { return }  // superseded
         users[local].remote.eventAt = nil
         try retryInFlight(local, at: now)
-        let due = users[local].remote.outbox.takeDue(at: now)
-        if !due.isEmpty { tape?.record(.dispatched, of: users[local].traits.profile.id, at: now) }
+        var due = users[local].remote.outbox.takeDue(at: now)
+        if !due.isEmpty {
+            tape?.record(.dispatched, of: users[local].traits.profile.id, at: now)
+            due = claim(local, due, at: now)
+        }
         // As `EngineRuntime.dispatchDue`: every step the server performs itself first, then the sends.
         var sends: [OutboxRow] = []
         for row in OutboxSteps.inboxFirst(due) {
@@ -82,7 +85,9 @@ extension Shard {
         for arrival in users[local].remote.device.receive(through: now) {
             switch arrival.note {
             case .alert(let request):
-                if !users[local].remote.inbox.holds(request.identifier) {
+                let parts =
+                    users[local].remote.mergedParts.removeValue(forKey: request.identifier) ?? [request.identifier]
+                if !parts.allSatisfy({ users[local].remote.inbox.holds($0) }) {
                     try journal.violation(
                         .inboxHoldsEveryVisibleNotification, &users[local], at: now, detail: request.identifier,
                         stats: &stats)
@@ -108,6 +113,35 @@ extension Shard {
         }
         try checkBadge(local, at: now)
         rescheduleRemote(local)
+    }
+
+    /// The claim-time rules over the due rows, as a store that lists rows as they stand has the
+    /// runtime apply them (`EngineRuntime.claim`): the rows to perform now. Deferred rows are
+    /// pending again at their new instant, and the alerts left for the next claim at theirs; the
+    /// next claim follows at once (`rescheduleRemote`). Every performed row is completed in
+    /// this dispatch, so none is kept as attempted.
+    private func claim(_ local: Int, _ due: [OutboxRow], at now: Instant) -> [OutboxRow] {
+        guard due.contains(where: { $0.channel == .push }) else { return due }
+        let profile = users[local].engine.profile
+        let zone = users[local].zone
+        let outcome = OutboxClaim.decide(
+            due, rules: [profile.id: ClaimTimePolicy.UserRules(profile)], unreadable: [], zone: { _ in zone },
+            state: users[local].remote.claims, silentPushes: RemoteChannel.silentPushes, at: now)
+        var gone = Set(outcome.perform.map(\.key))
+        for merge in outcome.record.merges {
+            gone.formUnion(merge.replacedKeys)
+            let parts = due.filter { merge.replacedKeys.contains($0.key) }.map(\.requestID)
+            users[local].remote.mergedParts[merge.row.requestID] = parts
+        }
+        let deferredUntil = Dictionary(outcome.record.deferrals.map { ($0.key, $0.until) }) { first, _ in first }
+        for var row in due where !gone.contains(row.key) {
+            if let until = deferredUntil[row.key] { row.dueAt = until }
+            users[local].remote.outbox.enqueue(row)
+        }
+        for sync in outcome.record.badgeSyncs { users[local].remote.outbox.enqueue(sync) }
+        users[local].remote.claims.apply(outcome.record)
+        users[local].remote.claims.forget(gone)
+        return outcome.perform
     }
 
     /// Queues the channel's next event.

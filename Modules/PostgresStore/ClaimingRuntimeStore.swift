@@ -49,7 +49,17 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         try queue.settle(completed: keys)
     }
 
+    /// The claim (`OutboxQueue`) applies the claim-time rules itself.
+    public var claimsWithRules: Bool { true }
+
     // MARK: - Everything else is the base store's
+
+    public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
+        try base.claimState(userIDs: userIDs)
+    }
+    public func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError) {
+        try base.recordClaim(record, at: instant)
+    }
 
     /// Commits through the base store, then settles claimed rows the commits replaced or
     /// withdrew (a background job's commit replaces its own row with the next run).

@@ -37,6 +37,8 @@ public final class OutboxQueue: Sendable {
     public let leaseSeconds: Double
     /// The margin before quiet hours in which an alert is not started (`ClaimTimePolicy`).
     public let guardSeconds: Int64
+    /// The slots of the badge sync a user with a deferred alert is sent: the runtime's.
+    public let silentPushes: SilentPushPlan
     private let claimed = Mutex(ClaimedKeys())
     private let zones = Mutex([String: ZoneRules]())
 
@@ -69,8 +71,9 @@ public final class OutboxQueue: Sendable {
 
     public init(
         pool: PostgresPool, workerID: String, leaseSeconds: Double = 30,
-        guardSeconds: Int64 = ClaimTimePolicy.defaultGuardSeconds
+        guardSeconds: Int64 = ClaimTimePolicy.defaultGuardSeconds, silentPushes: SilentPushPlan = .init()
     ) {
+        self.silentPushes = silentPushes
         self.pool = pool
         self.workerID = workerID
         self.leaseSeconds = leaseSeconds
@@ -198,64 +201,39 @@ public final class OutboxQueue: Sendable {
             """, on: connection
         ).map { try $0.decode(String.self) }
         guard !users.isEmpty else { return ([], [:], [:]) }
-        var claimedBefore: Set<String> = []
+        var state = ClaimState()
         let due = try pool.query(
             """
-            SELECT key, user_id, request_id, channel, due_at, payload, attempts FROM outbox
+            SELECT key, user_id, request_id, channel, due_at, payload, attempts, planned_at FROM outbox
             WHERE user_id = ANY(\(users)) AND due_at <= \(now.secondsSinceEpoch)
             ORDER BY user_id, due_at, COALESCE(planned_at, due_at), key
             """, on: connection
         ).map { row in
-            let (key, user, request, channel, dueAt, payload, attempts) = try row.decode(
-                (String, String, String, String, Int64, String, Int32).self)
-            if attempts > 0 { claimedBefore.insert(key) }
+            let (key, user, request, channel, dueAt, payload, attempts, plannedAt) = try row.decode(
+                (String, String, String, String, Int64, String, Int32, Int64?).self)
+            if attempts > 0 { state.attemptedKeys.insert(key) }
+            if let plannedAt { state.plannedAt[key] = Instant(secondsSinceEpoch: plannedAt) }
             let stored = OutboxChannel(name: channel)
             return OutboxRow(
                 key: key, userID: user, requestID: request, channel: stored,
                 dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
         }
-        let byUser = Dictionary(grouping: due, by: \.userID)
-        let alerted = byUser.filter { $0.value.contains { $0.channel == .push } }.map(\.key)
+        let alerted = Set(due.filter { $0.channel == .push }.map(\.userID)).sorted()
         let (rules, unreadable) = try self.rules(of: alerted, connection)
-        let tallies = try self.tallies(of: alerted, connection)
-
-        var perform: [OutboxRow] = []
-        var deferrals: [ClaimTimePolicy.Deferral] = []
-        var merges: [ClaimTimePolicy.Merge] = []
-        var newTallies: [(String, AlertTally)] = []
-        var idle: [String] = []
-        var deadlines: [String: Instant] = [:]
-        for user in users {
-            let rows = byUser[user] ?? []
-            let userRules = rules[user]
-            if unreadable.contains(user) {
-                // One damaged profile must not stop the queue: its alerts wait an hour, unsent.
-                let alerts = rows.filter { $0.channel == .push }
-                deferrals += alerts.map { .init(key: $0.key, until: now + 3_600, reason: "unreadableProfile") }
-                let others = rows.filter { $0.channel != .push }
-                if others.isEmpty { idle.append(user) }
-                perform += others
-                continue
-            }
-            let decision = ClaimTimePolicy.decide(
-                rows: rows, rules: userRules, zone: userRules.flatMap { zone($0.timeZone) },
-                tally: tallies[user] ?? .none, at: now, guardSeconds: guardSeconds, claimedBefore: claimedBefore)
-            deferrals += decision.deferred
-            if let merge = decision.merged { merges.append(merge) }
-            if let tally = decision.tallyAfter { newTallies.append((user, tally)) }
-            if decision.perform.isEmpty { idle.append(user) }
-            if let deadline = decision.sendBefore { deadlines[user] = deadline }
-            perform += decision.perform
-        }
-        try writeDeferrals(deferrals, connection)
-        try writeMerges(merges, at: now, connection)
-        try writeTallies(newTallies, connection)
+        state.tallies = try pool.claimTallies(of: alerted, connection)
+        let outcome = OutboxClaim.decide(
+            due, rules: rules, unreadable: unreadable, zone: zone, state: state, silentPushes: silentPushes, at: now,
+            guardSeconds: guardSeconds)
+        let perform = outcome.perform
+        let performers = Set(perform.map(\.userID))
+        let idle = users.filter { !performers.contains($0) }
+        let deadlines = outcome.sendBefore
+        try pool.writeClaim(outcome.record, at: now, connection)
         if !idle.isEmpty { try release(idle, connection) }
         // Marked before anything is sent: a rescue knows these may have gone out.
         try pool.query(
             "UPDATE outbox SET claimed_by = \(workerID), attempts = attempts + 1 WHERE key = ANY(\(perform.map(\.key)))",
             on: connection)
-        perform.sort { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
         return (perform, deadlines, rules)
     }
 
@@ -282,73 +260,6 @@ public final class OutboxQueue: Sendable {
                 maxPerDay: head.preferences?.maxPerDay)
         }
         return (rules, unreadable)
-    }
-
-    private func tallies(of users: [String], _ connection: PostgresConnection) throws -> [String: AlertTally] {
-        guard !users.isEmpty else { return [:] }
-        var tallies: [String: AlertTally] = [:]
-        let rows = try pool.query(
-            "SELECT user_id, local_day, local_hour, sent_today, sent_this_hour FROM user_sends WHERE user_id = ANY(\(users))",
-            on: connection)
-        for row in rows {
-            let (user, day, hour, today, thisHour) = try row.decode((String, Int64, Int64, Int, Int).self)
-            tallies[user] = AlertTally(localDay: day, localHour: hour, sentToday: today, sentThisHour: thisHour)
-        }
-        return tallies
-    }
-
-    private func writeDeferrals(_ deferrals: [ClaimTimePolicy.Deferral], _ connection: PostgresConnection) throws {
-        guard !deferrals.isEmpty else { return }
-        let keys = deferrals.map(\.key)
-        let untils = deferrals.map(\.until.secondsSinceEpoch)
-        try pool.query(
-            """
-            UPDATE outbox o SET planned_at = COALESCE(o.planned_at, o.due_at), due_at = d.until
-            FROM unnest(\(keys)::text[], \(untils)::bigint[]) AS d(key, until)
-            WHERE o.key = d.key
-            """, on: connection)
-    }
-
-    private func writeMerges(_ merges: [ClaimTimePolicy.Merge], at now: Instant, _ connection: PostgresConnection)
-        throws
-    {
-        guard !merges.isEmpty else { return }
-        let replaced = merges.flatMap(\.replacedKeys)
-        let into = merges.flatMap { merge in merge.replacedKeys.map { _ in merge.row.key } }
-        // Completed as the store completes keys (`OutboxSQL.complete`: under their key locks), so a
-        // replayed commit of a merged part in another process cannot make it pending again.
-        for statement in OutboxSQL.complete(keys: replaced, doneAt: now.secondsSinceEpoch) {
-            try pool.query(statement, on: connection)
-        }
-        try pool.query(
-            """
-            INSERT INTO outbox_merged (key, merged_into, merged_at)
-            SELECT k, i, \(now.secondsSinceEpoch) FROM unnest(\(replaced)::text[], \(into)::text[]) AS m(k, i)
-            ON CONFLICT DO NOTHING
-            """, on: connection)
-        let rows = merges.map(\.row)
-        try pool.query(
-            """
-            INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
-            SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
-                \(rows.map(\.channel.name))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
-                \(rows.map(\.payload.storedText))::text[])
-            ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
-                payload = excluded.payload
-            """, on: connection)
-    }
-
-    private func writeTallies(_ tallies: [(String, AlertTally)], _ connection: PostgresConnection) throws {
-        guard !tallies.isEmpty else { return }
-        try pool.query(
-            """
-            INSERT INTO user_sends (user_id, local_day, local_hour, sent_today, sent_this_hour)
-            SELECT * FROM unnest(\(tallies.map(\.0))::text[], \(tallies.map(\.1.localDay))::bigint[],
-                \(tallies.map(\.1.localHour))::bigint[], \(tallies.map { Int64($0.1.sentToday) })::bigint[],
-                \(tallies.map { Int64($0.1.sentThisHour) })::bigint[])
-            ON CONFLICT (user_id) DO UPDATE SET local_day = excluded.local_day, local_hour = excluded.local_hour,
-                sent_today = excluded.sent_today, sent_this_hour = excluded.sent_this_hour
-            """, on: connection)
     }
 
     /// Gives back the leases of `users` held by this worker: due again at their soonest pending

@@ -2,56 +2,30 @@ import Foundation
 public import Models
 public import Storage
 
-/// How many alerts a user was sent in the current local hour and local day: what the claim-time
-/// caps count against. Kept by the queue beside each user's work (`user_sends`).
-public struct AlertTally: Hashable, Sendable {
-    /// The local day (days since local 1970-01-01) and hour (hours since local 1970-01-01 00:00)
-    /// the counts belong to.
-    public var localDay: Int64
-    public var localHour: Int64
-    public var sentToday: Int
-    public var sentThisHour: Int
-
-    public init(localDay: Int64, localHour: Int64, sentToday: Int, sentThisHour: Int) {
-        self.localDay = localDay
-        self.localHour = localHour
-        self.sentToday = sentToday
-        self.sentThisHour = sentThisHour
-    }
-
-    /// No alert yet.
-    public static let none = AlertTally(localDay: .min, localHour: .min, sentToday: 0, sentThisHour: 0)
-
-    /// The tally after one more alert sent at `local`.
-    public func adding(oneAt local: LocalDateTime) -> AlertTally {
-        let day = local.daysSinceEpoch
-        let hour = local.localSeconds.floorDivided(by: 3_600)
-        return AlertTally(
-            localDay: day, localHour: hour, sentToday: (day == localDay ? sentToday : 0) + 1,
-            sentThisHour: (hour == localHour ? sentThisHour : 0) + 1)
-    }
-}
-
-/// What a worker does with one user's due rows at the moment it claims them
-/// (docs/ARCHITECTURE.md). The engine planned every alert inside the user's rules, but a backlog (an outage, a
-/// queue that fell behind) reaches the claim hours late; sending it as it stands would burst
-/// several alerts onto a phone, possibly at 3 a.m. So at claim time:
+/// What a shell does with one user's due rows at the moment it claims them (a worker's claim,
+/// `engaged serve`'s dispatch, the simulator's server: `OutboxClaim`). The engine planned every
+/// alert inside the user's rules, and an alert claimed within the minute it was planned for
+/// (`isOnTime`) goes as planned, counted in the tally: merging or holding it would undo the
+/// plan (two digests the engine put at 19:00 are two alerts). But a backlog (an outage, a server that
+/// was stopped, a queue that fell behind) reaches the claim late; sending it as it stands would
+/// burst several alerts onto a phone, possibly at 3 a.m. So at claim time, for late alerts:
 /// - **Quiet hours, again.** An alert is deferred to the end of the user's quiet window when the
-///   claim falls inside it, or when the window starts within `guardSeconds` (the alert would
-///   land in it). A critical alert goes through, as it does on the phone.
+///   claim falls inside it (an alert on time too), or when the window starts within
+///   `guardSeconds` (the alert would land in it). A critical alert goes through, as it does on
+///   the phone.
 /// - **Order survives a deferral.** Alerts moved to one instant come due together; the queue
 ///   orders them by the instant each was first due (`outbox.planned_at`), not by key.
 /// - **Caps, again.** An alert is deferred to the next local hour when `maxPerHour` alerts were
 ///   sent in this one, and to the next local day when `maxPerDay` were sent today.
 /// - **Coalescing.** The alerts still sendable are merged into one alert (the newest one's kind
-///   and thread, a body that counts them): one claim sends a user at most one alert.
+///   and thread, a body that counts them): one claim sends a user at most one late alert.
 /// - **Some alerts go alone.** An alert claimed before (its worker died or stalled after the
 ///   claim, maybe after the send) is sent again alone, under its own key (`apns-id`); merging it
 ///   would deliver it twice under two ids. A critical alert goes alone (its level must not
 ///   spread to others or be lost in a merge), and so does a repeating one (its series goes on
 ///   from its own row). What follows such an alert waits for the next claim, in order.
 /// - **Rules that cannot be applied hold the alerts.** A zone the worker does not know defers
-///   them an hour; they are never sent unchecked.
+///   late alerts an hour; they are never sent unchecked.
 ///
 /// Rows of other channels (inbox, badge syncs, Live Activities, jobs) pass unchanged: they do
 /// not alert. A user without a profile passes unchanged too (the transport drops what it cannot
@@ -100,50 +74,64 @@ public enum ClaimTimePolicy {
         public var sendBefore: Instant?
     }
 
-    public struct Deferral: Hashable, Sendable {
-        public var key: String
-        public var until: Instant
-        public var reason: String
-
-        public init(key: String, until: Instant, reason: String) {
-            self.key = key
-            self.until = until
-            self.reason = reason
-        }
-    }
-
-    public struct Merge: Hashable, Sendable {
-        public var row: OutboxRow
-        public var replacedKeys: [String]
-    }
+    public typealias Deferral = OutboxDeferral
+    public typealias Merge = OutboxMerge
 
     /// Decides what to do with `rows` (one user's due rows, in due order) at `now`.
+    /// `firstDueAt` holds the instant each deferred row was first due.
     public static func decide(
         rows: [OutboxRow], rules: UserRules?, zone: ZoneRules?, tally: AlertTally, at now: Instant,
-        guardSeconds: Int64 = defaultGuardSeconds, claimedBefore: Set<String> = []
+        guardSeconds: Int64 = defaultGuardSeconds, claimedBefore: Set<String> = [],
+        firstDueAt: [String: Instant] = [:]
     ) -> Decision {
         var decision = Decision()
         let alerts = rows.filter { $0.channel == .push }
-        decision.perform = rows.filter { $0.channel != .push }
         guard let rules, !alerts.isEmpty else {
             decision.perform = rows
             return decision
         }
+        let onTime = alerts.filter { isOnTime(firstDueAt[$0.key] ?? $0.dueAt, at: now) }
+        let late = alerts.filter { !isOnTime(firstDueAt[$0.key] ?? $0.dueAt, at: now) }
+        decision.perform = rows.filter { $0.channel != .push } + onTime
+        defer { decision.perform.sort { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) } }
         guard let zone else {
-            // Rules that cannot be applied are not skipped: the alerts wait (an hour) for a worker
-            // whose time-zone database knows the zone.
-            decision.deferred = alerts.map { Deferral(key: $0.key, until: now + 3_600, reason: "unknownTimeZone") }
+            // Rules that cannot be applied are not skipped: late alerts wait (an hour) for a
+            // worker whose time-zone database knows the zone.
+            decision.deferred = late.map {
+                Deferral(
+                    key: $0.key, until: now + 3_600, reason: "unknownTimeZone",
+                    firstDueAt: firstDueAt[$0.key] ?? $0.dueAt)
+            }
             return decision
         }
-        let requests = alerts.map(\.payload.notification)
         let local = zone.localDateTime(at: now)
+        // The engine plans no ordinary alert inside quiet hours; one found there waits all the
+        // same. The guard and the caps are for late alerts only: on time, the engine counted it.
+        let quietNow = rules.quietHours.flatMap { $0.endOfWindow(containing: local) }.map {
+            instant(of: $0, after: now, in: zone)
+        }
+        var tally = tally
+        for row in onTime {
+            if let quietNow, row.payload.notification?.content.interruptionLevel != .critical {
+                decision.perform.removeAll { $0.key == row.key }
+                decision.deferred.append(
+                    Deferral(
+                        key: row.key, until: quietNow, reason: "quietHours",
+                        firstDueAt: firstDueAt[row.key] ?? row.dueAt))
+            } else {
+                tally = tally.adding(oneAt: local)
+                decision.tallyAfter = tally
+            }
+        }
         let hold = holdUntil(rules, zone: zone, tally: tally, at: now, guardSeconds: guardSeconds)
         var sendable: [(row: OutboxRow, request: NotificationRequest?)] = []
-        for (row, request) in zip(alerts, requests) {
+        for row in late {
+            let request = row.payload.notification
             if request?.content.interruptionLevel == .critical {
                 sendable.append((row, request))
             } else if let (until, reason) = hold {
-                decision.deferred.append(Deferral(key: row.key, until: until, reason: reason))
+                decision.deferred.append(
+                    Deferral(key: row.key, until: until, reason: reason, firstDueAt: firstDueAt[row.key] ?? row.dueAt))
             } else {
                 sendable.append((row, request))
             }
@@ -161,20 +149,28 @@ public enum ClaimTimePolicy {
         } else {
             sendable = Array(sendable.prefix { !alone($0) })
         }
-        guard let newest = sendable.last else { return decision }
-        decision.tallyAfter = tally.adding(oneAt: local)
-        if newest.request?.content.interruptionLevel != .critical, let quiet = rules.quietHours {
-            decision.sendBefore = nextStart(of: quiet, after: now, in: zone)
+        if let newest = sendable.last {
+            decision.tallyAfter = tally.adding(oneAt: local)
+            if sendable.count == 1 {
+                decision.perform.append(newest.row)
+            } else {
+                let merge = merged(sendable, userID: rules.userID)
+                decision.merged = merge
+                decision.perform.append(merge.row)
+            }
         }
-        if sendable.count == 1 {
-            decision.perform.append(newest.row)
-        } else {
-            let merge = merged(sendable, userID: rules.userID)
-            decision.merged = merge
-            decision.perform.append(merge.row)
+        let ordinary = decision.perform.contains {
+            $0.channel == .push && $0.payload.notification?.content.interruptionLevel != .critical
         }
-        decision.perform.sort { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
+        if ordinary, let quiet = rules.quietHours { decision.sendBefore = nextStart(of: quiet, after: now, in: zone) }
         return decision
+    }
+
+    /// Whether an alert first due at `dueAt` is on time at `now`: still in the minute it was
+    /// planned for, the minute the engine counted it in (`PushSends.showBy`).
+    public static func isOnTime(_ dueAt: Instant, at now: Instant) -> Bool {
+        now.secondsSinceEpoch < dueAt.secondsSinceEpoch.floorDivided(by: .secondsPerMinute) * .secondsPerMinute
+            + .secondsPerMinute
     }
 
     /// The first instant of the local time `end` that is after `now`: on the night clocks fall
@@ -244,13 +240,5 @@ public enum ClaimTimePolicy {
             key: OutboxKey.make(userID, requestID, dueAt, .push), userID: userID, requestID: requestID,
             channel: .push, dueAt: dueAt, payload: payload)
         return Merge(row: row, replacedKeys: alerts.map(\.row.key))
-    }
-}
-
-extension Int64 {
-    /// Division rounding towards negative infinity (local instants before 1970 stay in their hour).
-    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }

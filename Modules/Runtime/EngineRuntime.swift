@@ -190,6 +190,7 @@ public actor EngineRuntime {
         let now = clock.now()
         var due: [OutboxRow]
         do { due = try store.dueOutbox(through: now, limit: limit) } catch { throw .store(error) }
+        if !store.claimsWithRules { due = try claim(due, at: now) }
         due = OutboxSteps.inboxFirst(due)
         var completed: [OutboxRow] = []
         var sends: [OutboxRow] = []

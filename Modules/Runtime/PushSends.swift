@@ -60,14 +60,14 @@ public struct ShowingRules: Hashable, Sendable {
 /// holds a push for an offline phone until `apns-expiration`, and a low-priority one until the
 /// phone's next power window. So an alert's expiration is the last instant at which showing
 /// it still keeps the promises the plan made (`showBy`); an alert sent after that instant (a
-/// backlog, which a worker's claim-time rules have moved within the caps) goes "now or never":
+/// backlog, which the claim-time rules have moved within the caps) goes "now or never":
 /// offered once to a phone online, never stored for one offline. An ordinary alert is never
 /// sent inside the user's quiet hours.
 public enum PushSends {
     /// Why an alert is not sent.
     public enum Withheld: Error, Hashable, Sendable {
         /// It is an ordinary alert and the user's quiet hours hold now: shown now it would wake
-        /// them (a retry after an outage, a backlog on a server without claim-time rules). The
+        /// them (a retry after an outage that began before them, an alert the plan put there). The
         /// inbox keeps it.
         case inQuietHours
         /// The payload exceeds what APNs accepts.

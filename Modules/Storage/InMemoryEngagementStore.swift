@@ -32,6 +32,8 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         var outbox: [String: OutboxRow] = [:]
         var outboxSlots: [[String]: String] = [:]
         var completedKeys: Set<String> = []
+        /// The claim-time rules' records (`ClaimRecordStore`), of pending rows only.
+        var claims = ClaimState()
         /// Each user's notification center.
         var inboxes: [String: InMemoryInbox] = [:]
         /// Per user, in (at, id) order; `lastTraceID` is the last id given.
@@ -97,7 +99,10 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     static func enqueue(_ row: OutboxRow, _ storage: inout Storage) {
         guard !storage.completedKeys.contains(row.key) else { return }
         let slot = [row.userID, row.requestID, row.channel.name]
-        if let old = storage.outboxSlots[slot] { storage.outbox[old] = nil }
+        if let old = storage.outboxSlots[slot], old != row.key {
+            storage.outbox[old] = nil
+            storage.claims.forget([old])
+        }
         storage.outboxSlots[slot] = row.key
         storage.outbox[row.key] = row
     }
@@ -120,12 +125,39 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
 
     static func complete(_ key: String, _ storage: inout Storage) {
         storage.completedKeys.insert(key)
+        storage.claims.forget([key])
         if let row = storage.outbox.removeValue(forKey: key) {
             storage.outboxSlots[[row.userID, row.requestID, row.channel.name]] = nil
         }
     }
 
     public func outboxDepth() throws(StoreError) -> Int { locked { $0.outbox.count } }
+
+    public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
+        locked { storage in
+            let users = Set(userIDs)
+            let keys = Set(storage.outbox.values.filter { users.contains($0.userID) }.map(\.key))
+            return ClaimState(
+                tallies: storage.claims.tallies.filter { users.contains($0.key) },
+                attemptedKeys: storage.claims.attemptedKeys.intersection(keys),
+                plannedAt: storage.claims.plannedAt.filter { keys.contains($0.key) })
+        }
+    }
+
+    public func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError) {
+        locked { storage in
+            var record = record
+            record.deferrals.removeAll { storage.outbox[$0.key] == nil }
+            for deferral in record.deferrals { storage.outbox[deferral.key]?.dueAt = deferral.until }
+            for merge in record.merges {
+                for key in merge.replacedKeys { Self.complete(key, &storage) }
+                Self.enqueue(merge.row, &storage)
+            }
+            for sync in record.badgeSyncs { Self.enqueue(sync, &storage) }
+            record.performedKeys.removeAll { storage.outbox[$0] == nil }
+            storage.claims.apply(record)
+        }
+    }
 
     public func userIDs() throws(StoreError) -> [String] { locked { $0.profiles.keys.sorted() } }
 

@@ -210,8 +210,12 @@ public struct RuntimeCommit: Hashable, Sendable {
 ///   same transaction (`UserVersionStore`, `IdempotencyStore`); devices (`DeviceStore`) are
 ///   written on their own, and so are token revocations (`TokenRevocationStore`).
 public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, IdempotencyStore, DeviceStore,
-    TokenRevocationStore, TraceStore
+    TokenRevocationStore, TraceStore, ClaimRecordStore
 {
+    /// Whether `dueOutbox` already applied the claim-time rules (a worker's claim). When false,
+    /// it lists rows as they stand and the runtime applies the rules itself, recording what they
+    /// change through `ClaimRecordStore`.
+    var claimsWithRules: Bool { get }
     /// Writes `commits` in order in one transaction; a commit that breaks a rule
     /// (`validationError`) fails the whole group before anything is written.
     func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError)
@@ -239,6 +243,8 @@ extension StoreError {
 }
 
 extension RuntimeStore {
+    public var claimsWithRules: Bool { false }
+
     /// One input's commit in its own transaction.
     public func commit(_ commit: RuntimeCommit) throws(StoreError) { try commitGroup([commit]) }
 }

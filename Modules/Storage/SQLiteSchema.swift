@@ -14,7 +14,7 @@ enum SQLiteSchema {
 
     /// The schema version this build reads and writes, kept in `PRAGMA user_version` and set by
     /// the migration that creates it, in the same transaction.
-    static let version = 6
+    static let version = 7
 
     /// Tables that may exist in a file before the first migration commits: GRDB creates its
     /// bookkeeping table outside the migration's transaction, so a crash in between leaves it.
@@ -47,6 +47,10 @@ enum SQLiteSchema {
         migrator.registerMigration("v6-token-revocations") { db in
             try db.execute(sql: version6TokenRevocations)  // SQLiteUserRecords.swift
             try db.execute(sql: "PRAGMA user_version = 6")
+        }
+        migrator.registerMigration("v7-claims") { db in
+            try db.execute(sql: SQLiteClaimStatements.migration)  // SQLiteClaims.swift
+            try db.execute(sql: "PRAGMA user_version = 7")
         }
         return migrator
     }
@@ -197,7 +201,9 @@ enum SQLiteStatements {
     static let upsertOutbox = """
         INSERT INTO outbox (userID, requestID, channel, key, dueAt, payload) VALUES (?, ?, ?, ?, ?, ?)
         ON CONFLICT (userID, requestID, channel) DO UPDATE SET key = excluded.key, dueAt = excluded.dueAt,
-            payload = excluded.payload
+            payload = excluded.payload,
+            attempts = CASE WHEN outbox.key = excluded.key THEN outbox.attempts ELSE 0 END,
+            plannedAt = CASE WHEN outbox.key = excluded.key THEN outbox.plannedAt END
         """
     static let selectDueOutbox = """
         SELECT key, userID, requestID, channel, dueAt, payload FROM outbox INDEXED BY outbox_due

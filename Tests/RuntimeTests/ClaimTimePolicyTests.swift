@@ -104,14 +104,46 @@ struct ClaimTimePolicyTests {
         #expect(third.perform == [daily])
     }
 
+    @Test("Alerts claimed in the minute they were planned for go as planned, counted; late ones follow the rules")
+    func onTimeAlertsGoAsPlanned() {
+        let now = Self.instant("2027-03-01T20:59:10Z")  // 21:59:10 in Berlin, quiet hours from 22:00
+        let digests = [Self.alert("a", at: now - 10), Self.alert("b", at: now - 10)].sorted { $0.key < $1.key }
+        let late = Self.alert("c", at: now - 600)
+        let decision = ClaimTimePolicy.decide(
+            rows: digests + [late], rules: .init(Self.profile(maxPerHour: 2)), zone: Self.berlin, tally: .none,
+            at: now, guardSeconds: 120)
+        #expect(decision.perform == digests)
+        #expect(decision.merged == nil)
+        #expect(decision.tallyAfter?.sentThisHour == 2)
+        #expect(decision.deferred.map(\.key) == [late.key])  // within the guard, and late
+        #expect(decision.sendBefore == Self.instant("2027-03-01T21:00:00Z"))
+        // The same two alerts a minute late are a backlog: merged into one.
+        let plannedAt = Self.instant("2027-03-01T10:00:00Z")
+        let pair = [Self.alert("d", at: plannedAt), Self.alert("e", at: plannedAt)]
+        let inTheMinute = ClaimTimePolicy.decide(
+            rows: pair, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: plannedAt + 59)
+        #expect(inTheMinute.perform.count == 2 && inTheMinute.merged == nil)
+        let aMinuteLate = ClaimTimePolicy.decide(
+            rows: pair, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: plannedAt + 60)
+        #expect(aMinuteLate.merged?.replacedKeys.count == 2 && aMinuteLate.perform.count == 1)
+        // A deferred alert is late by the instant it was first due, not its new one.
+        let deferredPair = ClaimTimePolicy.decide(
+            rows: pair, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: plannedAt + 30,
+            firstDueAt: [pair[0].key: plannedAt - 3_600, pair[1].key: plannedAt - 3_600])
+        #expect(deferredPair.merged?.replacedKeys.count == 2)
+    }
+
     @Test("A zone the worker does not know holds the alerts an hour, unsent")
     func unknownZoneHolds() {
         let now = Self.instant("2027-03-01T11:00:00Z")
-        let row = Self.alert("a", at: now)
+        let row = Self.alert("a", at: now - 3_600)
         let decision = ClaimTimePolicy.decide(
             rows: [row], rules: .init(Self.profile(zone: "Mars/Olympus")), zone: nil, tally: .none, at: now)
         #expect(decision.perform.isEmpty)
-        #expect(decision.deferred == [.init(key: row.key, until: now + 3_600, reason: "unknownTimeZone")])
+        #expect(
+            decision.deferred == [
+                .init(key: row.key, until: now + 3_600, reason: "unknownTimeZone", firstDueAt: row.dueAt)
+            ])
     }
 
     @Test("Quiet hours ending in the hour that comes twice end at its second pass, not in the past")
@@ -121,7 +153,7 @@ struct ClaimTimePolicyTests {
         let profile = Self.profile(zone: "America/New_York", quiet: (22 * 60, 90))
         let now = Self.instant("2027-11-07T06:10:00Z")  // 01:10 EST, the second pass
         let decision = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], rules: .init(profile), zone: newYork, tally: .none, at: now)
+            rows: [Self.alert("a", at: now - 3_600)], rules: .init(profile), zone: newYork, tally: .none, at: now)
         #expect(decision.deferred.first?.until == Self.instant("2027-11-07T06:30:00Z"))  // 01:30 EST
     }
 
@@ -143,7 +175,8 @@ struct ClaimTimePolicyTests {
     func guardBeforeQuietHours() {
         let now = Self.instant("2027-03-01T20:59:00Z")  // 21:59 in Berlin
         let decision = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now,
+            rows: [Self.alert("a", at: now - 3_600)], rules: .init(Self.profile()), zone: Self.berlin, tally: .none,
+            at: now,
             guardSeconds: 120)
         #expect(decision.perform.isEmpty)
         #expect(decision.deferred.first?.until == Self.instant("2027-03-02T06:00:00Z"))
@@ -157,7 +190,7 @@ struct ClaimTimePolicyTests {
         let afterMidnight = Self.instant("2027-03-01T11:00:00Z")  // 00:45 local
         for now in [beforeMidnight, afterMidnight] {
             let decision = ClaimTimePolicy.decide(
-                rows: [Self.alert("a", at: now)], rules: .init(profile), zone: chatham, tally: .none, at: now)
+                rows: [Self.alert("a", at: now - 3_600)], rules: .init(profile), zone: chatham, tally: .none, at: now)
             #expect(decision.deferred.first?.until == Self.instant("2027-03-01T16:45:00Z"))  // 06:30 local
         }
     }
@@ -168,17 +201,20 @@ struct ClaimTimePolicyTests {
         let local = Self.berlin.localDateTime(at: now)
         let full = AlertTally.none.adding(oneAt: local).adding(oneAt: local)
         let daily = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], rules: .init(Self.profile(maxPerDay: 2)), zone: Self.berlin, tally: full,
+            rows: [Self.alert("a", at: now - 3_600)], rules: .init(Self.profile(maxPerDay: 2)), zone: Self.berlin,
+            tally: full,
             at: now)
         #expect(daily.deferred.first?.until == Self.instant("2027-03-01T23:00:00Z"))  // local midnight
         #expect(daily.deferred.first?.reason == "maxPerDay")
         let hourly = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], rules: .init(Self.profile(maxPerHour: 2)), zone: Self.berlin, tally: full,
+            rows: [Self.alert("a", at: now - 3_600)], rules: .init(Self.profile(maxPerHour: 2)), zone: Self.berlin,
+            tally: full,
             at: now)
         #expect(hourly.deferred.first?.until == Self.instant("2027-03-01T12:00:00Z"))  // 13:00 local
         #expect(hourly.deferred.first?.reason == "maxPerHour")
         let yesterday = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now + 86_400)], rules: .init(Self.profile(maxPerDay: 2)), zone: Self.berlin,
+            rows: [Self.alert("a", at: now + 86_400 - 3_600)], rules: .init(Self.profile(maxPerDay: 2)),
+            zone: Self.berlin,
             tally: full,
             at: now + 86_400)
         #expect(yesterday.deferred.isEmpty)
@@ -190,7 +226,8 @@ struct ClaimTimePolicyTests {
         // Berlin springs forward on 2027-03-28 at 02:00 (+1 -> +2).
         let now = Self.instant("2027-03-28T02:30:00Z")  // 04:30 CEST
         let decision = ClaimTimePolicy.decide(
-            rows: [Self.alert("a", at: now)], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
+            rows: [Self.alert("a", at: now - 3_600)], rules: .init(Self.profile()), zone: Self.berlin, tally: .none,
+            at: now)
         #expect(decision.deferred.first?.until == Self.instant("2027-03-28T05:00:00Z"))  // 07:00 CEST
     }
 
@@ -200,7 +237,7 @@ struct ClaimTimePolicyTests {
         let sync = OutboxRow(
             key: "k-sync", userID: "u1", requestID: "sync", channel: .silent, dueAt: now, payload: .sync
         )
-        let alert = Self.alert("a", at: now)
+        let alert = Self.alert("a", at: now - 3_600)
         let decision = ClaimTimePolicy.decide(
             rows: [sync, alert], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
         #expect(decision.perform == [sync])
@@ -210,5 +247,55 @@ struct ClaimTimePolicyTests {
         #expect(
             ClaimTimePolicy.decide(rows: [], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
                 .perform.isEmpty)
+    }
+}
+
+/// `OutboxClaim`: the claim every shell makes over several users' rows.
+@Suite("OutboxClaim")
+struct OutboxClaimTests {
+    typealias Policy = ClaimTimePolicyTests
+
+    @Test("A deferred alert asks for its user's badge sync; other users' rows pass as listed")
+    func aDeferralAsksForABadgeSync() {
+        let now = Policy.instant("2027-03-01T02:00:00Z")  // 03:00 in Berlin: quiet hours
+        let late = Policy.alert("a", at: now - 3_600)
+        var other = Policy.alert("b", at: now - 3_600)
+        other.userID = "u2"
+        let plan = SilentPushPlan()
+        let outcome = OutboxClaim.decide(
+            [late, other], rules: ["u1": .init(Policy.profile())], unreadable: [],
+            zone: { ZoneRules(identifier: $0) }, state: ClaimState(), silentPushes: plan, at: now)
+        #expect(outcome.record.deferrals.map(\.key) == [late.key])
+        #expect(outcome.record.badgeSyncs == [plan.row(for: "u1", changedAt: now)])
+        #expect(outcome.perform == [other])  // u2 has no profile: passed unchanged
+        #expect(outcome.record.performedKeys == [other.key])
+    }
+
+    @Test("A user whose profile cannot be read has their alerts held an hour and the rest performed")
+    func anUnreadableProfileHoldsAlertsOnly() {
+        let now = Policy.instant("2027-03-01T11:00:00Z")
+        let alert = Policy.alert("a", at: now)
+        let sync = OutboxRow(
+            key: "k-sync", userID: "u1", requestID: "sync", channel: .silent, dueAt: now, payload: .sync)
+        let outcome = OutboxClaim.decide(
+            [alert, sync], rules: [:], unreadable: ["u1"], zone: { ZoneRules(identifier: $0) },
+            state: ClaimState(plannedAt: [alert.key: now - 7_200]), silentPushes: SilentPushPlan(), at: now)
+        #expect(outcome.perform == [sync])
+        #expect(
+            outcome.record.deferrals == [
+                OutboxDeferral(key: alert.key, until: now + 3_600, reason: "unreadableProfile", firstDueAt: now - 7_200)
+            ])
+    }
+
+    @Test("Rows deferred to one instant keep the order they were planned in")
+    func deferredRowsKeepTheirPlannedOrder() throws {
+        let now = Policy.instant("2027-03-01T11:00:00Z")
+        let rows = [Policy.alert("x", at: now), Policy.alert("y", at: now)].sorted { $0.key > $1.key }
+        let state = ClaimState(plannedAt: [rows[0].key: now - 7_200, rows[1].key: now - 3_600])
+        let outcome = OutboxClaim.decide(
+            rows.reversed(), rules: ["u1": .init(Policy.profile())], unreadable: [],
+            zone: { ZoneRules(identifier: $0) }, state: state, silentPushes: SilentPushPlan(), at: now)
+        let merge = try #require(outcome.record.merges.first)
+        #expect(merge.replacedKeys == rows.map(\.key))  // first planned first, whatever the keys
     }
 }

@@ -41,6 +41,10 @@ final class ControlledStore: RuntimeStore {
         try base.completeOutbox(keys: keys, at: instant)
     }
     func outboxDepth() throws(StoreError) -> Int { try base.outboxDepth() }
+    func claimState(userIDs: [String]) throws(StoreError) -> ClaimState { try base.claimState(userIDs: userIDs) }
+    func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError) {
+        try base.recordClaim(record, at: instant)
+    }
     func userIDs() throws(StoreError) -> [String] { try base.userIDs() }
     func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError) -> [TraceRecord] {
         try base.traceRecords(userID: userID, after: position, limit: limit)

@@ -73,12 +73,14 @@ struct SQLiteEngagementStoreTests {
             #expect(journalMode == "wal")
             #expect(userVersion == SQLiteEngagementStore.schemaVersion)
             #expect(applicationID == SQLiteSchema.applicationID)
-            #expect(migrations == ["v1", "v2", "v3-inbox", "v4-users", "v5-trace", "v6-token-revocations"])
+            #expect(
+                migrations == ["v1", "v2", "v3-inbox", "v4-users", "v5-trace", "v6-token-revocations", "v7-claims"])
         }
     }
 
     /// Every statement of the store's tables: the base schema's, the trace's and the user records'.
-    static let statements = SQLiteStatements.all + SQLiteTraceStatements.all + SQLiteUserStatements.all
+    static let statements =
+        SQLiteStatements.all + SQLiteTraceStatements.all + SQLiteUserStatements.all + SQLiteClaimStatements.all
     /// Statements that scan an index by design: COUNT over the (small) createdAt index of the
     /// idempotency records.
     static let indexScans: Set = ["countIdempotency"]
@@ -166,10 +168,11 @@ struct SQLiteEngagementStoreTests {
         try withTemporaryDirectory { directory in
             let path = directory.appendingPathComponent("store.sqlite").path
             do { try SQLiteEngagementStore(path: path).apply(StoreCrashWorkload.batch(0)) }
-            try setUserVersion(7, path: path)
+            let newer = SQLiteEngagementStore.schemaVersion + 1
+            try setUserVersion(newer, path: path)
             let before = contents(path)
             let error = #expect(throws: StoreError.self) { try SQLiteEngagementStore(path: path) }
-            #expect(error == .newerSchema(found: 7, supported: SQLiteEngagementStore.schemaVersion))
+            #expect(error == .newerSchema(found: newer, supported: SQLiteEngagementStore.schemaVersion))
             #expect(contents(path) == before)
             // Nothing was reset: back at the supported version, the data reads again.
             try setUserVersion(SQLiteEngagementStore.schemaVersion, path: path)

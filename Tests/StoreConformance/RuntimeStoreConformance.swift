@@ -10,6 +10,9 @@ public enum RuntimeStoreCheck: String, CaseIterable, Sendable {
     case aCompletedKeyNeverComesBack
     case dueRowsComeByTimeThenKeyUpToTheLimit
     case anInvalidCommitChangesNothing
+    case aDeferredRowKeepsItsKeyAndFirstDueInstant
+    case aMergeCompletesWhatItReplaces
+    case talliesAndAttemptsAreKeptUntilTheRowIsReplaced
 }
 
 private let userID = "u1"
@@ -114,6 +117,53 @@ public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, 
             }
             #expect(try store.snapshot(userID: userID) == [1])
             #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["a"])
+        case .aDeferredRowKeepsItsKeyAndFirstDueInstant:
+            let a = row("a", dueIn: 60)
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [1], outbox: [a, row("b", dueIn: 90)]))
+            let morning = t0 + 36_000
+            for until in [t0 + 3_600, morning] {
+                try store.recordClaim(
+                    ClaimRecord(deferrals: [
+                        OutboxDeferral(key: a.key, until: until, reason: "quietHours", firstDueAt: a.dueAt),
+                        OutboxDeferral(key: "not-pending", until: until, reason: "quietHours", firstDueAt: t0),
+                    ]), at: t0 + 61)
+            }
+            let pending = try store.pendingOutbox(userID: userID)
+            #expect(pending.map(\.key) == [row("b", dueIn: 90).key, a.key])
+            #expect(pending.last?.dueAt == morning && pending.last?.payload == a.payload)
+            #expect(try store.dueOutbox(through: t0 + 3_600, limit: 10).map(\.requestID) == ["b"])
+            let state = try store.claimState(userIDs: [userID])
+            #expect(state.plannedAt == [a.key: a.dueAt] && state.attemptedKeys.isEmpty && state.tallies.isEmpty)
+        case .aMergeCompletesWhatItReplaces:
+            let parts = [row("a", dueIn: 60), row("b", dueIn: 90)]
+            let commit = RuntimeCommit(userID: userID, snapshot: [1], outbox: parts + [row("c", dueIn: 600)])
+            try store.commit(commit)
+            let merged = row("merged/a", dueIn: 90, key: "merged-key")
+            try store.recordClaim(
+                ClaimRecord(
+                    merges: [OutboxMerge(row: merged, replacedKeys: parts.map(\.key))], performedKeys: [merged.key]),
+                at: t0 + 120)
+            // A replayed commit of the parts does not bring them back.
+            try store.commit(commit)
+            #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["merged/a", "c"])
+            #expect(try store.claimState(userIDs: [userID]).attemptedKeys == [merged.key])
+            try store.completeOutbox(keys: [merged.key], at: t0 + 121)
+            try store.recordClaim(ClaimRecord(merges: [OutboxMerge(row: merged, replacedKeys: [])]), at: t0 + 122)
+            #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["c"])
+        case .talliesAndAttemptsAreKeptUntilTheRowIsReplaced:
+            let a = row("a", dueIn: 60)
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [1], outbox: [a]))
+            let tally = AlertTally(localDay: 20_000, localHour: 480_008, sentToday: 2, sentThisHour: 1)
+            try store.recordClaim(
+                ClaimRecord(tallies: [userID: tally, "u2": .none], performedKeys: [a.key, "not-pending"]), at: t0 + 61)
+            var state = try store.claimState(userIDs: [userID])
+            #expect(state.tallies == [userID: tally] && state.attemptedKeys == [a.key])
+            // The same row committed again keeps its attempts; a new row of the request starts afresh.
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [2], outbox: [a]))
+            #expect(try store.claimState(userIDs: [userID]).attemptedKeys == [a.key])
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [3], outbox: [row("a", dueIn: 120)]))
+            state = try store.claimState(userIDs: [userID, "u2"])
+            #expect(state.attemptedKeys.isEmpty && state.tallies == [userID: tally, "u2": .none])
         }
     }
 }

@@ -1,0 +1,133 @@
+import Foundation
+public import Models
+import PostgresNIO
+public import Storage
+
+/// The claim-time rules' records in PostgreSQL (`ClaimRecordStore`): tallies in `user_sends`,
+/// deferrals in `outbox.due_at` and `planned_at`, merges in `outbox_merged`. Written inside the
+/// caller's transaction, by the workers' claim (`OutboxQueue`) and by the store itself when a
+/// runtime applies the rules (`PostgresRuntimeStore.recordClaim`).
+extension PostgresPool {
+    /// Writes `record`'s deferrals, merges and tallies (not its performed keys: the queue marks
+    /// them with its claim, the store as attempted).
+    func writeClaim(_ record: ClaimRecord, at now: Instant, _ connection: PostgresConnection) throws {
+        try writeDeferrals(record.deferrals, connection)
+        try writeMerges(record.merges, at: now, connection)
+        try writeRows(record.badgeSyncs, connection)
+        try writeTallies(record.tallies, connection)
+    }
+
+    func claimTallies(of users: [String], _ connection: PostgresConnection) throws -> [String: AlertTally] {
+        guard !users.isEmpty else { return [:] }
+        var tallies: [String: AlertTally] = [:]
+        let rows = try query(
+            "SELECT user_id, local_day, local_hour, sent_today, sent_this_hour FROM user_sends WHERE user_id = ANY(\(users))",
+            on: connection)
+        for row in rows {
+            let (user, day, hour, today, thisHour) = try row.decode((String, Int64, Int64, Int, Int).self)
+            tallies[user] = AlertTally(localDay: day, localHour: hour, sentToday: today, sentThisHour: thisHour)
+        }
+        return tallies
+    }
+
+    private func writeDeferrals(_ deferrals: [OutboxDeferral], _ connection: PostgresConnection) throws {
+        guard !deferrals.isEmpty else { return }
+        let keys = deferrals.map(\.key)
+        let untils = deferrals.map(\.until.secondsSinceEpoch)
+        try query(
+            """
+            UPDATE outbox o SET planned_at = COALESCE(o.planned_at, o.due_at), due_at = d.until
+            FROM unnest(\(keys)::text[], \(untils)::bigint[]) AS d(key, until)
+            WHERE o.key = d.key
+            """, on: connection)
+    }
+
+    private func writeMerges(_ merges: [OutboxMerge], at now: Instant, _ connection: PostgresConnection)
+        throws
+    {
+        guard !merges.isEmpty else { return }
+        let replaced = merges.flatMap(\.replacedKeys)
+        let into = merges.flatMap { merge in merge.replacedKeys.map { _ in merge.row.key } }
+        // Completed as the store completes keys (`OutboxSQL.complete`: under their key locks), so a
+        // replayed commit of a merged part in another process cannot make it pending again.
+        for statement in OutboxSQL.complete(keys: replaced, doneAt: now.secondsSinceEpoch) {
+            try query(statement, on: connection)
+        }
+        try query(
+            """
+            INSERT INTO outbox_merged (key, merged_into, merged_at)
+            SELECT k, i, \(now.secondsSinceEpoch) FROM unnest(\(replaced)::text[], \(into)::text[]) AS m(k, i)
+            ON CONFLICT DO NOTHING
+            """, on: connection)
+        try writeRows(merges.map(\.row), connection)
+    }
+
+    /// Makes `rows` pending, each replacing the pending row of its request and channel.
+    private func writeRows(_ rows: [OutboxRow], _ connection: PostgresConnection) throws {
+        guard !rows.isEmpty else { return }
+        // As a commit writes rows (`OutboxSQL`): never a completed key, and a new key starts afresh.
+        try query(
+            """
+            INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
+            SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
+                \(rows.map(\.channel.name))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
+                \(rows.map(\.payload.storedText))::text[]) AS r(u, q, c, k, d, p)
+            WHERE NOT EXISTS (SELECT 1 FROM outbox_done WHERE outbox_done.key = r.k)
+            ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
+                payload = excluded.payload,
+                claimed_by = CASE WHEN outbox.key = excluded.key THEN outbox.claimed_by END,
+                lease_until = CASE WHEN outbox.key = excluded.key THEN outbox.lease_until END,
+                attempts = CASE WHEN outbox.key = excluded.key THEN outbox.attempts ELSE 0 END,
+                planned_at = CASE WHEN outbox.key = excluded.key THEN outbox.planned_at END
+            """, on: connection)
+        for row in rows {
+            try query(WorkQueueSQL.noteDue(userID: row.userID, dueAt: row.dueAt.secondsSinceEpoch), on: connection)
+        }
+    }
+
+    private func writeTallies(_ tallies: [String: AlertTally], _ connection: PostgresConnection) throws {
+        guard !tallies.isEmpty else { return }
+        let sorted = tallies.sorted { $0.key < $1.key }
+        try query(
+            """
+            INSERT INTO user_sends (user_id, local_day, local_hour, sent_today, sent_this_hour)
+            SELECT * FROM unnest(\(sorted.map(\.key))::text[], \(sorted.map(\.value.localDay))::bigint[],
+                \(sorted.map(\.value.localHour))::bigint[], \(sorted.map { Int64($0.value.sentToday) })::bigint[],
+                \(sorted.map { Int64($0.value.sentThisHour) })::bigint[])
+            ON CONFLICT (user_id) DO UPDATE SET local_day = excluded.local_day, local_hour = excluded.local_hour,
+                sent_today = excluded.sent_today, sent_this_hour = excluded.sent_this_hour
+            """, on: connection)
+    }
+}
+
+extension PostgresRuntimeStore {
+    public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
+        guard !userIDs.isEmpty else { return ClaimState() }
+        return try pool.transaction { connection in
+            var state = ClaimState()
+            state.tallies = try pool.claimTallies(of: userIDs, connection)
+            let rows = try pool.query(
+                """
+                SELECT key, attempts, planned_at FROM outbox
+                WHERE user_id = ANY(\(userIDs)) AND (attempts > 0 OR planned_at IS NOT NULL)
+                """, on: connection)
+            for row in rows {
+                let (key, attempts, plannedAt) = try row.decode((String, Int32, Int64?).self)
+                if attempts > 0 { state.attemptedKeys.insert(key) }
+                if let plannedAt { state.plannedAt[key] = Instant(secondsSinceEpoch: plannedAt) }
+            }
+            return state
+        }
+    }
+
+    public func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError) {
+        try pool.transaction { connection in
+            try pool.writeClaim(record, at: instant, connection)
+            if !record.performedKeys.isEmpty {
+                try pool.query(
+                    "UPDATE outbox SET attempts = attempts + 1 WHERE key = ANY(\(record.performedKeys))", on: connection
+                )
+            }
+        }
+    }
+}
