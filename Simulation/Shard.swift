@@ -357,7 +357,7 @@ final class Shard {
         users[local].droppedSeen = dropped
         var zoneChanged = false
         if case .timeZoneChanged = input { zoneChanged = true }
-        commitServer(local, effects, zoneChanged: zoneChanged, at: now)
+        commitServer(local, input, effects, revisionBefore: revisionBefore, zoneChanged: zoneChanged, at: now)
         if isServerDeployment { try followPlanChange(local, input, revisionBefore: revisionBefore, at: now) }
         rescheduleFire(local)
         rescheduleLaunch(local)

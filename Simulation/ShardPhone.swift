@@ -42,16 +42,15 @@ extension Shard {
     }
 
     /// After a step in the server topology that moved the plan from `revisionBefore`: a step not
-    /// from the phone asks for the signal (the badge sync row, `PlanSignal`); one from the phone
-    /// is answered with the version, and the phone pulls when it differs from what it holds
-    /// (offline: when the network comes back and the queued event is sent).
+    /// from the phone asked for the signal (the badge sync row its commit holds, `StepOutbox`);
+    /// one from the phone is answered with the version, and the phone pulls when it differs from
+    /// what it holds (offline: when the network comes back and the queued event is sent).
     func followPlanChange(_ local: Int, _ input: EngineInput, revisionBefore: Int, at now: Instant) throws {
         let revision = inPlace(local) { $0.engine.localPlanRevision }
         switch Self.source(of: input) {
         case .backend:
             guard revision != revisionBefore else { return }
             stats.deployment.signals += 1
-            try inboxChanged(local, at: now)
         case .device:
             guard users[local].phone.sync.needsPull(signalled: revision) else { return }
             if users[local].remote.device.isOffline(at: now) {

@@ -14,27 +14,30 @@ import Storage
 /// `SendReport` as `APNsChannelTransport` reports it; what follows is `OutboxSteps.afterSend`.
 /// What reaches the device is shown by the simulated center and judged there.
 extension Shard {
-    /// Commits a step's server work as the runtime commits its outbox rows, for the effects the
-    /// server performs: every notification's inbox item, the remote ones' pushes, and their
-    /// withdrawals (the device fires its local notifications from its own pending list and
-    /// starts its own Live Activities); on the server topology the jobs' rows too, which the
-    /// server runs when due (on the device topology the app's background tasks run them). After
-    /// a change of zone, the pending rows follow the engine's new fire times. On the server
-    /// topology the phone's judge of stale fires takes the same commit (`PhonePlan.commit`).
-    func commitServer(_ local: Int, _ effects: [Effect], zoneChanged: Bool, at now: Instant) {
+    /// Commits a step's server work as the runtime commits its outbox rows (`StepOutbox`), for
+    /// the effects the server performs: every notification's inbox item, the remote ones'
+    /// pushes, and their withdrawals (the device fires its local notifications from its own
+    /// pending list and starts its own Live Activities); on the server topology the jobs' rows
+    /// too, which the server runs when due (on the device topology the app's background tasks
+    /// run them), and the signal's badge sync when a step not from the phone moved the plan
+    /// (a simulated user has one phone). After a change of zone, the pending rows follow the
+    /// engine's new fire times. On the server topology the phone's judge of stale fires takes
+    /// the same commit (`PhonePlan.commit`).
+    func commitServer(
+        _ local: Int, _ input: EngineInput, _ effects: [Effect], revisionBefore: Int, zoneChanged: Bool,
+        at now: Instant
+    ) {
         guard zoneChanged || effects.contains(where: { Self.isServed($0, onServer: isServerDeployment) }) else {
             return
         }
-        var plan = OutboxPlan.rows(for: effects, userID: users[local].traits.profile.id, at: now)
-        plan.rows.removeAll { ($0.channel == .job && !isServerDeployment) || $0.channel == .liveActivity }
-        if zoneChanged {
-            plan.rows += inPlace(local) { user in
-                OutboxSteps.moved(
-                    user.remote.outbox.rows, plannedIDs: user.engine.plannedRequestIDs,
-                    fireTimes: user.engine.plannedFireTimes,
-                    touched: Set(plan.cancelled).union(plan.rows.map(\.requestID)), at: now)
-            }
+        let signals = isServerDeployment && Self.source(of: input) == .backend
+        var plan = inPlace(local) { user in
+            StepOutbox.rows(
+                for: effects, engine: user.engine, revisionBefore: revisionBefore, signals: { signals },
+                zoneChanged: zoneChanged, pending: { user.remote.outbox.rows },
+                silentPushes: RemoteChannel.silentPushes, at: now)
         }
+        plan.rows.removeAll { ($0.channel == .job && !isServerDeployment) || $0.channel == .liveActivity }
         users[local].remote.outbox.commit(cancelled: plan.cancelled, rows: plan.rows)
         if isServerDeployment { users[local].phone.commit(cancelled: plan.cancelled, rows: plan.rows, at: now) }
     }
@@ -126,7 +129,7 @@ extension Shard {
         let zone = users[local].zone
         let outcome = OutboxClaim.decide(
             due, rules: [profile.id: ClaimTimePolicy.UserRules(profile)], unreadable: [], zone: { _ in zone },
-            state: users[local].remote.claims, silentPushes: RemoteChannel.silentPushes, at: now)
+            state: users[local].remote.claims, at: now)
         var gone = Set(outcome.perform.map(\.key))
         for merge in outcome.record.merges {
             gone.formUnion(merge.replacedKeys)
@@ -138,7 +141,6 @@ extension Shard {
             if let until = deferredUntil[row.key] { row.dueAt = until }
             users[local].remote.outbox.enqueue(row)
         }
-        for sync in outcome.record.badgeSyncs { users[local].remote.outbox.enqueue(sync) }
         users[local].remote.claims.apply(outcome.record)
         users[local].remote.claims.forget(gone)
         return outcome.perform

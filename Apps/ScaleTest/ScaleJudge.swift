@@ -4,8 +4,7 @@ import Models
 
 /// Judges a scale run from the fake APNs's record: every loaded alert delivered exactly once
 /// (itself, or inside the one alert it was merged into at claim time), each user's alerts in
-/// due order, none in the user's quiet hours, none before it was due. Badge syncs (background
-/// pushes) carry no alert and are only counted.
+/// due order, none in the user's quiet hours, none before it was due.
 struct ScaleJudge {
     struct Verdict {
         var notifications = 0
@@ -18,8 +17,6 @@ struct ScaleJudge {
         var pushes = 0
         /// Pushes that carried several alerts (claim-time merges).
         var mergedPushes = 0
-        /// Background pushes accepted: the badge syncs of users whose alerts a claim deferred.
-        var badgeSyncs = 0
         /// The same `apns-id` accepted again: a re-send after a crash or a lost answer, which
         /// the idempotency key makes recognisable downstream.
         var resentWithSameApnsID = 0
@@ -47,9 +44,7 @@ struct ScaleJudge {
     func judge(_ pushes: [FakeAPNs.Push]) -> Verdict {
         var verdict = Verdict()
         verdict.notifications = load.notifications.count
-        let isSync = { (push: FakeAPNs.Push) in push.headers["apns-push-type"] == "background" }
-        verdict.badgeSyncs = pushes.filter { $0.status == 200 && isSync($0) }.count
-        let accepted = pushes.filter { $0.status == 200 && !isSync($0) }
+        let accepted = pushes.filter { $0.status == 200 }
         verdict.pushes = accepted.count
         // First arrival of each apns-id, and how often each was accepted.
         var firstArrival: [String: FakeAPNs.Push] = [:]

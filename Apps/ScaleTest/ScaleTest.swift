@@ -196,8 +196,7 @@ struct ScaleTest: AsyncParsableCommand {
         ]
         let report: [String: Any] = [
             "users": users, "workers": workers, "notifications": verdict.notifications, "sent": verdict.delivered,
-            "pushes": verdict.pushes, "mergedPushes": verdict.mergedPushes, "badgeSyncs": verdict.badgeSyncs,
-            "duplicates": verdict.duplicates,
+            "pushes": verdict.pushes, "mergedPushes": verdict.mergedPushes, "duplicates": verdict.duplicates,
             "missing": verdict.missing, "resentWithSameApnsID": verdict.resentWithSameApnsID,
             "orderViolations": verdict.orderViolations, "quietHoursViolations": verdict.quietHoursViolations,
             "earlyViolations": verdict.earlyViolations, "unknownPushes": verdict.unknownPushes,
@@ -213,8 +212,7 @@ struct ScaleTest: AsyncParsableCommand {
         let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: URL(fileURLWithPath: workDirectory + "/scale-report.json"))
         for key in [
-            "users", "workers", "notifications", "sent", "pushes", "mergedPushes", "badgeSyncs", "duplicates",
-            "missing",
+            "users", "workers", "notifications", "sent", "pushes", "mergedPushes", "duplicates", "missing",
             "resentWithSameApnsID", "orderViolations", "quietHoursViolations", "earlyViolations", "sendsPerSecond",
             "averageSendsPerSecond", "claimToSendP99Millis", "runSeconds",
         ] {

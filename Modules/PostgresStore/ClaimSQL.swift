@@ -13,7 +13,6 @@ extension PostgresPool {
     func writeClaim(_ record: ClaimRecord, at now: Instant, _ connection: PostgresConnection) throws {
         try writeDeferrals(record.deferrals, connection)
         try writeMerges(record.merges, at: now, connection)
-        try writeRows(record.badgeSyncs, connection)
         try writeTallies(record.tallies, connection)
     }
 

@@ -37,8 +37,6 @@ public final class OutboxQueue: Sendable {
     public let leaseSeconds: Double
     /// The margin before quiet hours in which an alert is not started (`ClaimTimePolicy`).
     public let guardSeconds: Int64
-    /// The slots of the badge sync a user with a deferred alert is sent: the runtime's.
-    public let silentPushes: SilentPushPlan
     private let claimed = Mutex(ClaimedKeys())
     private let zones = Mutex([String: ZoneRules]())
 
@@ -71,9 +69,8 @@ public final class OutboxQueue: Sendable {
 
     public init(
         pool: PostgresPool, workerID: String, leaseSeconds: Double = 30,
-        guardSeconds: Int64 = ClaimTimePolicy.defaultGuardSeconds, silentPushes: SilentPushPlan = .init()
+        guardSeconds: Int64 = ClaimTimePolicy.defaultGuardSeconds
     ) {
-        self.silentPushes = silentPushes
         self.pool = pool
         self.workerID = workerID
         self.leaseSeconds = leaseSeconds
@@ -222,8 +219,7 @@ public final class OutboxQueue: Sendable {
         let (rules, unreadable) = try self.rules(of: alerted, connection)
         state.tallies = try pool.claimTallies(of: alerted, connection)
         let outcome = OutboxClaim.decide(
-            due, rules: rules, unreadable: unreadable, zone: zone, state: state, silentPushes: silentPushes, at: now,
-            guardSeconds: guardSeconds)
+            due, rules: rules, unreadable: unreadable, zone: zone, state: state, at: now, guardSeconds: guardSeconds)
         let perform = outcome.perform
         let performers = Set(perform.map(\.userID))
         let idle = users.filter { !performers.contains($0) }

@@ -25,8 +25,7 @@ extension EngineRuntime {
             state = try store.claimState(userIDs: alerted)
         } catch { throw .store(error) }
         let outcome = OutboxClaim.decide(
-            due, rules: rules, unreadable: unreadable, zone: { try? self.zoneRules($0) }, state: state,
-            silentPushes: silentPushes, at: now)
+            due, rules: rules, unreadable: unreadable, zone: { try? self.zoneRules($0) }, state: state, at: now)
         do { try store.recordClaim(outcome.record, at: now) } catch { throw .store(error) }
         return outcome.perform
     }

@@ -296,20 +296,22 @@ public actor EngineRuntime {
     ) async throws(RuntimeError) {
         var batch = StepRecords.batch(for: input, effects: effects, engine: engine, at: now, occurredAt: occurredAt)
         if let profile { batch.profiles.append(profile) }
-        var outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
         // The cached engine is still the state before this step (`commit` replaces it).
         let previous = engines[engine.profile.id]?.engine
-        let zoneChanged = previous.map { $0.zone.identifier != engine.zone.identifier } ?? false
-        if let before = previous?.localPlanRevision, before != engine.localPlanRevision,
-            try PlanSignal.asksForSync(
-                source: source, otherDevices: { () throws(RuntimeError) in try hasSeveralDevices(engine.profile.id) })
-        {
-            outbox.rows.append(silentPushes.row(for: engine.profile.id, changedAt: now))
-        }
+        let outbox = try StepOutbox.rows(
+            for: effects, engine: engine, revisionBefore: previous?.localPlanRevision,
+            signals: { () throws(RuntimeError) in
+                try PlanSignal.asksForSync(
+                    source: source,
+                    otherDevices: { () throws(RuntimeError) in try hasSeveralDevices(engine.profile.id) })
+            },
+            zoneChanged: previous.map { $0.zone.identifier != engine.zone.identifier } ?? false,
+            pending: { () throws(RuntimeError) in
+                do throws(StoreError) { return try store.pendingOutbox(userID: engine.profile.id) } catch {
+                    throw .store(error)
+                }
+            }, silentPushes: silentPushes, at: now)
         let trace = StepRecords.traceRecords(for: input, effects: effects, userID: engine.profile.id)
-        if zoneChanged {
-            do { outbox.rows += try movedRows(of: engine, besides: outbox, at: now) } catch { throw .store(error) }
-        }
         try await commit(
             RuntimeCommit(
                 userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
@@ -335,17 +337,6 @@ public actor EngineRuntime {
             if let cached = engines[userID], cached.loadedAt < step { engines[userID] = nil }
             throw .store(error)
         }
-    }
-
-    /// After a change of zone, the user's pending rows whose requests the engine now plans at
-    /// other times move there (`OutboxSteps.moved`).
-    private func movedRows(
-        of engine: UserEngine, besides outbox: (cancelled: [String], rows: [OutboxRow]), at now: Instant
-    ) throws(StoreError) -> [OutboxRow] {
-        OutboxSteps.moved(
-            try store.pendingOutbox(userID: engine.profile.id), plannedIDs: engine.plannedRequestIDs,
-            fireTimes: engine.plannedFireTimes, touched: Set(outbox.cancelled).union(outbox.rows.map(\.requestID)),
-            at: now)
     }
 
     private func loadEngine(_ userID: String) throws(RuntimeError) -> CachedEngine? {

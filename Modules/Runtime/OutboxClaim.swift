@@ -5,8 +5,7 @@ public import Storage
 /// claim's transaction, `EngineRuntime.dispatchDue` over a store that lists rows as they stand,
 /// and the simulator's server. Each user's rows are put in their planned order and decided by
 /// `ClaimTimePolicy`; what the decisions change is one `ClaimRecord` for the store to write
-/// before anything is performed. A user with a deferred alert is sent a badge sync
-/// (`SilentPushPlan`): the device's badge counts the inbox item while the alert waits.
+/// before anything is performed.
 public enum OutboxClaim {
     public struct Outcome: Hashable, Sendable {
         /// Rows to perform now, by due time then key.
@@ -23,7 +22,7 @@ public enum OutboxClaim {
     /// time-zone name, nil when this build does not know it.
     public static func decide(
         _ due: [OutboxRow], rules: [String: ClaimTimePolicy.UserRules], unreadable: Set<String>,
-        zone: (String) -> ZoneRules?, state: ClaimState, silentPushes: SilentPushPlan, at now: Instant,
+        zone: (String) -> ZoneRules?, state: ClaimState, at now: Instant,
         guardSeconds: Int64 = ClaimTimePolicy.defaultGuardSeconds
     ) -> Outcome {
         var outcome = Outcome()
@@ -60,11 +59,6 @@ public enum OutboxClaim {
             if let deadline = decision.sendBefore { outcome.sendBefore[user] = deadline }
             outcome.perform += decision.perform
         }
-        let deferredUsers = Set(
-            outcome.record.deferrals.compactMap { deferral in
-                due.first { $0.key == deferral.key }?.userID
-            })
-        outcome.record.badgeSyncs = deferredUsers.sorted().map { silentPushes.row(for: $0, changedAt: now) }
         outcome.perform.sort { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
         outcome.record.performedKeys = outcome.perform.map(\.key)
         return outcome

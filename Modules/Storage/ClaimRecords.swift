@@ -103,19 +103,15 @@ public struct ClaimRecord: Hashable, Sendable {
     public var tallies: [String: AlertTally] = [:]
     /// Every row the claim hands to be performed: marked as attempted before anything is sent.
     public var performedKeys: [String] = []
-    /// A badge sync for each user whose alert was deferred: the inbox holds its item already,
-    /// and no alert carries the count to the device until the deferred one goes.
-    public var badgeSyncs: [OutboxRow] = []
 
     public init(
         deferrals: [OutboxDeferral] = [], merges: [OutboxMerge] = [], tallies: [String: AlertTally] = [:],
-        performedKeys: [String] = [], badgeSyncs: [OutboxRow] = []
+        performedKeys: [String] = []
     ) {
         self.deferrals = deferrals
         self.merges = merges
         self.tallies = tallies
         self.performedKeys = performedKeys
-        self.badgeSyncs = badgeSyncs
     }
 }
 
@@ -128,8 +124,7 @@ public struct ClaimRecord: Hashable, Sendable {
 /// - `recordClaim` writes all of a record or nothing: a deferred row keeps its key and payload
 ///   and is due at its new instant (the first instant it was due is kept); a merge completes the
 ///   replaced keys (a replayed commit never makes them pending again) and makes the merged row
-///   pending, as it makes each badge sync pending (replacing the user's pending sync, as a
-///   commit does); tallies replace the users' tallies; performed keys are marked attempted. A
+///   pending; tallies replace the users' tallies; performed keys are marked attempted. A
 ///   deferral or mark for a key no longer pending changes nothing.
 /// - A commit that replaces a row (a new key for its request and channel) starts it afresh.
 public protocol ClaimRecordStore: Sendable {

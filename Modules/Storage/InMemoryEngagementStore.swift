@@ -153,7 +153,6 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
                 for key in merge.replacedKeys { Self.complete(key, &storage) }
                 Self.enqueue(merge.row, &storage)
             }
-            for sync in record.badgeSyncs { Self.enqueue(sync, &storage) }
             record.performedKeys.removeAll { storage.outbox[$0] == nil }
             storage.claims.apply(record)
         }

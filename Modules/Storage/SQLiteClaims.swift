@@ -43,7 +43,7 @@ extension SQLiteEngagementStore {
                         ])
                     }
                 }
-                for row in record.merges.map(\.row) + record.badgeSyncs {
+                for row in record.merges.map(\.row) {
                     guard
                         try Bool.fetchOne(
                             db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key]) == nil

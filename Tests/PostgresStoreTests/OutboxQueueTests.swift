@@ -167,16 +167,12 @@ struct OutboxQueueTests {
                 try Self.addUser("u1", rows: [Self.alert("u1", "a", at: night - 60)], to: store)
                 let queue = OutboxQueue(pool: store.pool, workerID: "w")
                 #expect(try queue.claim(through: night, users: 10).isEmpty)
-                let pending = try store.pendingOutbox(userID: "u1")
-                #expect(pending.filter { $0.channel == .push }.map(\.dueAt) == [morning])
-                // The badge counts the alert's inbox item while the alert waits.
-                let slot = SilentPushPlan().slot(after: night)
-                #expect(pending.filter { $0.channel == .silent }.map(\.dueAt) == [slot])
+                #expect(try store.pendingOutbox(userID: "u1").map(\.dueAt) == [morning])
                 #expect(
                     try Self.count(database, "SELECT due_at FROM work_queue WHERE claimed_by IS NULL")
-                        == Int(slot.secondsSinceEpoch))
-                #expect(try queue.claim(through: slot - 1, users: 10).isEmpty)
-                #expect(try queue.claim(through: morning, users: 10).map(\.channel) == [.silent, .push])
+                        == Int(morning.secondsSinceEpoch))
+                #expect(try queue.claim(through: morning - 1, users: 10).isEmpty)
+                #expect(try queue.claim(through: morning, users: 10).count == 1)
             }
         }
     }
@@ -197,7 +193,7 @@ struct OutboxQueueTests {
                 #expect(try queue.claim(through: night, users: 10).isEmpty)  // early deferred to 07:00
                 #expect(try queue.claim(through: night + 600, users: 10).isEmpty)  // later too
                 let claiming = ClaimingRuntimeStore(base: store, queue: queue)
-                let merged = try claiming.dueOutbox(through: morning, limit: 10).filter { $0.channel == .push }
+                let merged = try claiming.dueOutbox(through: morning, limit: 10)
                 #expect(merged.count == 1)
                 let parts = try database.query(
                     "SELECT key FROM outbox_merged WHERE merged_into = \(merged[0].key) ORDER BY key")

@@ -255,18 +255,21 @@ struct ClaimTimePolicyTests {
 struct OutboxClaimTests {
     typealias Policy = ClaimTimePolicyTests
 
-    @Test("A deferred alert asks for its user's badge sync; other users' rows pass as listed")
-    func aDeferralAsksForABadgeSync() {
+    @Test("A deferred alert is recorded with the instant it was first due; other users' rows pass as listed")
+    func aDeferralIsRecorded() {
         let now = Policy.instant("2027-03-01T02:00:00Z")  // 03:00 in Berlin: quiet hours
         let late = Policy.alert("a", at: now - 3_600)
         var other = Policy.alert("b", at: now - 3_600)
         other.userID = "u2"
-        let plan = SilentPushPlan()
         let outcome = OutboxClaim.decide(
             [late, other], rules: ["u1": .init(Policy.profile())], unreadable: [],
-            zone: { ZoneRules(identifier: $0) }, state: ClaimState(), silentPushes: plan, at: now)
-        #expect(outcome.record.deferrals.map(\.key) == [late.key])
-        #expect(outcome.record.badgeSyncs == [plan.row(for: "u1", changedAt: now)])
+            zone: { ZoneRules(identifier: $0) }, state: ClaimState(plannedAt: [late.key: now - 7_200]), at: now)
+        #expect(
+            outcome.record.deferrals == [
+                OutboxDeferral(
+                    key: late.key, until: Policy.instant("2027-03-01T06:00:00Z"), reason: "quietHours",
+                    firstDueAt: now - 7_200)
+            ])
         #expect(outcome.perform == [other])  // u2 has no profile: passed unchanged
         #expect(outcome.record.performedKeys == [other.key])
     }
@@ -279,7 +282,7 @@ struct OutboxClaimTests {
             key: "k-sync", userID: "u1", requestID: "sync", channel: .silent, dueAt: now, payload: .sync)
         let outcome = OutboxClaim.decide(
             [alert, sync], rules: [:], unreadable: ["u1"], zone: { ZoneRules(identifier: $0) },
-            state: ClaimState(plannedAt: [alert.key: now - 7_200]), silentPushes: SilentPushPlan(), at: now)
+            state: ClaimState(plannedAt: [alert.key: now - 7_200]), at: now)
         #expect(outcome.perform == [sync])
         #expect(
             outcome.record.deferrals == [
@@ -294,7 +297,7 @@ struct OutboxClaimTests {
         let state = ClaimState(plannedAt: [rows[0].key: now - 7_200, rows[1].key: now - 3_600])
         let outcome = OutboxClaim.decide(
             rows.reversed(), rules: ["u1": .init(Policy.profile())], unreadable: [],
-            zone: { ZoneRules(identifier: $0) }, state: state, silentPushes: SilentPushPlan(), at: now)
+            zone: { ZoneRules(identifier: $0) }, state: state, at: now)
         let merge = try #require(outcome.record.merges.first)
         #expect(merge.replacedKeys == rows.map(\.key))  // first planned first, whatever the keys
     }

@@ -122,19 +122,6 @@ struct DispatchClaimTests {
         }
     }
 
-    @Test("A deferred alert leaves the badge to a sync, due at the next slot")
-    func aDeferredAlertAsksForABadgeSync() async throws {
-        try await Self.withStorePath { path in
-            let clock = ManualClock(Policy.instant("2027-03-02T21:30:00Z"))  // 22:30 in Berlin, quiet
-            let (runtime, store) = try Self.runtime(path, clock)
-            try await runtime.putUser(Policy.profile())
-            try Self.commit([Self.mention("evening", at: clock.now() - 3_600)], to: store)
-            _ = try await runtime.dispatchDue(through: RecordingTransport())
-            let syncs = try store.pendingOutbox(userID: "u1").filter { $0.channel == .silent }
-            #expect(syncs.map(\.dueAt) == [SilentPushPlan().slot(after: clock.now())])
-        }
-    }
-
     @Test("A send that failed is sent again alone, under its own key, never merged")
     func anAttemptedAlertGoesAlone() async throws {
         try await Self.withStorePath { path in
