@@ -58,8 +58,9 @@ struct RemoteChannel {
     var outbox = UserOutbox()
     /// What the server's store keeps for the claim-time rules (`OutboxClaim`).
     var claims = ClaimState()
-    /// The request ids each merged alert stands for, until it is shown or lost.
-    var mergedParts: [String: [String]] = [:]
+    /// The request ids each merged alert stands for and when it was merged, until it is shown
+    /// or two days have passed.
+    var mergedParts: [String: (parts: [String], at: Instant)] = [:]
     /// Sends being retried by the APNs client.
     var inFlight: [InFlight] = []
     var inbox = SimulatedInbox()

@@ -89,7 +89,9 @@ extension Shard {
             switch arrival.note {
             case .alert(let request):
                 let parts =
-                    users[local].remote.mergedParts.removeValue(forKey: request.identifier) ?? [request.identifier]
+                    users[local].remote.mergedParts.removeValue(forKey: request.identifier)?.parts ?? [
+                        request.identifier
+                    ]
                 if !parts.allSatisfy({ users[local].remote.inbox.holds($0) }) {
                     try journal.violation(
                         .inboxHoldsEveryVisibleNotification, &users[local], at: now, detail: request.identifier,
@@ -134,7 +136,9 @@ extension Shard {
         for merge in outcome.record.merges {
             gone.formUnion(merge.replacedKeys)
             let parts = due.filter { merge.replacedKeys.contains($0.key) }.map(\.requestID)
-            users[local].remote.mergedParts[merge.row.requestID] = parts
+            // A merged alert goes "now or never": one not shown within two days never will be.
+            users[local].remote.mergedParts = users[local].remote.mergedParts.filter { now - $0.value.at < 2 * 86_400 }
+            users[local].remote.mergedParts[merge.row.requestID] = (parts, now)
         }
         let deferredUntil = Dictionary(outcome.record.deferrals.map { ($0.key, $0.until) }) { first, _ in first }
         for var row in due where !gone.contains(row.key) {
@@ -143,6 +147,12 @@ extension Shard {
         }
         users[local].remote.claims.apply(outcome.record)
         users[local].remote.claims.forget(gone)
+        // What is kept of rows a commit has since withdrawn or replaced goes too.
+        if !users[local].remote.claims.plannedAt.isEmpty {
+            let pending = Set(users[local].remote.outbox.rows.map(\.key))
+            users[local].remote.claims.forget(
+                users[local].remote.claims.plannedAt.keys.filter { !pending.contains($0) })
+        }
         return outcome.perform
     }
 

@@ -86,10 +86,11 @@ struct Dispatcher: Sendable {
             var completed = 0
             for _ in 0..<Self.batchesPerRound {
                 do {
-                    let rows = try await runtime.dispatchDue(limit: Self.batchLimit, through: transport)
-                    completed += rows.count
-                    metrics.dispatched(rows)
-                    if rows.count < Self.batchLimit { break }
+                    let batch = try await runtime.dispatchDueBatch(limit: Self.batchLimit, through: transport)
+                    completed += batch.completed.count
+                    metrics.dispatched(batch.completed)
+                    // Listed, not completed: the claim-time rules defer and merge part of a backlog.
+                    if batch.listed < Self.batchLimit || batch.leftPending > 0 { break }
                 } catch {
                     logger.error("dispatching due work failed", metadata: ["error": "\(error)"])
                     break

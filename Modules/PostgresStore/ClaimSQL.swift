@@ -33,10 +33,11 @@ extension PostgresPool {
         guard !deferrals.isEmpty else { return }
         let keys = deferrals.map(\.key)
         let untils = deferrals.map(\.until.secondsSinceEpoch)
+        let firsts = deferrals.map(\.firstDueAt.secondsSinceEpoch)
         try query(
             """
-            UPDATE outbox o SET planned_at = COALESCE(o.planned_at, o.due_at), due_at = d.until
-            FROM unnest(\(keys)::text[], \(untils)::bigint[]) AS d(key, until)
+            UPDATE outbox o SET planned_at = COALESCE(o.planned_at, d.first), due_at = d.until
+            FROM unnest(\(keys)::text[], \(untils)::bigint[], \(firsts)::bigint[]) AS d(key, until, first)
             WHERE o.key = d.key
             """, on: connection)
     }
@@ -58,30 +59,16 @@ extension PostgresPool {
             SELECT k, i, \(now.secondsSinceEpoch) FROM unnest(\(replaced)::text[], \(into)::text[]) AS m(k, i)
             ON CONFLICT DO NOTHING
             """, on: connection)
-        try writeRows(merges.map(\.row), connection)
-    }
-
-    /// Makes `rows` pending, each replacing the pending row of its request and channel.
-    private func writeRows(_ rows: [OutboxRow], _ connection: PostgresConnection) throws {
-        guard !rows.isEmpty else { return }
-        // As a commit writes rows (`OutboxSQL`): never a completed key, and a new key starts afresh.
+        let rows = merges.map(\.row)
         try query(
             """
             INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
             SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
                 \(rows.map(\.channel.name))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
-                \(rows.map(\.payload.storedText))::text[]) AS r(u, q, c, k, d, p)
-            WHERE NOT EXISTS (SELECT 1 FROM outbox_done WHERE outbox_done.key = r.k)
+                \(rows.map(\.payload.storedText))::text[])
             ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
-                payload = excluded.payload,
-                claimed_by = CASE WHEN outbox.key = excluded.key THEN outbox.claimed_by END,
-                lease_until = CASE WHEN outbox.key = excluded.key THEN outbox.lease_until END,
-                attempts = CASE WHEN outbox.key = excluded.key THEN outbox.attempts ELSE 0 END,
-                planned_at = CASE WHEN outbox.key = excluded.key THEN outbox.planned_at END
+                payload = excluded.payload
             """, on: connection)
-        for row in rows {
-            try query(WorkQueueSQL.noteDue(userID: row.userID, dueAt: row.dueAt.secondsSinceEpoch), on: connection)
-        }
     }
 
     private func writeTallies(_ tallies: [String: AlertTally], _ connection: PostgresConnection) throws {
@@ -100,6 +87,10 @@ extension PostgresPool {
 }
 
 extension PostgresRuntimeStore {
+    /// Due rows are listed as they stand (`serve` dispatching on a manual clock); workers claim
+    /// through `ClaimingRuntimeStore`.
+    public var claimsWithRules: Bool { false }
+
     public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
         guard !userIDs.isEmpty else { return ClaimState() }
         return try pool.transaction { connection in

@@ -4,11 +4,13 @@ public import Storage
 
 /// What a shell does with one user's due rows at the moment it claims them (a worker's claim,
 /// `engaged serve`'s dispatch, the simulator's server: `OutboxClaim`). The engine planned every
-/// alert inside the user's rules, and an alert claimed within the minute it was planned for
+/// alert inside the user's rules, and an alert claimed within a minute of its due instant
 /// (`isOnTime`) goes as planned, counted in the tally: merging or holding it would undo the
-/// plan (two digests the engine put at 19:00 are two alerts). But a backlog (an outage, a server that
+/// plan (two digests the engine put at 19:00 are two alerts). An ordinary one found inside
+/// quiet hours waits for their end all the same. But a backlog (an outage, a server that
 /// was stopped, a queue that fell behind) reaches the claim late; sending it as it stands would
-/// burst several alerts onto a phone, possibly at 3 a.m. So at claim time, for late alerts:
+/// burst several alerts onto a phone, possibly at 3 a.m. So at claim time, for a user with a
+/// late alert (whose alerts on time then wait with it, in order):
 /// - **Quiet hours, again.** An alert is deferred to the end of the user's quiet window when the
 ///   claim falls inside it (an alert on time too), or when the window starts within
 ///   `guardSeconds` (the alert would land in it). A critical alert goes through, as it does on
@@ -29,7 +31,8 @@ public import Storage
 ///
 /// Rows of other channels (inbox, badge syncs, Live Activities, jobs) pass unchanged: they do
 /// not alert. A user without a profile passes unchanged too (the transport drops what it cannot
-/// address). Pure: the same rows, profile, tally and instant always decide the same.
+/// address). Pure: the same rows, profile, tally, rows claimed before, first due instants and
+/// instant always decide the same.
 public enum ClaimTimePolicy {
     /// The margin before quiet hours in which an alert is no longer started, in seconds.
     public static let defaultGuardSeconds: Int64 = 120
@@ -59,16 +62,18 @@ public enum ClaimTimePolicy {
     }
 
     public struct Decision: Hashable, Sendable {
-        /// Rows to perform now, in due order: every non-alert row and at most one alert.
+        /// Rows to perform now, in due order: every non-alert row, and the alerts on time or at
+        /// most one late alert (alone or merged).
         public var perform: [OutboxRow] = []
         /// Alert rows moved to a later instant (key and new due instant), untouched otherwise.
         public var deferred: [Deferral] = []
         /// The alert that replaces several due alerts, with the keys it replaces (they are
         /// completed when the merged row is written, so a replay never brings them back).
         public var merged: Merge?
-        /// The tally after the alert in `perform`, if there is one.
+        /// The tally after the alerts in `perform` (an alert claimed before is not counted
+        /// again), if there are any.
         public var tallyAfter: AlertTally?
-        /// When the user's next quiet hours begin, if the alert in `perform` is an ordinary one:
+        /// When the user's next quiet hours begin, if an alert in `perform` is an ordinary one:
         /// a send that has not started well before then (a worker stalled after the claim) is
         /// given up, and the next claim decides again.
         public var sendBefore: Instant?
@@ -90,8 +95,11 @@ public enum ClaimTimePolicy {
             decision.perform = rows
             return decision
         }
-        let onTime = alerts.filter { isOnTime(firstDueAt[$0.key] ?? $0.dueAt, at: now) }
-        let late = alerts.filter { !isOnTime(firstDueAt[$0.key] ?? $0.dueAt, at: now) }
+        // A user with a backlog is claimed as one: alerts on time behind late ones wait with
+        // them, so the user's alerts keep their order.
+        let isBacklog = alerts.contains { !isOnTime(firstDueAt[$0.key] ?? $0.dueAt, at: now) }
+        let onTime = isBacklog ? [] : alerts
+        let late = isBacklog ? alerts : []
         decision.perform = rows.filter { $0.channel != .push } + onTime
         defer { decision.perform.sort { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) } }
         guard let zone else {
@@ -118,7 +126,7 @@ public enum ClaimTimePolicy {
                     Deferral(
                         key: row.key, until: quietNow, reason: "quietHours",
                         firstDueAt: firstDueAt[row.key] ?? row.dueAt))
-            } else {
+            } else if !claimedBefore.contains(row.key) {
                 tally = tally.adding(oneAt: local)
                 decision.tallyAfter = tally
             }
@@ -150,7 +158,10 @@ public enum ClaimTimePolicy {
             sendable = Array(sendable.prefix { !alone($0) })
         }
         if let newest = sendable.last {
-            decision.tallyAfter = tally.adding(oneAt: local)
+            // A re-send of an alert that may have gone out is not counted twice.
+            if sendable.count > 1 || !claimedBefore.contains(newest.row.key) {
+                decision.tallyAfter = tally.adding(oneAt: local)
+            }
             if sendable.count == 1 {
                 decision.perform.append(newest.row)
             } else {
@@ -166,11 +177,14 @@ public enum ClaimTimePolicy {
         return decision
     }
 
-    /// Whether an alert first due at `dueAt` is on time at `now`: still in the minute it was
-    /// planned for, the minute the engine counted it in (`PushSends.showBy`).
+    /// How late a claim may find an alert and still send it as planned, in seconds: workers
+    /// and dispatch loops claim with seconds of lag.
+    public static let onTimeSeconds: Int64 = 60
+
+    /// Whether an alert first due at `dueAt` is on time at `now`: claimed less than
+    /// `onTimeSeconds` after it.
     public static func isOnTime(_ dueAt: Instant, at now: Instant) -> Bool {
-        now.secondsSinceEpoch < dueAt.secondsSinceEpoch.floorDivided(by: .secondsPerMinute) * .secondsPerMinute
-            + .secondsPerMinute
+        now - dueAt < onTimeSeconds
     }
 
     /// The first instant of the local time `end` that is after `now`: on the night clocks fall

@@ -185,11 +185,22 @@ public actor EngineRuntime {
     public func dispatchDue(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
         -> [OutboxRow]
     {
+        try await dispatchDueBatch(limit: limit, through: transport).completed
+    }
+
+    /// `dispatchDue`, saying also how many rows the store listed (fewer than `limit`: nothing
+    /// more is due, whatever the claim-time rules deferred or merged) and how many of those it
+    /// performed were left pending (a transport or a commit failed: asking again at once would
+    /// only repeat it).
+    public func dispatchDueBatch(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
+        -> (listed: Int, completed: [OutboxRow], leftPending: Int)
+    {
         // Rows of steps still being written are not in the store yet, nor are their withdrawals.
         await group.settled(through: sequence)
         let now = clock.now()
         var due: [OutboxRow]
         do { due = try store.dueOutbox(through: now, limit: limit) } catch { throw .store(error) }
+        let listed = due.count
         if !store.claimsWithRules { due = try claim(due, at: now) }
         due = OutboxSteps.inboxFirst(due)
         var completed: [OutboxRow] = []
@@ -232,7 +243,7 @@ public actor EngineRuntime {
             done.append(row)
         }
         do { try store.completeOutbox(keys: done.map(\.key), at: now) } catch { throw .store(error) }
-        return completed + done
+        return (listed, completed + done, due.count - completed.count - done.count)
     }
 
     /// Rows a transport performs at once at most.

@@ -81,7 +81,7 @@ public struct ClaimState: Hashable, Sendable {
     /// The state after `record`, for a store that keeps it in memory.
     public mutating func apply(_ record: ClaimRecord) {
         for (user, tally) in record.tallies { tallies[user] = tally }
-        for deferral in record.deferrals { plannedAt[deferral.key] = deferral.firstDueAt }
+        for deferral in record.deferrals { plannedAt[deferral.key] = plannedAt[deferral.key] ?? deferral.firstDueAt }
         attemptedKeys.formUnion(record.performedKeys)
         for merge in record.merges { forget(merge.replacedKeys) }
     }
@@ -99,7 +99,7 @@ public struct ClaimState: Hashable, Sendable {
 public struct ClaimRecord: Hashable, Sendable {
     public var deferrals: [OutboxDeferral] = []
     public var merges: [OutboxMerge] = []
-    /// Each alerted user's tally after the claim's alert.
+    /// Each alerted user's tally after the claim's alerts.
     public var tallies: [String: AlertTally] = [:]
     /// Every row the claim hands to be performed: marked as attempted before anything is sent.
     public var performedKeys: [String] = []
@@ -122,7 +122,8 @@ public struct ClaimRecord: Hashable, Sendable {
 /// - `claimState` answers the tallies of `userIDs`, and which of their pending rows were
 ///   attempted or deferred (with the instant each was first due).
 /// - `recordClaim` writes all of a record or nothing: a deferred row keeps its key and payload
-///   and is due at its new instant (the first instant it was due is kept); a merge completes the
+///   and is due at its new instant, and the first instant it was due is kept (the deferral's
+///   `firstDueAt` when it was never deferred before); a merge completes the
 ///   replaced keys (a replayed commit never makes them pending again) and makes the merged row
 ///   pending; tallies replace the users' tallies; performed keys are marked attempted. A
 ///   deferral or mark for a key no longer pending changes nothing.

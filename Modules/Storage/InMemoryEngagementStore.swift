@@ -133,6 +133,9 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
 
     public func outboxDepth() throws(StoreError) -> Int { locked { $0.outbox.count } }
 
+    /// Due rows are listed as they stand: the runtime claims them.
+    public var claimsWithRules: Bool { false }
+
     public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
         locked { storage in
             let users = Set(userIDs)

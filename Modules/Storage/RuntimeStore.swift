@@ -243,8 +243,6 @@ extension StoreError {
 }
 
 extension RuntimeStore {
-    public var claimsWithRules: Bool { false }
-
     /// One input's commit in its own transaction.
     public func commit(_ commit: RuntimeCommit) throws(StoreError) { try commitGroup([commit]) }
 }

@@ -5,6 +5,9 @@ public import Models
 /// `ClaimRecordStore` on SQLite (`v7-claims`): each pending row's attempts and first due instant
 /// in `outbox`, each user's tally in `alertTally`.
 extension SQLiteEngagementStore {
+    /// Due rows are listed as they stand: the runtime claims them.
+    public var claimsWithRules: Bool { false }
+
     public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
         try read { db in
             var state = ClaimState()
@@ -32,7 +35,7 @@ extension SQLiteEngagementStore {
             try db.inTransaction(.immediate) {
                 for deferral in record.deferrals {
                     try db.cachedStatement(sql: SQLiteClaimStatements.deferOutbox).execute(arguments: [
-                        deferral.until.secondsSinceEpoch, deferral.key,
+                        deferral.firstDueAt.secondsSinceEpoch, deferral.until.secondsSinceEpoch, deferral.key,
                     ])
                 }
                 for merge in record.merges {
@@ -88,7 +91,7 @@ enum SQLiteClaimStatements {
     static let selectClaimedRows = """
         SELECT key, attempts, plannedAt FROM outbox WHERE userID = ? AND (attempts > 0 OR plannedAt IS NOT NULL)
         """
-    static let deferOutbox = "UPDATE outbox SET plannedAt = COALESCE(plannedAt, dueAt), dueAt = ? WHERE key = ?"
+    static let deferOutbox = "UPDATE outbox SET plannedAt = COALESCE(plannedAt, ?), dueAt = ? WHERE key = ?"
     static let markAttempted = "UPDATE outbox SET attempts = attempts + 1 WHERE key = ?"
     static let upsertAlertTally = """
         INSERT INTO alertTally (userID, localDay, localHour, sentToday, sentThisHour) VALUES (?, ?, ?, ?, ?)

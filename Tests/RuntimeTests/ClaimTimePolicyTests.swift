@@ -5,7 +5,7 @@ import Testing
 
 @testable import Runtime
 
-/// The rules a worker applies to a user's due rows when it claims them.
+/// The rules every shell applies to a user's due rows when it claims them (`OutboxClaim`).
 @Suite("ClaimTimePolicy")
 struct ClaimTimePolicyTests {
     static let berlin = ZoneRules(identifier: "Europe/Berlin")!
@@ -104,33 +104,74 @@ struct ClaimTimePolicyTests {
         #expect(third.perform == [daily])
     }
 
-    @Test("Alerts claimed in the minute they were planned for go as planned, counted; late ones follow the rules")
+    @Test("Alerts claimed within a minute of their due instant go as planned and are counted")
     func onTimeAlertsGoAsPlanned() {
         let now = Self.instant("2027-03-01T20:59:10Z")  // 21:59:10 in Berlin, quiet hours from 22:00
-        let digests = [Self.alert("a", at: now - 10), Self.alert("b", at: now - 10)].sorted { $0.key < $1.key }
-        let late = Self.alert("c", at: now - 600)
+        let digests = [Self.alert("a", at: now - 59), Self.alert("b", at: now - 59)].sorted { $0.key < $1.key }
         let decision = ClaimTimePolicy.decide(
-            rows: digests + [late], rules: .init(Self.profile(maxPerHour: 2)), zone: Self.berlin, tally: .none,
-            at: now, guardSeconds: 120)
+            rows: digests, rules: .init(Self.profile(maxPerHour: 1)), zone: Self.berlin, tally: .none, at: now,
+            guardSeconds: 120)
+        // Neither merged, nor held by the guard or the hourly cap: the engine counted both.
         #expect(decision.perform == digests)
-        #expect(decision.merged == nil)
+        #expect(decision.merged == nil && decision.deferred.isEmpty)
         #expect(decision.tallyAfter?.sentThisHour == 2)
-        #expect(decision.deferred.map(\.key) == [late.key])  // within the guard, and late
         #expect(decision.sendBefore == Self.instant("2027-03-01T21:00:00Z"))
-        // The same two alerts a minute late are a backlog: merged into one.
-        let plannedAt = Self.instant("2027-03-01T10:00:00Z")
-        let pair = [Self.alert("d", at: plannedAt), Self.alert("e", at: plannedAt)]
-        let inTheMinute = ClaimTimePolicy.decide(
-            rows: pair, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: plannedAt + 59)
-        #expect(inTheMinute.perform.count == 2 && inTheMinute.merged == nil)
-        let aMinuteLate = ClaimTimePolicy.decide(
-            rows: pair, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: plannedAt + 60)
-        #expect(aMinuteLate.merged?.replacedKeys.count == 2 && aMinuteLate.perform.count == 1)
-        // A deferred alert is late by the instant it was first due, not its new one.
-        let deferredPair = ClaimTimePolicy.decide(
-            rows: pair, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: plannedAt + 30,
-            firstDueAt: [pair[0].key: plannedAt - 3_600, pair[1].key: plannedAt - 3_600])
-        #expect(deferredPair.merged?.replacedKeys.count == 2)
+        // A second later they are a backlog: merged into one, and held by the guard.
+        let late = ClaimTimePolicy.decide(
+            rows: digests, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now + 1,
+            guardSeconds: 120)
+        #expect(late.perform.isEmpty && late.deferred.count == 2)
+        #expect(
+            ClaimTimePolicy.isOnTime(now - 59, at: now) && !ClaimTimePolicy.isOnTime(now - 60, at: now)
+                && ClaimTimePolicy.isOnTime(now, at: now))
+    }
+
+    @Test("An alert on time found inside quiet hours waits for their end; a critical one goes")
+    func onTimeInQuietHoursWaits() {
+        let now = Self.instant("2027-03-01T02:00:00Z")  // 03:00 in Berlin
+        let ordinary = Self.alert("a", at: now)
+        let critical = Self.alert("b", at: now, level: .critical)
+        let decision = ClaimTimePolicy.decide(
+            rows: [ordinary, critical], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
+        #expect(decision.perform == [critical])
+        #expect(
+            decision.deferred == [
+                .init(
+                    key: ordinary.key, until: Self.instant("2027-03-01T06:00:00Z"), reason: "quietHours",
+                    firstDueAt: now)
+            ])
+        #expect(decision.tallyAfter?.sentToday == 1)
+    }
+
+    @Test("Alerts on time behind a late one wait with it: the user's alerts keep their order")
+    func aBacklogTakesTheAlertsOnTimeAlong() throws {
+        let now = Self.instant("2027-03-01T11:00:00Z")  // 12:00 in Berlin
+        let late = Self.alert("a", at: now - 3_600)
+        let fresh = Self.alert("b", at: now)
+        let full = AlertTally.none.adding(oneAt: Self.berlin.localDateTime(at: now))
+        let held = ClaimTimePolicy.decide(
+            rows: [late, fresh], rules: .init(Self.profile(maxPerHour: 1)), zone: Self.berlin, tally: full, at: now)
+        #expect(held.perform.isEmpty)
+        #expect(held.deferred.map(\.key) == [late.key, fresh.key])
+        let merged = ClaimTimePolicy.decide(
+            rows: [late, fresh], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
+        #expect(try #require(merged.merged).replacedKeys == [late.key, fresh.key])
+    }
+
+    @Test("An alert sent again after a claim that may have sent it is not counted twice")
+    func aResendIsNotCountedAgain() {
+        let now = Self.instant("2027-03-01T11:00:00Z")
+        let onTime = Self.alert("a", at: now)
+        let late = Self.alert("b", at: now - 600)
+        let local = Self.berlin.localDateTime(at: now)
+        let once = AlertTally.none.adding(oneAt: local)
+        for row in [onTime, late] {
+            let decision = ClaimTimePolicy.decide(
+                rows: [row], rules: .init(Self.profile(maxPerHour: 2)), zone: Self.berlin, tally: once, at: now,
+                claimedBefore: [row.key])
+            #expect(decision.perform == [row])
+            #expect(decision.tallyAfter == nil)
+        }
     }
 
     @Test("A zone the worker does not know holds the alerts an hour, unsent")

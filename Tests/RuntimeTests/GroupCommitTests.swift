@@ -41,6 +41,7 @@ final class ControlledStore: RuntimeStore {
         try base.completeOutbox(keys: keys, at: instant)
     }
     func outboxDepth() throws(StoreError) -> Int { try base.outboxDepth() }
+    var claimsWithRules: Bool { base.claimsWithRules }
     func claimState(userIDs: [String]) throws(StoreError) -> ClaimState { try base.claimState(userIDs: userIDs) }
     func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError) {
         try base.recordClaim(record, at: instant)
