@@ -18,7 +18,8 @@ public import Storage
 /// - **Order survives a deferral.** Alerts moved to one instant come due together; the queue
 ///   orders them by the instant each was first due (`outbox.planned_at`), not by key.
 /// - **Caps, again.** An alert is deferred to the next local hour when `maxPerHour` alerts were
-///   sent in this one, and to the next local day when `maxPerDay` were sent today.
+///   sent in this one, and to the next local day when `maxPerDay` were sent today. An alert a
+///   claim may have sent is not held by them: that claim counted it.
 /// - **Coalescing.** The alerts still sendable are merged into one alert (the newest one's kind
 ///   and thread, a body that counts them): one claim sends a user at most one late alert.
 /// - **Some alerts go alone.** An alert claimed before (its worker died or stalled after the
@@ -132,12 +133,14 @@ public enum ClaimTimePolicy {
             }
         }
         let hold = holdUntil(rules, zone: zone, tally: tally, at: now, guardSeconds: guardSeconds)
+        // An alert a claim may have sent was counted then: the caps do not hold it back again.
+        let resendHold = holdUntil(rules, zone: zone, tally: .none, at: now, guardSeconds: guardSeconds)
         var sendable: [(row: OutboxRow, request: NotificationRequest?)] = []
         for row in late {
             let request = row.payload.notification
             if request?.content.interruptionLevel == .critical {
                 sendable.append((row, request))
-            } else if let (until, reason) = hold {
+            } else if let (until, reason) = claimedBefore.contains(row.key) ? resendHold : hold {
                 decision.deferred.append(
                     Deferral(key: row.key, until: until, reason: reason, firstDueAt: firstDueAt[row.key] ?? row.dueAt))
             } else {

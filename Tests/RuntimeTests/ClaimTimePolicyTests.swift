@@ -172,6 +172,13 @@ struct ClaimTimePolicyTests {
             #expect(decision.perform == [row])
             #expect(decision.tallyAfter == nil)
         }
+        // Its own first attempt filled the hour: the re-send goes, alone; the next alert waits.
+        let next = Self.alert("c", at: now - 300)
+        let rescue = ClaimTimePolicy.decide(
+            rows: [late, next], rules: .init(Self.profile(maxPerHour: 1)), zone: Self.berlin, tally: once, at: now,
+            claimedBefore: [late.key])
+        #expect(rescue.perform == [late])
+        #expect(rescue.deferred.map(\.key) == [next.key] && rescue.deferred.first?.reason == "maxPerHour")
     }
 
     @Test("A zone the worker does not know holds the alerts an hour, unsent")
