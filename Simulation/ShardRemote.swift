@@ -136,7 +136,7 @@ extension Shard {
         for merge in outcome.record.merges {
             gone.formUnion(merge.replacedKeys)
             let parts = due.filter { merge.replacedKeys.contains($0.key) }.map(\.requestID)
-            // A merged alert goes "now or never": one not shown within two days never will be.
+            // No alert is shown a day past its due instant (the longest staleness): two days is ample.
             users[local].remote.mergedParts = users[local].remote.mergedParts.filter { now - $0.value.at < 2 * 86_400 }
             users[local].remote.mergedParts[merge.row.requestID] = (parts, now)
         }

@@ -89,8 +89,8 @@ struct Dispatcher: Sendable {
                     let batch = try await runtime.dispatchDueBatch(limit: Self.batchLimit, through: transport)
                     completed += batch.completed.count
                     metrics.dispatched(batch.completed)
-                    // Listed, not completed: the claim-time rules defer and merge part of a backlog.
-                    if batch.listed < Self.batchLimit || batch.leftPending > 0 { break }
+                    // A failure would only repeat; otherwise ask again while rows may be due.
+                    if batch.leftPending > 0 || (batch.listed < Self.batchLimit && batch.heldBack == 0) { break }
                 } catch {
                     logger.error("dispatching due work failed", metadata: ["error": "\(error)"])
                     break

@@ -72,7 +72,7 @@ public enum ClaimTimePolicy {
         /// completed when the merged row is written, so a replay never brings them back).
         public var merged: Merge?
         /// The tally after the alerts in `perform` (an alert claimed before is not counted
-        /// again), if there are any.
+        /// again), if there are any; nil when the zone is unknown (nothing can be counted).
         public var tallyAfter: AlertTally?
         /// When the user's next quiet hours begin, if an alert in `perform` is an ordinary one:
         /// a send that has not started well before then (a worker stalled after the claim) is

@@ -188,12 +188,10 @@ public actor EngineRuntime {
         try await dispatchDueBatch(limit: limit, through: transport).completed
     }
 
-    /// `dispatchDue`, saying also how many rows the store listed (fewer than `limit`: nothing
-    /// more is due, whatever the claim-time rules deferred or merged) and how many of those it
-    /// performed were left pending (a transport or a commit failed: asking again at once would
-    /// only repeat it).
+    /// `dispatchDue`, saying also what a loop needs to decide whether to ask again
+    /// (`DispatchedBatch`): the claim-time rules defer, merge and hold back part of a backlog.
     public func dispatchDueBatch(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
-        -> (listed: Int, completed: [OutboxRow], leftPending: Int)
+        -> DispatchedBatch
     {
         // Rows of steps still being written are not in the store yet, nor are their withdrawals.
         await group.settled(through: sequence)
@@ -201,7 +199,8 @@ public actor EngineRuntime {
         var due: [OutboxRow]
         do { due = try store.dueOutbox(through: now, limit: limit) } catch { throw .store(error) }
         let listed = due.count
-        if !store.claimsWithRules { due = try claim(due, at: now) }
+        var heldBack = 0
+        if !store.claimsWithRules { (due, heldBack) = try claim(due, at: now) }
         due = OutboxSteps.inboxFirst(due)
         var completed: [OutboxRow] = []
         var sends: [OutboxRow] = []
@@ -243,7 +242,9 @@ public actor EngineRuntime {
             done.append(row)
         }
         do { try store.completeOutbox(keys: done.map(\.key), at: now) } catch { throw .store(error) }
-        return (listed, completed + done, due.count - completed.count - done.count)
+        return DispatchedBatch(
+            listed: listed, completed: completed + done, leftPending: due.count - completed.count - done.count,
+            heldBack: heldBack)
     }
 
     /// Rows a transport performs at once at most.

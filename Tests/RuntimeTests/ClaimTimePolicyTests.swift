@@ -116,7 +116,7 @@ struct ClaimTimePolicyTests {
         #expect(decision.merged == nil && decision.deferred.isEmpty)
         #expect(decision.tallyAfter?.sentThisHour == 2)
         #expect(decision.sendBefore == Self.instant("2027-03-01T21:00:00Z"))
-        // A second later they are a backlog: merged into one, and held by the guard.
+        // A second later they are a backlog: both held by the guard before quiet hours.
         let late = ClaimTimePolicy.decide(
             rows: digests, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now + 1,
             guardSeconds: 120)

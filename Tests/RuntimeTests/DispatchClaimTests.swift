@@ -137,8 +137,11 @@ struct DispatchClaimTests {
             clock.advance(by: 60)
             let second = Self.mention("second", at: clock.now() - 600)
             try Self.commit([second], to: store)
-            _ = try await runtime.dispatchDue(through: transport)
-            _ = try await runtime.dispatchDue(through: transport)
+            // The first goes alone; the second is held back, and the batch says so.
+            let alone = try await runtime.dispatchDueBatch(through: transport)
+            #expect(alone.heldBack == 1 && alone.leftPending == 0)
+            let next = try await runtime.dispatchDueBatch(through: transport)
+            #expect(next.heldBack == 0 && next.listed >= 1)
             #expect(Self.sent(transport).map(\.key) == [first.key, second.key])
         }
     }
