@@ -96,21 +96,21 @@ public enum ClaimTimePolicy {
             decision.perform = rows
             return decision
         }
+        func deferral(_ row: OutboxRow, until: Instant, reason: String) -> Deferral {
+            Deferral(key: row.key, until: until, reason: reason, firstDueAt: firstDueAt[row.key] ?? row.dueAt)
+        }
         // A user with a backlog is claimed as one: alerts on time behind late ones wait with
         // them, so the user's alerts keep their order.
         let isBacklog = alerts.contains { !isOnTime(firstDueAt[$0.key] ?? $0.dueAt, at: now) }
         let onTime = isBacklog ? [] : alerts
         let late = isBacklog ? alerts : []
-        decision.perform = rows.filter { $0.channel != .push } + onTime
+        decision.perform = rows.filter { $0.channel != .push }
         defer { decision.perform.sort { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) } }
         guard let zone else {
             // Rules that cannot be applied are not skipped: late alerts wait (an hour) for a
             // worker whose time-zone database knows the zone.
-            decision.deferred = late.map {
-                Deferral(
-                    key: $0.key, until: now + 3_600, reason: "unknownTimeZone",
-                    firstDueAt: firstDueAt[$0.key] ?? $0.dueAt)
-            }
+            decision.perform += onTime
+            decision.deferred = late.map { deferral($0, until: now + 3_600, reason: "unknownTimeZone") }
             return decision
         }
         let local = zone.localDateTime(at: now)
@@ -122,12 +122,11 @@ public enum ClaimTimePolicy {
         var tally = tally
         for row in onTime {
             if let quietNow, row.payload.notification?.content.interruptionLevel != .critical {
-                decision.perform.removeAll { $0.key == row.key }
-                decision.deferred.append(
-                    Deferral(
-                        key: row.key, until: quietNow, reason: "quietHours",
-                        firstDueAt: firstDueAt[row.key] ?? row.dueAt))
-            } else if !claimedBefore.contains(row.key) {
+                decision.deferred.append(deferral(row, until: quietNow, reason: "quietHours"))
+                continue
+            }
+            decision.perform.append(row)
+            if !claimedBefore.contains(row.key) {
                 tally = tally.adding(oneAt: local)
                 decision.tallyAfter = tally
             }
@@ -141,8 +140,7 @@ public enum ClaimTimePolicy {
             if request?.content.interruptionLevel == .critical {
                 sendable.append((row, request))
             } else if let (until, reason) = claimedBefore.contains(row.key) ? resendHold : hold {
-                decision.deferred.append(
-                    Deferral(key: row.key, until: until, reason: reason, firstDueAt: firstDueAt[row.key] ?? row.dueAt))
+                decision.deferred.append(deferral(row, until: until, reason: reason))
             } else {
                 sendable.append((row, request))
             }

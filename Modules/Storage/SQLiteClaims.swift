@@ -39,22 +39,8 @@ extension SQLiteEngagementStore {
                     ])
                 }
                 for merge in record.merges {
-                    for key in merge.replacedKeys {
-                        try db.cachedStatement(sql: SQLiteStatements.deleteOutboxKey).execute(arguments: [key])
-                        try db.cachedStatement(sql: SQLiteStatements.insertOutboxDone).execute(arguments: [
-                            key, instant.secondsSinceEpoch,
-                        ])
-                    }
-                }
-                for row in record.merges.map(\.row) {
-                    guard
-                        try Bool.fetchOne(
-                            db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key]) == nil
-                    else { continue }
-                    try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                        row.userID, row.requestID, row.channel.name, row.key, row.dueAt.secondsSinceEpoch,
-                        row.payload.storedText,
-                    ])
+                    for key in merge.replacedKeys { try Self.completeOutboxKey(key, at: instant, db) }
+                    try Self.enqueueOutbox(merge.row, db)
                 }
                 for (user, tally) in record.tallies {
                     try db.cachedStatement(sql: SQLiteClaimStatements.upsertAlertTally).execute(arguments: [

@@ -81,17 +81,8 @@ extension SQLiteEngagementStore {
                         row.userID, lastSequence + 1,
                     ])
                 }
-                try db.cachedStatement(sql: SQLiteStatements.deleteOutboxKey).execute(arguments: [row.key])
-                try db.cachedStatement(sql: SQLiteStatements.insertOutboxDone).execute(arguments: [
-                    row.key, instant.secondsSinceEpoch,
-                ])
-                for row in next {
-                    guard try !Self.isDone(row.key, db) else { continue }
-                    try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                        row.userID, row.requestID, row.channel.name, row.key, row.dueAt.secondsSinceEpoch,
-                        row.payload.storedText,
-                    ])
-                }
+                try Self.completeOutboxKey(row.key, at: instant, db)
+                for row in next { try Self.enqueueOutbox(row, db) }
                 return .commit
             }
             return fresh

@@ -32,28 +32,32 @@ extension SQLiteEngagementStore {
                 commit.userID, requestID,
             ])
         }
-        for row in commit.outbox {
-            if try Bool.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key])
-                != nil
-            {
-                continue
-            }
-            try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-                row.userID, row.requestID, row.channel.name, row.key, row.dueAt.secondsSinceEpoch,
-                row.payload.storedText,
-            ])
-        }
+        for row in commit.outbox { try enqueueOutbox(row, db) }
+    }
+
+    /// Makes `row` pending, replacing the pending row of its request and channel, unless its key
+    /// was completed (outbox identity), inside the caller's transaction.
+    static func enqueueOutbox(_ row: OutboxRow, _ db: Database) throws {
+        guard try Bool.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key]) == nil
+        else { return }
+        try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
+            row.userID, row.requestID, row.channel.name, row.key, row.dueAt.secondsSinceEpoch,
+            row.payload.storedText,
+        ])
+    }
+
+    /// Completes `key`: no longer pending, and never pending again, inside the caller's transaction.
+    static func completeOutboxKey(_ key: String, at instant: Instant, _ db: Database) throws {
+        try db.cachedStatement(sql: SQLiteStatements.deleteOutboxKey).execute(arguments: [key])
+        try db.cachedStatement(sql: SQLiteStatements.insertOutboxDone).execute(arguments: [
+            key, instant.secondsSinceEpoch,
+        ])
     }
 
     public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
         try write { db in
             try db.inTransaction(.immediate) {
-                for key in keys {
-                    try db.cachedStatement(sql: SQLiteStatements.deleteOutboxKey).execute(arguments: [key])
-                    try db.cachedStatement(sql: SQLiteStatements.insertOutboxDone).execute(arguments: [
-                        key, instant.secondsSinceEpoch,
-                    ])
-                }
+                for key in keys { try Self.completeOutboxKey(key, at: instant, db) }
                 return .commit
             }
         }
