@@ -4,9 +4,10 @@ import Foundation
 public import Models
 
 /// What the simulated server was asked and what it sent, user by user in the order it happened:
-/// the engine inputs, the dispatches of due rows, the inbox reads and every APNs request of an
-/// alert or a badge sync. Replayed through `engaged`, the same asks must send the same requests
-/// byte for byte (the engaged tests' `ServerAgreementTests`). Off unless a run is given one
+/// the engine inputs, the dispatches of due rows, the inbox reads, every APNs request (alerts,
+/// badge syncs, Live Activity pushes) and what APNs answered. Replayed through `engaged`, with
+/// its transport giving the same answers, the same asks must send the same requests byte for
+/// byte (the engaged tests' `ServerAgreementTests`). Off unless a run is given one
 /// (`RunOptions.tape`); safe to share between shards.
 public final class ServerTape: @unchecked Sendable {
     // @unchecked Sendable is safe: `entries` is only touched while holding `lock`.
@@ -24,6 +25,9 @@ public final class ServerTape: @unchecked Sendable {
         case readAll
         /// An APNs request the server sent (first attempts only).
         case sent(PushRequest)
+        /// What the APNs client reported for the request of `apnsID` after its retries: the
+        /// outcome a replay's transport answers for it.
+        case answered(apnsID: String, PushOutcome)
     }
 
     private let lock = NSLock()

@@ -77,14 +77,14 @@ extension Shard {
         }
     }
 
-    /// Performs one command of the engine on the device or by push.
+    /// Performs one command of the engine on the device: the app's start, and its updates and
+    /// end before the activity's push token reached the engine. The server pushes the others:
+    /// the command's outbox row (`OutboxPlan`) is sent by the server's own send
+    /// (`Shard.startSend`), and what arrives is applied here (`applyLiveActivity`).
     func performLiveActivity(_ local: Int, _ command: LiveActivityCommand, at now: Instant) throws {
+        guard command.event == .start || command.pushToken == nil else { return }
         stats.channels[.liveActivity].sent += 1
-        if command.event != .start, let token = command.pushToken {
-            pushLiveActivity(local, command, token: token, at: now)
-        } else {
-            try applyLiveActivity(local, command, byPush: false, at: now)
-        }
+        try applyLiveActivity(local, command, byPush: false, at: now)
     }
 
     /// Applies a command on the device: the app's own start, update or end, or a push that
@@ -146,29 +146,5 @@ extension Shard {
         }
         stats.channels[.liveActivity].shown += 1
         return nil
-    }
-
-    /// An update or end sent to the activity's push token (topic `.push-type.liveactivity`).
-    private func pushLiveActivity(_ local: Int, _ command: LiveActivityCommand, token: String, at now: Instant) {
-        // The key of the command's outbox row (`OutboxPlan.rows`), as the server sends it.
-        let key = OutboxKey.make(
-            users[local].traits.profile.id, command.requestID, command.at, .liveActivity)
-        let prepared: PreparedPush?
-        do { prepared = try PushSends.liveActivity(command, key: key, topic: RemoteChannel.topic) } catch {
-            stats.channels[.liveActivity].failed["PayloadTooLarge", default: 0] += 1
-            return
-        }
-        guard let prepared else { return }  // a start: the app's own, never pushed
-        let push = prepared.request(to: PushAddress(token: token, environment: .production))
-        let answer = users[local].remote.send(push, carrying: .liveActivity(command), through: apns, at: now)
-        switch answer {
-        case .accepted: stats.channels[.liveActivity].accepted += 1
-        case .retryable(let failure), .refused(let failure):
-            // A late update is worth little: the app shows the next one, or its own at the end.
-            stats.channels[.liveActivity].failed[failure.reason, default: 0] += 1
-        case .unregistered:
-            stats.channels[.liveActivity].failed["Unregistered", default: 0] += 1
-        }
-        rescheduleRemote(local)
     }
 }

@@ -17,7 +17,8 @@ extension Shard {
     /// Commits a step's server work as the runtime commits its outbox rows (`StepOutbox`), for
     /// the effects the server performs: every notification's inbox item, the remote ones'
     /// pushes, and their withdrawals (the device fires its local notifications from its own
-    /// pending list and starts its own Live Activities); on the server topology the jobs' rows
+    /// pending list), and the Live Activity commands (the server pushes those with a token, the
+    /// app performs the rest itself: `performLiveActivity`); on the server topology the jobs' rows
     /// too, which the server runs when due (on the device topology the app's background tasks
     /// run them), and the signal's badge sync when a step not from the phone moved the plan
     /// (a simulated user has one phone). After a change of zone, the pending rows follow the
@@ -37,16 +38,16 @@ extension Shard {
                 zoneChanged: zoneChanged, pending: { user.remote.outbox.rows },
                 silentPushes: RemoteChannel.silentPushes, at: now)
         }
-        plan.rows.removeAll { ($0.channel == .job && !isServerDeployment) || $0.channel == .liveActivity }
+        if !isServerDeployment { plan.rows.removeAll { $0.channel == .job } }
         users[local].remote.outbox.commit(cancelled: plan.cancelled, rows: plan.rows)
         if isServerDeployment { users[local].phone.commit(cancelled: plan.cancelled, rows: plan.rows, at: now) }
     }
 
     /// Whether the server performs anything of `effect`: on the device topology its
-    /// notifications only; on the server topology its jobs too.
+    /// notifications and Live Activity commands only; on the server topology its jobs too.
     private static func isServed(_ effect: Effect, onServer: Bool) -> Bool {
         switch effect {
-        case .schedule, .cancel: true
+        case .schedule, .cancel, .liveActivity: true
         case .submitBackgroundTask: onServer
         default: false
         }

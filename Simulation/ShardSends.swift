@@ -1,5 +1,6 @@
 import Delivery
 import Engagement
+import LiveActivity
 import Models
 import Runtime
 import Scheduling
@@ -13,7 +14,8 @@ import Storage
 extension Shard {
     /// A send's step: the push is prepared as `APNsChannelTransport` prepares it (an alert the
     /// send rules hold back is withheld whether or not the user has a device) and its first
-    /// attempt made. A user whose token was retired has no device left: nothing is sent.
+    /// attempt made. A user whose token was retired has no device left: nothing is sent, but a
+    /// Live Activity's push goes to the activity's own token all the same.
     func startSend(_ local: Int, _ row: OutboxRow, at now: Instant) throws {
         let channel = row.countedChannel
         let unread = users[local].remote.inbox.unreadCount
@@ -21,6 +23,10 @@ extension Shard {
         let push: PushRequest
         let note: PushNote
         switch row.channel {
+        case .liveActivity:
+            guard let (prepared, command) = preparedLiveActivity(local, row, at: now) else { return }
+            push = prepared
+            note = .liveActivity(command)
         case .silent:
             let counts = InboxCounts(total: users[local].remote.inbox.total, unread: unread, unseen: unread)
             push = PushSends.sync(
@@ -48,7 +54,7 @@ extension Shard {
             request.content.badge = unread
             note = .alert(request)
         }
-        guard users[local].remote.retiredAt == nil else {
+        guard users[local].remote.retiredAt == nil || row.channel == .liveActivity else {
             stats.channels[channel].failed["NoDevice", default: 0] += 1
             finish(local, row, .accepted, dispatchedAt: now)
             return
@@ -60,14 +66,41 @@ extension Shard {
             at: now)
     }
 
-    /// The APNs client's retries due by `now`: the same request again, unless the token was
-    /// retired meanwhile (the registry has no device left).
+    /// A Live Activity row's push, as `APNsChannelTransport` prepares it: an update or an end
+    /// with the activity's push token; a start (the app starts its activities itself), a command
+    /// without a token yet, or a payload over the limit is withheld (the row is finished, nil).
+    private func preparedLiveActivity(_ local: Int, _ row: OutboxRow, at now: Instant)
+        -> (PushRequest, LiveActivityCommand)?
+    {
+        guard case .liveActivity(let command) = row.payload else {
+            finish(local, row, .refused(reason: "Unreadable"), dispatchedAt: now)
+            return nil
+        }
+        guard command.event != .start, let token = command.pushToken else {
+            finish(local, row, .withheld(reason: command.event == .start ? "AppStarts" : "NoToken"), dispatchedAt: now)
+            return nil
+        }
+        let prepared: PreparedPush?
+        do { prepared = try PushSends.liveActivity(command, key: row.key, topic: RemoteChannel.topic) } catch {
+            stats.channels[.liveActivity].failed["PayloadTooLarge", default: 0] += 1
+            finish(local, row, .withheld(reason: "PayloadTooLarge"), dispatchedAt: now)
+            return nil
+        }
+        guard let prepared else {
+            finish(local, row, .withheld(reason: "AppStarts"), dispatchedAt: now)
+            return nil
+        }
+        return (prepared.request(to: PushAddress(token: token, environment: .production)), command)
+    }
+
+    /// The APNs client's retries due by `now`: the same request again, unless the device's token
+    /// was retired meanwhile (the registry has no device left; a Live Activity's token is its own).
     func retryInFlight(_ local: Int, at now: Instant) throws {
         guard users[local].remote.inFlight.contains(where: { $0.nextAttemptAt <= now }) else { return }
         let ready = users[local].remote.inFlight.filter { $0.nextAttemptAt <= now }
         users[local].remote.inFlight.removeAll { $0.nextAttemptAt <= now }
         for flight in ready {
-            if users[local].remote.retiredAt != nil {
+            if users[local].remote.retiredAt != nil, flight.row.channel != .liveActivity {
                 finish(local, flight.row, .accepted, dispatchedAt: flight.dispatchedAt)
             } else {
                 try attempt(local, flight, at: now)
@@ -112,6 +145,11 @@ extension Shard {
             try failed(local, flight.push, failure, on: channel, at: now)
             report = .failed(reason: failure.reason)
         }
+        if let tape {
+            tape.record(
+                .answered(apnsID: flight.push.id, answer.outcome(attempts: flight.attempts)),
+                of: users[local].traits.profile.id, at: now)
+        }
         finish(local, flight.row, report, dispatchedAt: flight.dispatchedAt)
     }
 
@@ -143,6 +181,9 @@ extension Shard {
         switch answer {
         case .accepted:
             stats.channels[channel].accepted += 1
+        case .unregistered where channel == .liveActivity:
+            // The activity ended on the device: its token is not the device's, nothing to retire.
+            stats.channels[channel].failed["Unregistered", default: 0] += 1
         case .unregistered(let since):
             stats.channels[channel].tokensRetired += 1
             users[local].remote.retiredAt = since
@@ -178,7 +219,26 @@ extension Shard {
 }
 
 extension OutboxRow {
-    /// The channel a send of this row counts under in the report: badge syncs as silent, every
-    /// other push as remote.
-    var countedChannel: DeliveryChannel { channel == .silent ? .silent : .remote }
+    /// The channel a send of this row counts under in the report: badge syncs as silent, Live
+    /// Activity pushes as Live Activity, every other push as remote.
+    var countedChannel: DeliveryChannel {
+        switch channel {
+        case .silent: .silent
+        case .liveActivity: .liveActivity
+        default: .remote
+        }
+    }
+}
+
+extension SimulatedAPNs.Answer {
+    /// The outcome the APNs client reports for a send whose last attempt, the `attempts`th, got
+    /// this answer.
+    func outcome(attempts: Int) -> PushOutcome {
+        switch self {
+        case .accepted: .delivered
+        case .unregistered(let since): .tokenRetired(PushFailure(status: 410, reason: "Unregistered"), since: since)
+        case .refused(let failure): .rejected(failure)
+        case .retryable(let failure): .failedAfterRetries(failure, attempts: attempts)
+        }
+    }
 }

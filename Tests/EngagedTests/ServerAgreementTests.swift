@@ -23,13 +23,15 @@ private func sentOrder(_ requests: [(request: PushRequest, at: Instant)]) -> [Pu
 /// server was asked (each user's engine inputs, dispatches and inbox reads) and every APNs
 /// request it sent (`ServerTape`); the same asks, replayed through `engaged`'s runtime (a
 /// SQLite store, a manual clock) and its APNs channel, must send the same requests, byte for
-/// byte: `apns-id`, push type, topic, priority, expiration, collapse id, token and payload.
+/// byte: `apns-id`, push type, topic, priority, expiration, collapse id, token and payload, for
+/// alerts, badge syncs and Live Activity pushes. The replay's transport answers each request
+/// what the simulated APNs answered it (outages, throttling, tokens retired by an uninstall),
+/// so what follows an answer (a sync after a failed alert, no more sends to a retired token)
+/// is compared too.
 ///
-/// What the comparison leaves out, and why: Live Activity pushes (the simulated phone starts
-/// its activities and the simulator pushes their updates itself), and the server's background
-/// jobs (the simulated phone runs the engine's background tasks itself: their launches are
-/// among the replayed inputs, so the replay drops the job rows). APNs is perfect in this run:
-/// both sides see every push accepted.
+/// What the comparison leaves out, and why: the server's background jobs (the simulated phone
+/// runs the engine's background tasks itself: their launches are among the replayed inputs, so
+/// the replay drops the job rows).
 @Suite("Server agreement: engaged and the simulator send the same pushes")
 struct ServerAgreementTests {
     static let topic = "com.example.fitness"
@@ -37,15 +39,15 @@ struct ServerAgreementTests {
     /// The smoke scenario's first week for `users` users, recorded. The run is synchronous and
     /// takes seconds: it runs on a thread of its own, not one of the few the test suites share
     /// for their async work (other suites' deadlines would starve).
-    func recordedRun(users: Int) async throws -> (Scenario, ServerTape) {
+    func recordedRun(users: Int, faultyAPNs: Bool) async throws -> (Scenario, ServerTape) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try recordedRunNow(users: users) })
+                continuation.resume(with: Result { try recordedRunNow(users: users, faultyAPNs: faultyAPNs) })
             }
         }
     }
 
-    private func recordedRunNow(users: Int) throws -> (Scenario, ServerTape) {
+    private func recordedRunNow(users: Int, faultyAPNs: Bool) throws -> (Scenario, ServerTape) {
         let path =
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Simulation/Scenarios/smoke.json").path
@@ -54,6 +56,14 @@ struct ServerAgreementTests {
         scenario.weeks = 1
         scenario.threads = 1
         scenario.drainDays = 0
+        if faultyAPNs {
+            scenario.faults.apns.outagesPerWeek = 14
+            scenario.faults.apns.outageMinutes = 30
+            scenario.faults.apns.tooManyRequestsBurstsPerWeek = 14
+            scenario.faults.apns.tooManyRequestsShare = 0.5
+            scenario.faults.apns.unregisteredAfterHours = 1
+            scenario.faults.uninstallOnChurn = 1
+        }
         let tape = ServerTape()
         var options = RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil)
         options.tape = tape
@@ -61,20 +71,33 @@ struct ServerAgreementTests {
         return (scenario, tape)
     }
 
-    @Test func theSameAsksSendTheSameAPNsRequestsByteForByte() async throws {
-        let (scenario, tape) = try await recordedRun(users: 16)
+    /// With a perfect APNs, then with outages, throttling and uninstalls.
+    @Test(arguments: [false, true])
+    func theSameAsksSendTheSameAPNsRequestsByteForByte(faultyAPNs: Bool) async throws {
+        let (scenario, tape) = try await recordedRun(users: 16, faultyAPNs: faultyAPNs)
         var configuration = EngineConfiguration()
         configuration.holdoutShare = scenario.holdoutShare
         configuration.attentionBudget = scenario.attention.budget
         configuration.budgetHoldoutShare = scenario.attention.holdoutShare
         var compared = 0
         var inputs = 0
+        var kinds: [PushRequest.PushType: Int] = [:]
+        var failures = 0
+        var retired = 0
         for userID in tape.userIDs {
             let entries = tape.entries(of: userID)
             let expected = sentOrder(
                 entries.compactMap { if case .sent(let request) = $0.entry { (request, $0.at) } else { nil } })
             let replayed = try await replay(entries, of: userID, configuration: configuration)
             inputs += entries.count { if case .input = $0.entry { true } else { false } }
+            for case (.answered(_, let outcome), _) in entries {
+                switch outcome {
+                case .delivered: break
+                case .tokenRetired: retired += 1
+                case .rejected, .failedAfterRetries: failures += 1
+                }
+            }
+            for request in expected { kinds[request.pushType, default: 0] += 1 }
             #expect(replayed.count == expected.count, "\(userID): \(replayed.count) sent, \(expected.count) simulated")
             for (index, (sent, simulated)) in zip(replayed, expected).enumerated() where sent != simulated {
                 Issue.record("\(userID) push \(index): engaged sent \(sent), the simulator \(simulated)")
@@ -84,10 +107,16 @@ struct ServerAgreementTests {
         }
         #expect(compared > 100, "too few pushes compared to mean much: \(compared)")
         #expect(inputs > 700, "\(inputs) inputs")
+        #expect(kinds[.liveactivity, default: 0] > 10, "Live Activity pushes: \(kinds)")
+        #expect(kinds[.background, default: 0] > 10, "badge syncs: \(kinds)")
+        if faultyAPNs {
+            #expect(failures > 10, "too few sends failed to mean much: \(failures)")
+            #expect(retired > 0, "no token retired")
+        }
     }
 
-    /// Replays one user's asks through a fresh `engaged` runtime; returns the alert and sync
-    /// requests its APNs channel sent.
+    /// Replays one user's asks through a fresh `engaged` runtime, its transport answering as the
+    /// simulated APNs did; returns the requests its APNs channel sent.
     private func replay(
         _ entries: [(entry: ServerTape.Entry, at: Instant)], of userID: String, configuration: EngineConfiguration
     ) async throws -> [PushRequest] {
@@ -99,7 +128,7 @@ struct ServerAgreementTests {
         let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent, configuration: configuration)
         var logger = Logger(label: "agreement")
         logger.logLevel = .critical
-        let pushes = KeptPushes(clock: clock)
+        let pushes = TapedAPNs(clock: clock, entries: entries)
         let channel = APNsChannelTransport(
             runtime: runtime, push: pushes, topic: Self.topic, metrics: ServerMetrics(), logger: logger)
         var launchedAt: Instant?
@@ -132,13 +161,43 @@ struct ServerAgreementTests {
                 _ = try await runtime.setInboxState(.read, item: item.id, of: userID)
             case .readAll:
                 _ = try await runtime.readAllInbox(of: userID)
-            case .sent:
+            case .sent, .answered:
                 break
             }
             // The simulated phone runs the engine's background tasks itself.
             let jobs = try store.pendingOutbox(userID: userID).filter { $0.channel == .job }
             if !jobs.isEmpty { try store.completeOutbox(keys: jobs.map(\.key), at: at) }
         }
-        return sentOrder(pushes.requests.withLock { $0 }.filter { $0.request.pushType != .liveactivity })
+        return sentOrder(pushes.requests.withLock { $0 })
+    }
+}
+
+/// A push transport that keeps every request, with the clock's time, and answers each what the
+/// tape says the simulated APNs answered it: the outcomes recorded for its `apns-id`, in order
+/// (a row sent again later under the same id gets the next), and 200 for a request the tape
+/// has no answer for.
+private final class TapedAPNs: PushTransport {
+    let clock: ManualClock
+    let requests = Mutex<[(request: PushRequest, at: Instant)]>([])
+    private let answers: Mutex<[String: [PushOutcome]]>
+
+    init(clock: ManualClock, entries: [(entry: ServerTape.Entry, at: Instant)]) {
+        self.clock = clock
+        var answers: [String: [PushOutcome]] = [:]
+        for (entry, _) in entries {
+            if case .answered(let id, let outcome) = entry { answers[id, default: []].append(outcome) }
+        }
+        self.answers = Mutex(answers)
+    }
+
+    func send(_ request: PushRequest) async -> PushOutcome {
+        let now = clock.now()
+        requests.withLock { $0.append((request, now)) }
+        return answers.withLock { answers in
+            guard var queued = answers[request.id], !queued.isEmpty else { return .delivered }
+            let outcome = queued.removeFirst()
+            answers[request.id] = queued
+            return outcome
+        }
     }
 }
