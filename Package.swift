@@ -116,7 +116,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
     ],
     targets: module("Models")
-        + module("Storage", dependencies: ["Models", "LiveActivity", grdb], testDependencies: ["StoreConformance"])
+        + module(
+            "Storage", dependencies: ["Models", "Scheduling", "LiveActivity", grdb],
+            testDependencies: ["StoreConformance"])
         // The runtime's store and the workers' queue on PostgreSQL: postgres-nio stays out of the engine.
         + module(
             "PostgresStore",
@@ -150,7 +152,8 @@ let package = Package(
                 name: "TestSupport", dependencies: ["Content"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
             // The stores' contracts as executable checks, run by every conformer's tests; tests only.
             .target(
-                name: "StoreConformance", dependencies: ["Storage", "Models"], path: "Tests/StoreConformance",
+                name: "StoreConformance", dependencies: ["Storage", "Models", "Scheduling"],
+                path: "Tests/StoreConformance",
                 swiftSettings: swiftSettings),
             // A fake APNs for tests and the APNs benchmark: real HTTP/2 over TLS on loopback.
             .target(

@@ -44,7 +44,8 @@ struct ChannelChecker {
 /// tokens retired, shown on the device, and what the user did with it.
 public struct ChannelFigures: Codable, Equatable, Sendable {
     /// Local: requests fired by the device; remote and silent: pushes handed to APNs (first
-    /// attempts); inbox: items added.
+    /// attempts); Live Activity: commands the app performed itself and pushes handed to APNs;
+    /// inbox: items added.
     public var sent = 0
     /// APNs answered 200.
     public var accepted = 0

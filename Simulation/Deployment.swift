@@ -68,9 +68,7 @@ struct PhonePlan {
     mutating func commit(cancelled: [String], rows: [OutboxRow], at now: Instant) {
         for id in cancelled where held.removeValue(forKey: id) != nil { changedAt[id] = now.secondsSinceEpoch }
         for row in rows where row.channel == .inbox {
-            guard let request = row.payload.notification,
-                ChannelPolicy.channel(for: request.content.kind) == .local
-            else { continue }
+            guard case .inboxItem(let request, shownBy: .local) = row.payload else { continue }
             let next = Held(content: request.content, fireAt: row.dueAt, repeats: row.payload.repeatingMatch != nil)
             let previous = held.updateValue(next, forKey: request.identifier)
             // A series' row due again at its next match is the same request.

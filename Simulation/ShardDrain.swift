@@ -40,9 +40,7 @@ extension Shard {
                 where !users[local].phone.uninstalled && row.channel == .inbox && row.payload.repeatingMatch == nil
                     && row.dueAt <= horizon
                 {
-                    guard let kind = row.payload.notification?.content.kind, ChannelPolicy.channel(for: kind) == .local
-                    else { continue }
-                    watched.insert(row.requestID)
+                    if row.payload.shownBy == .local { watched.insert(row.requestID) }
                 }
             } else {
                 for pending in users[local].center.pendingNotificationRequests

@@ -184,7 +184,7 @@ extension Shard {
         // Read in place, not through a copy of the channel (docs/PERFORMANCE.md, "Copies avoided").
         guard users[local].remote.retiredAt == nil, !users[local].remote.outbox.hasSync,
             users[local].remote.lastSentUnread != users[local].remote.inbox.unreadCount,
-            users[local].remote.inFlight.isEmpty
+            !users[local].remote.inFlight.contains(where: { $0.note.unread != nil })
         else { return }
         let detail = "sent \(users[local].remote.lastSentUnread), unread \(users[local].remote.inbox.unreadCount)"
         try journal.violation(.badgeEqualsUnread, &users[local], at: now, detail: detail, stats: &stats)

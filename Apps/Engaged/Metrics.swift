@@ -141,7 +141,7 @@ struct ServerMetrics: Sendable {
     func dispatched(_ rows: [OutboxRow]) {
         for row in rows where row.channel == .inbox {
             delivered(.inbox, outcome: .delivered)
-            if let kind = OccurrenceID(requestID: row.requestID)?.kind, ChannelPolicy.channel(for: kind) == .local {
+            if row.payload.shownBy == .local {
                 delivered(.local, outcome: .due)
             }
         }

@@ -78,7 +78,7 @@ struct ScaleLoad {
                 rows.append(
                     OutboxRow(
                         key: key, userID: userID, requestID: requestID, channel: .push, dueAt: dueAt,
-                        payload: .notification(request)))
+                        payload: .alert(request)))
                 world.notifications[key] = Notification(userID: userID, dueAt: dueAt)
             }
             let token = String(format: "%064x", index)

@@ -249,7 +249,7 @@ public enum ClaimTimePolicy {
             if body.count > 180 { body = String(body.prefix(179)) + "…" }
             request.identifier = requestID
             request.content.body = body
-            payload = .notification(request)
+            payload = .alert(request)
         }
         let row = OutboxRow(
             key: OutboxKey.make(userID, requestID, dueAt, .push), userID: userID, requestID: requestID,

@@ -12,8 +12,8 @@ public import Storage
 /// send and the store's completion re-sends it), always with the same `row.key`; a transport
 /// hands the key downstream (`apns-id`) so the receiver can drop the repeat. It throws when the
 /// row was not performed and should be tried again as it stands (the store failed, or a
-/// worker's claim no longer allows the send); the row then stays pending. It is called for several rows at once
-/// (`EngineRuntime.maxConcurrentSends`), never for one row twice at once.
+/// worker's claim no longer allows the send); the row then stays pending. It is called for
+/// several rows at once (`EngineRuntime.concurrentSends`), never for one row twice at once.
 public protocol ChannelTransport: Sendable {
     func perform(_ row: OutboxRow) async throws -> SendReport
 }
@@ -59,6 +59,8 @@ public actor EngineRuntime {
     let configuration: EngineConfiguration
     /// When badge and inbox syncs go out (at most two background pushes an hour by default).
     public nonisolated let silentPushes: SilentPushPlan
+    /// Rows a dispatch hands its transport at once at most (`maxConcurrentSends` unless told).
+    public nonisolated let concurrentSends: Int
     /// Writes copy for the engine's `generateContent` effects (`EngineRuntime+Coach`); without
     /// one, notifications keep the template copy they were planned with.
     nonisolated let coach: (any CoachEngine)?
@@ -82,8 +84,10 @@ public actor EngineRuntime {
     public init(
         store: any RuntimeStore, clock: any RuntimeClock, content: ContentGenerator,
         configuration: EngineConfiguration = .init(), silentPushes: SilentPushPlan = .init(),
-        coach: (any CoachEngine)? = nil
+        coach: (any CoachEngine)? = nil, concurrentSends: Int = EngineRuntime.maxConcurrentSends
     ) {
+        precondition(concurrentSends > 0, "a dispatch must be able to send")
+        self.concurrentSends = concurrentSends
         self.coach = coach
         self.store = store
         self.clock = clock
@@ -178,8 +182,9 @@ public actor EngineRuntime {
     /// (`OutboxSteps.step`): a job applies its background job to the engine; an inbox row
     /// becomes an item of the user's inbox in the transaction that completes it
     /// (`InboxStore.deliverToInbox`); a badge sync past its slot's grace moves to the next slot;
-    /// a row this build cannot read is completed unperformed; the rest go to `transport`, concurrently, at most `maxConcurrentSends` at once (one APNs
-    /// connection carries many streams), after the rows the runtime performs itself. What
+    /// a row this build cannot read is completed unperformed; the rest go to `transport`,
+    /// concurrently, at most `concurrentSends` at once (one APNs connection carries many
+    /// streams), after the rows the runtime performs itself. What
     /// follows a send (`OutboxSteps.afterSend`) is committed before its row is completed; a row
     /// whose transport throws stays pending. Returns the rows completed.
     public func dispatchDue(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
@@ -227,7 +232,7 @@ public actor EngineRuntime {
             do { try store.completeOutbox(keys: [row.key], at: now) } catch { throw .store(error) }
             completed.append(row)
         }
-        let sent = await Self.perform(sends, through: transport, atMost: Self.maxConcurrentSends)
+        let sent = await Self.perform(sends, through: transport, atMost: concurrentSends)
         var done: [OutboxRow] = []
         for (row, report) in sent {
             let followUp = OutboxSteps.afterSend(
@@ -247,7 +252,7 @@ public actor EngineRuntime {
             heldBack: heldBack)
     }
 
-    /// Rows a transport performs at once at most.
+    /// Rows a transport performs at once at most, by default.
     public static let maxConcurrentSends = 64
 
     /// Performs `rows` through `transport`, at most `limit` at once; returns those performed

@@ -41,16 +41,15 @@ public struct LocalPlan: Hashable, Sendable {
         self.entries = entries
     }
 
-    /// The plan in `pending` (one user's pending outbox rows) at `now`: the `inbox` rows of local
-    /// kinds, a one-off only while it is still ahead (a row due by `now` has fired on the phone,
-    /// and the server files it at its next dispatch), a daily series always (its row is due again
-    /// at each match; one due by `now` is listed at its next match). Rows this build cannot read, and remote kinds (pushed when due), are not
-    /// part of it.
+    /// The plan in `pending` (one user's pending outbox rows) at `now`: the `inbox` rows the
+    /// phone shows itself (`shownBy` local), a one-off only while it is still ahead (a row due by
+    /// `now` has fired on the phone, and the server files it at its next dispatch), a daily
+    /// series always (its row is due again at each match; one due by `now` is listed at its next
+    /// match). Rows this build cannot read, and remote ones (pushed when due), are not part of it.
     public init(pending: [OutboxRow], version: Int, zone: ZoneRules, horizonEnd: Instant?, at now: Instant) {
         var entries: [Entry] = []
         for row in pending where row.channel == .inbox {
-            guard let request = row.payload.notification,
-                ChannelPolicy.channel(for: request.content.kind) == .local,
+            guard case .inboxItem(let request, shownBy: .local) = row.payload,
                 request.trigger.repeats || row.dueAt > now
             else { continue }
             // A series' row due but not dispatched yet has fired on the phone: its next match.

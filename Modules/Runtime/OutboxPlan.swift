@@ -10,7 +10,8 @@ public import Storage
 ///
 /// - `schedule(request, fireAt, channel)`: an `inbox` row due at `fireAt`, and for a remote
 ///   notification (the channel the planning pass chose) a `push` row beside it; each replaces
-///   the pending row of the same request and channel; the payload is the request. A local kind
+///   the pending row of the same request and channel; the payload is the request (`alert`), and
+///   for the inbox row the channel that shows it (`inboxItem`). A local kind
 ///   gets no `push` row: the device fires it from its own pending list (the app mirrors the
 ///   plan the server's `GET /v1/users/{id}/plan` gives), so one occurrence never arrives
 ///   twice.
@@ -41,8 +42,9 @@ public enum OutboxPlan {
         for effect in effects {
             switch effect {
             case .schedule(let request, let fireAt, let delivery):
-                let payload = OutboxPayload.notification(request)
                 for channel in notificationChannels(for: delivery) {
+                    let payload: OutboxPayload =
+                        channel == .push ? .alert(request) : .inboxItem(request, shownBy: delivery)
                     add(
                         OutboxRow(
                             key: OutboxKey.make(userID, request.identifier, fireAt, channel), userID: userID,

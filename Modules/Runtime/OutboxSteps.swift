@@ -93,8 +93,8 @@ public enum OutboxSteps {
     /// (`inboxFirst`), so an alert counts its own item in the badge it carries.
     /// - a `job` row runs its background job (a job this build does not know is discarded);
     /// - an `inbox` row delivers its notification to the inbox; a daily series' row is due
-    ///   again at its next match, and for a local kind, whose notification carries no badge from
-    ///   the server, a badge sync follows (`SilentPushPlan`); one whose payload cannot be read
+    ///   again at its next match, and for a notification the phone shows itself (`shownBy`
+    ///   local), which carries no badge from the server, a badge sync follows (`SilentPushPlan`); one whose payload cannot be read
     ///   is discarded;
     /// - a `silent` row past its slot's grace moves to the next slot unsent;
     /// - a row whose payload this build cannot read, whatever its channel, is discarded;
@@ -110,7 +110,7 @@ public enum OutboxSteps {
         case .inbox:
             guard let delivery = InboxDelivery(row) else { return .discard(reason: "NotANotification") }
             var next = zone.flatMap { nextRepeat(of: row, in: $0) }.map { [$0] } ?? []
-            if let kind = NotificationKind(rawValue: delivery.kind), ChannelPolicy.channel(for: kind) == .local {
+            if row.payload.shownBy == .local {
                 next.append(silentPushes.row(for: row.userID, changedAt: now))
             }
             return .deliverToInbox(delivery, next: next)

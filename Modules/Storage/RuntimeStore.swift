@@ -1,6 +1,7 @@
 import Foundation
 public import LiveActivity
 public import Models
+public import Scheduling
 
 /// Where an outbox row's work goes: a case per kind of work the server performs. Stored as its
 /// `name`; a name this build does not know (a row a newer version wrote) reads back as
@@ -44,8 +45,12 @@ public enum OutboxChannel: Hashable, Sendable {
 /// (`storedText`, keys sorted, so the same work is the same bytes) and read it back by the
 /// row's channel (`stored(_:channel:)`).
 public enum OutboxPayload: Hashable, Sendable {
-    /// The notification a `push` or an `inbox` row delivers.
-    case notification(NotificationRequest)
+    /// A `push` row's alert.
+    case alert(NotificationRequest)
+    /// An `inbox` row's item, with the channel that shows its notification on the phone, as the
+    /// planning pass decided it (`Effect.schedule`): `.local`, the phone fires it from its own
+    /// pending list; `.remote`, the `push` row of the same request sends it.
+    case inboxItem(NotificationRequest, shownBy: DeliveryChannel)
     /// A `silent` row's badge sync: the counts are read when it is sent.
     case sync
     /// A `job` row: the background job's identifier.
@@ -58,10 +63,11 @@ public enum OutboxPayload: Hashable, Sendable {
     /// transport completes and logs a push or Live Activity row that carries it.
     case unreadable(String)
 
-    /// The JSON a store keeps.
+    /// The JSON a store keeps: an alert's request; an inbox item's request with its `shownBy`.
     public var storedText: String {
         switch self {
-        case .notification(let request): Self.json(request)
+        case .alert(let request): Self.json(request)
+        case .inboxItem(let request, let shownBy): Self.json(StoredInboxItem(request: request, shownBy: shownBy))
         case .sync: "{}"
         case .job(let job): Self.json(["job": job])
         case .liveActivity(let command): Self.json(command)
@@ -69,13 +75,20 @@ public enum OutboxPayload: Hashable, Sendable {
         }
     }
 
-    /// The payload of a row of `channel` stored as `text`.
+    /// The payload of a row of `channel` stored as `text`. An inbox item stored without
+    /// `shownBy` (by a version before it was kept) is shown by its kind's channel
+    /// (`ChannelPolicy`), the only rule those versions had.
     public static func stored(_ text: String, channel: OutboxChannel) -> OutboxPayload {
         let decoder = JSONDecoder()
         let data = Data(text.utf8)
         let payload: OutboxPayload? =
             switch channel {
-            case .push, .inbox: (try? decoder.decode(NotificationRequest.self, from: data)).map { .notification($0) }
+            case .push: (try? decoder.decode(NotificationRequest.self, from: data)).map { .alert($0) }
+            case .inbox:
+                (try? decoder.decode(StoredInboxItem.self, from: data)).map { item in
+                    .inboxItem(
+                        item.request, shownBy: item.shownBy ?? ChannelPolicy.channel(for: item.request.content.kind))
+                }
             case .silent: .sync
             case .job: (try? decoder.decode([String: String].self, from: data))?["job"].map { .job($0) }
             case .liveActivity: (try? decoder.decode(LiveActivityCommand.self, from: data)).map { .liveActivity($0) }
@@ -86,7 +99,39 @@ public enum OutboxPayload: Hashable, Sendable {
 
     /// The notification, for a `push` or `inbox` row.
     public var notification: NotificationRequest? {
-        if case .notification(let request) = self { request } else { nil }
+        switch self {
+        case .alert(let request), .inboxItem(let request, _): request
+        default: nil
+        }
+    }
+
+    /// The channel that shows an inbox item's notification on the phone; nil for other work.
+    public var shownBy: DeliveryChannel? {
+        if case .inboxItem(_, let shownBy) = self { shownBy } else { nil }
+    }
+
+    /// An inbox item as stored: the request's own keys and `shownBy` beside them, so the text of
+    /// an item reads as the request it holds.
+    private struct StoredInboxItem: Codable {
+        private enum Key: String, CodingKey { case shownBy }
+        var request: NotificationRequest
+        var shownBy: DeliveryChannel?
+
+        init(request: NotificationRequest, shownBy: DeliveryChannel) {
+            self.request = request
+            self.shownBy = shownBy
+        }
+
+        init(from decoder: any Decoder) throws {
+            request = try NotificationRequest(from: decoder)
+            shownBy = try decoder.container(keyedBy: Key.self).decodeIfPresent(DeliveryChannel.self, forKey: .shownBy)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            try request.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encodeIfPresent(shownBy, forKey: .shownBy)
+        }
     }
 
     private static func json(_ value: some Encodable) -> String {

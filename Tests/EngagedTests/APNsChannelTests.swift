@@ -10,6 +10,7 @@ import HummingbirdTesting
 import Logging
 import Models
 import Runtime
+import Scheduling
 import Storage
 import Testing
 
@@ -169,7 +170,9 @@ struct APNsChannelTests {
         let dueAt = TestServer.start + 60
         return OutboxRow(
             key: OutboxKey.make("ana", id, dueAt, channel), userID: "ana", requestID: id, channel: channel,
-            dueAt: dueAt, payload: .notification(request))
+            dueAt: dueAt,
+            payload: channel == .inbox
+                ? .inboxItem(request, shownBy: ChannelPolicy.channel(for: kind)) : .alert(request))
     }
 
     @Test func anAlertCarriesTheUnreadCountItsKindsDeadlineAndForGroupedSocialCopyACollapseID() async throws {

@@ -171,7 +171,7 @@ struct ConcurrentSendTests {
             return OutboxRow(
                 key: OutboxKey.make("u1", requestID, dueAt, .push), userID: "u1", requestID: requestID,
                 channel: .push, dueAt: dueAt,
-                payload: .notification(
+                payload: .alert(
                     NotificationRequest(
                         identifier: requestID, content: NotificationContent(kind: .mention, title: "Ben", body: "Hi"),
                         trigger: .date(dueAt))))

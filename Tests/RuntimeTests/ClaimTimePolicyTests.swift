@@ -33,7 +33,7 @@ struct ClaimTimePolicyTests {
             trigger: .date(due))
         return OutboxRow(
             key: OutboxKey.make("u1", name, due, .push), userID: "u1", requestID: name,
-            channel: .push, dueAt: due, payload: .notification(request))
+            channel: .push, dueAt: due, payload: .alert(request))
     }
 
     static func instant(_ text: String) -> Instant { Instant(iso8601: text)! }
@@ -98,7 +98,7 @@ struct ClaimTimePolicyTests {
         var daily = Self.alert("e", at: now - 30)
         var repeating = try #require(daily.payload.notification)
         repeating.trigger = .calendar(CalendarMatch(hour: 8, minute: 0), repeats: true)
-        daily.payload = .notification(repeating)
+        daily.payload = .alert(repeating)
         let third = ClaimTimePolicy.decide(
             rows: [daily, d], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
         #expect(third.perform == [daily])

@@ -43,9 +43,9 @@ struct DispatchClaimTests {
 
     static func mention(_ name: String, at due: Instant) -> OutboxRow {
         var row = Policy.alert("mention.\(name)", at: due)
-        if case .notification(var request) = row.payload {
+        if case .alert(var request) = row.payload {
             request.content.kind = .mention
-            row.payload = .notification(request)
+            row.payload = .alert(request)
         }
         return row
     }
@@ -67,7 +67,7 @@ struct DispatchClaimTests {
             let sent = Self.sent(transport)
             #expect(sent.count == 1)
             #expect(sent.first?.requestID == "merged/\(backlog[0].key)")
-            if case .notification(let request)? = sent.first?.payload {
+            if case .alert(let request)? = sent.first?.payload {
                 #expect(request.content.body.hasPrefix("3 updates: "))
             } else {
                 Issue.record("the merged row carries no notification")

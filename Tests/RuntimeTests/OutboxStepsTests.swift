@@ -25,7 +25,9 @@ struct OutboxStepsTests {
     func row(_ request: NotificationRequest, _ channel: OutboxChannel, dueAt: Instant = now) -> OutboxRow {
         OutboxRow(
             key: OutboxKey.make("u1", request.identifier, dueAt, channel), userID: "u1", requestID: request.identifier,
-            channel: channel, dueAt: dueAt, payload: .notification(request))
+            channel: channel, dueAt: dueAt,
+            payload: channel == .inbox
+                ? .inboxItem(request, shownBy: ChannelPolicy.channel(for: request.content.kind)) : .alert(request))
     }
 
     var dailyHydration: NotificationRequest {

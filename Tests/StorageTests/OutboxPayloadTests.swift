@@ -1,5 +1,7 @@
+import Foundation
 import LiveActivity
 import Models
+import Scheduling
 import Storage
 import Testing
 
@@ -24,8 +26,9 @@ struct OutboxPayloadTests {
         priority: .low, at: t0, pushToken: "ab12", sequence: 4)
 
     @Test(arguments: [
-        (OutboxPayload.notification(request), OutboxChannel.push),
-        (.notification(request), .inbox),
+        (OutboxPayload.alert(request), OutboxChannel.push),
+        (.inboxItem(request, shownBy: .local), .inbox),
+        (.inboxItem(request, shownBy: .remote), .inbox),
         (.sync, .silent),
         (.job("engagementAnalysis"), .job),
         (.liveActivity(command), .liveActivity),
@@ -41,8 +44,8 @@ struct OutboxPayloadTests {
         // written again byte for byte.
         let stored =
             #"{"content":{"badge":3,"body":"Log it \/ now","category":"MEAL","deepLink":"engage:\/\/meal\/log\/lunch","interruptionLevel":"active","kind":"mealReminder","relevanceScore":0.5,"sound":"reminder","subtitle":"ü","threadID":"mealReminder","title":"Lunch \"time\""},"identifier":"mealReminder.2027-03-01.lunch","trigger":{"calendar":{"_0":{"hour":12,"minute":30},"repeats":true}}}"#
-        #expect(OutboxPayload.stored(stored, channel: .push) == .notification(Self.request))
-        #expect(OutboxPayload.notification(Self.request).storedText == stored)
+        #expect(OutboxPayload.stored(stored, channel: .push) == .alert(Self.request))
+        #expect(OutboxPayload.alert(Self.request).storedText == stored)
         #expect(OutboxPayload.stored(#"{"job":"lapseDetection"}"#, channel: .job) == .job("lapseDetection"))
     }
 
@@ -58,8 +61,30 @@ struct OutboxPayloadTests {
         #expect(OutboxPayload.stored("anything", channel: .silent) == .sync)
     }
 
+    /// An inbox item's text is its request's, with the channel that shows it beside the request's
+    /// keys; an item stored before the channel was kept is shown by its kind's channel.
+    @Test func anInboxItemKeepsTheChannelThatShowsItAndOlderItemsReadByTheirKind() throws {
+        let text = OutboxPayload.inboxItem(Self.request, shownBy: .remote).storedText
+        #expect(text.hasPrefix(#"{"content":{"#))
+        #expect(text.contains(#""shownBy":"remote""#))
+        #expect(try JSONDecoder().decode(NotificationRequest.self, from: Data(text.utf8)) == Self.request)
+        let older = OutboxPayload.alert(Self.request).storedText
+        #expect(OutboxPayload.stored(older, channel: .inbox) == .inboxItem(Self.request, shownBy: .local))
+        var social = Self.request
+        social.content.kind = .workoutKudos
+        #expect(
+            OutboxPayload.stored(OutboxPayload.alert(social).storedText, channel: .inbox)
+                == .inboxItem(social, shownBy: .remote))
+        // A channel this build does not know is a newer version's item: kept, not guessed.
+        let newer = text.replacingOccurrences(of: #""shownBy":"remote""#, with: #""shownBy":"carrierPigeon""#)
+        #expect(OutboxPayload.stored(newer, channel: .inbox) == .unreadable(newer))
+    }
+
     @Test func theNotificationIsAPushOrInboxRowsAndNoOtherWorks() {
-        #expect(OutboxPayload.notification(Self.request).notification == Self.request)
+        #expect(OutboxPayload.alert(Self.request).notification == Self.request)
+        #expect(OutboxPayload.inboxItem(Self.request, shownBy: .local).notification == Self.request)
+        #expect(OutboxPayload.inboxItem(Self.request, shownBy: .local).shownBy == .local)
+        #expect(OutboxPayload.alert(Self.request).shownBy == nil)
         #expect(OutboxPayload.sync.notification == nil)
         #expect(OutboxPayload.job("x").notification == nil)
     }

@@ -1,4 +1,5 @@
 public import Models
+import Scheduling
 public import Storage
 import Testing
 
@@ -18,15 +19,19 @@ public enum RuntimeStoreCheck: String, CaseIterable, Sendable {
 private let userID = "u1"
 private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 
+/// A lunch reminder of request `requestID`.
+private func sampleRequest(_ requestID: String) -> NotificationRequest {
+    NotificationRequest(
+        identifier: requestID,
+        content: NotificationContent(kind: .mealReminder, title: "Lunch", body: "Log your lunch"),
+        trigger: .date(Instant(iso8601: "2027-03-01T08:00:00Z")!))
+}
+
 /// A payload of `channel`'s kind for request `requestID`, as the runtime writes one.
 public func samplePayload(_ requestID: String, channel: OutboxChannel) -> OutboxPayload {
     switch channel {
-    case .push, .inbox:
-        .notification(
-            NotificationRequest(
-                identifier: requestID,
-                content: NotificationContent(kind: .mealReminder, title: "Lunch", body: "Log your lunch"),
-                trigger: .date(Instant(iso8601: "2027-03-01T08:00:00Z")!)))
+    case .push: .alert(sampleRequest(requestID))
+    case .inbox: .inboxItem(sampleRequest(requestID), shownBy: .local)
     case .silent: .sync
     case .job: .job(requestID)
     case .liveActivity, .unknown: .unreadable("{\"id\":\"\(requestID)\"}")
