@@ -2,6 +2,7 @@ public import Delivery
 public import Engagement
 import Foundation
 public import Models
+public import Runtime
 
 /// What the simulated server was asked and what it sent, user by user in the order it happened:
 /// the engine inputs, the dispatches of due rows, the inbox reads, every APNs request (alerts,
@@ -15,8 +16,8 @@ public final class ServerTape: @unchecked Sendable {
         /// The user's engine was created at `at` (then launched: the next entry is the launch),
         /// with their phone's device token.
         case installed(UserProfile, deviceToken: String)
-        /// An input applied to the user's engine.
-        case input(EngineInput)
+        /// An input applied to the user's engine, from the phone or not (`PlanSignal`).
+        case input(EngineInput, from: InputSource)
         /// The user's due rows were dispatched.
         case dispatched
         /// An item of the request was opened (the earliest unread one of a daily series).

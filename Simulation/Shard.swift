@@ -2,6 +2,7 @@ import Content
 import Delivery
 import Engagement
 import Models
+import Runtime
 import Scheduling
 import Storage
 
@@ -321,7 +322,11 @@ final class Shard {
         let failure = scenario.faults.storeWriteFailure
         let before =
             failure > 0 && users[local].commitDraws.chance(failure) ? StoredEngine(users[local].engine) : nil
-        tape?.record(.input(input), of: users[local].traits.profile.id, at: now)
+        if let tape {
+            // On the device topology the phone holds its engine: no step asks for the signal.
+            let source = isServerDeployment ? Self.source(of: input) : .device
+            tape.record(.input(input, from: source), of: users[local].traits.profile.id, at: now)
+        }
         let revisionBefore = isServerDeployment ? inPlace(local) { $0.engine.localPlanRevision } : 0
         let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0

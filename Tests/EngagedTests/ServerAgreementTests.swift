@@ -29,9 +29,11 @@ private func sentOrder(_ requests: [(request: PushRequest, at: Instant)]) -> [Pu
 /// so what follows an answer (a sync after a failed alert, no more sends to a retired token)
 /// is compared too.
 ///
-/// What the comparison leaves out, and why: the server's background jobs (the simulated phone
-/// runs the engine's background tasks itself: their launches are among the replayed inputs, so
-/// the replay drops the job rows).
+/// Both topologies. On `device` the simulated phone runs the engine's background tasks itself
+/// (their launches are among the replayed inputs, so the replay drops the job rows) and no
+/// step asks for the plan's signal. On `server` the server runs its jobs when due (the replay's
+/// dispatch runs them, and their recorded launches are skipped), and each input is applied
+/// from where it came (`InputSource`), so the signal's badge syncs are compared too.
 @Suite("Server agreement: engaged and the simulator send the same pushes")
 struct ServerAgreementTests {
     static let topic = "com.example.fitness"
@@ -39,15 +41,16 @@ struct ServerAgreementTests {
     /// The smoke scenario's first week for `users` users, recorded. The run is synchronous and
     /// takes seconds: it runs on a thread of its own, not one of the few the test suites share
     /// for their async work (other suites' deadlines would starve).
-    func recordedRun(users: Int, faultyAPNs: Bool) async throws -> (Scenario, ServerTape) {
+    func recordedRun(users: Int, faultyAPNs: Bool, deployment: Deployment) async throws -> (Scenario, ServerTape) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try recordedRunNow(users: users, faultyAPNs: faultyAPNs) })
+                continuation.resume(
+                    with: Result { try recordedRunNow(users: users, faultyAPNs: faultyAPNs, deployment: deployment) })
             }
         }
     }
 
-    private func recordedRunNow(users: Int, faultyAPNs: Bool) throws -> (Scenario, ServerTape) {
+    private func recordedRunNow(users: Int, faultyAPNs: Bool, deployment: Deployment) throws -> (Scenario, ServerTape) {
         let path =
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Simulation/Scenarios/smoke.json").path
@@ -56,6 +59,7 @@ struct ServerAgreementTests {
         scenario.weeks = 1
         scenario.threads = 1
         scenario.drainDays = 0
+        scenario.deployment = deployment
         if faultyAPNs {
             scenario.faults.apns.outagesPerWeek = 14
             scenario.faults.apns.outageMinutes = 30
@@ -71,10 +75,10 @@ struct ServerAgreementTests {
         return (scenario, tape)
     }
 
-    /// With a perfect APNs, then with outages, throttling and uninstalls.
-    @Test(arguments: [false, true])
-    func theSameAsksSendTheSameAPNsRequestsByteForByte(faultyAPNs: Bool) async throws {
-        let (scenario, tape) = try await recordedRun(users: 16, faultyAPNs: faultyAPNs)
+    /// With a perfect APNs, then with outages, throttling and uninstalls; on both topologies.
+    @Test(arguments: [false, true], [Deployment.device, .server])
+    func theSameAsksSendTheSameAPNsRequestsByteForByte(faultyAPNs: Bool, deployment: Deployment) async throws {
+        let (scenario, tape) = try await recordedRun(users: 16, faultyAPNs: faultyAPNs, deployment: deployment)
         var configuration = EngineConfiguration()
         configuration.holdoutShare = scenario.holdoutShare
         configuration.attentionBudget = scenario.attention.budget
@@ -88,7 +92,8 @@ struct ServerAgreementTests {
             let entries = tape.entries(of: userID)
             let expected = sentOrder(
                 entries.compactMap { if case .sent(let request) = $0.entry { (request, $0.at) } else { nil } })
-            let replayed = try await replay(entries, of: userID, configuration: configuration)
+            let replayed = try await replay(
+                entries, of: userID, configuration: configuration, runsJobs: deployment == .server)
             inputs += entries.count { if case .input = $0.entry { true } else { false } }
             for case (.answered(_, let outcome), _) in entries {
                 switch outcome {
@@ -118,7 +123,8 @@ struct ServerAgreementTests {
     /// Replays one user's asks through a fresh `engaged` runtime, its transport answering as the
     /// simulated APNs did; returns the requests its APNs channel sent.
     private func replay(
-        _ entries: [(entry: ServerTape.Entry, at: Instant)], of userID: String, configuration: EngineConfiguration
+        _ entries: [(entry: ServerTape.Entry, at: Instant)], of userID: String, configuration: EngineConfiguration,
+        runsJobs: Bool
     ) async throws -> [PushRequest] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("agreement-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -144,15 +150,15 @@ struct ServerAgreementTests {
                 _ = try await runtime.registerDevice(
                     token: token, environment: .production, platform: "ios", for: userID)
                 launchedAt = at
-            case .input(let input):
+            case .input(let input, let source):
                 // `putUser` launched the engine already.
                 if case .appLaunched = input, launchedAt == at {
                     launchedAt = nil
                     continue
                 }
-                // The simulated phone holds its engine: every input reaches the plan's holder
-                // directly, as the phone's own would (no signal: `PlanSignal`).
-                try await runtime.apply(input, to: userID, from: .device)
+                // On the server topology the server runs its jobs: the dispatch ran this one.
+                if runsJobs, case .backgroundTaskLaunched = input { continue }
+                try await runtime.apply(input, to: userID, from: source)
             case .dispatched:
                 _ = try await runtime.dispatchDue(limit: 10_000, through: channel)
             case .read(let requestID):
@@ -168,9 +174,11 @@ struct ServerAgreementTests {
             case .sent, .answered:
                 break
             }
-            // The simulated phone runs the engine's background tasks itself.
-            let jobs = try store.pendingOutbox(userID: userID).filter { $0.channel == .job }
-            if !jobs.isEmpty { try store.completeOutbox(keys: jobs.map(\.key), at: at) }
+            // On the device topology the simulated phone runs the engine's background tasks itself.
+            if !runsJobs {
+                let jobs = try store.pendingOutbox(userID: userID).filter { $0.channel == .job }
+                if !jobs.isEmpty { try store.completeOutbox(keys: jobs.map(\.key), at: at) }
+            }
         }
         return sentOrder(pushes.requests.withLock { $0 })
     }
