@@ -59,7 +59,8 @@ public actor EngineRuntime {
     let configuration: EngineConfiguration
     /// When badge and inbox syncs go out (at most two background pushes an hour by default).
     public nonisolated let silentPushes: SilentPushPlan
-    /// Rows a dispatch hands its transport at once at most (`maxConcurrentSends` unless told).
+    /// Users whose rows a dispatch hands its transport at once at most (`maxConcurrentSends`
+    /// unless told); one user's rows go one after another.
     public nonisolated let concurrentSends: Int
     /// Writes copy for the engine's `generateContent` effects (`EngineRuntime+Coach`); without
     /// one, notifications keep the template copy they were planned with.
@@ -252,11 +253,14 @@ public actor EngineRuntime {
             heldBack: heldBack)
     }
 
-    /// Rows a transport performs at once at most, by default.
+    /// Users whose rows a transport performs at once at most, by default.
     public static let maxConcurrentSends = 64
 
-    /// Performs `rows` through `transport`, at most `limit` at once; returns those performed
-    /// with their reports, in the order of `rows`.
+    /// Performs `rows` through `transport`; returns those performed with their reports, in the
+    /// order of `rows`. One user's rows go one after another, in the order given, so a user's
+    /// alerts reach APNs in the order they were due (sent at once, a later one could overtake an
+    /// earlier one); users go at once, at most `limit` at a time. A row whose transport throws
+    /// stays pending; the user's rows after it still go (one failing row holds up no other).
     static func perform(_ rows: [OutboxRow], through transport: any ChannelTransport, atMost limit: Int) async
         -> [(OutboxRow, SendReport)]
     {
@@ -264,18 +268,34 @@ public actor EngineRuntime {
             guard let row = rows.first, let report = try? await transport.perform(row) else { return [] }
             return [(row, report)]
         }
+        var chains: [[Int]] = []
+        var chainOfUser: [String: Int] = [:]
+        for index in rows.indices {
+            if let chain = chainOfUser[rows[index].userID] {
+                chains[chain].append(index)
+            } else {
+                chainOfUser[rows[index].userID] = chains.count
+                chains.append([index])
+            }
+        }
         var reports = [SendReport?](repeating: nil, count: rows.count)
-        await withTaskGroup(of: (Int, SendReport?).self) { group in
+        await withTaskGroup(of: [(Int, SendReport)].self) { group in
             var next = 0
             func start() {
-                let index = next
+                let chain = chains[next]
                 next += 1
-                group.addTask { (index, try? await transport.perform(rows[index])) }
+                group.addTask {
+                    var performed: [(Int, SendReport)] = []
+                    for index in chain {
+                        if let report = try? await transport.perform(rows[index]) { performed.append((index, report)) }
+                    }
+                    return performed
+                }
             }
-            while next < min(limit, rows.count) { start() }
-            for await (index, report) in group {
-                reports[index] = report
-                if next < rows.count { start() }
+            while next < min(limit, chains.count) { start() }
+            for await performed in group {
+                for (index, report) in performed { reports[index] = report }
+                if next < chains.count { start() }
             }
         }
         return rows.indices.compactMap { index in reports[index].map { (rows[index], $0) } }

@@ -160,24 +160,33 @@ private final class GatedTransport: ChannelTransport {
 
 @Suite("Engine runtime: concurrent sends")
 struct ConcurrentSendTests {
-    @Test func pushRowsAreSentSeveralAtOnceEachOnceAndFailuresStayPending() async throws {
+    /// Ten users with ten alerts each, due a second apart: users are sent at once, each user's
+    /// alerts one after another in due order; a row whose send throws stays pending and holds up
+    /// none after it.
+    @Test func usersAreSentAtOnceEachUsersRowsInDueOrderAndFailuresStayPending() async throws {
         let clock = ManualClock(ChannelRoutingTests.start)
         let store = InMemoryEngagementStore()
         let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
-        try await runtime.putUser(profile())
-        let dueAt = clock.now()
-        let rows = (0..<100).map { index in
-            let requestID = "mention.2027-03-27.\(index)" + (index % 10 == 0 ? ".fails" : "")
-            return OutboxRow(
-                key: OutboxKey.make("u1", requestID, dueAt, .push), userID: "u1", requestID: requestID,
-                channel: .push, dueAt: dueAt,
-                payload: .alert(
-                    NotificationRequest(
-                        identifier: requestID, content: NotificationContent(kind: .mention, title: "Ben", body: "Hi"),
-                        trigger: .date(dueAt))))
+        let users = (0..<10).map { "u\($0)" }
+        for user in users { try await runtime.putUser(profile(user)) }
+        var rows: [OutboxRow] = []
+        for user in users {
+            let userRows = (0..<10).map { index in
+                let dueAt = clock.now() - 30 + Int64(index)
+                let requestID = "mention.2027-03-27.\(index)" + (index == 3 ? ".fails" : "")
+                return OutboxRow(
+                    key: OutboxKey.make(user, requestID, dueAt, .push), userID: user, requestID: requestID,
+                    channel: .push, dueAt: dueAt,
+                    payload: .alert(
+                        NotificationRequest(
+                            identifier: requestID,
+                            content: NotificationContent(kind: .mention, title: "Ben", body: "Hi"),
+                            trigger: .date(dueAt))))
+            }
+            let snapshot = try #require(try store.snapshot(userID: user))
+            try store.commit(RuntimeCommit(userID: user, snapshot: snapshot, outbox: userRows))
+            rows += userRows
         }
-        let snapshot = try #require(try store.snapshot(userID: "u1"))
-        try store.commit(RuntimeCommit(userID: "u1", snapshot: snapshot, outbox: rows))
         let transport = GatedTransport()
         let completed = try await runtime.dispatchDue(limit: 10_000, through: transport)
         let state = transport.state.withLock { $0 }
@@ -185,10 +194,16 @@ struct ConcurrentSendTests {
         #expect(state.most <= EngineRuntime.maxConcurrentSends)
         #expect(Set(state.performed).count == state.performed.count)
         #expect(Set(state.performed).isSuperset(of: rows.map(\.key)))
+        for user in users {
+            let sent = state.performed.filter { key in rows.contains { $0.key == key && $0.userID == user } }
+            #expect(sent == rows.filter { $0.userID == user }.map(\.key), "\(user)'s alerts in due order")
+        }
         let pushes = completed.filter { $0.channel == .push }
         #expect(pushes.count == 90)
         #expect(Set(pushes.map(\.key)) == Set(rows.filter { !$0.requestID.hasSuffix(".fails") }.map(\.key)))
-        let pending = try store.pendingOutbox(userID: "u1").filter { $0.requestID.hasPrefix("mention.") }
-        #expect(Set(pending.map(\.requestID)) == Set(rows.filter { $0.requestID.hasSuffix(".fails") }.map(\.requestID)))
+        for user in users {
+            let pending = try store.pendingOutbox(userID: user).filter { $0.requestID.hasPrefix("mention.") }
+            #expect(pending.map(\.requestID) == ["mention.2027-03-27.3.fails"])
+        }
     }
 }
