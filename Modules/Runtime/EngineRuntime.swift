@@ -184,8 +184,8 @@ public actor EngineRuntime {
     /// becomes an item of the user's inbox in the transaction that completes it
     /// (`InboxStore.deliverToInbox`); a badge sync past its slot's grace moves to the next slot;
     /// a row this build cannot read is completed unperformed; the rest go to `transport`,
-    /// concurrently, at most `concurrentSends` at once (one APNs connection carries many
-    /// streams), after the rows the runtime performs itself. What
+    /// concurrently, at most `concurrentSends` users at once and one user's rows in order (one
+    /// APNs connection carries many streams), after the rows the runtime performs itself. What
     /// follows a send (`OutboxSteps.afterSend`) is committed before its row is completed; a row
     /// whose transport throws stays pending. Returns the rows completed.
     public func dispatchDue(limit: Int = 256, through transport: any ChannelTransport) async throws(RuntimeError)
@@ -260,7 +260,8 @@ public actor EngineRuntime {
     /// order of `rows`. One user's rows go one after another, in the order given, so a user's
     /// alerts reach APNs in the order they were due (sent at once, a later one could overtake an
     /// earlier one); users go at once, at most `limit` at a time. A row whose transport throws
-    /// stays pending; the user's rows after it still go (one failing row holds up no other).
+    /// stays pending, and so do the same user's rows after it: sent now, they would overtake it.
+    /// A throw is the store failing or the claim running out, which holds for those rows too.
     static func perform(_ rows: [OutboxRow], through transport: any ChannelTransport, atMost limit: Int) async
         -> [(OutboxRow, SendReport)]
     {
@@ -287,7 +288,8 @@ public actor EngineRuntime {
                 group.addTask {
                     var performed: [(Int, SendReport)] = []
                     for index in chain {
-                        if let report = try? await transport.perform(rows[index]) { performed.append((index, report)) }
+                        guard let report = try? await transport.perform(rows[index]) else { break }
+                        performed.append((index, report))
                     }
                     return performed
                 }
