@@ -10,9 +10,9 @@ import Histogram
     return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
 }
 
-/// Picks which scheduling decisions are timed: one call in `every`, counted per shard. Two
-/// clock system calls cost about as much as a cheap engine call, so timing all of them would
-/// measure the clock; one in 64 still gives tens of thousands of samples per run. Timings are
+/// Picks which scheduling decisions are timed: one call in `every`, counted per shard. The two
+/// clock reads around a call are themselves system calls, so timing every call would add their
+/// cost to the run it measures; one in 64 still gives tens of thousands of samples per run. Timings are
 /// outside the digest, so sampling changes no result of the run.
 struct DecisionSampler {
     static let every = 64

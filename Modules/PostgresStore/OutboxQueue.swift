@@ -234,8 +234,8 @@ public final class OutboxQueue: Sendable {
     }
 
     /// The rules of `users` that have a profile. Only those fields are decoded, here rather than
-    /// in PostgreSQL (workers are many, the database is one): decoding whole profiles would take
-    /// most of a claim's time, and asking PostgreSQL to pick the fields out most of the database's.
+    /// in PostgreSQL, because workers are many and the database is one; a claim needs no other
+    /// field of a profile (the cost is in docs/PERFORMANCE.md, PostgresStore).
     /// A profile whose rules do not decode makes its user unreadable, not the claim fail.
     private func rules(of users: [String], _ connection: PostgresConnection) throws -> (
         [String: ClaimTimePolicy.UserRules], unreadable: Set<String>

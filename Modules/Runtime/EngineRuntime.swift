@@ -13,7 +13,7 @@ public import Storage
 /// hands the key downstream (`apns-id`) so the receiver can drop the repeat. It throws when the
 /// row was not performed and should be tried again as it stands (the store failed, or a
 /// worker's claim no longer allows the send); the row then stays pending. It is called for
-/// several rows at once (`EngineRuntime.concurrentSends`), never for one row twice at once.
+/// several rows at once (`EngineRuntime.maxConcurrentSends`), never for one row twice at once.
 public protocol ChannelTransport: Sendable {
     func perform(_ row: OutboxRow) async throws -> SendReport
 }
@@ -59,9 +59,6 @@ public actor EngineRuntime {
     let configuration: EngineConfiguration
     /// When badge and inbox syncs go out (at most two background pushes an hour by default).
     public nonisolated let silentPushes: SilentPushPlan
-    /// Users whose rows a dispatch hands its transport at once at most (`maxConcurrentSends`
-    /// unless told); one user's rows go one after another.
-    public nonisolated let concurrentSends: Int
     /// Writes copy for the engine's `generateContent` effects (`EngineRuntime+Coach`); without
     /// one, notifications keep the template copy they were planned with.
     nonisolated let coach: (any CoachEngine)?
@@ -85,10 +82,8 @@ public actor EngineRuntime {
     public init(
         store: any RuntimeStore, clock: any RuntimeClock, content: ContentGenerator,
         configuration: EngineConfiguration = .init(), silentPushes: SilentPushPlan = .init(),
-        coach: (any CoachEngine)? = nil, concurrentSends: Int = EngineRuntime.maxConcurrentSends
+        coach: (any CoachEngine)? = nil
     ) {
-        precondition(concurrentSends > 0, "a dispatch must be able to send")
-        self.concurrentSends = concurrentSends
         self.coach = coach
         self.store = store
         self.clock = clock
@@ -184,7 +179,7 @@ public actor EngineRuntime {
     /// becomes an item of the user's inbox in the transaction that completes it
     /// (`InboxStore.deliverToInbox`); a badge sync past its slot's grace moves to the next slot;
     /// a row this build cannot read is completed unperformed; the rest go to `transport`,
-    /// concurrently, at most `concurrentSends` users at once and one user's rows in order (one
+    /// concurrently, at most `maxConcurrentSends` users at once and one user's rows in order (one
     /// APNs connection carries many streams), after the rows the runtime performs itself. What
     /// follows a send (`OutboxSteps.afterSend`) is committed before its row is completed; a row
     /// whose transport throws stays pending. Returns the rows completed.
@@ -233,7 +228,7 @@ public actor EngineRuntime {
             do { try store.completeOutbox(keys: [row.key], at: now) } catch { throw .store(error) }
             completed.append(row)
         }
-        let sent = await Self.perform(sends, through: transport, atMost: concurrentSends)
+        let sent = await Self.perform(sends, through: transport, atMost: Self.maxConcurrentSends)
         var done: [OutboxRow] = []
         for (row, report) in sent {
             let followUp = OutboxSteps.afterSend(
@@ -253,7 +248,7 @@ public actor EngineRuntime {
             heldBack: heldBack)
     }
 
-    /// Users whose rows a transport performs at once at most, by default.
+    /// Users whose rows a dispatch sends at once at most.
     public static let maxConcurrentSends = 64
 
     /// Performs `rows` through `transport`; returns those performed with their reports, in the

@@ -131,11 +131,7 @@ struct ServerAgreementTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try SQLiteEngagementStore(path: directory.appendingPathComponent("engaged.sqlite").path)
         let clock = ManualClock(try #require(entries.first?.at))
-        // One send at a time, as the simulated server sends a dispatch's rows: a token a send
-        // retired is then not sent to by the next row of the same dispatch, on both sides (with
-        // sends at once, whether the next row reads the device before it is removed is a race).
-        let runtime = EngineRuntime(
-            store: store, clock: clock, content: bundledContent, configuration: configuration, concurrentSends: 1)
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent, configuration: configuration)
         var logger = Logger(label: "agreement")
         logger.logLevel = .critical
         let pushes = TapedAPNs(clock: clock, entries: entries)
