@@ -30,7 +30,7 @@ final class EventSink {
     /// (`EventDigest.fold`). The line is composed under one access to the builder (each call
     /// on a class's stored property is an exclusivity check).
     func write(
-        at: Instant, user: String, event: StaticString, zone: ZoneRules, chaining digest: UInt64,
+        at: Instant, user: UserID, event: StaticString, zone: ZoneRules, chaining digest: UInt64,
         _ fields: (inout LineBuilder) -> Void
     ) throws -> UInt64 {
         Self.compose(&line, at: at, user: user, event: event, zone: zone, fields)
@@ -38,13 +38,13 @@ final class EventSink {
     }
 
     private static func compose(
-        _ line: inout LineBuilder, at: Instant, user: String, event: StaticString, zone: ZoneRules,
+        _ line: inout LineBuilder, at: Instant, user: UserID, event: StaticString, zone: ZoneRules,
         _ fields: (inout LineBuilder) -> Void
     ) {
         line.removeAll()
         line.raw("{\"at\":")
         line.timestampValue(LocalDateTime(localSeconds: at.secondsSinceEpoch), offsetSeconds: 0)
-        line.field("user", user)
+        line.field("user", user.rawValue)
         line.raw(",\"event\":\"")
         line.raw(event)
         line.raw("\"")

@@ -12,9 +12,9 @@ public struct SimulatedUserTraits: Sendable {
 /// Draws the population deterministically: user `i` depends only on the seed and `i`, so the
 /// population is the same whatever the number of threads.
 public enum Population {
-    public static func userID(_ index: Int) -> String {
+    public static func userID(_ index: Int) -> UserID {
         let digits = String(index)
-        return "u" + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+        return UserID("u" + String(repeating: "0", count: max(0, 6 - digits.count)) + digits)
     }
 
     public static func traits(index: Int, scenario: Scenario) -> SimulatedUserTraits {

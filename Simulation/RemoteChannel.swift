@@ -72,15 +72,16 @@ struct RemoteChannel {
     /// perfect APNs leaves the users' behaviour as it was).
     var draws: SeededGenerator
 
-    init(userID: String, draws: SeededGenerator) {
+    init(userID: UserID, draws: SeededGenerator) {
         device = SimulatedPushDevice(token: Self.token(of: userID))
         self.draws = draws
     }
 
     /// The device token of a simulated user: 32 bytes of lowercase hex, derived from the id.
-    static func token(of userID: String) -> String {
+    static func token(of userID: UserID) -> String {
         (0..<4).map {
-            String(FNV1a.hash(userID, basis: 0xCBF2_9CE4_8422_2325 &+ UInt64($0)), radix: 16).leftPadded(to: 16)
+            String(FNV1a.hash(userID.rawValue, basis: 0xCBF2_9CE4_8422_2325 &+ UInt64($0)), radix: 16).leftPadded(
+                to: 16)
         }
         .joined()
     }

@@ -359,7 +359,7 @@ public enum Simulator {
     /// population.json: each user's traits, for independent audits of the event log.
     static func writePopulation(_ scenario: Scenario, to path: String) throws {
         struct Entry: Encodable {
-            var id: String
+            var id: UserID
             var persona: String
             var timeZone: String
             var quietHours: [String: String]?

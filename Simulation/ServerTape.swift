@@ -32,25 +32,25 @@ public final class ServerTape: @unchecked Sendable {
     }
 
     private let lock = NSLock()
-    private var entries: [String: [(entry: Entry, at: Instant)]] = [:]
+    private var entries: [UserID: [(entry: Entry, at: Instant)]] = [:]
 
     public init() {}
 
-    func record(_ entry: Entry, of userID: String, at instant: Instant) {
+    func record(_ entry: Entry, of userID: UserID, at instant: Instant) {
         lock.lock()
         defer { lock.unlock() }
         entries[userID, default: []].append((entry, instant))
     }
 
     /// The users recorded, in id order.
-    public var userIDs: [String] {
+    public var userIDs: [UserID] {
         lock.lock()
         defer { lock.unlock() }
         return entries.keys.sorted()
     }
 
     /// What happened to `userID`, in order.
-    public func entries(of userID: String) -> [(entry: Entry, at: Instant)] {
+    public func entries(of userID: UserID) -> [(entry: Entry, at: Instant)] {
         lock.lock()
         defer { lock.unlock() }
         return entries[userID] ?? []

@@ -41,7 +41,7 @@ struct StoreWriter {
 
     /// Adds a ledger transition the platform observed (delivered, responded).
     mutating func recordLedger(
-        userID: String, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, at: Instant
+        userID: UserID, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, at: Instant
     ) {
         pending.ledgerEntries.append(StepRecords.ledgerEntry(userID: userID, requestID, kind, state, at: at))
     }

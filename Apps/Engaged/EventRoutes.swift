@@ -1,4 +1,5 @@
 import Hummingbird
+import Models
 import Runtime
 import Storage
 
@@ -68,7 +69,7 @@ extension Routes {
     /// key with another body, even a malformed one), and the first answer again when its hash is
     /// the same (a retry whose `at` has since become too old). A refused request keeps no record:
     /// sent again with its key, it may now succeed.
-    private func keyedEvent(_ bytes: [UInt8], to id: String, from source: InputSource, key: String) async throws
+    private func keyedEvent(_ bytes: [UInt8], to id: UserID, from source: InputSource, key: String) async throws
         -> Response
     {
         let hash = RequestHash.of(bytes)

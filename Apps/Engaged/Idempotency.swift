@@ -1,5 +1,6 @@
 import Crypto
 import Hummingbird
+import Models
 
 // Idempotency keys are durable: the first answer to a keyed event is an `IdempotencyRecord`
 // committed in the same transaction as the event (`EngineRuntime.apply(_:to:idempotencyKey:...)`),
@@ -13,7 +14,7 @@ import Hummingbird
 /// calls on every path out of the request.
 actor RunningKeys {
     private struct Slot: Hashable {
-        var userID: String
+        var userID: UserID
         var key: String
     }
 
@@ -22,11 +23,11 @@ actor RunningKeys {
     var count: Int { running.count }
 
     /// Marks the key running; false when it already is.
-    func begin(userID: String, key: String) -> Bool {
+    func begin(userID: UserID, key: String) -> Bool {
         running.insert(Slot(userID: userID, key: key)).inserted
     }
 
-    func finish(userID: String, key: String) {
+    func finish(userID: UserID, key: String) {
         running.remove(Slot(userID: userID, key: key))
     }
 }

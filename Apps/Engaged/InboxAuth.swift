@@ -47,19 +47,21 @@ struct InboxAuthMiddleware<Context: CallerRequestContext>: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        switch try await verdict(request.headers[.authorization], pathUserID: context.parameters.get("id") ?? "") {
+        switch try await verdict(
+            request.headers[.authorization], pathUserID: UserID(context.parameters.get("id") ?? ""))
+        {
         case .apiKey:
             try limiter.charge(.apiKey, "", metrics: metrics)
             var context = context
             context.caller = .backend
             return try await next(request, context)
         case .user(let userID):
-            try limiter.charge(.user, userID, metrics: metrics)
+            try limiter.charge(.user, userID.rawValue, metrics: metrics)
             var context = context
             context.caller = .user(userID)
             return try await next(request, context)
         case .legacyUser(let userID):
-            try limiter.charge(.user, userID, metrics: metrics)
+            try limiter.charge(.user, userID.rawValue, metrics: metrics)
             var context = context
             context.caller = .legacyUser(userID)
             return try await next(request, context)
@@ -68,7 +70,7 @@ struct InboxAuthMiddleware<Context: CallerRequestContext>: RouterMiddleware {
         }
     }
 
-    func verdict(_ header: String?, pathUserID: String) async throws -> InboxAccess {
+    func verdict(_ header: String?, pathUserID: UserID) async throws -> InboxAccess {
         guard let header else {
             return .unauthorized(
                 "missing Authorization header; send Authorization: Bearer <api key> or Bearer <user token>")
@@ -112,11 +114,11 @@ extension LegacyUserTokens {
     /// The verdict on a legacy credential: a bare token is checked against the path's user;
     /// `<userID>.<token>` names its user (ids may contain dots; the token never does, so the last
     /// dot splits them). A bare token of another user the server knows is 403.
-    func verdict(_ credential: Substring, pathUserID: String) -> InboxAccess {
+    func verdict(_ credential: Substring, pathUserID: UserID) -> InboxAccess {
         let named = credential.lastIndex(of: ".").map {
             (credential[..<$0], credential[credential.index(after: $0)...])
         }
-        let claimedUserID = named.map { String($0.0) } ?? pathUserID
+        let claimedUserID = named.map { UserID(String($0.0)) } ?? pathUserID
         guard isValid(named?.1 ?? credential, for: claimedUserID) else {
             if named == nil, owner(of: credential) != nil {
                 return .forbidden("the user token is for another user; it opens only that user's routes")
@@ -136,10 +138,10 @@ enum Caller: Equatable, Sendable {
     /// The API key.
     case backend
     /// A valid signed token of this user (their app).
-    case user(String)
+    case user(UserID)
     /// A valid deprecated HMAC token of this user (`--legacy-user-tokens`): it reads the inbox,
     /// the plan and the devices; it does not send events or register or remove devices.
-    case legacyUser(String)
+    case legacyUser(UserID)
 }
 
 /// A request context that carries the caller `InboxAuthMiddleware` authenticated (nil before it).
@@ -152,9 +154,9 @@ enum InboxAccess: Equatable, Sendable {
     /// The backend's API key.
     case apiKey
     /// A valid signed token of this user.
-    case user(String)
+    case user(UserID)
     /// A valid legacy token of this user.
-    case legacyUser(String)
+    case legacyUser(UserID)
     case unauthorized(String)
     case forbidden(String)
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import Models
 import Synchronization
 
 /// Deprecated user tokens, accepted only with `--legacy-user-tokens`: a user's token is the
@@ -19,28 +20,28 @@ struct LegacyUserTokens: Sendable {
     init(secret: String) { self.secret = Array(secret.utf8) }
 
     /// Learns the tokens of `userIDs` (one HMAC and one table entry each).
-    func remember(_ userIDs: some Sequence<String>) {
+    func remember(_ userIDs: some Sequence<UserID>) {
         let tokens = userIDs.map { ($0, token(for: $0)) }
         owners.byToken.withLock { owners in for (userID, token) in tokens { owners[token] = userID } }
     }
 
     /// The known user whose token `token` is, or nil.
-    func owner(of token: Substring) -> String? { owners.byToken.withLock { $0[String(token)] } }
+    func owner(of token: Substring) -> UserID? { owners.byToken.withLock { $0[String(token)] } }
 
     private var key: SymmetricKey { SymmetricKey(data: secret) }
 
     /// The token of `userID`.
-    func token(for userID: String) -> String {
-        HMAC<SHA256>.authenticationCode(for: Data(userID.utf8), using: key).map { byte in
+    func token(for userID: UserID) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data(userID.rawValue.utf8), using: key).map { byte in
             let hex = String(byte, radix: 16)
             return byte < 16 ? "0" + hex : hex
         }.joined()
     }
 
     /// Whether `token` (64 lowercase hex digits) is the token of `userID`, compared in constant time.
-    func isValid(_ token: Substring, for userID: String) -> Bool {
+    func isValid(_ token: Substring, for userID: UserID) -> Bool {
         guard let code = Self.bytes(ofHex: token) else { return false }
-        return HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Data(userID.utf8), using: key)
+        return HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Data(userID.rawValue.utf8), using: key)
     }
 
     /// The 32 bytes of 64 lowercase hex digits, or nil. (A token's length and alphabet are public;
@@ -67,5 +68,5 @@ struct LegacyUserTokens: Sendable {
 
 /// Known users by their token (shared by the copies of a `LegacyUserTokens`).
 final class TokenOwners: Sendable {
-    let byToken = Mutex<[String: String]>([:])
+    let byToken = Mutex<[String: UserID]>([:])
 }

@@ -199,25 +199,25 @@ struct APNsChannelTransport: ChannelTransport {
     /// The rules bounding how late the user's alerts may be shown, or nil for a zone this
     /// process does not know or a user removed since their counts were read (the send then
     /// finds no device); a store failure throws (the row stays pending).
-    private func showingRules(of userID: String) async throws -> ShowingRules? {
+    private func showingRules(of userID: UserID) async throws -> ShowingRules? {
         do { return try await runtime.showingRules(of: userID) } catch RuntimeError.unknownUser { return nil }
     }
 
     /// The user's devices, or nil for a user no longer known; a store failure throws (the row
     /// stays pending).
-    private func registeredDevices(of userID: String) async throws -> [DeviceRegistration]? {
+    private func registeredDevices(of userID: UserID) async throws -> [DeviceRegistration]? {
         do { return try await runtime.devices(of: userID) } catch RuntimeError.unknownUser { return nil }
     }
 
     /// The user's local plan's committed version (`EngineRuntime.localPlanVersion`), or nil for a
     /// user no longer known; a store failure throws (the row stays pending).
-    private func localPlanRevision(of userID: String) async throws -> Int? {
+    private func localPlanRevision(of userID: UserID) async throws -> Int? {
         do { return try await runtime.localPlanVersion(of: userID) } catch RuntimeError.unknownUser { return nil }
     }
 
     /// The user's inbox counts, or nil for a user no longer known; a store failure throws (the
     /// row stays pending).
-    private func inboxCounts(of userID: String) async throws -> InboxCounts? {
+    private func inboxCounts(of userID: UserID) async throws -> InboxCounts? {
         do { return try await runtime.inboxCounts(of: userID) } catch RuntimeError.unknownUser { return nil }
     }
 

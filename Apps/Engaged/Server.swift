@@ -185,12 +185,12 @@ struct Routes: Sendable {
     var runtime: EngineRuntime { environment.runtime }
 
     /// The user id of the path: 1 to 64 of `A-Z a-z 0-9 _ . -`.
-    static func userID(_ context: some RequestContext) throws(Problem) -> String {
+    static func userID(_ context: some RequestContext) throws(Problem) -> UserID {
         let id = context.parameters.get("id") ?? ""
         guard Self.isIdentifier(id) else {
             throw Problem.badRequest("a user id is 1 to 64 characters of A-Z, a-z, 0-9, _, . and -", field: "id")
         }
-        return id
+        return UserID(id)
     }
 
     /// 1 to 64 of `A-Z a-z 0-9 _ . -`: a user id (in a path, or a token's subject) and a key id.

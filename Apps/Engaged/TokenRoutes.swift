@@ -73,14 +73,14 @@ struct MintTokenBody: Decodable {
 struct MintedTokenView: Encodable {
     var token: String
     var tokenType = "Bearer"
-    var userID: String
+    var userID: UserID
     var keyID: String
     /// ISO 8601 UTC.
     var issuedAt: String
     var expiresAt: String
     var expiresInSeconds: Int64
 
-    init(_ minted: MintedUserToken, userID: String) {
+    init(_ minted: MintedUserToken, userID: UserID) {
         token = minted.token
         self.userID = userID
         keyID = minted.keyID
@@ -92,6 +92,6 @@ struct MintedTokenView: Encodable {
 
 /// `DELETE /v1/users/{id}/tokens`: the user's tokens issued before this instant are refused.
 struct RevokedTokensView: Encodable {
-    var userID: String
+    var userID: UserID
     var tokensIssuedBefore: String
 }

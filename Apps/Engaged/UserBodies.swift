@@ -61,7 +61,7 @@ struct UserBody: Decodable {
         }
     }
 
-    func update(id: String) -> UserUpdate {
+    func update(id: UserID) -> UserUpdate {
         UserUpdate(
             proposed: UserProfile(
                 id: id, displayName: displayName, timeZone: timeZone, motivationalStyle: motivationalStyle,
@@ -93,7 +93,7 @@ struct UserView: Encodable {
 
     init(_ result: UserPutResult) {
         let profile = result.profile
-        id = profile.id
+        id = profile.id.rawValue
         created = result.created
         timeZone = profile.timeZone
         displayName = profile.displayName

@@ -78,7 +78,7 @@ struct MintedUserToken: Equatable, Sendable {
 /// What a user token says, once its signature and times hold.
 enum UserTokenVerdict: Equatable, Sendable {
     /// Valid for `userID`, issued at `issuedAt` (revocation is the caller's to judge).
-    case valid(userID: String, issuedAt: Instant)
+    case valid(userID: UserID, issuedAt: Instant)
     /// Not a token of this server now; the reason is safe to show its holder.
     case invalid(String)
 }
@@ -113,10 +113,10 @@ struct UserTokenAuthority: Sendable {
     }
 
     /// A token for `userID`, issued at `now`, valid for `ttlSeconds`.
-    func mint(for userID: String, now: Instant, ttlSeconds: Int64) async throws -> MintedUserToken {
+    func mint(for userID: UserID, now: Instant, ttlSeconds: Int64) async throws -> MintedUserToken {
         let expiresAt = now + ttlSeconds
         let claims = UserTokenClaims(
-            sub: SubjectClaim(value: userID), exp: ExpirationClaim(value: expiresAt.date),
+            sub: SubjectClaim(value: userID.rawValue), exp: ExpirationClaim(value: expiresAt.date),
             iat: IssuedAtClaim(value: now.date))
         let token = try await collection.sign(claims, kid: JWKIdentifier(string: keys.signing.id))
         return MintedUserToken(token: token, keyID: keys.signing.id, issuedAt: now, expiresAt: expiresAt)
@@ -191,7 +191,8 @@ struct UserTokenAuthority: Sendable {
             return .failure(Refusal(reason: "the user token's subject is not a user id"))
         }
         return .success(
-            SignedToken(userID: claims.sub.value, issuedAt: issuedAt, expiresAt: expiresAt, notBefore: notBefore))
+            SignedToken(
+                userID: UserID(claims.sub.value), issuedAt: issuedAt, expiresAt: expiresAt, notBefore: notBefore))
     }
 
     /// Whole seconds of a claim's time, or nil past the years 0001...9999.
@@ -232,7 +233,7 @@ struct UserTokenAuthority: Sendable {
 
 /// A token whose header and signature held, with its claims.
 struct SignedToken: Equatable, Sendable {
-    var userID: String
+    var userID: UserID
     var issuedAt: Instant
     var expiresAt: Instant
     var notBefore: Instant?

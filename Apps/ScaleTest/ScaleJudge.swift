@@ -79,7 +79,7 @@ struct ScaleJudge {
         }
 
         // Per user: order, quiet hours, not early.
-        var byUser: [String: [(arrival: Int64, keys: [String])]] = [:]
+        var byUser: [UserID: [(arrival: Int64, keys: [String])]] = [:]
         for (id, keys) in carried {
             guard let push = firstArrival[id], let user = load.notifications[keys[0]]?.userID else { continue }
             byUser[user, default: []].append((push.receivedAtMilliseconds, keys))

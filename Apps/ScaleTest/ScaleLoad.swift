@@ -11,7 +11,7 @@ import Storage
 /// due during the run. Deterministic from the seed.
 struct ScaleLoad {
     struct Notification {
-        var userID: String
+        var userID: UserID
         var dueAt: Instant
     }
 
@@ -19,9 +19,9 @@ struct ScaleLoad {
     let start: Instant
     /// Every alert loaded, by its key (`apns-id`).
     var notifications: [String: Notification] = [:]
-    var profiles: [String: UserProfile] = [:]
+    var profiles: [UserID: UserProfile] = [:]
     /// The user of each device token.
-    var userOfToken: [String: String] = [:]
+    var userOfToken: [String: UserID] = [:]
 
     /// Zones chosen so that noon UTC finds users in every part of the day: night (Adelaide,
     /// Chatham, Los Angeles, Kiritimati, Pago Pago), evening close to quiet hours (Tokyo), and
@@ -48,7 +48,7 @@ struct ScaleLoad {
         var batch: [ImportedUser] = []
         let loadStarted = Date()
         for index in 0..<users {
-            let userID = "user-\(index)"
+            let userID: UserID = "user-\(index)"
             let zone = zones[Int(random.next() % UInt64(zones.count))]
             var preferences = NotificationPreferences()
             let draw = random.next() % 10

@@ -141,7 +141,7 @@ enum StoreBenchmark {
     /// quarter lapse in the last weeks and some churn early, so `usersInactive` has work to do.
     static func history(user: Int, days: Int, dayNames: [String]) -> StoreBatch {
         var random = SeededGenerator(seed: 0x5709_E8E6_C4A1_B3D2).derived(UInt64(user))
-        let userID = "user-\(user)"
+        let userID = UserID("user-\(user)")
         let persona = random.nextUnit()
         let activeDays =
             persona < 0.6 ? days : persona < 0.85 ? max(1, days - random.int(in: 4...20)) : random.int(in: 1...days)
@@ -207,7 +207,7 @@ enum StoreBenchmark {
     }
 
     private static func entry(
-        _ userID: String, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, _ at: Instant,
+        _ userID: UserID, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, _ at: Instant,
         _ reason: ReasonCode?
     ) -> LedgerEntry {
         LedgerEntry(
@@ -243,7 +243,7 @@ enum StoreBenchmark {
         _ store: SQLiteEngagementStore, users: Int, end: Instant, _ random: inout SeededGenerator
     ) throws(StoreError) -> [StoreBenchmarkReport.Query] {
         let perUser = 2_000
-        func randomUser() -> String { "user-\(random.int(in: 0...(users - 1)))" }
+        func randomUser() -> UserID { "user-\(random.int(in: 0...(users - 1)))" }
         var figures: [StoreBenchmarkReport.Query] = []
         figures.append(
             try measure("ledger(userID:from:to:), last 24 h", samples: perUser) { () throws(StoreError) in

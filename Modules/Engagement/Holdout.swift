@@ -1,4 +1,4 @@
-import Models
+public import Models
 
 /// The global control group: a share of users, chosen from their id alone, who receive no
 /// re-engagement, so the effect of nudges can be measured (Braze's global control group).
@@ -14,13 +14,13 @@ import Models
 ///   to [0, 1), so sequential ids such as `user-1`, `user-2` spread evenly).
 public enum Holdout {
     /// Whether `userID` is in the control group of the given share (clamped to 0 ... 1).
-    @inlinable public static func isHeldOut(userID: String, share: Double, salt: UInt64) -> Bool {
+    @inlinable public static func isHeldOut(userID: UserID, share: Double, salt: UInt64) -> Bool {
         unitValue(userID: userID, salt: salt) < share
     }
 
     /// The id's position in [0, 1): uniform over ids, fixed for an id and salt.
-    public static func unitValue(userID: String, salt: UInt64) -> Double {
-        var z = FNV1a.hash(userID) ^ (salt &* 0x9E37_79B9_7F4A_7C15)
+    public static func unitValue(userID: UserID, salt: UInt64) -> Double {
+        var z = FNV1a.hash(userID.rawValue) ^ (salt &* 0x9E37_79B9_7F4A_7C15)
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         z ^= z >> 31

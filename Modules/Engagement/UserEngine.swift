@@ -38,7 +38,7 @@ public struct UserEngine: Sendable {
     }
 
     /// Whether `userID` is in the re-engagement control group (fixed by the id and the configuration).
-    static func isHeldOut(_ userID: String, _ configuration: EngineConfiguration) -> Bool {
+    static func isHeldOut(_ userID: UserID, _ configuration: EngineConfiguration) -> Bool {
         configuration.holdoutShare > 0
             && Holdout.isHeldOut(userID: userID, share: configuration.holdoutShare, salt: configuration.holdoutSalt)
     }

@@ -158,11 +158,11 @@ public enum ActivityKind: Codable, Hashable, Sendable {
 
 /// A timestamped activity of one user.
 public struct ActivityEvent: Codable, Hashable, Sendable {
-    public var userID: String
+    public var userID: UserID
     public var at: Instant
     public var kind: ActivityKind
 
-    public init(userID: String, at: Instant, kind: ActivityKind) {
+    public init(userID: UserID, at: Instant, kind: ActivityKind) {
         self.userID = userID
         self.at = at
         self.kind = kind

@@ -317,7 +317,7 @@ public struct CommunicationPreferences: Codable, Hashable, Sendable {
 
 /// A user as the engine sees them.
 public struct UserProfile: Hashable, Sendable {
-    public var id: String
+    public var id: UserID
     public var displayName: String
     /// IANA time zone identifier, validated on decode.
     public var timeZone: String
@@ -334,7 +334,7 @@ public struct UserProfile: Hashable, Sendable {
     public static let defaultLocale = "en"
 
     public init(
-        id: String, displayName: String, timeZone: String, motivationalStyle: MotivationalStyle = .encouraging,
+        id: UserID, displayName: String, timeZone: String, motivationalStyle: MotivationalStyle = .encouraging,
         communication: CommunicationPreferences = CommunicationPreferences(absenceResponse: .lightNudge),
         privacyLevel: PrivacyLevel = .friendsOnly, preferences: NotificationPreferences = NotificationPreferences(),
         locale: String = UserProfile.defaultLocale
@@ -361,7 +361,7 @@ extension UserProfile: Codable {
     public init(from decoder: any Decoder) throws {
         try decoder.rejectUnknownKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
+        id = try c.decode(UserID.self, forKey: .id)
         guard !id.isEmpty else { throw decoder.invalid(CodingKeys.id, "must not be empty") }
         displayName = try c.decode(String.self, forKey: .displayName)
         timeZone = try c.decode(String.self, forKey: .timeZone)

@@ -102,7 +102,7 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
 public struct TraceEntry: Codable, Hashable, Sendable {
     /// When the decision was made.
     public var at: Instant
-    public var userID: String
+    public var userID: UserID
     public var requestID: String
     public var kind: NotificationKind
     public var decision: TraceDecision
@@ -127,7 +127,7 @@ public struct TraceEntry: Codable, Hashable, Sendable {
     public var countedItems: Int?
 
     public init(
-        at: Instant, userID: String, requestID: String, kind: NotificationKind, decision: TraceDecision,
+        at: Instant, userID: UserID, requestID: String, kind: NotificationKind, decision: TraceDecision,
         reason: ReasonCode, plannedAt: Instant? = nil, fireAt: Instant? = nil, level: InterruptionLevel? = nil,
         detail: String = "", groupID: String? = nil, groupKey: String? = nil, nominalAt: Instant? = nil,
         countedItems: Int? = nil

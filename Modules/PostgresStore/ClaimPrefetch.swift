@@ -8,16 +8,17 @@ public import Storage
 /// the worker's to one of those records drops the user's entry (`ClaimingRuntimeStore`).
 struct ClaimPrefetch: Sendable {
     /// Users read, and those of them with a profile.
-    var read: Set<String> = []
-    var withProfile: Set<String> = []
-    var devices: [String: [DeviceRegistration]] = [:]
-    var counts: [String: InboxCounts] = [:]
+    var read: Set<UserID> = []
+    var withProfile: Set<UserID> = []
+    var devices: [UserID: [DeviceRegistration]] = [:]
+    var counts: [UserID: InboxCounts] = [:]
 
     /// Reads the records of `users` (all three for each user, so a miss means "not prefetched").
-    static func read(_ users: [String], knownToHaveProfile known: Set<String>, pool: PostgresPool)
+    static func read(_ users: [UserID], knownToHaveProfile known: Set<UserID>, pool: PostgresPool)
         throws(StoreError) -> ClaimPrefetch
     {
         guard !users.isEmpty else { return ClaimPrefetch() }
+        let names = users.map(\.rawValue)
         return try pool.withConnection { connection in
             var prefetch = ClaimPrefetch()
             for user in users {
@@ -28,14 +29,15 @@ struct ClaimPrefetch: Sendable {
             prefetch.withProfile = known.intersection(users)
             let unknown = users.filter { !known.contains($0) }
             if !unknown.isEmpty {
-                for row in try pool.query("SELECT user_id FROM profile WHERE user_id = ANY(\(unknown))", on: connection)
+                for row in try pool.query(
+                    "SELECT user_id FROM profile WHERE user_id = ANY(\(unknown.map(\.rawValue)))", on: connection)
                 {
-                    prefetch.withProfile.insert(try row.decode(String.self))
+                    prefetch.withProfile.insert(UserID(try row.decode(String.self)))
                 }
             }
             let deviceRows = try pool.query(
                 """
-                SELECT token, user_id, environment, platform, registered_at FROM device WHERE user_id = ANY(\(users))
+                SELECT token, user_id, environment, platform, registered_at FROM device WHERE user_id = ANY(\(names))
                 ORDER BY user_id, registered_at, token COLLATE "C"
                 """, on: connection)
             for row in deviceRows {
@@ -44,9 +46,9 @@ struct ClaimPrefetch: Sendable {
                 guard let environment = PushEnvironment(rawValue: environment) else {
                     throw StoreError.corrupt("table device, column environment: \"\(environment)\" for device \(token)")
                 }
-                prefetch.devices[user, default: []].append(
+                prefetch.devices[UserID(user), default: []].append(
                     DeviceRegistration(
-                        token: token, userID: user, environment: environment, platform: platform,
+                        token: token, userID: UserID(user), environment: environment, platform: platform,
                         registeredAt: Instant(secondsSinceEpoch: registeredAt)))
             }
             let countRows = try pool.query(
@@ -55,18 +57,18 @@ struct ClaimPrefetch: Sendable {
                     COUNT(*) FILTER (WHERE i.seq > COALESCE(u.read_through, 0) AND i.state < 2),
                     COUNT(*) FILTER (WHERE i.seq > COALESCE(u.read_through, 0) AND i.state = 0)
                 FROM inbox_item i LEFT JOIN inbox_user u ON u.user_id = i.user_id
-                WHERE i.user_id = ANY(\(users)) AND i.state < 3 GROUP BY i.user_id
+                WHERE i.user_id = ANY(\(names)) AND i.state < 3 GROUP BY i.user_id
                 """, on: connection)
             for row in countRows {
                 let (user, total, unread, unseen) = try row.decode((String, Int, Int, Int).self)
-                prefetch.counts[user] = InboxCounts(total: total, unread: unread, unseen: unseen)
+                prefetch.counts[UserID(user)] = InboxCounts(total: total, unread: unread, unseen: unseen)
             }
             return prefetch
         }
     }
 
     /// Drops everything known of `user` (a write of the worker's changed it).
-    mutating func forget(_ user: String) {
+    mutating func forget(_ user: UserID) {
         read.remove(user)
         withProfile.remove(user)
         devices[user] = nil

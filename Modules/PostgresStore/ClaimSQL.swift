@@ -16,15 +16,15 @@ extension PostgresPool {
         try writeTallies(record.tallies, connection)
     }
 
-    func claimTallies(of users: [String], _ connection: PostgresConnection) throws -> [String: AlertTally] {
+    func claimTallies(of users: [UserID], _ connection: PostgresConnection) throws -> [UserID: AlertTally] {
         guard !users.isEmpty else { return [:] }
-        var tallies: [String: AlertTally] = [:]
+        var tallies: [UserID: AlertTally] = [:]
         let rows = try query(
-            "SELECT user_id, local_day, local_hour, sent_today, sent_this_hour FROM user_sends WHERE user_id = ANY(\(users))",
+            "SELECT user_id, local_day, local_hour, sent_today, sent_this_hour FROM user_sends WHERE user_id = ANY(\(users.map(\.rawValue)))",
             on: connection)
         for row in rows {
             let (user, day, hour, today, thisHour) = try row.decode((String, Int64, Int64, Int, Int).self)
-            tallies[user] = AlertTally(localDay: day, localHour: hour, sentToday: today, sentThisHour: thisHour)
+            tallies[UserID(user)] = AlertTally(localDay: day, localHour: hour, sentToday: today, sentThisHour: thisHour)
         }
         return tallies
     }
@@ -63,7 +63,7 @@ extension PostgresPool {
         try query(
             """
             INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
-            SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
+            SELECT * FROM unnest(\(rows.map(\.userID.rawValue))::text[], \(rows.map(\.requestID))::text[],
                 \(rows.map(\.channel.name))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
                 \(rows.map(\.payload.storedText))::text[])
             ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
@@ -71,13 +71,13 @@ extension PostgresPool {
             """, on: connection)
     }
 
-    private func writeTallies(_ tallies: [String: AlertTally], _ connection: PostgresConnection) throws {
+    private func writeTallies(_ tallies: [UserID: AlertTally], _ connection: PostgresConnection) throws {
         guard !tallies.isEmpty else { return }
         let sorted = tallies.sorted { $0.key < $1.key }
         try query(
             """
             INSERT INTO user_sends (user_id, local_day, local_hour, sent_today, sent_this_hour)
-            SELECT * FROM unnest(\(sorted.map(\.key))::text[], \(sorted.map(\.value.localDay))::bigint[],
+            SELECT * FROM unnest(\(sorted.map(\.key.rawValue))::text[], \(sorted.map(\.value.localDay))::bigint[],
                 \(sorted.map(\.value.localHour))::bigint[], \(sorted.map { Int64($0.value.sentToday) })::bigint[],
                 \(sorted.map { Int64($0.value.sentThisHour) })::bigint[])
             ON CONFLICT (user_id) DO UPDATE SET local_day = excluded.local_day, local_hour = excluded.local_hour,
@@ -91,7 +91,7 @@ extension PostgresRuntimeStore {
     /// through `ClaimingRuntimeStore`.
     public var claimsWithRules: Bool { false }
 
-    public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
+    public func claimState(userIDs: [UserID]) throws(StoreError) -> ClaimState {
         guard !userIDs.isEmpty else { return ClaimState() }
         return try pool.transaction { connection in
             var state = ClaimState()
@@ -99,7 +99,7 @@ extension PostgresRuntimeStore {
             let rows = try pool.query(
                 """
                 SELECT key, attempts, planned_at FROM outbox
-                WHERE user_id = ANY(\(userIDs)) AND (attempts > 0 OR planned_at IS NOT NULL)
+                WHERE user_id = ANY(\(userIDs.map(\.rawValue))) AND (attempts > 0 OR planned_at IS NOT NULL)
                 """, on: connection)
             for row in rows {
                 let (key, attempts, plannedAt) = try row.decode((String, Int32, Int64?).self)

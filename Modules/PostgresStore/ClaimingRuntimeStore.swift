@@ -38,7 +38,7 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         return claim.rows
     }
 
-    private func forget(_ users: some Sequence<String>) {
+    private func forget(_ users: some Sequence<UserID>) {
         prefetch.withLock { prefetch in
             for user in users { prefetch.forget(user) }
         }
@@ -54,7 +54,7 @@ public final class ClaimingRuntimeStore: RuntimeStore {
 
     // MARK: - Everything else is the base store's
 
-    public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
+    public func claimState(userIDs: [UserID]) throws(StoreError) -> ClaimState {
         try base.claimState(userIDs: userIDs)
     }
     public func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError) {
@@ -68,28 +68,28 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         try base.commitGroup(commits)
         try queue.reconcile(userIDs: commits.map(\.userID))
     }
-    public func snapshot(userID: String) throws(StoreError) -> [UInt8]? { try base.snapshot(userID: userID) }
+    public func snapshot(userID: UserID) throws(StoreError) -> [UInt8]? { try base.snapshot(userID: userID) }
     public func outboxDepth() throws(StoreError) -> Int { try base.outboxDepth() }
-    public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
+    public func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow] {
         try base.pendingOutbox(userID: userID)
     }
-    public func userIDs() throws(StoreError) -> [String] { try base.userIDs() }
+    public func userIDs() throws(StoreError) -> [UserID] { try base.userIDs() }
     public func apply(_ batch: StoreBatch) throws(StoreError) { try base.apply(batch) }
-    public func profile(id: String) throws(StoreError) -> UserProfile? { try base.profile(id: id) }
-    public func hasProfile(id: String) throws(StoreError) -> Bool {
+    public func profile(id: UserID) throws(StoreError) -> UserProfile? { try base.profile(id: id) }
+    public func hasProfile(id: UserID) throws(StoreError) -> Bool {
         let known = prefetch.withLock { $0.read.contains(id) ? $0.withProfile.contains(id) : nil }
         if let known { return known }
         return try base.hasProfile(id: id)
     }
-    public func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent] {
+    public func activityEvents(userID: UserID, since: Instant) throws(StoreError) -> [ActivityEvent] {
         try base.activityEvents(userID: userID, since: since)
     }
-    public func lastActiveAt(userID: String) throws(StoreError) -> Instant? { try base.lastActiveAt(userID: userID) }
-    public func usersInactive(since: Instant) throws(StoreError) -> [String] { try base.usersInactive(since: since) }
-    public func ledger(userID: String, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
+    public func lastActiveAt(userID: UserID) throws(StoreError) -> Instant? { try base.lastActiveAt(userID: userID) }
+    public func usersInactive(since: Instant) throws(StoreError) -> [UserID] { try base.usersInactive(since: since) }
+    public func ledger(userID: UserID, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
         try base.ledger(userID: userID, from: from, to: to)
     }
-    public func engagementState(userID: String) throws(StoreError) -> EngagementState? {
+    public func engagementState(userID: UserID) throws(StoreError) -> EngagementState? {
         try base.engagementState(userID: userID)
     }
     @discardableResult
@@ -101,26 +101,26 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         try queue.settle(completed: [delivery.row.key])
         return delivered
     }
-    public func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
+    public func inboxPage(userID: UserID, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
         try base.inboxPage(userID: userID, before: sequence, limit: limit)
     }
-    public func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem? {
+    public func setInboxState(userID: UserID, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem? {
         forget([userID])
         return try base.setInboxState(userID: userID, itemID: itemID, to: state)
     }
-    public func inboxCounts(userID: String) throws(StoreError) -> InboxCounts {
+    public func inboxCounts(userID: UserID) throws(StoreError) -> InboxCounts {
         if let known = prefetch.withLock({ $0.counts[userID] }) { return known }
         return try base.inboxCounts(userID: userID)
     }
     @discardableResult
-    public func readAllInbox(userID: String) throws(StoreError) -> InboxCounts {
+    public func readAllInbox(userID: UserID) throws(StoreError) -> InboxCounts {
         forget([userID])
         return try base.readAllInbox(userID: userID)
     }
-    public func userVersions(userID: String) throws(StoreError) -> UserVersions? {
+    public func userVersions(userID: UserID) throws(StoreError) -> UserVersions? {
         try base.userVersions(userID: userID)
     }
-    public func idempotencyRecord(userID: String, key: String) throws(StoreError) -> IdempotencyRecord? {
+    public func idempotencyRecord(userID: UserID, key: String) throws(StoreError) -> IdempotencyRecord? {
         try base.idempotencyRecord(userID: userID, key: key)
     }
     public func idempotencyRecordCount() throws(StoreError) -> Int { try base.idempotencyRecordCount() }
@@ -134,7 +134,7 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         return previous
     }
     @discardableResult
-    public func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
+    public func removeDevice(userID: UserID, token: String) throws(StoreError) -> Bool {
         forget([userID])
         return try base.removeDevice(userID: userID, token: token)
     }
@@ -144,18 +144,18 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         if let removed { forget([removed.userID]) }
         return removed
     }
-    public func devices(userID: String) throws(StoreError) -> [DeviceRegistration] {
+    public func devices(userID: UserID) throws(StoreError) -> [DeviceRegistration] {
         if let known = prefetch.withLock({ $0.devices[userID] }) { return known }
         return try base.devices(userID: userID)
     }
-    public func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+    public func revokeTokens(userID: UserID, issuedBefore instant: Instant) throws(StoreError) -> Instant {
         try base.revokeTokens(userID: userID, issuedBefore: instant)
     }
     public func checkReady() throws(StoreError) { try base.checkReady() }
-    public func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+    public func tokensRevokedBefore(userID: UserID) throws(StoreError) -> Instant? {
         try base.tokensRevokedBefore(userID: userID)
     }
-    public func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError)
+    public func traceRecords(userID: UserID, after position: TracePosition, limit: Int) throws(StoreError)
         -> [TraceRecord]
     {
         try base.traceRecords(userID: userID, after: position, limit: limit)

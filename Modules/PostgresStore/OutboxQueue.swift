@@ -43,14 +43,14 @@ public final class OutboxQueue: Sendable {
     /// Rows claimed and not yet completed: by key, and the keys of each user.
     struct ClaimedKeys {
         struct Row {
-            var userID: String
+            var userID: UserID
             /// When the claim began (the lease runs from no later than this).
             var claimedAt: ContinuousClock.Instant
             /// When the user's quiet hours begin, for an ordinary alert.
             var sendBefore: Instant?
         }
         var rows: [String: Row] = [:]
-        var byUser: [String: Set<String>] = [:]
+        var byUser: [UserID: Set<String>] = [:]
 
         mutating func add(_ key: String, _ row: Row) {
             rows[key] = row
@@ -58,7 +58,7 @@ public final class OutboxQueue: Sendable {
         }
 
         /// Forgets `key`; returns its user when that was the user's last claimed row.
-        mutating func remove(_ key: String) -> String? {
+        mutating func remove(_ key: String) -> UserID? {
             guard let user = rows.removeValue(forKey: key)?.userID else { return nil }
             byUser[user]?.remove(key)
             guard byUser[user]?.isEmpty == true else { return nil }
@@ -87,7 +87,7 @@ public final class OutboxQueue: Sendable {
 
     /// `claim`, with the rules the claim read (of the users with alerts due).
     func claimWithRules(through now: Instant, users limit: Int) throws(StoreError) -> (
-        rows: [OutboxRow], rules: [String: ClaimTimePolicy.UserRules]
+        rows: [OutboxRow], rules: [UserID: ClaimTimePolicy.UserRules]
     ) {
         let at = ContinuousClock.now  // before the claim: the lease runs from no later than this
         let (rows, deadlines, rules) = try pool.transaction { connection in
@@ -117,7 +117,7 @@ public final class OutboxQueue: Sendable {
 
     /// Settles the claimed rows of `userIDs` that are no longer pending (a commit replaced or
     /// withdrew them, as a background job's own commit replaces its row).
-    public func reconcile(userIDs: [String]) throws(StoreError) {
+    public func reconcile(userIDs: [UserID]) throws(StoreError) {
         let keys = claimed.withLock { claimed in userIDs.flatMap { claimed.byUser[$0] ?? [] } }
         guard !keys.isEmpty else { return }
         let pending = try pool.withConnection { connection in
@@ -145,12 +145,12 @@ public final class OutboxQueue: Sendable {
     public func claimedAt(key: String) -> ContinuousClock.Instant? { claimed.withLock { $0.rows[key]?.claimedAt } }
 
     /// Users this worker holds a lease on, for a graceful stop (they are released) and tests.
-    public var leasedUsers: [String] { claimed.withLock { Array($0.byUser.keys).sorted() } }
+    public var leasedUsers: [UserID] { claimed.withLock { Array($0.byUser.keys).sorted() } }
 
     /// Gives back every lease this worker holds (a graceful stop): the users are due again at
     /// once for any worker, instead of after their lease runs out.
     public func releaseAll() throws(StoreError) {
-        let users = claimed.withLock { claimed -> [String] in
+        let users = claimed.withLock { claimed -> [UserID] in
             let users = Array(claimed.byUser.keys)
             claimed = ClaimedKeys()
             return users
@@ -182,7 +182,7 @@ public final class OutboxQueue: Sendable {
     // MARK: - Inside the claim's transaction
 
     private func claimInTransaction(now: Instant, limit: Int, _ connection: PostgresConnection) throws
-        -> ([OutboxRow], [String: Instant], [String: ClaimTimePolicy.UserRules])
+        -> ([OutboxRow], [UserID: Instant], [UserID: ClaimTimePolicy.UserRules])
     {
         let users = try pool.query(
             """
@@ -196,13 +196,13 @@ public final class OutboxQueue: Sendable {
             FROM picked WHERE w.user_id = picked.user_id
             RETURNING w.user_id
             """, on: connection
-        ).map { try $0.decode(String.self) }
+        ).map { UserID(try $0.decode(String.self)) }
         guard !users.isEmpty else { return ([], [:], [:]) }
         var state = ClaimState()
         let due = try pool.query(
             """
             SELECT key, user_id, request_id, channel, due_at, payload, attempts, planned_at FROM outbox
-            WHERE user_id = ANY(\(users)) AND due_at <= \(now.secondsSinceEpoch)
+            WHERE user_id = ANY(\(users.map(\.rawValue))) AND due_at <= \(now.secondsSinceEpoch)
             ORDER BY user_id, due_at, COALESCE(planned_at, due_at), key
             """, on: connection
         ).map { row in
@@ -212,7 +212,7 @@ public final class OutboxQueue: Sendable {
             if let plannedAt { state.plannedAt[key] = Instant(secondsSinceEpoch: plannedAt) }
             let stored = OutboxChannel(name: channel)
             return OutboxRow(
-                key: key, userID: user, requestID: request, channel: stored,
+                key: key, userID: UserID(user), requestID: request, channel: stored,
                 dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
         }
         let alerted = Set(due.filter { $0.channel == .push }.map(\.userID)).sorted()
@@ -237,15 +237,18 @@ public final class OutboxQueue: Sendable {
     /// in PostgreSQL, because workers are many and the database is one; a claim needs no other
     /// field of a profile (the cost is in docs/PERFORMANCE.md, PostgresStore).
     /// A profile whose rules do not decode makes its user unreadable, not the claim fail.
-    private func rules(of users: [String], _ connection: PostgresConnection) throws -> (
-        [String: ClaimTimePolicy.UserRules], unreadable: Set<String>
+    private func rules(of users: [UserID], _ connection: PostgresConnection) throws -> (
+        [UserID: ClaimTimePolicy.UserRules], unreadable: Set<UserID>
     ) {
         guard !users.isEmpty else { return ([:], []) }
-        var rules: [String: ClaimTimePolicy.UserRules] = [:]
-        var unreadable: Set<String> = []
+        var rules: [UserID: ClaimTimePolicy.UserRules] = [:]
+        var unreadable: Set<UserID> = []
         let decoder = JSONDecoder()
-        for row in try pool.query("SELECT user_id, json FROM profile WHERE user_id = ANY(\(users))", on: connection) {
-            let (user, json) = try row.decode((String, String).self)
+        for row in try pool.query(
+            "SELECT user_id, json FROM profile WHERE user_id = ANY(\(users.map(\.rawValue)))", on: connection)
+        {
+            let (name, json) = try row.decode((String, String).self)
+            let user = UserID(name)
             guard let head = try? decoder.decode(ProfileRules.self, from: Data(json.utf8)) else {
                 unreadable.insert(user)
                 continue
@@ -263,8 +266,8 @@ public final class OutboxQueue: Sendable {
     /// server commit that queued a row for one of them meanwhile (its `noteDue` holds the row
     /// until it commits) is seen by the statements that follow the lock, each with a fresh
     /// snapshot, so its row is never overlooked.
-    private func release(_ users: [String], _ connection: PostgresConnection) throws {
-        let sorted = users.sorted()
+    private func release(_ users: [UserID], _ connection: PostgresConnection) throws {
+        let sorted = users.sorted().map(\.rawValue)
         try pool.query(
             """
             SELECT user_id FROM work_queue WHERE user_id = ANY(\(sorted)) AND claimed_by = \(workerID)

@@ -1,3 +1,4 @@
+public import Models
 public import PostgresNIO
 
 /// The outbox statements that every writer of `outbox` and `outbox_done` must share: the store's
@@ -48,11 +49,11 @@ public enum OutboxSQL {
     /// new work, so its claim and attempts are cleared; the same key keeps them. Run it under
     /// the row's `lockKeys`.
     static func enqueue(
-        userID: String, requestID: String, channel: String, key: String, dueAt: Int64, payload: String
+        userID: UserID, requestID: String, channel: String, key: String, dueAt: Int64, payload: String
     ) -> PostgresQuery {
         """
         INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
-        SELECT \(userID), \(requestID), \(channel), \(key), \(dueAt), \(payload)
+        SELECT \(userID.rawValue), \(requestID), \(channel), \(key), \(dueAt), \(payload)
         WHERE NOT EXISTS (SELECT 1 FROM outbox_done WHERE outbox_done.key = \(key))
         ON CONFLICT (user_id, request_id, channel) DO UPDATE SET
             key = excluded.key, due_at = excluded.due_at, payload = excluded.payload,

@@ -20,7 +20,7 @@ extension PostgresRuntimeStore {
         for profile in profiles {
             try session.execute(
                 """
-                INSERT INTO profile (user_id, json) VALUES (\(profile.userID), \(profile.json))
+                INSERT INTO profile (user_id, json) VALUES (\(profile.userID.rawValue), \(profile.json))
                 ON CONFLICT (user_id) DO UPDATE SET json = excluded.json
                 """)
         }
@@ -31,7 +31,7 @@ extension PostgresRuntimeStore {
                 """
                 WITH inserted AS (
                     INSERT INTO activity_event (user_id, at, kind, detail)
-                    VALUES (\(event.userID), \(at), \(columns.name), \(columns.detail))
+                    VALUES (\(event.userID.rawValue), \(at), \(columns.name), \(columns.detail))
                     ON CONFLICT DO NOTHING RETURNING user_id, at)
                 INSERT INTO user_activity (user_id, last_active_at, event_count) SELECT user_id, at, 1 FROM inserted
                 ON CONFLICT (user_id) DO UPDATE SET
@@ -47,7 +47,7 @@ extension PostgresRuntimeStore {
             try session.execute(
                 """
                 WITH fresh AS (
-                    INSERT INTO ledger_key (user_id, idempotency_key) VALUES (\(entry.userID), \(entry.idempotencyKey))
+                    INSERT INTO ledger_key (user_id, idempotency_key) VALUES (\(entry.userID.rawValue), \(entry.idempotencyKey))
                     ON CONFLICT DO NOTHING RETURNING user_id)
                 INSERT INTO ledger (user_id, request_id, kind, state, at, reason, idempotency_key)
                 SELECT user_id, \(entry.requestID), \(entry.kind.rawValue), \(entry.state.rawValue),
@@ -62,7 +62,7 @@ extension PostgresRuntimeStore {
                 """
                 INSERT INTO engagement_state
                     (user_id, lapse_stage, re_engagement_attempts, campaign_started_at, checkpoint)
-                VALUES (\(state.userID), \(state.lapseStage), \(state.reEngagementAttempts),
+                VALUES (\(state.userID.rawValue), \(state.lapseStage), \(state.reEngagementAttempts),
                     \(state.campaignStartedAt?.secondsSinceEpoch), \(state.checkpoint))
                 ON CONFLICT (user_id) DO UPDATE SET lapse_stage = excluded.lapse_stage,
                     re_engagement_attempts = excluded.re_engagement_attempts,
@@ -73,9 +73,10 @@ extension PostgresRuntimeStore {
 
     // MARK: - Reads
 
-    public func profile(id: String) throws(StoreError) -> UserProfile? {
+    public func profile(id: UserID) throws(StoreError) -> UserProfile? {
         let json = try pool.reading { session in
-            try session.rows("SELECT json FROM profile WHERE user_id = \(id)").first.map { row throws(StoreError) in
+            try session.rows("SELECT json FROM profile WHERE user_id = \(id.rawValue)").first.map {
+                row throws(StoreError) in
                 try PostgresColumns.decode(row, as: String.self, table: "profile")
             }
         }
@@ -87,12 +88,12 @@ extension PostgresRuntimeStore {
         }
     }
 
-    public func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent] {
+    public func activityEvents(userID: UserID, since: Instant) throws(StoreError) -> [ActivityEvent] {
         try pool.reading { session in
             try session.rows(
                 """
                 SELECT at, kind, detail FROM activity_event
-                WHERE user_id = \(userID) AND at >= \(since.secondsSinceEpoch) ORDER BY at, seq
+                WHERE user_id = \(userID.rawValue) AND at >= \(since.secondsSinceEpoch) ORDER BY at, seq
                 """
             ).map { row throws(StoreError) in
                 let (at, name, detail) = try PostgresColumns.decode(
@@ -107,42 +108,44 @@ extension PostgresRuntimeStore {
         }
     }
 
-    public func lastActiveAt(userID: String) throws(StoreError) -> Instant? {
+    public func lastActiveAt(userID: UserID) throws(StoreError) -> Instant? {
         try pool.reading { session in
-            try session.rows("SELECT last_active_at FROM user_activity WHERE user_id = \(userID)").first.map {
+            try session.rows("SELECT last_active_at FROM user_activity WHERE user_id = \(userID.rawValue)").first.map {
                 row throws(StoreError) in
                 Instant(secondsSinceEpoch: try PostgresColumns.decode(row, as: Int64.self, table: "user_activity"))
             }
         }
     }
 
-    public func usersInactive(since: Instant) throws(StoreError) -> [String] {
+    public func usersInactive(since: Instant) throws(StoreError) -> [UserID] {
         // Sorted in Swift, like the other stores: the contract's order is Swift's.
         try pool.reading { session in
             try session.rows(
                 "SELECT user_id FROM user_activity WHERE last_active_at < \(since.secondsSinceEpoch)"
-            ).map { row throws(StoreError) in try PostgresColumns.decode(row, as: String.self, table: "user_activity") }
+            ).map { row throws(StoreError) in
+                UserID(try PostgresColumns.decode(row, as: String.self, table: "user_activity"))
+            }
         }.sorted()
     }
 
-    public func ledger(userID: String, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
+    public func ledger(userID: UserID, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
         try pool.reading { session in
             try session.rows(
                 """
                 SELECT request_id, kind, state, at, reason, idempotency_key FROM ledger
-                WHERE user_id = \(userID) AND at >= \(from.secondsSinceEpoch) AND at < \(to.secondsSinceEpoch)
+                WHERE user_id = \(userID.rawValue) AND at >= \(from.secondsSinceEpoch) AND at < \(to.secondsSinceEpoch)
                 ORDER BY at, request_id COLLATE "C"
                 """
             ).map { row throws(StoreError) in try Self.ledgerEntry(row, userID: userID) }
         }
     }
 
-    public func engagementState(userID: String) throws(StoreError) -> EngagementState? {
+    public func engagementState(userID: UserID) throws(StoreError) -> EngagementState? {
         try pool.reading { session in
             try session.rows(
                 """
                 SELECT lapse_stage, re_engagement_attempts, campaign_started_at, checkpoint FROM engagement_state
-                WHERE user_id = \(userID)
+                WHERE user_id = \(userID.rawValue)
                 """
             ).first.map { row throws(StoreError) in
                 let (stage, attempts, campaignStartedAt, checkpoint) = try PostgresColumns.decode(
@@ -155,7 +158,7 @@ extension PostgresRuntimeStore {
         }
     }
 
-    private static func ledgerEntry(_ row: PostgresRow, userID: String) throws(StoreError) -> LedgerEntry {
+    private static func ledgerEntry(_ row: PostgresRow, userID: UserID) throws(StoreError) -> LedgerEntry {
         let (requestID, kindName, stateName, at, reasonName, storedKey) = try PostgresColumns.decode(
             row, as: (String, String, String, Int64, String?, String?).self, table: "ledger")
         let described = "the row (\(userID), \(requestID))"
@@ -183,7 +186,7 @@ extension PostgresRuntimeStore {
 /// that would fail to decode later (an unknown time zone, say) is refused before anything is
 /// written, as in the SQLite store.
 struct ProfileJSON {
-    var userID: String
+    var userID: UserID
     var json: String
 
     static func encode(_ profiles: [UserProfile]) throws(StoreError) -> [ProfileJSON] {

@@ -51,7 +51,7 @@ extension PostgresRuntimeStore {
             }
             profileJSON.append(String(decoding: data, as: UTF8.self))
         }
-        let ids = users.map(\.profile.id)
+        let ids = users.map(\.profile.id.rawValue)
         let rows = users.flatMap(\.outbox)
         let devices = users.flatMap(\.devices)
         let queued = users.filter { !$0.outbox.isEmpty }
@@ -67,20 +67,20 @@ extension PostgresRuntimeStore {
             try pool.query(
                 """
                 INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
-                SELECT * FROM unnest(\(rows.map(\.userID))::text[], \(rows.map(\.requestID))::text[],
+                SELECT * FROM unnest(\(rows.map(\.userID.rawValue))::text[], \(rows.map(\.requestID))::text[],
                     \(rows.map(\.channel.name))::text[], \(rows.map(\.key))::text[],
                     \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[], \(rows.map(\.payload.storedText))::text[])
                 """, on: connection)
             try pool.query(
                 """
                 INSERT INTO work_queue (user_id, due_at)
-                SELECT * FROM unnest(\(queued.map(\.profile.id))::text[],
+                SELECT * FROM unnest(\(queued.map(\.profile.id.rawValue))::text[],
                     \(queued.map { $0.outbox.map(\.dueAt.secondsSinceEpoch).min()! })::bigint[])
                 """, on: connection)
             try pool.query(
                 """
                 INSERT INTO device (token, user_id, environment, platform, registered_at)
-                SELECT * FROM unnest(\(devices.map(\.token))::text[], \(devices.map(\.userID))::text[],
+                SELECT * FROM unnest(\(devices.map(\.token))::text[], \(devices.map(\.userID.rawValue))::text[],
                     \(devices.map(\.environment.rawValue))::text[], \(devices.map(\.platform))::text[],
                     \(devices.map(\.registeredAt.secondsSinceEpoch))::bigint[])
                 """, on: connection)

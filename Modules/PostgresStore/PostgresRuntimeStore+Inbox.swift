@@ -20,7 +20,7 @@ extension PostgresRuntimeStore {
             if fresh {
                 let sequence = try session.rows(
                     """
-                    INSERT INTO inbox_user (user_id, last_seq, read_through) VALUES (\(row.userID), 1, 0)
+                    INSERT INTO inbox_user (user_id, last_seq, read_through) VALUES (\(row.userID.rawValue), 1, 0)
                     ON CONFLICT (user_id) DO UPDATE SET last_seq = inbox_user.last_seq + 1 RETURNING last_seq
                     """
                 ).first.map { row throws(StoreError) in
@@ -30,7 +30,7 @@ extension PostgresRuntimeStore {
                 try session.execute(
                     """
                     INSERT INTO inbox_item (user_id, seq, id, request_id, kind, title, body, delivered_at, state)
-                    VALUES (\(row.userID), \(sequence), \(row.key), \(row.requestID), \(delivery.kind),
+                    VALUES (\(row.userID.rawValue), \(sequence), \(row.key), \(row.requestID), \(delivery.kind),
                         \(delivery.title), \(delivery.body), \(instant.secondsSinceEpoch), 0)
                     """)
             }
@@ -41,7 +41,7 @@ extension PostgresRuntimeStore {
         }
     }
 
-    public func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
+    public func inboxPage(userID: UserID, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
         try InboxRules.checkLimit(limit)
         return try pool.readingOneSnapshot { session in
             let readThrough = try Self.readThrough(userID, session)
@@ -49,7 +49,7 @@ extension PostgresRuntimeStore {
             let rows = try session.rows(
                 """
                 SELECT seq, id, request_id, kind, title, body, delivered_at, state FROM inbox_item
-                WHERE user_id = \(userID) AND seq < \(sequence ?? .max) AND state < 3 ORDER BY seq DESC
+                WHERE user_id = \(userID.rawValue) AND seq < \(sequence ?? .max) AND state < 3 ORDER BY seq DESC
                 LIMIT \(limit + 1)
                 """)
             let items = try rows.prefix(limit).map { row throws(StoreError) in
@@ -61,14 +61,14 @@ extension PostgresRuntimeStore {
         }
     }
 
-    public func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError)
+    public func setInboxState(userID: UserID, itemID: String, to state: InboxState) throws(StoreError)
         -> InboxItem?
     {
         try pool.writing { session in
             let rows = try session.rows(
                 """
                 UPDATE inbox_item SET state = GREATEST(state, \(Int32(state.rawValue)))
-                WHERE id = \(itemID) AND user_id = \(userID)
+                WHERE id = \(itemID) AND user_id = \(userID.rawValue)
                 RETURNING seq, id, request_id, kind, title, body, delivered_at, state
                 """)
             guard let row = rows.first else { return nil }
@@ -77,10 +77,11 @@ extension PostgresRuntimeStore {
     }
 
     @discardableResult
-    public func readAllInbox(userID: String) throws(StoreError) -> InboxCounts {
+    public func readAllInbox(userID: UserID) throws(StoreError) -> InboxCounts {
         try pool.writing { session in
             let watermark = try session.rows(
-                "UPDATE inbox_user SET read_through = last_seq WHERE user_id = \(userID) RETURNING read_through")
+                "UPDATE inbox_user SET read_through = last_seq WHERE user_id = \(userID.rawValue) RETURNING read_through"
+            )
             guard let row = watermark.first else { return .zero }  // no items yet
             let readThrough = try PostgresColumns.decode(row, as: Int64.self, table: "inbox_user")
             return try Self.inboxCounts(userID, readThrough: readThrough, session)
@@ -90,13 +91,13 @@ extension PostgresRuntimeStore {
     // MARK: - Plumbing
 
     /// The user's read-all watermark (0 before their first item).
-    private static func readThrough(_ userID: String, _ session: PostgresSession) throws -> Int64 {
-        try session.rows("SELECT read_through FROM inbox_user WHERE user_id = \(userID)").first.map {
+    private static func readThrough(_ userID: UserID, _ session: PostgresSession) throws -> Int64 {
+        try session.rows("SELECT read_through FROM inbox_user WHERE user_id = \(userID.rawValue)").first.map {
             row throws(StoreError) in try PostgresColumns.decode(row, as: Int64.self, table: "inbox_user")
         } ?? 0
     }
 
-    private static func inboxCounts(_ userID: String, readThrough: Int64, _ session: PostgresSession) throws
+    private static func inboxCounts(_ userID: UserID, readThrough: Int64, _ session: PostgresSession) throws
         -> InboxCounts
     {
         guard
@@ -104,7 +105,7 @@ extension PostgresRuntimeStore {
                 """
                 SELECT COUNT(*), COUNT(*) FILTER (WHERE seq > \(readThrough) AND state < 2),
                     COUNT(*) FILTER (WHERE seq > \(readThrough) AND state = 0)
-                FROM inbox_item WHERE user_id = \(userID) AND state < 3
+                FROM inbox_item WHERE user_id = \(userID.rawValue) AND state < 3
                 """
             ).first
         else { return .zero }
@@ -113,7 +114,7 @@ extension PostgresRuntimeStore {
     }
 
     /// An item row as the user sees it; a state outside 0...3 means the row is damaged.
-    private static func inboxItem(_ row: PostgresRow, userID: String, readThrough: Int64) throws(StoreError)
+    private static func inboxItem(_ row: PostgresRow, userID: UserID, readThrough: Int64) throws(StoreError)
         -> InboxItem
     {
         let (sequence, id, requestID, kind, title, body, deliveredAt, rank) = try PostgresColumns.decode(

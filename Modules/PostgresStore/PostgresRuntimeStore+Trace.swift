@@ -1,4 +1,4 @@
-import Models
+public import Models
 import PostgresNIO
 public import Storage
 
@@ -7,7 +7,7 @@ public import Storage
 /// snapshot (locking that row) before its trace, so one user's records get ids in commit order
 /// even when several processes commit for the user.
 extension PostgresRuntimeStore {
-    public func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError)
+    public func traceRecords(userID: UserID, after position: TracePosition, limit: Int) throws(StoreError)
         -> [TraceRecord]
     {
         guard limit > 0 else { return [] }
@@ -15,7 +15,7 @@ extension PostgresRuntimeStore {
             try session.rows(
                 """
                 SELECT id, request_id, kind, decision, reason, at, fire_at, detail, group_id, input FROM trace
-                WHERE user_id = \(userID) AND (at, id) > (\(position.at.secondsSinceEpoch), \(position.id))
+                WHERE user_id = \(userID.rawValue) AND (at, id) > (\(position.at.secondsSinceEpoch), \(position.id))
                 ORDER BY at, id LIMIT \(limit)
                 """
             ).map { row throws(StoreError) in try Self.traceRecord(row, userID: userID) }
@@ -24,13 +24,13 @@ extension PostgresRuntimeStore {
 
     /// Inserts the commit's trace records and prunes the user's records past the retention
     /// window, at most `TraceRetention.prunedPerCommit` of the oldest.
-    static func writeTrace(_ records: [TraceRecord], userID: String, _ session: PostgresSession) throws {
+    static func writeTrace(_ records: [TraceRecord], userID: UserID, _ session: PostgresSession) throws {
         guard let newest = records.map(\.at).max() else { return }
         for record in records {
             try session.execute(
                 """
                 INSERT INTO trace (user_id, at, request_id, kind, decision, reason, fire_at, detail, group_id, input)
-                VALUES (\(record.userID), \(record.at.secondsSinceEpoch), \(record.requestID),
+                VALUES (\(record.userID.rawValue), \(record.at.secondsSinceEpoch), \(record.requestID),
                     \(record.kind.rawValue), \(record.decision.rawValue), \(record.reason.rawValue),
                     \(record.fireAt?.secondsSinceEpoch), \(record.detail), \(record.groupID), \(record.input))
                 """)
@@ -39,12 +39,12 @@ extension PostgresRuntimeStore {
             """
             DELETE FROM trace WHERE id IN (
                 SELECT id FROM trace
-                WHERE user_id = \(userID) AND at < \((newest - TraceRetention.seconds).secondsSinceEpoch)
+                WHERE user_id = \(userID.rawValue) AND at < \((newest - TraceRetention.seconds).secondsSinceEpoch)
                 ORDER BY at, id LIMIT \(TraceRetention.prunedPerCommit))
             """)
     }
 
-    private static func traceRecord(_ row: PostgresRow, userID: String) throws(StoreError) -> TraceRecord {
+    private static func traceRecord(_ row: PostgresRow, userID: UserID) throws(StoreError) -> TraceRecord {
         let (id, requestID, kindName, decisionName, reasonName, at, fireAt, detail, groupID, input) =
             try PostgresColumns.decode(
                 row, as: (Int64, String, String, String, String, Int64, Int64?, String, String?, String).self,

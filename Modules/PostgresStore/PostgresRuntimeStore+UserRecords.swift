@@ -20,7 +20,7 @@ extension PostgresRuntimeStore {
                 try session.execute(
                     """
                     INSERT INTO user_version (user_id, field_group, updated_at_millis)
-                    VALUES (\(commit.userID), \(group.rawValue), \(milliseconds))
+                    VALUES (\(commit.userID.rawValue), \(group.rawValue), \(milliseconds))
                     ON CONFLICT (user_id, field_group) DO UPDATE SET updated_at_millis = excluded.updated_at_millis
                     """)
             }
@@ -39,7 +39,7 @@ extension PostgresRuntimeStore {
             try session.execute(
                 """
                 INSERT INTO idempotency_record (user_id, key, request_hash, status, response, created_at)
-                VALUES (\(record.userID), \(record.key), \(record.requestHash), \(record.status),
+                VALUES (\(record.userID.rawValue), \(record.key), \(record.requestHash), \(record.status),
                     \(PostgresColumns.bytea(record.response)), \(record.createdAt.secondsSinceEpoch))
                 ON CONFLICT (user_id, key) DO UPDATE SET request_hash = excluded.request_hash,
                     status = excluded.status, response = excluded.response, created_at = excluded.created_at
@@ -47,9 +47,11 @@ extension PostgresRuntimeStore {
         }
     }
 
-    public func userVersions(userID: String) throws(StoreError) -> UserVersions? {
+    public func userVersions(userID: UserID) throws(StoreError) -> UserVersions? {
         let rows = try pool.reading { session in
-            try session.rows("SELECT field_group, updated_at_millis FROM user_version WHERE user_id = \(userID)").map {
+            try session.rows(
+                "SELECT field_group, updated_at_millis FROM user_version WHERE user_id = \(userID.rawValue)"
+            ).map {
                 row throws(StoreError) in
                 try PostgresColumns.decode(row, as: (String, Int64).self, table: "user_version")
             }
@@ -66,12 +68,12 @@ extension PostgresRuntimeStore {
         return versions
     }
 
-    public func idempotencyRecord(userID: String, key: String) throws(StoreError) -> IdempotencyRecord? {
+    public func idempotencyRecord(userID: UserID, key: String) throws(StoreError) -> IdempotencyRecord? {
         try pool.reading { session in
             try session.rows(
                 """
                 SELECT request_hash, status, response, created_at FROM idempotency_record
-                WHERE user_id = \(userID) AND key = \(key)
+                WHERE user_id = \(userID.rawValue) AND key = \(key)
                 """
             ).first.map { row throws(StoreError) in
                 let (requestHash, status, response, createdAt) = try PostgresColumns.decode(
@@ -97,7 +99,8 @@ extension PostgresRuntimeStore {
     {
         if let error = device.validationError { throw error }
         return try pool.writing { session in
-            try session.execute("SELECT pg_advisory_xact_lock(\(Self.deviceLockSpace), hashtext(\(device.userID)))")
+            try session.execute(
+                "SELECT pg_advisory_xact_lock(\(Self.deviceLockSpace), hashtext(\(device.userID.rawValue)))")
             let previous = try session.rows(
                 "SELECT user_id, environment, platform, registered_at FROM device WHERE token = \(device.token) FOR UPDATE"
             ).first.map { row throws(StoreError) in try Self.registration(row, token: device.token) }
@@ -107,7 +110,7 @@ extension PostgresRuntimeStore {
             let written = try session.rows(
                 """
                 INSERT INTO device (token, user_id, environment, platform, registered_at)
-                VALUES (\(device.token), \(device.userID), \(device.environment.rawValue), \(device.platform),
+                VALUES (\(device.token), \(device.userID.rawValue), \(device.environment.rawValue), \(device.platform),
                     \(device.registeredAt.secondsSinceEpoch))
                 ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, environment = excluded.environment,
                     platform = excluded.platform, registered_at = excluded.registered_at
@@ -124,9 +127,9 @@ extension PostgresRuntimeStore {
             try session.execute(
                 """
                 DELETE FROM device WHERE token IN (
-                    SELECT token FROM device WHERE user_id = \(device.userID)
+                    SELECT token FROM device WHERE user_id = \(device.userID.rawValue)
                     ORDER BY registered_at, token COLLATE "C"
-                    LIMIT GREATEST(0, (SELECT COUNT(*) FROM device WHERE user_id = \(device.userID))
+                    LIMIT GREATEST(0, (SELECT COUNT(*) FROM device WHERE user_id = \(device.userID.rawValue))
                         - \(DeviceRegistration.maxPerUser)))
                 """)
             return previous
@@ -134,10 +137,12 @@ extension PostgresRuntimeStore {
     }
 
     @discardableResult
-    public func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
+    public func removeDevice(userID: UserID, token: String) throws(StoreError) -> Bool {
         try pool.writing { session in
-            try !session.rows("DELETE FROM device WHERE token = \(token) AND user_id = \(userID) RETURNING token")
-                .isEmpty
+            try !session.rows(
+                "DELETE FROM device WHERE token = \(token) AND user_id = \(userID.rawValue) RETURNING token"
+            )
+            .isEmpty
         }
     }
 
@@ -150,11 +155,11 @@ extension PostgresRuntimeStore {
         }
     }
 
-    public func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+    public func revokeTokens(userID: UserID, issuedBefore instant: Instant) throws(StoreError) -> Instant {
         try pool.writing { session in
             try session.rows(
                 """
-                INSERT INTO token_revocation (user_id, issued_before) VALUES (\(userID), \(instant.secondsSinceEpoch))
+                INSERT INTO token_revocation (user_id, issued_before) VALUES (\(userID.rawValue), \(instant.secondsSinceEpoch))
                 ON CONFLICT (user_id) DO UPDATE
                 SET issued_before = GREATEST(token_revocation.issued_before, excluded.issued_before)
                 RETURNING issued_before
@@ -173,9 +178,10 @@ extension PostgresRuntimeStore {
         if found < expected { throw .olderSchema(found: found, expected: expected) }
     }
 
-    public func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+    public func tokensRevokedBefore(userID: UserID) throws(StoreError) -> Instant? {
         try pool.reading { session in
-            try session.rows("SELECT issued_before FROM token_revocation WHERE user_id = \(userID)").first.map {
+            try session.rows("SELECT issued_before FROM token_revocation WHERE user_id = \(userID.rawValue)").first.map
+            {
                 row throws(StoreError) in
                 Instant(
                     secondsSinceEpoch: try PostgresColumns.decode(row, as: Int64.self, table: "token_revocation"))
@@ -183,18 +189,18 @@ extension PostgresRuntimeStore {
         }
     }
 
-    public func devices(userID: String) throws(StoreError) -> [DeviceRegistration] {
+    public func devices(userID: UserID) throws(StoreError) -> [DeviceRegistration] {
         try pool.reading { session in
             try session.rows(
                 """
-                SELECT token, user_id, environment, platform, registered_at FROM device WHERE user_id = \(userID)
+                SELECT token, user_id, environment, platform, registered_at FROM device WHERE user_id = \(userID.rawValue)
                 ORDER BY registered_at, token COLLATE "C"
                 """
             ).map { row throws(StoreError) in
                 let (token, owner, environment, platform, registeredAt) = try PostgresColumns.decode(
                     row, as: (String, String, String, String, Int64).self, table: "device")
                 return try Self.registration(
-                    token: token, userID: owner, environment: environment, platform: platform,
+                    token: token, userID: UserID(owner), environment: environment, platform: platform,
                     registeredAt: registeredAt)
             }
         }
@@ -205,11 +211,12 @@ extension PostgresRuntimeStore {
         let (userID, environment, platform, registeredAt) = try PostgresColumns.decode(
             row, as: (String, String, String, Int64).self, table: "device")
         return try registration(
-            token: token, userID: userID, environment: environment, platform: platform, registeredAt: registeredAt)
+            token: token, userID: UserID(userID), environment: environment, platform: platform,
+            registeredAt: registeredAt)
     }
 
     private static func registration(
-        token: String, userID: String, environment: String, platform: String, registeredAt: Int64
+        token: String, userID: UserID, environment: String, platform: String, registeredAt: Int64
     ) throws(StoreError) -> DeviceRegistration {
         guard let environment = PushEnvironment(rawValue: environment) else {
             throw PostgresColumns.unknownValue(

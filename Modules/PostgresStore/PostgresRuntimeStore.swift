@@ -59,7 +59,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
         guard !commits.isEmpty else { return }
         let keys = commits.flatMap { $0.outbox.map(\.key) }
         var versions = snapshotVersions.versions(of: Set(commits.map(\.userID)))
-        var conflictedUser: String?
+        var conflictedUser: UserID?
         do {
             try pool.writing { session in
                 if !keys.isEmpty { try session.execute(OutboxSQL.lockKeys(keys)) }
@@ -94,21 +94,21 @@ public final class PostgresRuntimeStore: RuntimeStore {
         case nil:
             rows = try session.rows(
                 """
-                INSERT INTO engine_snapshot (user_id, bytes, version) VALUES (\(commit.userID), \(bytes), 1)
+                INSERT INTO engine_snapshot (user_id, bytes, version) VALUES (\(commit.userID.rawValue), \(bytes), 1)
                 ON CONFLICT (user_id) DO UPDATE SET bytes = excluded.bytes, version = engine_snapshot.version + 1
                 RETURNING version
                 """)
         case 0?:
             rows = try session.rows(
                 """
-                INSERT INTO engine_snapshot (user_id, bytes, version) VALUES (\(commit.userID), \(bytes), 1)
+                INSERT INTO engine_snapshot (user_id, bytes, version) VALUES (\(commit.userID.rawValue), \(bytes), 1)
                 ON CONFLICT (user_id) DO NOTHING RETURNING version
                 """)
         case let version?:
             rows = try session.rows(
                 """
                 UPDATE engine_snapshot SET bytes = \(bytes), version = version + 1
-                WHERE user_id = \(commit.userID) AND version = \(version) RETURNING version
+                WHERE user_id = \(commit.userID.rawValue) AND version = \(version) RETURNING version
                 """)
         }
         return try rows.first.map { row throws(StoreError) in
@@ -123,7 +123,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
         try writeUserRecords(commit, session)
         if !commit.cancelledRequestIDs.isEmpty {
             try session.execute(
-                "DELETE FROM outbox WHERE user_id = \(commit.userID) AND request_id = ANY(\(commit.cancelledRequestIDs))"
+                "DELETE FROM outbox WHERE user_id = \(commit.userID.rawValue) AND request_id = ANY(\(commit.cancelledRequestIDs))"
             )
         }
         try enqueue(commit.outbox, session)
@@ -145,9 +145,10 @@ public final class PostgresRuntimeStore: RuntimeStore {
         }
     }
 
-    public func snapshot(userID: String) throws(StoreError) -> [UInt8]? {
+    public func snapshot(userID: UserID) throws(StoreError) -> [UInt8]? {
         let stored = try pool.reading { session in
-            try session.rows("SELECT bytes, version FROM engine_snapshot WHERE user_id = \(userID)").first.map {
+            try session.rows("SELECT bytes, version FROM engine_snapshot WHERE user_id = \(userID.rawValue)").first.map
+            {
                 row throws(StoreError) in
                 try PostgresColumns.decode(row, as: (ByteBuffer, Int64).self, table: "engine_snapshot")
             }
@@ -179,12 +180,12 @@ public final class PostgresRuntimeStore: RuntimeStore {
         }
     }
 
-    public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
+    public func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow] {
         try pool.reading { session in
             try session.rows(
                 """
                 SELECT key, user_id, request_id, channel, due_at, payload FROM outbox
-                WHERE user_id = \(userID) ORDER BY due_at, key COLLATE "C"
+                WHERE user_id = \(userID.rawValue) ORDER BY due_at, key COLLATE "C"
                 """
             ).map(Self.outboxRow)
         }
@@ -198,10 +199,10 @@ public final class PostgresRuntimeStore: RuntimeStore {
         }
     }
 
-    public func userIDs() throws(StoreError) -> [String] {
+    public func userIDs() throws(StoreError) -> [UserID] {
         try pool.reading { session in
             try session.rows(#"SELECT user_id FROM profile ORDER BY user_id COLLATE "C""#).map {
-                row throws(StoreError) in try PostgresColumns.decode(row, as: String.self, table: "profile")
+                row throws(StoreError) in UserID(try PostgresColumns.decode(row, as: String.self, table: "profile"))
             }
         }
     }
@@ -211,7 +212,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
             row, as: (String, String, String, String, Int64, String).self, table: "outbox")
         let stored = OutboxChannel(name: channel)
         return OutboxRow(
-            key: key, userID: userID, requestID: requestID, channel: stored,
+            key: key, userID: UserID(userID), requestID: requestID, channel: stored,
             dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
     }
 }
@@ -222,22 +223,22 @@ public final class PostgresRuntimeStore: RuntimeStore {
 final class SnapshotVersions: @unchecked Sendable {
     // @unchecked Sendable is safe: `byUser` is only touched while holding `lock`.
     private let lock = NSLock()
-    private var byUser: [String: Int64] = [:]
+    private var byUser: [UserID: Int64] = [:]
 
     /// The remembered versions of `userIDs` (users with none are absent).
-    func versions(of userIDs: Set<String>) -> [String: Int64] {
+    func versions(of userIDs: Set<UserID>) -> [UserID: Int64] {
         lock.withLock {
-            var versions: [String: Int64] = [:]
+            var versions: [UserID: Int64] = [:]
             for userID in userIDs { versions[userID] = byUser[userID] }
             return versions
         }
     }
 
-    func remember(_ versions: [String: Int64]) {
+    func remember(_ versions: [UserID: Int64]) {
         lock.withLock { byUser.merge(versions) { _, new in new } }
     }
 
-    func forget(_ userID: String) { _ = lock.withLock { byUser.removeValue(forKey: userID) } }
+    func forget(_ userID: UserID) { _ = lock.withLock { byUser.removeValue(forKey: userID) } }
 
     func forgetAll() { lock.withLock { byUser.removeAll() } }
 }

@@ -1,3 +1,4 @@
+public import Models
 public import PostgresNIO
 
 /// The statements that keep `work_queue` (one row per user with pending outbox rows, at the
@@ -6,9 +7,9 @@ public import PostgresNIO
 public enum WorkQueueSQL {
     /// Marks `userID` as having work due at `dueAt` (or earlier, if it already had): run in the
     /// same transaction as the outbox rows it is for.
-    public static func noteDue(userID: String, dueAt: Int64) -> PostgresQuery {
+    public static func noteDue(userID: UserID, dueAt: Int64) -> PostgresQuery {
         """
-        INSERT INTO work_queue (user_id, due_at) VALUES (\(userID), \(dueAt))
+        INSERT INTO work_queue (user_id, due_at) VALUES (\(userID.rawValue), \(dueAt))
         ON CONFLICT (user_id) DO UPDATE SET due_at = LEAST(work_queue.due_at, excluded.due_at)
         """
     }

@@ -41,13 +41,13 @@ public enum ClaimTimePolicy {
     /// The part of a user's profile the claim-time rules read (a queue can read just these
     /// fields, not the whole profile).
     public struct UserRules: Hashable, Sendable {
-        public var userID: String
+        public var userID: UserID
         public var timeZone: String
         public var quietHours: QuietHours?
         public var maxPerHour: Int
         public var maxPerDay: Int?
 
-        public init(userID: String, timeZone: String, quietHours: QuietHours?, maxPerHour: Int, maxPerDay: Int?) {
+        public init(userID: UserID, timeZone: String, quietHours: QuietHours?, maxPerHour: Int, maxPerDay: Int?) {
             self.userID = userID
             self.timeZone = timeZone
             self.quietHours = quietHours
@@ -237,7 +237,7 @@ public enum ClaimTimePolicy {
     /// One alert for several: the newest one's request, with a body that counts them. Its key
     /// and request id derive from the first replaced key, so the same merge always makes the
     /// same row (and `apns-id`).
-    static func merged(_ alerts: [(row: OutboxRow, request: NotificationRequest?)], userID: String) -> Merge {
+    static func merged(_ alerts: [(row: OutboxRow, request: NotificationRequest?)], userID: UserID) -> Merge {
         let first = alerts[0].row
         let newest = alerts[alerts.count - 1]
         let requestID = "merged/\(first.key)"

@@ -25,8 +25,8 @@ extension EngineRuntime {
     func claim(_ due: [OutboxRow], at now: Instant) throws(RuntimeError) -> (perform: [OutboxRow], heldBack: Int) {
         let alerted = Set(due.filter { $0.channel == .push }.map(\.userID)).sorted()
         guard !alerted.isEmpty else { return (due, 0) }
-        var rules: [String: ClaimTimePolicy.UserRules] = [:]
-        var unreadable: Set<String> = []
+        var rules: [UserID: ClaimTimePolicy.UserRules] = [:]
+        var unreadable: Set<UserID> = []
         let state: ClaimState
         do {
             for user in alerted {

@@ -10,7 +10,7 @@ extension EngineRuntime {
     /// template on any failure. The request carries only what `ContentGenerator.coachRequest`
     /// kept for the user's privacy level. A user deleted meanwhile, or a store failure, drops
     /// the answer: the notification keeps its template copy.
-    nonisolated func askCoach(for effects: [Effect], of userID: String) {
+    nonisolated func askCoach(for effects: [Effect], of userID: UserID) {
         guard let coach else { return }
         for case .generateContent(let requestID, let request) in effects {
             Task {

@@ -17,7 +17,7 @@ public enum KeyedApply: Hashable, Sendable {
 extension EngineRuntime {
     /// The key's record if it is live (younger than `IdempotencyRecord.retentionSeconds` by the
     /// runtime's clock), else nil.
-    public func idempotencyRecord(userID: String, key: String) throws(RuntimeError) -> IdempotencyRecord? {
+    public func idempotencyRecord(userID: UserID, key: String) throws(RuntimeError) -> IdempotencyRecord? {
         let record: IdempotencyRecord?
         do { record = try store.idempotencyRecord(userID: userID, key: key) } catch { throw .store(error) }
         guard let record, record.isLive(at: clock.now()) else { return nil }
@@ -32,11 +32,11 @@ extension EngineRuntime {
     /// waits for the first to be written, then finds its record. `occurredAt` and `source` are
     /// `apply(_:to:occurredAt:from:)`'s.
     public func apply(
-        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil, from source: InputSource = .backend,
+        _ input: EngineInput, to userID: UserID, occurredAt: Instant? = nil, from source: InputSource = .backend,
         idempotencyKey key: String, requestHash: String,
         answer: (_ effects: [Effect], _ planRevision: Int) -> (status: Int, body: [UInt8])
     ) async throws(RuntimeError) -> KeyedApply {
-        let gateKey = "key\u{1F}" + userID + "\u{1F}" + key
+        let gateKey = "key\u{1F}" + userID.rawValue + "\u{1F}" + key
         await writeGate.acquire(gateKey)
         defer { writeGate.release(gateKey) }
         if let record = try idempotencyRecord(userID: userID, key: key) {

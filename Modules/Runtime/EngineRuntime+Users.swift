@@ -24,7 +24,7 @@ extension EngineRuntime {
     /// commits nothing. Writes of one user are merged one at a time, each on what the previous
     /// one committed.
     public func putUser(_ update: UserUpdate) async throws(RuntimeError) -> UserPutResult {
-        let gateKey = "user\u{1F}" + update.proposed.id
+        let gateKey = "user\u{1F}" + update.proposed.id.rawValue
         await writeGate.acquire(gateKey)
         defer { writeGate.release(gateKey) }
         let now = clock.now()
@@ -53,7 +53,7 @@ extension EngineRuntime {
     }
 
     /// The field-group versions of a known user (empty for one never written with versions).
-    public func userVersions(of userID: String) throws(RuntimeError) -> UserVersions {
+    public func userVersions(of userID: UserID) throws(RuntimeError) -> UserVersions {
         guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
         do { return try store.userVersions(userID: userID) ?? UserVersions() } catch { throw .store(error) }
     }
@@ -65,7 +65,7 @@ extension EngineRuntime {
     /// another user holds is then refused, `heldByAnotherUser`, so one user's app cannot take
     /// another's pushes). Returns the registration and whether the token is new to this user.
     public func registerDevice(
-        token: String, environment: PushEnvironment, platform: String, for userID: String,
+        token: String, environment: PushEnvironment, platform: String, for userID: UserID,
         takingFromOthers: Bool = true
     ) throws(RuntimeError) -> (registration: DeviceRegistration, isNew: Bool) {
         let normalized: String
@@ -89,7 +89,7 @@ extension EngineRuntime {
     }
 
     /// Removes the user's token (either case); false when the user has no such token.
-    public func removeDevice(token: String, of userID: String) throws(RuntimeError) -> Bool {
+    public func removeDevice(token: String, of userID: UserID) throws(RuntimeError) -> Bool {
         guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
         do { return try store.removeDevice(userID: userID, token: token.lowercased()) } catch { throw .store(error) }
     }
@@ -101,7 +101,7 @@ extension EngineRuntime {
     }
 
     /// The user's devices, least recently registered first.
-    public func devices(of userID: String) throws(RuntimeError) -> [DeviceRegistration] {
+    public func devices(of userID: UserID) throws(RuntimeError) -> [DeviceRegistration] {
         try requireUser(userID)
         do { return try store.devices(userID: userID) } catch { throw .store(error) }
     }
@@ -113,7 +113,7 @@ extension EngineRuntime {
     /// Refuses the known user's tokens issued before `instant` (by default, every token issued so
     /// far: the next second, as tokens carry whole seconds); returns the instant in force, which
     /// only moves forward (`TokenRevocationStore`).
-    public func revokeUserTokens(of userID: String, issuedBefore instant: Instant? = nil) throws(RuntimeError)
+    public func revokeUserTokens(of userID: UserID, issuedBefore instant: Instant? = nil) throws(RuntimeError)
         -> Instant
     {
         try requireUser(userID)
@@ -126,7 +126,7 @@ extension EngineRuntime {
 
     /// The instant before which the user's tokens are refused, or nil. Read on every request a
     /// user token signs, off the actor: the store serialises its own access.
-    public nonisolated func userTokensRevokedBefore(of userID: String) throws(RuntimeError) -> Instant? {
+    public nonisolated func userTokensRevokedBefore(of userID: UserID) throws(RuntimeError) -> Instant? {
         do { return try store.tokensRevokedBefore(userID: userID) } catch { throw .store(error) }
     }
 }

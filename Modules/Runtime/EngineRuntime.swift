@@ -20,15 +20,15 @@ public protocol ChannelTransport: Sendable {
 
 /// Why the runtime refused an input. Nothing of a refused input was committed.
 public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
-    case unknownUser(String)
+    case unknownUser(UserID)
     case unknownTimeZone(String)
     case store(StoreError)
-    case snapshot(userID: String, SnapshotError)
+    case snapshot(userID: UserID, SnapshotError)
     /// A value of the request is refused (`field` names it); nothing was committed.
     case invalidInput(field: String, problem: String)
     /// The request conflicts with what another user holds (a push token their device
     /// registered); nothing was committed.
-    case heldByAnotherUser(String)
+    case heldByAnotherUser(UserID)
 
     public var description: String {
         switch self {
@@ -65,7 +65,7 @@ public actor EngineRuntime {
     nonisolated let group: GroupCommit
     /// One write at a time per user's profile, and per idempotency key (`EngineRuntime+Users`).
     nonisolated let writeGate = KeyedGate()
-    private var engines: [String: CachedEngine] = [:]
+    private var engines: [UserID: CachedEngine] = [:]
     private var zones: [String: ZoneRules] = [:]
     /// Numbers steps and engine loads in the order they happen (`GroupCommit.Entry`).
     var sequence: UInt64 = 0
@@ -139,7 +139,7 @@ public actor EngineRuntime {
     /// (`PlanSignal`).
     @discardableResult
     public func apply(
-        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil, from source: InputSource = .backend
+        _ input: EngineInput, to userID: UserID, occurredAt: Instant? = nil, from source: InputSource = .backend
     ) async throws(RuntimeError) -> AppliedInput {
         try await applyStep(input, to: userID, occurredAt: occurredAt, from: source)
     }
@@ -147,7 +147,7 @@ public actor EngineRuntime {
     /// `apply(_:to:occurredAt:from:)`; `idempotency` makes the step's idempotency record from its effects, the revision and the
     /// time, committed in the step's transaction.
     func applyStep(
-        _ input: EngineInput, to userID: String, occurredAt: Instant? = nil, from source: InputSource,
+        _ input: EngineInput, to userID: UserID, occurredAt: Instant? = nil, from source: InputSource,
         idempotency: (_ effects: [Effect], _ planRevision: Int, _ now: Instant) -> IdempotencyRecord? = { _, _, _ in
             nil
         }
@@ -165,7 +165,7 @@ public actor EngineRuntime {
 
     /// The user's newest engine, or nil for an unknown user: the last committed one, or one whose
     /// step is being committed right now (its caller has had no answer yet).
-    public func engine(of userID: String) throws(RuntimeError) -> UserEngine? { try loadEngine(userID)?.engine }
+    public func engine(of userID: UserID) throws(RuntimeError) -> UserEngine? { try loadEngine(userID)?.engine }
 
     /// The instant of the soonest pending outbox row, or nil when nothing is pending.
     public func nextDueAt() throws(RuntimeError) -> Instant? {
@@ -265,7 +265,7 @@ public actor EngineRuntime {
             return [(row, report)]
         }
         var chains: [[Int]] = []
-        var chainOfUser: [String: Int] = [:]
+        var chainOfUser: [UserID: Int] = [:]
         for index in rows.indices {
             if let chain = chainOfUser[rows[index].userID] {
                 chains[chain].append(index)
@@ -301,12 +301,12 @@ public actor EngineRuntime {
     // MARK: - Plumbing
 
     /// Whether the user has more than one device registered (the signal then reaches the others).
-    private func hasSeveralDevices(_ userID: String) throws(RuntimeError) -> Bool {
+    private func hasSeveralDevices(_ userID: UserID) throws(RuntimeError) -> Bool {
         do { return try store.devices(userID: userID).count > 1 } catch { throw .store(error) }
     }
 
     /// Asks for a badge sync of `userID`'s devices after a change of their inbox's counts.
-    func requestInboxSync(of userID: String) async throws(RuntimeError) {
+    func requestInboxSync(of userID: UserID) async throws(RuntimeError) {
         try await commitRows([silentPushes.row(for: userID, changedAt: clock.now())], for: userID)
     }
 
@@ -318,7 +318,7 @@ public actor EngineRuntime {
     }
 
     /// Adds rows for a user outside an input (the engine's state is unchanged).
-    private func commitRows(_ rows: [OutboxRow], for userID: String) async throws(RuntimeError) {
+    private func commitRows(_ rows: [OutboxRow], for userID: UserID) async throws(RuntimeError) {
         guard let engine = try loadEngine(userID)?.engine else { return }
         try await commit(RuntimeCommit(userID: userID, snapshot: engine.snapshot(), outbox: rows), engine: engine)
     }
@@ -373,7 +373,7 @@ public actor EngineRuntime {
         }
     }
 
-    private func loadEngine(_ userID: String) throws(RuntimeError) -> CachedEngine? {
+    private func loadEngine(_ userID: UserID) throws(RuntimeError) -> CachedEngine? {
         if let cached = engines[userID] { return cached }
         guard let engine = try storedEngine(userID) else { return nil }
         sequence += 1
@@ -384,7 +384,7 @@ public actor EngineRuntime {
 
     /// The user's engine as the store holds it (the last committed step, whichever process
     /// committed it), not cached; nil for an unknown user.
-    private func storedEngine(_ userID: String) throws(RuntimeError) -> UserEngine? {
+    private func storedEngine(_ userID: UserID) throws(RuntimeError) -> UserEngine? {
         let profile: UserProfile?
         let bytes: [UInt8]?
         do {
@@ -412,7 +412,7 @@ public actor EngineRuntime {
 
     /// The seed of a user's template choices, from the id: the same user gets the same variety
     /// whichever process runs them.
-    public static func contentSeed(_ userID: String) -> UInt64 { FNV1a.hash(userID) }
+    public static func contentSeed(_ userID: UserID) -> UInt64 { FNV1a.hash(userID.rawValue) }
 
     /// Forgets the cached engines: the next input restores each from the store (what a
     /// restarted process does).

@@ -1,4 +1,5 @@
 import Dispatch
+import Models
 import Storage
 import Synchronization
 
@@ -34,7 +35,7 @@ final class GroupCommit: Sendable {
         var waiting: [Waiting] = []
         var writing = false
         /// The newest failed step of each user that had one.
-        var lastFailure: [String: UInt64] = [:]
+        var lastFailure: [UserID: UInt64] = [:]
         /// Everything up to this step has been written or has failed.
         var settledThrough: UInt64 = 0
         var settleWaiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
@@ -89,7 +90,7 @@ final class GroupCommit: Sendable {
     /// Commits queued behind the group being written.
     var waitingCount: Int { state.withLock { $0.waiting.count } }
 
-    static func derivedFromFailure(_ userID: String) -> StoreError {
+    static func derivedFromFailure(_ userID: UserID) -> StoreError {
         .unavailable("an earlier change of user \"\(userID)\" failed to commit; this one built on it and was refused")
     }
 

@@ -67,7 +67,7 @@ extension EngineRuntime {
     /// restoring the engine: the revision at the end of the committed snapshot
     /// (`EngineSnapshot.localPlanRevision`), which is what a client holding that version needs no
     /// more of. Throws `unknownUser` for a user never put.
-    public func localPlanVersion(of userID: String) async throws(RuntimeError) -> Int {
+    public func localPlanVersion(of userID: UserID) async throws(RuntimeError) -> Int {
         await group.settled(through: sequence)
         return try committedRevision(of: userID)
     }
@@ -81,7 +81,7 @@ extension EngineRuntime {
     /// phone pulls once more, never a newer version beside older rows, which it would keep. The
     /// zone and the horizon come from the cached engine: a horizon a worker's step moved since is
     /// shown at the next pull.
-    public func localPlan(of userID: String) async throws(RuntimeError) -> LocalPlan {
+    public func localPlan(of userID: UserID) async throws(RuntimeError) -> LocalPlan {
         await group.settled(through: sequence)
         let version = try committedRevision(of: userID)
         guard let engine = try engine(of: userID) else { throw .unknownUser(userID) }
@@ -92,7 +92,7 @@ extension EngineRuntime {
     }
 
     /// The local plan's revision in the user's committed snapshot.
-    private func committedRevision(of userID: String) throws(RuntimeError) -> Int {
+    private func committedRevision(of userID: UserID) throws(RuntimeError) -> Int {
         let bytes: [UInt8]?
         do { bytes = try store.snapshot(userID: userID) } catch { throw .store(error) }
         guard let bytes else { throw .unknownUser(userID) }

@@ -13,7 +13,7 @@ public enum OutboxClaim {
         public var record = ClaimRecord()
         /// Per user whose claim holds an ordinary alert: when their next quiet hours begin
         /// (`ClaimTimePolicy.Decision.sendBefore`).
-        public var sendBefore: [String: Instant] = [:]
+        public var sendBefore: [UserID: Instant] = [:]
     }
 
     /// Decides `due` (rows of any users, as listed) at `now`. `rules` holds the rules of the
@@ -21,13 +21,13 @@ public enum OutboxClaim {
     /// not decode) wait an hour, unsent, and their other rows are performed. `zone` resolves a
     /// time-zone name, nil when this build does not know it.
     public static func decide(
-        _ due: [OutboxRow], rules: [String: ClaimTimePolicy.UserRules], unreadable: Set<String>,
+        _ due: [OutboxRow], rules: [UserID: ClaimTimePolicy.UserRules], unreadable: Set<UserID>,
         zone: (String) -> ZoneRules?, state: ClaimState, at now: Instant,
         guardSeconds: Int64 = ClaimTimePolicy.defaultGuardSeconds
     ) -> Outcome {
         var outcome = Outcome()
-        var users: [String] = []
-        var byUser: [String: [OutboxRow]] = [:]
+        var users: [UserID] = []
+        var byUser: [UserID: [OutboxRow]] = [:]
         for row in due {
             if byUser[row.userID] == nil { users.append(row.userID) }
             byUser[row.userID, default: []].append(row)

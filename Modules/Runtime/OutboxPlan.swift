@@ -28,7 +28,7 @@ public enum OutboxPlan {
     }
 
     /// The rows of `effects` of a step at `now` (a job without an earliest begin is due at `now`).
-    public static func rows(for effects: [Effect], userID: String, at now: Instant) -> (
+    public static func rows(for effects: [Effect], userID: UserID, at now: Instant) -> (
         cancelled: [String], rows: [OutboxRow]
     ) {
         var cancelled: [String] = []
@@ -88,14 +88,14 @@ extension OutboxPayload {
 /// Outbox keys: deterministic, and shaped as a UUID (RFC 9562 version 8), because a push's key
 /// is its `apns-id`, which APNs requires in that form.
 public enum OutboxKey {
-    public static func make(_ userID: String, _ requestID: String, _ dueAt: Instant, _ channel: OutboxChannel) -> String
+    public static func make(_ userID: UserID, _ requestID: String, _ dueAt: Instant, _ channel: OutboxChannel) -> String
     {
         // Both FNV-1a hashes of "user␟request␟dueAt␟channel", fed piece by piece: the same
         // hashes as over the joined text, without building it (a key is made per push). The
         // states are a value passed in and out, not variables a nested function captures (each
         // captured access is an exclusivity check).
         var hashes = TwoHashes()
-        hashes.feed(userID)
+        hashes.feed(userID.rawValue)
         hashes.feedSeparator()
         hashes.feed(requestID)
         hashes.feedSeparator()

@@ -45,7 +45,7 @@ public struct InboxCursor: Hashable, Sendable {
 /// unknown user (`RuntimeError.unknownUser`) and changes nothing then.
 extension EngineRuntime {
     /// A page of the user's inbox, newest first (`limit` 1...100), with the counts.
-    public func inbox(of userID: String, cursor: InboxCursor?, limit: Int) throws(RuntimeError) -> InboxPage {
+    public func inbox(of userID: UserID, cursor: InboxCursor?, limit: Int) throws(RuntimeError) -> InboxPage {
         try requireUser(userID)
         do { return try store.inboxPage(userID: userID, before: cursor?.before, limit: limit) } catch {
             throw .store(error)
@@ -56,7 +56,7 @@ extension EngineRuntime {
     /// it now stands, or nil when the user has no item `itemID`. When the unread count changed,
     /// the user's devices get a badge sync (`SilentPushPlan`), committed after the change: a
     /// crash between the two leaves the badge to the next sync.
-    public func setInboxState(_ state: InboxState, item itemID: String, of userID: String) async throws(RuntimeError)
+    public func setInboxState(_ state: InboxState, item itemID: String, of userID: UserID) async throws(RuntimeError)
         -> InboxItem?
     {
         try requireUser(userID)
@@ -69,7 +69,7 @@ extension EngineRuntime {
 
     /// Marks everything delivered so far as read; returns the counts after it. When the unread
     /// count changed, the user's devices get a badge sync, as for `setInboxState`.
-    public func readAllInbox(of userID: String) async throws(RuntimeError) -> InboxCounts {
+    public func readAllInbox(of userID: UserID) async throws(RuntimeError) -> InboxCounts {
         try requireUser(userID)
         let before = try inboxCounts(of: userID)
         let after: InboxCounts
@@ -79,14 +79,14 @@ extension EngineRuntime {
     }
 
     /// The counts of the user's inbox.
-    public func inboxCounts(of userID: String) throws(RuntimeError) -> InboxCounts {
+    public func inboxCounts(of userID: UserID) throws(RuntimeError) -> InboxCounts {
         try requireUser(userID)
         do { return try store.inboxCounts(userID: userID) } catch { throw .store(error) }
     }
 
     /// Throws `unknownUser` unless the user has a stored profile (a read of the profile alone:
     /// no engine is loaded).
-    public func requireUser(_ userID: String) throws(RuntimeError) {
+    public func requireUser(_ userID: UserID) throws(RuntimeError) {
         let known: Bool
         do { known = try store.hasProfile(id: userID) } catch { throw .store(error) }
         guard known else { throw .unknownUser(userID) }

@@ -9,7 +9,7 @@ extension EngineRuntime {
 
     /// The user's traced decisions after `position` (by time, then id), at most `limit`.
     /// Throws `unknownUser` for a user that was never put.
-    public nonisolated func traceRecords(of userID: String, after position: TracePosition, limit: Int)
+    public nonisolated func traceRecords(of userID: UserID, after position: TracePosition, limit: Int)
         throws(RuntimeError) -> [TraceRecord]
     {
         let profile: UserProfile?
@@ -31,7 +31,7 @@ extension EngineRuntime {
     /// the stored profile alone (a send restores no engine), nil for a zone this process does
     /// not know (the claim-time rules hold such a user's alerts). Throws `unknownUser` for a
     /// user never put.
-    public func showingRules(of userID: String) throws(RuntimeError) -> ShowingRules? {
+    public func showingRules(of userID: UserID) throws(RuntimeError) -> ShowingRules? {
         let profile: UserProfile?
         do { profile = try store.profile(id: userID) } catch { throw .store(error) }
         guard let profile else { throw .unknownUser(userID) }

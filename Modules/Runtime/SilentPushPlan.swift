@@ -49,12 +49,12 @@ public struct SilentPushPlan: Hashable, Sendable {
     public func isSendable(dueAt: Instant, at now: Instant) -> Bool { now - dueAt <= graceSeconds }
 
     /// The sync row of `userID` for a change at `now`.
-    public func row(for userID: String, changedAt now: Instant) -> OutboxRow {
+    public func row(for userID: UserID, changedAt now: Instant) -> OutboxRow {
         row(for: userID, dueAt: slot(after: now))
     }
 
     /// The sync row of `userID` at the slot `dueAt`.
-    public func row(for userID: String, dueAt: Instant) -> OutboxRow {
+    public func row(for userID: UserID, dueAt: Instant) -> OutboxRow {
         OutboxRow(
             key: OutboxKey.make(userID, Self.requestID, dueAt, .silent), userID: userID,
             requestID: Self.requestID, channel: .silent, dueAt: dueAt, payload: .sync)

@@ -32,7 +32,7 @@ public enum StepRecords {
     }
 
     /// The ledger row of a traced decision.
-    public static func ledgerEntry(userID: String, _ entry: TraceEntry, at now: Instant) -> LedgerEntry {
+    public static func ledgerEntry(userID: UserID, _ entry: TraceEntry, at now: Instant) -> LedgerEntry {
         let state: LedgerState =
             switch entry.decision {
             case .scheduled, .deferred, .copyChosen: .pending
@@ -45,7 +45,7 @@ public enum StepRecords {
     /// A ledger transition. One row per request and state at a time: a daily series or a
     /// re-planned request writes each transition once, and a replay of the same batch is a no-op.
     public static func ledgerEntry(
-        userID: String, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, at: Instant,
+        userID: UserID, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, at: Instant,
         reason: ReasonCode? = nil
     ) -> LedgerEntry {
         LedgerEntry(

@@ -1,13 +1,13 @@
 public import Engagement
 import LiveActivity
-import Models
+public import Models
 import Scheduling
 public import Storage
 
 /// The trace a step adds (`TraceStore`): one record per traced decision, with the input that
 /// caused it. Next to the ledger mapping, so both read the same `.trace` effects.
 extension StepRecords {
-    public static func traceRecords(for input: EngineInput?, effects: [Effect], userID: String) -> [TraceRecord] {
+    public static func traceRecords(for input: EngineInput?, effects: [Effect], userID: UserID) -> [TraceRecord] {
         let inputName = inputName(input)
         return effects.compactMap { effect in
             guard case .trace(let entry) = effect else { return nil }

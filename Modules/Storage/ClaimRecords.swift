@@ -62,7 +62,7 @@ public struct OutboxMerge: Hashable, Sendable {
 
 /// What the claim-time rules read of a user's past claims.
 public struct ClaimState: Hashable, Sendable {
-    public var tallies: [String: AlertTally] = [:]
+    public var tallies: [UserID: AlertTally] = [:]
     /// Pending rows performed by an earlier claim (its send failed, or its process stopped
     /// before completing them): they may have gone out, so they are never merged.
     public var attemptedKeys: Set<String> = []
@@ -71,7 +71,7 @@ public struct ClaimState: Hashable, Sendable {
     public var plannedAt: [String: Instant] = [:]
 
     public init(
-        tallies: [String: AlertTally] = [:], attemptedKeys: Set<String> = [], plannedAt: [String: Instant] = [:]
+        tallies: [UserID: AlertTally] = [:], attemptedKeys: Set<String> = [], plannedAt: [String: Instant] = [:]
     ) {
         self.tallies = tallies
         self.attemptedKeys = attemptedKeys
@@ -100,12 +100,12 @@ public struct ClaimRecord: Hashable, Sendable {
     public var deferrals: [OutboxDeferral] = []
     public var merges: [OutboxMerge] = []
     /// Each alerted user's tally after the claim's alerts.
-    public var tallies: [String: AlertTally] = [:]
+    public var tallies: [UserID: AlertTally] = [:]
     /// Every row the claim hands to be performed: marked as attempted before anything is sent.
     public var performedKeys: [String] = []
 
     public init(
-        deferrals: [OutboxDeferral] = [], merges: [OutboxMerge] = [], tallies: [String: AlertTally] = [:],
+        deferrals: [OutboxDeferral] = [], merges: [OutboxMerge] = [], tallies: [UserID: AlertTally] = [:],
         performedKeys: [String] = []
     ) {
         self.deferrals = deferrals
@@ -129,6 +129,6 @@ public struct ClaimRecord: Hashable, Sendable {
 ///   deferral or mark for a key no longer pending changes nothing.
 /// - A commit that replaces a row (a new key for its request and channel) starts it afresh.
 public protocol ClaimRecordStore: Sendable {
-    func claimState(userIDs: [String]) throws(StoreError) -> ClaimState
+    func claimState(userIDs: [UserID]) throws(StoreError) -> ClaimState
     func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError)
 }

@@ -4,7 +4,7 @@ public import Models
 public struct DeviceRegistration: Hashable, Sendable {
     /// The APNs device token in lowercase hex (`DeviceRegistration.normalizedToken`).
     public var token: String
-    public var userID: String
+    public var userID: UserID
     public var environment: PushEnvironment
     /// `ios` for now; the field exists so other platforms need no migration.
     public var platform: String
@@ -19,7 +19,7 @@ public struct DeviceRegistration: Hashable, Sendable {
     public static let tokenLengths = 64...200
     public static let platforms: Set<String> = ["ios"]
 
-    public init(token: String, userID: String, environment: PushEnvironment, platform: String, registeredAt: Instant) {
+    public init(token: String, userID: UserID, environment: PushEnvironment, platform: String, registeredAt: Instant) {
         self.token = token
         self.userID = userID
         self.environment = environment
@@ -86,12 +86,12 @@ public protocol DeviceStore: Sendable {
         -> DeviceRegistration?
     /// Removes the user's token; false when the user has no such token.
     @discardableResult
-    func removeDevice(userID: String, token: String) throws(StoreError) -> Bool
+    func removeDevice(userID: UserID, token: String) throws(StoreError) -> Bool
     /// Removes the token whoever holds it (APNs said it is no longer valid); returns the
     /// registration removed, or nil when there was none.
     @discardableResult
     func removeDevice(token: String) throws(StoreError) -> DeviceRegistration?
-    func devices(userID: String) throws(StoreError) -> [DeviceRegistration]
+    func devices(userID: UserID) throws(StoreError) -> [DeviceRegistration]
 }
 
 extension DeviceStore {

@@ -32,32 +32,32 @@ public protocol EngagementStore: Sendable {
     func apply(_ batch: StoreBatch) throws(StoreError)
 
     /// The stored profile of user `id`, or nil when there is none.
-    func profile(id: String) throws(StoreError) -> UserProfile?
+    func profile(id: UserID) throws(StoreError) -> UserProfile?
 
     /// Whether user `id` has a stored profile (by default: `profile(id:)` is not nil; a store
     /// may answer without reading the profile).
-    func hasProfile(id: String) throws(StoreError) -> Bool
+    func hasProfile(id: UserID) throws(StoreError) -> Bool
 
     /// The user's activity events at or after `since`, oldest first.
-    func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent]
+    func activityEvents(userID: UserID, since: Instant) throws(StoreError) -> [ActivityEvent]
 
     /// The instant of the user's newest activity event (by event time, not by arrival), or nil
     /// when the user has none.
-    func lastActiveAt(userID: String) throws(StoreError) -> Instant?
+    func lastActiveAt(userID: UserID) throws(StoreError) -> Instant?
 
     /// Users whose newest activity event is before `since`, ascending. Users without any
     /// activity event are not listed: there is nothing to measure their absence from.
-    func usersInactive(since: Instant) throws(StoreError) -> [String]
+    func usersInactive(since: Instant) throws(StoreError) -> [UserID]
 
     /// The user's ledger rows with `from <= at < to`, ordered by `at`, then `requestID`.
-    func ledger(userID: String, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry]
+    func ledger(userID: UserID, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry]
 
     /// The user's engagement state, or nil when none was stored.
-    func engagementState(userID: String) throws(StoreError) -> EngagementState?
+    func engagementState(userID: UserID) throws(StoreError) -> EngagementState?
 }
 
 extension EngagementStore {
-    public func hasProfile(id: String) throws(StoreError) -> Bool { try profile(id: id) != nil }
+    public func hasProfile(id: UserID) throws(StoreError) -> Bool { try profile(id: id) != nil }
 }
 
 /// Why a store refused a call. Every case carries what a person needs to act on it.

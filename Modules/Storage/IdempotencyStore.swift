@@ -3,7 +3,7 @@ public import Models
 /// The first answer to a request that carried an idempotency key, kept so that a retry, even
 /// after a restart, gets the same answer instead of applying the input twice.
 public struct IdempotencyRecord: Hashable, Sendable {
-    public var userID: String
+    public var userID: UserID
     public var key: String
     /// What identifies the request's content (the server keeps the SHA-256 of the body, in hex):
     /// the same key with another hash is a different request.
@@ -21,7 +21,7 @@ public struct IdempotencyRecord: Hashable, Sendable {
     public static let prunedPerCommit = 64
 
     public init(
-        userID: String, key: String, requestHash: String, status: Int, response: [UInt8], createdAt: Instant
+        userID: UserID, key: String, requestHash: String, status: Int, response: [UInt8], createdAt: Instant
     ) {
         self.userID = userID
         self.key = key
@@ -35,7 +35,7 @@ public struct IdempotencyRecord: Hashable, Sendable {
     public func isLive(at now: Instant) -> Bool { now - createdAt < Self.retentionSeconds }
 
     /// The first rule the record breaks for a commit of `userID`, or nil.
-    func validationError(forCommitOf userID: String) -> StoreError? {
+    func validationError(forCommitOf userID: UserID) -> StoreError? {
         if self.userID != userID { return .invalidBatch(field: "idempotency.userID", problem: "not the commit's user") }
         if key.isEmpty { return .invalidBatch(field: "idempotency.key", problem: "empty") }
         if requestHash.isEmpty { return .invalidBatch(field: "idempotency.requestHash", problem: "empty") }
@@ -55,7 +55,7 @@ public struct IdempotencyRecord: Hashable, Sendable {
 ///   Keyed traffic therefore prunes as it goes, and the table holds about a day of keys.
 /// - `idempotencyRecord` returns the stored record, expired or not (the caller checks `isLive`).
 public protocol IdempotencyStore: Sendable {
-    func idempotencyRecord(userID: String, key: String) throws(StoreError) -> IdempotencyRecord?
+    func idempotencyRecord(userID: UserID, key: String) throws(StoreError) -> IdempotencyRecord?
     /// How many records are stored, all users (for tests and metrics).
     func idempotencyRecordCount() throws(StoreError) -> Int
 }

@@ -14,30 +14,37 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     private var storage = Storage()  // also read and written by the inbox (InMemoryInbox.swift)
 
     struct AppliedKey: Hashable {
-        var userID: String
+        var userID: UserID
         var key: String
     }
 
+    /// The pending row's place: one per (user, request, channel).
+    struct OutboxSlot: Hashable {
+        var userID: UserID
+        var requestID: String
+        var channel: String
+    }
+
     struct Storage {
-        var profiles: [String: UserProfile] = [:]
+        var profiles: [UserID: UserProfile] = [:]
         /// Per user, sorted by `at`; equal times keep the order in which they were stored.
-        var events: [String: [ActivityEvent]] = [:]
+        var events: [UserID: [ActivityEvent]] = [:]
         var knownEvents: Set<ActivityEvent> = []
         /// Per user, keyed by request ID.
-        var ledger: [String: [String: LedgerEntry]] = [:]
+        var ledger: [UserID: [String: LedgerEntry]] = [:]
         var appliedKeys: Set<AppliedKey> = []
-        var states: [String: EngagementState] = [:]
-        var snapshots: [String: [UInt8]] = [:]
+        var states: [UserID: EngagementState] = [:]
+        var snapshots: [UserID: [UInt8]] = [:]
         /// Pending outbox rows by key, and the key of each (user, request, channel).
         var outbox: [String: OutboxRow] = [:]
-        var outboxSlots: [[String]: String] = [:]
+        var outboxSlots: [OutboxSlot: String] = [:]
         var completedKeys: Set<String> = []
         /// The claim-time rules' records (`ClaimRecordStore`), of pending rows only.
         var claims = ClaimState()
         /// Each user's notification center.
-        var inboxes: [String: InMemoryInbox] = [:]
+        var inboxes: [UserID: InMemoryInbox] = [:]
         /// Per user, in (at, id) order; `lastTraceID` is the last id given.
-        var trace: [String: [TraceRecord]] = [:]
+        var trace: [UserID: [TraceRecord]] = [:]
         var lastTraceID: Int64 = 0
         var userRecords = InMemoryUserRecords()
     }
@@ -86,7 +93,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         storage.snapshots[commit.userID] = commit.snapshot
         storage.userRecords.write(commit)
         for requestID in commit.cancelledRequestIDs {
-            for (slot, key) in storage.outboxSlots where slot[0] == commit.userID && slot[1] == requestID {
+            for (slot, key) in storage.outboxSlots where slot.userID == commit.userID && slot.requestID == requestID {
                 storage.outboxSlots[slot] = nil
                 storage.outbox[key] = nil
             }
@@ -98,7 +105,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     /// was completed.
     static func enqueue(_ row: OutboxRow, _ storage: inout Storage) {
         guard !storage.completedKeys.contains(row.key) else { return }
-        let slot = [row.userID, row.requestID, row.channel.name]
+        let slot = OutboxSlot(userID: row.userID, requestID: row.requestID, channel: row.channel.name)
         if let old = storage.outboxSlots[slot], old != row.key {
             storage.outbox[old] = nil
             storage.claims.forget([old])
@@ -107,7 +114,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         storage.outbox[row.key] = row
     }
 
-    public func snapshot(userID: String) throws(StoreError) -> [UInt8]? { locked { $0.snapshots[userID] } }
+    public func snapshot(userID: UserID) throws(StoreError) -> [UInt8]? { locked { $0.snapshots[userID] } }
 
     public func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
         locked { storage in
@@ -127,7 +134,8 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         storage.completedKeys.insert(key)
         storage.claims.forget([key])
         if let row = storage.outbox.removeValue(forKey: key) {
-            storage.outboxSlots[[row.userID, row.requestID, row.channel.name]] = nil
+            storage.outboxSlots[OutboxSlot(userID: row.userID, requestID: row.requestID, channel: row.channel.name)] =
+                nil
         }
     }
 
@@ -136,7 +144,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     /// Due rows are listed as they stand: the runtime claims them.
     public var claimsWithRules: Bool { false }
 
-    public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
+    public func claimState(userIDs: [UserID]) throws(StoreError) -> ClaimState {
         locked { storage in
             let users = Set(userIDs)
             let keys = Set(storage.outbox.values.filter { users.contains($0.userID) }.map(\.key))
@@ -161,30 +169,30 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         }
     }
 
-    public func userIDs() throws(StoreError) -> [String] { locked { $0.profiles.keys.sorted() } }
+    public func userIDs() throws(StoreError) -> [UserID] { locked { $0.profiles.keys.sorted() } }
 
-    public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
+    public func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow] {
         locked { storage in
             storage.outbox.values.filter { $0.userID == userID }.sorted { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
         }
     }
 
-    public func profile(id: String) throws(StoreError) -> UserProfile? {
+    public func profile(id: UserID) throws(StoreError) -> UserProfile? {
         locked { $0.profiles[id] }
     }
 
-    public func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent] {
+    public func activityEvents(userID: UserID, since: Instant) throws(StoreError) -> [ActivityEvent] {
         locked { storage in
             guard let list = storage.events[userID] else { return [] }
             return Array(list[Self.firstIndex(in: list, atOrAfter: since)...])
         }
     }
 
-    public func lastActiveAt(userID: String) throws(StoreError) -> Instant? {
+    public func lastActiveAt(userID: UserID) throws(StoreError) -> Instant? {
         locked { $0.events[userID]?.last?.at }
     }
 
-    public func usersInactive(since: Instant) throws(StoreError) -> [String] {
+    public func usersInactive(since: Instant) throws(StoreError) -> [UserID] {
         locked { storage in
             storage.events.compactMap { userID, list in
                 guard let last = list.last, last.at < since else { return nil }
@@ -193,7 +201,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         }
     }
 
-    public func ledger(userID: String, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
+    public func ledger(userID: UserID, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
         locked { storage in
             guard let rows = storage.ledger[userID] else { return [] }
             return rows.values.filter { from <= $0.at && $0.at < to }
@@ -201,7 +209,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         }
     }
 
-    public func engagementState(userID: String) throws(StoreError) -> EngagementState? {
+    public func engagementState(userID: UserID) throws(StoreError) -> EngagementState? {
         locked { $0.states[userID] }
     }
 

@@ -56,7 +56,7 @@ extension InMemoryEngagementStore {
         }
     }
 
-    public func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
+    public func inboxPage(userID: UserID, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
         try InboxRules.checkLimit(limit)
         return locked { storage in
             let inbox = storage.inboxes[userID] ?? InMemoryInbox()
@@ -68,7 +68,7 @@ extension InMemoryEngagementStore {
         }
     }
 
-    public func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError)
+    public func setInboxState(userID: UserID, itemID: String, to state: InboxState) throws(StoreError)
         -> InboxItem?
     {
         locked { storage in
@@ -81,7 +81,7 @@ extension InMemoryEngagementStore {
     }
 
     @discardableResult
-    public func readAllInbox(userID: String) throws(StoreError) -> InboxCounts {
+    public func readAllInbox(userID: UserID) throws(StoreError) -> InboxCounts {
         locked { storage in
             guard var inbox = storage.inboxes[userID] else { return .zero }
             inbox.readThrough = inbox.lastSequence

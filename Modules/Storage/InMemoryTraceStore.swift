@@ -1,8 +1,8 @@
-import Models
+public import Models
 
 /// `TraceStore` in memory, with the same ids, order and retention as the SQLite store.
 extension InMemoryEngagementStore {
-    public func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError)
+    public func traceRecords(userID: UserID, after position: TracePosition, limit: Int) throws(StoreError)
         -> [TraceRecord]
     {
         guard limit > 0 else { return [] }
@@ -12,7 +12,7 @@ extension InMemoryEngagementStore {
         }
     }
 
-    static func writeTrace(_ records: [TraceRecord], userID: String, _ storage: inout Storage) {
+    static func writeTrace(_ records: [TraceRecord], userID: UserID, _ storage: inout Storage) {
         guard let newest = records.map(\.at).max() else { return }
         var list = storage.trace[userID] ?? []
         for var record in records {

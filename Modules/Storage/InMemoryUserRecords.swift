@@ -5,15 +5,15 @@ public import Models
 /// same lock as the snapshot, and readers never see one without the other.
 struct InMemoryUserRecords {
     private struct Slot: Hashable {
-        var userID: String
+        var userID: UserID
         var key: String
     }
 
-    private var versions: [String: UserVersions] = [:]
+    private var versions: [UserID: UserVersions] = [:]
     private var idempotency: [Slot: IdempotencyRecord] = [:]
     /// By token: one owner per token.
     private var devices: [String: DeviceRegistration] = [:]
-    private var tokensRevokedBefore: [String: Instant] = [:]
+    private var tokensRevokedBefore: [UserID: Instant] = [:]
 
     /// The commit's part: versions merged group by group, the record stored, expired ones pruned.
     mutating func write(_ commit: RuntimeCommit) {
@@ -34,9 +34,9 @@ struct InMemoryUserRecords {
         }
     }
 
-    func userVersions(userID: String) -> UserVersions? { versions[userID] }
+    func userVersions(userID: UserID) -> UserVersions? { versions[userID] }
 
-    func idempotencyRecord(userID: String, key: String) -> IdempotencyRecord? {
+    func idempotencyRecord(userID: UserID, key: String) -> IdempotencyRecord? {
         idempotency[Slot(userID: userID, key: key)]
     }
 
@@ -52,7 +52,7 @@ struct InMemoryUserRecords {
         return previous
     }
 
-    mutating func removeDevice(userID: String, token: String) -> Bool {
+    mutating func removeDevice(userID: UserID, token: String) -> Bool {
         guard devices[token]?.userID == userID else { return false }
         devices[token] = nil
         return true
@@ -60,15 +60,15 @@ struct InMemoryUserRecords {
 
     mutating func removeDevice(token: String) -> DeviceRegistration? { devices.removeValue(forKey: token) }
 
-    mutating func revokeTokens(userID: String, issuedBefore instant: Instant) -> Instant {
+    mutating func revokeTokens(userID: UserID, issuedBefore instant: Instant) -> Instant {
         let inForce = max(tokensRevokedBefore[userID] ?? instant, instant)
         tokensRevokedBefore[userID] = inForce
         return inForce
     }
 
-    func tokensRevokedBefore(userID: String) -> Instant? { tokensRevokedBefore[userID] }
+    func tokensRevokedBefore(userID: UserID) -> Instant? { tokensRevokedBefore[userID] }
 
-    func devices(userID: String) -> [DeviceRegistration] {
+    func devices(userID: UserID) -> [DeviceRegistration] {
         devices.values.filter { $0.userID == userID }.sorted {
             ($0.registeredAt, $0.token) < ($1.registeredAt, $1.token)
         }
@@ -76,11 +76,11 @@ struct InMemoryUserRecords {
 }
 
 extension InMemoryEngagementStore {
-    public func userVersions(userID: String) throws(StoreError) -> UserVersions? {
+    public func userVersions(userID: UserID) throws(StoreError) -> UserVersions? {
         lockedUserRecords { $0.userVersions(userID: userID) }
     }
 
-    public func idempotencyRecord(userID: String, key: String) throws(StoreError) -> IdempotencyRecord? {
+    public func idempotencyRecord(userID: UserID, key: String) throws(StoreError) -> IdempotencyRecord? {
         lockedUserRecords { $0.idempotencyRecord(userID: userID, key: key) }
     }
 
@@ -93,7 +93,7 @@ extension InMemoryEngagementStore {
         return lockedUserRecords { $0.registerDevice(device, takingFromOthers: takingFromOthers) }
     }
 
-    public func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
+    public func removeDevice(userID: UserID, token: String) throws(StoreError) -> Bool {
         lockedUserRecords { $0.removeDevice(userID: userID, token: token) }
     }
 
@@ -101,18 +101,18 @@ extension InMemoryEngagementStore {
         lockedUserRecords { $0.removeDevice(token: token) }
     }
 
-    public func devices(userID: String) throws(StoreError) -> [DeviceRegistration] {
+    public func devices(userID: UserID) throws(StoreError) -> [DeviceRegistration] {
         lockedUserRecords { $0.devices(userID: userID) }
     }
 
     /// Always ready: memory answers, and there is no schema.
     public func checkReady() throws(StoreError) {}
 
-    public func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+    public func revokeTokens(userID: UserID, issuedBefore instant: Instant) throws(StoreError) -> Instant {
         lockedUserRecords { $0.revokeTokens(userID: userID, issuedBefore: instant) }
     }
 
-    public func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+    public func tokensRevokedBefore(userID: UserID) throws(StoreError) -> Instant? {
         lockedUserRecords { $0.tokensRevokedBefore(userID: userID) }
     }
 }

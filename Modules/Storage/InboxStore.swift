@@ -35,7 +35,7 @@ public enum InboxState: Int, Codable, CaseIterable, Comparable, Sendable, Custom
 public struct InboxItem: Codable, Hashable, Sendable {
     /// The key of the outbox row it was delivered from: stable, and the same on a re-delivery.
     public var id: String
-    public var userID: String
+    public var userID: UserID
     /// The user's delivery order (1, 2, 3, ...): what pages are keyed on.
     public var sequence: Int64
     /// The notification request it shows.
@@ -50,7 +50,7 @@ public struct InboxItem: Codable, Hashable, Sendable {
     public var state: InboxState
 
     public init(
-        id: String, userID: String, sequence: Int64, requestID: String, kind: String, title: String, body: String,
+        id: String, userID: UserID, sequence: Int64, requestID: String, kind: String, title: String, body: String,
         deliveredAt: Instant, state: InboxState
     ) {
         self.id = id
@@ -145,17 +145,17 @@ public protocol InboxStore: Sendable {
     /// whether an item was added.
     @discardableResult
     func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError) -> Bool
-    func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage
-    func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem?
+    func inboxPage(userID: UserID, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage
+    func setInboxState(userID: UserID, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem?
     /// Marks every item delivered so far as read; returns the counts after it.
     @discardableResult
-    func readAllInbox(userID: String) throws(StoreError) -> InboxCounts
+    func readAllInbox(userID: UserID) throws(StoreError) -> InboxCounts
     /// The user's counts alone (the badge of a push): by default those of the first page.
-    func inboxCounts(userID: String) throws(StoreError) -> InboxCounts
+    func inboxCounts(userID: UserID) throws(StoreError) -> InboxCounts
 }
 
 extension InboxStore {
-    public func inboxCounts(userID: String) throws(StoreError) -> InboxCounts {
+    public func inboxCounts(userID: UserID) throws(StoreError) -> InboxCounts {
         try inboxPage(userID: userID, before: nil, limit: 1).counts
     }
 }

@@ -149,7 +149,7 @@ public struct OutboxRow: Hashable, Sendable {
     /// push), so a row performed twice after a crash is recognised downstream, and a replayed
     /// commit never brings back a completed row.
     public var key: String
-    public var userID: String
+    public var userID: UserID
     /// The notification request the work is for.
     public var requestID: String
     /// Where it goes (one pending row per request and channel).
@@ -160,7 +160,7 @@ public struct OutboxRow: Hashable, Sendable {
     public var payload: OutboxPayload
 
     public init(
-        key: String, userID: String, requestID: String, channel: OutboxChannel, dueAt: Instant,
+        key: String, userID: UserID, requestID: String, channel: OutboxChannel, dueAt: Instant,
         payload: OutboxPayload
     ) {
         self.key = key
@@ -174,7 +174,7 @@ public struct OutboxRow: Hashable, Sendable {
 
 /// One input applied by the runtime: everything it changes, committed in one transaction.
 public struct RuntimeCommit: Hashable, Sendable {
-    public var userID: String
+    public var userID: UserID
     /// The engine's state after the input (`UserEngine.snapshot()`).
     public var snapshot: [UInt8]
     /// The history the step adds (activity, ledger rows, engagement state).
@@ -193,7 +193,7 @@ public struct RuntimeCommit: Hashable, Sendable {
     public var idempotency: IdempotencyRecord?
 
     public init(
-        userID: String, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [String] = [],
+        userID: UserID, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [String] = [],
         outbox: [OutboxRow] = [], userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil,
         trace: [TraceRecord] = []
     ) {
@@ -265,15 +265,15 @@ public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, Ide
     /// (`validationError`) fails the whole group before anything is written.
     func commitGroup(_ commits: [RuntimeCommit]) throws(StoreError)
     /// The user's last committed engine snapshot, or nil.
-    func snapshot(userID: String) throws(StoreError) -> [UInt8]?
+    func snapshot(userID: UserID) throws(StoreError) -> [UInt8]?
     func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow]
     func completeOutbox(keys: [String], at instant: Instant) throws(StoreError)
     /// Pending rows, all users.
     func outboxDepth() throws(StoreError) -> Int
     /// The user's pending rows, by due time.
-    func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow]
+    func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow]
     /// Every user with a stored profile, sorted (a server's start-up reads it once).
-    func userIDs() throws(StoreError) -> [String]
+    func userIDs() throws(StoreError) -> [UserID]
     /// Returns when the store answers a read and its schema is the one this build reads
     /// (`/readyz`); throws what is wrong otherwise (`.newerSchema` when a newer build migrated it).
     func checkReady() throws(StoreError)

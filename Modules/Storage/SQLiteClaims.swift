@@ -8,18 +8,18 @@ extension SQLiteEngagementStore {
     /// Due rows are listed as they stand: the runtime claims them.
     public var claimsWithRules: Bool { false }
 
-    public func claimState(userIDs: [String]) throws(StoreError) -> ClaimState {
+    public func claimState(userIDs: [UserID]) throws(StoreError) -> ClaimState {
         try read { db in
             var state = ClaimState()
             for user in userIDs {
                 if let row = try Row.fetchOne(
-                    db.cachedStatement(sql: SQLiteClaimStatements.selectAlertTally), arguments: [user])
+                    db.cachedStatement(sql: SQLiteClaimStatements.selectAlertTally), arguments: [user.rawValue])
                 {
                     state.tallies[user] = AlertTally(
                         localDay: row[0], localHour: row[1], sentToday: row[2], sentThisHour: row[3])
                 }
                 for row in try Row.fetchAll(
-                    db.cachedStatement(sql: SQLiteClaimStatements.selectClaimedRows), arguments: [user])
+                    db.cachedStatement(sql: SQLiteClaimStatements.selectClaimedRows), arguments: [user.rawValue])
                 {
                     let key: String = row[0]
                     if (row[1] as Int64) > 0 { state.attemptedKeys.insert(key) }
@@ -44,7 +44,7 @@ extension SQLiteEngagementStore {
                 }
                 for (user, tally) in record.tallies {
                     try db.cachedStatement(sql: SQLiteClaimStatements.upsertAlertTally).execute(arguments: [
-                        user, tally.localDay, tally.localHour, tally.sentToday, tally.sentThisHour,
+                        user.rawValue, tally.localDay, tally.localHour, tally.sentToday, tally.sentThisHour,
                     ])
                 }
                 for key in record.performedKeys {

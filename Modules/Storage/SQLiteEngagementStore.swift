@@ -128,7 +128,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
                 guard try decoder.decode(UserProfile.self, from: data) == profile else {
                     throw StoreError.invalidBatch(field: "profiles[\(index)]", problem: "does not read back unchanged")
                 }
-                rows.append((profile.id, String(decoding: data, as: UTF8.self)))
+                rows.append((profile.id.rawValue, String(decoding: data, as: UTF8.self)))
             } catch let error as StoreError {
                 throw error
             } catch {
@@ -151,8 +151,8 @@ public final class SQLiteEngagementStore: RuntimeStore {
         var users: [String] = []
         var byUser: [String: [ActivityEvent]] = [:]
         for event in events {
-            if byUser[event.userID] == nil { users.append(event.userID) }
-            byUser[event.userID, default: []].append(event)
+            if byUser[event.userID.rawValue] == nil { users.append(event.userID.rawValue) }
+            byUser[event.userID.rawValue, default: []].append(event)
         }
         let select = try db.cachedStatement(sql: SQLiteStatements.selectUserActivity)
         let insert = try db.cachedStatement(sql: SQLiteStatements.insertActivityEvent)
@@ -185,10 +185,11 @@ public final class SQLiteEngagementStore: RuntimeStore {
         let insertKey = try db.cachedStatement(sql: SQLiteStatements.insertLedgerKey)
         let upsert = try db.cachedStatement(sql: SQLiteStatements.upsertLedger)
         for entry in entries {
-            try insertKey.execute(arguments: [entry.userID, entry.idempotencyKey])
+            try insertKey.execute(arguments: [entry.userID.rawValue, entry.idempotencyKey])
             guard db.changesCount > 0 else { continue }  // already applied: a replay
             try upsert.execute(arguments: [
-                entry.userID, entry.requestID, entry.kind.rawValue, entry.state.rawValue, entry.at.secondsSinceEpoch,
+                entry.userID.rawValue, entry.requestID, entry.kind.rawValue, entry.state.rawValue,
+                entry.at.secondsSinceEpoch,
                 entry.reason?.rawValue,
                 entry.idempotencyKey == LedgerEntry.transitionKey(requestID: entry.requestID, state: entry.state)
                     ? nil : entry.idempotencyKey,
@@ -201,7 +202,8 @@ public final class SQLiteEngagementStore: RuntimeStore {
         let upsert = try db.cachedStatement(sql: SQLiteStatements.upsertEngagementState)
         for state in states {
             try upsert.execute(arguments: [
-                state.userID, state.lapseStage, state.reEngagementAttempts, state.campaignStartedAt?.secondsSinceEpoch,
+                state.userID.rawValue, state.lapseStage, state.reEngagementAttempts,
+                state.campaignStartedAt?.secondsSinceEpoch,
                 state.checkpoint,
             ])
         }
@@ -209,9 +211,9 @@ public final class SQLiteEngagementStore: RuntimeStore {
 
     // MARK: - Reads
 
-    public func profile(id: String) throws(StoreError) -> UserProfile? {
+    public func profile(id: UserID) throws(StoreError) -> UserProfile? {
         let json = try read { db in
-            try String.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectProfile), arguments: [id])
+            try String.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectProfile), arguments: [id.rawValue])
         }
         guard let json else { return nil }
         do {
@@ -221,10 +223,10 @@ public final class SQLiteEngagementStore: RuntimeStore {
         }
     }
 
-    public func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent] {
+    public func activityEvents(userID: UserID, since: Instant) throws(StoreError) -> [ActivityEvent] {
         try read { db in
             let statement = try db.cachedStatement(sql: SQLiteStatements.selectActivityEvents)
-            let rows = try Row.fetchCursor(statement, arguments: [userID, since.secondsSinceEpoch])
+            let rows = try Row.fetchCursor(statement, arguments: [userID.rawValue, since.secondsSinceEpoch])
             var events: [ActivityEvent] = []
             while let row = try rows.next() {
                 let at = try row.decode(Int64.self, atIndex: 0)
@@ -239,28 +241,28 @@ public final class SQLiteEngagementStore: RuntimeStore {
         }
     }
 
-    public func lastActiveAt(userID: String) throws(StoreError) -> Instant? {
+    public func lastActiveAt(userID: UserID) throws(StoreError) -> Instant? {
         try read { db in
             try Int64.fetchOne(
-                db.cachedStatement(sql: SQLiteStatements.selectLastActiveAt), arguments: [userID]
+                db.cachedStatement(sql: SQLiteStatements.selectLastActiveAt), arguments: [userID.rawValue]
             ).map(Instant.init(secondsSinceEpoch:))
         }
     }
 
-    public func usersInactive(since: Instant) throws(StoreError) -> [String] {
+    public func usersInactive(since: Instant) throws(StoreError) -> [UserID] {
         // Sorted here, not in SQL: ordering by userID in SQL makes SQLite walk the whole table in
         // key order instead of the lastActiveAt range, and Swift's order is the contract's.
         try read { db in
             try String.fetchAll(
                 db.cachedStatement(sql: SQLiteStatements.selectUsersInactive), arguments: [since.secondsSinceEpoch])
-        }.sorted()
+        }.map(UserID.init(rawValue:)).sorted()
     }
 
-    public func ledger(userID: String, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
+    public func ledger(userID: UserID, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
         try read { db in
             let statement = try db.cachedStatement(sql: SQLiteStatements.selectLedger)
             let rows = try Row.fetchCursor(
-                statement, arguments: [userID, from.secondsSinceEpoch, to.secondsSinceEpoch])
+                statement, arguments: [userID.rawValue, from.secondsSinceEpoch, to.secondsSinceEpoch])
             var entries: [LedgerEntry] = []
             while let row = try rows.next() {
                 let requestID = try row.decode(String.self, atIndex: 0)
@@ -286,10 +288,10 @@ public final class SQLiteEngagementStore: RuntimeStore {
         }
     }
 
-    public func engagementState(userID: String) throws(StoreError) -> EngagementState? {
+    public func engagementState(userID: UserID) throws(StoreError) -> EngagementState? {
         try read { db in
             let statement = try db.cachedStatement(sql: SQLiteStatements.selectEngagementState)
-            guard let row = try Row.fetchOne(statement, arguments: [userID]) else { return nil }
+            guard let row = try Row.fetchOne(statement, arguments: [userID.rawValue]) else { return nil }
             return EngagementState(
                 userID: userID, lapseStage: try row.decode(String.self, atIndex: 0),
                 reEngagementAttempts: try row.decode(Int.self, atIndex: 1),

@@ -74,11 +74,11 @@ extension SQLiteEngagementStore {
                 if fresh {
                     let (lastSequence, _) = try Self.inboxUser(row.userID, db)
                     try db.cachedStatement(sql: SQLiteStatements.insertInboxItem).execute(arguments: [
-                        row.userID, lastSequence + 1, row.key, row.requestID, delivery.kind, delivery.title,
+                        row.userID.rawValue, lastSequence + 1, row.key, row.requestID, delivery.kind, delivery.title,
                         delivery.body, instant.secondsSinceEpoch,
                     ])
                     try db.cachedStatement(sql: SQLiteStatements.upsertInboxLastSeq).execute(arguments: [
-                        row.userID, lastSequence + 1,
+                        row.userID.rawValue, lastSequence + 1,
                     ])
                 }
                 try Self.completeOutboxKey(row.key, at: instant, db)
@@ -89,14 +89,14 @@ extension SQLiteEngagementStore {
         }
     }
 
-    public func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
+    public func inboxPage(userID: UserID, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
         try InboxRules.checkLimit(limit)
         return try read { db in
             let (_, readThrough) = try Self.inboxUser(userID, db)
             // One more than asked: whether there is a next page.
             let rows = try Row.fetchAll(
                 db.cachedStatement(sql: SQLiteStatements.selectInboxPage),
-                arguments: [userID, sequence ?? .max, limit + 1])
+                arguments: [userID.rawValue, sequence ?? .max, limit + 1])
             let items = try rows.prefix(limit).map { row in try Self.inboxItem(row, userID: userID, readThrough) }
             return InboxPage(
                 items: items, nextBefore: rows.count > limit ? items.last?.sequence : nil,
@@ -104,18 +104,18 @@ extension SQLiteEngagementStore {
         }
     }
 
-    public func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError)
+    public func setInboxState(userID: UserID, itemID: String, to state: InboxState) throws(StoreError)
         -> InboxItem?
     {
         try write { db in
             var item: InboxItem?
             try db.inTransaction(.immediate) {
                 try db.cachedStatement(sql: SQLiteStatements.updateInboxState).execute(arguments: [
-                    state.rawValue, itemID, userID,
+                    state.rawValue, itemID, userID.rawValue,
                 ])
                 let (_, readThrough) = try Self.inboxUser(userID, db)
                 item = try Row.fetchOne(
-                    db.cachedStatement(sql: SQLiteStatements.selectInboxItem), arguments: [itemID, userID]
+                    db.cachedStatement(sql: SQLiteStatements.selectInboxItem), arguments: [itemID, userID.rawValue]
                 ).map { row in try Self.inboxItem(row, userID: userID, readThrough) }
                 return .commit
             }
@@ -124,11 +124,13 @@ extension SQLiteEngagementStore {
     }
 
     @discardableResult
-    public func readAllInbox(userID: String) throws(StoreError) -> InboxCounts {
+    public func readAllInbox(userID: UserID) throws(StoreError) -> InboxCounts {
         try write { db in
             var counts = InboxCounts.zero
             try db.inTransaction(.immediate) {
-                try db.cachedStatement(sql: SQLiteStatements.updateInboxReadThrough).execute(arguments: [userID])
+                try db.cachedStatement(sql: SQLiteStatements.updateInboxReadThrough).execute(arguments: [
+                    userID.rawValue
+                ])
                 let (_, readThrough) = try Self.inboxUser(userID, db)
                 counts = try Self.inboxCounts(userID, readThrough: readThrough, db)
                 return .commit
@@ -144,24 +146,26 @@ extension SQLiteEngagementStore {
     }
 
     /// The user's last sequence and watermark (0 and 0 before their first item).
-    private static func inboxUser(_ userID: String, _ db: Database) throws -> (lastSequence: Int64, readThrough: Int64)
+    private static func inboxUser(_ userID: UserID, _ db: Database) throws -> (lastSequence: Int64, readThrough: Int64)
     {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectInboxUser), arguments: [userID])
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: SQLiteStatements.selectInboxUser), arguments: [userID.rawValue])
         else { return (0, 0) }
         return (row[0], row[1])
     }
 
-    private static func inboxCounts(_ userID: String, readThrough: Int64, _ db: Database) throws -> InboxCounts {
+    private static func inboxCounts(_ userID: UserID, readThrough: Int64, _ db: Database) throws -> InboxCounts {
         guard
             let row = try Row.fetchOne(
                 db.cachedStatement(sql: SQLiteStatements.selectInboxCounts),
-                arguments: [readThrough, readThrough, userID])
+                arguments: [readThrough, readThrough, userID.rawValue])
         else { return .zero }
         return InboxCounts(total: row[0], unread: row[1], unseen: row[2])
     }
 
     /// An item row as the user sees it; a state outside 0...3 means the file is damaged.
-    private static func inboxItem(_ row: Row, userID: String, _ readThrough: Int64) throws -> InboxItem {
+    private static func inboxItem(_ row: Row, userID: UserID, _ readThrough: Int64) throws -> InboxItem {
         let rank: Int = row[7]
         guard let stored = InboxState(rawValue: rank) else {
             throw StoreError.corrupt("inbox item \(row[1] as String) has state \(rank)")

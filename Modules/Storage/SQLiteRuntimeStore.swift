@@ -24,12 +24,12 @@ extension SQLiteEngagementStore {
         try writeEngagementStates(commit.batch.engagementStates, db)
         try writeTrace(commit.trace, userID: commit.userID, db)
         try db.cachedStatement(sql: SQLiteStatements.upsertSnapshot).execute(arguments: [
-            commit.userID, Data(commit.snapshot),
+            commit.userID.rawValue, Data(commit.snapshot),
         ])
         try writeUserRecords(commit, db)
         for requestID in commit.cancelledRequestIDs {
             try db.cachedStatement(sql: SQLiteStatements.deleteOutboxRequest).execute(arguments: [
-                commit.userID, requestID,
+                commit.userID.rawValue, requestID,
             ])
         }
         for row in commit.outbox { try enqueueOutbox(row, db) }
@@ -41,7 +41,7 @@ extension SQLiteEngagementStore {
         guard try Bool.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key]) == nil
         else { return }
         try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-            row.userID, row.requestID, row.channel.name, row.key, row.dueAt.secondsSinceEpoch,
+            row.userID.rawValue, row.requestID, row.channel.name, row.key, row.dueAt.secondsSinceEpoch,
             row.payload.storedText,
         ])
     }
@@ -63,11 +63,12 @@ extension SQLiteEngagementStore {
         }
     }
 
-    public func snapshot(userID: String) throws(StoreError) -> [UInt8]? {
+    public func snapshot(userID: UserID) throws(StoreError) -> [UInt8]? {
         try read { db in
-            try Data.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectSnapshot), arguments: [userID]).map {
-                [UInt8]($0)
-            }
+            try Data.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectSnapshot), arguments: [userID.rawValue])
+                .map {
+                    [UInt8]($0)
+                }
         }
     }
 
@@ -81,17 +82,20 @@ extension SQLiteEngagementStore {
         }
     }
 
-    public func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] {
+    public func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow] {
         try read { db in
-            try Row.fetchAll(db.cachedStatement(sql: SQLiteStatements.selectUserOutbox), arguments: [userID]).map(
-                Self.outboxRow)
+            try Row.fetchAll(db.cachedStatement(sql: SQLiteStatements.selectUserOutbox), arguments: [userID.rawValue])
+                .map(
+                    Self.outboxRow)
         }
     }
 
     /// A scan of the profile table's key, for start-up only (not in `SQLiteStatements.all`, whose
     /// statements are all index searches).
-    public func userIDs() throws(StoreError) -> [String] {
-        try read { db in try String.fetchAll(db, sql: "SELECT userID FROM profile ORDER BY userID") }
+    public func userIDs() throws(StoreError) -> [UserID] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT userID FROM profile ORDER BY userID").map(UserID.init(rawValue:))
+        }
     }
 
     public func outboxDepth() throws(StoreError) -> Int {
@@ -101,7 +105,7 @@ extension SQLiteEngagementStore {
     private static func outboxRow(_ row: Row) -> OutboxRow {
         let channel = OutboxChannel(name: row[3])
         return OutboxRow(
-            key: row[0], userID: row[1], requestID: row[2], channel: channel,
+            key: row[0], userID: UserID(rawValue: row[1]), requestID: row[2], channel: channel,
             dueAt: Instant(secondsSinceEpoch: row[4]), payload: .stored(row[5], channel: channel))
     }
 

@@ -1,11 +1,11 @@
 import Foundation
 import GRDB
-import Models
+public import Models
 
 /// `TraceStore` on SQLite: the `trace` table of migration `v5-trace`, written inside the
 /// runtime's commit transaction (`SQLiteEngagementStore.commit`).
 extension SQLiteEngagementStore {
-    public func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError)
+    public func traceRecords(userID: UserID, after position: TracePosition, limit: Int) throws(StoreError)
         -> [TraceRecord]
     {
         guard limit > 0 else { return [] }
@@ -13,7 +13,9 @@ extension SQLiteEngagementStore {
         return try read { db in
             try Row.fetchAll(
                 db.cachedStatement(sql: SQLiteTraceStatements.selectTrace),
-                arguments: [userID, position.at.secondsSinceEpoch, position.at.secondsSinceEpoch, position.id, limit]
+                arguments: [
+                    userID.rawValue, position.at.secondsSinceEpoch, position.at.secondsSinceEpoch, position.id, limit,
+                ]
             )
             .map { row throws(StoreError) in try Self.traceRecord(row, userID: userID, path: path) }
         }
@@ -21,22 +23,22 @@ extension SQLiteEngagementStore {
 
     /// Inserts the commit's trace records (ids from the table's AUTOINCREMENT, never reused) and
     /// prunes the user's records past the retention window, a bounded number per commit.
-    static func writeTrace(_ records: [TraceRecord], userID: String, _ db: Database) throws {
+    static func writeTrace(_ records: [TraceRecord], userID: UserID, _ db: Database) throws {
         guard let newest = records.map(\.at).max() else { return }
         let insert = try db.cachedStatement(sql: SQLiteTraceStatements.insertTrace)
         for record in records {
             try insert.execute(arguments: [
-                record.userID, record.at.secondsSinceEpoch, record.requestID, record.kind.rawValue,
+                record.userID.rawValue, record.at.secondsSinceEpoch, record.requestID, record.kind.rawValue,
                 record.decision.rawValue, record.reason.rawValue, record.fireAt?.secondsSinceEpoch, record.detail,
                 record.groupID, record.input,
             ])
         }
         try db.cachedStatement(sql: SQLiteTraceStatements.pruneTrace).execute(arguments: [
-            userID, (newest - TraceRetention.seconds).secondsSinceEpoch, TraceRetention.prunedPerCommit,
+            userID.rawValue, (newest - TraceRetention.seconds).secondsSinceEpoch, TraceRetention.prunedPerCommit,
         ])
     }
 
-    private static func traceRecord(_ row: Row, userID: String, path: String) throws(StoreError) -> TraceRecord {
+    private static func traceRecord(_ row: Row, userID: UserID, path: String) throws(StoreError) -> TraceRecord {
         let kind: String = row[2]
         let decision: String = row[3]
         let reason: String = row[4]

@@ -104,7 +104,7 @@ extension SQLiteEngagementStore {
             let upsert = try db.cachedStatement(sql: SQLiteUserStatements.upsertVersion)
             for (group, milliseconds) in versions.millisecondsByGroup.sorted(by: { $0.key.rawValue < $1.key.rawValue })
             {
-                try upsert.execute(arguments: [commit.userID, group.rawValue, milliseconds])
+                try upsert.execute(arguments: [commit.userID.rawValue, group.rawValue, milliseconds])
             }
         }
         if let record = commit.idempotency {
@@ -113,17 +113,18 @@ extension SQLiteEngagementStore {
                 IdempotencyRecord.prunedPerCommit,
             ])
             try db.cachedStatement(sql: SQLiteUserStatements.upsertIdempotency).execute(arguments: [
-                record.userID, record.key, record.requestHash, record.status, Data(record.response),
+                record.userID.rawValue, record.key, record.requestHash, record.status, Data(record.response),
                 record.createdAt.secondsSinceEpoch,
             ])
         }
     }
 
-    public func userVersions(userID: String) throws(StoreError) -> UserVersions? {
+    public func userVersions(userID: UserID) throws(StoreError) -> UserVersions? {
         let rows = try read { db in
-            try Row.fetchAll(db.cachedStatement(sql: SQLiteUserStatements.selectVersions), arguments: [userID]).map {
-                (try $0.decode(String.self, atIndex: 0), try $0.decode(Int64.self, atIndex: 1))
-            }
+            try Row.fetchAll(db.cachedStatement(sql: SQLiteUserStatements.selectVersions), arguments: [userID.rawValue])
+                .map {
+                    (try $0.decode(String.self, atIndex: 0), try $0.decode(Int64.self, atIndex: 1))
+                }
         }
         guard !rows.isEmpty else { return nil }
         var versions = UserVersions()
@@ -136,11 +137,11 @@ extension SQLiteEngagementStore {
         return versions
     }
 
-    public func idempotencyRecord(userID: String, key: String) throws(StoreError) -> IdempotencyRecord? {
+    public func idempotencyRecord(userID: UserID, key: String) throws(StoreError) -> IdempotencyRecord? {
         try read { db in
             guard
                 let row = try Row.fetchOne(
-                    db.cachedStatement(sql: SQLiteUserStatements.selectIdempotency), arguments: [userID, key])
+                    db.cachedStatement(sql: SQLiteUserStatements.selectIdempotency), arguments: [userID.rawValue, key])
             else { return nil }
             return IdempotencyRecord(
                 userID: userID, key: key, requestHash: try row.decode(String.self, atIndex: 0),
@@ -164,7 +165,7 @@ extension SQLiteEngagementStore {
                 previous = try Self.device(token: device.token, db, path: path)
                 if !takingFromOthers, let previous, previous.userID != device.userID { return .commit }
                 try db.cachedStatement(sql: SQLiteUserStatements.upsertDevice).execute(arguments: [
-                    device.token, device.userID, device.environment.rawValue, device.platform,
+                    device.token, device.userID.rawValue, device.environment.rawValue, device.platform,
                     device.registeredAt.secondsSinceEpoch,
                 ])
                 let owned = try Self.devices(userID: device.userID, db, path: path)
@@ -177,7 +178,7 @@ extension SQLiteEngagementStore {
         }
     }
 
-    public func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
+    public func removeDevice(userID: UserID, token: String) throws(StoreError) -> Bool {
         let path = path
         return try write { db in
             var removed = false
@@ -207,16 +208,16 @@ extension SQLiteEngagementStore {
         }
     }
 
-    public func devices(userID: String) throws(StoreError) -> [DeviceRegistration] {
+    public func devices(userID: UserID) throws(StoreError) -> [DeviceRegistration] {
         let path = path
         return try read { db in try Self.devices(userID: userID, db, path: path) }
     }
 
-    public func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+    public func revokeTokens(userID: UserID, issuedBefore instant: Instant) throws(StoreError) -> Instant {
         try write { db in
             let inForce = try Int64.fetchOne(
                 db.cachedStatement(sql: SQLiteUserStatements.upsertRevocation),
-                arguments: [userID, instant.secondsSinceEpoch])
+                arguments: [userID.rawValue, instant.secondsSinceEpoch])
             return inForce.map(Instant.init(secondsSinceEpoch:)) ?? instant
         }
     }
@@ -227,10 +228,12 @@ extension SQLiteEngagementStore {
         if found < SQLiteSchema.version { throw .olderSchema(found: found, expected: SQLiteSchema.version) }
     }
 
-    public func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+    public func tokensRevokedBefore(userID: UserID) throws(StoreError) -> Instant? {
         try read { db in
-            try Int64.fetchOne(db.cachedStatement(sql: SQLiteUserStatements.selectRevocation), arguments: [userID])
-                .map(Instant.init(secondsSinceEpoch:))
+            try Int64.fetchOne(
+                db.cachedStatement(sql: SQLiteUserStatements.selectRevocation), arguments: [userID.rawValue]
+            )
+            .map(Instant.init(secondsSinceEpoch:))
         }
     }
 
@@ -238,22 +241,24 @@ extension SQLiteEngagementStore {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: SQLiteUserStatements.selectDevice), arguments: [token])
         else { return nil }
         return try registration(
-            token: token, userID: row.decode(String.self, atIndex: 0), environment: row.decode(String.self, atIndex: 1),
+            token: token, userID: UserID(row.decode(String.self, atIndex: 0)),
+            environment: row.decode(String.self, atIndex: 1),
             platform: row.decode(String.self, atIndex: 2), registeredAt: row.decode(Int64.self, atIndex: 3), path: path)
     }
 
-    private static func devices(userID: String, _ db: Database, path: String) throws -> [DeviceRegistration] {
-        try Row.fetchAll(db.cachedStatement(sql: SQLiteUserStatements.selectUserDevices), arguments: [userID]).map {
-            row in
-            try registration(
-                token: row.decode(String.self, atIndex: 0), userID: userID,
-                environment: row.decode(String.self, atIndex: 1), platform: row.decode(String.self, atIndex: 2),
-                registeredAt: row.decode(Int64.self, atIndex: 3), path: path)
-        }
+    private static func devices(userID: UserID, _ db: Database, path: String) throws -> [DeviceRegistration] {
+        try Row.fetchAll(db.cachedStatement(sql: SQLiteUserStatements.selectUserDevices), arguments: [userID.rawValue])
+            .map {
+                row in
+                try registration(
+                    token: row.decode(String.self, atIndex: 0), userID: userID,
+                    environment: row.decode(String.self, atIndex: 1), platform: row.decode(String.self, atIndex: 2),
+                    registeredAt: row.decode(Int64.self, atIndex: 3), path: path)
+            }
     }
 
     private static func registration(
-        token: String, userID: String, environment: String, platform: String, registeredAt: Int64, path: String
+        token: String, userID: UserID, environment: String, platform: String, registeredAt: Int64, path: String
     ) throws -> DeviceRegistration {
         guard let environment = PushEnvironment(rawValue: environment) else {
             throw StoreError.corrupt("\(path): device \(token) has environment \(environment)")

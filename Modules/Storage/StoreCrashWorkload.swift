@@ -17,7 +17,7 @@ public enum StoreCrashWorkload {
     /// 2027-03-01T00:00:00Z; batch `index` writes around `start + index * 600` seconds.
     public static let start = Instant(secondsSinceEpoch: 1_803_859_200)
 
-    public static func userID(forBatch index: Int) -> String { "crash-u\(index % userCount)" }
+    public static func userID(forBatch index: Int) -> UserID { "crash-u\(index % userCount)" }
 
     /// The checkpoint batch `index` stores in its user's engagement state: seeing it on disk
     /// proves the batch committed.

@@ -82,7 +82,7 @@ public enum LedgerState: String, Codable, CaseIterable, Sendable {
 /// against, so its writes must be replay-safe: `idempotencyKey` names the write itself (for
 /// example `"<requestID>/delivered"`), and a key already applied for the user is a no-op.
 public struct LedgerEntry: Codable, Hashable, Sendable {
-    public var userID: String
+    public var userID: UserID
     /// The notification request identifier (see `OccurrenceID`).
     public var requestID: String
     public var kind: NotificationKind
@@ -95,7 +95,7 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
     public var idempotencyKey: String
 
     public init(
-        userID: String, requestID: String, kind: NotificationKind, state: LedgerState, at: Instant,
+        userID: UserID, requestID: String, kind: NotificationKind, state: LedgerState, at: Instant,
         reason: ReasonCode? = nil, idempotencyKey: String
     ) {
         self.userID = userID
@@ -115,7 +115,7 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
 
 /// A user's place in the lapse model and the progress of a re-engagement campaign.
 public struct EngagementState: Codable, Hashable, Sendable {
-    public var userID: String
+    public var userID: UserID
     /// The raw value of the engine's `LapseStage` (`active`, `lapsed`, `churnRisk`). Storage
     /// sits below the engine and keeps it as text so the engine can add stages without a
     /// schema change.
@@ -129,7 +129,7 @@ public struct EngagementState: Codable, Hashable, Sendable {
     public var checkpoint: String?
 
     public init(
-        userID: String, lapseStage: String, reEngagementAttempts: Int = 0, campaignStartedAt: Instant? = nil,
+        userID: UserID, lapseStage: String, reEngagementAttempts: Int = 0, campaignStartedAt: Instant? = nil,
         checkpoint: String? = nil
     ) {
         self.userID = userID

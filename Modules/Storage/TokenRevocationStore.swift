@@ -9,7 +9,7 @@ public import Models
 public protocol TokenRevocationStore: Sendable {
     /// Refuses the user's tokens issued before `instant` from now on; returns the instant in
     /// force afterwards (the later of the stored one and `instant`).
-    func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant
+    func revokeTokens(userID: UserID, issuedBefore instant: Instant) throws(StoreError) -> Instant
     /// The instant before which the user's tokens are refused, or nil when none was revoked.
-    func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant?
+    func tokensRevokedBefore(userID: UserID) throws(StoreError) -> Instant?
 }

@@ -7,7 +7,7 @@ public struct TraceRecord: Codable, Hashable, Sendable {
     /// Given by the store when the record is committed; every id it gives is larger than all it
     /// gave before. 0 in a record not yet committed.
     public var id: Int64
-    public var userID: String
+    public var userID: UserID
     /// When the decision was made (the step's time).
     public var at: Instant
     public var requestID: String
@@ -25,7 +25,7 @@ public struct TraceRecord: Codable, Hashable, Sendable {
     public var input: String
 
     public init(
-        id: Int64 = 0, userID: String, at: Instant, requestID: String, kind: NotificationKind,
+        id: Int64 = 0, userID: UserID, at: Instant, requestID: String, kind: NotificationKind,
         decision: TraceDecision, reason: ReasonCode, fireAt: Instant? = nil, detail: String = "",
         groupID: String? = nil, input: String
     ) {
@@ -82,5 +82,5 @@ public enum TraceRetention {
 ///   `TraceRetention.prunedPerCommit` of the user's oldest records older than
 ///   `TraceRetention.seconds` before the newest record it adds. Other users are not touched.
 public protocol TraceStore {
-    func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError) -> [TraceRecord]
+    func traceRecords(userID: UserID, after position: TracePosition, limit: Int) throws(StoreError) -> [TraceRecord]
 }

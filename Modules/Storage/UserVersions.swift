@@ -35,5 +35,5 @@ public struct UserVersions: Hashable, Sendable {
 /// Contract: a commit with versions sets the groups it names and leaves the others as they were;
 /// `userVersions` returns what the last commits set (nil for a user with none).
 public protocol UserVersionStore: Sendable {
-    func userVersions(userID: String) throws(StoreError) -> UserVersions?
+    func userVersions(userID: UserID) throws(StoreError) -> UserVersions?
 }

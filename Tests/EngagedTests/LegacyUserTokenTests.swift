@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Models
 import Testing
 
 @testable import engaged
@@ -14,14 +15,14 @@ struct LegacyUserTokenTests {
     @Test func aTokenIsTheLowercaseHexHMACSHA256OfTheUserID() {
         // RFC 4231-style known answer (the widely published HMAC-SHA256 example).
         let tokens = LegacyUserTokens(secret: "key")
-        let fox = "The quick brown fox jumps over the lazy dog"
+        let fox: UserID = "The quick brown fox jumps over the lazy dog"
         #expect(tokens.token(for: fox) == "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8")
         #expect(tokens.isValid("f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8", for: fox))
         #expect(!tokens.isValid("F7BC83F430538424B13298E6AA6FB143EF4D59A14946175997479DBC2D1A3CD8", for: fox))
         #expect(!tokens.isValid("f7bc83f4", for: fox))
     }
 
-    static let cases: [(header: String, pathUserID: String, expected: InboxAccess)] = [
+    static let cases: [(header: String, pathUserID: UserID, expected: InboxAccess)] = [
         ("Bearer " + tokens.token(for: "a.b"), "a.b", .legacyUser("a.b")),
         ("Bearer a.b." + tokens.token(for: "a.b"), "a.b", .legacyUser("a.b")),
         ("Bearer a.b." + tokens.token(for: "a.b"), "a", .forbidden("")),

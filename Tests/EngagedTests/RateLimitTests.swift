@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import Models
 import NIOCore
 import Synchronization
 import Testing

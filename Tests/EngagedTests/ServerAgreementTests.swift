@@ -123,7 +123,7 @@ struct ServerAgreementTests {
     /// Replays one user's asks through a fresh `engaged` runtime, its transport answering as the
     /// simulated APNs did; returns the requests its APNs channel sent.
     private func replay(
-        _ entries: [(entry: ServerTape.Entry, at: Instant)], of userID: String, configuration: EngineConfiguration,
+        _ entries: [(entry: ServerTape.Entry, at: Instant)], of userID: UserID, configuration: EngineConfiguration,
         runsJobs: Bool
     ) async throws -> [PushRequest] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("agreement-\(UUID().uuidString)")

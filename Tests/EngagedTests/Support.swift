@@ -85,7 +85,7 @@ struct TestServer {
 }
 
 /// A user token for `userID`, minted on the test server's keys at `at` (its clock by default).
-func userToken(_ userID: String, at instant: Instant = TestServer.start, ttlSeconds: Int64 = 2_592_000) async throws
+func userToken(_ userID: UserID, at instant: Instant = TestServer.start, ttlSeconds: Int64 = 2_592_000) async throws
     -> String
 {
     try await UserTokenAuthority(keys: TestServer.userTokenKeys).mint(for: userID, now: instant, ttlSeconds: ttlSeconds)

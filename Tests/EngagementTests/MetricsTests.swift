@@ -25,7 +25,7 @@ private enum Logs {
         }
     }
 
-    static func event(_ id: String, _ time: String, _ kind: ActivityKind) -> ActivityEvent {
+    static func event(_ id: UserID, _ time: String, _ kind: ActivityKind) -> ActivityEvent {
         ActivityEvent(userID: id, at: at(time), kind: kind)
     }
 
@@ -219,7 +219,7 @@ private enum Logs {
 
     @Test func anIDAlwaysGetsTheSameAnswer() {
         for index in 0..<1_000 {
-            let id = "user-\(index)"
+            let id = UserID("user-\(index)")
             let first = Holdout.isHeldOut(userID: id, share: 0.1, salt: 7)
             #expect(Holdout.isHeldOut(userID: id, share: 0.1, salt: 7) == first)
         }
@@ -243,7 +243,7 @@ private enum Logs {
     @Test func anotherSaltDrawsAnIndependentGroup() {
         var both = 0
         for index in 0..<100_000 {
-            let id = "user-\(index)"
+            let id = UserID("user-\(index)")
             if Holdout.isHeldOut(userID: id, share: 0.1, salt: 1) && Holdout.isHeldOut(userID: id, share: 0.1, salt: 2)
             {
                 both += 1
@@ -256,7 +256,7 @@ private enum Logs {
 
 /// Values computed once; they must never change.
 private enum PinnedHoldout {
-    static let values: [(id: String, salt: UInt64, value: Double)] = [
+    static let values: [(id: UserID, salt: UInt64, value: Double)] = [
         ("user-1", 0, 0.7679704410612723), ("user-2", 42, 0.7698485411016992), ("5f3c9a2e-user", 7, 0.2141627619210662),
     ]
 }

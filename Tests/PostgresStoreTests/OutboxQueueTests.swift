@@ -13,7 +13,7 @@ import Testing
 struct OutboxQueueTests {
     static let now = Instant(iso8601: "2027-03-01T11:00:00Z")!  // 12:00 in Berlin
 
-    static func alert(_ user: String, _ name: String, at due: Instant) -> OutboxRow {
+    static func alert(_ user: UserID, _ name: String, at due: Instant) -> OutboxRow {
         let request = NotificationRequest(
             identifier: name, content: NotificationContent(kind: .workoutReminder, title: name, body: "Body"),
             trigger: .date(due))
@@ -23,7 +23,7 @@ struct OutboxQueueTests {
     }
 
     /// A user in Berlin with quiet hours 22:00-07:00 and `rows` pending.
-    static func addUser(_ user: String, rows: [OutboxRow], to store: PostgresRuntimeStore) throws {
+    static func addUser(_ user: UserID, rows: [OutboxRow], to store: PostgresRuntimeStore) throws {
         var preferences = NotificationPreferences()
         preferences.quietHours = try QuietHours(
             start: LocalTimeOfDay(minutesSinceMidnight: 22 * 60), end: LocalTimeOfDay(minutesSinceMidnight: 7 * 60))
@@ -54,7 +54,7 @@ struct OutboxQueueTests {
                 let results = Results()
                 DispatchQueue.concurrentPerform(iterations: 2) { index in
                     let queue = index == 0 ? a : b
-                    var users: [String] = []
+                    var users: [UserID] = []
                     while let rows = try? queue.claim(through: Self.now, users: 3), !rows.isEmpty {
                         users += rows.map(\.userID)
                     }
@@ -242,15 +242,15 @@ struct OutboxQueueTests {
 /// What two concurrent claimers collected.
 private final class Results: @unchecked Sendable {
     private let lock = NSLock()
-    private var values: [Int: [String]] = [:]
+    private var values: [Int: [UserID]] = [:]
 
-    func set(_ index: Int, _ users: [String]) {
+    func set(_ index: Int, _ users: [UserID]) {
         lock.lock()
         values[index] = users
         lock.unlock()
     }
 
-    var both: ([String], [String]) {
+    var both: ([UserID], [UserID]) {
         lock.lock()
         defer { lock.unlock() }
         return (values[0] ?? [], values[1] ?? [])

@@ -13,14 +13,14 @@ private let far = Instant(secondsSinceEpoch: 1 << 40)
 private let conflictOfU1 = StoreError.unavailable(
     "the snapshot of user \"u1\" was changed by another process; load it again")
 
-private func row(_ userID: String, _ requestID: String, dueIn seconds: Int64) -> OutboxRow {
+private func row(_ userID: UserID, _ requestID: String, dueIn seconds: Int64) -> OutboxRow {
     OutboxRow(
         key: "\(userID)/\(requestID)/push/\(seconds)", userID: userID, requestID: requestID, channel: .push,
         dueAt: t0 + seconds, payload: samplePayload(requestID, channel: .push))
 }
 
 /// A commit touching every table a commit writes, for `userID`.
-private func fullCommit(_ userID: String, snapshot: [UInt8], dueIn seconds: Int64 = 60) -> RuntimeCommit {
+private func fullCommit(_ userID: UserID, snapshot: [UInt8], dueIn seconds: Int64 = 60) -> RuntimeCommit {
     RuntimeCommit(
         userID: userID, snapshot: snapshot,
         batch: StoreBatch(
@@ -44,7 +44,7 @@ private func fullCommit(_ userID: String, snapshot: [UInt8], dueIn seconds: Int6
 }
 
 /// Everything a commit of `userID` may have written, as one string.
-private func everything(_ userID: String, _ store: PostgresRuntimeStore) throws -> String {
+private func everything(_ userID: UserID, _ store: PostgresRuntimeStore) throws -> String {
     """
     \(String(describing: try store.profile(id: userID)))
     \(try store.activityEvents(userID: userID, since: past))
@@ -58,8 +58,8 @@ private func everything(_ userID: String, _ store: PostgresRuntimeStore) throws 
 }
 
 /// The work queue's row of `userID` (its due instant), or nil.
-private func workQueueDue(_ userID: String, _ database: ScratchDatabase) throws -> Int64? {
-    try database.query("SELECT due_at FROM work_queue WHERE user_id = \(userID)").first.map {
+private func workQueueDue(_ userID: UserID, _ database: ScratchDatabase) throws -> Int64? {
+    try database.query("SELECT due_at FROM work_queue WHERE user_id = \(userID.rawValue)").first.map {
         try $0.decode(Int64.self)
     }
 }

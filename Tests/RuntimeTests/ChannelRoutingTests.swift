@@ -145,7 +145,7 @@ private final class GatedTransport: ChannelTransport {
         var inFlight = 0
         var most = 0
         /// Sends in flight per user, and the most of one user's at once.
-        var userInFlight: [String: Int] = [:]
+        var userInFlight: [UserID: Int] = [:]
         var mostOfOneUser = 0
         var performed: [String] = []
     }
@@ -178,7 +178,7 @@ struct ConcurrentSendTests {
         let clock = ManualClock(ChannelRoutingTests.start)
         let store = InMemoryEngagementStore()
         let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
-        let users = (0..<10).map { "u\($0)" }
+        let users = (0..<10).map { UserID("u\($0)") }
         for user in users { try await runtime.putUser(profile(user)) }
         var rows: [OutboxRow] = []
         for user in users {

@@ -3,8 +3,8 @@ import Storage
 
 /// The user records of the group-commit tests' store: its base's.
 extension ControlledStore {
-    func userVersions(userID: String) throws(StoreError) -> UserVersions? { try base.userVersions(userID: userID) }
-    func idempotencyRecord(userID: String, key: String) throws(StoreError) -> IdempotencyRecord? {
+    func userVersions(userID: UserID) throws(StoreError) -> UserVersions? { try base.userVersions(userID: userID) }
+    func idempotencyRecord(userID: UserID, key: String) throws(StoreError) -> IdempotencyRecord? {
         try base.idempotencyRecord(userID: userID, key: key)
     }
     func idempotencyRecordCount() throws(StoreError) -> Int { try base.idempotencyRecordCount() }
@@ -13,16 +13,16 @@ extension ControlledStore {
     {
         try base.registerDevice(device, takingFromOthers: takingFromOthers)
     }
-    func removeDevice(userID: String, token: String) throws(StoreError) -> Bool {
+    func removeDevice(userID: UserID, token: String) throws(StoreError) -> Bool {
         try base.removeDevice(userID: userID, token: token)
     }
     func removeDevice(token: String) throws(StoreError) -> DeviceRegistration? { try base.removeDevice(token: token) }
-    func devices(userID: String) throws(StoreError) -> [DeviceRegistration] { try base.devices(userID: userID) }
-    func revokeTokens(userID: String, issuedBefore instant: Instant) throws(StoreError) -> Instant {
+    func devices(userID: UserID) throws(StoreError) -> [DeviceRegistration] { try base.devices(userID: userID) }
+    func revokeTokens(userID: UserID, issuedBefore instant: Instant) throws(StoreError) -> Instant {
         try base.revokeTokens(userID: userID, issuedBefore: instant)
     }
     func checkReady() throws(StoreError) { try base.checkReady() }
-    func tokensRevokedBefore(userID: String) throws(StoreError) -> Instant? {
+    func tokensRevokedBefore(userID: UserID) throws(StoreError) -> Instant? {
         try base.tokensRevokedBefore(userID: userID)
     }
 }

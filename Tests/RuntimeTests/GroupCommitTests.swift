@@ -33,7 +33,7 @@ final class ControlledStore: RuntimeStore {
         try base.commitGroup(commits)
     }
 
-    func snapshot(userID: String) throws(StoreError) -> [UInt8]? { try base.snapshot(userID: userID) }
+    func snapshot(userID: UserID) throws(StoreError) -> [UInt8]? { try base.snapshot(userID: userID) }
     func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
         try base.dueOutbox(through: instant, limit: limit)
     }
@@ -42,38 +42,38 @@ final class ControlledStore: RuntimeStore {
     }
     func outboxDepth() throws(StoreError) -> Int { try base.outboxDepth() }
     var claimsWithRules: Bool { base.claimsWithRules }
-    func claimState(userIDs: [String]) throws(StoreError) -> ClaimState { try base.claimState(userIDs: userIDs) }
+    func claimState(userIDs: [UserID]) throws(StoreError) -> ClaimState { try base.claimState(userIDs: userIDs) }
     func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError) {
         try base.recordClaim(record, at: instant)
     }
-    func userIDs() throws(StoreError) -> [String] { try base.userIDs() }
-    func traceRecords(userID: String, after position: TracePosition, limit: Int) throws(StoreError) -> [TraceRecord] {
+    func userIDs() throws(StoreError) -> [UserID] { try base.userIDs() }
+    func traceRecords(userID: UserID, after position: TracePosition, limit: Int) throws(StoreError) -> [TraceRecord] {
         try base.traceRecords(userID: userID, after: position, limit: limit)
     }
-    func pendingOutbox(userID: String) throws(StoreError) -> [OutboxRow] { try base.pendingOutbox(userID: userID) }
+    func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow] { try base.pendingOutbox(userID: userID) }
     func apply(_ batch: StoreBatch) throws(StoreError) { try base.apply(batch) }
-    func profile(id: String) throws(StoreError) -> UserProfile? { try base.profile(id: id) }
-    func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent] {
+    func profile(id: UserID) throws(StoreError) -> UserProfile? { try base.profile(id: id) }
+    func activityEvents(userID: UserID, since: Instant) throws(StoreError) -> [ActivityEvent] {
         try base.activityEvents(userID: userID, since: since)
     }
-    func lastActiveAt(userID: String) throws(StoreError) -> Instant? { try base.lastActiveAt(userID: userID) }
-    func usersInactive(since: Instant) throws(StoreError) -> [String] { try base.usersInactive(since: since) }
-    func ledger(userID: String, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
+    func lastActiveAt(userID: UserID) throws(StoreError) -> Instant? { try base.lastActiveAt(userID: userID) }
+    func usersInactive(since: Instant) throws(StoreError) -> [UserID] { try base.usersInactive(since: since) }
+    func ledger(userID: UserID, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
         try base.ledger(userID: userID, from: from, to: to)
     }
-    func engagementState(userID: String) throws(StoreError) -> EngagementState? {
+    func engagementState(userID: UserID) throws(StoreError) -> EngagementState? {
         try base.engagementState(userID: userID)
     }
     func deliverToInbox(_ delivery: InboxDelivery, next: [OutboxRow], at instant: Instant) throws(StoreError) -> Bool {
         try base.deliverToInbox(delivery, next: next, at: instant)
     }
-    func inboxPage(userID: String, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
+    func inboxPage(userID: UserID, before sequence: Int64?, limit: Int) throws(StoreError) -> InboxPage {
         try base.inboxPage(userID: userID, before: sequence, limit: limit)
     }
-    func setInboxState(userID: String, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem? {
+    func setInboxState(userID: UserID, itemID: String, to state: InboxState) throws(StoreError) -> InboxItem? {
         try base.setInboxState(userID: userID, itemID: itemID, to: state)
     }
-    func readAllInbox(userID: String) throws(StoreError) -> InboxCounts { try base.readAllInbox(userID: userID) }
+    func readAllInbox(userID: UserID) throws(StoreError) -> InboxCounts { try base.readAllInbox(userID: userID) }
 }
 
 @Suite("Group commit")
@@ -98,7 +98,7 @@ struct GroupCommitTests {
         let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
         let referenceStore = InMemoryEngagementStore()
         let reference = EngineRuntime(store: referenceStore, clock: clock, content: bundledContent)
-        let users = (0..<24).map { "u\($0)" }
+        let users = (0..<24).map { UserID("u\($0)") }
         for user in users {
             try await runtime.putUser(profile(user))
             try await reference.putUser(profile(user))
@@ -165,7 +165,7 @@ struct GroupCommitTests {
         // u1 continues from what was committed: neither refused step is in it.
         let effects = try await runtime.apply(Self.inputs[3], to: "u1").effects
         #expect(effects == (try await reference.apply(Self.inputs[3], to: "u1").effects))
-        for user in ["u1", "u2"] {
+        for user: UserID in ["u1", "u2"] {
             #expect(try store.snapshot(userID: user) == (try await reference.engine(of: user))?.snapshot())
         }
     }

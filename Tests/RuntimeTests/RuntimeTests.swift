@@ -31,7 +31,7 @@ let withoutAttentionBudget: EngineConfiguration = {
     return configuration
 }()
 
-func profile(_ id: String = "u1", zone: String = "Asia/Kathmandu") -> UserProfile {
+func profile(_ id: UserID = "u1", zone: String = "Asia/Kathmandu") -> UserProfile {
     var preferences = NotificationPreferences()
     preferences.hydration = .biHourly
     preferences.settings[.workoutKudos] = .batched
@@ -253,12 +253,12 @@ struct RuntimeTests {
     }
 
     @Test(arguments: [
-        ("u1", "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.push),
-        ("u2", "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.push),
-        ("u1", "mealReminder.2027-03-01.lunch", Int64(60), OutboxChannel.push),
-        ("u1", "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.inbox),
+        (UserID("u1"), "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.push),
+        (UserID("u2"), "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.push),
+        (UserID("u1"), "mealReminder.2027-03-01.lunch", Int64(60), OutboxChannel.push),
+        (UserID("u1"), "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.inbox),
     ])
-    func outboxKeysAreDeterministicUUIDs(user: String, request: String, offset: Int64, channel: OutboxChannel) {
+    func outboxKeysAreDeterministicUUIDs(user: UserID, request: String, offset: Int64, channel: OutboxChannel) {
         let key = OutboxKey.make(user, request, Self.start + offset, channel)
         #expect(key == OutboxKey.make(user, request, Self.start + offset, channel))
         #expect(key != OutboxKey.make(user, request, Self.start + offset + 1, channel))

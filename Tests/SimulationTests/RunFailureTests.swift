@@ -11,12 +11,12 @@ import Testing
     /// A store whose device is full: every batch is refused, nothing is ever stored.
     struct FullStore: EngagementStore {
         func apply(_ batch: StoreBatch) throws(StoreError) { throw .diskFull("simulated") }
-        func profile(id: String) throws(StoreError) -> UserProfile? { nil }
-        func activityEvents(userID: String, since: Instant) throws(StoreError) -> [ActivityEvent] { [] }
-        func lastActiveAt(userID: String) throws(StoreError) -> Instant? { nil }
-        func usersInactive(since: Instant) throws(StoreError) -> [String] { [] }
-        func ledger(userID: String, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] { [] }
-        func engagementState(userID: String) throws(StoreError) -> EngagementState? { nil }
+        func profile(id: UserID) throws(StoreError) -> UserProfile? { nil }
+        func activityEvents(userID: UserID, since: Instant) throws(StoreError) -> [ActivityEvent] { [] }
+        func lastActiveAt(userID: UserID) throws(StoreError) -> Instant? { nil }
+        func usersInactive(since: Instant) throws(StoreError) -> [UserID] { [] }
+        func ledger(userID: UserID, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] { [] }
+        func engagementState(userID: UserID) throws(StoreError) -> EngagementState? { nil }
     }
 
     @Test func aRefusedStoreBatchEndsTheRunWithAnErrorInsteadOfExiting() throws {

@@ -46,7 +46,7 @@ import Testing
         let to = Instant(secondsSinceEpoch: 4_000_000_000)
         var rows = 0
         for index in 0..<calm.users {
-            let user = "u" + String(format: "%06d", index)
+            let user = Population.userID(index)
             let ledger = try stores[0].ledger(userID: user, from: from, to: to)
             #expect(try stores[1].ledger(userID: user, from: from, to: to) == ledger, "\(user)")
             #expect(

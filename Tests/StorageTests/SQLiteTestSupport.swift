@@ -13,14 +13,14 @@ func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
 
 /// Everything a store holds for one user, read through the protocol.
 struct UserSnapshot: Equatable, CustomStringConvertible {
-    var userID: String
+    var userID: UserID
     var profile: UserProfile?
     var events: [ActivityEvent]
     var lastActiveAt: Instant?
     var ledger: [LedgerEntry]
     var state: EngagementState?
 
-    init(_ userID: String, in store: any EngagementStore) throws {
+    init(_ userID: UserID, in store: any EngagementStore) throws {
         let past = Instant(secondsSinceEpoch: -(1 << 40))
         let far = Instant(secondsSinceEpoch: 1 << 40)
         self.userID = userID
@@ -41,7 +41,7 @@ struct UserSnapshot: Equatable, CustomStringConvertible {
 /// What a store holds for the crash workload's users, plus `usersInactive` at a few cutoffs.
 struct CrashWorkloadSnapshot: Equatable {
     var users: [UserSnapshot]
-    var inactive: [[String]]
+    var inactive: [[UserID]]
 
     init(of store: any EngagementStore) throws {
         users = try (0..<StoreCrashWorkload.userCount).map { user in

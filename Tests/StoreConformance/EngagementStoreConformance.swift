@@ -63,18 +63,18 @@ private let t0 = Instant(iso8601: "2027-03-01T07:00:00Z")!
 private let hour = Int64.secondsPerHour
 private let day = Int64.secondsPerDay
 
-private func profile(_ id: String, name: String = "Ana Lima") -> UserProfile {
+private func profile(_ id: UserID, name: String = "Ana Lima") -> UserProfile {
     UserProfile(id: id, displayName: name, timeZone: "Europe/Lisbon")
 }
 
-private func event(_ userID: String, _ at: Instant, _ kind: ActivityKind = .appOpened(sessionSeconds: 120))
+private func event(_ userID: UserID, _ at: Instant, _ kind: ActivityKind = .appOpened(sessionSeconds: 120))
     -> ActivityEvent
 {
     ActivityEvent(userID: userID, at: at, kind: kind)
 }
 
 private func entry(
-    _ userID: String, _ requestID: String, _ state: LedgerState, at: Instant, key: String? = nil,
+    _ userID: UserID, _ requestID: String, _ state: LedgerState, at: Instant, key: String? = nil,
     reason: ReasonCode? = .onTime
 ) -> LedgerEntry {
     LedgerEntry(
@@ -82,7 +82,7 @@ private func entry(
         idempotencyKey: key ?? LedgerEntry.transitionKey(requestID: requestID, state: state))
 }
 
-private func everything(_ userID: String, in store: any EngagementStore) throws -> String {
+private func everything(_ userID: UserID, in store: any EngagementStore) throws -> String {
     let far = Instant(secondsSinceEpoch: 1 << 40)
     let past = Instant(secondsSinceEpoch: -(1 << 40))
     return """
@@ -95,7 +95,7 @@ private func everything(_ userID: String, in store: any EngagementStore) throws 
 }
 
 /// A batch touching every kind of record for `userID`.
-private func stepBatch(_ userID: String) -> StoreBatch {
+private func stepBatch(_ userID: UserID) -> StoreBatch {
     StoreBatch(
         profiles: [profile(userID)],
         activityEvents: [

@@ -19,7 +19,7 @@ public enum InboxStoreCheck: String, CaseIterable, Sendable {
 
 private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 
-private func inboxRow(_ userID: String, _ requestID: String, dueIn seconds: Int64) -> OutboxRow {
+private func inboxRow(_ userID: UserID, _ requestID: String, dueIn seconds: Int64) -> OutboxRow {
     OutboxRow(
         key: "\(userID)/\(requestID)/inbox/\(seconds)", userID: userID, requestID: requestID, channel: .inbox,
         dueAt: t0 + seconds, payload: samplePayload(requestID, channel: .inbox))
@@ -36,7 +36,7 @@ private func commitAndDeliver(_ store: any RuntimeStore, _ row: OutboxRow, next:
 }
 
 /// Delivers items 1...count to `userID` (request `r<n>`, due `n` minutes after t0).
-private func deliverItems(_ store: any RuntimeStore, _ userID: String, _ range: ClosedRange<Int>) throws {
+private func deliverItems(_ store: any RuntimeStore, _ userID: UserID, _ range: ClosedRange<Int>) throws {
     for index in range { try commitAndDeliver(store, inboxRow(userID, "r\(index)", dueIn: Int64(index) * 60)) }
 }
 

@@ -16,7 +16,7 @@ public enum RuntimeStoreCheck: String, CaseIterable, Sendable {
     case talliesAndAttemptsAreKeptUntilTheRowIsReplaced
 }
 
-private let userID = "u1"
+private let userID: UserID = "u1"
 private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 
 /// A lunch reminder of request `requestID`.

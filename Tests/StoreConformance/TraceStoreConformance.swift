@@ -16,7 +16,7 @@ private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 private let start = TracePosition(at: Instant(secondsSinceEpoch: -(1 << 40)), id: 0)
 
 private func record(
-    _ requestID: String, at: Instant, user: String = "u1", decision: TraceDecision = .scheduled,
+    _ requestID: String, at: Instant, user: UserID = "u1", decision: TraceDecision = .scheduled,
     reason: ReasonCode = .onTime
 ) -> TraceRecord {
     TraceRecord(
@@ -25,7 +25,7 @@ private func record(
         groupID: nil, input: "appOpened")
 }
 
-private func commit(_ store: any RuntimeStore, _ records: [TraceRecord], user: String = "u1") throws {
+private func commit(_ store: any RuntimeStore, _ records: [TraceRecord], user: UserID = "u1") throws {
     try store.commit(RuntimeCommit(userID: user, snapshot: [1], trace: records))
 }
 

@@ -26,7 +26,7 @@ private let tokenA = String(repeating: "a1", count: 32)
 private let tokenB = String(repeating: "b2", count: 32)
 
 private func device(
-    _ token: String, _ userID: String, _ environment: PushEnvironment = .production, at seconds: Int64 = 0
+    _ token: String, _ userID: UserID, _ environment: PushEnvironment = .production, at seconds: Int64 = 0
 )
     -> DeviceRegistration
 {
@@ -34,7 +34,7 @@ private func device(
         token: token, userID: userID, environment: environment, platform: "ios", registeredAt: t0 + seconds)
 }
 
-private func record(_ userID: String, _ key: String, at seconds: Int64, hash: String = "h") -> IdempotencyRecord {
+private func record(_ userID: UserID, _ key: String, at seconds: Int64, hash: String = "h") -> IdempotencyRecord {
     IdempotencyRecord(
         userID: userID, key: key, requestHash: hash, status: 202, response: Array(#"{"effects":1}"#.utf8),
         createdAt: t0 + seconds)
