@@ -65,8 +65,10 @@ struct PhonePlan {
     var uninstalled = false
 
     /// Takes the server's commit of a step: the withdrawn requests and the rows made pending.
-    mutating func commit(cancelled: [String], rows: [OutboxRow], at now: Instant) {
-        for id in cancelled where held.removeValue(forKey: id) != nil { changedAt[id] = now.secondsSinceEpoch }
+    mutating func commit(cancelled: [RequestID], rows: [OutboxRow], at now: Instant) {
+        for id in cancelled.map(\.rawValue) where held.removeValue(forKey: id) != nil {
+            changedAt[id] = now.secondsSinceEpoch
+        }
         for row in rows where row.channel == .inbox {
             guard case .inboxItem(let request, shownBy: .local) = row.payload else { continue }
             let next = Held(content: request.content, fireAt: row.dueAt, repeats: row.payload.repeatingMatch != nil)

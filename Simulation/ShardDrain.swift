@@ -40,7 +40,7 @@ extension Shard {
                 where !users[local].phone.uninstalled && row.channel == .inbox && row.payload.repeatingMatch == nil
                     && row.dueAt <= horizon
                 {
-                    if row.payload.shownBy == .local { watched.insert(row.requestID) }
+                    if row.payload.shownBy == .local { watched.insert(row.requestID.rawValue) }
                 }
             } else {
                 for pending in users[local].center.pendingNotificationRequests
@@ -49,10 +49,10 @@ extension Shard {
                 }
             }
             for row in users[local].remote.outbox.rows where row.channel == .push && row.dueAt <= horizon {
-                watched.insert(row.requestID)
+                watched.insert(row.requestID.rawValue)
             }
             for flight in users[local].remote.inFlight where flight.row.channel == .push {
-                watched.insert(flight.row.requestID)
+                watched.insert(flight.row.requestID.rawValue)
             }
             // Each item folded into a group due by then is owed by whatever group it ends in: a
             // digest the caps block moves its items to the next one.

@@ -136,10 +136,10 @@ extension Shard {
         var gone = Set(outcome.perform.map(\.key))
         for merge in outcome.record.merges {
             gone.formUnion(merge.replacedKeys)
-            let parts = due.filter { merge.replacedKeys.contains($0.key) }.map(\.requestID)
+            let parts = due.filter { merge.replacedKeys.contains($0.key) }.map(\.requestID.rawValue)
             // No alert is shown a day past its due instant (the longest staleness): two days is ample.
             users[local].remote.mergedParts = users[local].remote.mergedParts.filter { now - $0.value.at < 2 * 86_400 }
-            users[local].remote.mergedParts[merge.row.requestID] = (parts, now)
+            users[local].remote.mergedParts[merge.row.requestID.rawValue] = (parts, now)
         }
         let deferredUntil = Dictionary(outcome.record.deferrals.map { ($0.key, $0.until) }) { first, _ in first }
         for var row in due where !gone.contains(row.key) {
@@ -194,7 +194,9 @@ extension Shard {
     /// `id@dueAt`, as the app keys it), and the rows that follow it are made pending.
     private func deliverToInbox(_ local: Int, _ delivery: InboxDelivery, next: [OutboxRow], at now: Instant) throws {
         let row = delivery.row
-        let item = row.payload.repeatingMatch == nil ? row.requestID : "\(row.requestID)@\(row.dueAt.secondsSinceEpoch)"
+        let item =
+            row.payload.repeatingMatch == nil
+            ? row.requestID.rawValue : "\(row.requestID)@\(row.dueAt.secondsSinceEpoch)"
         users[local].remote.inbox.add(item, at: now)
         stats.channels[.inbox].sent += 1
         for row in next { users[local].remote.outbox.enqueue(row) }

@@ -14,7 +14,7 @@ struct UserOutbox {
 
     /// Commits a step's rows (`OutboxPlan.rows`): the cancelled requests' rows are withdrawn,
     /// then each row is made pending.
-    mutating func commit(cancelled: [String], rows new: [OutboxRow]) {
+    mutating func commit(cancelled: [RequestID], rows new: [OutboxRow]) {
         if !cancelled.isEmpty, !rows.isEmpty {
             rows.removeAll { row in cancelled.contains(row.requestID) }
         }

@@ -66,9 +66,9 @@ struct ScaleLoad {
                 let overdue = random.next() % 10 < 6
                 let offset = Int64(random.next() % UInt64(max(1, (overdue ? backlogHours : futureHours) * 3_600)))
                 let dueAt = overdue ? start - offset : start + offset
-                let requestID = "scale-\(index)-\(number)"
+                let requestID: RequestID = "scale-\(index)-\(number)"
                 let request = NotificationRequest(
-                    identifier: requestID,
+                    identifier: requestID.rawValue,
                     content: NotificationContent(
                         kind: .workoutReminder, title: "Workout \(number + 1)",
                         body: "Time to move, \(profile.firstName)",
@@ -79,7 +79,7 @@ struct ScaleLoad {
                     OutboxRow(
                         key: key, userID: userID, requestID: requestID, channel: .push, dueAt: dueAt,
                         payload: .alert(request)))
-                world.notifications[key] = Notification(userID: userID, dueAt: dueAt)
+                world.notifications[key.rawValue] = Notification(userID: userID, dueAt: dueAt)
             }
             let token = String(format: "%064x", index)
             world.userOfToken[token] = userID

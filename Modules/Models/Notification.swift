@@ -125,6 +125,9 @@ public struct NotificationRequest: Codable, Hashable, Sendable {
     public var content: NotificationContent
     public var trigger: NotificationTrigger
 
+    /// The identifier as the runtime's outbox and stores key it.
+    public var requestID: RequestID { RequestID(identifier) }
+
     public init(identifier: String, content: NotificationContent, trigger: NotificationTrigger) {
         self.identifier = identifier
         self.content = content

@@ -31,7 +31,7 @@ extension PostgresPool {
 
     private func writeDeferrals(_ deferrals: [OutboxDeferral], _ connection: PostgresConnection) throws {
         guard !deferrals.isEmpty else { return }
-        let keys = deferrals.map(\.key)
+        let keys = deferrals.map(\.key.rawValue)
         let untils = deferrals.map(\.until.secondsSinceEpoch)
         let firsts = deferrals.map(\.firstDueAt.secondsSinceEpoch)
         try query(
@@ -56,15 +56,15 @@ extension PostgresPool {
         try query(
             """
             INSERT INTO outbox_merged (key, merged_into, merged_at)
-            SELECT k, i, \(now.secondsSinceEpoch) FROM unnest(\(replaced)::text[], \(into)::text[]) AS m(k, i)
+            SELECT k, i, \(now.secondsSinceEpoch) FROM unnest(\(replaced.map(\.rawValue))::text[], \(into.map(\.rawValue))::text[]) AS m(k, i)
             ON CONFLICT DO NOTHING
             """, on: connection)
         let rows = merges.map(\.row)
         try query(
             """
             INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
-            SELECT * FROM unnest(\(rows.map(\.userID.rawValue))::text[], \(rows.map(\.requestID))::text[],
-                \(rows.map(\.channel.name))::text[], \(rows.map(\.key))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
+            SELECT * FROM unnest(\(rows.map(\.userID.rawValue))::text[], \(rows.map(\.requestID.rawValue))::text[],
+                \(rows.map(\.channel.name))::text[], \(rows.map(\.key.rawValue))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
                 \(rows.map(\.payload.storedText))::text[])
             ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
                 payload = excluded.payload
@@ -102,7 +102,8 @@ extension PostgresRuntimeStore {
                 WHERE user_id = ANY(\(userIDs.map(\.rawValue))) AND (attempts > 0 OR planned_at IS NOT NULL)
                 """, on: connection)
             for row in rows {
-                let (key, attempts, plannedAt) = try row.decode((String, Int32, Int64?).self)
+                let (text, attempts, plannedAt) = try row.decode((String, Int32, Int64?).self)
+                let key = OutboxKey(text)
                 if attempts > 0 { state.attemptedKeys.insert(key) }
                 if let plannedAt { state.plannedAt[key] = Instant(secondsSinceEpoch: plannedAt) }
             }
@@ -115,7 +116,8 @@ extension PostgresRuntimeStore {
             try pool.writeClaim(record, at: instant, connection)
             if !record.performedKeys.isEmpty {
                 try pool.query(
-                    "UPDATE outbox SET attempts = attempts + 1 WHERE key = ANY(\(record.performedKeys))", on: connection
+                    "UPDATE outbox SET attempts = attempts + 1 WHERE key = ANY(\(record.performedKeys.map(\.rawValue)))",
+                    on: connection
                 )
             }
         }

@@ -44,7 +44,7 @@ public final class ClaimingRuntimeStore: RuntimeStore {
         }
     }
 
-    public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
+    public func completeOutbox(keys: [OutboxKey], at instant: Instant) throws(StoreError) {
         try base.completeOutbox(keys: keys, at: instant)
         try queue.settle(completed: keys)
     }

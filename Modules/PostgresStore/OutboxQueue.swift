@@ -49,16 +49,16 @@ public final class OutboxQueue: Sendable {
             /// When the user's quiet hours begin, for an ordinary alert.
             var sendBefore: Instant?
         }
-        var rows: [String: Row] = [:]
-        var byUser: [UserID: Set<String>] = [:]
+        var rows: [OutboxKey: Row] = [:]
+        var byUser: [UserID: Set<OutboxKey>] = [:]
 
-        mutating func add(_ key: String, _ row: Row) {
+        mutating func add(_ key: OutboxKey, _ row: Row) {
             rows[key] = row
             byUser[row.userID, default: []].insert(key)
         }
 
         /// Forgets `key`; returns its user when that was the user's last claimed row.
-        mutating func remove(_ key: String) -> UserID? {
+        mutating func remove(_ key: OutboxKey) -> UserID? {
             guard let user = rows.removeValue(forKey: key)?.userID else { return nil }
             byUser[user]?.remove(key)
             guard byUser[user]?.isEmpty == true else { return nil }
@@ -109,7 +109,7 @@ public final class OutboxQueue: Sendable {
 
     /// Marks `keys` as done for the lease book-keeping: every user whose claimed rows are now
     /// all done gets its lease back and its next due instant recomputed.
-    public func settle(completed keys: [String]) throws(StoreError) {
+    public func settle(completed keys: [OutboxKey]) throws(StoreError) {
         let finished = claimed.withLock { claimed in keys.compactMap { claimed.remove($0) } }
         guard !finished.isEmpty else { return }
         try pool.transaction { connection in try release(finished, connection) }
@@ -121,8 +121,8 @@ public final class OutboxQueue: Sendable {
         let keys = claimed.withLock { claimed in userIDs.flatMap { claimed.byUser[$0] ?? [] } }
         guard !keys.isEmpty else { return }
         let pending = try pool.withConnection { connection in
-            try pool.query("SELECT key FROM outbox WHERE key = ANY(\(keys))", on: connection).map {
-                try $0.decode(String.self)
+            try pool.query("SELECT key FROM outbox WHERE key = ANY(\(keys.map(\.rawValue)))", on: connection).map {
+                OutboxKey(try $0.decode(String.self))
             }
         }
         let gone = Set(keys).subtracting(pending)
@@ -134,7 +134,7 @@ public final class OutboxQueue: Sendable {
     /// claim's lease has a fifth of its time left.
     /// (A send started later could still be going on when another worker, after the lease,
     /// claims the user again.)
-    public func maySend(key: String, at now: Instant) -> Bool {
+    public func maySend(key: OutboxKey, at now: Instant) -> Bool {
         guard let row = claimed.withLock({ $0.rows[key] }) else { return true }
         if ContinuousClock.now - row.claimedAt > .milliseconds(Int64(leaseSeconds * 800)) { return false }
         guard let deadline = row.sendBefore else { return true }
@@ -142,7 +142,7 @@ public final class OutboxQueue: Sendable {
     }
 
     /// When the row `key` was claimed by this worker, while it is claimed.
-    public func claimedAt(key: String) -> ContinuousClock.Instant? { claimed.withLock { $0.rows[key]?.claimedAt } }
+    public func claimedAt(key: OutboxKey) -> ContinuousClock.Instant? { claimed.withLock { $0.rows[key]?.claimedAt } }
 
     /// Users this worker holds a lease on, for a graceful stop (they are released) and tests.
     public var leasedUsers: [UserID] { claimed.withLock { Array($0.byUser.keys).sorted() } }
@@ -206,13 +206,14 @@ public final class OutboxQueue: Sendable {
             ORDER BY user_id, due_at, COALESCE(planned_at, due_at), key
             """, on: connection
         ).map { row in
-            let (key, user, request, channel, dueAt, payload, attempts, plannedAt) = try row.decode(
+            let (keyText, user, request, channel, dueAt, payload, attempts, plannedAt) = try row.decode(
                 (String, String, String, String, Int64, String, Int32, Int64?).self)
+            let key = OutboxKey(keyText)
             if attempts > 0 { state.attemptedKeys.insert(key) }
             if let plannedAt { state.plannedAt[key] = Instant(secondsSinceEpoch: plannedAt) }
             let stored = OutboxChannel(name: channel)
             return OutboxRow(
-                key: key, userID: UserID(user), requestID: request, channel: stored,
+                key: key, userID: UserID(user), requestID: RequestID(request), channel: stored,
                 dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
         }
         let alerted = Set(due.filter { $0.channel == .push }.map(\.userID)).sorted()
@@ -228,7 +229,7 @@ public final class OutboxQueue: Sendable {
         if !idle.isEmpty { try release(idle, connection) }
         // Marked before anything is sent: a rescue knows these may have gone out.
         try pool.query(
-            "UPDATE outbox SET claimed_by = \(workerID), attempts = attempts + 1 WHERE key = ANY(\(perform.map(\.key)))",
+            "UPDATE outbox SET claimed_by = \(workerID), attempts = attempts + 1 WHERE key = ANY(\(perform.map(\.key.rawValue)))",
             on: connection)
         return (perform, deadlines, rules)
     }

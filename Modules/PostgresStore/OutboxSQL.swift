@@ -1,5 +1,6 @@
 public import Models
 public import PostgresNIO
+public import Storage
 
 /// The outbox statements that every writer of `outbox` and `outbox_done` must share: the store's
 /// commits and deliveries, and the workers' queue when it completes rows.
@@ -17,30 +18,32 @@ public enum OutboxSQL {
 
     /// Takes the transaction-scoped lock of each of `keys`, in one fixed order (by hash) so two
     /// transactions locking overlapping sets never wait on each other in a cycle.
-    public static func lockKeys(_ keys: [String]) -> PostgresQuery {
-        """
-        SELECT pg_advisory_xact_lock(\(keyLockSpace), hash) FROM (
-            SELECT DISTINCT hashtext(key) AS hash FROM unnest(\(keys)) AS key ORDER BY hash) AS sorted
-        """
+    public static func lockKeys(_ keys: [OutboxKey]) -> PostgresQuery {
+        let keys = keys.map(\.rawValue)
+        return """
+            SELECT pg_advisory_xact_lock(\(keyLockSpace), hash) FROM (
+                SELECT DISTINCT hashtext(key) AS hash FROM unnest(\(keys)) AS key ORDER BY hash) AS sorted
+            """
     }
 
     /// Remembers `keys` as performed at `doneAt` (seconds since 1970); a key already done keeps
     /// its first time.
-    public static func markDone(keys: [String], doneAt: Int64) -> PostgresQuery {
-        """
-        INSERT INTO outbox_done (key, done_at) SELECT key, \(doneAt) FROM unnest(\(keys)) AS key
-        ON CONFLICT (key) DO NOTHING
-        """
+    public static func markDone(keys: [OutboxKey], doneAt: Int64) -> PostgresQuery {
+        let keys = keys.map(\.rawValue)
+        return """
+            INSERT INTO outbox_done (key, done_at) SELECT key, \(doneAt) FROM unnest(\(keys)) AS key
+            ON CONFLICT (key) DO NOTHING
+            """
     }
 
     /// Removes the pending rows of `keys`.
-    public static func deletePending(keys: [String]) -> PostgresQuery {
-        "DELETE FROM outbox WHERE key = ANY(\(keys))"
+    public static func deletePending(keys: [OutboxKey]) -> PostgresQuery {
+        "DELETE FROM outbox WHERE key = ANY(\(keys.map(\.rawValue)))"
     }
 
     /// Completing keys: `lockKeys`, `markDone` and `deletePending`, in this order and in one
     /// transaction.
-    public static func complete(keys: [String], doneAt: Int64) -> [PostgresQuery] {
+    public static func complete(keys: [OutboxKey], doneAt: Int64) -> [PostgresQuery] {
         [lockKeys(keys), markDone(keys: keys, doneAt: doneAt), deletePending(keys: keys)]
     }
 
@@ -49,12 +52,12 @@ public enum OutboxSQL {
     /// new work, so its claim and attempts are cleared; the same key keeps them. Run it under
     /// the row's `lockKeys`.
     static func enqueue(
-        userID: UserID, requestID: String, channel: String, key: String, dueAt: Int64, payload: String
+        userID: UserID, requestID: RequestID, channel: String, key: OutboxKey, dueAt: Int64, payload: String
     ) -> PostgresQuery {
         """
         INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
-        SELECT \(userID.rawValue), \(requestID), \(channel), \(key), \(dueAt), \(payload)
-        WHERE NOT EXISTS (SELECT 1 FROM outbox_done WHERE outbox_done.key = \(key))
+        SELECT \(userID.rawValue), \(requestID.rawValue), \(channel), \(key.rawValue), \(dueAt), \(payload)
+        WHERE NOT EXISTS (SELECT 1 FROM outbox_done WHERE outbox_done.key = \(key.rawValue))
         ON CONFLICT (user_id, request_id, channel) DO UPDATE SET
             key = excluded.key, due_at = excluded.due_at, payload = excluded.payload,
             claimed_by = CASE WHEN outbox.key = excluded.key THEN outbox.claimed_by END,

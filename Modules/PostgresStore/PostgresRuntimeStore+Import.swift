@@ -67,8 +67,8 @@ extension PostgresRuntimeStore {
             try pool.query(
                 """
                 INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
-                SELECT * FROM unnest(\(rows.map(\.userID.rawValue))::text[], \(rows.map(\.requestID))::text[],
-                    \(rows.map(\.channel.name))::text[], \(rows.map(\.key))::text[],
+                SELECT * FROM unnest(\(rows.map(\.userID.rawValue))::text[], \(rows.map(\.requestID.rawValue))::text[],
+                    \(rows.map(\.channel.name))::text[], \(rows.map(\.key.rawValue))::text[],
                     \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[], \(rows.map(\.payload.storedText))::text[])
                 """, on: connection)
             try pool.query(

@@ -15,7 +15,7 @@ extension PostgresRuntimeStore {
         let row = delivery.row
         return try pool.writing { session in
             try session.execute(OutboxSQL.lockKeys([row.key] + next.map(\.key)))
-            let done = try session.rows("SELECT 1 FROM outbox_done WHERE key = \(row.key)")
+            let done = try session.rows("SELECT 1 FROM outbox_done WHERE key = \(row.key.rawValue)")
             let fresh = done.isEmpty
             if fresh {
                 let sequence = try session.rows(
@@ -30,7 +30,7 @@ extension PostgresRuntimeStore {
                 try session.execute(
                     """
                     INSERT INTO inbox_item (user_id, seq, id, request_id, kind, title, body, delivered_at, state)
-                    VALUES (\(row.userID.rawValue), \(sequence), \(row.key), \(row.requestID), \(delivery.kind),
+                    VALUES (\(row.userID.rawValue), \(sequence), \(row.key.rawValue), \(row.requestID.rawValue), \(delivery.kind),
                         \(delivery.title), \(delivery.body), \(instant.secondsSinceEpoch), 0)
                     """)
             }

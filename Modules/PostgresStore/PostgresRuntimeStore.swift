@@ -123,7 +123,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
         try writeUserRecords(commit, session)
         if !commit.cancelledRequestIDs.isEmpty {
             try session.execute(
-                "DELETE FROM outbox WHERE user_id = \(commit.userID.rawValue) AND request_id = ANY(\(commit.cancelledRequestIDs))"
+                "DELETE FROM outbox WHERE user_id = \(commit.userID.rawValue) AND request_id = ANY(\(commit.cancelledRequestIDs.map(\.rawValue)))"
             )
         }
         try enqueue(commit.outbox, session)
@@ -159,7 +159,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
 
     // MARK: - Outbox
 
-    public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
+    public func completeOutbox(keys: [OutboxKey], at instant: Instant) throws(StoreError) {
         guard !keys.isEmpty else { return }
         try pool.writing { session in
             for statement in OutboxSQL.complete(keys: keys, doneAt: instant.secondsSinceEpoch) {
@@ -212,7 +212,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
             row, as: (String, String, String, String, Int64, String).self, table: "outbox")
         let stored = OutboxChannel(name: channel)
         return OutboxRow(
-            key: key, userID: UserID(userID), requestID: requestID, channel: stored,
+            key: OutboxKey(key), userID: UserID(userID), requestID: RequestID(requestID), channel: stored,
             dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
     }
 }

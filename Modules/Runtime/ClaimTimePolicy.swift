@@ -87,8 +87,8 @@ public enum ClaimTimePolicy {
     /// `firstDueAt` holds the instant each deferred row was first due.
     public static func decide(
         rows: [OutboxRow], rules: UserRules?, zone: ZoneRules?, tally: AlertTally, at now: Instant,
-        guardSeconds: Int64 = defaultGuardSeconds, claimedBefore: Set<String> = [],
-        firstDueAt: [String: Instant] = [:]
+        guardSeconds: Int64 = defaultGuardSeconds, claimedBefore: Set<OutboxKey> = [],
+        firstDueAt: [OutboxKey: Instant] = [:]
     ) -> Decision {
         var decision = Decision()
         let alerts = rows.filter { $0.channel == .push }
@@ -240,14 +240,14 @@ public enum ClaimTimePolicy {
     static func merged(_ alerts: [(row: OutboxRow, request: NotificationRequest?)], userID: UserID) -> Merge {
         let first = alerts[0].row
         let newest = alerts[alerts.count - 1]
-        let requestID = "merged/\(first.key)"
+        let requestID: RequestID = "merged/\(first.key)"
         let dueAt = newest.row.dueAt
         var payload = newest.row.payload
         if var request = newest.request {
             let titles = alerts.compactMap { $0.request?.content.title }.filter { !$0.isEmpty }
             var body = "\(alerts.count) updates: " + titles.joined(separator: " · ")
             if body.count > 180 { body = String(body.prefix(179)) + "…" }
-            request.identifier = requestID
+            request.identifier = requestID.rawValue
             request.content.body = body
             payload = .alert(request)
         }

@@ -29,9 +29,9 @@ public enum OutboxPlan {
 
     /// The rows of `effects` of a step at `now` (a job without an earliest begin is due at `now`).
     public static func rows(for effects: [Effect], userID: UserID, at now: Instant) -> (
-        cancelled: [String], rows: [OutboxRow]
+        cancelled: [RequestID], rows: [OutboxRow]
     ) {
-        var cancelled: [String] = []
+        var cancelled: [RequestID] = []
         var rows: [OutboxRow] = []
         /// A later row replaces an earlier one of the same request and channel (a step that
         /// schedules a request twice keeps the last).
@@ -47,26 +47,28 @@ public enum OutboxPlan {
                         channel == .push ? .alert(request) : .inboxItem(request, shownBy: delivery)
                     add(
                         OutboxRow(
-                            key: OutboxKey.make(userID, request.identifier, fireAt, channel), userID: userID,
-                            requestID: request.identifier, channel: channel, dueAt: fireAt, payload: payload))
+                            key: OutboxKey.make(userID, request.requestID, fireAt, channel), userID: userID,
+                            requestID: request.requestID, channel: channel, dueAt: fireAt, payload: payload))
                 }
             case .cancel(let ids):
+                let ids = ids.map(RequestID.init(rawValue:))
                 cancelled += ids
                 let withdrawn = Set(ids)
                 rows.removeAll { $0.channel != .job && withdrawn.contains($0.requestID) }
             case .submitBackgroundTask(let task):
-                let job = task.identifier
+                let job = RequestID(task.identifier)
                 let dueAt = task.earliestBegin ?? now
                 add(
                     OutboxRow(
                         key: OutboxKey.make(userID, job, dueAt, .job), userID: userID, requestID: job,
-                        channel: .job, dueAt: dueAt, payload: .job(job)))
+                        channel: .job, dueAt: dueAt, payload: .job(task.identifier)))
             case .liveActivity(let command):
                 let channel = OutboxChannel.liveActivity
+                let requestID = RequestID(command.requestID)
                 add(
                     OutboxRow(
-                        key: OutboxKey.make(userID, command.requestID, command.at, channel), userID: userID,
-                        requestID: command.requestID, channel: channel, dueAt: command.at,
+                        key: OutboxKey.make(userID, requestID, command.at, channel), userID: userID,
+                        requestID: requestID, channel: channel, dueAt: command.at,
                         payload: .liveActivity(command)))
             case .setBadge, .clearDeliveredNotifications, .openDeepLink, .generateContent, .trace:
                 break
@@ -87,8 +89,9 @@ extension OutboxPayload {
 
 /// Outbox keys: deterministic, and shaped as a UUID (RFC 9562 version 8), because a push's key
 /// is its `apns-id`, which APNs requires in that form.
-public enum OutboxKey {
-    public static func make(_ userID: UserID, _ requestID: String, _ dueAt: Instant, _ channel: OutboxChannel) -> String
+extension OutboxKey {
+    public static func make(_ userID: UserID, _ requestID: RequestID, _ dueAt: Instant, _ channel: OutboxChannel)
+        -> OutboxKey
     {
         // Both FNV-1a hashes of "user␟request␟dueAt␟channel", fed piece by piece: the same
         // hashes as over the joined text, without building it (a key is made per push). The
@@ -97,7 +100,7 @@ public enum OutboxKey {
         var hashes = TwoHashes()
         hashes.feed(userID.rawValue)
         hashes.feedSeparator()
-        hashes.feed(requestID)
+        hashes.feed(requestID.rawValue)
         hashes.feedSeparator()
         DecimalText.withBytes(of: dueAt.secondsSinceEpoch) { hashes.feed($0) }
         hashes.feedSeparator()
@@ -117,7 +120,7 @@ public enum OutboxKey {
                 text[position] = nibble < 10 ? 48 + UInt8(nibble) : 87 + UInt8(nibble)
                 position += 1
             }
-            return String(decoding: UnsafeBufferPointer(rebasing: text[..<36]), as: UTF8.self)
+            return OutboxKey(String(decoding: UnsafeBufferPointer(rebasing: text[..<36]), as: UTF8.self))
         }
     }
 }

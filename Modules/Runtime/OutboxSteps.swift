@@ -105,7 +105,9 @@ public enum OutboxSteps {
         if case .unreadable = row.payload { return .discard(reason: "Unreadable") }
         switch row.channel {
         case .job:
-            guard let job = BackgroundJob(rawValue: row.requestID) else { return .discard(reason: "UnknownJob") }
+            guard let job = BackgroundJob(rawValue: row.requestID.rawValue) else {
+                return .discard(reason: "UnknownJob")
+            }
             return .runJob(job)
         case .inbox:
             guard let delivery = InboxDelivery(row) else { return .discard(reason: "NotANotification") }
@@ -162,7 +164,7 @@ public enum OutboxSteps {
     /// (same payload, the key of the new time). Jobs stay, and so do the requests the step
     /// itself scheduled or cancelled (`touched`).
     public static func moved(
-        _ pending: [OutboxRow], plannedIDs: [String], fireTimes: [Instant], touched: Set<String>, at now: Instant
+        _ pending: [OutboxRow], plannedIDs: [RequestID], fireTimes: [Instant], touched: Set<RequestID>, at now: Instant
     ) -> [OutboxRow] {
         guard !pending.isEmpty else { return [] }
         let fireTimes = Dictionary(zip(plannedIDs, fireTimes), uniquingKeysWith: { first, _ in first })

@@ -121,7 +121,7 @@ public enum PushSends {
     /// re-send replaces rather than doubles it on the phone. An ordinary alert is withheld while
     /// the user's quiet hours hold.
     public static func alert(
-        _ request: NotificationRequest, key: String, plannedAt: Instant, badge: Int, topic: String,
+        _ request: NotificationRequest, key: OutboxKey, plannedAt: Instant, badge: Int, topic: String,
         rules: ShowingRules?, at now: Instant
     ) -> Result<PreparedPush, Withheld> {
         var content = request.content
@@ -137,9 +137,9 @@ public enum PushSends {
         guard payload.count <= PayloadBuilder.maxBytes else { return .failure(.payloadTooLarge(bytes: payload.count)) }
         return .success(
             PreparedPush(
-                id: key, pushType: .alert, topic: topic, priority: .immediate,
+                id: key.rawValue, pushType: .alert, topic: topic, priority: .immediate,
                 expiration: last.map { .at($0) } ?? .nowOrNever,
-                collapseID: ChannelPolicy.collapseID(of: content.kind, requestID: request.identifier) ?? key,
+                collapseID: ChannelPolicy.collapseID(of: content.kind, requestID: request.identifier) ?? key.rawValue,
                 payload: payload))
     }
 
@@ -156,13 +156,13 @@ public enum PushSends {
     /// plan moved (unless a later alert replaced the sync at APNs): a user who asked for space
     /// may get no other push for days.
     public static func sync(
-        key: String, slot: Instant, counts: InboxCounts, planVersion: Int, plan: SilentPushPlan, topic: String
+        key: OutboxKey, slot: Instant, counts: InboxCounts, planVersion: Int, plan: SilentPushPlan, topic: String
     ) -> PreparedPush {
         let payload = PayloadBuilder.inboxSync(
             unread: counts.unread, unseen: counts.unseen, total: counts.total, planVersion: planVersion)
         return PreparedPush(
-            id: key, pushType: .background, topic: topic, priority: .powerConsiderate,
-            expiration: .at(slot + SilentPushPlan.lifetimeSeconds), collapseID: SilentPushPlan.requestID,
+            id: key.rawValue, pushType: .background, topic: topic, priority: .powerConsiderate,
+            expiration: .at(slot + SilentPushPlan.lifetimeSeconds), collapseID: SilentPushPlan.requestID.rawValue,
             payload: Array(payload.json.utf8))
     }
 
@@ -170,11 +170,12 @@ public enum PushSends {
     /// the command, expiring when its content goes stale (a late update is worthless then).
     /// Nil for a start (the app starts its activities itself, in the foreground); a payload
     /// APNs would refuse throws.
-    public static func liveActivity(_ command: LiveActivityCommand, key: String, topic: String) throws -> PreparedPush?
+    public static func liveActivity(_ command: LiveActivityCommand, key: OutboxKey, topic: String) throws
+        -> PreparedPush?
     {
         guard command.event != .start else { return nil }
         return PreparedPush(
-            id: key, pushType: .liveactivity, topic: topic,
+            id: key.rawValue, pushType: .liveactivity, topic: topic,
             priority: command.priority == .high ? .immediate : .powerConsiderate,
             expiration: command.content.staleDate.map(PushRequest.Expiration.at) ?? .nowOrNever, collapseID: nil,
             payload: try LiveActivityPush.payload(for: command))

@@ -21,7 +21,7 @@ public import Storage
 /// after it asks for a later slot, so the plan survives restarts: it lives in the outbox only.
 public struct SilentPushPlan: Hashable, Sendable {
     /// The request identifier of every sync row (one pending per user).
-    public static let requestID = "inbox-sync"
+    public static let requestID: RequestID = "inbox-sync"
     /// How long APNs keeps a sync for a device that is offline (`PushSends.sync`).
     public static let lifetimeSeconds: Int64 = 24 * 3_600
 

@@ -16,14 +16,15 @@ public enum StepOutbox {
         for effects: [Effect], engine: UserEngine, revisionBefore: Int?, signals: () throws(Failure) -> Bool,
         zoneChanged: Bool, pending: () throws(Failure) -> [OutboxRow], silentPushes: SilentPushPlan,
         at now: Instant
-    ) throws(Failure) -> (cancelled: [String], rows: [OutboxRow]) {
+    ) throws(Failure) -> (cancelled: [RequestID], rows: [OutboxRow]) {
         var outbox = OutboxPlan.rows(for: effects, userID: engine.profile.id, at: now)
         if let revisionBefore, revisionBefore != engine.localPlanRevision, try signals() {
             outbox.rows.append(silentPushes.row(for: engine.profile.id, changedAt: now))
         }
         if zoneChanged {
             outbox.rows += OutboxSteps.moved(
-                try pending(), plannedIDs: engine.plannedRequestIDs, fireTimes: engine.plannedFireTimes,
+                try pending(), plannedIDs: engine.plannedRequestIDs.map(RequestID.init(rawValue:)),
+                fireTimes: engine.plannedFireTimes,
                 touched: Set(outbox.cancelled).union(outbox.rows.map(\.requestID)), at: now)
         }
         return outbox

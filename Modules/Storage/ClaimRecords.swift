@@ -35,13 +35,13 @@ public struct AlertTally: Hashable, Sendable {
 /// is due again, and why (`quietHours`, `maxPerHour`, `maxPerDay`, `unknownTimeZone`,
 /// `unreadableProfile`).
 public struct OutboxDeferral: Hashable, Sendable {
-    public var key: String
+    public var key: OutboxKey
     public var until: Instant
     public var reason: String
     /// The instant the row was first due (before this deferral or any earlier one).
     public var firstDueAt: Instant
 
-    public init(key: String, until: Instant, reason: String, firstDueAt: Instant) {
+    public init(key: OutboxKey, until: Instant, reason: String, firstDueAt: Instant) {
         self.key = key
         self.until = until
         self.reason = reason
@@ -52,9 +52,9 @@ public struct OutboxDeferral: Hashable, Sendable {
 /// The alert row that replaces several due alerts at claim, with the keys it replaces.
 public struct OutboxMerge: Hashable, Sendable {
     public var row: OutboxRow
-    public var replacedKeys: [String]
+    public var replacedKeys: [OutboxKey]
 
-    public init(row: OutboxRow, replacedKeys: [String]) {
+    public init(row: OutboxRow, replacedKeys: [OutboxKey]) {
         self.row = row
         self.replacedKeys = replacedKeys
     }
@@ -65,13 +65,13 @@ public struct ClaimState: Hashable, Sendable {
     public var tallies: [UserID: AlertTally] = [:]
     /// Pending rows performed by an earlier claim (its send failed, or its process stopped
     /// before completing them): they may have gone out, so they are never merged.
-    public var attemptedKeys: Set<String> = []
+    public var attemptedKeys: Set<OutboxKey> = []
     /// Deferred rows, with the instant each was first due: rows deferred to one instant keep
     /// the order they were planned in.
-    public var plannedAt: [String: Instant] = [:]
+    public var plannedAt: [OutboxKey: Instant] = [:]
 
     public init(
-        tallies: [UserID: AlertTally] = [:], attemptedKeys: Set<String> = [], plannedAt: [String: Instant] = [:]
+        tallies: [UserID: AlertTally] = [:], attemptedKeys: Set<OutboxKey> = [], plannedAt: [OutboxKey: Instant] = [:]
     ) {
         self.tallies = tallies
         self.attemptedKeys = attemptedKeys
@@ -87,7 +87,7 @@ public struct ClaimState: Hashable, Sendable {
     }
 
     /// Drops what is kept of rows no longer pending.
-    public mutating func forget(_ keys: some Sequence<String>) {
+    public mutating func forget(_ keys: some Sequence<OutboxKey>) {
         for key in keys {
             attemptedKeys.remove(key)
             plannedAt[key] = nil
@@ -102,11 +102,11 @@ public struct ClaimRecord: Hashable, Sendable {
     /// Each alerted user's tally after the claim's alerts.
     public var tallies: [UserID: AlertTally] = [:]
     /// Every row the claim hands to be performed: marked as attempted before anything is sent.
-    public var performedKeys: [String] = []
+    public var performedKeys: [OutboxKey] = []
 
     public init(
         deferrals: [OutboxDeferral] = [], merges: [OutboxMerge] = [], tallies: [UserID: AlertTally] = [:],
-        performedKeys: [String] = []
+        performedKeys: [OutboxKey] = []
     ) {
         self.deferrals = deferrals
         self.merges = merges

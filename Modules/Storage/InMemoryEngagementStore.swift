@@ -21,7 +21,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     /// The pending row's place: one per (user, request, channel).
     struct OutboxSlot: Hashable {
         var userID: UserID
-        var requestID: String
+        var requestID: RequestID
         var channel: String
     }
 
@@ -36,9 +36,9 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         var states: [UserID: EngagementState] = [:]
         var snapshots: [UserID: [UInt8]] = [:]
         /// Pending outbox rows by key, and the key of each (user, request, channel).
-        var outbox: [String: OutboxRow] = [:]
-        var outboxSlots: [OutboxSlot: String] = [:]
-        var completedKeys: Set<String> = []
+        var outbox: [OutboxKey: OutboxRow] = [:]
+        var outboxSlots: [OutboxSlot: OutboxKey] = [:]
+        var completedKeys: Set<OutboxKey> = []
         /// The claim-time rules' records (`ClaimRecordStore`), of pending rows only.
         var claims = ClaimState()
         /// Each user's notification center.
@@ -124,13 +124,13 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         }
     }
 
-    public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
+    public func completeOutbox(keys: [OutboxKey], at instant: Instant) throws(StoreError) {
         locked { storage in
             for key in keys { Self.complete(key, &storage) }
         }
     }
 
-    static func complete(_ key: String, _ storage: inout Storage) {
+    static func complete(_ key: OutboxKey, _ storage: inout Storage) {
         storage.completedKeys.insert(key)
         storage.claims.forget([key])
         if let row = storage.outbox.removeValue(forKey: key) {

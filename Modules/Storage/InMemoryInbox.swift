@@ -45,7 +45,8 @@ extension InMemoryEngagementStore {
                 inbox.lastSequence += 1
                 inbox.items.append(
                     InboxItem(
-                        id: row.key, userID: row.userID, sequence: inbox.lastSequence, requestID: row.requestID,
+                        id: row.key.rawValue, userID: row.userID, sequence: inbox.lastSequence,
+                        requestID: row.requestID.rawValue,
                         kind: delivery.kind, title: delivery.title, body: delivery.body, deliveredAt: instant,
                         state: .unseen))
                 storage.inboxes[row.userID] = inbox

@@ -181,7 +181,7 @@ public enum InboxRules {
             if row.key.isEmpty || row.key == delivery.row.key {
                 throw .invalidBatch(field: "next[\(index)].key", problem: "empty or the delivered row's key")
             }
-            if !slots.insert([row.requestID, row.channel.name]).inserted {
+            if !slots.insert([row.requestID.rawValue, row.channel.name]).inserted {
                 throw .invalidBatch(field: "next[\(index)]", problem: "a second row for the same request and channel")
             }
         }

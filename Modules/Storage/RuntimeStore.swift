@@ -141,6 +141,13 @@ public enum OutboxPayload: Hashable, Sendable {
     }
 }
 
+/// An outbox row's idempotency key (`OutboxRow.key`): the same work always has the same key,
+/// and a push sends it as its `apns-id`.
+public struct OutboxKey: StringIdentifier {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+}
+
 /// Work the runtime must perform outside the database (a push to send, an inbox item to show),
 /// written in the same transaction as the engine state that decided it: the transactional
 /// outbox. A dispatcher performs due rows with their key and then completes them.
@@ -148,10 +155,10 @@ public struct OutboxRow: Hashable, Sendable {
     /// The idempotency key: the same work always has the same key (it becomes `apns-id` for a
     /// push), so a row performed twice after a crash is recognised downstream, and a replayed
     /// commit never brings back a completed row.
-    public var key: String
+    public var key: OutboxKey
     public var userID: UserID
     /// The notification request the work is for.
-    public var requestID: String
+    public var requestID: RequestID
     /// Where it goes (one pending row per request and channel).
     public var channel: OutboxChannel
     /// When to perform it.
@@ -160,7 +167,7 @@ public struct OutboxRow: Hashable, Sendable {
     public var payload: OutboxPayload
 
     public init(
-        key: String, userID: UserID, requestID: String, channel: OutboxChannel, dueAt: Instant,
+        key: OutboxKey, userID: UserID, requestID: RequestID, channel: OutboxChannel, dueAt: Instant,
         payload: OutboxPayload
     ) {
         self.key = key
@@ -181,7 +188,7 @@ public struct RuntimeCommit: Hashable, Sendable {
     public var batch: StoreBatch
     /// Pending rows of these requests are withdrawn (the engine cancelled them) before `outbox`
     /// is written.
-    public var cancelledRequestIDs: [String]
+    public var cancelledRequestIDs: [RequestID]
     /// New work; a row replaces the pending row of the same request and channel.
     public var outbox: [OutboxRow]
     /// The step's traced decisions (`TraceStore`); their ids are given by the store.
@@ -193,7 +200,7 @@ public struct RuntimeCommit: Hashable, Sendable {
     public var idempotency: IdempotencyRecord?
 
     public init(
-        userID: UserID, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [String] = [],
+        userID: UserID, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [RequestID] = [],
         outbox: [OutboxRow] = [], userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil,
         trace: [TraceRecord] = []
     ) {
@@ -214,14 +221,14 @@ public struct RuntimeCommit: Hashable, Sendable {
         if userID.isEmpty { return .invalidBatch(field: "userID", problem: "empty") }
         if snapshot.isEmpty { return .invalidBatch(field: "snapshot", problem: "empty") }
         if let error = idempotency?.validationError(forCommitOf: userID) { return error }
-        var keys = Set<String>()
+        var keys = Set<OutboxKey>()
         var slots = Set<[String]>()
         for (index, row) in outbox.enumerated() {
             let field = "outbox[\(index)]"
             if row.userID != userID { return .invalidBatch(field: "\(field).userID", problem: "not the commit's user") }
             if row.key.isEmpty { return .invalidBatch(field: "\(field).key", problem: "empty") }
             if !keys.insert(row.key).inserted { return .invalidBatch(field: "\(field).key", problem: "repeated") }
-            if !slots.insert([row.requestID, row.channel.name]).inserted {
+            if !slots.insert([row.requestID.rawValue, row.channel.name]).inserted {
                 return .invalidBatch(field: "\(field)", problem: "a second row for the same request and channel")
             }
         }
@@ -267,7 +274,7 @@ public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, Ide
     /// The user's last committed engine snapshot, or nil.
     func snapshot(userID: UserID) throws(StoreError) -> [UInt8]?
     func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow]
-    func completeOutbox(keys: [String], at instant: Instant) throws(StoreError)
+    func completeOutbox(keys: [OutboxKey], at instant: Instant) throws(StoreError)
     /// Pending rows, all users.
     func outboxDepth() throws(StoreError) -> Int
     /// The user's pending rows, by due time.

@@ -21,7 +21,7 @@ extension SQLiteEngagementStore {
                 for row in try Row.fetchAll(
                     db.cachedStatement(sql: SQLiteClaimStatements.selectClaimedRows), arguments: [user.rawValue])
                 {
-                    let key: String = row[0]
+                    let key = OutboxKey(row[0] as String)
                     if (row[1] as Int64) > 0 { state.attemptedKeys.insert(key) }
                     if let plannedAt: Int64 = row[2] { state.plannedAt[key] = Instant(secondsSinceEpoch: plannedAt) }
                 }
@@ -35,7 +35,7 @@ extension SQLiteEngagementStore {
             try db.inTransaction(.immediate) {
                 for deferral in record.deferrals {
                     try db.cachedStatement(sql: SQLiteClaimStatements.deferOutbox).execute(arguments: [
-                        deferral.firstDueAt.secondsSinceEpoch, deferral.until.secondsSinceEpoch, deferral.key,
+                        deferral.firstDueAt.secondsSinceEpoch, deferral.until.secondsSinceEpoch, deferral.key.rawValue,
                     ])
                 }
                 for merge in record.merges {
@@ -48,7 +48,7 @@ extension SQLiteEngagementStore {
                     ])
                 }
                 for key in record.performedKeys {
-                    try db.cachedStatement(sql: SQLiteClaimStatements.markAttempted).execute(arguments: [key])
+                    try db.cachedStatement(sql: SQLiteClaimStatements.markAttempted).execute(arguments: [key.rawValue])
                 }
                 return .commit
             }

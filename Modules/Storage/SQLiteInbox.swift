@@ -74,7 +74,8 @@ extension SQLiteEngagementStore {
                 if fresh {
                     let (lastSequence, _) = try Self.inboxUser(row.userID, db)
                     try db.cachedStatement(sql: SQLiteStatements.insertInboxItem).execute(arguments: [
-                        row.userID.rawValue, lastSequence + 1, row.key, row.requestID, delivery.kind, delivery.title,
+                        row.userID.rawValue, lastSequence + 1, row.key.rawValue, row.requestID.rawValue, delivery.kind,
+                        delivery.title,
                         delivery.body, instant.secondsSinceEpoch,
                     ])
                     try db.cachedStatement(sql: SQLiteStatements.upsertInboxLastSeq).execute(arguments: [
@@ -141,8 +142,8 @@ extension SQLiteEngagementStore {
 
     // MARK: - Plumbing
 
-    private static func isDone(_ key: String, _ db: Database) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [key]) != nil
+    private static func isDone(_ key: OutboxKey, _ db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [key.rawValue]) != nil
     }
 
     /// The user's last sequence and watermark (0 and 0 before their first item).

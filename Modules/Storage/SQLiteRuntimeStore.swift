@@ -29,7 +29,7 @@ extension SQLiteEngagementStore {
         try writeUserRecords(commit, db)
         for requestID in commit.cancelledRequestIDs {
             try db.cachedStatement(sql: SQLiteStatements.deleteOutboxRequest).execute(arguments: [
-                commit.userID.rawValue, requestID,
+                commit.userID.rawValue, requestID.rawValue,
             ])
         }
         for row in commit.outbox { try enqueueOutbox(row, db) }
@@ -38,23 +38,26 @@ extension SQLiteEngagementStore {
     /// Makes `row` pending, replacing the pending row of its request and channel, unless its key
     /// was completed (outbox identity), inside the caller's transaction.
     static func enqueueOutbox(_ row: OutboxRow, _ db: Database) throws {
-        guard try Bool.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key]) == nil
+        guard
+            try Bool.fetchOne(db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [row.key.rawValue])
+                == nil
         else { return }
         try db.cachedStatement(sql: SQLiteStatements.upsertOutbox).execute(arguments: [
-            row.userID.rawValue, row.requestID, row.channel.name, row.key, row.dueAt.secondsSinceEpoch,
+            row.userID.rawValue, row.requestID.rawValue, row.channel.name, row.key.rawValue,
+            row.dueAt.secondsSinceEpoch,
             row.payload.storedText,
         ])
     }
 
     /// Completes `key`: no longer pending, and never pending again, inside the caller's transaction.
-    static func completeOutboxKey(_ key: String, at instant: Instant, _ db: Database) throws {
-        try db.cachedStatement(sql: SQLiteStatements.deleteOutboxKey).execute(arguments: [key])
+    static func completeOutboxKey(_ key: OutboxKey, at instant: Instant, _ db: Database) throws {
+        try db.cachedStatement(sql: SQLiteStatements.deleteOutboxKey).execute(arguments: [key.rawValue])
         try db.cachedStatement(sql: SQLiteStatements.insertOutboxDone).execute(arguments: [
-            key, instant.secondsSinceEpoch,
+            key.rawValue, instant.secondsSinceEpoch,
         ])
     }
 
-    public func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
+    public func completeOutbox(keys: [OutboxKey], at instant: Instant) throws(StoreError) {
         try write { db in
             try db.inTransaction(.immediate) {
                 for key in keys { try Self.completeOutboxKey(key, at: instant, db) }
@@ -105,7 +108,8 @@ extension SQLiteEngagementStore {
     private static func outboxRow(_ row: Row) -> OutboxRow {
         let channel = OutboxChannel(name: row[3])
         return OutboxRow(
-            key: row[0], userID: UserID(rawValue: row[1]), requestID: row[2], channel: channel,
+            key: OutboxKey(rawValue: row[0]), userID: UserID(rawValue: row[1]), requestID: RequestID(rawValue: row[2]),
+            channel: channel,
             dueAt: Instant(secondsSinceEpoch: row[4]), payload: .stored(row[5], channel: channel))
     }
 

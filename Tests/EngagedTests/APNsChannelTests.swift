@@ -169,7 +169,8 @@ struct APNsChannelTests {
             trigger: .date(TestServer.start + 60))
         let dueAt = TestServer.start + 60
         return OutboxRow(
-            key: OutboxKey.make("ana", id, dueAt, channel), userID: "ana", requestID: id, channel: channel,
+            key: OutboxKey.make("ana", request.requestID, dueAt, channel), userID: "ana", requestID: request.requestID,
+            channel: channel,
             dueAt: dueAt,
             payload: channel == .inbox
                 ? .inboxItem(request, shownBy: ChannelPolicy.channel(for: kind)) : .alert(request))
@@ -202,7 +203,7 @@ struct APNsChannelTests {
             let mention = Self.row("Ben mentioned you")
             try await channel.perform(mention)
             #expect(fake.pushes.count == 2)
-            #expect(fake.pushes[1].headers["apns-collapse-id"] == mention.key)
+            #expect(fake.pushes[1].headers["apns-collapse-id"] == mention.key.rawValue)
             #expect(fake.pushes[1].headers["apns-expiration"] == String(mention.dueAt.secondsSinceEpoch + 6 * 3_600))
         }
     }
@@ -237,7 +238,7 @@ struct APNsChannelTests {
             try await channel.perform(sync)
             let push = try #require(fake.pushes.first)
             #expect(push.status == 200)
-            #expect(push.apnsID == sync.key)
+            #expect(push.apnsID == sync.key.rawValue)
             #expect(push.headers["apns-push-type"] == "background")
             #expect(push.headers["apns-priority"] == "5")
             #expect(push.headers["apns-topic"] == Self.topic)
@@ -360,7 +361,7 @@ struct APNsChannelTests {
             let pushes = fake.pushes
             try #require(pushes.count == 1)
             #expect(pushes[0].status == 200)
-            #expect(pushes[0].apnsID == row.key)
+            #expect(pushes[0].apnsID == row.key.rawValue)
             #expect(pushes[0].deviceToken == Self.token)
             #expect(pushes[0].headers["apns-topic"] == Self.topic)
             #expect(String(decoding: pushes[0].payload, as: UTF8.self).contains(#""title":"Lunch time""#))

@@ -26,7 +26,7 @@ extension APNsChannelTests {
             // The start is the app's own (in the foreground); only the update went out.
             let push = try #require(fake.pushes.only)
             #expect(push.status == 200)
-            #expect(push.apnsID == rows[1].key)
+            #expect(push.apnsID == rows[1].key.rawValue)
             #expect(push.headers["apns-push-type"] == "liveactivity")
             #expect(push.headers["apns-topic"] == Self.topic + ".push-type.liveactivity")
             #expect(push.headers["apns-priority"] == "10")  // a new exercise is worth the budget

@@ -18,7 +18,7 @@ struct OutboxQueueTests {
             identifier: name, content: NotificationContent(kind: .workoutReminder, title: name, body: "Body"),
             trigger: .date(due))
         return OutboxRow(
-            key: OutboxKey.make(user, name, due, .push), userID: user, requestID: name,
+            key: OutboxKey.make(user, request.requestID, due, .push), userID: user, requestID: request.requestID,
             channel: .push, dueAt: due, payload: .alert(request))
     }
 
@@ -120,13 +120,15 @@ struct OutboxQueueTests {
                 let claimed = try first.claim(through: Self.now, users: 10)
                 #expect(claimed.count == 1)
                 let merged = try #require(claimed.first)
-                #expect(merged.requestID.hasPrefix("merged/"))
+                #expect(merged.requestID.rawValue.hasPrefix("merged/"))
                 #expect(try store.pendingOutbox(userID: "u1").map(\.key) == [merged.key])
                 #expect(
-                    try Self.count(database, "SELECT count(*) FROM outbox_merged WHERE merged_into = \(merged.key)")
+                    try Self.count(
+                        database, "SELECT count(*) FROM outbox_merged WHERE merged_into = \(merged.key.rawValue)")
                         == 3)
                 #expect(
-                    try Self.count(database, "SELECT count(*) FROM outbox_done WHERE key = ANY(\(rows.map(\.key)))")
+                    try Self.count(
+                        database, "SELECT count(*) FROM outbox_done WHERE key = ANY(\(rows.map(\.key.rawValue)))")
                         == 3)
                 // A replayed commit cannot bring a merged part back.
                 try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], outbox: [rows[0]]))
@@ -196,7 +198,7 @@ struct OutboxQueueTests {
                 let merged = try claiming.dueOutbox(through: morning, limit: 10)
                 #expect(merged.count == 1)
                 let parts = try database.query(
-                    "SELECT key FROM outbox_merged WHERE merged_into = \(merged[0].key) ORDER BY key")
+                    "SELECT key FROM outbox_merged WHERE merged_into = \(merged[0].key.rawValue) ORDER BY key")
                 #expect(parts.count == 2)
                 #expect(merged[0].requestID == "merged/zzz-early")  // the early one leads the merge
             }

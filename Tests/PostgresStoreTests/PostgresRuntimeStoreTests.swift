@@ -13,7 +13,7 @@ private let far = Instant(secondsSinceEpoch: 1 << 40)
 private let conflictOfU1 = StoreError.unavailable(
     "the snapshot of user \"u1\" was changed by another process; load it again")
 
-private func row(_ userID: UserID, _ requestID: String, dueIn seconds: Int64) -> OutboxRow {
+private func row(_ userID: UserID, _ requestID: RequestID, dueIn seconds: Int64) -> OutboxRow {
     OutboxRow(
         key: "\(userID)/\(requestID)/push/\(seconds)", userID: userID, requestID: requestID, channel: .push,
         dueAt: t0 + seconds, payload: samplePayload(requestID, channel: .push))

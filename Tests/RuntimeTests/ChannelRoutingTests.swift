@@ -43,9 +43,11 @@ struct ChannelRoutingTests {
             .schedule(request(.mention, "mention.2027-03-28.1"), fireAt: Self.start + 60, channel: .remote),
         ]
         let rows = OutboxPlan.rows(for: effects, userID: "u1", at: Self.start).rows
-        #expect(rows.filter { $0.requestID.hasPrefix("mealReminder") }.map(\.channel) == [.inbox])
+        #expect(rows.filter { $0.requestID.rawValue.hasPrefix("mealReminder") }.map(\.channel) == [.inbox])
         #expect(
-            rows.filter { $0.requestID.hasPrefix("mention") }.map(\.channel.name).sorted() == ["inbox", "push"])
+            rows.filter { $0.requestID.rawValue.hasPrefix("mention") }.map(\.channel.name).sorted() == [
+                "inbox", "push",
+            ])
         #expect(effects.map(\.channel) == [.local, .remote])
     }
 
@@ -147,7 +149,7 @@ private final class GatedTransport: ChannelTransport {
         /// Sends in flight per user, and the most of one user's at once.
         var userInFlight: [UserID: Int] = [:]
         var mostOfOneUser = 0
-        var performed: [String] = []
+        var performed: [OutboxKey] = []
     }
     let state = Mutex(State())
 
@@ -164,7 +166,7 @@ private final class GatedTransport: ChannelTransport {
             $0.userInFlight[row.userID, default: 0] -= 1
             $0.performed.append(row.key)
         }
-        if row.requestID.hasSuffix(".fails") { throw CancellationError() }
+        if row.requestID.rawValue.hasSuffix(".fails") { throw CancellationError() }
         return .accepted
     }
 }
@@ -184,13 +186,13 @@ struct ConcurrentSendTests {
         for user in users {
             let userRows = (0..<10).map { index in
                 let dueAt = clock.now() - 30 + Int64(index)
-                let requestID = "mention.2027-03-27.\(index)" + (index == 3 ? ".fails" : "")
+                let requestID = RequestID("mention.2027-03-27.\(index)" + (index == 3 ? ".fails" : ""))
                 return OutboxRow(
                     key: OutboxKey.make(user, requestID, dueAt, .push), userID: user, requestID: requestID,
                     channel: .push, dueAt: dueAt,
                     payload: .alert(
                         NotificationRequest(
-                            identifier: requestID,
+                            identifier: requestID.rawValue,
                             content: NotificationContent(kind: .mention, title: "Ben", body: "Hi"),
                             trigger: .date(dueAt))))
             }
@@ -213,7 +215,7 @@ struct ConcurrentSendTests {
         let pushes = completed.filter { $0.channel == .push }
         #expect(pushes.count == 30)
         for user in users {
-            let pending = try store.pendingOutbox(userID: user).filter { $0.requestID.hasPrefix("mention.") }
+            let pending = try store.pendingOutbox(userID: user).filter { $0.requestID.rawValue.hasPrefix("mention.") }
             #expect(
                 Set(pending.map(\.key)) == Set(rows.filter { $0.userID == user }.dropFirst(3).map(\.key)),
                 "\(user)'s failed row and those after it stay pending")

@@ -32,7 +32,7 @@ struct ClaimTimePolicyTests {
                 kind: .workoutReminder, title: "Title \(name)", body: "Body", interruptionLevel: level),
             trigger: .date(due))
         return OutboxRow(
-            key: OutboxKey.make("u1", name, due, .push), userID: "u1", requestID: name,
+            key: OutboxKey.make("u1", request.requestID, due, .push), userID: "u1", requestID: request.requestID,
             channel: .push, dueAt: due, payload: .alert(request))
     }
 
@@ -63,7 +63,7 @@ struct ClaimTimePolicyTests {
         #expect(merge.row.dueAt == rows[2].dueAt)
         let request = try #require(merge.row.payload.notification)
         #expect(request.content.body.hasPrefix("3 updates: Title a · Title b · Title c"))
-        #expect(request.identifier == merge.row.requestID)
+        #expect(request.identifier == merge.row.requestID.rawValue)
         let again = ClaimTimePolicy.decide(
             rows: rows, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now + 5)
         #expect(again.merged?.row.key == merge.row.key)  // a rescue merges to the same apns-id

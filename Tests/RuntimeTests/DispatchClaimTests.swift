@@ -30,7 +30,7 @@ struct DispatchClaimTests {
     /// The alerts the test committed (and their merges) that `transport` sent.
     static func sent(_ transport: RecordingTransport) -> [OutboxRow] {
         transport.performed.withLock { $0 }.filter {
-            $0.requestID.hasPrefix("mention") || $0.requestID.hasPrefix("merged/")
+            $0.requestID.rawValue.hasPrefix("mention") || $0.requestID.rawValue.hasPrefix("merged/")
         }
     }
 

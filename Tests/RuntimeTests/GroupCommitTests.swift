@@ -37,7 +37,7 @@ final class ControlledStore: RuntimeStore {
     func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
         try base.dueOutbox(through: instant, limit: limit)
     }
-    func completeOutbox(keys: [String], at instant: Instant) throws(StoreError) {
+    func completeOutbox(keys: [OutboxKey], at instant: Instant) throws(StoreError) {
         try base.completeOutbox(keys: keys, at: instant)
     }
     func outboxDepth() throws(StoreError) -> Int { try base.outboxDepth() }

@@ -24,7 +24,7 @@ struct OutboxStepsTests {
 
     func row(_ request: NotificationRequest, _ channel: OutboxChannel, dueAt: Instant = now) -> OutboxRow {
         OutboxRow(
-            key: OutboxKey.make("u1", request.identifier, dueAt, channel), userID: "u1", requestID: request.identifier,
+            key: OutboxKey.make("u1", request.requestID, dueAt, channel), userID: "u1", requestID: request.requestID,
             channel: channel, dueAt: dueAt,
             payload: channel == .inbox
                 ? .inboxItem(request, shownBy: ChannelPolicy.channel(for: request.content.kind)) : .alert(request))
@@ -169,7 +169,7 @@ struct OutboxStepsTests {
         let touched = row(request(.mealReminder, "touched"), .inbox, dueAt: Self.now + 3_600)
         let past = row(request(.mealReminder, "past"), .inbox, dueAt: Self.now + 3_600)
         let job = OutboxRow(
-            key: "j", userID: "u1", requestID: BackgroundJob.allCases[0].rawValue, channel: .job,
+            key: "j", userID: "u1", requestID: RequestID(BackgroundJob.allCases[0].rawValue), channel: .job,
             dueAt: Self.now + 60, payload: .job(BackgroundJob.allCases[0].rawValue))
         let moved = OutboxSteps.moved(
             [meal, touched, past, job], plannedIDs: ["meal", "touched", "past", job.requestID],

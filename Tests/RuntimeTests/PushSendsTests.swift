@@ -198,7 +198,7 @@ struct PushSendsTests {
             at: planned
         ).get()
         let request = push.request(to: PushAddress(token: String(repeating: "ab", count: 32), environment: .sandbox))
-        #expect(request.id == key)
+        #expect(request.id == key.rawValue)
         #expect(request.invalidReason == nil)
         #expect(request.environment == .sandbox)
         #expect(request.pushType == .alert)
@@ -213,7 +213,7 @@ struct PushSendsTests {
             Self.request("mention-1", kind: .mention, level: .passive), key: key, plannedAt: planned, badge: 0,
             topic: "t", rules: nil, at: planned
         ).get()
-        #expect(mention.collapseID == key)
+        #expect(mention.collapseID == key.rawValue)
         // Even a passive alert goes at priority 10: a priority-5 push waits for a power window.
         #expect(mention.priority == .immediate)
         #expect(mention.expiration == .at(planned + KindPolicy.standard(for: .mention).stalenessSeconds))
@@ -249,7 +249,7 @@ struct PushSendsTests {
         #expect(push.pushType == .background)
         #expect(push.priority == .powerConsiderate)
         #expect(push.expiration == .at(slot + SilentPushPlan.lifetimeSeconds))
-        #expect(push.collapseID == SilentPushPlan.requestID)
+        #expect(push.collapseID == SilentPushPlan.requestID.rawValue)
         #expect(
             String(decoding: push.payload, as: UTF8.self)
                 == "{\"aps\":{\"content-available\":1},\"inbox\":{\"unread\":2,\"unseen\":1,\"total\":9},\"planVersion\":4}"

@@ -36,7 +36,7 @@ struct RuntimeCoachTests {
     }
 
     func greetingPayloads(_ store: InMemoryEngagementStore) throws -> [String] {
-        try store.pendingOutbox(userID: "u1").filter { $0.requestID.hasPrefix("morningGreeting.") }.map(
+        try store.pendingOutbox(userID: "u1").filter { $0.requestID.rawValue.hasPrefix("morningGreeting.") }.map(
             \.payload.storedText)
     }
 

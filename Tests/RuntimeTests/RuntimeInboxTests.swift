@@ -48,8 +48,8 @@ struct RuntimeInboxTests {
 
         let request = try #require(row.payload.notification)
         let page = try await runtime.inbox(of: "u1", cursor: nil, limit: 100)
-        let item = try #require(page.items.first { $0.id == row.key })
-        #expect(item.requestID == row.requestID)
+        let item = try #require(page.items.first { $0.id == row.key.rawValue })
+        #expect(item.requestID == row.requestID.rawValue)
         #expect(item.kind == request.content.kind.rawValue)
         #expect(item.title == request.content.title)
         #expect(item.body == request.content.body)
@@ -60,7 +60,7 @@ struct RuntimeInboxTests {
         #expect(try !store.deliverToInbox(delivery, next: [], at: clock.now()))
         _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
         let again = try await runtime.inbox(of: "u1", cursor: nil, limit: 100)
-        #expect(again.items.filter { $0.id == row.key }.count == 1)
+        #expect(again.items.filter { $0.id == row.key.rawValue }.count == 1)
         #expect(again.counts == page.counts)
     }
 
@@ -68,14 +68,17 @@ struct RuntimeInboxTests {
         let store = InMemoryEngagementStore()
         let (runtime, clock, _) = try await setUp(store)
         let series = try #require(
-            try store.pendingOutbox(userID: "u1").first { $0.requestID.contains(".daily.") && $0.channel == .inbox })
+            try store.pendingOutbox(userID: "u1").first {
+                $0.requestID.rawValue.contains(".daily.") && $0.channel == .inbox
+            })
         clock.advance(by: series.dueAt - clock.now())
         _ = try await runtime.dispatchDue(limit: 10_000, through: RecordingTransport())
         let next = try store.pendingOutbox(userID: "u1").filter {
             $0.requestID == series.requestID && $0.channel == .inbox
         }
         #expect(next.map(\.dueAt) == [series.dueAt + 86_400])
-        #expect(try await runtime.inbox(of: "u1", cursor: nil, limit: 100).items.contains { $0.id == series.key })
+        #expect(
+            try await runtime.inbox(of: "u1", cursor: nil, limit: 100).items.contains { $0.id == series.key.rawValue })
     }
 
     @Test func theInboxOfAnUnknownUserIsRefused() async throws {

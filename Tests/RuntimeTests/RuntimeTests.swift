@@ -123,7 +123,7 @@ struct RuntimeTests {
         }
         #expect(!rows.isEmpty)
         for row in rows {
-            #expect(row.dueAt == fireTimes[row.requestID], "\(row.requestID) \(row.channel)")
+            #expect(row.dueAt == fireTimes[row.requestID.rawValue], "\(row.requestID) \(row.channel)")
         }
     }
 
@@ -137,7 +137,7 @@ struct RuntimeTests {
         try await runtime.apply(.backgroundTaskLaunched(.lapseDetection), to: "u1")
         #expect(
             try store.pendingOutbox(userID: "u1").contains {
-                $0.requestID.hasPrefix("reEngagement.") && $0.dueAt > clock.now()
+                $0.requestID.rawValue.hasPrefix("reEngagement.") && $0.dueAt > clock.now()
             })
         var quiet = profile()
         quiet.communication.absenceResponse = .giveMeSpace
@@ -146,7 +146,7 @@ struct RuntimeTests {
         // What is still to come is gone (an overdue row is the dispatcher's to send or not).
         #expect(
             try !store.pendingOutbox(userID: "u1").contains {
-                $0.requestID.hasPrefix("reEngagement.") && $0.dueAt > clock.now()
+                $0.requestID.rawValue.hasPrefix("reEngagement.") && $0.dueAt > clock.now()
             })
         let engine = try #require(try await runtime.engine(of: "u1"))
         #expect(engine.profile.communication.absenceResponse == .giveMeSpace)
@@ -160,7 +160,9 @@ struct RuntimeTests {
             store: store, clock: clock, content: bundledContent, configuration: withoutAttentionBudget)
         try await runtime.putUser(profile())
         let series = try #require(
-            try store.pendingOutbox(userID: "u1").first { $0.requestID.contains(".daily.") && $0.channel == .inbox })
+            try store.pendingOutbox(userID: "u1").first {
+                $0.requestID.rawValue.contains(".daily.") && $0.channel == .inbox
+            })
         clock.advance(by: series.dueAt - clock.now())
         _ = try await runtime.dispatchDue(limit: 10_000, through: RecordingTransport())
         let next = try store.pendingOutbox(userID: "u1").filter {
@@ -188,7 +190,7 @@ struct RuntimeTests {
         // submitted its next run, a day later.
         #expect(try store.engagementState(userID: "u1") != nil)
         let lapseJob = BackgroundJob.lapseDetection.rawValue
-        let nextRun = try #require(try store.pendingOutbox(userID: "u1").first { $0.requestID == lapseJob })
+        let nextRun = try #require(try store.pendingOutbox(userID: "u1").first { $0.requestID.rawValue == lapseJob })
         #expect(nextRun.dueAt > clock.now())
         // Again: nothing performed twice (only what became due since, such as a series' next day).
         let again = try await runtime.dispatchDue(limit: 10_000, through: transport)
@@ -253,17 +255,17 @@ struct RuntimeTests {
     }
 
     @Test(arguments: [
-        (UserID("u1"), "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.push),
-        (UserID("u2"), "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.push),
-        (UserID("u1"), "mealReminder.2027-03-01.lunch", Int64(60), OutboxChannel.push),
-        (UserID("u1"), "mealReminder.2027-03-01.lunch", Int64(0), OutboxChannel.inbox),
+        (UserID("u1"), RequestID("mealReminder.2027-03-01.lunch"), Int64(0), OutboxChannel.push),
+        (UserID("u2"), RequestID("mealReminder.2027-03-01.lunch"), Int64(0), OutboxChannel.push),
+        (UserID("u1"), RequestID("mealReminder.2027-03-01.lunch"), Int64(60), OutboxChannel.push),
+        (UserID("u1"), RequestID("mealReminder.2027-03-01.lunch"), Int64(0), OutboxChannel.inbox),
     ])
-    func outboxKeysAreDeterministicUUIDs(user: UserID, request: String, offset: Int64, channel: OutboxChannel) {
+    func outboxKeysAreDeterministicUUIDs(user: UserID, request: RequestID, offset: Int64, channel: OutboxChannel) {
         let key = OutboxKey.make(user, request, Self.start + offset, channel)
         #expect(key == OutboxKey.make(user, request, Self.start + offset, channel))
         #expect(key != OutboxKey.make(user, request, Self.start + offset + 1, channel))
-        #expect(UUID(uuidString: key) != nil)
-        #expect(Array(key)[14] == "8")
+        #expect(UUID(uuidString: key.rawValue) != nil)
+        #expect(Array(key.rawValue)[14] == "8")
     }
 
     /// Keys are stored in outboxes and stores: their bytes never change (these were made by the

@@ -12,7 +12,7 @@ import Testing
 struct UserOutboxTests {
     static let start = Instant(secondsSinceEpoch: 1_800_000_000)
 
-    func row(_ request: String, _ channel: OutboxChannel, dueAt: Instant) -> OutboxRow {
+    func row(_ request: RequestID, _ channel: OutboxChannel, dueAt: Instant) -> OutboxRow {
         OutboxRow(
             key: OutboxKey.make("u1", request, dueAt, channel), userID: "u1", requestID: request, channel: channel,
             dueAt: dueAt, payload: .sync)
@@ -23,7 +23,7 @@ struct UserOutboxTests {
         var random = SeededGenerator(seed: seed)
         let store = InMemoryEngagementStore()
         var outbox = UserOutbox()
-        let requests = ["a", "b", "c", "d", "inbox-sync"]
+        let requests: [RequestID] = ["a", "b", "c", "d", "inbox-sync"]
         let channels: [OutboxChannel] = [.push, .inbox, .silent]
         var now = Self.start
         // Each new row is due later than any before, so no key is made twice (a store would

@@ -19,7 +19,7 @@ public enum InboxStoreCheck: String, CaseIterable, Sendable {
 
 private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 
-private func inboxRow(_ userID: UserID, _ requestID: String, dueIn seconds: Int64) -> OutboxRow {
+private func inboxRow(_ userID: UserID, _ requestID: RequestID, dueIn seconds: Int64) -> OutboxRow {
     OutboxRow(
         key: "\(userID)/\(requestID)/inbox/\(seconds)", userID: userID, requestID: requestID, channel: .inbox,
         dueAt: t0 + seconds, payload: samplePayload(requestID, channel: .inbox))
@@ -57,7 +57,7 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
             #expect(
                 page.items == [
                     InboxItem(
-                        id: row.key, userID: "u1", sequence: 1, requestID: "lunch", kind: "mealReminder",
+                        id: row.key.rawValue, userID: "u1", sequence: 1, requestID: "lunch", kind: "mealReminder",
                         title: "Lunch lunch", body: "Log your lunch", deliveredAt: t0 + 60, state: .unseen)
                 ])
             #expect(page.nextBefore == nil)
@@ -82,7 +82,10 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
             // A stale repeat of day 1 neither adds an item nor brings day 2 back.
             #expect(try !store.deliverToInbox(delivery(day1), next: [day2], at: day2.dueAt + 1))
             #expect(try store.pendingOutbox(userID: "u1") == [day3])
-            #expect(try store.inboxPage(userID: "u1", before: nil, limit: 10).items.map(\.id) == [day2.key, day1.key])
+            #expect(
+                try store.inboxPage(userID: "u1", before: nil, limit: 10).items.map(\.id) == [
+                    day2.key.rawValue, day1.key.rawValue,
+                ])
         case .everyNextRowIsPendingAfterTheDelivery:
             let lunch = inboxRow("u1", "lunch", dueIn: 0)
             let sync = OutboxRow(
@@ -135,7 +138,7 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
             try deliverItems(store, "u1", 1...2)
             let id = inboxRow("u1", "r1", dueIn: 60).key
             func set(_ state: InboxState) throws -> InboxState? {
-                try store.setInboxState(userID: "u1", itemID: id, to: state)?.state
+                try store.setInboxState(userID: "u1", itemID: id.rawValue, to: state)?.state
             }
             func counts() throws -> InboxCounts { try store.inboxPage(userID: "u1", before: nil, limit: 10).counts }
             #expect(try set(.seen) == .seen)
@@ -151,13 +154,14 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
             // Unknown ids, and another user's item, are not found and change nothing.
             #expect(try store.setInboxState(userID: "u1", itemID: "no-such-item", to: .read) == nil)
             let second = inboxRow("u1", "r2", dueIn: 120).key
-            #expect(try store.setInboxState(userID: "u2", itemID: second, to: .read) == nil)
+            #expect(try store.setInboxState(userID: "u2", itemID: second.rawValue, to: .read) == nil)
             #expect(try counts() == InboxCounts(total: 1, unread: 1, unseen: 1))
         case .readAllIsAWatermark:
             #expect(try store.readAllInbox(userID: "u1") == .zero)  // no items yet: nothing to do
             try deliverItems(store, "u1", 1...3)
-            _ = try store.setInboxState(userID: "u1", itemID: inboxRow("u1", "r1", dueIn: 60).key, to: .archived)
-            _ = try store.setInboxState(userID: "u1", itemID: inboxRow("u1", "r2", dueIn: 120).key, to: .seen)
+            _ = try store.setInboxState(
+                userID: "u1", itemID: inboxRow("u1", "r1", dueIn: 60).key.rawValue, to: .archived)
+            _ = try store.setInboxState(userID: "u1", itemID: inboxRow("u1", "r2", dueIn: 120).key.rawValue, to: .seen)
             #expect(try store.readAllInbox(userID: "u1") == InboxCounts(total: 2, unread: 0, unseen: 0))
             try deliverItems(store, "u1", 4...4)  // after the read-all: unread
             let page = try store.inboxPage(userID: "u1", before: nil, limit: 10)
@@ -166,8 +170,8 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
             #expect(page.counts.badge == page.counts.unread)
             // An item covered by the read-all still archives; an earlier state changes nothing.
             let third = inboxRow("u1", "r3", dueIn: 180).key
-            #expect(try store.setInboxState(userID: "u1", itemID: third, to: .seen)?.state == .read)
-            #expect(try store.setInboxState(userID: "u1", itemID: third, to: .archived)?.state == .archived)
+            #expect(try store.setInboxState(userID: "u1", itemID: third.rawValue, to: .seen)?.state == .read)
+            #expect(try store.setInboxState(userID: "u1", itemID: third.rawValue, to: .archived)?.state == .archived)
             #expect(try store.readAllInbox(userID: "u1") == InboxCounts(total: 2, unread: 0, unseen: 0))
         case .eachUserHasTheirOwnInbox:
             try deliverItems(store, "u1", 1...3)

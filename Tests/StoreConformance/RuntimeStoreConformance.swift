@@ -20,25 +20,25 @@ private let userID: UserID = "u1"
 private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 
 /// A lunch reminder of request `requestID`.
-private func sampleRequest(_ requestID: String) -> NotificationRequest {
+private func sampleRequest(_ requestID: RequestID) -> NotificationRequest {
     NotificationRequest(
-        identifier: requestID,
+        identifier: requestID.rawValue,
         content: NotificationContent(kind: .mealReminder, title: "Lunch", body: "Log your lunch"),
         trigger: .date(Instant(iso8601: "2027-03-01T08:00:00Z")!))
 }
 
 /// A payload of `channel`'s kind for request `requestID`, as the runtime writes one.
-public func samplePayload(_ requestID: String, channel: OutboxChannel) -> OutboxPayload {
+public func samplePayload(_ requestID: RequestID, channel: OutboxChannel) -> OutboxPayload {
     switch channel {
     case .push: .alert(sampleRequest(requestID))
     case .inbox: .inboxItem(sampleRequest(requestID), shownBy: .local)
     case .silent: .sync
-    case .job: .job(requestID)
+    case .job: .job(requestID.rawValue)
     case .liveActivity, .unknown: .unreadable("{\"id\":\"\(requestID)\"}")
     }
 }
 
-private func row(_ requestID: String, _ channel: OutboxChannel = .push, dueIn seconds: Int64, key: String? = nil)
+private func row(_ requestID: RequestID, _ channel: OutboxChannel = .push, dueIn seconds: Int64, key: OutboxKey? = nil)
     -> OutboxRow
 {
     OutboxRow(
