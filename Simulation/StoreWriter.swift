@@ -43,7 +43,7 @@ struct StoreWriter {
     mutating func recordLedger(
         userID: UserID, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, at: Instant
     ) {
-        pending.ledgerEntries.append(StepRecords.ledgerEntry(userID: userID, requestID, kind, state, at: at))
+        pending.ledgerEntries.append(StepRecords.ledgerEntry(userID: userID, RequestID(requestID), kind, state, at: at))
     }
 
     /// Applies the pending writes in one transaction; throws `SimulationError.store` when the

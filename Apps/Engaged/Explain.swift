@@ -130,7 +130,7 @@ struct ExplainView: Encodable {
         items = page.map { record in
             Item(
                 id: String(record.id), at: record.at.iso8601, localTime: zone.formatted(record.at),
-                decision: record.decision.rawValue, requestID: record.requestID, kind: record.kind.rawValue,
+                decision: record.decision.rawValue, requestID: record.requestID.rawValue, kind: record.kind.rawValue,
                 reason: record.reason.rawValue, fireAt: record.fireAt?.iso8601,
                 fireAtLocalTime: record.fireAt.map(zone.formatted), detail: record.detail.isEmpty ? nil : record.detail,
                 groupID: record.groupID, input: record.input)

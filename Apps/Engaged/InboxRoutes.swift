@@ -147,7 +147,7 @@ struct InboxItemView: Encodable {
 
     init(_ item: InboxItem) {
         id = item.id
-        requestID = item.requestID
+        requestID = item.requestID.rawValue
         kind = item.kind
         title = item.title
         body = item.body

@@ -181,7 +181,7 @@ enum StoreBenchmark {
             ]
             if random.chance(0.5) { requests.append((.workoutReminder, ".1800", 17)) }
             for (kind, suffix, hour) in requests {
-                let requestID = "\(kind.rawValue).\(dayNames[day])\(suffix)"
+                let requestID: RequestID = "\(kind.rawValue).\(dayNames[day])\(suffix)"
                 let due = local(hour)
                 ledger.append(entry(userID, requestID, kind, .pending, due - 6 * .secondsPerHour, nil))
                 ledger.append(entry(userID, requestID, kind, .delivered, due, .onTime))
@@ -207,7 +207,7 @@ enum StoreBenchmark {
     }
 
     private static func entry(
-        _ userID: UserID, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, _ at: Instant,
+        _ userID: UserID, _ requestID: RequestID, _ kind: NotificationKind, _ state: LedgerState, _ at: Instant,
         _ reason: ReasonCode?
     ) -> LedgerEntry {
         LedgerEntry(

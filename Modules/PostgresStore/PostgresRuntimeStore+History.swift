@@ -50,7 +50,7 @@ extension PostgresRuntimeStore {
                     INSERT INTO ledger_key (user_id, idempotency_key) VALUES (\(entry.userID.rawValue), \(entry.idempotencyKey))
                     ON CONFLICT DO NOTHING RETURNING user_id)
                 INSERT INTO ledger (user_id, request_id, kind, state, at, reason, idempotency_key)
-                SELECT user_id, \(entry.requestID), \(entry.kind.rawValue), \(entry.state.rawValue),
+                SELECT user_id, \(entry.requestID.rawValue), \(entry.kind.rawValue), \(entry.state.rawValue),
                     \(entry.at.secondsSinceEpoch), \(entry.reason?.rawValue), \(storedKey)
                 FROM fresh
                 ON CONFLICT (user_id, request_id) DO UPDATE SET kind = excluded.kind, state = excluded.state,
@@ -175,10 +175,11 @@ extension PostgresRuntimeStore {
             }
             reason = known
         }
+        let request = RequestID(requestID)
         return LedgerEntry(
-            userID: userID, requestID: requestID, kind: kind, state: state, at: Instant(secondsSinceEpoch: at),
+            userID: userID, requestID: request, kind: kind, state: state, at: Instant(secondsSinceEpoch: at),
             reason: reason,
-            idempotencyKey: storedKey ?? LedgerEntry.transitionKey(requestID: requestID, state: state))
+            idempotencyKey: storedKey ?? LedgerEntry.transitionKey(requestID: request, state: state))
     }
 }
 

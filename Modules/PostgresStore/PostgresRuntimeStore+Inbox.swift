@@ -123,7 +123,8 @@ extension PostgresRuntimeStore {
             throw PostgresColumns.unknownValue(String(rank), table: "inbox_item", column: "state", row: "item \(id)")
         }
         return InboxItem(
-            id: id, userID: userID, sequence: sequence, requestID: requestID, kind: kind, title: title, body: body,
+            id: id, userID: userID, sequence: sequence, requestID: RequestID(requestID), kind: kind, title: title,
+            body: body,
             deliveredAt: Instant(secondsSinceEpoch: deliveredAt),
             state: InboxRules.effectiveState(stored, sequence: sequence, readThrough: readThrough))
     }

@@ -30,7 +30,7 @@ extension PostgresRuntimeStore {
             try session.execute(
                 """
                 INSERT INTO trace (user_id, at, request_id, kind, decision, reason, fire_at, detail, group_id, input)
-                VALUES (\(record.userID.rawValue), \(record.at.secondsSinceEpoch), \(record.requestID),
+                VALUES (\(record.userID.rawValue), \(record.at.secondsSinceEpoch), \(record.requestID.rawValue),
                     \(record.kind.rawValue), \(record.decision.rawValue), \(record.reason.rawValue),
                     \(record.fireAt?.secondsSinceEpoch), \(record.detail), \(record.groupID), \(record.input))
                 """)
@@ -60,7 +60,7 @@ extension PostgresRuntimeStore {
             throw PostgresColumns.unknownValue(reasonName, table: "trace", column: "reason", row: described)
         }
         return TraceRecord(
-            id: id, userID: userID, at: Instant(secondsSinceEpoch: at), requestID: requestID, kind: kind,
+            id: id, userID: userID, at: Instant(secondsSinceEpoch: at), requestID: RequestID(requestID), kind: kind,
             decision: decision, reason: reason, fireAt: fireAt.map(Instant.init(secondsSinceEpoch:)), detail: detail,
             groupID: groupID, input: input)
     }

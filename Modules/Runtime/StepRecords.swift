@@ -39,13 +39,14 @@ public enum StepRecords {
             case .cancelled, .dropped, .suppressed: .cancelled
             case .folded: .planned
             }
-        return ledgerEntry(userID: userID, entry.requestID, entry.kind, state, at: now, reason: entry.reason)
+        return ledgerEntry(
+            userID: userID, RequestID(entry.requestID), entry.kind, state, at: now, reason: entry.reason)
     }
 
     /// A ledger transition. One row per request and state at a time: a daily series or a
     /// re-planned request writes each transition once, and a replay of the same batch is a no-op.
     public static func ledgerEntry(
-        userID: UserID, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, at: Instant,
+        userID: UserID, _ requestID: RequestID, _ kind: NotificationKind, _ state: LedgerState, at: Instant,
         reason: ReasonCode? = nil
     ) -> LedgerEntry {
         LedgerEntry(

@@ -12,7 +12,8 @@ extension StepRecords {
         return effects.compactMap { effect in
             guard case .trace(let entry) = effect else { return nil }
             return TraceRecord(
-                userID: userID, at: entry.at, requestID: entry.requestID, kind: entry.kind, decision: entry.decision,
+                userID: userID, at: entry.at, requestID: RequestID(entry.requestID), kind: entry.kind,
+                decision: entry.decision,
                 reason: entry.reason, fireAt: entry.fireAt, detail: entry.detail, groupID: entry.groupID,
                 input: inputName)
         }

@@ -31,7 +31,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         var events: [UserID: [ActivityEvent]] = [:]
         var knownEvents: Set<ActivityEvent> = []
         /// Per user, keyed by request ID.
-        var ledger: [UserID: [String: LedgerEntry]] = [:]
+        var ledger: [UserID: [RequestID: LedgerEntry]] = [:]
         var appliedKeys: Set<AppliedKey> = []
         var states: [UserID: EngagementState] = [:]
         var snapshots: [UserID: [UInt8]] = [:]

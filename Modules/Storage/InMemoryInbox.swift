@@ -46,7 +46,7 @@ extension InMemoryEngagementStore {
                 inbox.items.append(
                     InboxItem(
                         id: row.key.rawValue, userID: row.userID, sequence: inbox.lastSequence,
-                        requestID: row.requestID.rawValue,
+                        requestID: row.requestID,
                         kind: delivery.kind, title: delivery.title, body: delivery.body, deliveredAt: instant,
                         state: .unseen))
                 storage.inboxes[row.userID] = inbox

@@ -39,7 +39,7 @@ public struct InboxItem: Codable, Hashable, Sendable {
     /// The user's delivery order (1, 2, 3, ...): what pages are keyed on.
     public var sequence: Int64
     /// The notification request it shows.
-    public var requestID: String
+    public var requestID: RequestID
     /// The raw value of the request's `NotificationKind`.
     public var kind: String
     public var title: String
@@ -50,7 +50,7 @@ public struct InboxItem: Codable, Hashable, Sendable {
     public var state: InboxState
 
     public init(
-        id: String, userID: UserID, sequence: Int64, requestID: String, kind: String, title: String, body: String,
+        id: String, userID: UserID, sequence: Int64, requestID: RequestID, kind: String, title: String, body: String,
         deliveredAt: Instant, state: InboxState
     ) {
         self.id = id

@@ -188,7 +188,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
             try insertKey.execute(arguments: [entry.userID.rawValue, entry.idempotencyKey])
             guard db.changesCount > 0 else { continue }  // already applied: a replay
             try upsert.execute(arguments: [
-                entry.userID.rawValue, entry.requestID, entry.kind.rawValue, entry.state.rawValue,
+                entry.userID.rawValue, entry.requestID.rawValue, entry.kind.rawValue, entry.state.rawValue,
                 entry.at.secondsSinceEpoch,
                 entry.reason?.rawValue,
                 entry.idempotencyKey == LedgerEntry.transitionKey(requestID: entry.requestID, state: entry.state)
@@ -265,7 +265,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
                 statement, arguments: [userID.rawValue, from.secondsSinceEpoch, to.secondsSinceEpoch])
             var entries: [LedgerEntry] = []
             while let row = try rows.next() {
-                let requestID = try row.decode(String.self, atIndex: 0)
+                let requestID = RequestID(try row.decode(String.self, atIndex: 0))
                 let kindName = try row.decode(String.self, atIndex: 1)
                 let stateName = try row.decode(String.self, atIndex: 2)
                 let reasonName = try row.decode(String?.self, atIndex: 4)

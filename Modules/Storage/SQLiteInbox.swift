@@ -173,7 +173,8 @@ extension SQLiteEngagementStore {
         }
         let sequence: Int64 = row[0]
         return InboxItem(
-            id: row[1], userID: userID, sequence: sequence, requestID: row[2], kind: row[3], title: row[4],
+            id: row[1], userID: userID, sequence: sequence, requestID: RequestID(rawValue: row[2]), kind: row[3],
+            title: row[4],
             body: row[5], deliveredAt: Instant(secondsSinceEpoch: row[6]),
             state: InboxRules.effectiveState(stored, sequence: sequence, readThrough: readThrough))
     }

@@ -28,7 +28,7 @@ extension SQLiteEngagementStore {
         let insert = try db.cachedStatement(sql: SQLiteTraceStatements.insertTrace)
         for record in records {
             try insert.execute(arguments: [
-                record.userID.rawValue, record.at.secondsSinceEpoch, record.requestID, record.kind.rawValue,
+                record.userID.rawValue, record.at.secondsSinceEpoch, record.requestID.rawValue, record.kind.rawValue,
                 record.decision.rawValue, record.reason.rawValue, record.fireAt?.secondsSinceEpoch, record.detail,
                 record.groupID, record.input,
             ])
@@ -48,7 +48,8 @@ extension SQLiteEngagementStore {
             throw .corrupt("\(path): trace row \(row[0] as Int64) has an unknown kind, decision or reason")
         }
         return TraceRecord(
-            id: row[0], userID: userID, at: Instant(secondsSinceEpoch: row[5]), requestID: row[1], kind: kind,
+            id: row[0], userID: userID, at: Instant(secondsSinceEpoch: row[5]), requestID: RequestID(rawValue: row[1]),
+            kind: kind,
             decision: decision, reason: reason, fireAt: (row[6] as Int64?).map(Instant.init(secondsSinceEpoch:)),
             detail: row[7], groupID: row[8], input: row[9])
     }

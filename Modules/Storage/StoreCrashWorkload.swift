@@ -44,7 +44,7 @@ public enum StoreCrashWorkload {
                 idempotencyKey: LedgerEntry.transitionKey(requestID: "crash.\(index)", state: .planned))
         ]
         if index > 0 {
-            let previous = "crash.\(index - 1)"
+            let previous: RequestID = "crash.\(index - 1)"
             ledger.append(
                 LedgerEntry(
                     userID: Self.userID(forBatch: index - 1), requestID: previous, kind: .hydration, state: .delivered,

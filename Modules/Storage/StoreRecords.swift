@@ -84,7 +84,7 @@ public enum LedgerState: String, Codable, CaseIterable, Sendable {
 public struct LedgerEntry: Codable, Hashable, Sendable {
     public var userID: UserID
     /// The notification request identifier (see `OccurrenceID`).
-    public var requestID: String
+    public var requestID: RequestID
     public var kind: NotificationKind
     public var state: LedgerState
     /// When the request entered `state`.
@@ -95,7 +95,7 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
     public var idempotencyKey: String
 
     public init(
-        userID: UserID, requestID: String, kind: NotificationKind, state: LedgerState, at: Instant,
+        userID: UserID, requestID: RequestID, kind: NotificationKind, state: LedgerState, at: Instant,
         reason: ReasonCode? = nil, idempotencyKey: String
     ) {
         self.userID = userID
@@ -108,8 +108,8 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
     }
 
     /// The conventional key for moving `requestID` into `state`: one write per transition.
-    public static func transitionKey(requestID: String, state: LedgerState) -> String {
-        requestID + "/" + state.rawValue
+    public static func transitionKey(requestID: RequestID, state: LedgerState) -> String {
+        requestID.rawValue + "/" + state.rawValue
     }
 }
 

@@ -10,7 +10,7 @@ public struct TraceRecord: Codable, Hashable, Sendable {
     public var userID: UserID
     /// When the decision was made (the step's time).
     public var at: Instant
-    public var requestID: String
+    public var requestID: RequestID
     public var kind: NotificationKind
     public var decision: TraceDecision
     public var reason: ReasonCode
@@ -25,7 +25,7 @@ public struct TraceRecord: Codable, Hashable, Sendable {
     public var input: String
 
     public init(
-        id: Int64 = 0, userID: UserID, at: Instant, requestID: String, kind: NotificationKind,
+        id: Int64 = 0, userID: UserID, at: Instant, requestID: RequestID, kind: NotificationKind,
         decision: TraceDecision, reason: ReasonCode, fireAt: Instant? = nil, detail: String = "",
         groupID: String? = nil, input: String
     ) {

@@ -160,7 +160,7 @@ struct ServerAgreementTests {
             case .read(let requestID):
                 let page = try await runtime.inbox(of: userID, cursor: nil, limit: 100)
                 let item = try #require(
-                    page.items.filter { $0.requestID == requestID && $0.state < .read }.min {
+                    page.items.filter { $0.requestID.rawValue == requestID && $0.state < .read }.min {
                         $0.sequence < $1.sequence
                     },
                     "\(userID) read \(requestID) at \(at.iso8601): not unread in engaged's inbox")

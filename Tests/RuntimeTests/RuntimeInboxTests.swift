@@ -49,7 +49,7 @@ struct RuntimeInboxTests {
         let request = try #require(row.payload.notification)
         let page = try await runtime.inbox(of: "u1", cursor: nil, limit: 100)
         let item = try #require(page.items.first { $0.id == row.key.rawValue })
-        #expect(item.requestID == row.requestID.rawValue)
+        #expect(item.requestID == row.requestID)
         #expect(item.kind == request.content.kind.rawValue)
         #expect(item.title == request.content.title)
         #expect(item.body == request.content.body)

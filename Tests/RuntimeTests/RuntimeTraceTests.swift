@@ -15,7 +15,7 @@ struct RuntimeTraceTests {
         effects.compactMap { effect in
             guard case .trace(let entry) = effect else { return nil }
             return TraceRecord(
-                userID: entry.userID, at: entry.at, requestID: entry.requestID, kind: entry.kind,
+                userID: entry.userID, at: entry.at, requestID: RequestID(entry.requestID), kind: entry.kind,
                 decision: entry.decision, reason: entry.reason, fireAt: entry.fireAt, detail: entry.detail,
                 groupID: entry.groupID, input: input)
         }

@@ -74,7 +74,7 @@ private func event(_ userID: UserID, _ at: Instant, _ kind: ActivityKind = .appO
 }
 
 private func entry(
-    _ userID: UserID, _ requestID: String, _ state: LedgerState, at: Instant, key: String? = nil,
+    _ userID: UserID, _ requestID: RequestID, _ state: LedgerState, at: Instant, key: String? = nil,
     reason: ReasonCode? = .onTime
 ) -> LedgerEntry {
     LedgerEntry(
@@ -139,7 +139,7 @@ private func run(_ check: StoreConformanceCheck, on store: any EngagementStore) 
         #expect(try store.ledger(userID: "u1", from: past, to: far).count == 2)
 
     case .replayAfterALaterWriteDoesNotRollBack:
-        let request = "workoutReminder.2027-03-01.1830"
+        let request: RequestID = "workoutReminder.2027-03-01.1830"
         let planned = StoreBatch(ledgerEntries: [entry("u1", request, .pending, at: t0)])
         try store.apply(planned)
         try store.apply(StoreBatch(ledgerEntries: [entry("u1", request, .delivered, at: t0 + hour)]))
@@ -166,7 +166,7 @@ private func run(_ check: StoreConformanceCheck, on store: any EngagementStore) 
         #expect(try store.ledger(userID: "u2", from: past, to: far) == [b])
 
     case .ledgerKeepsOneRowPerRequest:
-        let request = "hydration.2027-03-01.0900"
+        let request: RequestID = "hydration.2027-03-01.0900"
         let states: [LedgerState] = [.planned, .pending, .delivered, .responded]
         for (offset, state) in states.enumerated() {
             try store.apply(StoreBatch(ledgerEntries: [entry("u1", request, state, at: t0 + Int64(offset) * hour)]))

@@ -16,7 +16,7 @@ private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 private let start = TracePosition(at: Instant(secondsSinceEpoch: -(1 << 40)), id: 0)
 
 private func record(
-    _ requestID: String, at: Instant, user: UserID = "u1", decision: TraceDecision = .scheduled,
+    _ requestID: RequestID, at: Instant, user: UserID = "u1", decision: TraceDecision = .scheduled,
     reason: ReasonCode = .onTime
 ) -> TraceRecord {
     TraceRecord(
