@@ -10,7 +10,7 @@ public struct DeviceReportState: Codable, Hashable, Sendable {
     /// The install that wrote this state (`DeviceReporter.installation`).
     public var installation: String?
     /// The user the push token was last registered for.
-    public var userID: String?
+    public var userID: UserID?
     /// The push token last registered, lowercase hex.
     public var pushToken: String?
     public var environment: PushEnvironment?
@@ -21,7 +21,7 @@ public struct DeviceReportState: Codable, Hashable, Sendable {
     public var retiredTokens: [String]
     /// What the server was last told of the permission, and for which user.
     public var permissionAllowed: Bool?
-    public var permissionUserID: String?
+    public var permissionUserID: UserID?
 
     public init() { retiredTokens = [] }
 }
@@ -29,12 +29,12 @@ public struct DeviceReportState: Codable, Hashable, Sendable {
 /// One thing to tell the server about the device.
 public enum DeviceReport: Hashable, Sendable {
     /// `POST /v1/users/{userID}/devices` with the token and its environment.
-    case register(userID: String, token: String, environment: PushEnvironment)
+    case register(userID: UserID, token: String, environment: PushEnvironment)
     /// `DELETE /v1/users/{userID}/devices/{token}`: a token the install no longer has, or its
     /// token when its user signs out.
-    case remove(userID: String, token: String)
+    case remove(userID: UserID, token: String)
     /// The permission, as an event through the user's `EventQueue` (ordered with the rest).
-    case permission(userID: String, allowed: Bool)
+    case permission(userID: UserID, allowed: Bool)
 }
 
 /// Keeps the server's idea of this install right: its push token registered for its signed-in
@@ -96,7 +96,7 @@ public actor DeviceReporter {
     /// token (nil before APNs gave one, or when registration failed) and the permission.
     /// Registrations come before removals.
     public func reports(
-        userID: String, pushToken: Data?, environment: PushEnvironment, permission: AuthorizationStatus,
+        userID: UserID, pushToken: Data?, environment: PushEnvironment, permission: AuthorizationStatus,
         at now: Instant
     ) -> [DeviceReport] {
         var reports: [DeviceReport] = []

@@ -32,7 +32,7 @@ public struct QueuedEvent: Codable, Hashable, Sendable {
 /// a purged file) has a new installation id.
 public protocol EventQueueStore: Sendable {
     /// The user whose events these are.
-    var userID: String { get }
+    var userID: UserID { get }
     /// The installation id of the store's keys (1 to 200 characters).
     var installation: String { get }
     /// Appends an event durably (written when this returns) with the next sequence.
@@ -85,7 +85,7 @@ public struct EventAnswer: Hashable, Sendable {
 /// Sends one event's body with its idempotency key to the server, for `userID`, with that
 /// user's token.
 public protocol EventSender: Sendable {
-    func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer
+    func send(_ body: Data, idempotencyKey: String, userID: UserID) async throws -> EventAnswer
 }
 
 /// An event the server refused for good, removed from the queue.
@@ -154,7 +154,7 @@ public actor EventQueue {
 
     let store: any EventQueueStore
     /// The user whose events these are (the store's).
-    public nonisolated let userID: String
+    public nonisolated let userID: UserID
     /// The store's installation id, of which the idempotency keys are made.
     public nonisolated let installation: String
     public nonisolated let delays: RetryDelays
@@ -237,14 +237,14 @@ public actor EventQueue {
 
 /// The queue's events in memory: for tests, and for an app that wants no persistence.
 public final class InMemoryEventQueueStore: EventQueueStore, @unchecked Sendable {
-    public let userID: String
+    public let userID: UserID
     public let installation: String
     private let lock = NSLock()
     private var events: [QueuedEvent] = []
     private var lastSequence: Int64 = 0
 
     /// An empty queue of `userID`'s events under the installation id `installation`.
-    public init(userID: String, installation: String) {
+    public init(userID: UserID, installation: String) {
         precondition((1...200).contains(installation.utf8.count), "an installation id is 1 to 200 characters")
         self.userID = userID
         self.installation = installation

@@ -8,19 +8,19 @@ public import Models
 /// newest event was removed.
 public final class SQLiteEventQueueStore: EventQueueStore, Sendable {
     private let database: DatabaseQueue
-    public let userID: String
+    public let userID: UserID
     public let installation: String
 
     /// Opens the queue of `userID` at `path`, or creates it there with the installation id
     /// `newInstallation` (1 to 200 characters; an app passes a fresh UUID at every open, kept
     /// only when the file is new). A file made for another user throws `QueueFileError`: one
     /// file per user.
-    public init(path: String, userID: String, newInstallation: String) throws {
+    public init(path: String, userID: UserID, newInstallation: String) throws {
         guard (1...200).contains(newInstallation.utf8.count) else {
             throw QueueFileError(problem: "an installation id is 1 to 200 characters")
         }
         database = try DatabaseQueue(path: path)
-        let identity = try database.write { db -> (user: String, installation: String) in
+        let identity = try database.write { db -> (user: UserID, installation: String) in
             try db.execute(
                 sql: """
                     CREATE TABLE IF NOT EXISTS queuedEvent (
@@ -36,9 +36,9 @@ public final class SQLiteEventQueueStore: EventQueueStore, Sendable {
                     """)
             try db.execute(
                 sql: "INSERT OR IGNORE INTO queueIdentity (one, userID, installation) VALUES (1, ?, ?)",
-                arguments: [userID, newInstallation])
+                arguments: [userID.rawValue, newInstallation])
             let row = try Row.fetchOne(db, sql: "SELECT userID, installation FROM queueIdentity")
-            return (row?["userID"] ?? userID, row?["installation"] ?? newInstallation)
+            return ((row?["userID"]).map(UserID.init(rawValue:)) ?? userID, row?["installation"] ?? newInstallation)
         }
         guard identity.user == userID else {
             throw QueueFileError(problem: "the queue at \(path) holds the events of another user")

@@ -18,11 +18,11 @@ final class PhoneLink: EventSender, DeviceReportSender {
 
     let client: any TestClientProtocol
     let token: String
-    let userID: String
+    let userID: UserID
     let online = Mutex(true)
     let lostAnswers: Mutex<Int>
 
-    init(client: any TestClientProtocol, token: String, userID: String, lostAnswers: Int = 0) {
+    init(client: any TestClientProtocol, token: String, userID: UserID, lostAnswers: Int = 0) {
         self.client = client
         self.token = token
         self.userID = userID
@@ -39,7 +39,7 @@ final class PhoneLink: EventSender, DeviceReportSender {
         return try await client.send(method, uri, body, headers: fields)
     }
 
-    func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer {
+    func send(_ body: Data, idempotencyKey: String, userID: UserID) async throws -> EventAnswer {
         let response = try await request(
             .post, "/v1/users/\(userID)/events", String(decoding: body, as: UTF8.self), idempotencyKey: idempotencyKey)
         let lost = lostAnswers.withLock { lost in

@@ -16,7 +16,7 @@ struct DeviceReporterTests {
 
     /// What `reporter` would say for ana with `token` and `permission` at `instant`.
     static func reports(
-        _ reporter: DeviceReporter, userID: String = "ana", token: Data? = first,
+        _ reporter: DeviceReporter, userID: UserID = "ana", token: Data? = first,
         permission: AuthorizationStatus = .authorized, at instant: Instant = now
     ) async -> [DeviceReport] {
         await reporter.reports(
@@ -25,7 +25,7 @@ struct DeviceReporterTests {
 
     /// Confirms everything the reporter would say, as if the server took it all.
     static func settle(
-        _ reporter: DeviceReporter, userID: String = "ana", token: Data = first,
+        _ reporter: DeviceReporter, userID: UserID = "ana", token: Data = first,
         permission: AuthorizationStatus = .authorized
     ) async {
         for report in await reports(reporter, userID: userID, token: token, permission: permission) {

@@ -19,7 +19,7 @@ final class ScriptedSender: EventSender {
 
     init(_ script: [EventAnswer?] = []) { self.script = Mutex(script) }
 
-    func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer {
+    func send(_ body: Data, idempotencyKey: String, userID: UserID) async throws -> EventAnswer {
         struct Offline: Error {}
         attempts.withLock { $0.append(Attempt(body: body, key: idempotencyKey)) }
         let next: EventAnswer?? = script.withLock { $0.isEmpty ? .none : .some($0.removeFirst()) }
@@ -36,7 +36,7 @@ final class SlowSender: EventSender {
     let sends = Mutex(0)
     private let gate = Mutex<(started: Bool, released: Bool)>((false, false))
 
-    func send(_ body: Data, idempotencyKey: String, userID: String) async throws -> EventAnswer {
+    func send(_ body: Data, idempotencyKey: String, userID: UserID) async throws -> EventAnswer {
         sends.withLock { $0 += 1 }
         gate.withLock { $0.started = true }
         while !gate.withLock({ $0.released }) { await Task.yield() }
