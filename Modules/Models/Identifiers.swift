@@ -1,9 +1,9 @@
 /// An identifier that is text at the edges (the wire, the stores, the event log) and a type of
 /// its own inside, so a user's id cannot be passed where a request's or an outbox row's is
-/// expected. Each is a struct around its text, compiled with the engine's modules (so comparing
-/// and hashing one is specialized where it is used, as it is for the text itself); a string
-/// literal or interpolation makes one where the type is known, and `rawValue` gives the text
-/// back where bytes leave the process. Codable as the bare string.
+/// expected. Each is a struct around its text, declared in the engine's modules (so with
+/// `ENGAGEMENT_OPTIMIZE=1` comparing and hashing one is specialized where it is used, as it is for
+/// the text itself); a string literal or interpolation makes one where the type is known, and
+/// `rawValue` gives the text back where bytes leave the process. Codable as the bare string.
 public protocol StringIdentifier: RawRepresentable, Hashable, Comparable, Sendable, Codable,
     ExpressibleByStringInterpolation, CustomStringConvertible
 where RawValue == String, StringLiteralType == String, StringInterpolation == DefaultStringInterpolation {

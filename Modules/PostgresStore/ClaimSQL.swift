@@ -48,6 +48,11 @@ extension PostgresPool {
         guard !merges.isEmpty else { return }
         let replaced = merges.flatMap(\.replacedKeys)
         let into = merges.flatMap { merge in merge.replacedKeys.map { _ in merge.row.key } }
+        let rows = merges.map(\.row)
+        // The parts' keys and the merged rows' keys under one ordered lock, as every writer of
+        // `outbox_done` takes them: a merged row whose key another process completes meanwhile is
+        // seen done below.
+        try query(OutboxSQL.lockKeys(replaced + rows.map(\.key)), on: connection)
         // Completed as the store completes keys (`OutboxSQL.complete`: under their key locks), so a
         // replayed commit of a merged part in another process cannot make it pending again.
         for statement in OutboxSQL.complete(keys: replaced, doneAt: now.secondsSinceEpoch) {
@@ -59,13 +64,15 @@ extension PostgresPool {
             SELECT k, i, \(now.secondsSinceEpoch) FROM unnest(\(replaced.map(\.rawValue))::text[], \(into.map(\.rawValue))::text[]) AS m(k, i)
             ON CONFLICT DO NOTHING
             """, on: connection)
-        let rows = merges.map(\.row)
+        // Pending unless its key is done (a merge recorded again after its send completed), the
+        // rule of `OutboxSQL.enqueue`.
         try query(
             """
             INSERT INTO outbox (user_id, request_id, channel, key, due_at, payload)
             SELECT * FROM unnest(\(rows.map(\.userID.rawValue))::text[], \(rows.map(\.requestID.rawValue))::text[],
                 \(rows.map(\.channel.name))::text[], \(rows.map(\.key.rawValue))::text[], \(rows.map(\.dueAt.secondsSinceEpoch))::bigint[],
-                \(rows.map(\.payload.storedText))::text[])
+                \(rows.map(\.payload.storedText))::text[]) AS m(user_id, request_id, channel, key, due_at, payload)
+            WHERE NOT EXISTS (SELECT 1 FROM outbox_done d WHERE d.key = m.key)
             ON CONFLICT (user_id, request_id, channel) DO UPDATE SET key = excluded.key, due_at = excluded.due_at,
                 payload = excluded.payload
             """, on: connection)

@@ -28,7 +28,7 @@ public enum RuntimeError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidInput(field: String, problem: String)
     /// The request conflicts with what another user holds (a push token their device
     /// registered); nothing was committed.
-    case heldByAnotherUser(UserID)
+    case heldByAnotherUser(String)
 
     public var description: String {
         switch self {

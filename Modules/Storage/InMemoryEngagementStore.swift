@@ -18,13 +18,6 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         var key: String
     }
 
-    /// The pending row's place: one per (user, request, channel).
-    struct OutboxSlot: Hashable {
-        var userID: UserID
-        var requestID: RequestID
-        var channel: String
-    }
-
     struct Storage {
         var profiles: [UserID: UserProfile] = [:]
         /// Per user, sorted by `at`; equal times keep the order in which they were stored.
@@ -105,7 +98,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     /// was completed.
     static func enqueue(_ row: OutboxRow, _ storage: inout Storage) {
         guard !storage.completedKeys.contains(row.key) else { return }
-        let slot = OutboxSlot(userID: row.userID, requestID: row.requestID, channel: row.channel.name)
+        let slot = row.slot
         if let old = storage.outboxSlots[slot], old != row.key {
             storage.outbox[old] = nil
             storage.claims.forget([old])
@@ -134,8 +127,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         storage.completedKeys.insert(key)
         storage.claims.forget([key])
         if let row = storage.outbox.removeValue(forKey: key) {
-            storage.outboxSlots[OutboxSlot(userID: row.userID, requestID: row.requestID, channel: row.channel.name)] =
-                nil
+            storage.outboxSlots[row.slot] = nil
         }
     }
 

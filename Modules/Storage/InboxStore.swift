@@ -173,7 +173,7 @@ public enum InboxRules {
     public static func check(_ delivery: InboxDelivery, next: [OutboxRow]) throws(StoreError) {
         if delivery.row.key.isEmpty { throw .invalidBatch(field: "row.key", problem: "empty") }
         if delivery.row.userID.isEmpty { throw .invalidBatch(field: "row.userID", problem: "empty") }
-        var slots = Set<[String]>()
+        var slots = Set<OutboxSlot>()
         for (index, row) in next.enumerated() {
             if row.userID != delivery.row.userID {
                 throw .invalidBatch(field: "next[\(index)].userID", problem: "not the delivered row's user")
@@ -181,7 +181,7 @@ public enum InboxRules {
             if row.key.isEmpty || row.key == delivery.row.key {
                 throw .invalidBatch(field: "next[\(index)].key", problem: "empty or the delivered row's key")
             }
-            if !slots.insert([row.requestID.rawValue, row.channel.name]).inserted {
+            if !slots.insert(row.slot).inserted {
                 throw .invalidBatch(field: "next[\(index)]", problem: "a second row for the same request and channel")
             }
         }

@@ -179,6 +179,19 @@ public struct OutboxRow: Hashable, Sendable {
     }
 }
 
+/// Where a pending row sits: a store holds at most one pending row per user, request and
+/// channel (`RuntimeStore`'s outbox identity).
+public struct OutboxSlot: Hashable, Sendable {
+    public var userID: UserID
+    public var requestID: RequestID
+    public var channel: OutboxChannel
+}
+
+extension OutboxRow {
+    /// The slot the row takes when it is pending.
+    public var slot: OutboxSlot { OutboxSlot(userID: userID, requestID: requestID, channel: channel) }
+}
+
 /// One input applied by the runtime: everything it changes, committed in one transaction.
 public struct RuntimeCommit: Hashable, Sendable {
     public var userID: UserID
@@ -222,13 +235,13 @@ public struct RuntimeCommit: Hashable, Sendable {
         if snapshot.isEmpty { return .invalidBatch(field: "snapshot", problem: "empty") }
         if let error = idempotency?.validationError(forCommitOf: userID) { return error }
         var keys = Set<OutboxKey>()
-        var slots = Set<[String]>()
+        var slots = Set<OutboxSlot>()
         for (index, row) in outbox.enumerated() {
             let field = "outbox[\(index)]"
             if row.userID != userID { return .invalidBatch(field: "\(field).userID", problem: "not the commit's user") }
             if row.key.isEmpty { return .invalidBatch(field: "\(field).key", problem: "empty") }
             if !keys.insert(row.key).inserted { return .invalidBatch(field: "\(field).key", problem: "repeated") }
-            if !slots.insert([row.requestID.rawValue, row.channel.name]).inserted {
+            if !slots.insert(row.slot).inserted {
                 return .invalidBatch(field: "\(field)", problem: "a second row for the same request and channel")
             }
         }

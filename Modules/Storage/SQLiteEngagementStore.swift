@@ -148,11 +148,11 @@ public final class SQLiteEngagementStore: RuntimeStore {
         guard !events.isEmpty else { return }
         // Per user in first-seen order, each user's events in batch order: `seq` continues the
         // user's count, so equal times read back in arrival order.
-        var users: [String] = []
-        var byUser: [String: [ActivityEvent]] = [:]
+        var users: [UserID] = []
+        var byUser: [UserID: [ActivityEvent]] = [:]
         for event in events {
-            if byUser[event.userID.rawValue] == nil { users.append(event.userID.rawValue) }
-            byUser[event.userID.rawValue, default: []].append(event)
+            if byUser[event.userID] == nil { users.append(event.userID) }
+            byUser[event.userID, default: []].append(event)
         }
         let select = try db.cachedStatement(sql: SQLiteStatements.selectUserActivity)
         let insert = try db.cachedStatement(sql: SQLiteStatements.insertActivityEvent)
@@ -160,7 +160,7 @@ public final class SQLiteEngagementStore: RuntimeStore {
         for userID in users {
             var lastActiveAt: Int64?
             var count: Int64 = 0
-            if let row = try Row.fetchOne(select, arguments: [userID]) {
+            if let row = try Row.fetchOne(select, arguments: [userID.rawValue]) {
                 lastActiveAt = try row.decode(Int64.self, atIndex: 0)
                 count = try row.decode(Int64.self, atIndex: 1)
             }
@@ -168,14 +168,14 @@ public final class SQLiteEngagementStore: RuntimeStore {
             for event in byUser[userID] ?? [] {
                 let columns = ActivityKindColumns.encode(event.kind)
                 let at = event.at.secondsSinceEpoch
-                try insert.execute(arguments: [userID, at, columns.name, columns.detail, count + 1])
+                try insert.execute(arguments: [userID.rawValue, at, columns.name, columns.detail, count + 1])
                 if db.changesCount > 0 {
                     count += 1
                     lastActiveAt = max(lastActiveAt ?? at, at)
                 }
             }
             if count > before, let lastActiveAt {
-                try upsert.execute(arguments: [userID, lastActiveAt, count])
+                try upsert.execute(arguments: [userID.rawValue, lastActiveAt, count])
             }
         }
     }

@@ -155,6 +155,10 @@ public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, 
             #expect(try store.claimState(userIDs: [userID]).attemptedKeys == [merged.key])
             try store.completeOutbox(keys: [merged.key], at: t0 + 121)
             #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["c"])
+            // The same merge recorded again after its send completed does not bring it back.
+            try store.recordClaim(
+                ClaimRecord(merges: [OutboxMerge(row: merged, replacedKeys: parts.map(\.key))]), at: t0 + 122)
+            #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["c"])
         case .talliesAndAttemptsAreKeptUntilTheRowIsReplaced:
             let a = row("a", dueIn: 60)
             try store.commit(RuntimeCommit(userID: userID, snapshot: [1], outbox: [a]))
