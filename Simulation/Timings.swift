@@ -12,8 +12,8 @@ import Histogram
 
 /// Picks which scheduling decisions are timed: one call in `every`, counted per shard. The two
 /// clock reads around a call are themselves system calls, so timing every call would add their
-/// cost to the run it measures; one in 64 still gives tens of thousands of samples per run. Timings are
-/// outside the digest, so sampling changes no result of the run.
+/// cost to the run it measures; the report says how many calls were timed (`samples`). Timings
+/// are outside the digest, so sampling changes no result of the run.
 struct DecisionSampler {
     static let every = 64
     private var countdown = 0
