@@ -9,7 +9,7 @@ SEED_FLAG := $(if $(SEED),--seed $(SEED),)
 # Release builds of the engine and the simulator with cross-module optimization (Package.swift).
 export ENGAGEMENT_OPTIMIZE ?= 1
 
-.PHONY: help setup build test simulate smoke soak bench bench-apns engaged-release serve scale-test lint format clean
+.PHONY: help setup build test simulate smoke soak bench bench-apns engaged-release serve scale-test lint format generate generate-check clean
 
 help:
 	@echo "make setup      install what a fresh machine needs (SQLite headers, chromium), resolve packages"
@@ -33,6 +33,8 @@ help:
 	@echo "                engaged workers, one SIGKILLed mid-run; every alert sent exactly once? (.scale/scale-report.json)"
 	@echo "make lint       sans-I/O greps over Modules/ and swift format lint"
 	@echo "make format     swift format in place"
+	@echo "make generate   the API's types and client from Modules/EngagedAPI/openapi.yaml (swift-openapi-generator);"
+	@echo "                commit the result. make generate-check fails when the committed code is not current"
 
 setup:
 	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install Swift 6.2 or later"; exit 1; }
@@ -130,6 +132,13 @@ lint:
 	@bad=$$(grep -rnE 'Logger\(label:' --include='*.swift' Modules); \
 	if [ -n "$$bad" ]; then echo "modules must receive a Logger, not create one:"; echo "$$bad"; exit 1; fi
 	$(SWIFT) format lint --strict --recursive Package.swift Modules Simulation Apps Tests
+
+# The generated API code is committed: a fresh clone builds it without compiling the generator.
+generate:
+	scripts/generate-api.sh
+
+generate-check:
+	scripts/generate-api.sh --check
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Modules Simulation Apps Tests

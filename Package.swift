@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 // MARK: - Settings shared by every target
@@ -33,6 +33,16 @@ let simulatorSettings: [SwiftSetting] =
     + (crossModuleOptimization
         ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : [])
 
+/// The targets holding generated API code (`EngagedAPI`, `EngagedClient`): imports without an
+/// access level stay public there. The generator writes `public import` of every module into
+/// every file, which Swift 6.3 reports as unused in most of them; `scripts/generate-api.sh`
+/// drops the `public`, and these settings leave out `InternalImportsByDefault` so that the
+/// imports still export what the public declarations use.
+let generatedCodeSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
 // MARK: - Dependencies
 
 let swiftLog = Target.Dependency.product(name: "Logging", package: "swift-log")
@@ -64,18 +74,28 @@ let x509 = Target.Dependency.product(name: "X509", package: "swift-certificates"
 let asn1 = Target.Dependency.product(name: "SwiftASN1", package: "swift-asn1")
 // PostgreSQL, for the store and the queue of several workers (`PostgresStore`, `engaged worker`).
 let postgresNIO = Target.Dependency.product(name: "PostgresNIO", package: "postgres-nio")
+// The API's generated types and client (`EngagedAPI`, `EngagedClient`): the OpenAPI runtime, and a
+// transport for the client, URLSession on Apple platforms and async-http-client elsewhere.
+let openAPIRuntime = Target.Dependency.product(name: "OpenAPIRuntime", package: "swift-openapi-runtime")
+let httpTypes = Target.Dependency.product(name: "HTTPTypes", package: "swift-http-types")
+let applePlatforms: [Platform] = [.macOS, .iOS, .tvOS, .watchOS, .visionOS]
+let openAPIAsyncHTTPClient = Target.Dependency.product(
+    name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
+    condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd]))
+let openAPIURLSession = Target.Dependency.product(
+    name: "OpenAPIURLSession", package: "swift-openapi-urlsession", condition: .when(platforms: applePlatforms))
 
 // MARK: - Targets
 
 /// A library target under `Modules/<name>` with its test target under `Tests/<name>Tests`.
 func module(
-    _ name: String, dependencies: [Target.Dependency] = [], resources: [Resource]? = nil,
-    testDependencies: [Target.Dependency] = []
+    _ name: String, dependencies: [Target.Dependency] = [], exclude: [String] = [], resources: [Resource]? = nil,
+    settings: [SwiftSetting] = engineSettings, testDependencies: [Target.Dependency] = []
 ) -> [Target] {
     [
         .target(
-            name: name, dependencies: dependencies, path: "Modules/\(name)", resources: resources,
-            swiftSettings: engineSettings),
+            name: name, dependencies: dependencies, path: "Modules/\(name)", exclude: exclude, resources: resources,
+            swiftSettings: settings),
         .testTarget(
             name: "\(name)Tests", dependencies: [.target(name: name)] + dependencies + testDependencies,
             path: "Tests/\(name)Tests", swiftSettings: swiftSettings),
@@ -84,7 +104,7 @@ func module(
 
 let libraries = [
     "Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Runtime", "Simulation",
-    "APNs", "PostgresStore", "EngagementKit",
+    "APNs", "PostgresStore", "EngagementKit", "EngagedAPI", "EngagedClient",
 ]
 
 let package = Package(
@@ -114,6 +134,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
     ],
     targets: module("Models")
         + module(
@@ -128,6 +152,15 @@ let package = Package(
         + module("LiveActivity", dependencies: ["Models"])
         + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
         + module("Delivery", dependencies: ["Models"])
+        // The server's contract: openapi.yaml, and the types generated from it (`make generate`).
+        + module(
+            "EngagedAPI", dependencies: [openAPIRuntime], exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
+            settings: generatedCodeSettings)
+        // The API's client for an app or a backend, generated from the same document.
+        + module(
+            "EngagedClient",
+            dependencies: ["EngagedAPI", openAPIRuntime, httpTypes, openAPIAsyncHTTPClient, openAPIURLSession],
+            exclude: ["openapi-generator-config.yaml"], settings: generatedCodeSettings)
         // What an app adds: the server's plan mirrored into the device's notification center, the
         // event queue on SQLite. The models and the center's port only, never the engine or the
         // server's stores.
@@ -215,7 +248,7 @@ let package = Package(
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
                     "LiveActivity",
-                    "Delivery", "Simulation", "EngagementKit",
+                    "Delivery", "Simulation", "EngagementKit", "EngagedAPI", "EngagedClient", httpTypes,
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, jwtKit,
                     metrics, grdb,
                     prometheus, asyncHTTPClient,

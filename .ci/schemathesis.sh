@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Schemathesis (property-based API tests) against openapi.yaml, on a real `engaged`:
+# Schemathesis (property-based API tests) against Modules/EngagedAPI/openapi.yaml, on a real `engaged`:
 # started with --manual-clock on a free loopback port over a temporary data dir, given two
 # users (one with an event and a day of due work behind it), then fuzzed with a bounded number
 # of examples per operation. Checks: no 5xx, and every response conforms to the document
@@ -69,7 +69,7 @@ request POST /v1/admin/clock '{"advanceSeconds": 86400}'
 
 echo "schemathesis $SCHEMATHESIS_VERSION: $examples examples per operation, seed $seed"
 status=0
-"$venv/bin/schemathesis" run openapi.yaml --url "$base" -H "Authorization: Bearer $key" \
+"$venv/bin/schemathesis" run Modules/EngagedAPI/openapi.yaml --url "$base" -H "Authorization: Bearer $key" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
     --phases examples,coverage,fuzzing --max-examples "$examples" --seed "$seed" --workers 2 \
     --request-timeout 20 --no-color || status=$?

@@ -5,7 +5,7 @@ import Models
 import Runtime
 import Scheduling
 
-// The JSON shapes of the API (openapi.yaml describes the same). Requests refuse unknown keys;
+// The JSON shapes of the API (Modules/EngagedAPI/openapi.yaml describes the same). Requests refuse unknown keys;
 // values the engine has types for decode through the engine's own Codable conformances, so the
 // server validates exactly as the engine does and names the same fields.
 

@@ -108,6 +108,7 @@ enum EngagedServer {
         let v1 = router.group("v1").add(
             middleware: APIKeyMiddleware(
                 apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
+        v1.get("users/:id", use: routes.getUser)
         v1.put("users/:id", use: routes.putUser)
         v1.get("users/:id/schedule", use: routes.schedule)
         v1.get("users/:id/explain", use: routes.explain)

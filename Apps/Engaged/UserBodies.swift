@@ -72,11 +72,19 @@ struct UserBody: Decodable {
     }
 }
 
-/// The answer of `PUT /v1/users/{id}`: the user as it stands, in the shape of the request, with
-/// the version of each field group and what became of this request's groups.
+/// The user as it stands, in the shape of a write, with the version of each field group: the
+/// answer of `GET /v1/users/{id}` (`StoredUser`), and with what became of the request's groups
+/// that of `PUT` (`UserView`).
 struct UserView: Encodable {
+    /// What a write did: whether it created the user, and its groups that now stand and those
+    /// ignored because a newer write stands.
+    struct WriteOutcome {
+        var created: Bool
+        var applied: [String]
+        var stale: [String]
+    }
+
     var id: String
-    var created: Bool
     var timeZone: String
     var displayName: String
     var motivationalStyle: MotivationalStyle
@@ -87,14 +95,11 @@ struct UserView: Encodable {
     var preferences: NotificationPreferences
     /// Per group, the `updatedAt` of the write that stands (null: never written, the default).
     var versions: [String: String?]
-    /// This request's groups that now stand, and those ignored because a newer write stands.
-    var applied: [String]
-    var stale: [String]
+    /// Nil for a read.
+    var write: WriteOutcome?
 
-    init(_ result: UserPutResult) {
-        let profile = result.profile
+    init(profile: UserProfile, versions: UserVersions) {
         id = profile.id.rawValue
-        created = result.created
         timeZone = profile.timeZone
         displayName = profile.displayName
         motivationalStyle = profile.motivationalStyle
@@ -103,18 +108,23 @@ struct UserView: Encodable {
         absenceResponse = profile.communication.absenceResponse
         preferredTimes = profile.communication.preferredTimes
         preferences = profile.preferences
-        versions = Dictionary(
+        self.versions = Dictionary(
             uniqueKeysWithValues: UserFieldGroup.allCases.map {
-                ($0.rawValue, result.versions[$0].map(MillisecondTime.format))
+                ($0.rawValue, versions[$0].map(MillisecondTime.format))
             })
-        applied = result.applied.map(\.rawValue).sorted()
-        stale = result.stale.map(\.rawValue).sorted()
+    }
+
+    init(_ result: UserPutResult) {
+        self.init(profile: result.profile, versions: result.versions)
+        write = WriteOutcome(
+            created: result.created, applied: result.applied.map(\.rawValue).sorted(),
+            stale: result.stale.map(\.rawValue).sorted())
     }
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: AnyKey.self)
         try c.encode(id, forKey: AnyKey("id"))
-        try c.encode(created, forKey: AnyKey("created"))
+        if let write { try c.encode(write.created, forKey: AnyKey("created")) }
         try c.encode(timeZone, forKey: AnyKey("timeZone"))
         try c.encode(displayName, forKey: AnyKey("displayName"))
         try c.encode(motivationalStyle, forKey: AnyKey("motivationalStyle"))
@@ -127,8 +137,10 @@ struct UserView: Encodable {
         for (group, stamp) in versions {
             try versionsContainer.encode(stamp, forKey: AnyKey(group))  // null, not absent
         }
-        try c.encode(applied, forKey: AnyKey("applied"))
-        try c.encode(stale, forKey: AnyKey("stale"))
+        if let write {
+            try c.encode(write.applied, forKey: AnyKey("applied"))
+            try c.encode(write.stale, forKey: AnyKey("stale"))
+        }
     }
 }
 

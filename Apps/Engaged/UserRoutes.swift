@@ -17,6 +17,13 @@ extension Routes {
         return JSONBody.response(result.created ? .created : .ok, UserView(result))
     }
 
+    /// The user as stored and the version of each field group; 404 for an unknown user.
+    @Sendable func getUser(_ request: Request, context: EngagedRequestContext) async throws -> Response {
+        let id = try Self.userID(context)
+        let stored = try await perform { try await runtime.storedUser(id) }
+        return JSONBody.response(.ok, UserView(profile: stored.profile, versions: stored.versions))
+    }
+
     /// 201 when the token is new to the user (new, or moved from another user by the API key),
     /// 200 when the user had it already (environment and platform are replaced), 409 when a user
     /// token would move it from another user.

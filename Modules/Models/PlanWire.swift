@@ -1,5 +1,5 @@
 /// The local plan as its JSON carries it (`GET /v1/users/{id}/plan`, `LocalPlan` in
-/// openapi.yaml): the server writes it from the engine's plan, EngagementKit reads it into
+/// the API's document): the server writes it from the engine's plan, EngagementKit reads it into
 /// `ServerPlan`. One shape for both ends, so they cannot drift apart; what each value means and
 /// which are refused is the writer's and the reader's (`PlanRoutes`, `ServerPlan.decode`).
 public struct PlanWire: Codable, Hashable, Sendable {

@@ -54,8 +54,14 @@ extension EngineRuntime {
 
     /// The field-group versions of a known user (empty for one never written with versions).
     public func userVersions(of userID: UserID) throws(RuntimeError) -> UserVersions {
-        guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
-        do { return try store.userVersions(userID: userID) ?? UserVersions() } catch { throw .store(error) }
+        try storedUser(userID).versions
+    }
+
+    /// A known user's profile as stored, and the version of each of its field groups (empty for
+    /// one never written with versions).
+    public func storedUser(_ userID: UserID) throws(RuntimeError) -> (profile: UserProfile, versions: UserVersions) {
+        guard let profile = try engine(of: userID)?.profile else { throw .unknownUser(userID) }
+        do { return (profile, try store.userVersions(userID: userID) ?? UserVersions()) } catch { throw .store(error) }
     }
 
     // MARK: - Devices

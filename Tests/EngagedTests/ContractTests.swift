@@ -13,7 +13,8 @@ struct ContractTests {
     static let document: String = {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        return (try? String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)) ?? ""
+        let path = root.appendingPathComponent("Modules/EngagedAPI/openapi.yaml")
+        return (try? String(contentsOf: path, encoding: .utf8)) ?? ""
     }()
 
     /// The text of the `ExplainItem` schema.

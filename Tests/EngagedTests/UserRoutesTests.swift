@@ -42,6 +42,32 @@ struct UserLastWriteWinsTests {
         }
     }
 
+    @Test func aUserIsReadBackAsStoredWithItsVersions() async throws {
+        try await TestServer().run(.live) { client in
+            _ = try await client.send(
+                .put, "/v1/users/ana",
+                userBody(#""displayName": "Ana", "preferences": {"maxPerHour": 4}"#, updatedAt: nil))
+            let read = try await client.send(.get, "/v1/users/ana")
+            #expect(read.status == .ok)
+            #expect(
+                read.json.keys.sorted() == [
+                    "absenceResponse", "displayName", "id", "locale", "motivationalStyle", "preferences",
+                    "preferredTimes", "privacyLevel", "timeZone", "versions",
+                ])
+            #expect(read.json["displayName"] as? String == "Ana")
+            #expect((read.json["preferences"] as? [String: Any])?["maxPerHour"] as? Int == 4)
+            #expect(
+                versions(read) == [
+                    "timeZone": "2027-03-01T06:00:00.000Z", "profile": "2027-03-01T06:00:00.000Z",
+                    "communication": nil, "preferences": "2027-03-01T06:00:00.000Z",
+                ])
+            try await client.send(.get, "/v1/users/bob").expectProblem(404, "not-found")
+            try await client.send(.get, "/v1/users/a%20b").expectProblem(400, "bad-request", field: "id")
+            let token = try await userToken("ana")
+            #expect(try await client.send(.get, "/v1/users/ana", headers: headers(key: token)).status == .unauthorized)
+        }
+    }
+
     @Test func anOlderWriteLosesPerGroupAndChangesNothingOfIt() async throws {
         let server = try await TestServer()
         try await server.run(.live) { client in

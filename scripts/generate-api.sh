@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Generates the API's Swift code from Modules/EngagedAPI/openapi.yaml with swift-openapi-generator
+# (Tools/GenerateAPI, a package of its own so no other build compiles the generator): the types
+# into Modules/EngagedAPI/Generated, the client into Modules/EngagedClient/Generated. The output
+# is committed; `--check` regenerates into a temporary folder and fails (exit 1) when the
+# committed files differ, naming them. Run by `make generate` and `make generate-check` (CI).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+check=false
+case "${1:-}" in
+    "") ;;
+    --check) check=true ;;
+    *) echo "usage: $0 [--check]" >&2; exit 64 ;;
+esac
+
+spec=Modules/EngagedAPI/openapi.yaml
+swift build --package-path Tools/GenerateAPI --product swift-openapi-generator 2>&1 | tail -n 1
+generator="$(swift build --package-path Tools/GenerateAPI --show-bin-path)/swift-openapi-generator"
+
+scratch=$(mktemp -d /tmp/engaged-generate.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+status=0
+for target in EngagedAPI EngagedClient; do
+    out="$scratch/$target"
+    "$generator" generate --config "Modules/$target/openapi-generator-config.yaml" --output-directory "$out" \
+        "$spec" > "$scratch/$target.log" 2>&1 || { cat "$scratch/$target.log"; exit 1; }
+    # Every file imports every module `public`, which Swift 6.3 reports as unused in most of them;
+    # without an access level (these targets are built without InternalImportsByDefault) an
+    # import is public where it is used and silent where it is not.
+    sed -i -E 's/^(@_spi\(Generated\) )?public import /\1import /' "$out"/*.swift
+    # A warning means the generator skipped part of the document: the code would not say what it says.
+    if grep -i "warning" "$scratch/$target.log"; then
+        echo "swift-openapi-generator skipped part of $spec (above); fix the document" >&2
+        exit 1
+    fi
+    committed="Modules/$target/Generated"
+    if $check; then
+        if ! diff -r "$out" "$committed" > "$scratch/$target.diff" 2>&1; then
+            echo "$committed is not what $spec generates:" >&2
+            head -n 40 "$scratch/$target.diff" >&2
+            status=1
+        fi
+    else
+        rm -rf "$committed" && mkdir -p "$committed" && cp "$out"/*.swift "$committed"/
+        echo "generated $committed ($(cat "$committed"/*.swift | wc -l) lines)"
+    fi
+done
+if $check && [ $status -ne 0 ]; then echo "run make generate and commit the result" >&2; fi
+exit $status
