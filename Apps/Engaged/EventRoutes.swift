@@ -41,18 +41,7 @@ extension Routes {
         guard (1...255).contains(key.utf8.count) else {
             throw Problem.badRequest("Idempotency-Key is 1 to 255 characters", field: "Idempotency-Key")
         }
-        let scoped = Self.scopedKey(key, from: source)
-        guard await environment.runningKeys.begin(userID: id, key: scoped) else {
-            throw Problem.conflict("a request with this Idempotency-Key is still being processed")
-        }
-        do {
-            let response = try await keyedEvent(bytes, to: id, from: source, key: scoped)
-            await environment.runningKeys.finish(userID: id, key: scoped)
-            return response
-        } catch {
-            await environment.runningKeys.finish(userID: id, key: scoped)
-            throw error
-        }
+        return try await keyedEvent(bytes, to: id, from: source, key: Self.scopedKey(key, from: source))
     }
 
     /// The key as the store keeps it: the backend's as sent, the app's behind a prefix with a
@@ -68,7 +57,8 @@ extension Routes {
     /// lookup. A body that is refused is a conflict when the key already has an answer (a reused
     /// key with another body, even a malformed one), and the first answer again when its hash is
     /// the same (a retry whose `at` has since become too old). A refused request keeps no record:
-    /// sent again with its key, it may now succeed.
+    /// sent again with its key, it may now succeed. While another request with the key is being
+    /// applied, 409 at once: the runtime's lock of the key is the only one (`WhileKeyRuns.refuse`).
     private func keyedEvent(_ bytes: [UInt8], to id: UserID, from source: InputSource, key: String) async throws
         -> Response
     {
@@ -86,7 +76,7 @@ extension Routes {
         let outcome = try await perform {
             try await runtime.apply(
                 event.input, to: id, occurredAt: event.occurredAt, from: source, idempotencyKey: key,
-                requestHash: hash
+                requestHash: hash, whileKeyRuns: .refuse
             ) { effects, planRevision in
                 (
                     HTTPResponse.Status.accepted.code,
@@ -100,6 +90,8 @@ extension Routes {
             return JSONBody.response(HTTPResponse.Status(code: record.status), bytes: record.response)
         case .replayed(let record), .conflicted(let record):
             return try Self.answer(record, requestHash: hash)
+        case .running:
+            throw Problem.conflict("a request with this Idempotency-Key is still being processed")
         }
     }
 

@@ -30,8 +30,6 @@ struct ServerEnvironment: Sendable {
     /// server runs no due-work loop of its own.
     var workersPerformDueWork = false
     var metrics = ServerMetrics()
-    /// Idempotency keys with a request in flight (the answers themselves are in the store).
-    var runningKeys = RunningKeys()
     /// How long a connection may send nothing before it is closed (`--idle-timeout-seconds`): a
     /// client that sends half a header, or stalls in a body, holds a file descriptor no longer
     /// than this, so thousands of them cannot starve the server of descriptors.

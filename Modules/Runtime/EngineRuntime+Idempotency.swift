@@ -10,6 +10,16 @@ public enum KeyedApply: Hashable, Sendable {
     case replayed(IdempotencyRecord)
     /// A live record of the key with another request hash: nothing applied.
     case conflicted(IdempotencyRecord)
+    /// Another call with the key was being applied (`WhileKeyRuns.refuse`): nothing applied.
+    case running
+}
+
+/// What a keyed `apply` does while another call with its key is being applied.
+public enum WhileKeyRuns: Hashable, Sendable {
+    /// Waits for it to be written, then finds its record (replayed or conflicted).
+    case wait
+    /// Returns `KeyedApply.running` at once: a server answers 409 rather than hold a connection.
+    case refuse
 }
 
 /// Inputs with an idempotency key, durable across restarts: the record of the first answer is
@@ -29,15 +39,19 @@ extension EngineRuntime {
     /// `answer` turns its effects and the local plan's revision after it into the status and
     /// body kept as the record, in the input's transaction. A refused input (unknown user, a
     /// store failure) keeps no record. Calls with the same key run one at a time: a second one
-    /// waits for the first to be written, then finds its record. `occurredAt` and `source` are
-    /// `apply(_:to:occurredAt:from:)`'s.
+    /// waits for the first to be written, then finds its record, or is refused at once
+    /// (`whileKeyRuns`). The key's one lock is the runtime's write gate: a host keeps none of its
+    /// own. `occurredAt` and `source` are `apply(_:to:occurredAt:from:)`'s.
     public func apply(
         _ input: EngineInput, to userID: UserID, occurredAt: Instant? = nil, from source: InputSource = .backend,
-        idempotencyKey key: String, requestHash: String,
+        idempotencyKey key: String, requestHash: String, whileKeyRuns: WhileKeyRuns = .wait,
         answer: (_ effects: [Effect], _ planRevision: Int) -> (status: Int, body: [UInt8])
     ) async throws(RuntimeError) -> KeyedApply {
         let gateKey = "key\u{1F}" + userID.rawValue + "\u{1F}" + key
-        await writeGate.acquire(gateKey)
+        switch whileKeyRuns {
+        case .wait: await writeGate.acquire(gateKey)
+        case .refuse: guard writeGate.tryAcquire(gateKey) else { return .running }
+        }
         defer { writeGate.release(gateKey) }
         if let record = try idempotencyRecord(userID: userID, key: key) {
             return record.requestHash == requestHash ? .replayed(record) : .conflicted(record)

@@ -24,6 +24,16 @@ final class KeyedGate: Sendable {
         }
     }
 
+    /// Takes `key` when no one holds it, without waiting: true when the caller now holds it (and
+    /// must `release(key)` exactly once after), false when another task does.
+    func tryAcquire(_ key: String) -> Bool {
+        waiters.withLock { waiters in
+            guard waiters[key] == nil else { return false }
+            waiters[key] = []
+            return true
+        }
+    }
+
     /// Hands `key` to the next waiter, or frees it.
     func release(_ key: String) {
         let next = waiters.withLock { waiters -> CheckedContinuation<Void, Never>? in

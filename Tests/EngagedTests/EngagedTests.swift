@@ -292,6 +292,37 @@ struct RouteTests {
         }
     }
 
+    /// Requests with one key sent at once: the event is applied once; every other answer is
+    /// the first answer replayed, or 409 while it was being applied.
+    @Test func concurrentRequestsWithOneKeyApplyTheEventOnce() async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            _ = try await client.send(.put, "/v1/users/ana", berlin)
+            let body = #"{"type": "workoutCompleted", "durationMinutes": 30}"#
+            let answers = try await withThrowingTaskGroup(of: TestResponse.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await client.send(
+                            .post, "/v1/users/ana/events", body, headers: headers(idempotencyKey: "k"))
+                    }
+                }
+                var answers: [TestResponse] = []
+                for try await answer in group { answers.append(answer) }
+                return answers
+            }
+            let replayed = HTTPFields.Element.Name("Idempotency-Replayed")!
+            let firsts = answers.filter { $0.status == .accepted && $0.headers[replayed] == nil }
+            #expect(firsts.count == 1)
+            for answer in answers where answer.status != .accepted {
+                answer.expectProblem(409, "idempotency-conflict")
+            }
+            for answer in answers where answer.status == .accepted {
+                #expect(answer.text == firsts.first?.text)
+            }
+            #expect(try server.store.activityEvents(userID: "ana", since: TestServer.start).count == 1)
+        }
+    }
+
     @Test func twoIdempotencyKeyHeadersAre400AndApplyNothing() async throws {
         let server = try await TestServer()
         try await server.run { client in
@@ -506,18 +537,6 @@ struct PartTests {
     ])
     func theKeyComparisonIsExact(given: String, expected: String, equal: Bool) {
         #expect(APIKeyMiddleware<EngagedRequestContext>.constantTimeEqual(Array(given.utf8), expected) == equal)
-    }
-
-    @Test func aRunningKeyIsHeldUntilItsRequestFinishes() async {
-        let keys = RunningKeys()
-        #expect(await keys.begin(userID: "u", key: "k"))
-        #expect(await !keys.begin(userID: "u", key: "k"))
-        // Keys are per user.
-        #expect(await keys.begin(userID: "v", key: "k"))
-        await keys.finish(userID: "u", key: "k")
-        await keys.finish(userID: "v", key: "k")
-        #expect(await keys.count == 0)
-        #expect(await keys.begin(userID: "u", key: "k"))
     }
 
     @Test(

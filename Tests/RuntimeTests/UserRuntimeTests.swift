@@ -12,13 +12,14 @@ private let startMilliseconds = start.secondsSinceEpoch * 1_000
 
 /// A profile write of `groups` with values that differ from the defaults in every group.
 private func update(
-    _ groups: Set<UserFieldGroup>, at milliseconds: Int64?, zone: String = "Europe/Berlin", name: String = "Ana"
+    _ groups: Set<UserFieldGroup>, at milliseconds: Int64?, zone: String = "Europe/Berlin", name: String = "Ana",
+    id: UserID = "u1"
 ) -> UserUpdate {
     var preferences = NotificationPreferences()
     preferences.maxPerHour = 3
     return UserUpdate(
         proposed: UserProfile(
-            id: "u1", displayName: name, timeZone: zone, motivationalStyle: .challenging,
+            id: id, displayName: name, timeZone: zone, motivationalStyle: .challenging,
             communication: CommunicationPreferences(absenceResponse: .giveMeSpace), privacyLevel: .private,
             preferences: preferences, locale: "de-DE"),
         groups: groups, updatedAtMilliseconds: milliseconds)
@@ -212,6 +213,39 @@ struct UserRuntimeTests {
         #expect(applied.count == 1)
         #expect(outcomes.filter { $0 == .replayed(applied[0]) }.count == 7)
         #expect(try store.idempotencyRecordCount() == 1)
+        #expect(runtime.writeGate.heldCount == 0)
+    }
+
+    @Test func aKeyBeingAppliedRefusesAnotherCallThatWillNotWait() async throws {
+        let store = InMemoryEngagementStore()
+        let runtime = runtime(store)
+        try await runtime.putUser(update([.timeZone], at: nil))
+        // The first call holds the key's lock (as while its commit is being written).
+        #expect(runtime.writeGate.tryAcquire("key\u{1F}u1\u{1F}k"))
+        #expect(!runtime.writeGate.tryAcquire("key\u{1F}u1\u{1F}k"))
+        let refused = try await runtime.apply(
+            .activity(.moodLogged), to: "u1", idempotencyKey: "k", requestHash: "h", whileKeyRuns: .refuse
+        ) { _, _ in (202, []) }
+        #expect(refused == .running)
+        #expect(try store.idempotencyRecordCount() == 0)
+        // Keys are per user: another user's key of the same text is free.
+        try await runtime.putUser(update([.timeZone], at: nil, id: "u2"))
+        let other = try await runtime.apply(
+            .activity(.moodLogged), to: "u2", idempotencyKey: "k", requestHash: "h", whileKeyRuns: .refuse
+        ) { _, _ in (202, []) }
+        guard case .applied = other else {
+            Issue.record("expected the other user's key to apply, got \(other)")
+            return
+        }
+        runtime.writeGate.release("key\u{1F}u1\u{1F}k")
+        let applied = try await runtime.apply(
+            .activity(.moodLogged), to: "u1", idempotencyKey: "k", requestHash: "h", whileKeyRuns: .refuse
+        ) { _, _ in (202, []) }
+        guard case .applied(let record) = applied else {
+            Issue.record("expected the freed key to apply, got \(applied)")
+            return
+        }
+        #expect(record.key == "k")
         #expect(runtime.writeGate.heldCount == 0)
     }
 
