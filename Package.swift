@@ -248,7 +248,7 @@ let package = Package(
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
                     "LiveActivity",
-                    "Delivery", "Simulation", "EngagementKit", "EngagedAPI", "EngagedClient", httpTypes,
+                    "Delivery", "Simulation", "EngagementKit", "EngagedAPI", "EngagedClient", httpTypes, openAPIRuntime,
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, jwtKit,
                     metrics, grdb,
                     prometheus, asyncHTTPClient,

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Models
+import OpenAPIRuntime
 import Testing
 
 @testable import engaged
@@ -30,6 +31,8 @@ struct GeneratedClientTests {
         try await Self.withClient { client, _, _ in
             #expect(try await client.health().ok.body.json.status == .ok)
             #expect(try await client.ready().ok.body.json.status == .ready)
+            let metrics = try await client.metrics().ok.body.plainText
+            #expect(try await String(collecting: metrics, upTo: 1 << 20).contains("engaged_http_requests_total"))
 
             let write = Schemas.User(
                 timeZone: "Asia/Kathmandu", displayName: "Ana Silva", motivationalStyle: .supportive, locale: "pt-br",
