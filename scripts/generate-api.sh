@@ -15,25 +15,36 @@ case "${1:-}" in
 esac
 
 spec=Modules/EngagedAPI/openapi.yaml
-swift build --package-path Tools/GenerateAPI --product swift-openapi-generator 2>&1 | tail -n 1
-generator="$(swift build --package-path Tools/GenerateAPI --show-bin-path)/swift-openapi-generator"
-
+targets="EngagedAPI EngagedClient"
 scratch=$(mktemp -d /tmp/engaged-generate.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
-status=0
-for target in EngagedAPI EngagedClient; do
+
+# Tools/GenerateAPI/Package.resolved pins the generator's own dependencies, so the same document
+# generates the same code on every machine.
+if ! swift build --package-path Tools/GenerateAPI --product swift-openapi-generator > "$scratch/build.log" 2>&1; then
+    cat "$scratch/build.log"; exit 1
+fi
+generator="$(swift build --package-path Tools/GenerateAPI --show-bin-path)/swift-openapi-generator"
+
+# Every target first, so that a failure replaces nothing.
+for target in $targets; do
     out="$scratch/$target"
     "$generator" generate --config "Modules/$target/openapi-generator-config.yaml" --output-directory "$out" \
         "$spec" > "$scratch/$target.log" 2>&1 || { cat "$scratch/$target.log"; exit 1; }
-    # Every file imports every module `public`, which Swift 6.3 reports as unused in most of them;
-    # without an access level (these targets are built without InternalImportsByDefault) an
-    # import is public where it is used and silent where it is not.
-    sed -i -E 's/^(@_spi\(Generated\) )?public import /\1import /' "$out"/*.swift
     # A warning means the generator skipped part of the document: the code would not say what it says.
     if grep -i "warning" "$scratch/$target.log"; then
         echo "swift-openapi-generator skipped part of $spec (above); fix the document" >&2
         exit 1
     fi
+    # Every file imports every module `public`, which Swift 6.3 reports as unused in most of them;
+    # without an access level (these targets are built without InternalImportsByDefault) an
+    # import is public where it is used and silent where it is not.
+    perl -pi -e 's/^(\@_spi\(Generated\) )?public import /$1import /' "$out"/*.swift
+done
+
+status=0
+for target in $targets; do
+    out="$scratch/$target"
     committed="Modules/$target/Generated"
     if $check; then
         if ! diff -r "$out" "$committed" > "$scratch/$target.diff" 2>&1; then

@@ -54,12 +54,20 @@ extension EngineRuntime {
 
     /// The field-group versions of a known user (empty for one never written with versions).
     public func userVersions(of userID: UserID) throws(RuntimeError) -> UserVersions {
-        try storedUser(userID).versions
+        guard try engine(of: userID) != nil else { throw .unknownUser(userID) }
+        do { return try store.userVersions(userID: userID) ?? UserVersions() } catch { throw .store(error) }
     }
 
     /// A known user's profile as stored, and the version of each of its field groups (empty for
-    /// one never written with versions).
-    public func storedUser(_ userID: UserID) throws(RuntimeError) -> (profile: UserProfile, versions: UserVersions) {
+    /// one never written with versions). Read under the user's write gate, as `putUser` writes:
+    /// a write being committed is either wholly in the answer or not at all (the engine's cache
+    /// holds a new profile before its versions are in the store).
+    public func storedUser(_ userID: UserID) async throws(RuntimeError) -> (
+        profile: UserProfile, versions: UserVersions
+    ) {
+        let gateKey = "user\u{1F}" + userID.rawValue
+        await writeGate.acquire(gateKey)
+        defer { writeGate.release(gateKey) }
         guard let profile = try engine(of: userID)?.profile else { throw .unknownUser(userID) }
         do { return (profile, try store.userVersions(userID: userID) ?? UserVersions()) } catch { throw .store(error) }
     }

@@ -10,13 +10,18 @@ import Testing
 final class CannedTransport: ClientTransport, Sendable {
     let status: HTTPResponse.Status
     let contentType: String
+    let headers: HTTPFields
     let body: String
     private let sent = Mutex<[(HTTPRequest, String, URL)]>([])
 
-    init(_ status: HTTPResponse.Status, _ body: String, contentType: String = "application/json") {
+    init(
+        _ status: HTTPResponse.Status, _ body: String, contentType: String = "application/json",
+        headers: HTTPFields = [:]
+    ) {
         self.status = status
         self.body = body
         self.contentType = contentType
+        self.headers = headers
     }
 
     var requests: [(request: HTTPRequest, body: String, baseURL: URL)] {
@@ -29,7 +34,9 @@ final class CannedTransport: ClientTransport, Sendable {
         var text = ""
         if let body { text = try await String(collecting: body, upTo: 1 << 20) }
         sent.withLock { $0.append((request, text, baseURL)) }
-        return (HTTPResponse(status: status, headerFields: [.contentType: contentType]), HTTPBody(self.body))
+        var fields = headers
+        fields[.contentType] = contentType
+        return (HTTPResponse(status: status, headerFields: fields), HTTPBody(self.body))
     }
 }
 
@@ -101,7 +108,7 @@ struct ClientTests {
     }
 
     @Test func headerParametersLeaveAsTheCallerWroteThem() async throws {
-        let transport = CannedTransport(.notModified, "")
+        let transport = CannedTransport(.notModified, "", headers: [.eTag: #"W/"7""#])
         let client = Client(serverURL: Self.server, credential: "k", transport: transport)
         _ = try await client.getPlan(path: .init(id: "ana"), headers: .init(ifNoneMatch: #"W/"7", W/"8""#))
         _ = try await client.postEvent(

@@ -1134,8 +1134,9 @@ public enum Operations {
                 /// answers the first answer again, with `Idempotency-Replayed: true`, without applying
                 /// the event twice; with another body (even a malformed one), 409. The first answer is
                 /// stored durably, in the same transaction as the event it answers, so a retry after a
-                /// restart or a crash is recognised too. While the first request with a key is still
-                /// running, another with the key is 409. Keys live 24 hours: after that the key is a new
+                /// restart or a crash is recognised too. While the first request with a key is being
+                /// applied, another with the key that reads well is 409; one that arrives before the first
+                /// is applied and after it is written gets its answer replayed. Keys live 24 hours: after that the key is a new
                 /// request (expired keys are pruned as keyed events arrive, at most 64 per event). Only
                 /// accepted (2xx) answers are kept: a refused request changed nothing and may be sent
                 /// again with its key. Two `Idempotency-Key` headers are refused (400, `field`
@@ -1884,7 +1885,7 @@ public enum Operations {
                     /// The plan's version as a weak entity tag, `W/"7"`.
                     ///
                     /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/200/headers/ETag`.
-                    public var eTag: Swift.String?
+                    public var eTag: Swift.String
                     /// `no-cache`: a cache revalidates with `If-None-Match` before reusing the plan.
                     ///
                     /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/200/headers/Cache-Control`.
@@ -1895,7 +1896,7 @@ public enum Operations {
                     ///   - eTag: The plan's version as a weak entity tag, `W/"7"`.
                     ///   - cacheControl: `no-cache`: a cache revalidates with `If-None-Match` before reusing the plan.
                     public init(
-                        eTag: Swift.String? = nil,
+                        eTag: Swift.String,
                         cacheControl: Swift.String? = nil
                     ) {
                         self.eTag = eTag
@@ -1929,7 +1930,7 @@ public enum Operations {
                 ///   - headers: Received HTTP response headers
                 ///   - body: Received HTTP response body
                 public init(
-                    headers: Operations.GetPlan.Output.Ok.Headers = .init(),
+                    headers: Operations.GetPlan.Output.Ok.Headers,
                     body: Operations.GetPlan.Output.Ok.Body
                 ) {
                     self.headers = headers
@@ -1965,7 +1966,7 @@ public enum Operations {
                     /// The plan's version as a weak entity tag, `W/"7"`.
                     ///
                     /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/304/headers/ETag`.
-                    public var eTag: Swift.String?
+                    public var eTag: Swift.String
                     /// `no-cache`: a cache revalidates with `If-None-Match` before reusing the plan.
                     ///
                     /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/304/headers/Cache-Control`.
@@ -1976,7 +1977,7 @@ public enum Operations {
                     ///   - eTag: The plan's version as a weak entity tag, `W/"7"`.
                     ///   - cacheControl: `no-cache`: a cache revalidates with `If-None-Match` before reusing the plan.
                     public init(
-                        eTag: Swift.String? = nil,
+                        eTag: Swift.String,
                         cacheControl: Swift.String? = nil
                     ) {
                         self.eTag = eTag
@@ -1989,7 +1990,7 @@ public enum Operations {
                 ///
                 /// - Parameters:
                 ///   - headers: Received HTTP response headers
-                public init(headers: Operations.GetPlan.Output.NotModified.Headers = .init()) {
+                public init(headers: Operations.GetPlan.Output.NotModified.Headers) {
                     self.headers = headers
                 }
             }
@@ -3931,8 +3932,9 @@ public enum Operations {
             public var path: Operations.RevokeUserTokens.Input.Path
             /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/DELETE/query`.
             public struct Query: Sendable, Hashable {
-                /// An ISO 8601 instant (`YYYY-MM-DDTHH:MM[:SS]Z`, or with a `±HH:MM` offset; send `+` as
-                /// `%2B`), at most one second past the server's clock. Any other query parameter, or one
+                /// An ISO 8601 instant: `YYYY-MM-DD` (midnight UTC), `YYYY-MM-DDTHH:MM[:SS]Z`, or the
+                /// same with a `±HH:MM` offset (send `+` as `%2B`); at most one second past the server's
+                /// clock. Any other query parameter, or one
                 /// given twice, is 400.
                 ///
                 ///
@@ -3941,7 +3943,7 @@ public enum Operations {
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
-                ///   - issuedBefore: An ISO 8601 instant (`YYYY-MM-DDTHH:MM[:SS]Z`, or with a `±HH:MM` offset; send `+` as
+                ///   - issuedBefore: An ISO 8601 instant: `YYYY-MM-DD` (midnight UTC), `YYYY-MM-DDTHH:MM[:SS]Z`, or the
                 public init(issuedBefore: Swift.String? = nil) {
                     self.issuedBefore = issuedBefore
                 }

@@ -1344,7 +1344,7 @@ public struct Client: APIProtocol {
                 switch response.status.code {
                 case 200:
                     let headers: Operations.GetPlan.Output.Ok.Headers = .init(
-                        eTag: try converter.getOptionalHeaderFieldAsURI(
+                        eTag: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "ETag",
                             as: Swift.String.self
@@ -1381,7 +1381,7 @@ public struct Client: APIProtocol {
                     ))
                 case 304:
                     let headers: Operations.GetPlan.Output.NotModified.Headers = .init(
-                        eTag: try converter.getOptionalHeaderFieldAsURI(
+                        eTag: try converter.getRequiredHeaderFieldAsURI(
                             in: response.headerFields,
                             name: "ETag",
                             as: Swift.String.self
