@@ -84,6 +84,8 @@ let openAPIAsyncHTTPClient = Target.Dependency.product(
     condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd]))
 let openAPIURLSession = Target.Dependency.product(
     name: "OpenAPIURLSession", package: "swift-openapi-urlsession", condition: .when(platforms: applePlatforms))
+// The server's generated routing on Hummingbird's router.
+let openAPIHummingbird = Target.Dependency.product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird")
 
 // MARK: - Targets
 
@@ -138,6 +140,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
     ],
     targets: module("Models")
         + module(
@@ -241,8 +244,10 @@ let package = Package(
                     prometheus,
                     // The coach's chat-completions client (`CompletionsCoach`).
                     asyncHTTPClient, nioCore, nioHTTP1,
+                    // The API's types, and the routing generated from the same document.
+                    "EngagedAPI", openAPIRuntime, openAPIHummingbird, httpTypes,
                 ],
-                path: "Apps/Engaged", swiftSettings: swiftSettings),
+                path: "Apps/Engaged", exclude: ["openapi-generator-config.yaml"], swiftSettings: swiftSettings),
             .testTarget(
                 name: "EngagedTests",
                 dependencies: [

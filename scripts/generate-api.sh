@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Generates the API's Swift code from Modules/EngagedAPI/openapi.yaml with swift-openapi-generator
 # (Tools/GenerateAPI, a package of its own so no other build compiles the generator): the types
-# into Modules/EngagedAPI/Generated, the client into Modules/EngagedClient/Generated. The output
+# into Modules/EngagedAPI/Generated, the client into Modules/EngagedClient/Generated, the server's
+# protocol and routing into Apps/Engaged/Generated; each folder's openapi-generator-config.yaml
+# says what. The output
 # is committed; `--check` regenerates into a temporary folder and fails (exit 1) when the
 # committed files differ, naming them. Run by `make generate` and `make generate-check` (CI).
 set -euo pipefail
@@ -15,7 +17,7 @@ case "${1:-}" in
 esac
 
 spec=Modules/EngagedAPI/openapi.yaml
-targets="EngagedAPI EngagedClient"
+targets="Modules/EngagedAPI Modules/EngagedClient Apps/Engaged"
 scratch=$(mktemp -d /tmp/engaged-generate.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -28,11 +30,12 @@ generator="$(swift build --package-path Tools/GenerateAPI --show-bin-path)/swift
 
 # Every target first, so that a failure replaces nothing.
 for target in $targets; do
-    out="$scratch/$target"
-    "$generator" generate --config "Modules/$target/openapi-generator-config.yaml" --output-directory "$out" \
-        "$spec" > "$scratch/$target.log" 2>&1 || { cat "$scratch/$target.log"; exit 1; }
+    out="$scratch/$(basename "$target")"
+    log="$out.log"
+    "$generator" generate --config "$target/openapi-generator-config.yaml" --output-directory "$out" \
+        "$spec" > "$log" 2>&1 || { cat "$log"; exit 1; }
     # A warning means the generator skipped part of the document: the code would not say what it says.
-    if grep -i "warning" "$scratch/$target.log"; then
+    if grep -i "warning" "$log"; then
         echo "swift-openapi-generator skipped part of $spec (above); fix the document" >&2
         exit 1
     fi
@@ -44,12 +47,12 @@ done
 
 status=0
 for target in $targets; do
-    out="$scratch/$target"
-    committed="Modules/$target/Generated"
+    out="$scratch/$(basename "$target")"
+    committed="$target/Generated"
     if $check; then
-        if ! diff -r "$out" "$committed" > "$scratch/$target.diff" 2>&1; then
+        if ! diff -r "$out" "$committed" > "$out.diff" 2>&1; then
             echo "$committed is not what $spec generates:" >&2
-            head -n 40 "$scratch/$target.diff" >&2
+            head -n 40 "$out.diff" >&2
             status=1
         fi
     else

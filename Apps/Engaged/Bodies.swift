@@ -1,3 +1,4 @@
+import EngagedAPI
 import Engagement
 import Foundation
 import LiveActivity
@@ -156,65 +157,21 @@ struct EventAccepted: Encodable {
     }
 }
 
-/// `GET /v1/users/{id}/schedule`: what the engine has planned, soonest first.
-struct ScheduleView: Encodable {
-    struct Item: Encodable {
-        /// The request identifier (`mealReminder.2027-03-01.lunch`).
-        var id: String
-        var kind: String
-        /// `local` (the app puts it in the device's pending list; the server only files it in
-        /// the inbox when due) or `remote` (the server pushes it when due); `ChannelPolicy`.
-        var channel: String
-        /// ISO 8601 UTC.
-        var fireAt: String
-        /// ISO 8601 in the user's zone with its offset.
-        var localTime: String
-    }
-
-    var items: [Item]
-    /// Always null: the whole plan fits one page (at most the 64 pending requests).
-    var nextCursor: String?
-    var timeZone: String
-
+extension Components.Schemas.Schedule {
+    /// `GET /v1/users/{id}/schedule`: what the engine has planned, soonest first, in one page
+    /// (at most the 64 pending requests): `nextCursor` is always null.
     init(_ engine: UserEngine) {
         let zone = engine.zone
-        items = zip(engine.plannedRequestIDs, engine.plannedFireTimes).map { id, fireAt in
-            Item(
-                id: id, kind: OccurrenceID(requestID: id)?.kind.rawValue ?? "unknown",
-                channel: OccurrenceID(requestID: id).map { ChannelPolicy.channel(for: $0.kind).rawValue } ?? "unknown",
-                fireAt: fireAt.iso8601, localTime: zone.formatted(fireAt))
-        }
-        nextCursor = nil
-        timeZone = zone.identifier
+        self.init(
+            items: zip(engine.plannedRequestIDs, engine.plannedFireTimes).map { id, fireAt in
+                let kind = OccurrenceID(requestID: id)?.kind
+                return Components.Schemas.ScheduleItem(
+                    id: id, kind: kind?.rawValue ?? "unknown",
+                    // `local`: the app puts it in the device's pending list, the server only files it
+                    // in the inbox when due; `remote`: the server pushes it when due (`ChannelPolicy`).
+                    channel: kind.flatMap { .init(rawValue: ChannelPolicy.channel(for: $0).rawValue) } ?? .unknown,
+                    fireAt: fireAt.date, localTime: zone.formatted(fireAt))
+            },
+            nextCursor: Nullable(nil), timeZone: zone.identifier)
     }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(items, forKey: AnyKey("items"))
-        try c.encode(nextCursor, forKey: AnyKey("nextCursor"))  // null, not absent
-        try c.encode(timeZone, forKey: AnyKey("timeZone"))
-    }
-}
-
-/// `POST /v1/admin/clock`.
-struct ClockBody: Decodable {
-    /// A month at most: the server walks through every due instant on the way.
-    static let maxSeconds = 31 * 86_400
-    var advanceSeconds: Int
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectKeys(outside: ["advanceSeconds"], at: decoder.codingPath)
-        guard let seconds = try c.integer("advanceSeconds", in: 0...Self.maxSeconds, at: decoder.codingPath) else {
-            throw DecodingError.keyNotFound(
-                AnyKey("advanceSeconds"),
-                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "required"))
-        }
-        advanceSeconds = seconds
-    }
-}
-
-struct ClockAdvanced: Encodable {
-    var now: String
-    var dispatched: Int
 }

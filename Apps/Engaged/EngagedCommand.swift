@@ -263,7 +263,7 @@ struct Serve: AsyncParsableCommand {
                     failedAuthenticationCost: Double(failedAuthCost))))
         // Once per process, here only: libraries' own metrics land in the server's registry too.
         MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
-        let app = EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)
+        let app = try EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)
         logger.info(
             "starting",
             metadata: [

@@ -14,6 +14,17 @@ enum JSONBody {
 
     /// `bytes` decoded as `T`, or the problem that names what is wrong with it.
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(Problem) -> T {
+        try check(bytes)
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch {
+            throw Problem.from(decoding: error)
+        }
+    }
+
+    /// Refuses a body that is not one JSON object in the strict form: empty, another value,
+    /// a key given twice, a trailing comma, or nesting too deep (`StrictJSON`); 400 naming where.
+    static func check(_ bytes: [UInt8]) throws(Problem) {
         guard !bytes.isEmpty else { throw Problem.badRequest("the body is empty; a JSON object is expected") }
         guard bytes.first(where: { !Self.whitespace.contains($0) }) == UInt8(ascii: "{") else {
             throw Problem.badRequest("the body is not a JSON object; a JSON object is expected")
@@ -28,11 +39,6 @@ enum JSONBody {
             throw Problem.badRequest(
                 "the body nests deeper than \(StrictJSON.maximumDepth) levels", field: path.isEmpty ? nil : path)
         case nil: break
-        }
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(bytes))
-        } catch {
-            throw Problem.from(decoding: error)
         }
     }
 

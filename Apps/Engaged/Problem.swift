@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Models
+import OpenAPIRuntime
 
 /// An RFC 9457 problem: every error the server answers is one of these, sent as
 /// `application/problem+json` with `type`, `title`, `status`, `detail` and, where one field of the
@@ -93,6 +94,8 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
         switch error {
         case let problem as Problem:
             return problem
+        case let error as ServerError:
+            return from(error, logger: logger)
         case let error as any HTTPResponseError where error.status == .contentTooLarge:
             return .bodyTooLarge(limitBytes: JSONBody.maxBytes)
         case let error as any HTTPResponseError where error.status.code < 500:

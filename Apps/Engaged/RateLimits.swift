@@ -203,9 +203,11 @@ struct AddressRateLimitMiddleware<Context: RemoteAddressRequestContext>: RouterM
         }
         do {
             return try await next(request, context)
-        } catch let problem as Problem where problem.status == .unauthorized || problem.status == .forbidden {
-            limiter.penalize(.address, address, cost: limiter.settings.failedAuthenticationCost)
-            throw problem
+        } catch {
+            if let status = Problem.thrown(error)?.status, status == .unauthorized || status == .forbidden {
+                limiter.penalize(.address, address, cost: limiter.settings.failedAuthenticationCost)
+            }
+            throw error
         }
     }
 }

@@ -1,3 +1,4 @@
+import EngagedAPI
 import Hummingbird
 import Models
 import Runtime
@@ -27,98 +28,79 @@ extension Routes {
     /// 201 when the token is new to the user (new, or moved from another user by the API key),
     /// 200 when the user had it already (environment and platform are replaced), 409 when a user
     /// token would move it from another user.
-    @Sendable func registerDevice(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
-        try Self.refuseLegacyWrite(context, "register a device")
-        let body = try JSONBody.decode(DeviceBody.self, from: try await JSONBody.read(request))
+    func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output {
+        let id = try Self.userID(input.path.id)
+        try Self.refuseLegacyWrite("register a device")
+        guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
+        let token: String
+        switch DeviceRegistration.normalizedToken(body.token) {
+        case .success(let normalized): token = normalized
+        case .failure(let error): throw Problem.invalidField("token", error.problem)
+        }
         let (registration, isNew) = try await perform {
             try await runtime.registerDevice(
-                token: body.token, environment: body.environment, platform: body.platform, for: id,
-                takingFromOthers: context.caller == .backend)
+                token: token, environment: PushEnvironment(body.environment),
+                platform: (body.platform ?? .ios).rawValue, for: id, takingFromOthers: RequestScope.caller == .backend)
         }
-        return JSONBody.response(isNew ? .created : .ok, DeviceView(registration))
+        let device = Components.Schemas.Device(registration)
+        return isNew ? .created(.init(body: .json(device))) : .ok(.init(body: .json(device)))
     }
 
-    @Sendable func devices(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
+    func listDevices(_ input: Operations.ListDevices.Input) async throws -> Operations.ListDevices.Output {
+        let id = try Self.userID(input.path.id)
         let devices = try await perform { try await runtime.devices(of: id) }
-        return JSONBody.response(.ok, DeviceList(items: devices.map(DeviceView.init)))
+        // One page: a user has at most `DeviceRegistration.maxPerUser`.
+        return .ok(
+            .init(body: .json(.init(items: devices.map(Components.Schemas.Device.init), nextCursor: Nullable(nil)))))
     }
 
     /// 204, or 404 when the user has no such token (or is unknown).
-    @Sendable func removeDevice(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
-        try Self.refuseLegacyWrite(context, "remove a device")
-        let token = try Self.deviceToken(context)
+    func removeDevice(_ input: Operations.RemoveDevice.Input) async throws -> Operations.RemoveDevice.Output {
+        let id = try Self.userID(input.path.id)
+        try Self.refuseLegacyWrite("remove a device")
+        let token: String
+        switch DeviceRegistration.normalizedToken(input.path.token) {
+        case .success(let normalized): token = normalized
+        case .failure(let error): throw Problem.badRequest(error.problem, field: "token")
+        }
         guard try await perform({ try await runtime.removeDevice(token: token, of: id) }) else {
             throw Problem.notFound("user \"\(id)\" has no device with this token")
         }
-        return Response(status: .noContent)
+        return .noContent(.init())
     }
 
     /// 403 for a deprecated HMAC user token (`Caller.legacyUser`): it never expires and cannot be
     /// revoked, so it reads but does not write (`what` says what it tried).
+    static func refuseLegacyWrite(_ what: String) throws(Problem) {
+        try refuseLegacyWrite(RequestScope.caller, what)
+    }
+
+    /// The same, for a hand-written route, whose caller is in its context.
     static func refuseLegacyWrite(_ context: EngagedRequestContext, _ what: String) throws(Problem) {
-        guard case .legacyUser? = context.caller else { return }
+        try refuseLegacyWrite(context.caller, what)
+    }
+
+    private static func refuseLegacyWrite(_ caller: Caller?, _ what: String) throws(Problem) {
+        guard case .legacyUser? = caller else { return }
         throw Problem.forbidden("a legacy user token reads only; \(what) with a signed user token or the API key")
     }
+}
 
-    /// The token of the path, lowercased; 400 naming `token` when it is not one.
-    static func deviceToken(_ context: some RequestContext) throws(Problem) -> String {
-        switch DeviceRegistration.normalizedToken(context.parameters.get("token") ?? "") {
-        case .success(let token): return token
-        case .failure(let error): throw Problem.badRequest(error.problem, field: "token")
+extension PushEnvironment {
+    init(_ environment: Components.Schemas.DeviceRegistration.EnvironmentPayload) {
+        switch environment {
+        case .sandbox: self = .sandbox
+        case .production: self = .production
         }
     }
 }
 
-/// `POST /v1/users/{id}/devices`.
-struct DeviceBody: Decodable {
-    var token: String
-    var environment: PushEnvironment
-    var platform: String
-
-    init(from decoder: any Decoder) throws {
-        let path = decoder.codingPath
-        let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectKeys(outside: ["token", "environment", "platform"], at: path)
-        let token: String = try c.decode("token")
-        switch DeviceRegistration.normalizedToken(token) {
-        case .success(let normalized): self.token = normalized
-        case .failure(let error): throw invalidValue(path, "token", error.problem)
-        }
-        environment = try c.decode("environment")
-        platform = try c.decodeIfPresent("platform") ?? "ios"
-        guard DeviceRegistration.platforms.contains(platform) else {
-            throw invalidValue(
-                path, "platform", "\"\(platform)\" is not one of \(DeviceRegistration.platforms.sorted())")
-        }
-    }
-}
-
-/// A registered device; its `id` is the token.
-struct DeviceView: Encodable {
-    var id: String
-    var environment: PushEnvironment
-    var platform: String
-    /// ISO 8601 UTC: the latest registration.
-    var registeredAt: String
-
+extension Components.Schemas.Device {
+    /// A registered device as the API shows it; its `id` is the token.
     init(_ registration: DeviceRegistration) {
-        id = registration.token
-        environment = registration.environment
-        platform = registration.platform
-        registeredAt = registration.registeredAt.iso8601
-    }
-}
-
-/// `GET /v1/users/{id}/devices`: one page (a user has at most `DeviceRegistration.maxPerUser`).
-struct DeviceList: Encodable {
-    var items: [DeviceView]
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(items, forKey: AnyKey("items"))
-        try c.encodeNil(forKey: AnyKey("nextCursor"))
+        self.init(
+            id: registration.token, environment: registration.environment == .sandbox ? .sandbox : .production,
+            // The only platform a registration takes (`DeviceRegistration.platforms`).
+            platform: .ios, registeredAt: registration.registeredAt.date)
     }
 }

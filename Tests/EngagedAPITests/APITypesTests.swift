@@ -90,4 +90,24 @@ struct APITypesTests {
     func whatIsNotAnInstantIsRefused(text: String) {
         #expect(throws: DecodingError.self) { try APIDateTranscoder().decode(text) }
     }
+
+    /// A required, nullable field is written as null (the generated encoders leave a nil out),
+    /// and both null and an absent key read back as nil.
+    @Test func aRequiredNullableFieldIsWrittenAsNull() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let lastPage = Schemas.DeviceList(items: [], nextCursor: Nullable(nil))
+        #expect(String(decoding: try encoder.encode(lastPage), as: UTF8.self) == #"{"items":[],"nextCursor":null}"#)
+        let page = Schemas.DeviceList(items: [], nextCursor: Nullable("c1"))
+        #expect(String(decoding: try encoder.encode(page), as: UTF8.self) == #"{"items":[],"nextCursor":"c1"}"#)
+        for json in [#"{"items": [], "nextCursor": null}"#, #"{"items": []}"#] {
+            #expect(try Self.decode(Schemas.DeviceList.self, json).nextCursor?.value == nil)
+        }
+        #expect(
+            try Self.decode(Schemas.DeviceList.self, #"{"items": [], "nextCursor": "c2"}"#).nextCursor?.value == "c2")
+        let plan = try Self.decode(
+            Schemas.LocalPlan.self,
+            #"{"version": 1, "timeZone": "UTC", "horizonEnd": "2027-03-01T06:00:00+01:00", "requests": []}"#)
+        #expect(plan.horizonEnd?.value == Date(timeIntervalSince1970: 1_803_877_200))
+    }
 }

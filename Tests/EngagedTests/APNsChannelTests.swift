@@ -408,7 +408,7 @@ struct APNsChannelTests {
         environment.transport = APNsChannelTransport(
             runtime: environment.runtime, push: apns, topic: Self.topic, metrics: environment.metrics,
             logger: environment.logger)
-        let app = EngagedServer.application(environment, clock: server.clock, host: "127.0.0.1", port: 0)
+        let app = try EngagedServer.application(environment, clock: server.clock, host: "127.0.0.1", port: 0)
         do {
             try await app.test(.router) { client in
                 _ = try await client.send(.put, "/v1/users/ana", berlin)

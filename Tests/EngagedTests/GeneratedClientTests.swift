@@ -14,7 +14,7 @@ import Testing
 /// document, the server and the client agree.
 @Suite("engaged: the generated client")
 struct GeneratedClientTests {
-    typealias Schemas = Components.Schemas
+    typealias Schemas = EngagedAPI.Components.Schemas
 
     /// Runs `test` with a client of a live test server holding the API key.
     static func withClient(
@@ -43,7 +43,7 @@ struct GeneratedClientTests {
             #expect(created.created)
             #expect(created.locale == "pt-BR")
             #expect(created.applied == [.preferences, .profile, .timeZone])
-            #expect(created.versions.profile == "2027-03-01T05:59:58.250Z")
+            #expect(created.versions.profile?.value == "2027-03-01T05:59:58.250Z")
 
             let stored = try await client.getUser(path: .init(id: "ana")).ok.body.json
             #expect(stored.id == "ana")
@@ -54,7 +54,7 @@ struct GeneratedClientTests {
             #expect(stored.preferences.hydration == .biHourly)
             #expect(stored.preferences.quietHours?.start == "22:00")
             #expect(stored.preferences.maxPerHour == 4)
-            #expect(stored.versions.timeZone == "2027-03-01T05:59:58.250Z")
+            #expect(stored.versions.timeZone?.value == "2027-03-01T05:59:58.250Z")
 
             // A stale write: 200, nothing applied.
             let stale = try await client.putUser(
@@ -122,15 +122,15 @@ struct GeneratedClientTests {
 
             let schedule = try await client.getSchedule(path: .init(id: "ana")).ok.body.json
             #expect(schedule.timeZone == "Europe/Berlin")
-            #expect(schedule.nextCursor == nil)
+            #expect(schedule.nextCursor?.value == nil)
             #expect(schedule.items.map(\.fireAt) == schedule.items.map(\.fireAt).sorted())
 
             let explain = try await client.explain(path: .init(id: "ana"), query: .init(since: "2027-03-01", limit: 5))
                 .ok.body.json
             #expect(explain.items.count == 5)
-            #expect(explain.nextCursor != nil)
+            #expect(explain.nextCursor?.value != nil)
             #expect(explain.since == TestServer.start.date.addingTimeInterval(-6 * 3_600))
-            let next = try await client.explain(path: .init(id: "ana"), query: .init(cursor: explain.nextCursor))
+            let next = try await client.explain(path: .init(id: "ana"), query: .init(cursor: explain.nextCursor?.value))
                 .ok.body.json
             #expect(Set(next.items.map(\.id)).isDisjoint(with: explain.items.map(\.id)))
 

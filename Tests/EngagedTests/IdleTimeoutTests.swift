@@ -44,7 +44,7 @@ struct IdleTimeoutTests {
     @Test func theApplicationCarriesTheConnectionLimit() async throws {
         var server = try await TestServer()
         server.environment.maxConnections = 1
-        let app = EngagedServer.application(server.environment, clock: server.clock, host: "127.0.0.1", port: 0)
+        let app = try EngagedServer.application(server.environment, clock: server.clock, host: "127.0.0.1", port: 0)
         #expect(app.configuration.availableConnectionsDelegate != nil)
         try? FileManager.default.removeItem(at: server.directory)
     }

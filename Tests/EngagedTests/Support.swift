@@ -79,7 +79,7 @@ struct TestServer {
         async throws
     {
         defer { if ownsDirectory { try? FileManager.default.removeItem(at: directory) } }
-        let app = EngagedServer.application(environment, clock: clock, host: "127.0.0.1", port: 0)
+        let app = try EngagedServer.application(environment, clock: clock, host: "127.0.0.1", port: 0)
         try await app.test(setup) { client in try await test(client) }
     }
 }

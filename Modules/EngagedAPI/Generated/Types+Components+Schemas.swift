@@ -488,10 +488,18 @@ extension Components {
             case profile = "profile"
             case timeZone = "timeZone"
         }
+        /// Text or null, always present. Generated Swift holds it as `Nullable<String>?`, which writes `null` rather than leaving the key out (see the `Nullable` type of EngagedAPI).
+        ///
+        /// - Remark: Generated from `#/components/schemas/NullableText`.
+        public typealias NullableText = Nullable<Swift.String>
+        /// An ISO 8601 instant in UTC, or null, always present (`Nullable<Date>?` in generated Swift).
+        ///
+        /// - Remark: Generated from `#/components/schemas/NullableInstant`.
+        public typealias NullableInstant = Nullable<Foundation.Date>
         /// An ISO 8601 instant, always with three digits of fraction, in UTC.
         ///
         /// - Remark: Generated from `#/components/schemas/Version`.
-        public typealias Version = Swift.String
+        public typealias Version = Nullable<Swift.String>
         /// An APNs device token in hex, 64 to 200 digits (whole bytes), either case; stored lowercase.
         ///
         /// - Remark: Generated from `#/components/schemas/DeviceToken`.
@@ -613,7 +621,7 @@ extension Components {
             /// Always null; a user's devices are one page.
             ///
             /// - Remark: Generated from `#/components/schemas/DeviceList/nextCursor`.
-            public var nextCursor: Swift.String?
+            public var nextCursor: Components.Schemas.NullableText?
             /// Creates a new `DeviceList`.
             ///
             /// - Parameters:
@@ -621,7 +629,7 @@ extension Components {
             ///   - nextCursor: Always null; a user's devices are one page.
             public init(
                 items: [Components.Schemas.Device],
-                nextCursor: Swift.String? = nil
+                nextCursor: Components.Schemas.NullableText? = nil
             ) {
                 self.items = items
                 self.nextCursor = nextCursor
@@ -1990,7 +1998,7 @@ extension Components {
             /// Where the engine's last planning pass stopped; null before the first.
             ///
             /// - Remark: Generated from `#/components/schemas/LocalPlan/horizonEnd`.
-            public var horizonEnd: Foundation.Date?
+            public var horizonEnd: Components.Schemas.NullableInstant?
             /// - Remark: Generated from `#/components/schemas/LocalPlan/requests`.
             public var requests: [Components.Schemas.LocalRequest]
             /// Creates a new `LocalPlan`.
@@ -2003,7 +2011,7 @@ extension Components {
             public init(
                 version: Swift.Int,
                 timeZone: Swift.String,
-                horizonEnd: Foundation.Date? = nil,
+                horizonEnd: Components.Schemas.NullableInstant? = nil,
                 requests: [Components.Schemas.LocalRequest]
             ) {
                 self.version = version
@@ -2029,7 +2037,7 @@ extension Components {
             /// - Remark: Generated from `#/components/schemas/LocalRequest/title`.
             public var title: Swift.String
             /// - Remark: Generated from `#/components/schemas/LocalRequest/subtitle`.
-            public var subtitle: Swift.String?
+            public var subtitle: Components.Schemas.NullableText?
             /// - Remark: Generated from `#/components/schemas/LocalRequest/body`.
             public var body: Swift.String
             /// The notification category, whose actions the app registers.
@@ -2052,7 +2060,7 @@ extension Components {
             /// The sound file, or null for none.
             ///
             /// - Remark: Generated from `#/components/schemas/LocalRequest/sound`.
-            public var sound: Swift.String?
+            public var sound: Components.Schemas.NullableText?
             /// What a push of it carries beside `aps`.
             ///
             /// - Remark: Generated from `#/components/schemas/LocalRequest/userInfo`.
@@ -2115,13 +2123,13 @@ extension Components {
                 identifier: Swift.String,
                 kind: Swift.String,
                 title: Swift.String,
-                subtitle: Swift.String? = nil,
+                subtitle: Components.Schemas.NullableText? = nil,
                 body: Swift.String,
                 categoryIdentifier: Swift.String,
                 threadIdentifier: Swift.String,
                 interruptionLevel: Components.Schemas.LocalRequest.InterruptionLevelPayload,
                 relevanceScore: Swift.Double,
-                sound: Swift.String? = nil,
+                sound: Components.Schemas.NullableText? = nil,
                 userInfo: Components.Schemas.LocalRequest.UserInfoPayload,
                 trigger: Components.Schemas.LocalTrigger,
                 nextFireAt: Foundation.Date,
@@ -2251,7 +2259,7 @@ extension Components {
             /// Always null; the plan is one page.
             ///
             /// - Remark: Generated from `#/components/schemas/Schedule/nextCursor`.
-            public var nextCursor: Swift.String?
+            public var nextCursor: Components.Schemas.NullableText?
             /// - Remark: Generated from `#/components/schemas/Schedule/timeZone`.
             public var timeZone: Swift.String
             /// Creates a new `Schedule`.
@@ -2262,7 +2270,7 @@ extension Components {
             ///   - timeZone:
             public init(
                 items: [Components.Schemas.ScheduleItem],
-                nextCursor: Swift.String? = nil,
+                nextCursor: Components.Schemas.NullableText? = nil,
                 timeZone: Swift.String
             ) {
                 self.items = items
@@ -2341,7 +2349,7 @@ extension Components {
             /// The cursor of the next page; null on the last one.
             ///
             /// - Remark: Generated from `#/components/schemas/Explain/nextCursor`.
-            public var nextCursor: Swift.String?
+            public var nextCursor: Components.Schemas.NullableText?
             /// The `since` the page was read from (UTC).
             ///
             /// - Remark: Generated from `#/components/schemas/Explain/since`.
@@ -2357,7 +2365,7 @@ extension Components {
             ///   - timeZone:
             public init(
                 items: [Components.Schemas.ExplainItem],
-                nextCursor: Swift.String? = nil,
+                nextCursor: Components.Schemas.NullableText? = nil,
                 since: Foundation.Date,
                 timeZone: Swift.String
             ) {
@@ -2819,7 +2827,7 @@ extension Components {
             /// Pass as `cursor` for the next page; null on the last page.
             ///
             /// - Remark: Generated from `#/components/schemas/InboxPage/nextCursor`.
-            public var nextCursor: Swift.String?
+            public var nextCursor: Components.Schemas.NullableText?
             /// Creates a new `InboxPage`.
             ///
             /// - Parameters:
@@ -2835,7 +2843,7 @@ extension Components {
                 total: Swift.Int,
                 badge: Swift.Int,
                 items: [Components.Schemas.InboxItem],
-                nextCursor: Swift.String? = nil
+                nextCursor: Components.Schemas.NullableText? = nil
             ) {
                 self.unseen = unseen
                 self.unread = unread

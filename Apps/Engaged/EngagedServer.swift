@@ -1,4 +1,5 @@
 import Content
+import EngagedAPI
 import Engagement
 import Foundation
 import Hummingbird
@@ -6,6 +7,7 @@ import HummingbirdCore
 import Logging
 import Models
 import NIOCore
+import OpenAPIHummingbird
 import Runtime
 import ServiceLifecycle
 import Synchronization
@@ -60,7 +62,7 @@ enum EngagedServer {
     /// The application: routes, and the due-work loop when the clock is the system's.
     static func application(
         _ environment: ServerEnvironment, clock: any RuntimeClock, host: String, port: Int
-    ) -> some ApplicationProtocol {
+    ) throws -> some ApplicationProtocol {
         let dispatcher = Dispatcher(
             runtime: environment.runtime, transport: environment.transport, metrics: environment.metrics,
             logger: environment.logger)
@@ -71,7 +73,7 @@ enum EngagedServer {
             services.append(DueWorkLoop(dispatcher: dispatcher, clock: clock))
         }
         return Application(
-            router: router(environment, dispatcher: dispatcher),
+            router: try router(environment, dispatcher: dispatcher),
             server: .http1(
                 configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(environment.idleTimeoutSeconds))),
             configuration: ApplicationConfiguration(
@@ -81,7 +83,8 @@ enum EngagedServer {
             services: services, logger: environment.logger)
     }
 
-    static func router(_ environment: ServerEnvironment, dispatcher: Dispatcher) -> Router<EngagedRequestContext> {
+    static func router(_ environment: ServerEnvironment, dispatcher: Dispatcher) throws -> Router<EngagedRequestContext>
+    {
         let routes = Routes(environment: environment, dispatcher: dispatcher)
         let router = Router(context: EngagedRequestContext.self)
         // Outermost: it counts every answer with the status the client gets.
@@ -93,37 +96,28 @@ enum EngagedServer {
             middleware: AddressRateLimitMiddleware(
                 apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
         router.add(middleware: RequestBodyMiddleware(timeoutSeconds: environment.bodyTimeoutSeconds))
-        // Liveness: the process answers. Readiness: it can serve (a load balancer sends it traffic).
-        router.get("healthz") { _, _ in JSONBody.response(.ok, ["status": "ok"]) }
-        let readiness = Readiness(runtime: environment.runtime, logger: environment.logger)
-        router.get("readyz") { _, _ in
-            guard readiness.isReady() else {
-                throw Problem.notReady("the store does not answer or its schema is not this build's")
-            }
-            return JSONBody.response(.ok, ["status": "ready"])
-        }
         router.get("metrics", use: routes.metrics)
         let v1 = router.group("v1").add(
             middleware: APIKeyMiddleware(
                 apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
         v1.get("users/:id", use: routes.getUser)
         v1.put("users/:id", use: routes.putUser)
-        v1.get("users/:id/schedule", use: routes.schedule)
         v1.get("users/:id/explain", use: routes.explain)
         v1.post("users/:id/tokens", use: routes.mintUserToken)
         v1.delete("users/:id/tokens", use: routes.revokeUserTokens)
-        v1.post("admin/clock", use: routes.advanceClock)
         InboxRoutes(routes: routes).register(on: router)  // the API key or the user's own token
         PlanRoutes(routes: routes).register(on: router)  // the same
         // The same: the backend's events, and the phone's own (`InputSource`).
         router.group("v1/users/:id/events").add(middleware: InboxAuthMiddleware(environment)).post(
             use: routes.postEvent)
-        // The same: the backend registers tokens, and so does the user's app (never taking a
-        // token another user holds: `registerDevice`).
-        let devices = router.group("v1/users/:id/devices").add(middleware: InboxAuthMiddleware(environment))
-        devices.post(use: routes.registerDevice)
-        devices.get(use: routes.devices)
-        devices.delete(":token", use: routes.removeDevice)
+        // The operations generated from the document (Generated/Server.swift): each one's credential
+        // (`OperationAccess`), its query's and body's strict form, then its typed input to `Routes`.
+        try routes.registerHandlers(
+            on: router, serverURL: URL(string: "/")!, configuration: .engaged,
+            middlewares: [
+                AuthenticationMiddleware(users: InboxAuthMiddleware(environment)),
+                QueryMiddleware(rules: [:], now: { environment.runtime.clock.now() }), JSONBodyMiddleware(),
+            ])
         return router
     }
 }
@@ -176,16 +170,28 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// The handlers of `/v1`.
-struct Routes: Sendable {
+/// The handlers: of the operations generated from the document (`APIProtocol`), and of the
+/// hand-written routes not moved onto it yet.
+struct Routes: APIProtocol, Sendable {
     let environment: ServerEnvironment
     let dispatcher: Dispatcher
+    let readiness: Readiness
+
+    init(environment: ServerEnvironment, dispatcher: Dispatcher) {
+        self.environment = environment
+        self.dispatcher = dispatcher
+        readiness = Readiness(runtime: environment.runtime, logger: environment.logger)
+    }
 
     var runtime: EngineRuntime { environment.runtime }
 
     /// The user id of the path: 1 to 64 of `A-Z a-z 0-9 _ . -`.
     static func userID(_ context: some RequestContext) throws(Problem) -> UserID {
-        let id = context.parameters.get("id") ?? ""
+        try userID(context.parameters.get("id") ?? "")
+    }
+
+    /// The same, of the generated input's path.
+    static func userID(_ id: String) throws(Problem) -> UserID {
         guard Self.isIdentifier(id) else {
             throw Problem.badRequest("a user id is 1 to 64 characters of A-Z, a-z, 0-9, _, . and -", field: "id")
         }
@@ -203,21 +209,42 @@ struct Routes: Sendable {
             }
     }
 
-    @Sendable func schedule(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
+    func getSchedule(_ input: Operations.GetSchedule.Input) async throws -> Operations.GetSchedule.Output {
+        let id = try Self.userID(input.path.id)
         guard let engine = try await perform({ try await runtime.engine(of: id) }) else {
             throw Problem.notFound("no user \"\(id)\"")
         }
-        return JSONBody.response(.ok, ScheduleView(engine))
+        return .ok(.init(body: .json(Components.Schemas.Schedule(engine))))
     }
 
-    @Sendable func advanceClock(_ request: Request, context: EngagedRequestContext) async throws -> Response {
+    /// With `--manual-clock` only: moves the clock and runs the due work on the way.
+    func advanceClock(_ input: Operations.AdvanceClock.Input) async throws -> Operations.AdvanceClock.Output {
         guard let clock = environment.manualClock else {
             throw Problem.notFound("the clock is the system's; this route exists only with --manual-clock")
         }
-        let body = try JSONBody.decode(ClockBody.self, from: try await JSONBody.read(request))
+        guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
+        // A month at most: the server walks through every due instant on the way.
+        guard (0...Self.maxClockAdvanceSeconds).contains(body.advanceSeconds) else {
+            throw Problem.invalidField(
+                "advanceSeconds", "must be in 0...\(Self.maxClockAdvanceSeconds), got \(body.advanceSeconds)")
+        }
         let dispatched = await dispatcher.advance(clock, bySeconds: Int64(body.advanceSeconds))
-        return JSONBody.response(.ok, ClockAdvanced(now: clock.now().iso8601, dispatched: dispatched))
+        return .ok(.init(body: .json(.init(now: clock.now().date, dispatched: dispatched))))
+    }
+
+    static let maxClockAdvanceSeconds = 31 * 86_400
+
+    /// Liveness: the process answers.
+    func health(_ input: Operations.Health.Input) async throws -> Operations.Health.Output {
+        .ok(.init(body: .json(.init(status: .ok))))
+    }
+
+    /// Readiness: the server can serve (a load balancer sends it traffic); 503 otherwise.
+    func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output {
+        guard readiness.isReady() else {
+            throw Problem.notReady("the store does not answer or its schema is not this build's")
+        }
+        return .ok(.init(body: .json(.init(status: .ready))))
     }
 
     /// Runs a runtime call, turning its refusals into problems (nothing of a refused input was
