@@ -22,9 +22,12 @@ enum RequestScope {
     /// The body's bytes as they came (`JSONBodyMiddleware`): an idempotent event is recognised by
     /// their hash, not by how they decode.
     @TaskLocal static var bodyBytes: [UInt8] = []
-    /// The request's query pairs as sent, in order, repeats included: the rules of `QueryRules`
-    /// read them; the generated input keeps one value of each name.
-    @TaskLocal static var queryItems: [(name: Substring, value: Substring)] = []
+    /// The request's query pairs as sent, in order, repeats included (`RawRequestMiddleware`):
+    /// the generated input keeps one value of each name.
+    @TaskLocal static var queryItems: [(key: Substring, value: Substring)] = []
+    /// The request's header lines as sent: the generated input keeps the first of a name, and
+    /// percent-decodes it (an `Idempotency-Key` of `a%41` would become `aA`).
+    @TaskLocal static var headerFields: HTTPFields = [:]
 }
 
 /// The credentials an operation takes: its `security` in the document.
@@ -95,24 +98,42 @@ struct AuthenticationMiddleware: ServerMiddleware {
     }
 }
 
-/// The query rules the generated code does not keep: a parameter given twice, or one the
-/// operation does not take, is 400 naming it, and each value's form is checked with the problem
-/// that names it (`ExplainQuery`, `InboxQuery`, `RevokeQuery`) before the generated decoder reads
-/// it. Operations without a rule take their query as the generated code reads it.
-struct QueryMiddleware: ServerMiddleware {
+/// What the generated code loses of a request and of an answer, kept and restored:
+/// - the query's pairs and the header lines as sent, for the handlers (`RequestScope`);
+/// - the query rules the generated decoder does not keep: a parameter given twice, or one the
+///   operation does not take, is 400 naming it, and each value's form is checked with the problem
+///   that names it (`ExplainQuery`, `InboxQuery`, `RevokeQuery`) before the generated decoder
+///   reads it; operations without a rule take their query as the generated code reads it;
+/// - the answer's header values as the handler wrote them: the generated code writes a header
+///   as a URI component, so `ETag: W/"7"` would leave as `W%2F%227%22` and never match.
+struct RawRequestMiddleware: ServerMiddleware {
     /// Checks the query of an operation at the server's time.
-    typealias Rule = @Sendable ([(name: Substring, value: Substring)], Instant) throws(Problem) -> Void
+    typealias QueryRule = @Sendable ([(key: Substring, value: Substring)], Instant) throws -> Void
 
-    let rules: [String: Rule]
+    let queryRules: [String: QueryRule]
     let now: @Sendable () -> Instant
+
+    /// The answers' header parameters of the document whose values hold characters a URI
+    /// component escapes.
+    static let answerHeadersAsWritten: [HTTPField.Name] = [.eTag, .cacheControl]
 
     func intercept(
         _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let items = URI(String(request.path ?? "/")).queryParameters.map { (name: $0.key, value: $0.value) }
-        if let rule = rules[operationID] { try rule(items, now()) }
-        return try await RequestScope.$queryItems.withValue(items) { try await next(request, body, metadata) }
+        let items = URI(String(request.path ?? "/")).queryParameters.map { (key: $0.key, value: $0.value) }
+        if let rule = queryRules[operationID] { try rule(items, now()) }
+        var (response, answer) = try await RequestScope.$queryItems.withValue(items) {
+            try await RequestScope.$headerFields.withValue(request.headerFields) {
+                try await next(request, body, metadata)
+            }
+        }
+        for name in Self.answerHeadersAsWritten {
+            if let encoded = response.headerFields[name], let written = encoded.removingPercentEncoding {
+                response.headerFields[name] = written
+            }
+        }
+        return (response, answer)
     }
 }
 
@@ -179,4 +200,11 @@ extension Problem {
                 status: status, detail: error.causeDescription)
         }
     }
+}
+
+/// A value the server holds that the document's answer cannot carry (a kind or state it does not
+/// list): the server's fault, answered 500 and logged with this detail.
+struct APIAnswerError: Error, CustomStringConvertible {
+    var detail: String
+    var description: String { "an answer the document cannot carry: \(detail)" }
 }

@@ -176,7 +176,7 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be in 0...65535, got \(port)") }
         guard !host.isEmpty else { throw ValidationError("--host must not be empty") }
-        guard MintTokenBody.ttlRange.contains(Int(clamping: userTokenTTLSeconds)) else {
+        guard Routes.userTokenTTLRange.contains(Int(clamping: userTokenTTLSeconds)) else {
             throw ValidationError("--user-token-ttl-seconds must be in 60...2592000, got \(userTokenTTLSeconds)")
         }
         guard (1...1_000_000).contains(maxConnections) else {

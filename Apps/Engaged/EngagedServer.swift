@@ -103,10 +103,6 @@ enum EngagedServer {
         v1.get("users/:id", use: routes.getUser)
         v1.put("users/:id", use: routes.putUser)
         v1.get("users/:id/explain", use: routes.explain)
-        v1.post("users/:id/tokens", use: routes.mintUserToken)
-        v1.delete("users/:id/tokens", use: routes.revokeUserTokens)
-        InboxRoutes(routes: routes).register(on: router)  // the API key or the user's own token
-        PlanRoutes(routes: routes).register(on: router)  // the same
         // The same: the backend's events, and the phone's own (`InputSource`).
         router.group("v1/users/:id/events").add(middleware: InboxAuthMiddleware(environment)).post(
             use: routes.postEvent)
@@ -116,7 +112,12 @@ enum EngagedServer {
             on: router, serverURL: URL(string: "/")!, configuration: .engaged,
             middlewares: [
                 AuthenticationMiddleware(users: InboxAuthMiddleware(environment)),
-                QueryMiddleware(rules: [:], now: { environment.runtime.clock.now() }), JSONBodyMiddleware(),
+                RawRequestMiddleware(
+                    queryRules: [
+                        "getInbox": { items, _ in _ = try InboxQuery(items) },
+                        "revokeUserTokens": { items, now in _ = try RevokeQuery(items, now: now) },
+                    ], now: { environment.runtime.clock.now() }),
+                JSONBodyMiddleware(),
             ])
         return router
     }

@@ -1,3 +1,4 @@
+import EngagedAPI
 import Foundation
 import Hummingbird
 import Models
@@ -6,52 +7,59 @@ import Storage
 
 /// The notification center: `GET /v1/users/{id}/inbox`, `POST /v1/users/{id}/inbox/{item}` and
 /// `POST /v1/users/{id}/inbox/read-all`, open to the API key and to the user's own token
-/// (`InboxAuthMiddleware`).
-struct InboxRoutes: Sendable {
-    let routes: Routes
-
-    var runtime: EngineRuntime { routes.runtime }
-
-    func register(on router: Router<EngagedRequestContext>) {
-        let inbox = router.group("v1/users/:id/inbox").add(middleware: InboxAuthMiddleware(routes.environment))
-        inbox.get(use: list)
-        inbox.post("read-all", use: readAll)
-        inbox.post(":item", use: setState)
+/// (`OperationAccess`).
+extension Routes {
+    /// A page, newest first, the next page's cursor (null on the last) and the counts.
+    func getInbox(_ input: Operations.GetInbox.Input) async throws -> Operations.GetInbox.Output {
+        let id = try Self.userID(input.path.id)
+        let query = try InboxQuery(RequestScope.queryItems)
+        let page = try await perform { try await runtime.inbox(of: id, cursor: query.cursor, limit: query.limit) }
+        let counts = page.counts
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        unseen: counts.unseen, unread: counts.unread, total: counts.total, badge: counts.badge,
+                        items: try page.items.map(Components.Schemas.InboxItem.init),
+                        nextCursor: Nullable(page.nextBefore.map { InboxCursor(before: $0).token })))))
     }
 
-    @Sendable func list(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Routes.userID(context)
-        let query = try InboxQuery(request.uri.queryParameters)
-        let page = try await routes.perform {
-            try await runtime.inbox(of: id, cursor: query.cursor, limit: query.limit)
+    /// The item as it now stands, and the counts; 404 for an item the user does not have.
+    func setInboxItemState(_ input: Operations.SetInboxItemState.Input) async throws
+        -> Operations.SetInboxItemState.Output
+    {
+        let id = try Self.userID(input.path.id)
+        let itemID = try Self.inboxItemID(input.path.item)
+        guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
+        // The document's states are those a client may set: states only move forward.
+        guard let state = InboxState(name: body.state.rawValue) else {
+            throw Problem.invalidField("state", "expected seen, read or archived, got \"\(body.state.rawValue)\"")
         }
-        return JSONBody.response(.ok, InboxView(page))
-    }
-
-    @Sendable func setState(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Routes.userID(context)
-        let itemID = try Self.itemID(context)
-        let body = try JSONBody.decode(InboxStateBody.self, from: try await JSONBody.read(request))
-        guard let item = try await routes.perform({ try await runtime.setInboxState(body.state, item: itemID, of: id) })
-        else {
+        guard let item = try await perform({ try await runtime.setInboxState(state, item: itemID, of: id) }) else {
             throw Problem.notFound("user \"\(id)\" has no inbox item \"\(itemID)\"")
         }
-        let counts = try await routes.perform { try await runtime.inboxCounts(of: id) }
-        return JSONBody.response(.ok, InboxItemUpdated(item: InboxItemView(item), counts: InboxCountsView(counts)))
+        let counts = try await perform { try await runtime.inboxCounts(of: id) }
+        return .ok(
+            .init(
+                body: .json(
+                    .init(
+                        unseen: counts.unseen, unread: counts.unread, total: counts.total, badge: counts.badge,
+                        item: try Components.Schemas.InboxItem(item)))))
     }
 
-    @Sendable func readAll(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Routes.userID(context)
-        let bytes = try await JSONBody.read(request)
-        if !bytes.isEmpty { _ = try JSONBody.decode(EmptyBody.self, from: bytes) }
-        let counts = try await routes.perform { try await runtime.readAllInbox(of: id) }
-        return JSONBody.response(.ok, InboxCountsView(counts))
+    /// Every item read; the counts after. The body is empty or `{}`.
+    func readAllInbox(_ input: Operations.ReadAllInbox.Input) async throws -> Operations.ReadAllInbox.Output {
+        let id = try Self.userID(input.path.id)
+        let counts = try await perform { try await runtime.readAllInbox(of: id) }
+        return .ok(
+            .init(
+                body: .json(
+                    .init(unseen: counts.unseen, unread: counts.unread, total: counts.total, badge: counts.badge))))
     }
 
     /// The item of the path: an id as the inbox lists it (a lowercase UUID, the key of the outbox
     /// row it came from).
-    static func itemID(_ context: some RequestContext) throws(Problem) -> String {
-        let id = context.parameters.get("item") ?? ""
+    static func inboxItemID(_ id: String) throws(Problem) -> String {
         let bytes = Array(id.utf8)
         let dashes: Set = [8, 13, 18, 23]
         let wellFormed =
@@ -110,104 +118,17 @@ struct InboxQuery: Equatable {
     }
 }
 
-/// `POST /v1/users/{id}/inbox/{item}`: `{"state": "seen" | "read" | "archived"}`.
-struct InboxStateBody: Decodable {
-    var state: InboxState
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectKeys(outside: ["state"], at: decoder.codingPath)
-        let name: String = try c.decode("state")
-        guard let state = InboxState(name: name), state != .unseen else {
-            throw invalidValue(
-                decoder.codingPath, "state",
-                "expected seen, read or archived, got \"\(name)\"; states only move forward, so unseen cannot be set")
+extension Components.Schemas.InboxItem {
+    /// An item as the inbox lists it. Its kind and state are the engine's, which the document
+    /// lists; one it does not is a server fault (500, logged), never a guess.
+    init(_ item: InboxItem) throws {
+        guard let kind = Components.Schemas.NotificationKind(rawValue: item.kind),
+            let state = Components.Schemas.InboxState(rawValue: item.state.name)
+        else {
+            throw APIAnswerError(detail: "inbox item \(item.id): kind \(item.kind) or state \(item.state.name)")
         }
-        self.state = state
-    }
-}
-
-/// A body that must be an empty JSON object (`POST /v1/users/{id}/inbox/read-all` takes none).
-struct EmptyBody: Decodable {
-    init(from decoder: any Decoder) throws {
-        try decoder.container(keyedBy: AnyKey.self).rejectKeys(outside: [], at: decoder.codingPath)
-    }
-}
-
-struct InboxItemView: Encodable {
-    /// Stable: the key of the outbox row the item came from.
-    var id: String
-    var requestID: String
-    var kind: String
-    var title: String
-    var body: String
-    /// ISO 8601 UTC.
-    var deliveredAt: String
-    var state: String
-
-    init(_ item: InboxItem) {
-        id = item.id
-        requestID = item.requestID.rawValue
-        kind = item.kind
-        title = item.title
-        body = item.body
-        deliveredAt = item.deliveredAt.iso8601
-        state = item.state.name
-    }
-}
-
-/// The counts of a notification center; archived items are in none of them, `badge` = `unread`.
-struct InboxCountsView: Encodable {
-    var unseen: Int
-    var unread: Int
-    var total: Int
-    var badge: Int
-
-    init(_ counts: InboxCounts) {
-        unseen = counts.unseen
-        unread = counts.unread
-        total = counts.total
-        badge = counts.badge
-    }
-
-    /// Writes the four counts beside the other fields of an answer.
-    func encode(into c: inout KeyedEncodingContainer<AnyKey>) throws {
-        try c.encode(unseen, forKey: AnyKey("unseen"))
-        try c.encode(unread, forKey: AnyKey("unread"))
-        try c.encode(total, forKey: AnyKey("total"))
-        try c.encode(badge, forKey: AnyKey("badge"))
-    }
-}
-
-/// `GET /v1/users/{id}/inbox`: a page, newest first, the next page's cursor (null on the last)
-/// and the counts.
-struct InboxView: Encodable {
-    var items: [InboxItemView]
-    var nextCursor: String?
-    var counts: InboxCountsView
-
-    init(_ page: InboxPage) {
-        items = page.items.map(InboxItemView.init)
-        nextCursor = page.nextBefore.map { InboxCursor(before: $0).token }
-        counts = InboxCountsView(page.counts)
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(items, forKey: AnyKey("items"))
-        try c.encode(nextCursor, forKey: AnyKey("nextCursor"))  // null, not absent
-        try counts.encode(into: &c)
-    }
-}
-
-/// The answer of `POST /v1/users/{id}/inbox/{item}`: the item as it now stands, and the counts.
-struct InboxItemUpdated: Encodable {
-    var item: InboxItemView
-    var counts: InboxCountsView
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(item, forKey: AnyKey("item"))
-        try counts.encode(into: &c)
+        self.init(
+            id: item.id, requestID: item.requestID.rawValue, kind: kind, title: item.title, body: item.body,
+            deliveredAt: item.deliveredAt.date, state: state)
     }
 }

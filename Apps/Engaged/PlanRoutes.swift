@@ -1,5 +1,6 @@
+import EngagedAPI
 import Foundation
-import Hummingbird
+import HTTPTypes
 import Models
 import Runtime
 import Scheduling
@@ -11,31 +12,30 @@ import Scheduling
 /// requests, which a phone holding them need not pull again, though the answer's times move on
 /// as requests fire (`LocalPlan.version`). A request whose `If-None-Match` names it gets 304 and
 /// no body, so an app can ask often and cheaply.
-struct PlanRoutes: Sendable {
-    let routes: Routes
-
-    func register(on router: Router<EngagedRequestContext>) {
-        router.group("v1/users/:id/plan").add(middleware: InboxAuthMiddleware(routes.environment)).get(use: plan)
-    }
-
-    @Sendable func plan(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Routes.userID(context)
-        // A client that holds the current version costs the version only, not the plan.
-        if let header = request.headers[values: .ifNoneMatch].joined(separator: ",").nilIfEmpty {
-            let version = try await routes.perform { try await routes.runtime.localPlanVersion(of: id) }
-            if Self.matches(header, tag: Self.tag(version)) {
-                return Response(status: .notModified, headers: [.eTag: Self.tag(version), .cacheControl: "no-cache"])
+extension Routes {
+    func getPlan(_ input: Operations.GetPlan.Input) async throws -> Operations.GetPlan.Output {
+        let id = try Self.userID(input.path.id)
+        // A client that holds the current version costs the version only, not the plan. Every
+        // `If-None-Match` line counts (RFC 9110: they form one list).
+        let header = RequestScope.headerFields[values: .ifNoneMatch].joined(separator: ",")
+        if !header.isEmpty {
+            let version = try await perform { try await runtime.localPlanVersion(of: id) }
+            if PlanTag.matches(header, tag: PlanTag.of(version)) {
+                return .notModified(.init(headers: .init(eTag: PlanTag.of(version), cacheControl: "no-cache")))
             }
         }
-        let plan = try await routes.perform { try await routes.runtime.localPlan(of: id) }
-        var response = JSONBody.response(.ok, PlanWire(plan))
-        response.headers[.eTag] = Self.tag(plan.version)
-        response.headers[.cacheControl] = "no-cache"
-        return response
+        let plan = try await perform { try await runtime.localPlan(of: id) }
+        return .ok(
+            .init(
+                headers: .init(eTag: PlanTag.of(plan.version), cacheControl: "no-cache"),
+                body: .json(try Components.Schemas.LocalPlan(plan))))
     }
+}
 
+/// The plan's entity tags.
+enum PlanTag {
     /// The weak entity tag of `version`: `W/"7"`.
-    static func tag(_ version: Int) -> String { "W/\"\(version)\"" }
+    static func of(_ version: Int) -> String { "W/\"\(version)\"" }
 
     /// Whether `If-None-Match: header` names `tag` (RFC 9110: `*` alone, or a list of entity
     /// tags compared weakly, so `W/"x"` matches `"x"`).
@@ -50,29 +50,46 @@ struct PlanRoutes: Sendable {
     }
 }
 
-extension PlanWire {
-    /// The plan's JSON: each request's content under the plan's privacy, its trigger, and its
+extension Components.Schemas.LocalPlan {
+    /// The plan's answer: each request's content under the plan's privacy, its trigger, and its
     /// next firing in UTC and in the user's zone.
-    init(_ plan: LocalPlan) {
+    init(_ plan: LocalPlan) throws {
         let zone = plan.zone
         self.init(
-            version: plan.version, timeZone: zone.identifier, horizonEnd: plan.horizonEnd?.iso8601,
-            requests: plan.entries.map { entry in
+            version: plan.version, timeZone: zone.identifier, horizonEnd: Nullable(plan.horizonEnd?.date),
+            requests: try plan.entries.map { entry in
                 let request = entry.request
                 let content = request.content
-                return Request(
+                guard
+                    let level = Components.Schemas.LocalRequest.InterruptionLevelPayload(
+                        rawValue: content.interruptionLevel.rawValue)
+                else { throw APIAnswerError(detail: "interruption level \(content.interruptionLevel.rawValue)") }
+                return Components.Schemas.LocalRequest(
                     identifier: request.identifier, kind: content.kind.rawValue, title: content.title,
-                    subtitle: content.subtitle, body: content.body, categoryIdentifier: content.category.rawValue,
-                    threadIdentifier: content.threadID, interruptionLevel: content.interruptionLevel.rawValue,
-                    relevanceScore: content.relevanceScore, sound: content.sound.map { "\($0.rawValue).caf" },
-                    userInfo: ["link": content.deepLink.description, "kind": content.kind.rawValue],
-                    trigger: Trigger(request.trigger), nextFireAt: entry.nextFireAt.iso8601,
+                    subtitle: Nullable(content.subtitle), body: content.body,
+                    categoryIdentifier: content.category.rawValue, threadIdentifier: content.threadID,
+                    interruptionLevel: level, relevanceScore: content.relevanceScore,
+                    sound: Nullable(content.sound.map { "\($0.rawValue).caf" }),
+                    userInfo: .init(link: content.deepLink.description, kind: content.kind.rawValue),
+                    trigger: Components.Schemas.LocalTrigger(request.trigger), nextFireAt: entry.nextFireAt.date,
                     localTime: zone.formatted(entry.nextFireAt))
             })
     }
 }
 
-extension String {
-    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
-
+extension Components.Schemas.LocalTrigger {
+    /// `date` fires once at `fireAt`; `calendar` when the device's wall clock matches the fields
+    /// given (`repeats`: every time); `timeInterval` `seconds` after it was added.
+    init(_ trigger: NotificationTrigger) {
+        switch trigger {
+        case .date(let instant):
+            self.init(_type: .date, fireAt: instant.date)
+        case .calendar(let match, let repeats):
+            self.init(
+                _type: .calendar, repeats: repeats, year: match.year, month: match.month, day: match.day,
+                weekday: match.weekday?.rawValue, hour: match.hour, minute: match.minute)
+        case .timeInterval(let seconds, let repeats):
+            self.init(_type: .timeInterval, repeats: repeats, seconds: Int(seconds))
+        }
+    }
 }

@@ -1,4 +1,4 @@
-import Hummingbird
+import EngagedAPI
 import Models
 import Runtime
 
@@ -6,33 +6,66 @@ import Runtime
 /// key: a backend mints a token for the app of a user it has signed in, and revokes them all when
 /// the user signs out everywhere or loses a phone.
 extension Routes {
-    /// 201 with the token and its expiry; 404 for a user the server does not know.
-    @Sendable func mintUserToken(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
-        let bytes = try await JSONBody.read(request)
-        let body = bytes.isEmpty ? MintTokenBody() : try JSONBody.decode(MintTokenBody.self, from: bytes)
+    /// A minted token lives at least a minute and at most 30 days.
+    static let userTokenTTLRange = 60...2_592_000
+
+    /// 201 with the token and its expiry; 404 for a user the server does not know. An empty body
+    /// takes the server's lifetime (`--user-token-ttl-seconds`).
+    func mintUserToken(_ input: Operations.MintUserToken.Input) async throws -> Operations.MintUserToken.Output {
+        let id = try Self.userID(input.path.id)
+        var ttlSeconds = environment.userTokenTTLSeconds
+        if case .json(let body)? = input.body, let requested = body.ttlSeconds {
+            guard Self.userTokenTTLRange.contains(requested) else {
+                throw Problem.invalidField(
+                    "ttlSeconds",
+                    "must be in \(Self.userTokenTTLRange.lowerBound)...\(Self.userTokenTTLRange.upperBound), got \(requested)"
+                )
+            }
+            ttlSeconds = Int64(requested)
+        }
         try await perform { try await runtime.requireUser(id) }
         // Issued no earlier than the user's revocation instant (at most a second ahead of the
         // clock), so a token minted right after a revocation works at once.
         let now = runtime.clock.now()
         let revokedBefore = try await perform { try runtime.userTokensRevokedBefore(of: id) }
         let minted = try await environment.userTokens.mint(
-            for: id, now: max(now, revokedBefore ?? now),
-            ttlSeconds: body.ttlSeconds ?? environment.userTokenTTLSeconds)
-        return JSONBody.response(.created, MintedTokenView(minted, userID: id))
+            for: id, now: max(now, revokedBefore ?? now), ttlSeconds: ttlSeconds)
+        return .created(
+            .init(
+                body: .json(
+                    .init(
+                        token: minted.token, tokenType: .bearer, userID: id.rawValue, keyID: minted.keyID,
+                        issuedAt: minted.issuedAt.date, expiresAt: minted.expiresAt.date,
+                        expiresInSeconds: Int(minted.expiresAt - minted.issuedAt)))))
     }
 
     /// 200 with the instant before which the user's tokens are now refused: `issuedBefore` of
-    /// the query (an ISO 8601 instant, not after the server's clock), or else every token issued
-    /// so far. Revocation only moves forward; 404 for an unknown user.
-    @Sendable func revokeUserTokens(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
-        guard try await JSONBody.read(request).isEmpty else {
+    /// the query (`RevokeQuery`), or else every token issued so far. Revocation only moves
+    /// forward; 404 for an unknown user.
+    func revokeUserTokens(_ input: Operations.RevokeUserTokens.Input) async throws
+        -> Operations.RevokeUserTokens.Output
+    {
+        let id = try Self.userID(input.path.id)
+        guard RequestScope.bodyBytes.isEmpty else {
             throw Problem.badRequest("this route takes no body; give issuedBefore in the query")
         }
-        var issuedBefore: Instant?
+        let query = try RevokeQuery(RequestScope.queryItems, now: runtime.clock.now())
+        let inForce = try await perform {
+            try await runtime.revokeUserTokens(of: id, issuedBefore: query.issuedBefore)
+        }
+        return .ok(.init(body: .json(.init(userID: id.rawValue, tokensIssuedBefore: inForce.date))))
+    }
+}
+
+/// The query of `DELETE /v1/users/{id}/tokens`: at most one `issuedBefore`, an ISO 8601 instant
+/// not after the server's clock; any other parameter is refused. 400 (422 for a time ahead of
+/// the clock) naming it.
+struct RevokeQuery: Equatable {
+    var issuedBefore: Instant?
+
+    init(_ parameters: [(key: Substring, value: Substring)], now: Instant) throws(Problem) {
         var seen: Set<Substring> = []
-        for (name, value) in request.uri.queryParameters {
+        for (name, value) in parameters {
             guard seen.insert(name).inserted else {
                 throw Problem.badRequest("the query parameter \(name) is given more than once", field: String(name))
             }
@@ -43,55 +76,10 @@ extension Routes {
                 throw Problem.badRequest(
                     "issuedBefore is an ISO 8601 instant such as 2027-03-01T06:00:00Z", field: "issuedBefore")
             }
-            guard instant <= runtime.clock.now() + 1 else {
-                throw Problem.invalidField(
-                    "issuedBefore", "must not be later than the server's clock (\(runtime.clock.now().iso8601))")
+            guard instant <= now + 1 else {
+                throw Problem.invalidField("issuedBefore", "must not be later than the server's clock (\(now.iso8601))")
             }
             issuedBefore = instant
         }
-        let inForce = try await perform { try await runtime.revokeUserTokens(of: id, issuedBefore: issuedBefore) }
-        return JSONBody.response(.ok, RevokedTokensView(userID: id, tokensIssuedBefore: inForce.iso8601))
     }
-}
-
-/// `POST /v1/users/{id}/tokens`: an optional `ttlSeconds`; an empty body takes the default.
-struct MintTokenBody: Decodable {
-    /// A minted token lives at least a minute and at most 30 days.
-    static let ttlRange = 60...2_592_000
-    var ttlSeconds: Int64?
-
-    init() {}
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectKeys(outside: ["ttlSeconds"], at: decoder.codingPath)
-        ttlSeconds = try c.integer("ttlSeconds", in: Self.ttlRange, at: decoder.codingPath).map(Int64.init)
-    }
-}
-
-/// A minted token, as `POST /v1/users/{id}/tokens` answers it.
-struct MintedTokenView: Encodable {
-    var token: String
-    var tokenType = "Bearer"
-    var userID: UserID
-    var keyID: String
-    /// ISO 8601 UTC.
-    var issuedAt: String
-    var expiresAt: String
-    var expiresInSeconds: Int64
-
-    init(_ minted: MintedUserToken, userID: UserID) {
-        token = minted.token
-        self.userID = userID
-        keyID = minted.keyID
-        issuedAt = minted.issuedAt.iso8601
-        expiresAt = minted.expiresAt.iso8601
-        expiresInSeconds = minted.expiresAt.secondsSinceEpoch - minted.issuedAt.secondsSinceEpoch
-    }
-}
-
-/// `DELETE /v1/users/{id}/tokens`: the user's tokens issued before this instant are refused.
-struct RevokedTokensView: Encodable {
-    var userID: UserID
-    var tokensIssuedBefore: String
 }

@@ -12,5 +12,9 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/UserID`.
         internal typealias UserID = Swift.String
+        /// An inbox item's id, as the inbox lists it.
+        ///
+        /// - Remark: Generated from `#/components/parameters/InboxItemID`.
+        internal typealias InboxItemID = Swift.String
     }
 }

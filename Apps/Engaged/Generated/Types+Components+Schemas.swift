@@ -53,10 +53,41 @@ extension Components {
                 case field
             }
         }
+        /// - Remark: Generated from `#/components/schemas/NotificationKind`.
+        internal enum NotificationKind: String, Codable, Hashable, Sendable, CaseIterable {
+            case morningGreeting = "morningGreeting"
+            case workoutReminder = "workoutReminder"
+            case preWorkout = "preWorkout"
+            case postWorkoutCheckIn = "postWorkoutCheckIn"
+            case mealReminder = "mealReminder"
+            case hydration = "hydration"
+            case achievement = "achievement"
+            case reEngagement = "reEngagement"
+            case weeklyReview = "weeklyReview"
+            case streakReminder = "streakReminder"
+            case energyLog = "energyLog"
+            case checkInReminder = "checkInReminder"
+            case reflection = "reflection"
+            case newFollower = "newFollower"
+            case followRequest = "followRequest"
+            case workoutKudos = "workoutKudos"
+            case workoutComment = "workoutComment"
+            case mention = "mention"
+            case challengeInvite = "challengeInvite"
+            case leaderboardChange = "leaderboardChange"
+            case securityAlert = "securityAlert"
+            case privacyUpdate = "privacyUpdate"
+            case featureAnnouncement = "featureAnnouncement"
+            case maintenanceNotice = "maintenanceNotice"
+        }
         /// Text or null, always present. Generated Swift holds it as `Nullable<String>?`, which writes `null` rather than leaving the key out (see the `Nullable` type of EngagedAPI).
         ///
         /// - Remark: Generated from `#/components/schemas/NullableText`.
         internal typealias NullableText = EngagedAPI.Nullable<Swift.String>
+        /// An ISO 8601 instant in UTC, or null, always present (`Nullable<Date>?` in generated Swift).
+        ///
+        /// - Remark: Generated from `#/components/schemas/NullableInstant`.
+        internal typealias NullableInstant = EngagedAPI.Nullable<Foundation.Date>
         /// An APNs device token in hex, 64 to 200 digits (whole bytes), either case; stored lowercase.
         ///
         /// - Remark: Generated from `#/components/schemas/DeviceToken`.
@@ -196,6 +227,279 @@ extension Components {
                 case nextCursor
             }
         }
+        /// - Remark: Generated from `#/components/schemas/LocalPlan`.
+        internal struct LocalPlan: Codable, Hashable, Sendable {
+            /// The plan's revision (its weak `ETag` is `W/"<version>"`); it grows whenever a request is
+            /// added, replaced or removed, to at least the change's instant in seconds since the epoch,
+            /// so a number is never given to two plans. It goes back only when the server resumed from
+            /// an older state (a backup restored), until its next change: an app that pulled while
+            /// holding its current plan takes the answer even when it is lower, and refuses a lower
+            /// answer only when another answer was applied after that pull left.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalPlan/version`.
+            internal var version: Swift.Int
+            /// The user's IANA zone, in which calendar triggers match.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalPlan/timeZone`.
+            internal var timeZone: Swift.String
+            /// Where the engine's last planning pass stopped; null before the first.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalPlan/horizonEnd`.
+            internal var horizonEnd: Components.Schemas.NullableInstant?
+            /// - Remark: Generated from `#/components/schemas/LocalPlan/requests`.
+            internal var requests: [Components.Schemas.LocalRequest]
+            /// Creates a new `LocalPlan`.
+            ///
+            /// - Parameters:
+            ///   - version: The plan's revision (its weak `ETag` is `W/"<version>"`); it grows whenever a request is
+            ///   - timeZone: The user's IANA zone, in which calendar triggers match.
+            ///   - horizonEnd: Where the engine's last planning pass stopped; null before the first.
+            ///   - requests:
+            internal init(
+                version: Swift.Int,
+                timeZone: Swift.String,
+                horizonEnd: Components.Schemas.NullableInstant? = nil,
+                requests: [Components.Schemas.LocalRequest]
+            ) {
+                self.version = version
+                self.timeZone = timeZone
+                self.horizonEnd = horizonEnd
+                self.requests = requests
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case version
+                case timeZone
+                case horizonEnd
+                case requests
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/LocalRequest`.
+        internal struct LocalRequest: Codable, Hashable, Sendable {
+            /// The request identifier; scheduling it again on the device replaces it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/identifier`.
+            internal var identifier: Swift.String
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/kind`.
+            internal var kind: Swift.String
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/title`.
+            internal var title: Swift.String
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/subtitle`.
+            internal var subtitle: Components.Schemas.NullableText?
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/body`.
+            internal var body: Swift.String
+            /// The notification category, whose actions the app registers.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/categoryIdentifier`.
+            internal var categoryIdentifier: Swift.String
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/threadIdentifier`.
+            internal var threadIdentifier: Swift.String
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/interruptionLevel`.
+            internal enum InterruptionLevelPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case passive = "passive"
+                case active = "active"
+                case timeSensitive = "timeSensitive"
+                case critical = "critical"
+            }
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/interruptionLevel`.
+            internal var interruptionLevel: Components.Schemas.LocalRequest.InterruptionLevelPayload
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/relevanceScore`.
+            internal var relevanceScore: Swift.Double
+            /// The sound file, or null for none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/sound`.
+            internal var sound: Components.Schemas.NullableText?
+            /// What a push of it carries beside `aps`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/userInfo`.
+            internal struct UserInfoPayload: Codable, Hashable, Sendable {
+                /// The deep link of the default tap.
+                ///
+                /// - Remark: Generated from `#/components/schemas/LocalRequest/userInfo/link`.
+                internal var link: Swift.String
+                /// - Remark: Generated from `#/components/schemas/LocalRequest/userInfo/kind`.
+                internal var kind: Swift.String
+                /// Creates a new `UserInfoPayload`.
+                ///
+                /// - Parameters:
+                ///   - link: The deep link of the default tap.
+                ///   - kind:
+                internal init(
+                    link: Swift.String,
+                    kind: Swift.String
+                ) {
+                    self.link = link
+                    self.kind = kind
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case link
+                    case kind
+                }
+            }
+            /// What a push of it carries beside `aps`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/userInfo`.
+            internal var userInfo: Components.Schemas.LocalRequest.UserInfoPayload
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/trigger`.
+            internal var trigger: Components.Schemas.LocalTrigger
+            /// The next firing, UTC.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/nextFireAt`.
+            internal var nextFireAt: Foundation.Date
+            /// The next firing in the user's zone, with its offset.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/localTime`.
+            internal var localTime: Swift.String
+            /// Creates a new `LocalRequest`.
+            ///
+            /// - Parameters:
+            ///   - identifier: The request identifier; scheduling it again on the device replaces it.
+            ///   - kind:
+            ///   - title:
+            ///   - subtitle:
+            ///   - body:
+            ///   - categoryIdentifier: The notification category, whose actions the app registers.
+            ///   - threadIdentifier:
+            ///   - interruptionLevel:
+            ///   - relevanceScore:
+            ///   - sound: The sound file, or null for none.
+            ///   - userInfo: What a push of it carries beside `aps`.
+            ///   - trigger:
+            ///   - nextFireAt: The next firing, UTC.
+            ///   - localTime: The next firing in the user's zone, with its offset.
+            internal init(
+                identifier: Swift.String,
+                kind: Swift.String,
+                title: Swift.String,
+                subtitle: Components.Schemas.NullableText? = nil,
+                body: Swift.String,
+                categoryIdentifier: Swift.String,
+                threadIdentifier: Swift.String,
+                interruptionLevel: Components.Schemas.LocalRequest.InterruptionLevelPayload,
+                relevanceScore: Swift.Double,
+                sound: Components.Schemas.NullableText? = nil,
+                userInfo: Components.Schemas.LocalRequest.UserInfoPayload,
+                trigger: Components.Schemas.LocalTrigger,
+                nextFireAt: Foundation.Date,
+                localTime: Swift.String
+            ) {
+                self.identifier = identifier
+                self.kind = kind
+                self.title = title
+                self.subtitle = subtitle
+                self.body = body
+                self.categoryIdentifier = categoryIdentifier
+                self.threadIdentifier = threadIdentifier
+                self.interruptionLevel = interruptionLevel
+                self.relevanceScore = relevanceScore
+                self.sound = sound
+                self.userInfo = userInfo
+                self.trigger = trigger
+                self.nextFireAt = nextFireAt
+                self.localTime = localTime
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case identifier
+                case kind
+                case title
+                case subtitle
+                case body
+                case categoryIdentifier
+                case threadIdentifier
+                case interruptionLevel
+                case relevanceScore
+                case sound
+                case userInfo
+                case trigger
+                case nextFireAt
+                case localTime
+            }
+        }
+        /// `date`: fires once at `fireAt`, whatever the zone. `calendar`: fires when the device's
+        /// wall clock matches the fields given (in the device's zone, so it follows the user when
+        /// they travel); with `repeats`, every time it matches (a daily series). `timeInterval`:
+        /// after `seconds`.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/LocalTrigger`.
+        internal struct LocalTrigger: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case date = "date"
+                case calendar = "calendar"
+                case timeInterval = "timeInterval"
+            }
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/type`.
+            internal var _type: Components.Schemas.LocalTrigger._TypePayload
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/fireAt`.
+            internal var fireAt: Foundation.Date?
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/repeats`.
+            internal var repeats: Swift.Bool?
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/year`.
+            internal var year: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/month`.
+            internal var month: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/day`.
+            internal var day: Swift.Int?
+            /// 1 (Sunday) to 7 (Saturday), as the platform numbers weekdays.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/weekday`.
+            internal var weekday: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/hour`.
+            internal var hour: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/minute`.
+            internal var minute: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LocalTrigger/seconds`.
+            internal var seconds: Swift.Int?
+            /// Creates a new `LocalTrigger`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - fireAt:
+            ///   - repeats:
+            ///   - year:
+            ///   - month:
+            ///   - day:
+            ///   - weekday: 1 (Sunday) to 7 (Saturday), as the platform numbers weekdays.
+            ///   - hour:
+            ///   - minute:
+            ///   - seconds:
+            internal init(
+                _type: Components.Schemas.LocalTrigger._TypePayload,
+                fireAt: Foundation.Date? = nil,
+                repeats: Swift.Bool? = nil,
+                year: Swift.Int? = nil,
+                month: Swift.Int? = nil,
+                day: Swift.Int? = nil,
+                weekday: Swift.Int? = nil,
+                hour: Swift.Int? = nil,
+                minute: Swift.Int? = nil,
+                seconds: Swift.Int? = nil
+            ) {
+                self._type = _type
+                self.fireAt = fireAt
+                self.repeats = repeats
+                self.year = year
+                self.month = month
+                self.day = day
+                self.weekday = weekday
+                self.hour = hour
+                self.minute = minute
+                self.seconds = seconds
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case fireAt
+                case repeats
+                case year
+                case month
+                case day
+                case weekday
+                case hour
+                case minute
+                case seconds
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Schedule`.
         internal struct Schedule: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Schedule/items`.
@@ -286,6 +590,119 @@ extension Components {
                 case localTime
             }
         }
+        /// - Remark: Generated from `#/components/schemas/MintUserToken`.
+        internal struct MintUserToken: Codable, Hashable, Sendable {
+            /// The token's lifetime; the server's default when absent.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MintUserToken/ttlSeconds`.
+            internal var ttlSeconds: Swift.Int?
+            /// Creates a new `MintUserToken`.
+            ///
+            /// - Parameters:
+            ///   - ttlSeconds: The token's lifetime; the server's default when absent.
+            internal init(ttlSeconds: Swift.Int? = nil) {
+                self.ttlSeconds = ttlSeconds
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case ttlSeconds
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.ttlSeconds = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .ttlSeconds
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "ttlSeconds"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MintedUserToken`.
+        internal struct MintedUserToken: Codable, Hashable, Sendable {
+            /// The JWT to send as `Authorization: Bearer <token>`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MintedUserToken/token`.
+            internal var token: Swift.String
+            /// - Remark: Generated from `#/components/schemas/MintedUserToken/tokenType`.
+            internal enum TokenTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case bearer = "Bearer"
+            }
+            /// - Remark: Generated from `#/components/schemas/MintedUserToken/tokenType`.
+            internal var tokenType: Components.Schemas.MintedUserToken.TokenTypePayload
+            /// - Remark: Generated from `#/components/schemas/MintedUserToken/userID`.
+            internal var userID: Swift.String
+            /// The `kid` of the key that signed it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/MintedUserToken/keyID`.
+            internal var keyID: Swift.String
+            /// - Remark: Generated from `#/components/schemas/MintedUserToken/issuedAt`.
+            internal var issuedAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/MintedUserToken/expiresAt`.
+            internal var expiresAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/MintedUserToken/expiresInSeconds`.
+            internal var expiresInSeconds: Swift.Int
+            /// Creates a new `MintedUserToken`.
+            ///
+            /// - Parameters:
+            ///   - token: The JWT to send as `Authorization: Bearer <token>`.
+            ///   - tokenType:
+            ///   - userID:
+            ///   - keyID: The `kid` of the key that signed it.
+            ///   - issuedAt:
+            ///   - expiresAt:
+            ///   - expiresInSeconds:
+            internal init(
+                token: Swift.String,
+                tokenType: Components.Schemas.MintedUserToken.TokenTypePayload,
+                userID: Swift.String,
+                keyID: Swift.String,
+                issuedAt: Foundation.Date,
+                expiresAt: Foundation.Date,
+                expiresInSeconds: Swift.Int
+            ) {
+                self.token = token
+                self.tokenType = tokenType
+                self.userID = userID
+                self.keyID = keyID
+                self.issuedAt = issuedAt
+                self.expiresAt = expiresAt
+                self.expiresInSeconds = expiresInSeconds
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case token
+                case tokenType
+                case userID
+                case keyID
+                case issuedAt
+                case expiresAt
+                case expiresInSeconds
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RevokedUserTokens`.
+        internal struct RevokedUserTokens: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RevokedUserTokens/userID`.
+            internal var userID: Swift.String
+            /// The user's tokens issued before this instant are refused.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RevokedUserTokens/tokensIssuedBefore`.
+            internal var tokensIssuedBefore: Foundation.Date
+            /// Creates a new `RevokedUserTokens`.
+            ///
+            /// - Parameters:
+            ///   - userID:
+            ///   - tokensIssuedBefore: The user's tokens issued before this instant are refused.
+            internal init(
+                userID: Swift.String,
+                tokensIssuedBefore: Foundation.Date
+            ) {
+                self.userID = userID
+                self.tokensIssuedBefore = tokensIssuedBefore
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case userID
+                case tokensIssuedBefore
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/ClockAdvance`.
         internal struct ClockAdvance: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/ClockAdvance/advanceSeconds`.
@@ -334,6 +751,250 @@ extension Components {
             internal enum CodingKeys: String, CodingKey {
                 case now
                 case dispatched
+            }
+        }
+        /// Only moves forward, in this order.
+        ///
+        /// - Remark: Generated from `#/components/schemas/InboxState`.
+        internal enum InboxState: String, Codable, Hashable, Sendable, CaseIterable {
+            case unseen = "unseen"
+            case seen = "seen"
+            case read = "read"
+            case archived = "archived"
+        }
+        /// The counts of the notification center; archived items are in none of them.
+        ///
+        /// - Remark: Generated from `#/components/schemas/InboxCounts`.
+        internal struct InboxCounts: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/InboxCounts/unseen`.
+            internal var unseen: Swift.Int
+            /// Items unseen or seen (not yet read).
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxCounts/unread`.
+            internal var unread: Swift.Int
+            /// Items not archived.
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxCounts/total`.
+            internal var total: Swift.Int
+            /// The app icon's badge; equals unread.
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxCounts/badge`.
+            internal var badge: Swift.Int
+            /// Creates a new `InboxCounts`.
+            ///
+            /// - Parameters:
+            ///   - unseen:
+            ///   - unread: Items unseen or seen (not yet read).
+            ///   - total: Items not archived.
+            ///   - badge: The app icon's badge; equals unread.
+            internal init(
+                unseen: Swift.Int,
+                unread: Swift.Int,
+                total: Swift.Int,
+                badge: Swift.Int
+            ) {
+                self.unseen = unseen
+                self.unread = unread
+                self.total = total
+                self.badge = badge
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case unseen
+                case unread
+                case total
+                case badge
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/InboxItem`.
+        internal struct InboxItem: Codable, Hashable, Sendable {
+            /// Stable (the key of the outbox row it came from).
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxItem/id`.
+            internal var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/InboxItem/requestID`.
+            internal var requestID: Swift.String
+            /// - Remark: Generated from `#/components/schemas/InboxItem/kind`.
+            internal var kind: Components.Schemas.NotificationKind
+            /// - Remark: Generated from `#/components/schemas/InboxItem/title`.
+            internal var title: Swift.String
+            /// - Remark: Generated from `#/components/schemas/InboxItem/body`.
+            internal var body: Swift.String
+            /// - Remark: Generated from `#/components/schemas/InboxItem/deliveredAt`.
+            internal var deliveredAt: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/InboxItem/state`.
+            internal var state: Components.Schemas.InboxState
+            /// Creates a new `InboxItem`.
+            ///
+            /// - Parameters:
+            ///   - id: Stable (the key of the outbox row it came from).
+            ///   - requestID:
+            ///   - kind:
+            ///   - title:
+            ///   - body:
+            ///   - deliveredAt:
+            ///   - state:
+            internal init(
+                id: Swift.String,
+                requestID: Swift.String,
+                kind: Components.Schemas.NotificationKind,
+                title: Swift.String,
+                body: Swift.String,
+                deliveredAt: Foundation.Date,
+                state: Components.Schemas.InboxState
+            ) {
+                self.id = id
+                self.requestID = requestID
+                self.kind = kind
+                self.title = title
+                self.body = body
+                self.deliveredAt = deliveredAt
+                self.state = state
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case requestID
+                case kind
+                case title
+                case body
+                case deliveredAt
+                case state
+            }
+        }
+        /// A page of the notification center, and its counts (as `InboxCounts`).
+        ///
+        /// - Remark: Generated from `#/components/schemas/InboxPage`.
+        internal struct InboxPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/InboxPage/unseen`.
+            internal var unseen: Swift.Int
+            /// Items unseen or seen (not yet read).
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxPage/unread`.
+            internal var unread: Swift.Int
+            /// Items not archived.
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxPage/total`.
+            internal var total: Swift.Int
+            /// The app icon's badge; equals unread.
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxPage/badge`.
+            internal var badge: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/InboxPage/items`.
+            internal var items: [Components.Schemas.InboxItem]
+            /// Pass as `cursor` for the next page; null on the last page.
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxPage/nextCursor`.
+            internal var nextCursor: Components.Schemas.NullableText?
+            /// Creates a new `InboxPage`.
+            ///
+            /// - Parameters:
+            ///   - unseen:
+            ///   - unread: Items unseen or seen (not yet read).
+            ///   - total: Items not archived.
+            ///   - badge: The app icon's badge; equals unread.
+            ///   - items:
+            ///   - nextCursor: Pass as `cursor` for the next page; null on the last page.
+            internal init(
+                unseen: Swift.Int,
+                unread: Swift.Int,
+                total: Swift.Int,
+                badge: Swift.Int,
+                items: [Components.Schemas.InboxItem],
+                nextCursor: Components.Schemas.NullableText? = nil
+            ) {
+                self.unseen = unseen
+                self.unread = unread
+                self.total = total
+                self.badge = badge
+                self.items = items
+                self.nextCursor = nextCursor
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case unseen
+                case unread
+                case total
+                case badge
+                case items
+                case nextCursor
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/InboxStateChange`.
+        internal struct InboxStateChange: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/InboxStateChange/state`.
+            internal enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case seen = "seen"
+                case read = "read"
+                case archived = "archived"
+            }
+            /// - Remark: Generated from `#/components/schemas/InboxStateChange/state`.
+            internal var state: Components.Schemas.InboxStateChange.StatePayload
+            /// Creates a new `InboxStateChange`.
+            ///
+            /// - Parameters:
+            ///   - state:
+            internal init(state: Components.Schemas.InboxStateChange.StatePayload) {
+                self.state = state
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case state
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.state = try container.decode(
+                    Components.Schemas.InboxStateChange.StatePayload.self,
+                    forKey: .state
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "state"
+                ])
+            }
+        }
+        /// An item as it stands after a change, and the counts (as `InboxCounts`).
+        ///
+        /// - Remark: Generated from `#/components/schemas/InboxItemUpdated`.
+        internal struct InboxItemUpdated: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/InboxItemUpdated/unseen`.
+            internal var unseen: Swift.Int
+            /// Items unseen or seen (not yet read).
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxItemUpdated/unread`.
+            internal var unread: Swift.Int
+            /// Items not archived.
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxItemUpdated/total`.
+            internal var total: Swift.Int
+            /// The app icon's badge; equals unread.
+            ///
+            /// - Remark: Generated from `#/components/schemas/InboxItemUpdated/badge`.
+            internal var badge: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/InboxItemUpdated/item`.
+            internal var item: Components.Schemas.InboxItem
+            /// Creates a new `InboxItemUpdated`.
+            ///
+            /// - Parameters:
+            ///   - unseen:
+            ///   - unread: Items unseen or seen (not yet read).
+            ///   - total: Items not archived.
+            ///   - badge: The app icon's badge; equals unread.
+            ///   - item:
+            internal init(
+                unseen: Swift.Int,
+                unread: Swift.Int,
+                total: Swift.Int,
+                badge: Swift.Int,
+                item: Components.Schemas.InboxItem
+            ) {
+                self.unseen = unseen
+                self.unread = unread
+                self.total = total
+                self.badge = badge
+                self.item = item
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case unseen
+                case unread
+                case total
+                case badge
+                case item
             }
         }
     }

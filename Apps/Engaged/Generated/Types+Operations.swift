@@ -553,6 +553,394 @@ internal enum Operations {
             }
         }
     }
+    /// The local notifications planned for the user, with everything the device shows.
+    ///
+    /// The routine reminders and coaching the device schedules itself (the `local` channel),
+    /// as the engine planned them: each request with its content (the same copy, under the same
+    /// privacy level, as a push of it would carry), its trigger and its next firing, soonest
+    /// first. A one-off is listed while it is still ahead; a daily series always. An app mirrors
+    /// it into the device's pending notifications by identifier. `version` is the plan's
+    /// revision and its weak `ETag` (`W/"7"`): it grows whenever a request is added, replaced or
+    /// removed (to at least the change's instant in seconds, so no number names two plans), and
+    /// does not change as time passes (what fired is gone from the
+    /// device too, so the answer's times move on under the same version). With `If-None-Match`
+    /// naming it the answer is 304 and no body. The answer to an event and the background sync
+    /// push carry the same number (`planVersion`), so an app pulls only when it differs from
+    /// the one it holds. Open to the API key and to the user's own token.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/plan`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)`.
+    internal enum GetPlan {
+        internal static let id: Swift.String = "getPlan"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The backend's id of the user.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/path/id`.
+                internal var id: Components.Parameters.UserID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The backend's id of the user.
+                internal init(id: Components.Parameters.UserID) {
+                    self.id = id
+                }
+            }
+            internal var path: Operations.GetPlan.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The `ETag` of a plan the client holds (or a list of them, or `*`); compared weakly.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/header/If-None-Match`.
+                internal var ifNoneMatch: Swift.String?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetPlan.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - ifNoneMatch: The `ETag` of a plan the client holds (or a list of them, or `*`); compared weakly.
+                ///   - accept:
+                internal init(
+                    ifNoneMatch: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetPlan.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.ifNoneMatch = ifNoneMatch
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetPlan.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetPlan.Input.Path,
+                headers: Operations.GetPlan.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/200/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// The plan's version as a weak entity tag, `W/"7"`.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/200/headers/ETag`.
+                    internal var eTag: Swift.String
+                    /// `no-cache`: a cache revalidates with `If-None-Match` before reusing the plan.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/200/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: The plan's version as a weak entity tag, `W/"7"`.
+                    ///   - cacheControl: `no-cache`: a cache revalidates with `If-None-Match` before reusing the plan.
+                    internal init(
+                        eTag: Swift.String,
+                        cacheControl: Swift.String? = nil
+                    ) {
+                        self.eTag = eTag
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetPlan.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.LocalPlan)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.LocalPlan {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetPlan.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.GetPlan.Output.Ok.Headers,
+                    body: Operations.GetPlan.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The plan.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetPlan.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetPlan.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            internal struct NotModified: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/304/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// The plan's version as a weak entity tag, `W/"7"`.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/304/headers/ETag`.
+                    internal var eTag: Swift.String
+                    /// `no-cache`: a cache revalidates with `If-None-Match` before reusing the plan.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/responses/304/headers/Cache-Control`.
+                    internal var cacheControl: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - eTag: The plan's version as a weak entity tag, `W/"7"`.
+                    ///   - cacheControl: `no-cache`: a cache revalidates with `If-None-Match` before reusing the plan.
+                    internal init(
+                        eTag: Swift.String,
+                        cacheControl: Swift.String? = nil
+                    ) {
+                        self.eTag = eTag
+                        self.cacheControl = cacheControl
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.GetPlan.Output.NotModified.Headers
+                /// Creates a new `NotModified`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                internal init(headers: Operations.GetPlan.Output.NotModified.Headers) {
+                    self.headers = headers
+                }
+            }
+            /// The plan is the one `If-None-Match` names; no body.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)/responses/304`.
+            ///
+            /// HTTP response code: `304 notModified`.
+            case notModified(Operations.GetPlan.Output.NotModified)
+            /// The associated value of the enum case if `self` is `.notModified`.
+            ///
+            /// - Throws: An error if `self` is not `.notModified`.
+            /// - SeeAlso: `.notModified`.
+            internal var notModified: Operations.GetPlan.Output.NotModified {
+                get throws {
+                    switch self {
+                    case let .notModified(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notModified",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request does not have the shape the route reads.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Authorization header is missing, not Bearer, or the key is wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A valid user token of another user, or a deprecated legacy user token on a route that
+            /// writes (events, devices).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such user (or route, or device of the user).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A rate limit is spent: the API key's, the user token's, or the client address's (failed
+            /// authentication costs an address more than a success). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The server failed (logged); the request may be retried.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// The user's push tokens, least recently registered first.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/devices`.
@@ -1593,6 +1981,676 @@ internal enum Operations {
             }
         }
     }
+    /// Mint a user token for the user's app.
+    ///
+    /// A signed token (a JWT, HS256, with `sub`, `iat`, `exp` and the signing key's `kid`) that
+    /// opens this user's inbox routes and nothing else, until it expires or is revoked. The
+    /// backend mints one when its user signs in on a device, hands it to the app, and mints a new
+    /// one when the app asks before `expiresAt` (tokens are not renewed by the server). The first
+    /// key of ENGAGED_USER_TOKEN_KEYS signs; every key there verifies. An empty body takes the
+    /// server's default lifetime (`--user-token-ttl-seconds`).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/tokens`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)`.
+    internal enum MintUserToken {
+        internal static let id: Swift.String = "mintUserToken"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The backend's id of the user.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/POST/path/id`.
+                internal var id: Components.Parameters.UserID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The backend's id of the user.
+                internal init(id: Components.Parameters.UserID) {
+                    self.id = id
+                }
+            }
+            internal var path: Operations.MintUserToken.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MintUserToken.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MintUserToken.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.MintUserToken.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.MintUserToken)
+            }
+            internal var body: Operations.MintUserToken.Input.Body?
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.MintUserToken.Input.Path,
+                headers: Operations.MintUserToken.Input.Headers = .init(),
+                body: Operations.MintUserToken.Input.Body? = nil
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/POST/responses/201/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.MintedUserToken)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.MintedUserToken {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.MintUserToken.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.MintUserToken.Output.Created.Body) {
+                    self.body = body
+                }
+            }
+            /// The token and its expiry.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.MintUserToken.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            internal var created: Operations.MintUserToken.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request does not have the shape the route reads.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Authorization header is missing, not Bearer, or the key is wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A rate limit is spent: the API key's, the user token's, or the client address's (failed
+            /// authentication costs an address more than a success). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such user (or route, or device of the user).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body had not fully arrived `--body-timeout-seconds` (10) after the headers.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/408`.
+            ///
+            /// HTTP response code: `408 requestTimeout`.
+            case requestTimeout(Components.Responses.RequestTimeout)
+            /// The associated value of the enum case if `self` is `.requestTimeout`.
+            ///
+            /// - Throws: An error if `self` is not `.requestTimeout`.
+            /// - SeeAlso: `.requestTimeout`.
+            internal var requestTimeout: Components.Responses.RequestTimeout {
+                get throws {
+                    switch self {
+                    case let .requestTimeout(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "requestTimeout",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is over 64 KB.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A body that is not `Content-Type: application/json` (any parameters), or that carries a
+            /// `Content-Encoding` other than `identity`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A value is refused; `field` names it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.InvalidField)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.InvalidField {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The server failed (logged); the request may be retried.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Refuse the user's tokens issued before an instant.
+    ///
+    /// From now on, the user's tokens issued before `issuedBefore` are refused with 401 (a lost
+    /// phone, a sign-out everywhere); without it, every token issued so far (up to the next
+    /// second, as tokens carry whole seconds). A token minted afterwards is issued no earlier than
+    /// that instant and works at once. The instant only moves
+    /// forward: an earlier one changes nothing and the answer says the one in force. Other users'
+    /// tokens are untouched; no key rotates.
+    ///
+    ///
+    /// - Remark: HTTP `DELETE /v1/users/{id}/tokens`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)`.
+    internal enum RevokeUserTokens {
+        internal static let id: Swift.String = "revokeUserTokens"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/DELETE/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The backend's id of the user.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/DELETE/path/id`.
+                internal var id: Components.Parameters.UserID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The backend's id of the user.
+                internal init(id: Components.Parameters.UserID) {
+                    self.id = id
+                }
+            }
+            internal var path: Operations.RevokeUserTokens.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/DELETE/query`.
+            internal struct Query: Sendable, Hashable {
+                /// An ISO 8601 instant: `YYYY-MM-DD` (midnight UTC), `YYYY-MM-DDTHH:MM[:SS]Z`, or the
+                /// same with a `±HH:MM` offset (send `+` as `%2B`); at most one second past the server's
+                /// clock. Any other query parameter, or one
+                /// given twice, is 400.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/DELETE/query/issuedBefore`.
+                internal var issuedBefore: Swift.String?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - issuedBefore: An ISO 8601 instant: `YYYY-MM-DD` (midnight UTC), `YYYY-MM-DDTHH:MM[:SS]Z`, or the
+                internal init(issuedBefore: Swift.String? = nil) {
+                    self.issuedBefore = issuedBefore
+                }
+            }
+            internal var query: Operations.RevokeUserTokens.Input.Query
+            /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/DELETE/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RevokeUserTokens.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RevokeUserTokens.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.RevokeUserTokens.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.RevokeUserTokens.Input.Path,
+                query: Operations.RevokeUserTokens.Input.Query = .init(),
+                headers: Operations.RevokeUserTokens.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/DELETE/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/tokens/DELETE/responses/200/content/application\/json`.
+                    case json(Components.Schemas.RevokedUserTokens)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.RevokedUserTokens {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.RevokeUserTokens.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.RevokeUserTokens.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The instant in force.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RevokeUserTokens.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.RevokeUserTokens.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request does not have the shape the route reads.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Authorization header is missing, not Bearer, or the key is wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A rate limit is spent: the API key's, the user token's, or the client address's (failed
+            /// authentication costs an address more than a success). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such user (or route, or device of the user).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A value is refused; `field` names it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.InvalidField)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.InvalidField {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The server failed (logged); the request may be retried.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// Move the manual clock forward (only with `engaged serve --manual-clock`).
     ///
     /// The clock stops at every due instant on the way and performs what fell due there, so
@@ -1870,6 +2928,1130 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// The user's notification center, newest first, with its counts.
+    ///
+    /// Items the inbox channel delivered and that are not archived, newest first. Pages are keyed
+    /// on the user's delivery order, not an offset: items delivered while a client walks the
+    /// pages appear before its first page and never shift or repeat the ones after. Open to the
+    /// API key and to the user's own token.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/inbox`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)`.
+    internal enum GetInbox {
+        internal static let id: Swift.String = "getInbox"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The backend's id of the user.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/GET/path/id`.
+                internal var id: Components.Parameters.UserID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The backend's id of the user.
+                internal init(id: Components.Parameters.UserID) {
+                    self.id = id
+                }
+            }
+            internal var path: Operations.GetInbox.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// The `nextCursor` of the previous page (opaque); absent or empty for the first page.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/GET/query/cursor`.
+                internal var cursor: Swift.String?
+                /// Items per page. Any other query parameter, or one given twice, is 400.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/GET/query/limit`.
+                internal var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - cursor: The `nextCursor` of the previous page (opaque); absent or empty for the first page.
+                ///   - limit: Items per page. Any other query parameter, or one given twice, is 400.
+                internal init(
+                    cursor: Swift.String? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.cursor = cursor
+                    self.limit = limit
+                }
+            }
+            internal var query: Operations.GetInbox.Input.Query
+            /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetInbox.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetInbox.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetInbox.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.GetInbox.Input.Path,
+                query: Operations.GetInbox.Input.Query = .init(),
+                headers: Operations.GetInbox.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.InboxPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.InboxPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetInbox.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetInbox.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// A page and the counts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetInbox.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetInbox.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request does not have the shape the route reads.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Authorization header is missing, not Bearer, or the key is wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A rate limit is spent: the API key's, the user token's, or the client address's (failed
+            /// authentication costs an address more than a success). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A valid user token of another user, or a deprecated legacy user token on a route that
+            /// writes (events, devices).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such user (or route, or device of the user).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A value is refused; `field` names it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.InvalidField)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.InvalidField {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The server failed (logged); the request may be retried.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Mark everything delivered so far as read.
+    ///
+    /// A per-user watermark: every item delivered before it counts as read (archived items stay
+    /// archived); an item delivered after it, even while it runs, stays unread. The counts are
+    /// computed from the items, so they never drift. Takes no body (or an empty object).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/inbox/read-all`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)`.
+    internal enum ReadAllInbox {
+        internal static let id: Swift.String = "readAllInbox"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/read-all/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The backend's id of the user.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/read-all/POST/path/id`.
+                internal var id: Components.Parameters.UserID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The backend's id of the user.
+                internal init(id: Components.Parameters.UserID) {
+                    self.id = id
+                }
+            }
+            internal var path: Operations.ReadAllInbox.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/read-all/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReadAllInbox.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ReadAllInbox.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ReadAllInbox.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/read-all/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/read-all/POST/requestBody/json`.
+                internal struct JsonPayload: Codable, Hashable, Sendable {
+                    /// Creates a new `JsonPayload`.
+                    internal init() {}
+                    internal init(from decoder: any Swift.Decoder) throws {
+                        try decoder.ensureNoAdditionalProperties(knownKeys: [])
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/read-all/POST/requestBody/content/application\/json`.
+                case json(Operations.ReadAllInbox.Input.Body.JsonPayload)
+            }
+            internal var body: Operations.ReadAllInbox.Input.Body?
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.ReadAllInbox.Input.Path,
+                headers: Operations.ReadAllInbox.Input.Headers = .init(),
+                body: Operations.ReadAllInbox.Input.Body? = nil
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/read-all/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/read-all/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.InboxCounts)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.InboxCounts {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ReadAllInbox.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ReadAllInbox.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The counts after the read-all.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ReadAllInbox.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ReadAllInbox.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request does not have the shape the route reads.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Authorization header is missing, not Bearer, or the key is wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A rate limit is spent: the API key's, the user token's, or the client address's (failed
+            /// authentication costs an address more than a success). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A valid user token of another user, or a deprecated legacy user token on a route that
+            /// writes (events, devices).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such user (or route, or device of the user).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body had not fully arrived `--body-timeout-seconds` (10) after the headers.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/408`.
+            ///
+            /// HTTP response code: `408 requestTimeout`.
+            case requestTimeout(Components.Responses.RequestTimeout)
+            /// The associated value of the enum case if `self` is `.requestTimeout`.
+            ///
+            /// - Throws: An error if `self` is not `.requestTimeout`.
+            /// - SeeAlso: `.requestTimeout`.
+            internal var requestTimeout: Components.Responses.RequestTimeout {
+                get throws {
+                    switch self {
+                    case let .requestTimeout(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "requestTimeout",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is over 64 KB.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A body that is not `Content-Type: application/json` (any parameters), or that carries a
+            /// `Content-Encoding` other than `identity`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A value is refused; `field` names it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.InvalidField)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.InvalidField {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The server failed (logged); the request may be retried.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Move an item forward to seen, read or archived.
+    ///
+    /// States only move forward: unseen < seen < read < archived. Asking for the state the item
+    /// is in, or an earlier one, changes nothing and answers the item as it stands (200), so
+    /// clients on several devices can send what they saw without conflicts. An archived item
+    /// leaves the list and the counts.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/inbox/{item}`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)`.
+    internal enum SetInboxItemState {
+        internal static let id: Swift.String = "setInboxItemState"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/{item}/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The backend's id of the user.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/{item}/POST/path/id`.
+                internal var id: Components.Parameters.UserID
+                /// An inbox item's id, as the inbox lists it.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/{item}/POST/path/item`.
+                internal var item: Components.Parameters.InboxItemID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The backend's id of the user.
+                ///   - item: An inbox item's id, as the inbox lists it.
+                internal init(
+                    id: Components.Parameters.UserID,
+                    item: Components.Parameters.InboxItemID
+                ) {
+                    self.id = id
+                    self.item = item
+                }
+            }
+            internal var path: Operations.SetInboxItemState.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/{item}/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetInboxItemState.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SetInboxItemState.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SetInboxItemState.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/{item}/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/{item}/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.InboxStateChange)
+            }
+            internal var body: Operations.SetInboxItemState.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SetInboxItemState.Input.Path,
+                headers: Operations.SetInboxItemState.Input.Headers = .init(),
+                body: Operations.SetInboxItemState.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/{item}/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/inbox/{item}/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.InboxItemUpdated)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.InboxItemUpdated {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SetInboxItemState.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SetInboxItemState.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The item as it now stands, and the counts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SetInboxItemState.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SetInboxItemState.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request does not have the shape the route reads.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Authorization header is missing, not Bearer, or the key is wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A rate limit is spent: the API key's, the user token's, or the client address's (failed
+            /// authentication costs an address more than a success). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A valid user token of another user, or a deprecated legacy user token on a route that
+            /// writes (events, devices).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such user (or route, or device of the user).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body had not fully arrived `--body-timeout-seconds` (10) after the headers.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/408`.
+            ///
+            /// HTTP response code: `408 requestTimeout`.
+            case requestTimeout(Components.Responses.RequestTimeout)
+            /// The associated value of the enum case if `self` is `.requestTimeout`.
+            ///
+            /// - Throws: An error if `self` is not `.requestTimeout`.
+            /// - SeeAlso: `.requestTimeout`.
+            internal var requestTimeout: Components.Responses.RequestTimeout {
+                get throws {
+                    switch self {
+                    case let .requestTimeout(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "requestTimeout",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is over 64 KB.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A body that is not `Content-Type: application/json` (any parameters), or that carries a
+            /// `Content-Encoding` other than `identity`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A value is refused; `field` names it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.InvalidField)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.InvalidField {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The server failed (logged); the request may be retried.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
                             response: self
                         )
                     }

@@ -28,6 +28,25 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/users/{id}/schedule`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/schedule/get(getSchedule)`.
     func getSchedule(_ input: Operations.GetSchedule.Input) async throws -> Operations.GetSchedule.Output
+    /// The local notifications planned for the user, with everything the device shows.
+    ///
+    /// The routine reminders and coaching the device schedules itself (the `local` channel),
+    /// as the engine planned them: each request with its content (the same copy, under the same
+    /// privacy level, as a push of it would carry), its trigger and its next firing, soonest
+    /// first. A one-off is listed while it is still ahead; a daily series always. An app mirrors
+    /// it into the device's pending notifications by identifier. `version` is the plan's
+    /// revision and its weak `ETag` (`W/"7"`): it grows whenever a request is added, replaced or
+    /// removed (to at least the change's instant in seconds, so no number names two plans), and
+    /// does not change as time passes (what fired is gone from the
+    /// device too, so the answer's times move on under the same version). With `If-None-Match`
+    /// naming it the answer is 304 and no body. The answer to an event and the background sync
+    /// push carry the same number (`planVersion`), so an app pulls only when it differs from
+    /// the one it holds. Open to the API key and to the user's own token.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/plan`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)`.
+    func getPlan(_ input: Operations.GetPlan.Input) async throws -> Operations.GetPlan.Output
     /// The user's push tokens, least recently registered first.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/devices`.
@@ -57,6 +76,32 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/users/{id}/devices/{token}`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/devices/{token}/delete(removeDevice)`.
     func removeDevice(_ input: Operations.RemoveDevice.Input) async throws -> Operations.RemoveDevice.Output
+    /// Mint a user token for the user's app.
+    ///
+    /// A signed token (a JWT, HS256, with `sub`, `iat`, `exp` and the signing key's `kid`) that
+    /// opens this user's inbox routes and nothing else, until it expires or is revoked. The
+    /// backend mints one when its user signs in on a device, hands it to the app, and mints a new
+    /// one when the app asks before `expiresAt` (tokens are not renewed by the server). The first
+    /// key of ENGAGED_USER_TOKEN_KEYS signs; every key there verifies. An empty body takes the
+    /// server's default lifetime (`--user-token-ttl-seconds`).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/tokens`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)`.
+    func mintUserToken(_ input: Operations.MintUserToken.Input) async throws -> Operations.MintUserToken.Output
+    /// Refuse the user's tokens issued before an instant.
+    ///
+    /// From now on, the user's tokens issued before `issuedBefore` are refused with 401 (a lost
+    /// phone, a sign-out everywhere); without it, every token issued so far (up to the next
+    /// second, as tokens carry whole seconds). A token minted afterwards is issued no earlier than
+    /// that instant and works at once. The instant only moves
+    /// forward: an earlier one changes nothing and the answer says the one in force. Other users'
+    /// tokens are untouched; no key rotates.
+    ///
+    ///
+    /// - Remark: HTTP `DELETE /v1/users/{id}/tokens`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)`.
+    func revokeUserTokens(_ input: Operations.RevokeUserTokens.Input) async throws -> Operations.RevokeUserTokens.Output
     /// Move the manual clock forward (only with `engaged serve --manual-clock`).
     ///
     /// The clock stops at every due instant on the way and performs what fell due there, so
@@ -66,6 +111,38 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/admin/clock`.
     /// - Remark: Generated from `#/paths//v1/admin/clock/post(advanceClock)`.
     func advanceClock(_ input: Operations.AdvanceClock.Input) async throws -> Operations.AdvanceClock.Output
+    /// The user's notification center, newest first, with its counts.
+    ///
+    /// Items the inbox channel delivered and that are not archived, newest first. Pages are keyed
+    /// on the user's delivery order, not an offset: items delivered while a client walks the
+    /// pages appear before its first page and never shift or repeat the ones after. Open to the
+    /// API key and to the user's own token.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/inbox`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)`.
+    func getInbox(_ input: Operations.GetInbox.Input) async throws -> Operations.GetInbox.Output
+    /// Mark everything delivered so far as read.
+    ///
+    /// A per-user watermark: every item delivered before it counts as read (archived items stay
+    /// archived); an item delivered after it, even while it runs, stays unread. The counts are
+    /// computed from the items, so they never drift. Takes no body (or an empty object).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/inbox/read-all`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)`.
+    func readAllInbox(_ input: Operations.ReadAllInbox.Input) async throws -> Operations.ReadAllInbox.Output
+    /// Move an item forward to seen, read or archived.
+    ///
+    /// States only move forward: unseen < seen < read < archived. Asking for the state the item
+    /// is in, or an earlier one, changes nothing and answers the item as it stands (200), so
+    /// clients on several devices can send what they saw without conflicts. An archived item
+    /// leaves the list and the counts.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/inbox/{item}`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)`.
+    func setInboxItemState(_ input: Operations.SetInboxItemState.Input) async throws -> Operations.SetInboxItemState.Output
 }
 
 /// Convenience overloads for operation inputs.
@@ -99,6 +176,33 @@ extension APIProtocol {
         headers: Operations.GetSchedule.Input.Headers = .init()
     ) async throws -> Operations.GetSchedule.Output {
         try await getSchedule(Operations.GetSchedule.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The local notifications planned for the user, with everything the device shows.
+    ///
+    /// The routine reminders and coaching the device schedules itself (the `local` channel),
+    /// as the engine planned them: each request with its content (the same copy, under the same
+    /// privacy level, as a push of it would carry), its trigger and its next firing, soonest
+    /// first. A one-off is listed while it is still ahead; a daily series always. An app mirrors
+    /// it into the device's pending notifications by identifier. `version` is the plan's
+    /// revision and its weak `ETag` (`W/"7"`): it grows whenever a request is added, replaced or
+    /// removed (to at least the change's instant in seconds, so no number names two plans), and
+    /// does not change as time passes (what fired is gone from the
+    /// device too, so the answer's times move on under the same version). With `If-None-Match`
+    /// naming it the answer is 304 and no body. The answer to an event and the background sync
+    /// push carry the same number (`planVersion`), so an app pulls only when it differs from
+    /// the one it holds. Open to the API key and to the user's own token.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/plan`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)`.
+    internal func getPlan(
+        path: Operations.GetPlan.Input.Path,
+        headers: Operations.GetPlan.Input.Headers = .init()
+    ) async throws -> Operations.GetPlan.Output {
+        try await getPlan(Operations.GetPlan.Input(
             path: path,
             headers: headers
         ))
@@ -158,6 +262,52 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// Mint a user token for the user's app.
+    ///
+    /// A signed token (a JWT, HS256, with `sub`, `iat`, `exp` and the signing key's `kid`) that
+    /// opens this user's inbox routes and nothing else, until it expires or is revoked. The
+    /// backend mints one when its user signs in on a device, hands it to the app, and mints a new
+    /// one when the app asks before `expiresAt` (tokens are not renewed by the server). The first
+    /// key of ENGAGED_USER_TOKEN_KEYS signs; every key there verifies. An empty body takes the
+    /// server's default lifetime (`--user-token-ttl-seconds`).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/tokens`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/post(mintUserToken)`.
+    internal func mintUserToken(
+        path: Operations.MintUserToken.Input.Path,
+        headers: Operations.MintUserToken.Input.Headers = .init(),
+        body: Operations.MintUserToken.Input.Body? = nil
+    ) async throws -> Operations.MintUserToken.Output {
+        try await mintUserToken(Operations.MintUserToken.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Refuse the user's tokens issued before an instant.
+    ///
+    /// From now on, the user's tokens issued before `issuedBefore` are refused with 401 (a lost
+    /// phone, a sign-out everywhere); without it, every token issued so far (up to the next
+    /// second, as tokens carry whole seconds). A token minted afterwards is issued no earlier than
+    /// that instant and works at once. The instant only moves
+    /// forward: an earlier one changes nothing and the answer says the one in force. Other users'
+    /// tokens are untouched; no key rotates.
+    ///
+    ///
+    /// - Remark: HTTP `DELETE /v1/users/{id}/tokens`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/tokens/delete(revokeUserTokens)`.
+    internal func revokeUserTokens(
+        path: Operations.RevokeUserTokens.Input.Path,
+        query: Operations.RevokeUserTokens.Input.Query = .init(),
+        headers: Operations.RevokeUserTokens.Input.Headers = .init()
+    ) async throws -> Operations.RevokeUserTokens.Output {
+        try await revokeUserTokens(Operations.RevokeUserTokens.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
     /// Move the manual clock forward (only with `engaged serve --manual-clock`).
     ///
     /// The clock stops at every due instant on the way and performs what fell due there, so
@@ -171,6 +321,68 @@ extension APIProtocol {
         body: Operations.AdvanceClock.Input.Body
     ) async throws -> Operations.AdvanceClock.Output {
         try await advanceClock(Operations.AdvanceClock.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// The user's notification center, newest first, with its counts.
+    ///
+    /// Items the inbox channel delivered and that are not archived, newest first. Pages are keyed
+    /// on the user's delivery order, not an offset: items delivered while a client walks the
+    /// pages appear before its first page and never shift or repeat the ones after. Open to the
+    /// API key and to the user's own token.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/inbox`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/get(getInbox)`.
+    internal func getInbox(
+        path: Operations.GetInbox.Input.Path,
+        query: Operations.GetInbox.Input.Query = .init(),
+        headers: Operations.GetInbox.Input.Headers = .init()
+    ) async throws -> Operations.GetInbox.Output {
+        try await getInbox(Operations.GetInbox.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Mark everything delivered so far as read.
+    ///
+    /// A per-user watermark: every item delivered before it counts as read (archived items stay
+    /// archived); an item delivered after it, even while it runs, stays unread. The counts are
+    /// computed from the items, so they never drift. Takes no body (or an empty object).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/inbox/read-all`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/read-all/post(readAllInbox)`.
+    internal func readAllInbox(
+        path: Operations.ReadAllInbox.Input.Path,
+        headers: Operations.ReadAllInbox.Input.Headers = .init(),
+        body: Operations.ReadAllInbox.Input.Body? = nil
+    ) async throws -> Operations.ReadAllInbox.Output {
+        try await readAllInbox(Operations.ReadAllInbox.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Move an item forward to seen, read or archived.
+    ///
+    /// States only move forward: unseen < seen < read < archived. Asking for the state the item
+    /// is in, or an earlier one, changes nothing and answers the item as it stands (200), so
+    /// clients on several devices can send what they saw without conflicts. An archived item
+    /// leaves the list and the counts.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/inbox/{item}`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/inbox/{item}/post(setInboxItemState)`.
+    internal func setInboxItemState(
+        path: Operations.SetInboxItemState.Input.Path,
+        headers: Operations.SetInboxItemState.Input.Headers = .init(),
+        body: Operations.SetInboxItemState.Input.Body
+    ) async throws -> Operations.SetInboxItemState.Output {
+        try await setInboxItemState(Operations.SetInboxItemState.Input(
+            path: path,
             headers: headers,
             body: body
         ))
