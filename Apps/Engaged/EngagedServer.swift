@@ -96,13 +96,11 @@ enum EngagedServer {
             middleware: AddressRateLimitMiddleware(
                 apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
         router.add(middleware: RequestBodyMiddleware(timeoutSeconds: environment.bodyTimeoutSeconds))
-        router.get("metrics", use: routes.metrics)
         let v1 = router.group("v1").add(
             middleware: APIKeyMiddleware(
                 apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
         v1.get("users/:id", use: routes.getUser)
         v1.put("users/:id", use: routes.putUser)
-        v1.get("users/:id/explain", use: routes.explain)
         // The same: the backend's events, and the phone's own (`InputSource`).
         router.group("v1/users/:id/events").add(middleware: InboxAuthMiddleware(environment)).post(
             use: routes.postEvent)
@@ -115,6 +113,7 @@ enum EngagedServer {
                 RawRequestMiddleware(
                     queryRules: [
                         "getInbox": { items, _ in _ = try InboxQuery(items) },
+                        "explain": { items, now in _ = try ExplainQuery(items, now: now) },
                         "revokeUserTokens": { items, now in _ = try RevokeQuery(items, now: now) },
                     ], now: { environment.runtime.clock.now() }),
                 JSONBodyMiddleware(),

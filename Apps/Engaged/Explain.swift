@@ -1,7 +1,6 @@
+import EngagedAPI
 import Engagement
 import Foundation
-import Hummingbird
-import HummingbirdCore
 import Models
 import Runtime
 import Storage
@@ -10,9 +9,9 @@ import Storage
 // The user's traced decisions, oldest first, with the reason codes `simulate --explain` prints.
 
 extension Routes {
-    @Sendable func explain(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
-        let query = try ExplainQuery(request.uri.queryParameters, now: runtime.now())
+    func explain(_ input: Operations.Explain.Input) async throws -> Operations.Explain.Output {
+        let id = try Self.userID(input.path.id)
+        let query = try ExplainQuery(RequestScope.queryItems, now: runtime.now())
         guard let engine = try await perform({ try await runtime.engine(of: id) }) else {
             throw Problem.notFound("no user \"\(id)\"")
         }
@@ -20,7 +19,7 @@ extension Routes {
         let records = try await perform {
             try runtime.traceRecords(of: id, after: query.position, limit: query.limit + 1)
         }
-        return JSONBody.response(.ok, ExplainView(records, query: query, zone: engine.zone))
+        return .ok(.init(body: .json(try Components.Schemas.Explain(records, query: query, zone: engine.zone))))
     }
 }
 
@@ -36,9 +35,12 @@ struct ExplainQuery: Equatable {
     /// Where the page starts: after the cursor's record, and never before `since`.
     var position: TracePosition
 
-    init(_ parameters: FlatDictionary<Substring, Substring>, now: Instant) throws(Problem) {
-        for name in ["since", "limit", "cursor"] where parameters[values: name[...]].count > 1 {
-            throw Problem.badRequest("\(name) is given more than once", field: name)
+    init(_ pairs: [(key: Substring, value: Substring)], now: Instant) throws(Problem) {
+        var parameters: [Substring: Substring] = [:]
+        for (name, value) in pairs where ["since", "limit", "cursor"].contains(name) {
+            guard parameters.updateValue(value, forKey: name) == nil else {
+                throw Problem.badRequest("\(name) is given more than once", field: String(name))
+            }
         }
         if let text = parameters["since"] {
             guard let since = Instant(iso8601: String(text)) else {
@@ -95,56 +97,27 @@ enum TraceCursor {
     }
 }
 
-/// The answer of explain: a page of decisions, oldest first.
-struct ExplainView: Encodable {
-    struct Item: Encodable {
-        /// The record's id (a decimal string; ids grow in the order decisions were committed).
-        var id: String
-        /// When the decision was made: ISO 8601 UTC, and in the user's zone with its offset.
-        var at: String
-        var localTime: String
-        /// scheduled, deferred, dropped, suppressed, cancelled or folded.
-        var decision: String
-        var requestID: String
-        var kind: String
-        /// The engine's reason code (`ReasonCode`), as `simulate --explain` prints it.
-        var reason: String
-        /// When it fires (scheduled and deferred), UTC and local.
-        var fireAt: String?
-        var fireAtLocalTime: String?
-        /// The values that decided ("quiet 22:00-07:00"); absent when the reason says it all.
-        var detail: String?
-        /// For a folded item: the batch or digest it joined.
-        var groupID: String?
-        /// What the user did (or what ran) that led to the decision.
-        var input: String
-    }
-
-    var items: [Item]
-    var nextCursor: String?
-    var since: String
-    var timeZone: String
-
-    init(_ records: [TraceRecord], query: ExplainQuery, zone: ZoneRules) {
+extension Components.Schemas.Explain {
+    /// A page of decisions, oldest first, and the cursor of the next (null on the last).
+    init(_ records: [TraceRecord], query: ExplainQuery, zone: ZoneRules) throws {
         let page = records.prefix(query.limit)
-        items = page.map { record in
-            Item(
-                id: String(record.id), at: record.at.iso8601, localTime: zone.formatted(record.at),
-                decision: record.decision.rawValue, requestID: record.requestID.rawValue, kind: record.kind.rawValue,
-                reason: record.reason.rawValue, fireAt: record.fireAt?.iso8601,
-                fireAtLocalTime: record.fireAt.map(zone.formatted), detail: record.detail.isEmpty ? nil : record.detail,
-                groupID: record.groupID, input: record.input)
-        }
-        nextCursor = records.count > query.limit ? page.last.map { TraceCursor.encode($0.position) } : nil
-        since = query.since.iso8601
-        timeZone = zone.identifier
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(items, forKey: AnyKey("items"))
-        try c.encode(nextCursor, forKey: AnyKey("nextCursor"))  // null, not absent
-        try c.encode(since, forKey: AnyKey("since"))
-        try c.encode(timeZone, forKey: AnyKey("timeZone"))
+        self.init(
+            items: try page.map { record in
+                guard let decision = Components.Schemas.ExplainItem.DecisionPayload(rawValue: record.decision.rawValue),
+                    let kind = Components.Schemas.NotificationKind(rawValue: record.kind.rawValue),
+                    let reason = Components.Schemas.ExplainItem.ReasonPayload(rawValue: record.reason.rawValue)
+                else {
+                    throw APIAnswerError(
+                        detail: "decision \(record.decision.rawValue), kind \(record.kind.rawValue) or "
+                            + "reason \(record.reason.rawValue)")
+                }
+                return Components.Schemas.ExplainItem(
+                    id: String(record.id), at: record.at.date, localTime: zone.formatted(record.at),
+                    decision: decision, requestID: record.requestID.rawValue, kind: kind, reason: reason,
+                    fireAt: record.fireAt?.date, fireAtLocalTime: record.fireAt.map(zone.formatted),
+                    detail: record.detail.isEmpty ? nil : record.detail, groupID: record.groupID, input: record.input)
+            },
+            nextCursor: Nullable(records.count > query.limit ? page.last.map { TraceCursor.encode($0.position) } : nil),
+            since: query.since.date, timeZone: zone.identifier)
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Models
+import OpenAPIRuntime
 import Prometheus
 import Runtime
 import Scheduling
@@ -195,8 +196,8 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 extension Routes {
-    /// `GET /metrics`: Prometheus text format 0.0.4; no key needed (serve it on a private address).
-    @Sendable func metrics(_ request: Request, context: EngagedRequestContext) async throws -> Response {
+    /// `GET /metrics`: Prometheus' text format 0.0.4; no key, so serve it on a private address.
+    func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output {
         let depth: Int?
         do {
             depth = try runtime.outboxDepth()
@@ -204,8 +205,6 @@ extension Routes {
             environment.logger.warning("outbox depth unreadable", metadata: ["error": "\(error)"])
             depth = nil
         }
-        return JSONBody.response(
-            .ok, bytes: environment.metrics.exposition(outboxDepth: depth),
-            contentType: "text/plain; version=0.0.4; charset=utf-8")
+        return .ok(.init(body: .textPlainVersion_0_0_4(HTTPBody(environment.metrics.exposition(outboxDepth: depth)))))
     }
 }

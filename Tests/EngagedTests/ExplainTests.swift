@@ -39,7 +39,7 @@ struct ExplainTests {
             #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
             let first = try await client.send(.get, "/v1/users/ana/explain")
             #expect(first.status == .ok)
-            #expect(first.contentType == "application/json")
+            #expect(first.contentType == "application/json; charset=utf-8")
             #expect(first.json["timeZone"] as? String == "Europe/Berlin")
             #expect(first.json["since"] as? String == "2027-02-22T06:00:00Z")  // a week before the clock
             #expect(first.json["nextCursor"] is NSNull)

@@ -31,7 +31,7 @@ struct GeneratedClientTests {
         try await Self.withClient { client, _, _ in
             #expect(try await client.health().ok.body.json.status == .ok)
             #expect(try await client.ready().ok.body.json.status == .ready)
-            let metrics = try await client.metrics().ok.body.plainText
+            let metrics = try await client.metrics().ok.body.textPlainVersion_0_0_4
             #expect(try await String(collecting: metrics, upTo: 1 << 20).contains("engaged_http_requests_total"))
 
             let write = Schemas.User(

@@ -50,6 +50,17 @@ extension APIProtocol {
         )
         try transport.register(
             {
+                try await server.metrics(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/metrics")
+        )
+        try transport.register(
+            {
                 try await server.getSchedule(
                     request: $0,
                     body: $1,
@@ -69,6 +80,17 @@ extension APIProtocol {
             },
             method: .get,
             path: server.apiPathComponentsWithServerPrefix("/v1/users/{id}/plan")
+        )
+        try transport.register(
+            {
+                try await server.explain(
+                    request: $0,
+                    body: $1,
+                    metadata: $2
+                )
+            },
+            method: .get,
+            path: server.apiPathComponentsWithServerPrefix("/v1/users/{id}/explain")
         )
         try transport.register(
             {
@@ -282,6 +304,62 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                             value,
                             headerFields: &response.headerFields,
                             contentType: "application/problem+json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .undocumented(statusCode, _):
+                    return (.init(soar_statusCode: statusCode), nil)
+                }
+            }
+        )
+    }
+    /// Prometheus metrics (text format 0.0.4); needs no key, so serve it on a private address.
+    ///
+    /// `engaged_http_requests_total{route, method, status}`, the histogram
+    /// `engaged_http_request_duration_seconds{route, method}`, the gauge `engaged_outbox_depth`
+    /// (pending outbox rows, read at each scrape), `engaged_decisions_total{decision, reason}`
+    /// (every traced decision committed, whatever caused it) and
+    /// `engaged_events_applied_total{type}` (events applied; a replayed Idempotency-Key is not
+    /// counted again). `route` is the route's pattern, e.g. `/v1/users/{id}/events`, or
+    /// `NotFound`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /metrics`.
+    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
+    func metrics(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.Metrics.id,
+            using: {
+                APIHandler.metrics($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let headers: Operations.Metrics.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.Metrics.Input(headers: headers)
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .textPlainVersion_0_0_4(value):
+                        try converter.validateAcceptIfPresent(
+                            "text/plain; version=0.0.4",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsBinary(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "text/plain; version=0.0.4"
                         )
                     }
                     return (response, body)
@@ -617,6 +695,191 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                         name: "Retry-After",
                         value: value.headers.retryAfter
                     )
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .applicationProblemJson(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/problem+json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/problem+json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .internalServerError(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 500)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .applicationProblemJson(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/problem+json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/problem+json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .undocumented(statusCode, _):
+                    return (.init(soar_statusCode: statusCode), nil)
+                }
+            }
+        )
+    }
+    /// Why the user got (or did not get) a notification; the engine's decisions, oldest first.
+    ///
+    /// Every decision the engine made for the user (scheduled, deferred, dropped, suppressed,
+    /// cancelled, folded, and copyChosen when only a request's copy was settled) with its reason
+    /// code, the same codes `simulate --explain` prints, and the input that led to it. A time
+    /// that is not its slot's nominal time says why in `reason` and `detail`. Decisions are kept for 35 days per user; older ones are pruned
+    /// as new ones are committed.
+    ///
+    /// Pages follow `nextCursor` (null on the last page). A cursor is a position in the trace:
+    /// decisions made after a page was read come after it, so a walk never repeats or skips one.
+    /// A bad `since`, `limit` or `cursor`, or one given twice, is 400 naming it.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)`.
+    func explain(
+        request: HTTPTypes.HTTPRequest,
+        body: OpenAPIRuntime.HTTPBody?,
+        metadata: OpenAPIRuntime.ServerRequestMetadata
+    ) async throws -> (HTTPTypes.HTTPResponse, OpenAPIRuntime.HTTPBody?) {
+        try await handle(
+            request: request,
+            requestBody: body,
+            metadata: metadata,
+            forOperation: Operations.Explain.id,
+            using: {
+                APIHandler.explain($0)
+            },
+            deserializer: { request, requestBody, metadata in
+                let path: Operations.Explain.Input.Path = .init(id: try converter.getPathParameterAsURI(
+                    in: metadata.pathParameters,
+                    name: "id",
+                    as: Components.Parameters.UserID.self
+                ))
+                let query: Operations.Explain.Input.Query = .init(
+                    since: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "since",
+                        as: Swift.String.self
+                    ),
+                    cursor: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "cursor",
+                        as: Swift.String.self
+                    ),
+                    limit: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "limit",
+                        as: Swift.Int.self
+                    )
+                )
+                let headers: Operations.Explain.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
+                return Operations.Explain.Input(
+                    path: path,
+                    query: query,
+                    headers: headers
+                )
+            },
+            serializer: { output, request in
+                switch output {
+                case let .ok(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 200)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .json(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .badRequest(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 400)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .applicationProblemJson(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/problem+json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/problem+json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .unauthorized(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 401)
+                    suppressMutabilityWarning(&response)
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .applicationProblemJson(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/problem+json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/problem+json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .tooManyRequests(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 429)
+                    suppressMutabilityWarning(&response)
+                    try converter.setHeaderFieldAsURI(
+                        in: &response.headerFields,
+                        name: "Retry-After",
+                        value: value.headers.retryAfter
+                    )
+                    let body: OpenAPIRuntime.HTTPBody
+                    switch value.body {
+                    case let .applicationProblemJson(value):
+                        try converter.validateAcceptIfPresent(
+                            "application/problem+json",
+                            in: request.headerFields
+                        )
+                        body = try converter.setResponseBodyAsJSON(
+                            value,
+                            headerFields: &response.headerFields,
+                            contentType: "application/problem+json; charset=utf-8"
+                        )
+                    }
+                    return (response, body)
+                case let .notFound(value):
+                    suppressUnusedWarning(value)
+                    var response = HTTPTypes.HTTPResponse(soar_statusCode: 404)
+                    suppressMutabilityWarning(&response)
                     let body: OpenAPIRuntime.HTTPBody
                     switch value.body {
                     case let .applicationProblemJson(value):

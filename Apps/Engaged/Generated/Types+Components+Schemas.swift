@@ -590,6 +590,198 @@ extension Components {
                 case localTime
             }
         }
+        /// - Remark: Generated from `#/components/schemas/Explain`.
+        internal struct Explain: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Explain/items`.
+            internal var items: [Components.Schemas.ExplainItem]
+            /// The cursor of the next page; null on the last one.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Explain/nextCursor`.
+            internal var nextCursor: Components.Schemas.NullableText?
+            /// The `since` the page was read from (UTC).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Explain/since`.
+            internal var since: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/Explain/timeZone`.
+            internal var timeZone: Swift.String
+            /// Creates a new `Explain`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - nextCursor: The cursor of the next page; null on the last one.
+            ///   - since: The `since` the page was read from (UTC).
+            ///   - timeZone:
+            internal init(
+                items: [Components.Schemas.ExplainItem],
+                nextCursor: Components.Schemas.NullableText? = nil,
+                since: Foundation.Date,
+                timeZone: Swift.String
+            ) {
+                self.items = items
+                self.nextCursor = nextCursor
+                self.since = since
+                self.timeZone = timeZone
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case items
+                case nextCursor
+                case since
+                case timeZone
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ExplainItem`.
+        internal struct ExplainItem: Codable, Hashable, Sendable {
+            /// The decision's id; ids grow in the order decisions were committed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/id`.
+            internal var id: Swift.String
+            /// When the decision was made, UTC.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/at`.
+            internal var at: Foundation.Date
+            /// The same instant in the user's zone with its offset.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/localTime`.
+            internal var localTime: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/decision`.
+            internal enum DecisionPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case scheduled = "scheduled"
+                case deferred = "deferred"
+                case dropped = "dropped"
+                case suppressed = "suppressed"
+                case cancelled = "cancelled"
+                case folded = "folded"
+                case copyChosen = "copyChosen"
+            }
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/decision`.
+            internal var decision: Components.Schemas.ExplainItem.DecisionPayload
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/requestID`.
+            internal var requestID: Swift.String
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/kind`.
+            internal var kind: Components.Schemas.NotificationKind
+            /// The engine's reason code, as `simulate --explain` prints it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/reason`.
+            internal enum ReasonPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case onTime = "onTime"
+                case quietHours = "quietHours"
+                case capPerHour = "capPerHour"
+                case capPerDay = "capPerDay"
+                case absenceGiveMeSpace = "absenceGiveMeSpace"
+                case attemptsExhausted = "attemptsExhausted"
+                case alreadyDone = "alreadyDone"
+                case userReturned = "userReturned"
+                case routinePausedWhileLapsed = "routinePausedWhileLapsed"
+                case replanned = "replanned"
+                case kindDisabled = "kindDisabled"
+                case snoozed = "snoozed"
+                case stale = "stale"
+                case capExemptTransactional = "capExemptTransactional"
+                case userActiveInApp = "userActiveInApp"
+                case batched = "batched"
+                case digest = "digest"
+                case groupDelivered = "groupDelivered"
+                case timeZoneChanged = "timeZoneChanged"
+                case dailySeries = "dailySeries"
+                case unknownAction = "unknownAction"
+                case holdout = "holdout"
+                case coachCopy = "coachCopy"
+                case templateFallback = "templateFallback"
+                case learnedShift = "learnedShift"
+                case learnedBackOff = "learnedBackOff"
+                case localNight = "localNight"
+                case slotWindowPassed = "slotWindowPassed"
+                case sameInstant = "sameInstant"
+                case attentionBudget = "attentionBudget"
+                case notificationsNotAllowed = "notificationsNotAllowed"
+                case duplicateEvent = "duplicateEvent"
+                case waitingItemsFull = "waitingItemsFull"
+            }
+            /// The engine's reason code, as `simulate --explain` prints it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/reason`.
+            internal var reason: Components.Schemas.ExplainItem.ReasonPayload
+            /// When it fires (scheduled and deferred decisions), UTC.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/fireAt`.
+            internal var fireAt: Foundation.Date?
+            /// The same in the user's zone.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/fireAtLocalTime`.
+            internal var fireAtLocalTime: Swift.String?
+            /// The values that decided, e.g. "quiet 22:00-07:00"; absent when the reason says it all.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/detail`.
+            internal var detail: Swift.String?
+            /// For a folded decision, the batch or digest it joined.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/groupID`.
+            internal var groupID: Swift.String?
+            /// What led to the decision: an event type (`appOpened`, `mealLogged`,
+            /// `notificationResponse`, `socialEvent`, ...), `appLaunched` (the user was created),
+            /// `userUpdated` (a PUT changed zone, preferences or profile) or
+            /// `backgroundTask:<job>` (due work, e.g. `backgroundTask:com.airfit.lapseDetection`).
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/ExplainItem/input`.
+            internal var input: Swift.String
+            /// Creates a new `ExplainItem`.
+            ///
+            /// - Parameters:
+            ///   - id: The decision's id; ids grow in the order decisions were committed.
+            ///   - at: When the decision was made, UTC.
+            ///   - localTime: The same instant in the user's zone with its offset.
+            ///   - decision:
+            ///   - requestID:
+            ///   - kind:
+            ///   - reason: The engine's reason code, as `simulate --explain` prints it.
+            ///   - fireAt: When it fires (scheduled and deferred decisions), UTC.
+            ///   - fireAtLocalTime: The same in the user's zone.
+            ///   - detail: The values that decided, e.g. "quiet 22:00-07:00"; absent when the reason says it all.
+            ///   - groupID: For a folded decision, the batch or digest it joined.
+            ///   - input: What led to the decision: an event type (`appOpened`, `mealLogged`,
+            internal init(
+                id: Swift.String,
+                at: Foundation.Date,
+                localTime: Swift.String,
+                decision: Components.Schemas.ExplainItem.DecisionPayload,
+                requestID: Swift.String,
+                kind: Components.Schemas.NotificationKind,
+                reason: Components.Schemas.ExplainItem.ReasonPayload,
+                fireAt: Foundation.Date? = nil,
+                fireAtLocalTime: Swift.String? = nil,
+                detail: Swift.String? = nil,
+                groupID: Swift.String? = nil,
+                input: Swift.String
+            ) {
+                self.id = id
+                self.at = at
+                self.localTime = localTime
+                self.decision = decision
+                self.requestID = requestID
+                self.kind = kind
+                self.reason = reason
+                self.fireAt = fireAt
+                self.fireAtLocalTime = fireAtLocalTime
+                self.detail = detail
+                self.groupID = groupID
+                self.input = input
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case at
+                case localTime
+                case decision
+                case requestID
+                case kind
+                case reason
+                case fireAt
+                case fireAtLocalTime
+                case detail
+                case groupID
+                case input
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/MintUserToken`.
         internal struct MintUserToken: Codable, Hashable, Sendable {
             /// The token's lifetime; the server's default when absent.

@@ -300,6 +300,125 @@ internal enum Operations {
             }
         }
     }
+    /// Prometheus metrics (text format 0.0.4); needs no key, so serve it on a private address.
+    ///
+    /// `engaged_http_requests_total{route, method, status}`, the histogram
+    /// `engaged_http_request_duration_seconds{route, method}`, the gauge `engaged_outbox_depth`
+    /// (pending outbox rows, read at each scrape), `engaged_decisions_total{decision, reason}`
+    /// (every traced decision committed, whatever caused it) and
+    /// `engaged_events_applied_total{type}` (events applied; a replayed Idempotency-Key is not
+    /// counted again). `route` is the route's pattern, e.g. `/v1/users/{id}/events`, or
+    /// `NotFound`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /metrics`.
+    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
+    internal enum Metrics {
+        internal static let id: Swift.String = "metrics"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/metrics/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Metrics.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Metrics.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.Metrics.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            internal init(headers: Operations.Metrics.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/metrics/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/metrics/GET/responses/200/content/text\/plain; version=0.0.4`.
+                    case textPlainVersion_0_0_4(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textPlainVersion_0_0_4`.
+                    ///
+                    /// - Throws: An error if `self` is not `.textPlainVersion_0_0_4`.
+                    /// - SeeAlso: `.textPlainVersion_0_0_4`.
+                    internal var textPlainVersion_0_0_4: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .textPlainVersion_0_0_4(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.Metrics.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.Metrics.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Every series.
+            ///
+            /// - Remark: Generated from `#/paths//metrics/get(metrics)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.Metrics.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.Metrics.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case textPlainVersion_0_0_4
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "text/plain":
+                    self = .textPlainVersion_0_0_4
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .textPlainVersion_0_0_4:
+                    return "text/plain"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .textPlainVersion_0_0_4
+                ]
+            }
+        }
+    }
     /// What the engine has planned for the user, soonest first.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/schedule`.
@@ -884,6 +1003,306 @@ internal enum Operations {
             /// The server failed (logged); the request may be retried.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
+    /// Why the user got (or did not get) a notification; the engine's decisions, oldest first.
+    ///
+    /// Every decision the engine made for the user (scheduled, deferred, dropped, suppressed,
+    /// cancelled, folded, and copyChosen when only a request's copy was settled) with its reason
+    /// code, the same codes `simulate --explain` prints, and the input that led to it. A time
+    /// that is not its slot's nominal time says why in `reason` and `detail`. Decisions are kept for 35 days per user; older ones are pruned
+    /// as new ones are committed.
+    ///
+    /// Pages follow `nextCursor` (null on the last page). A cursor is a position in the trace:
+    /// decisions made after a page was read come after it, so a walk never repeats or skips one.
+    /// A bad `since`, `limit` or `cursor`, or one given twice, is 400 naming it.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)`.
+    internal enum Explain {
+        internal static let id: Swift.String = "explain"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/users/{id}/explain/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The backend's id of the user.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/explain/GET/path/id`.
+                internal var id: Components.Parameters.UserID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The backend's id of the user.
+                internal init(id: Components.Parameters.UserID) {
+                    self.id = id
+                }
+            }
+            internal var path: Operations.Explain.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/{id}/explain/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// The earliest decision time to list (inclusive): `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM[:SS]Z`
+                /// or the same with a `±HH:MM` offset (send `+` as `%2B`). Default: 7 days before now.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/explain/GET/query/since`.
+                internal var since: Swift.String?
+                /// The `nextCursor` of the previous page, as it came.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/explain/GET/query/cursor`.
+                internal var cursor: Swift.String?
+                /// Decisions per page.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/explain/GET/query/limit`.
+                internal var limit: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - since: The earliest decision time to list (inclusive): `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM[:SS]Z`
+                ///   - cursor: The `nextCursor` of the previous page, as it came.
+                ///   - limit: Decisions per page.
+                internal init(
+                    since: Swift.String? = nil,
+                    cursor: Swift.String? = nil,
+                    limit: Swift.Int? = nil
+                ) {
+                    self.since = since
+                    self.cursor = cursor
+                    self.limit = limit
+                }
+            }
+            internal var query: Operations.Explain.Input.Query
+            /// - Remark: Generated from `#/paths/v1/users/{id}/explain/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Explain.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Explain.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.Explain.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.Explain.Input.Path,
+                query: Operations.Explain.Input.Query = .init(),
+                headers: Operations.Explain.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/explain/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/explain/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Explain)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.Explain {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.Explain.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.Explain.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// A page of decisions.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.Explain.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.Explain.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request does not have the shape the route reads.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Authorization header is missing, not Bearer, or the key is wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A rate limit is spent: the API key's, the user token's, or the client address's (failed
+            /// authentication costs an address more than a success). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such user (or route, or device of the user).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The server failed (logged); the request may be retried.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)/responses/500`.
             ///
             /// HTTP response code: `500 internalServerError`.
             case internalServerError(Components.Responses.InternalError)

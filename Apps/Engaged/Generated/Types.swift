@@ -23,6 +23,20 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /readyz`.
     /// - Remark: Generated from `#/paths//readyz/get(ready)`.
     func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output
+    /// Prometheus metrics (text format 0.0.4); needs no key, so serve it on a private address.
+    ///
+    /// `engaged_http_requests_total{route, method, status}`, the histogram
+    /// `engaged_http_request_duration_seconds{route, method}`, the gauge `engaged_outbox_depth`
+    /// (pending outbox rows, read at each scrape), `engaged_decisions_total{decision, reason}`
+    /// (every traced decision committed, whatever caused it) and
+    /// `engaged_events_applied_total{type}` (events applied; a replayed Idempotency-Key is not
+    /// counted again). `route` is the route's pattern, e.g. `/v1/users/{id}/events`, or
+    /// `NotFound`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /metrics`.
+    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
+    func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output
     /// What the engine has planned for the user, soonest first.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/schedule`.
@@ -47,6 +61,22 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/users/{id}/plan`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/plan/get(getPlan)`.
     func getPlan(_ input: Operations.GetPlan.Input) async throws -> Operations.GetPlan.Output
+    /// Why the user got (or did not get) a notification; the engine's decisions, oldest first.
+    ///
+    /// Every decision the engine made for the user (scheduled, deferred, dropped, suppressed,
+    /// cancelled, folded, and copyChosen when only a request's copy was settled) with its reason
+    /// code, the same codes `simulate --explain` prints, and the input that led to it. A time
+    /// that is not its slot's nominal time says why in `reason` and `detail`. Decisions are kept for 35 days per user; older ones are pruned
+    /// as new ones are committed.
+    ///
+    /// Pages follow `nextCursor` (null on the last page). A cursor is a position in the trace:
+    /// decisions made after a page was read come after it, so a walk never repeats or skips one.
+    /// A bad `since`, `limit` or `cursor`, or one given twice, is 400 naming it.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)`.
+    func explain(_ input: Operations.Explain.Input) async throws -> Operations.Explain.Output
     /// The user's push tokens, least recently registered first.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/devices`.
@@ -167,6 +197,22 @@ extension APIProtocol {
     internal func ready(headers: Operations.Ready.Input.Headers = .init()) async throws -> Operations.Ready.Output {
         try await ready(Operations.Ready.Input(headers: headers))
     }
+    /// Prometheus metrics (text format 0.0.4); needs no key, so serve it on a private address.
+    ///
+    /// `engaged_http_requests_total{route, method, status}`, the histogram
+    /// `engaged_http_request_duration_seconds{route, method}`, the gauge `engaged_outbox_depth`
+    /// (pending outbox rows, read at each scrape), `engaged_decisions_total{decision, reason}`
+    /// (every traced decision committed, whatever caused it) and
+    /// `engaged_events_applied_total{type}` (events applied; a replayed Idempotency-Key is not
+    /// counted again). `route` is the route's pattern, e.g. `/v1/users/{id}/events`, or
+    /// `NotFound`.
+    ///
+    ///
+    /// - Remark: HTTP `GET /metrics`.
+    /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
+    internal func metrics(headers: Operations.Metrics.Input.Headers = .init()) async throws -> Operations.Metrics.Output {
+        try await metrics(Operations.Metrics.Input(headers: headers))
+    }
     /// What the engine has planned for the user, soonest first.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/schedule`.
@@ -204,6 +250,32 @@ extension APIProtocol {
     ) async throws -> Operations.GetPlan.Output {
         try await getPlan(Operations.GetPlan.Input(
             path: path,
+            headers: headers
+        ))
+    }
+    /// Why the user got (or did not get) a notification; the engine's decisions, oldest first.
+    ///
+    /// Every decision the engine made for the user (scheduled, deferred, dropped, suppressed,
+    /// cancelled, folded, and copyChosen when only a request's copy was settled) with its reason
+    /// code, the same codes `simulate --explain` prints, and the input that led to it. A time
+    /// that is not its slot's nominal time says why in `reason` and `detail`. Decisions are kept for 35 days per user; older ones are pruned
+    /// as new ones are committed.
+    ///
+    /// Pages follow `nextCursor` (null on the last page). A cursor is a position in the trace:
+    /// decisions made after a page was read come after it, so a walk never repeats or skips one.
+    /// A bad `since`, `limit` or `cursor`, or one given twice, is 400 naming it.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}/explain`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/explain/get(explain)`.
+    internal func explain(
+        path: Operations.Explain.Input.Path,
+        query: Operations.Explain.Input.Query = .init(),
+        headers: Operations.Explain.Input.Headers = .init()
+    ) async throws -> Operations.Explain.Output {
+        try await explain(Operations.Explain.Input(
+            path: path,
+            query: query,
             headers: headers
         ))
     }

@@ -351,16 +351,16 @@ public enum Operations {
             public struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/metrics/GET/responses/200/content`.
                 @frozen public enum Body: Sendable, Hashable {
-                    /// - Remark: Generated from `#/paths/metrics/GET/responses/200/content/text\/plain`.
-                    case plainText(OpenAPIRuntime.HTTPBody)
-                    /// The associated value of the enum case if `self` is `.plainText`.
+                    /// - Remark: Generated from `#/paths/metrics/GET/responses/200/content/text\/plain; version=0.0.4`.
+                    case textPlainVersion_0_0_4(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.textPlainVersion_0_0_4`.
                     ///
-                    /// - Throws: An error if `self` is not `.plainText`.
-                    /// - SeeAlso: `.plainText`.
-                    public var plainText: OpenAPIRuntime.HTTPBody {
+                    /// - Throws: An error if `self` is not `.textPlainVersion_0_0_4`.
+                    /// - SeeAlso: `.textPlainVersion_0_0_4`.
+                    public var textPlainVersion_0_0_4: OpenAPIRuntime.HTTPBody {
                         get throws {
                             switch self {
-                            case let .plainText(body):
+                            case let .textPlainVersion_0_0_4(body):
                                 return body
                             }
                         }
@@ -405,12 +405,12 @@ public enum Operations {
             case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
         }
         @frozen public enum AcceptableContentType: AcceptableProtocol {
-            case plainText
+            case textPlainVersion_0_0_4
             case other(Swift.String)
             public init?(rawValue: Swift.String) {
                 switch rawValue.lowercased() {
                 case "text/plain":
-                    self = .plainText
+                    self = .textPlainVersion_0_0_4
                 default:
                     self = .other(rawValue)
                 }
@@ -419,13 +419,13 @@ public enum Operations {
                 switch self {
                 case let .other(string):
                     return string
-                case .plainText:
+                case .textPlainVersion_0_0_4:
                     return "text/plain"
                 }
             }
             public static var allCases: [Self] {
                 [
-                    .plainText
+                    .textPlainVersion_0_0_4
                 ]
             }
         }
