@@ -96,11 +96,6 @@ enum EngagedServer {
             middleware: AddressRateLimitMiddleware(
                 apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
         router.add(middleware: RequestBodyMiddleware(timeoutSeconds: environment.bodyTimeoutSeconds))
-        let v1 = router.group("v1").add(
-            middleware: APIKeyMiddleware(
-                apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
-        v1.get("users/:id", use: routes.getUser)
-        v1.put("users/:id", use: routes.putUser)
         // The same: the backend's events, and the phone's own (`InputSource`).
         router.group("v1/users/:id/events").add(middleware: InboxAuthMiddleware(environment)).post(
             use: routes.postEvent)

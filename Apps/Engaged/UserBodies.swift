@@ -1,146 +1,95 @@
+import EngagedAPI
 import Engagement
 import Models
 import Runtime
 import Storage
 
-/// `PUT /v1/users/{id}`: some of the user's field groups, with the writer's `updatedAt`.
-///
-/// A field group is written when the body has any of its fields; within a written group an
-/// absent field takes its default (the group is versioned as a whole). Groups the body leaves
-/// out keep what is stored (for a new user: their defaults, unversioned). `timeZone` is always
-/// there, so every write carries the `timeZone` group.
-struct UserBody: Decodable {
-    var timeZone: String
-    var displayName: String
-    var motivationalStyle: MotivationalStyle
-    var privacyLevel: PrivacyLevel
-    var locale: String
-    var absenceResponse: AbsenceResponse
-    var preferredTimes: [LocalTimeOfDay]
-    var preferences: NotificationPreferences
-    var groups: Set<UserFieldGroup>
-    /// Milliseconds since 1970; nil: the server's clock.
-    var updatedAtMilliseconds: Int64?
-
-    static let groupFields: [UserFieldGroup: Set<String>] = [
-        .timeZone: ["timeZone"],
-        .profile: ["displayName", "motivationalStyle", "privacyLevel", "locale"],
-        .communication: ["absenceResponse", "preferredTimes"],
-        .preferences: ["preferences"],
-    ]
-
-    init(from decoder: any Decoder) throws {
-        let path = decoder.codingPath
-        let c = try decoder.container(keyedBy: AnyKey.self)
-        try c.rejectKeys(outside: Set(Self.groupFields.values.joined()).union(["updatedAt"]), at: path)
-        timeZone = try c.decode("timeZone")
-        guard ZoneRules.isValidIdentifier(timeZone) else {
-            throw invalidValue(path, "timeZone", "unknown IANA time zone \"\(timeZone)\"")
+extension UserUpdate {
+    /// `PUT /v1/users/{id}`: some of the user's field groups, with the writer's `updatedAt`
+    /// (nil: the server's clock).
+    ///
+    /// A field group is written when the body has any of its fields; within a written group an
+    /// absent field takes its default (the group is versioned as a whole). Groups the body leaves
+    /// out keep what is stored (for a new user: their defaults, unversioned). `timeZone` is always
+    /// there, so every write carries the `timeZone` group. The preferences and times of day were
+    /// decoded and checked by the engine's own types; the rest is checked here, 422 naming the field.
+    init(_ body: Components.Schemas.User, id: UserID) throws(Problem) {
+        guard ZoneRules.isValidIdentifier(body.timeZone) else {
+            throw Problem.invalidField("timeZone", "unknown IANA time zone \"\(body.timeZone)\"")
         }
         // The defaults are UserProfile's.
-        let defaults = UserProfile(id: "", displayName: "", timeZone: timeZone)
-        displayName = try c.decodeIfPresent("displayName") ?? defaults.displayName
-        guard displayName.count <= 200 else { throw invalidValue(path, "displayName", "at most 200 characters") }
-        motivationalStyle = try c.decodeIfPresent("motivationalStyle") ?? defaults.motivationalStyle
-        privacyLevel = try c.decodeIfPresent("privacyLevel") ?? defaults.privacyLevel
-        switch LanguageTag.canonical(try c.decodeIfPresent("locale") ?? defaults.locale) {
+        let defaults = UserProfile(id: "", displayName: "", timeZone: body.timeZone)
+        let displayName = body.displayName ?? defaults.displayName
+        guard displayName.count <= 200 else { throw Problem.invalidField("displayName", "at most 200 characters") }
+        let locale: String
+        switch LanguageTag.canonical(body.locale ?? defaults.locale) {
         case .success(let tag): locale = tag
-        case .failure(let error): throw invalidValue(path, "locale", error.problem)
+        case .failure(let error): throw Problem.invalidField("locale", error.problem)
         }
-        absenceResponse = try c.decodeIfPresent("absenceResponse") ?? defaults.communication.absenceResponse
-        preferredTimes = try c.decodeIfPresent("preferredTimes") ?? defaults.communication.preferredTimes
-        preferences = try c.decodeIfPresent("preferences") ?? defaults.preferences
-        let present = Set(c.allKeys.map(\.stringValue))
-        groups = Set(Self.groupFields.filter { !$0.value.isDisjoint(with: present) }.keys)
-        if let text: String = try c.decodeIfPresent("updatedAt") {
+        var updatedAtMilliseconds: Int64?
+        if let text = body.updatedAt {
             guard let milliseconds = MillisecondTime.parse(text) else {
-                throw invalidValue(
-                    path, "updatedAt", "expected an ISO 8601 instant such as 2027-03-01T07:00:00.250Z, got \"\(text)\"")
+                throw Problem.invalidField(
+                    "updatedAt", "expected an ISO 8601 instant such as 2027-03-01T07:00:00.250Z, got \"\(text)\"")
             }
             updatedAtMilliseconds = milliseconds
         }
-    }
-
-    func update(id: UserID) -> UserUpdate {
-        UserUpdate(
+        var groups: Set<UserFieldGroup> = [.timeZone]
+        if body.displayName != nil || body.motivationalStyle != nil || body.privacyLevel != nil || body.locale != nil {
+            groups.insert(.profile)
+        }
+        if body.absenceResponse != nil || body.preferredTimes != nil { groups.insert(.communication) }
+        if body.preferences != nil { groups.insert(.preferences) }
+        self.init(
             proposed: UserProfile(
-                id: id, displayName: displayName, timeZone: timeZone, motivationalStyle: motivationalStyle,
+                id: id, displayName: displayName, timeZone: body.timeZone,
+                motivationalStyle: body.motivationalStyle ?? defaults.motivationalStyle,
                 communication: CommunicationPreferences(
-                    absenceResponse: absenceResponse, preferredTimes: preferredTimes),
-                privacyLevel: privacyLevel, preferences: preferences, locale: locale),
+                    absenceResponse: body.absenceResponse ?? defaults.communication.absenceResponse,
+                    preferredTimes: body.preferredTimes ?? defaults.communication.preferredTimes),
+                privacyLevel: body.privacyLevel ?? defaults.privacyLevel,
+                preferences: body.preferences ?? defaults.preferences, locale: locale),
             groups: groups, updatedAtMilliseconds: updatedAtMilliseconds)
     }
 }
 
-/// The user as it stands, in the shape of a write, with the version of each field group: the
-/// answer of `GET /v1/users/{id}` (`StoredUser`), and with what became of the request's groups
-/// that of `PUT` (`UserView`).
-struct UserView: Encodable {
-    /// What a write did: whether it created the user, and its groups that now stand and those
-    /// ignored because a newer write stands.
-    struct WriteOutcome {
-        var created: Bool
-        var applied: [String]
-        var stale: [String]
-    }
-
-    var id: String
-    var timeZone: String
-    var displayName: String
-    var motivationalStyle: MotivationalStyle
-    var privacyLevel: PrivacyLevel
-    var locale: String
-    var absenceResponse: AbsenceResponse
-    var preferredTimes: [LocalTimeOfDay]
-    var preferences: NotificationPreferences
-    /// Per group, the `updatedAt` of the write that stands (null: never written, the default).
-    var versions: [String: String?]
-    /// Nil for a read.
-    var write: WriteOutcome?
-
+extension Components.Schemas.StoredUser {
+    /// The user as it stands, in the shape of a write, with the version of each field group
+    /// (`GET /v1/users/{id}`).
     init(profile: UserProfile, versions: UserVersions) {
-        id = profile.id.rawValue
-        timeZone = profile.timeZone
-        displayName = profile.displayName
-        motivationalStyle = profile.motivationalStyle
-        privacyLevel = profile.privacyLevel
-        locale = profile.locale
-        absenceResponse = profile.communication.absenceResponse
-        preferredTimes = profile.communication.preferredTimes
-        preferences = profile.preferences
-        self.versions = Dictionary(
-            uniqueKeysWithValues: UserFieldGroup.allCases.map {
-                ($0.rawValue, versions[$0].map(MillisecondTime.format))
-            })
+        self.init(
+            id: profile.id.rawValue, timeZone: profile.timeZone, displayName: profile.displayName,
+            motivationalStyle: profile.motivationalStyle, absenceResponse: profile.communication.absenceResponse,
+            preferredTimes: profile.communication.preferredTimes, privacyLevel: profile.privacyLevel,
+            locale: profile.locale, preferences: profile.preferences, versions: .init(versions))
     }
+}
 
+extension Components.Schemas.UserView {
+    /// The user after a write, and what the write did: whether it created the user, and its
+    /// groups that now stand and those ignored because a newer write stands (`PUT`).
     init(_ result: UserPutResult) {
-        self.init(profile: result.profile, versions: result.versions)
-        write = WriteOutcome(
-            created: result.created, applied: result.applied.map(\.rawValue).sorted(),
-            stale: result.stale.map(\.rawValue).sorted())
+        let profile = result.profile
+        self.init(
+            id: profile.id.rawValue, created: result.created, timeZone: profile.timeZone,
+            displayName: profile.displayName, motivationalStyle: profile.motivationalStyle,
+            absenceResponse: profile.communication.absenceResponse,
+            preferredTimes: profile.communication.preferredTimes, privacyLevel: profile.privacyLevel,
+            locale: profile.locale, preferences: profile.preferences, versions: .init(result.versions),
+            applied: result.applied.sorted { $0.rawValue < $1.rawValue },
+            stale: result.stale.sorted { $0.rawValue < $1.rawValue })
     }
+}
 
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: AnyKey.self)
-        try c.encode(id, forKey: AnyKey("id"))
-        if let write { try c.encode(write.created, forKey: AnyKey("created")) }
-        try c.encode(timeZone, forKey: AnyKey("timeZone"))
-        try c.encode(displayName, forKey: AnyKey("displayName"))
-        try c.encode(motivationalStyle, forKey: AnyKey("motivationalStyle"))
-        try c.encode(privacyLevel, forKey: AnyKey("privacyLevel"))
-        try c.encode(locale, forKey: AnyKey("locale"))
-        try c.encode(absenceResponse, forKey: AnyKey("absenceResponse"))
-        try c.encode(preferredTimes, forKey: AnyKey("preferredTimes"))
-        try c.encode(preferences, forKey: AnyKey("preferences"))
-        var versionsContainer = c.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("versions"))
-        for (group, stamp) in versions {
-            try versionsContainer.encode(stamp, forKey: AnyKey(group))  // null, not absent
+extension Components.Schemas.FieldGroupVersions {
+    /// Per group, the `updatedAt` of the write that stands; null when never written (the default).
+    init(_ versions: UserVersions) {
+        func version(_ group: UserFieldGroup) -> Nullable<String> {
+            Nullable(versions[group].map(MillisecondTime.format))
         }
-        if let write {
-            try c.encode(write.applied, forKey: AnyKey("applied"))
-            try c.encode(write.stale, forKey: AnyKey("stale"))
-        }
+        self.init(
+            timeZone: version(.timeZone), profile: version(.profile), communication: version(.communication),
+            preferences: version(.preferences))
     }
 }
 

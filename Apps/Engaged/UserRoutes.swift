@@ -1,28 +1,29 @@
 import EngagedAPI
-import Hummingbird
 import Models
 import Runtime
 import Storage
 
-/// `PUT /v1/users/{id}` (the API key) and the user's devices (the API key, or the user's own
-/// token: an app registers its push token, but cannot take one another user holds,
-/// `InboxAuthMiddleware`).
+/// `GET` and `PUT /v1/users/{id}` (the API key) and the user's devices (the API key, or the
+/// user's own token: an app registers its push token, but cannot take one another user holds).
 extension Routes {
     /// 201 when the user was created, 200 otherwise, a stale write included (it changed nothing;
     /// the answer says what stands).
-    @Sendable func putUser(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
-        let body = try JSONBody.decode(UserBody.self, from: try await JSONBody.read(request))
-        let result = try await perform { try await runtime.putUser(body.update(id: id)) }
+    func putUser(_ input: Operations.PutUser.Input) async throws -> Operations.PutUser.Output {
+        let id = try Self.userID(input.path.id)
+        guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
+        let update = try UserUpdate(body, id: id)
+        let result = try await perform { try await runtime.putUser(update) }
         if result.created { environment.legacyUserTokens?.remember([id]) }
-        return JSONBody.response(result.created ? .created : .ok, UserView(result))
+        let view = Components.Schemas.UserView(result)
+        return result.created ? .created(.init(body: .json(view))) : .ok(.init(body: .json(view)))
     }
 
     /// The user as stored and the version of each field group; 404 for an unknown user.
-    @Sendable func getUser(_ request: Request, context: EngagedRequestContext) async throws -> Response {
-        let id = try Self.userID(context)
+    func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output {
+        let id = try Self.userID(input.path.id)
         let stored = try await perform { try await runtime.storedUser(id) }
-        return JSONBody.response(.ok, UserView(profile: stored.profile, versions: stored.versions))
+        return .ok(
+            .init(body: .json(Components.Schemas.StoredUser(profile: stored.profile, versions: stored.versions))))
     }
 
     /// 201 when the token is new to the user (new, or moved from another user by the API key),

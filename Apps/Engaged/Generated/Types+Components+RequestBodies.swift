@@ -5,6 +5,8 @@ import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
 import EngagedAPI
+import Models
+import Storage
 extension Components {
     /// Types generated from the `#/components/requestBodies` section of the OpenAPI document.
     internal enum RequestBodies {}

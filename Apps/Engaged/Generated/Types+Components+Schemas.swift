@@ -5,6 +5,8 @@ import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
 import EngagedAPI
+import Models
+import Storage
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
     internal enum Schemas {
@@ -53,6 +55,14 @@ extension Components {
                 case field
             }
         }
+        /// Local time of day, HH:MM (00:00-23:59).
+        ///
+        /// - Remark: Generated from `#/components/schemas/TimeOfDay`.
+        internal typealias TimeOfDay = Models.LocalTimeOfDay
+        /// Sunday = 1 ... Saturday = 7.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Weekday`.
+        internal typealias Weekday = Swift.Int
         /// - Remark: Generated from `#/components/schemas/NotificationKind`.
         internal enum NotificationKind: String, Codable, Hashable, Sendable, CaseIterable {
             case morningGreeting = "morningGreeting"
@@ -80,6 +90,368 @@ extension Components {
             case featureAnnouncement = "featureAnnouncement"
             case maintenanceNotice = "maintenanceNotice"
         }
+        /// IANA time zone identifier; an unknown one is 422 naming `timeZone`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/TimeZoneName`.
+        internal typealias TimeZoneName = Swift.String
+        /// Shown in copy (its first word); empty by default.
+        ///
+        /// - Remark: Generated from `#/components/schemas/DisplayName`.
+        internal typealias DisplayName = Swift.String
+        /// - Remark: Generated from `#/components/schemas/MotivationalStyle`.
+        internal typealias MotivationalStyle = Models.MotivationalStyle
+        /// What the user said about being contacted while away; give_me_space means silence.
+        ///
+        /// - Remark: Generated from `#/components/schemas/AbsenceResponse`.
+        internal typealias AbsenceResponse = Models.AbsenceResponse
+        /// Local times the user likes to hear from the coach; the first is used for nudges.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PreferredTimes`.
+        internal typealias PreferredTimes = [Components.Schemas.TimeOfDay]
+        /// - Remark: Generated from `#/components/schemas/PrivacyLevel`.
+        internal typealias PrivacyLevel = Models.PrivacyLevel
+        /// A BCP 47 language tag (`en`, `de-DE`, `zh-Hant-TW`, `es-419`), checked for
+        /// well-formedness and stored in canonical case (`de-de` becomes `de-DE`); a malformed
+        /// one (`de_DE`, `english`) is 422 naming `locale`. Notification copy and grouped social
+        /// copy come from the template file of that language (the exact tag, then the language
+        /// alone, `de-AT` -> `de`); a language without one gets English. Bundled: en, de.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/Locale`.
+        internal typealias Locale = Swift.String
+        /// A write of the user's field groups; only `timeZone` is required. A field of a written
+        /// group left out takes the default shown; a group left out keeps what is stored.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/User`.
+        internal struct User: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/User/timeZone`.
+            internal var timeZone: Components.Schemas.TimeZoneName
+            /// - Remark: Generated from `#/components/schemas/User/displayName`.
+            internal var displayName: Components.Schemas.DisplayName?
+            /// - Remark: Generated from `#/components/schemas/User/motivationalStyle`.
+            internal var motivationalStyle: Components.Schemas.MotivationalStyle?
+            /// - Remark: Generated from `#/components/schemas/User/absenceResponse`.
+            internal var absenceResponse: Components.Schemas.AbsenceResponse?
+            /// - Remark: Generated from `#/components/schemas/User/preferredTimes`.
+            internal var preferredTimes: Components.Schemas.PreferredTimes?
+            /// - Remark: Generated from `#/components/schemas/User/privacyLevel`.
+            internal var privacyLevel: Components.Schemas.PrivacyLevel?
+            /// - Remark: Generated from `#/components/schemas/User/locale`.
+            internal var locale: Components.Schemas.Locale?
+            /// - Remark: Generated from `#/components/schemas/User/preferences`.
+            internal var preferences: Components.Schemas.NotificationPreferences?
+            /// When the writer made the change, an ISO 8601 instant (millisecond precision; digits
+            /// past the third are dropped). Absent: the server's clock. At most 24 hours after the
+            /// server's clock.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/User/updatedAt`.
+            internal var updatedAt: Swift.String?
+            /// Creates a new `User`.
+            ///
+            /// - Parameters:
+            ///   - timeZone:
+            ///   - displayName:
+            ///   - motivationalStyle:
+            ///   - absenceResponse:
+            ///   - preferredTimes:
+            ///   - privacyLevel:
+            ///   - locale:
+            ///   - preferences:
+            ///   - updatedAt: When the writer made the change, an ISO 8601 instant (millisecond precision; digits
+            internal init(
+                timeZone: Components.Schemas.TimeZoneName,
+                displayName: Components.Schemas.DisplayName? = nil,
+                motivationalStyle: Components.Schemas.MotivationalStyle? = nil,
+                absenceResponse: Components.Schemas.AbsenceResponse? = nil,
+                preferredTimes: Components.Schemas.PreferredTimes? = nil,
+                privacyLevel: Components.Schemas.PrivacyLevel? = nil,
+                locale: Components.Schemas.Locale? = nil,
+                preferences: Components.Schemas.NotificationPreferences? = nil,
+                updatedAt: Swift.String? = nil
+            ) {
+                self.timeZone = timeZone
+                self.displayName = displayName
+                self.motivationalStyle = motivationalStyle
+                self.absenceResponse = absenceResponse
+                self.preferredTimes = preferredTimes
+                self.privacyLevel = privacyLevel
+                self.locale = locale
+                self.preferences = preferences
+                self.updatedAt = updatedAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case timeZone
+                case displayName
+                case motivationalStyle
+                case absenceResponse
+                case preferredTimes
+                case privacyLevel
+                case locale
+                case preferences
+                case updatedAt
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.timeZone = try container.decode(
+                    Components.Schemas.TimeZoneName.self,
+                    forKey: .timeZone
+                )
+                self.displayName = try container.decodeIfPresent(
+                    Components.Schemas.DisplayName.self,
+                    forKey: .displayName
+                )
+                self.motivationalStyle = try container.decodeIfPresent(
+                    Components.Schemas.MotivationalStyle.self,
+                    forKey: .motivationalStyle
+                )
+                self.absenceResponse = try container.decodeIfPresent(
+                    Components.Schemas.AbsenceResponse.self,
+                    forKey: .absenceResponse
+                )
+                self.preferredTimes = try container.decodeIfPresent(
+                    Components.Schemas.PreferredTimes.self,
+                    forKey: .preferredTimes
+                )
+                self.privacyLevel = try container.decodeIfPresent(
+                    Components.Schemas.PrivacyLevel.self,
+                    forKey: .privacyLevel
+                )
+                self.locale = try container.decodeIfPresent(
+                    Components.Schemas.Locale.self,
+                    forKey: .locale
+                )
+                self.preferences = try container.decodeIfPresent(
+                    Components.Schemas.NotificationPreferences.self,
+                    forKey: .preferences
+                )
+                self.updatedAt = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .updatedAt
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "timeZone",
+                    "displayName",
+                    "motivationalStyle",
+                    "absenceResponse",
+                    "preferredTimes",
+                    "privacyLevel",
+                    "locale",
+                    "preferences",
+                    "updatedAt"
+                ])
+            }
+        }
+        /// The user as stored, in the shape of a write, with its id and the version of each field group.
+        ///
+        /// - Remark: Generated from `#/components/schemas/StoredUser`.
+        internal struct StoredUser: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StoredUser/id`.
+            internal var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/StoredUser/timeZone`.
+            internal var timeZone: Components.Schemas.TimeZoneName
+            /// - Remark: Generated from `#/components/schemas/StoredUser/displayName`.
+            internal var displayName: Components.Schemas.DisplayName
+            /// - Remark: Generated from `#/components/schemas/StoredUser/motivationalStyle`.
+            internal var motivationalStyle: Components.Schemas.MotivationalStyle
+            /// - Remark: Generated from `#/components/schemas/StoredUser/absenceResponse`.
+            internal var absenceResponse: Components.Schemas.AbsenceResponse
+            /// - Remark: Generated from `#/components/schemas/StoredUser/preferredTimes`.
+            internal var preferredTimes: Components.Schemas.PreferredTimes
+            /// - Remark: Generated from `#/components/schemas/StoredUser/privacyLevel`.
+            internal var privacyLevel: Components.Schemas.PrivacyLevel
+            /// - Remark: Generated from `#/components/schemas/StoredUser/locale`.
+            internal var locale: Components.Schemas.Locale
+            /// - Remark: Generated from `#/components/schemas/StoredUser/preferences`.
+            internal var preferences: Components.Schemas.NotificationPreferences
+            /// - Remark: Generated from `#/components/schemas/StoredUser/versions`.
+            internal var versions: Components.Schemas.FieldGroupVersions
+            /// Creates a new `StoredUser`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - timeZone:
+            ///   - displayName:
+            ///   - motivationalStyle:
+            ///   - absenceResponse:
+            ///   - preferredTimes:
+            ///   - privacyLevel:
+            ///   - locale:
+            ///   - preferences:
+            ///   - versions:
+            internal init(
+                id: Swift.String,
+                timeZone: Components.Schemas.TimeZoneName,
+                displayName: Components.Schemas.DisplayName,
+                motivationalStyle: Components.Schemas.MotivationalStyle,
+                absenceResponse: Components.Schemas.AbsenceResponse,
+                preferredTimes: Components.Schemas.PreferredTimes,
+                privacyLevel: Components.Schemas.PrivacyLevel,
+                locale: Components.Schemas.Locale,
+                preferences: Components.Schemas.NotificationPreferences,
+                versions: Components.Schemas.FieldGroupVersions
+            ) {
+                self.id = id
+                self.timeZone = timeZone
+                self.displayName = displayName
+                self.motivationalStyle = motivationalStyle
+                self.absenceResponse = absenceResponse
+                self.preferredTimes = preferredTimes
+                self.privacyLevel = privacyLevel
+                self.locale = locale
+                self.preferences = preferences
+                self.versions = versions
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case timeZone
+                case displayName
+                case motivationalStyle
+                case absenceResponse
+                case preferredTimes
+                case privacyLevel
+                case locale
+                case preferences
+                case versions
+            }
+        }
+        /// The answer to a write, the user as stored (`StoredUser`), and what the write did.
+        ///
+        /// - Remark: Generated from `#/components/schemas/UserView`.
+        internal struct UserView: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/UserView/id`.
+            internal var id: Swift.String
+            /// Whether this request created the user.
+            ///
+            /// - Remark: Generated from `#/components/schemas/UserView/created`.
+            internal var created: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/UserView/timeZone`.
+            internal var timeZone: Components.Schemas.TimeZoneName
+            /// - Remark: Generated from `#/components/schemas/UserView/displayName`.
+            internal var displayName: Components.Schemas.DisplayName
+            /// - Remark: Generated from `#/components/schemas/UserView/motivationalStyle`.
+            internal var motivationalStyle: Components.Schemas.MotivationalStyle
+            /// - Remark: Generated from `#/components/schemas/UserView/absenceResponse`.
+            internal var absenceResponse: Components.Schemas.AbsenceResponse
+            /// - Remark: Generated from `#/components/schemas/UserView/preferredTimes`.
+            internal var preferredTimes: Components.Schemas.PreferredTimes
+            /// - Remark: Generated from `#/components/schemas/UserView/privacyLevel`.
+            internal var privacyLevel: Components.Schemas.PrivacyLevel
+            /// - Remark: Generated from `#/components/schemas/UserView/locale`.
+            internal var locale: Components.Schemas.Locale
+            /// - Remark: Generated from `#/components/schemas/UserView/preferences`.
+            internal var preferences: Components.Schemas.NotificationPreferences
+            /// - Remark: Generated from `#/components/schemas/UserView/versions`.
+            internal var versions: Components.Schemas.FieldGroupVersions
+            /// This request's groups that now stand, sorted.
+            ///
+            /// - Remark: Generated from `#/components/schemas/UserView/applied`.
+            internal var applied: [Components.Schemas.FieldGroup]
+            /// This request's groups ignored because a newer write stands, sorted.
+            ///
+            /// - Remark: Generated from `#/components/schemas/UserView/stale`.
+            internal var stale: [Components.Schemas.FieldGroup]
+            /// Creates a new `UserView`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - created: Whether this request created the user.
+            ///   - timeZone:
+            ///   - displayName:
+            ///   - motivationalStyle:
+            ///   - absenceResponse:
+            ///   - preferredTimes:
+            ///   - privacyLevel:
+            ///   - locale:
+            ///   - preferences:
+            ///   - versions:
+            ///   - applied: This request's groups that now stand, sorted.
+            ///   - stale: This request's groups ignored because a newer write stands, sorted.
+            internal init(
+                id: Swift.String,
+                created: Swift.Bool,
+                timeZone: Components.Schemas.TimeZoneName,
+                displayName: Components.Schemas.DisplayName,
+                motivationalStyle: Components.Schemas.MotivationalStyle,
+                absenceResponse: Components.Schemas.AbsenceResponse,
+                preferredTimes: Components.Schemas.PreferredTimes,
+                privacyLevel: Components.Schemas.PrivacyLevel,
+                locale: Components.Schemas.Locale,
+                preferences: Components.Schemas.NotificationPreferences,
+                versions: Components.Schemas.FieldGroupVersions,
+                applied: [Components.Schemas.FieldGroup],
+                stale: [Components.Schemas.FieldGroup]
+            ) {
+                self.id = id
+                self.created = created
+                self.timeZone = timeZone
+                self.displayName = displayName
+                self.motivationalStyle = motivationalStyle
+                self.absenceResponse = absenceResponse
+                self.preferredTimes = preferredTimes
+                self.privacyLevel = privacyLevel
+                self.locale = locale
+                self.preferences = preferences
+                self.versions = versions
+                self.applied = applied
+                self.stale = stale
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case created
+                case timeZone
+                case displayName
+                case motivationalStyle
+                case absenceResponse
+                case preferredTimes
+                case privacyLevel
+                case locale
+                case preferences
+                case versions
+                case applied
+                case stale
+            }
+        }
+        /// Per field group, the `updatedAt` of the write that stands; null when never written.
+        ///
+        /// - Remark: Generated from `#/components/schemas/FieldGroupVersions`.
+        internal struct FieldGroupVersions: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/FieldGroupVersions/timeZone`.
+            internal var timeZone: Components.Schemas.Version?
+            /// - Remark: Generated from `#/components/schemas/FieldGroupVersions/profile`.
+            internal var profile: Components.Schemas.Version?
+            /// - Remark: Generated from `#/components/schemas/FieldGroupVersions/communication`.
+            internal var communication: Components.Schemas.Version?
+            /// - Remark: Generated from `#/components/schemas/FieldGroupVersions/preferences`.
+            internal var preferences: Components.Schemas.Version?
+            /// Creates a new `FieldGroupVersions`.
+            ///
+            /// - Parameters:
+            ///   - timeZone:
+            ///   - profile:
+            ///   - communication:
+            ///   - preferences:
+            internal init(
+                timeZone: Components.Schemas.Version? = nil,
+                profile: Components.Schemas.Version? = nil,
+                communication: Components.Schemas.Version? = nil,
+                preferences: Components.Schemas.Version? = nil
+            ) {
+                self.timeZone = timeZone
+                self.profile = profile
+                self.communication = communication
+                self.preferences = preferences
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case timeZone
+                case profile
+                case communication
+                case preferences
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/FieldGroup`.
+        internal typealias FieldGroup = Storage.UserFieldGroup
         /// Text or null, always present. Generated Swift holds it as `Nullable<String>?`, which writes `null` rather than leaving the key out (see the `Nullable` type of EngagedAPI).
         ///
         /// - Remark: Generated from `#/components/schemas/NullableText`.
@@ -88,6 +460,10 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/NullableInstant`.
         internal typealias NullableInstant = EngagedAPI.Nullable<Foundation.Date>
+        /// An ISO 8601 instant, always with three digits of fraction, in UTC.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Version`.
+        internal typealias Version = EngagedAPI.Nullable<Swift.String>
         /// An APNs device token in hex, 64 to 200 digits (whole bytes), either case; stored lowercase.
         ///
         /// - Remark: Generated from `#/components/schemas/DeviceToken`.
@@ -227,6 +603,10 @@ extension Components {
                 case nextCursor
             }
         }
+        /// The engine's own preferences; every key optional, with the default shown.
+        ///
+        /// - Remark: Generated from `#/components/schemas/NotificationPreferences`.
+        internal typealias NotificationPreferences = Models.NotificationPreferences
         /// - Remark: Generated from `#/components/schemas/LocalPlan`.
         internal struct LocalPlan: Codable, Hashable, Sendable {
             /// The plan's revision (its weak `ETag` is `W/"<version>"`); it grows whenever a request is

@@ -5,5 +5,7 @@ import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
 import EngagedAPI
+import Models
+import Storage
 /// Types generated from the components section of the OpenAPI document.
 internal enum Components {}

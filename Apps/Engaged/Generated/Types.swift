@@ -5,6 +5,8 @@ import struct Foundation.URL
 import struct Foundation.Data
 import struct Foundation.Date
 import EngagedAPI
+import Models
+import Storage
 /// A type that performs HTTP operations defined by the OpenAPI document.
 internal protocol APIProtocol: Sendable {
     /// Liveness; needs no key.
@@ -37,6 +39,43 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /metrics`.
     /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
     func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output
+    /// The user as stored, with the version of each field group.
+    ///
+    /// Every field as a write would send it (defaults where a group was never written) and,
+    /// per group, the `updatedAt` that stands. A backend that lost track of what it wrote reads
+    /// it here instead of guessing with a stale write.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/get(getUser)`.
+    func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output
+    /// Create a user, or write some of their field groups (last-write-wins per group).
+    ///
+    /// The user's fields form four groups, each versioned on its own (last write wins per
+    /// group): `timeZone`; `profile` (displayName, motivationalStyle, privacyLevel, locale);
+    /// `communication` (absenceResponse, preferredTimes); `preferences`. A request writes the
+    /// groups it has a field of (`timeZone` is required, so always that one); within a written
+    /// group a field left out takes its default. Groups the request leaves out keep what is
+    /// stored (for a new user: their defaults, unversioned).
+    ///
+    /// Each written group is stamped with the request's `updatedAt` (ISO 8601, millisecond
+    /// precision; without it, the server's clock, in whole seconds). A group is applied unless
+    /// its stored version is newer; then it is stale and keeps what is stored. Equal stamps: the
+    /// later arrival wins (the server commits one write at a time; a retry is applied again and
+    /// changes nothing). An `updatedAt` more than 24 hours after the server's clock is refused
+    /// (422): it would win over every real write until then. The response lists the groups of
+    /// this request that were `applied` and those that were `stale`, and `versions`: the stamp
+    /// that stands for each group (null: never written). A wholly stale write changes nothing
+    /// and answers 200 with what stands.
+    ///
+    /// Creating a user starts their engine as an app launch would (background jobs, the first
+    /// plan); an applied change of zone, preferences or profile is applied to the engine, in the
+    /// same transaction as the versions.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/put(putUser)`.
+    func putUser(_ input: Operations.PutUser.Input) async throws -> Operations.PutUser.Output
     /// What the engine has planned for the user, soonest first.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/schedule`.
@@ -212,6 +251,61 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//metrics/get(metrics)`.
     internal func metrics(headers: Operations.Metrics.Input.Headers = .init()) async throws -> Operations.Metrics.Output {
         try await metrics(Operations.Metrics.Input(headers: headers))
+    }
+    /// The user as stored, with the version of each field group.
+    ///
+    /// Every field as a write would send it (defaults where a group was never written) and,
+    /// per group, the `updatedAt` that stands. A backend that lost track of what it wrote reads
+    /// it here instead of guessing with a stale write.
+    ///
+    ///
+    /// - Remark: HTTP `GET /v1/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/get(getUser)`.
+    internal func getUser(
+        path: Operations.GetUser.Input.Path,
+        headers: Operations.GetUser.Input.Headers = .init()
+    ) async throws -> Operations.GetUser.Output {
+        try await getUser(Operations.GetUser.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Create a user, or write some of their field groups (last-write-wins per group).
+    ///
+    /// The user's fields form four groups, each versioned on its own (last write wins per
+    /// group): `timeZone`; `profile` (displayName, motivationalStyle, privacyLevel, locale);
+    /// `communication` (absenceResponse, preferredTimes); `preferences`. A request writes the
+    /// groups it has a field of (`timeZone` is required, so always that one); within a written
+    /// group a field left out takes its default. Groups the request leaves out keep what is
+    /// stored (for a new user: their defaults, unversioned).
+    ///
+    /// Each written group is stamped with the request's `updatedAt` (ISO 8601, millisecond
+    /// precision; without it, the server's clock, in whole seconds). A group is applied unless
+    /// its stored version is newer; then it is stale and keeps what is stored. Equal stamps: the
+    /// later arrival wins (the server commits one write at a time; a retry is applied again and
+    /// changes nothing). An `updatedAt` more than 24 hours after the server's clock is refused
+    /// (422): it would win over every real write until then. The response lists the groups of
+    /// this request that were `applied` and those that were `stale`, and `versions`: the stamp
+    /// that stands for each group (null: never written). A wholly stale write changes nothing
+    /// and answers 200 with what stands.
+    ///
+    /// Creating a user starts their engine as an app launch would (background jobs, the first
+    /// plan); an applied change of zone, preferences or profile is applied to the engine, in the
+    /// same transaction as the versions.
+    ///
+    ///
+    /// - Remark: HTTP `PUT /v1/users/{id}`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/put(putUser)`.
+    internal func putUser(
+        path: Operations.PutUser.Input.Path,
+        headers: Operations.PutUser.Input.Headers = .init(),
+        body: Operations.PutUser.Input.Body
+    ) async throws -> Operations.PutUser.Output {
+        try await putUser(Operations.PutUser.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
     }
     /// What the engine has planned for the user, soonest first.
     ///
