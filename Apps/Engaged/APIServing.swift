@@ -55,10 +55,10 @@ enum OperationAccess: Equatable, Sendable {
 
 /// Checks the operation's credential (`OperationAccess`) before anything of the request is read,
 /// so a bad body without a credential is 401, and charges the caller's rate limit. The API key
-/// is compared in constant time (`APIKeyMiddleware`); a user token is judged as on every user
-/// route (`InboxAuthMiddleware.verdict`): 401 missing or invalid, 403 another user's.
+/// is compared in constant time (`APIKey`); a user token is judged as on every user
+/// route (`UserCredentials.verdict`): 401 missing or invalid, 403 another user's.
 struct AuthenticationMiddleware: ServerMiddleware {
-    let users: InboxAuthMiddleware<EngagedRequestContext>
+    let users: UserCredentials
 
     func intercept(
         _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
@@ -73,8 +73,8 @@ struct AuthenticationMiddleware: ServerMiddleware {
             guard let header else {
                 throw Problem.unauthorized("missing Authorization header; send Authorization: Bearer <api key>")
             }
-            guard let credential = APIKeyMiddleware<EngagedRequestContext>.bearerCredential(header),
-                APIKeyMiddleware<EngagedRequestContext>.isAPIKey(credential, users.apiKey)
+            guard let credential = APIKey.bearerCredential(header),
+                APIKey.isAPIKey(credential, users.apiKey)
             else { throw Problem.unauthorized("the API key is not valid") }
             try users.limiter.charge(.apiKey, "", metrics: users.metrics)
             caller = .backend
@@ -175,6 +175,14 @@ extension Problem {
     /// it on (`ServerError`); nil for any other error.
     static func thrown(_ error: any Error) -> Problem? {
         (error as? Problem) ?? ((error as? ServerError)?.underlyingError as? Problem)
+    }
+
+    /// The problem an error stands for when the request is at fault: a problem as thrown, or a
+    /// body the generated decoder refused; nil for any other error.
+    static func clientProblem(_ error: any Error) -> Problem? {
+        if let problem = thrown(error) { return problem }
+        if let decoding = (error as? ServerError)?.underlyingError as? DecodingError { return from(decoding: decoding) }
+        return nil
     }
 
     /// The problem of an error the generated code raised or passed on (`ServerError`): a

@@ -47,10 +47,9 @@ struct ServerEnvironment: Sendable {
 
 /// The server's request context: Hummingbird's basic one, and the client's address for the
 /// per-address rate limit.
-struct EngagedRequestContext: RequestContext, RemoteAddressRequestContext, CallerRequestContext {
+struct EngagedRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
-    var caller: Caller?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -96,47 +95,26 @@ enum EngagedServer {
             middleware: AddressRateLimitMiddleware(
                 apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
         router.add(middleware: RequestBodyMiddleware(timeoutSeconds: environment.bodyTimeoutSeconds))
-        // The same: the backend's events, and the phone's own (`InputSource`).
-        router.group("v1/users/:id/events").add(middleware: InboxAuthMiddleware(environment)).post(
-            use: routes.postEvent)
         // The operations generated from the document (Generated/Server.swift): each one's credential
         // (`OperationAccess`), its query's and body's strict form, then its typed input to `Routes`.
         try routes.registerHandlers(
             on: router, serverURL: URL(string: "/")!, configuration: .engaged,
             middlewares: [
-                AuthenticationMiddleware(users: InboxAuthMiddleware(environment)),
+                AuthenticationMiddleware(users: UserCredentials(environment)),
                 RawRequestMiddleware(
                     queryRules: [
                         "getInbox": { items, _ in _ = try InboxQuery(items) },
                         "explain": { items, now in _ = try ExplainQuery(items, now: now) },
                         "revokeUserTokens": { items, now in _ = try RevokeQuery(items, now: now) },
                     ], now: { environment.runtime.clock.now() }),
-                JSONBodyMiddleware(),
+                EventReplayMiddleware(runtime: environment.runtime), JSONBodyMiddleware(),
             ])
         return router
     }
 }
 
-/// `Authorization: Bearer <api key>`, compared in constant time; 401 otherwise. An accepted
-/// request is charged to the API key's rate limit (429 when it is spent).
-struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
-    let apiKey: String
-    let limiter: RateLimiter
-    let metrics: ServerMetrics
-
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
-        guard let header = request.headers[.authorization] else {
-            throw Problem.unauthorized("missing Authorization header; send Authorization: Bearer <api key>")
-        }
-        guard let credential = Self.bearerCredential(header), Self.isAPIKey(credential, apiKey) else {
-            throw Problem.unauthorized("the API key is not valid")
-        }
-        try limiter.charge(.apiKey, "", metrics: metrics)
-        return try await next(request, context)
-    }
-
+/// The backends' credential, `Authorization: Bearer <api key>`, compared in constant time.
+enum APIKey {
     /// The credential of `Bearer <credential>`, or nil for another scheme or an empty credential.
     /// The scheme is case-insensitive (RFC 9110 section 11.1); the credential is taken exactly.
     static func bearerCredential(_ header: String) -> Substring? {
@@ -150,7 +128,7 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// Whether the request's `Authorization` is `Bearer <apiKey>`.
-    static func carriesAPIKey(_ request: Request, _ apiKey: String) -> Bool {
+    static func carriedBy(_ request: Request, _ apiKey: String) -> Bool {
         request.headers[.authorization].flatMap(bearerCredential).map { isAPIKey($0, apiKey) } ?? false
     }
 
@@ -181,11 +159,6 @@ struct Routes: APIProtocol, Sendable {
     var runtime: EngineRuntime { environment.runtime }
 
     /// The user id of the path: 1 to 64 of `A-Z a-z 0-9 _ . -`.
-    static func userID(_ context: some RequestContext) throws(Problem) -> UserID {
-        try userID(context.parameters.get("id") ?? "")
-    }
-
-    /// The same, of the generated input's path.
     static func userID(_ id: String) throws(Problem) -> UserID {
         guard Self.isIdentifier(id) else {
             throw Problem.badRequest("a user id is 1 to 64 characters of A-Z, a-z, 0-9, _, . and -", field: "id")

@@ -1,26 +1,10 @@
 import Foundation
 import Hummingbird
 
-/// Reading request bodies (at most 64 KB) and writing JSON answers.
+/// Request bodies (at most 64 KB, one strict JSON object) and the JSON of problem answers.
 enum JSONBody {
     /// Bodies above this are refused with 413 before anything is decoded.
     static let maxBytes = 64 * 1024
-
-    /// The whole body, collected (and its size, type, encoding and time judged) by
-    /// `RequestBodyMiddleware` before the route runs.
-    static func read(_ request: Request) async throws -> [UInt8] {
-        Array(try await request.body.collect(upTo: maxBytes).readableBytesView)
-    }
-
-    /// `bytes` decoded as `T`, or the problem that names what is wrong with it.
-    static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(Problem) -> T {
-        try check(bytes)
-        do {
-            return try JSONDecoder().decode(T.self, from: Data(bytes))
-        } catch {
-            throw Problem.from(decoding: error)
-        }
-    }
 
     /// Refuses a body that is not one JSON object in the strict form: empty, another value,
     /// a key given twice, a trailing comma, or nesting too deep (`StrictJSON`); 400 naming where.
@@ -65,52 +49,4 @@ enum JSONBody {
             status: status, headers: [.contentType: contentType],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
-}
-
-/// Decoding helpers for the request bodies: unknown keys are refused (a misspelt field must fail
-/// loudly, as the engine's own decoders do).
-struct AnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(_ string: String) { stringValue = string }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-}
-
-extension KeyedDecodingContainer where Key == AnyKey {
-    /// Throws a 422-class error naming the first key outside `allowed`.
-    func rejectKeys(outside allowed: Set<String>, at codingPath: [any CodingKey]) throws {
-        if let unknown = allKeys.map(\.stringValue).sorted().first(where: { !allowed.contains($0) }) {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(
-                    codingPath: codingPath + [AnyKey(unknown)],
-                    debugDescription: "unknown key; expected one of \(allowed.sorted().joined(separator: ", "))"))
-        }
-    }
-
-    func decode<T: Decodable>(_ name: String, as type: T.Type = T.self) throws -> T {
-        try decode(T.self, forKey: AnyKey(name))
-    }
-
-    func decodeIfPresent<T: Decodable>(_ name: String, as type: T.Type = T.self) throws -> T? {
-        try decodeIfPresent(T.self, forKey: AnyKey(name))
-    }
-
-    /// A whole number in `range`, or a 422-class error naming the field.
-    func integer(_ name: String, in range: ClosedRange<Int>, at codingPath: [any CodingKey]) throws -> Int? {
-        guard let value = try decodeIfPresent(name, as: Int.self) else { return nil }
-        guard range.contains(value) else {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(
-                    codingPath: codingPath + [AnyKey(name)],
-                    debugDescription: "must be in \(range.lowerBound)...\(range.upperBound), got \(value)"))
-        }
-        return value
-    }
-}
-
-/// A refused value at `field` of a body being decoded (a 422).
-func invalidValue(_ codingPath: [any CodingKey], _ field: String, _ problem: String) -> DecodingError {
-    DecodingError.dataCorrupted(
-        DecodingError.Context(codingPath: codingPath + [AnyKey(field)], debugDescription: problem))
 }

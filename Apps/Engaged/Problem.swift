@@ -115,6 +115,16 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
         if let problem = error as? Problem { return problem }
         guard let error = error as? DecodingError else { return .badRequest("the body is not valid JSON") }
         switch error {
+        // The generated decoders' own wording, made to say what is wrong: a key the object's
+        // schema does not list, and a `oneOf` member's discriminator no member has (which they
+        // report as the key missing).
+        case .dataCorrupted(let context)
+        where context.debugDescription.hasPrefix("Additional properties are disabled") && !context.codingPath.isEmpty:
+            let field = fieldPath(context.codingPath)
+            return .invalidField(field, "\(field): unknown key; the document does not list it for this object")
+        case .keyNotFound(let key, let context) where context.debugDescription.contains("discriminator value"):
+            let field = fieldPath(context.codingPath + [key])
+            return .badRequest("\(field): \(context.debugDescription)", field: field)
         case .dataCorrupted(let context) where !context.codingPath.isEmpty:
             return .invalidField(fieldPath(context.codingPath), error.fieldMessage)
         case .dataCorrupted:

@@ -193,7 +193,7 @@ struct AddressRateLimitMiddleware<Context: RemoteAddressRequestContext>: RouterM
     ) async throws -> Response {
         guard let address = context.remoteAddress.flatMap(Self.bucketID),
             !Self.unlimitedPaths.contains(request.uri.path),
-            !APIKeyMiddleware<Context>.carriesAPIKey(request, apiKey)
+            !APIKey.carriedBy(request, apiKey)
         else {
             return try await next(request, context)
         }

@@ -12,7 +12,7 @@ import NIOCore
 /// - a body that is not empty must say `Content-Type: application/json` (parameters such as
 ///   `charset=utf-8` aside), or it is 415: a form-encoded body used to be read as JSON.
 ///
-/// The route then reads the collected bytes (`JSONBody.read`).
+/// The operation then reads the collected bytes (`JSONBodyMiddleware`, the generated decoder).
 struct RequestBodyMiddleware<Context: RequestContext>: RouterMiddleware {
     let timeoutSeconds: Int64
 

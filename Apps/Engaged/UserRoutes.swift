@@ -73,16 +73,7 @@ extension Routes {
     /// 403 for a deprecated HMAC user token (`Caller.legacyUser`): it never expires and cannot be
     /// revoked, so it reads but does not write (`what` says what it tried).
     static func refuseLegacyWrite(_ what: String) throws(Problem) {
-        try refuseLegacyWrite(RequestScope.caller, what)
-    }
-
-    /// The same, for a hand-written route, whose caller is in its context.
-    static func refuseLegacyWrite(_ context: EngagedRequestContext, _ what: String) throws(Problem) {
-        try refuseLegacyWrite(context.caller, what)
-    }
-
-    private static func refuseLegacyWrite(_ caller: Caller?, _ what: String) throws(Problem) {
-        guard case .legacyUser? = caller else { return }
+        guard case .legacyUser? = RequestScope.caller else { return }
         throw Problem.forbidden("a legacy user token reads only; \(what) with a signed user token or the API key")
     }
 }

@@ -34,10 +34,10 @@ struct LegacyUserTokenTests {
     func credentialsAreJudgedByTheirUser(index: Int) async throws {
         let (header, pathUserID, expected) = Self.cases[index]
         let server = try await TestServer()
-        let middleware = InboxAuthMiddleware<EngagedRequestContext>(
+        let credentials = UserCredentials(
             apiKey: TestServer.apiKey, userTokens: server.environment.userTokens, legacyUserTokens: Self.tokens,
             runtime: server.environment.runtime, limiter: RateLimiter(settings: .off), metrics: ServerMetrics())
-        let verdict = try await middleware.verdict(header, pathUserID: pathUserID)
+        let verdict = try await credentials.verdict(header, pathUserID: pathUserID)
         switch (verdict, expected) {
         case (.forbidden, .forbidden), (.unauthorized, .unauthorized): break
         default: #expect(verdict == expected)

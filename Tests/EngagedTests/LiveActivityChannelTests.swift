@@ -50,8 +50,9 @@ extension APNsChannelTests {
 
 @Suite("engaged Live Activity events")
 struct LiveActivityEventBodyTests {
-    func decode(_ json: String) throws -> EventBody {
-        try JSONDecoder().decode(EventBody.self, from: Data(json.utf8))
+    /// The event as the server reads it: the generated decoder, then the checks of `EventInput`.
+    func decode(_ json: String) throws -> EventInput {
+        try EventInput(JSONDecoder().decode(Components.Schemas.Event.self, from: Data(json.utf8)))
     }
 
     @Test func eachEventTypeDecodesToItsInput() throws {

@@ -115,7 +115,7 @@ struct PlanSignalRouteTests {
             let version = try #require(first.json["planVersion"] as? Int)
             let replay = try await client.send(
                 .post, "/v1/users/ana/events", Self.lunchLogged, headers: headers(key: ana, idempotencyKey: "k"))
-            #expect(replay.headers[Routes.replayedHeader] == "true")
+            #expect(replay.headers[EventKey.replayedHeader] == "true")
             #expect(replay.json["planVersion"] as? Int == version)
         }
     }

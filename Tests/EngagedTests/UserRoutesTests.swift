@@ -217,7 +217,7 @@ struct DurableIdempotencyTests {
                 let answer = try await client.send(
                     .post, "/v1/users/ana/events", body, headers: headers(idempotencyKey: "k-1"))
                 #expect(answer.status == .accepted)
-                #expect(answer.headers[Routes.replayedHeader] == nil)
+                #expect(answer.headers[EventKey.replayedHeader] == nil)
                 first.withLock { $0 = answer.text }
             }
         }
@@ -229,7 +229,7 @@ struct DurableIdempotencyTests {
                 .post, "/v1/users/ana/events", body, headers: headers(idempotencyKey: "k-1"))
             #expect(replay.status == .accepted)
             #expect(replay.text == first.withLock { $0 })
-            #expect(replay.headers[Routes.replayedHeader] == "true")
+            #expect(replay.headers[EventKey.replayedHeader] == "true")
             let conflict = try await client.send(
                 .post, "/v1/users/ana/events", #"{"type": "moodLogged"}"#, headers: headers(idempotencyKey: "k-1"))
             conflict.expectProblem(409, "idempotency-conflict", detailContains: "different body")
@@ -256,13 +256,13 @@ struct DurableIdempotencyTests {
             server.clock.advance(by: IdempotencyRecord.retentionSeconds - 1)
             let replay = try await client.send(
                 .post, "/v1/users/ana/events", body, headers: headers(idempotencyKey: "k-1"))
-            #expect(replay.headers[Routes.replayedHeader] == "true")
+            #expect(replay.headers[EventKey.replayedHeader] == "true")
             server.clock.advance(by: 2)
             // A day on, k-1 is a new request, applied again; its commit prunes k-2.
             let again = try await client.send(
                 .post, "/v1/users/ana/events", body, headers: headers(idempotencyKey: "k-1"))
             #expect(again.status == .accepted)
-            #expect(again.headers[Routes.replayedHeader] == nil)
+            #expect(again.headers[EventKey.replayedHeader] == nil)
             #expect(try server.store.idempotencyRecordCount() == 1)
             #expect(try server.store.activityEvents(userID: "ana", since: TestServer.start).count == 3)
         }

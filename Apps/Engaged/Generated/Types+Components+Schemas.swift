@@ -90,6 +90,16 @@ extension Components {
             case featureAnnouncement = "featureAnnouncement"
             case maintenanceNotice = "maintenanceNotice"
         }
+        /// - Remark: Generated from `#/components/schemas/SocialKind`.
+        internal enum SocialKind: String, Codable, Hashable, Sendable, CaseIterable {
+            case newFollower = "newFollower"
+            case followRequest = "followRequest"
+            case workoutKudos = "workoutKudos"
+            case workoutComment = "workoutComment"
+            case mention = "mention"
+            case challengeInvite = "challengeInvite"
+            case leaderboardChange = "leaderboardChange"
+        }
         /// IANA time zone identifier; an unknown one is 422 naming `timeZone`.
         ///
         /// - Remark: Generated from `#/components/schemas/TimeZoneName`.
@@ -607,6 +617,857 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/NotificationPreferences`.
         internal typealias NotificationPreferences = Models.NotificationPreferences
+        /// Something the user did, or that concerns them; `type` names the engine's input.
+        ///
+        /// - Remark: Generated from `#/components/schemas/Event`.
+        internal enum Event: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Event/AppOpened`.
+            case appOpened(Components.Schemas.AppOpened)
+            /// - Remark: Generated from `#/components/schemas/Event/SimpleActivity`.
+            case checkInCompleted(Components.Schemas.SimpleActivity)
+            /// - Remark: Generated from `#/components/schemas/Event/SimpleActivity`.
+            case coachChat(Components.Schemas.SimpleActivity)
+            /// - Remark: Generated from `#/components/schemas/Event/SimpleActivity`.
+            case energyLogged(Components.Schemas.SimpleActivity)
+            /// - Remark: Generated from `#/components/schemas/Event/LiveActivityEventBody`.
+            case liveActivityToken(Components.Schemas.LiveActivityEventBody)
+            /// - Remark: Generated from `#/components/schemas/Event/LiveActivityEventBody`.
+            case mealEnded(Components.Schemas.LiveActivityEventBody)
+            /// - Remark: Generated from `#/components/schemas/Event/MealLogged`.
+            case mealLogged(Components.Schemas.MealLogged)
+            /// - Remark: Generated from `#/components/schemas/Event/LiveActivityEventBody`.
+            case mealStarted(Components.Schemas.LiveActivityEventBody)
+            /// - Remark: Generated from `#/components/schemas/Event/LiveActivityEventBody`.
+            case mealUpdated(Components.Schemas.LiveActivityEventBody)
+            /// - Remark: Generated from `#/components/schemas/Event/SimpleActivity`.
+            case moodLogged(Components.Schemas.SimpleActivity)
+            /// - Remark: Generated from `#/components/schemas/Event/NotificationPermission`.
+            case notificationPermission(Components.Schemas.NotificationPermission)
+            /// - Remark: Generated from `#/components/schemas/Event/NotificationResponse`.
+            case notificationResponse(Components.Schemas.NotificationResponse)
+            /// - Remark: Generated from `#/components/schemas/Event/SocialEventBody`.
+            case socialEvent(Components.Schemas.SocialEventBody)
+            /// - Remark: Generated from `#/components/schemas/Event/WorkoutCompleted`.
+            case workoutCompleted(Components.Schemas.WorkoutCompleted)
+            /// - Remark: Generated from `#/components/schemas/Event/LiveActivityEventBody`.
+            case workoutEnded(Components.Schemas.LiveActivityEventBody)
+            /// - Remark: Generated from `#/components/schemas/Event/LiveActivityEventBody`.
+            case workoutStarted(Components.Schemas.LiveActivityEventBody)
+            /// - Remark: Generated from `#/components/schemas/Event/LiveActivityEventBody`.
+            case workoutUpdated(Components.Schemas.LiveActivityEventBody)
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                let discriminator = try container.decode(
+                    Swift.String.self,
+                    forKey: ._type
+                )
+                switch discriminator {
+                case "appOpened":
+                    self = .appOpened(try .init(from: decoder))
+                case "checkInCompleted":
+                    self = .checkInCompleted(try .init(from: decoder))
+                case "coachChat":
+                    self = .coachChat(try .init(from: decoder))
+                case "energyLogged":
+                    self = .energyLogged(try .init(from: decoder))
+                case "liveActivityToken":
+                    self = .liveActivityToken(try .init(from: decoder))
+                case "mealEnded":
+                    self = .mealEnded(try .init(from: decoder))
+                case "mealLogged":
+                    self = .mealLogged(try .init(from: decoder))
+                case "mealStarted":
+                    self = .mealStarted(try .init(from: decoder))
+                case "mealUpdated":
+                    self = .mealUpdated(try .init(from: decoder))
+                case "moodLogged":
+                    self = .moodLogged(try .init(from: decoder))
+                case "notificationPermission":
+                    self = .notificationPermission(try .init(from: decoder))
+                case "notificationResponse":
+                    self = .notificationResponse(try .init(from: decoder))
+                case "socialEvent":
+                    self = .socialEvent(try .init(from: decoder))
+                case "workoutCompleted":
+                    self = .workoutCompleted(try .init(from: decoder))
+                case "workoutEnded":
+                    self = .workoutEnded(try .init(from: decoder))
+                case "workoutStarted":
+                    self = .workoutStarted(try .init(from: decoder))
+                case "workoutUpdated":
+                    self = .workoutUpdated(try .init(from: decoder))
+                default:
+                    throw Swift.DecodingError.unknownOneOfDiscriminator(
+                        discriminatorKey: CodingKeys._type,
+                        discriminatorValue: discriminator,
+                        codingPath: decoder.codingPath
+                    )
+                }
+            }
+            internal func encode(to encoder: any Swift.Encoder) throws {
+                switch self {
+                case let .appOpened(value):
+                    try value.encode(to: encoder)
+                case let .checkInCompleted(value):
+                    try value.encode(to: encoder)
+                case let .coachChat(value):
+                    try value.encode(to: encoder)
+                case let .energyLogged(value):
+                    try value.encode(to: encoder)
+                case let .liveActivityToken(value):
+                    try value.encode(to: encoder)
+                case let .mealEnded(value):
+                    try value.encode(to: encoder)
+                case let .mealLogged(value):
+                    try value.encode(to: encoder)
+                case let .mealStarted(value):
+                    try value.encode(to: encoder)
+                case let .mealUpdated(value):
+                    try value.encode(to: encoder)
+                case let .moodLogged(value):
+                    try value.encode(to: encoder)
+                case let .notificationPermission(value):
+                    try value.encode(to: encoder)
+                case let .notificationResponse(value):
+                    try value.encode(to: encoder)
+                case let .socialEvent(value):
+                    try value.encode(to: encoder)
+                case let .workoutCompleted(value):
+                    try value.encode(to: encoder)
+                case let .workoutEnded(value):
+                    try value.encode(to: encoder)
+                case let .workoutStarted(value):
+                    try value.encode(to: encoder)
+                case let .workoutUpdated(value):
+                    try value.encode(to: encoder)
+                }
+            }
+        }
+        /// A workout or a meal window starting, changing or ending, for the engine to run its Live
+        /// Activity (`LiveActivityTracker`): one per kind at a time, updates coalesced (15 s unless a
+        /// new exercise or item), priority 10 within 12 an hour, stale after 5 minutes (workout) or
+        /// 2 hours (meal), dismissed 15 minutes (workout) or an hour (meal) after the end, never past
+        /// 8 hours. The engine names each activity (`workout-1`, `meal-2`, ... in the answer's
+        /// `liveActivities`); the app starts it itself and reports its push token with `liveActivityToken`; updates and ends are
+        /// then pushed to that token (`apns-push-type: liveactivity`). Strings are 1 to 64 characters
+        /// and at most 256 bytes of UTF-8 (the 4 KB payload holds the whole activity).
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody`.
+        internal struct LiveActivityEventBody: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case workoutStarted = "workoutStarted"
+                case workoutUpdated = "workoutUpdated"
+                case workoutEnded = "workoutEnded"
+                case mealStarted = "mealStarted"
+                case mealUpdated = "mealUpdated"
+                case mealEnded = "mealEnded"
+                case liveActivityToken = "liveActivityToken"
+            }
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/type`.
+            internal var _type: Components.Schemas.LiveActivityEventBody._TypePayload
+            /// workoutStarted (required).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/workoutType`.
+            internal var workoutType: Swift.String?
+            /// workoutUpdated and workoutEnded (required).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/elapsedSeconds`.
+            internal var elapsedSeconds: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/heartRate`.
+            internal var heartRate: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/activeCalories`.
+            internal var activeCalories: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/currentExercise`.
+            internal var currentExercise: Swift.String?
+            /// mealStarted (required, with targetCalories 0-20000 and targetProteinGrams 0-2000).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/meal`.
+            internal enum MealPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case breakfast = "breakfast"
+                case lunch = "lunch"
+                case snack = "snack"
+                case dinner = "dinner"
+            }
+            /// mealStarted (required, with targetCalories 0-20000 and targetProteinGrams 0-2000).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/meal`.
+            internal var meal: Components.Schemas.LiveActivityEventBody.MealPayload?
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/targetCalories`.
+            internal var targetCalories: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/targetProteinGrams`.
+            internal var targetProteinGrams: Swift.Int?
+            /// mealUpdated (0 when absent, as totalCalories and totalProteinGrams).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/itemsLogged`.
+            internal var itemsLogged: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/totalCalories`.
+            internal var totalCalories: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/totalProteinGrams`.
+            internal var totalProteinGrams: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/lastFoodItem`.
+            internal var lastFoodItem: Swift.String?
+            /// liveActivityToken (required), the engine's name of the activity.
+            ///
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/activityID`.
+            internal var activityID: Swift.String?
+            /// liveActivityToken (required), the activity's push token in lowercase hex (32 to 100 bytes).
+            ///
+            /// - Remark: Generated from `#/components/schemas/LiveActivityEventBody/token`.
+            internal var token: Swift.String?
+            /// Creates a new `LiveActivityEventBody`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - workoutType: workoutStarted (required).
+            ///   - elapsedSeconds: workoutUpdated and workoutEnded (required).
+            ///   - heartRate:
+            ///   - activeCalories:
+            ///   - currentExercise:
+            ///   - meal: mealStarted (required, with targetCalories 0-20000 and targetProteinGrams 0-2000).
+            ///   - targetCalories:
+            ///   - targetProteinGrams:
+            ///   - itemsLogged: mealUpdated (0 when absent, as totalCalories and totalProteinGrams).
+            ///   - totalCalories:
+            ///   - totalProteinGrams:
+            ///   - lastFoodItem:
+            ///   - activityID: liveActivityToken (required), the engine's name of the activity.
+            ///   - token: liveActivityToken (required), the activity's push token in lowercase hex (32 to 100 bytes).
+            internal init(
+                _type: Components.Schemas.LiveActivityEventBody._TypePayload,
+                workoutType: Swift.String? = nil,
+                elapsedSeconds: Swift.Int? = nil,
+                heartRate: Swift.Int? = nil,
+                activeCalories: Swift.Int? = nil,
+                currentExercise: Swift.String? = nil,
+                meal: Components.Schemas.LiveActivityEventBody.MealPayload? = nil,
+                targetCalories: Swift.Int? = nil,
+                targetProteinGrams: Swift.Int? = nil,
+                itemsLogged: Swift.Int? = nil,
+                totalCalories: Swift.Int? = nil,
+                totalProteinGrams: Swift.Int? = nil,
+                lastFoodItem: Swift.String? = nil,
+                activityID: Swift.String? = nil,
+                token: Swift.String? = nil
+            ) {
+                self._type = _type
+                self.workoutType = workoutType
+                self.elapsedSeconds = elapsedSeconds
+                self.heartRate = heartRate
+                self.activeCalories = activeCalories
+                self.currentExercise = currentExercise
+                self.meal = meal
+                self.targetCalories = targetCalories
+                self.targetProteinGrams = targetProteinGrams
+                self.itemsLogged = itemsLogged
+                self.totalCalories = totalCalories
+                self.totalProteinGrams = totalProteinGrams
+                self.lastFoodItem = lastFoodItem
+                self.activityID = activityID
+                self.token = token
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case workoutType
+                case elapsedSeconds
+                case heartRate
+                case activeCalories
+                case currentExercise
+                case meal
+                case targetCalories
+                case targetProteinGrams
+                case itemsLogged
+                case totalCalories
+                case totalProteinGrams
+                case lastFoodItem
+                case activityID
+                case token
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Components.Schemas.LiveActivityEventBody._TypePayload.self,
+                    forKey: ._type
+                )
+                self.workoutType = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .workoutType
+                )
+                self.elapsedSeconds = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .elapsedSeconds
+                )
+                self.heartRate = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .heartRate
+                )
+                self.activeCalories = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .activeCalories
+                )
+                self.currentExercise = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .currentExercise
+                )
+                self.meal = try container.decodeIfPresent(
+                    Components.Schemas.LiveActivityEventBody.MealPayload.self,
+                    forKey: .meal
+                )
+                self.targetCalories = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .targetCalories
+                )
+                self.targetProteinGrams = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .targetProteinGrams
+                )
+                self.itemsLogged = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .itemsLogged
+                )
+                self.totalCalories = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .totalCalories
+                )
+                self.totalProteinGrams = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .totalProteinGrams
+                )
+                self.lastFoodItem = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .lastFoodItem
+                )
+                self.activityID = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .activityID
+                )
+                self.token = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .token
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "workoutType",
+                    "elapsedSeconds",
+                    "heartRate",
+                    "activeCalories",
+                    "currentExercise",
+                    "meal",
+                    "targetCalories",
+                    "targetProteinGrams",
+                    "itemsLogged",
+                    "totalCalories",
+                    "totalProteinGrams",
+                    "lastFoodItem",
+                    "activityID",
+                    "token"
+                ])
+            }
+        }
+        /// When the activity happened, for an activity the app reports late (logged offline). The
+        /// history records the activity at this instant; the engine takes the input when it arrives
+        /// (its time never goes back). At most 300 seconds ahead of the server's clock (a device
+        /// clock ahead is recorded at the server's time) and at most 7 days behind it; otherwise
+        /// 422 naming `at`. Only activity events carry it.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/OccurredAt`.
+        internal typealias OccurredAt = Models.Instant
+        /// - Remark: Generated from `#/components/schemas/AppOpened`.
+        internal struct AppOpened: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AppOpened/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case appOpened = "appOpened"
+            }
+            /// - Remark: Generated from `#/components/schemas/AppOpened/type`.
+            internal var _type: Components.Schemas.AppOpened._TypePayload
+            /// - Remark: Generated from `#/components/schemas/AppOpened/sessionSeconds`.
+            internal var sessionSeconds: Swift.Int?
+            /// - Remark: Generated from `#/components/schemas/AppOpened/at`.
+            internal var at: Components.Schemas.OccurredAt?
+            /// Creates a new `AppOpened`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - sessionSeconds:
+            ///   - at:
+            internal init(
+                _type: Components.Schemas.AppOpened._TypePayload,
+                sessionSeconds: Swift.Int? = nil,
+                at: Components.Schemas.OccurredAt? = nil
+            ) {
+                self._type = _type
+                self.sessionSeconds = sessionSeconds
+                self.at = at
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case sessionSeconds
+                case at
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Components.Schemas.AppOpened._TypePayload.self,
+                    forKey: ._type
+                )
+                self.sessionSeconds = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .sessionSeconds
+                )
+                self.at = try container.decodeIfPresent(
+                    Components.Schemas.OccurredAt.self,
+                    forKey: .at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "sessionSeconds",
+                    "at"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WorkoutCompleted`.
+        internal struct WorkoutCompleted: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/WorkoutCompleted/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case workoutCompleted = "workoutCompleted"
+            }
+            /// - Remark: Generated from `#/components/schemas/WorkoutCompleted/type`.
+            internal var _type: Components.Schemas.WorkoutCompleted._TypePayload
+            /// - Remark: Generated from `#/components/schemas/WorkoutCompleted/durationMinutes`.
+            internal var durationMinutes: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/WorkoutCompleted/at`.
+            internal var at: Components.Schemas.OccurredAt?
+            /// Creates a new `WorkoutCompleted`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - durationMinutes:
+            ///   - at:
+            internal init(
+                _type: Components.Schemas.WorkoutCompleted._TypePayload,
+                durationMinutes: Swift.Int,
+                at: Components.Schemas.OccurredAt? = nil
+            ) {
+                self._type = _type
+                self.durationMinutes = durationMinutes
+                self.at = at
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case durationMinutes
+                case at
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Components.Schemas.WorkoutCompleted._TypePayload.self,
+                    forKey: ._type
+                )
+                self.durationMinutes = try container.decode(
+                    Swift.Int.self,
+                    forKey: .durationMinutes
+                )
+                self.at = try container.decodeIfPresent(
+                    Components.Schemas.OccurredAt.self,
+                    forKey: .at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "durationMinutes",
+                    "at"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MealLogged`.
+        internal struct MealLogged: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MealLogged/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case mealLogged = "mealLogged"
+            }
+            /// - Remark: Generated from `#/components/schemas/MealLogged/type`.
+            internal var _type: Components.Schemas.MealLogged._TypePayload
+            /// - Remark: Generated from `#/components/schemas/MealLogged/meal`.
+            internal enum MealPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case breakfast = "breakfast"
+                case lunch = "lunch"
+                case snack = "snack"
+                case dinner = "dinner"
+            }
+            /// - Remark: Generated from `#/components/schemas/MealLogged/meal`.
+            internal var meal: Components.Schemas.MealLogged.MealPayload
+            /// - Remark: Generated from `#/components/schemas/MealLogged/at`.
+            internal var at: Components.Schemas.OccurredAt?
+            /// Creates a new `MealLogged`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - meal:
+            ///   - at:
+            internal init(
+                _type: Components.Schemas.MealLogged._TypePayload,
+                meal: Components.Schemas.MealLogged.MealPayload,
+                at: Components.Schemas.OccurredAt? = nil
+            ) {
+                self._type = _type
+                self.meal = meal
+                self.at = at
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case meal
+                case at
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Components.Schemas.MealLogged._TypePayload.self,
+                    forKey: ._type
+                )
+                self.meal = try container.decode(
+                    Components.Schemas.MealLogged.MealPayload.self,
+                    forKey: .meal
+                )
+                self.at = try container.decodeIfPresent(
+                    Components.Schemas.OccurredAt.self,
+                    forKey: .at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "meal",
+                    "at"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/SimpleActivity`.
+        internal struct SimpleActivity: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SimpleActivity/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case moodLogged = "moodLogged"
+                case energyLogged = "energyLogged"
+                case coachChat = "coachChat"
+                case checkInCompleted = "checkInCompleted"
+            }
+            /// - Remark: Generated from `#/components/schemas/SimpleActivity/type`.
+            internal var _type: Components.Schemas.SimpleActivity._TypePayload
+            /// - Remark: Generated from `#/components/schemas/SimpleActivity/at`.
+            internal var at: Components.Schemas.OccurredAt?
+            /// Creates a new `SimpleActivity`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - at:
+            internal init(
+                _type: Components.Schemas.SimpleActivity._TypePayload,
+                at: Components.Schemas.OccurredAt? = nil
+            ) {
+                self._type = _type
+                self.at = at
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case at
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Components.Schemas.SimpleActivity._TypePayload.self,
+                    forKey: ._type
+                )
+                self.at = try container.decodeIfPresent(
+                    Components.Schemas.OccurredAt.self,
+                    forKey: .at
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "at"
+                ])
+            }
+        }
+        /// The user answered a notification. The kind comes from the request identifier (as the
+        /// schedule lists it). An action identifier no category declares (a stale category, a newer
+        /// app) is accepted and traced as unrecognised.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/NotificationResponse`.
+        internal struct NotificationResponse: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/NotificationResponse/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case notificationResponse = "notificationResponse"
+            }
+            /// - Remark: Generated from `#/components/schemas/NotificationResponse/type`.
+            internal var _type: Components.Schemas.NotificationResponse._TypePayload
+            /// - Remark: Generated from `#/components/schemas/NotificationResponse/requestID`.
+            internal var requestID: Swift.String
+            /// One of the app's registered action identifiers, or the system's default tap and dismiss.
+            ///
+            /// - Remark: Generated from `#/components/schemas/NotificationResponse/actionIdentifier`.
+            internal var actionIdentifier: Swift.String
+            /// Creates a new `NotificationResponse`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - requestID:
+            ///   - actionIdentifier: One of the app's registered action identifiers, or the system's default tap and dismiss.
+            internal init(
+                _type: Components.Schemas.NotificationResponse._TypePayload,
+                requestID: Swift.String,
+                actionIdentifier: Swift.String
+            ) {
+                self._type = _type
+                self.requestID = requestID
+                self.actionIdentifier = actionIdentifier
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case requestID
+                case actionIdentifier
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Components.Schemas.NotificationResponse._TypePayload.self,
+                    forKey: ._type
+                )
+                self.requestID = try container.decode(
+                    Swift.String.self,
+                    forKey: .requestID
+                )
+                self.actionIdentifier = try container.decode(
+                    Swift.String.self,
+                    forKey: .actionIdentifier
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "requestID",
+                    "actionIdentifier"
+                ])
+            }
+        }
+        /// Another user did something that concerns this user.
+        ///
+        /// - Remark: Generated from `#/components/schemas/SocialEventBody`.
+        internal struct SocialEventBody: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SocialEventBody/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case socialEvent = "socialEvent"
+            }
+            /// - Remark: Generated from `#/components/schemas/SocialEventBody/type`.
+            internal var _type: Components.Schemas.SocialEventBody._TypePayload
+            /// The backend's id of the event; unique, 1 to 128 bytes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/SocialEventBody/id`.
+            internal var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SocialEventBody/kind`.
+            internal var kind: Components.Schemas.SocialKind
+            /// - Remark: Generated from `#/components/schemas/SocialEventBody/actorName`.
+            internal var actorName: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SocialEventBody/topic`.
+            internal var topic: Swift.String
+            /// - Remark: Generated from `#/components/schemas/SocialEventBody/isMutualFriend`.
+            internal var isMutualFriend: Swift.Bool?
+            /// Creates a new `SocialEventBody`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - id: The backend's id of the event; unique, 1 to 128 bytes.
+            ///   - kind:
+            ///   - actorName:
+            ///   - topic:
+            ///   - isMutualFriend:
+            internal init(
+                _type: Components.Schemas.SocialEventBody._TypePayload,
+                id: Swift.String,
+                kind: Components.Schemas.SocialKind,
+                actorName: Swift.String,
+                topic: Swift.String,
+                isMutualFriend: Swift.Bool? = nil
+            ) {
+                self._type = _type
+                self.id = id
+                self.kind = kind
+                self.actorName = actorName
+                self.topic = topic
+                self.isMutualFriend = isMutualFriend
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case id
+                case kind
+                case actorName
+                case topic
+                case isMutualFriend
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Components.Schemas.SocialEventBody._TypePayload.self,
+                    forKey: ._type
+                )
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.kind = try container.decode(
+                    Components.Schemas.SocialKind.self,
+                    forKey: .kind
+                )
+                self.actorName = try container.decode(
+                    Swift.String.self,
+                    forKey: .actorName
+                )
+                self.topic = try container.decode(
+                    Swift.String.self,
+                    forKey: .topic
+                )
+                self.isMutualFriend = try container.decodeIfPresent(
+                    Swift.Bool.self,
+                    forKey: .isMutualFriend
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "id",
+                    "kind",
+                    "actorName",
+                    "topic",
+                    "isMutualFriend"
+                ])
+            }
+        }
+        /// Whether the device lets the app show notifications, as the app reads it from its
+        /// notification settings (at launch and on coming to the foreground) or learns from a
+        /// refused schedule. While not allowed, the engine plans nothing on the device (traced
+        /// notificationsNotAllowed) and withdraws what it had planned there; when allowed again it
+        /// plans afresh from that moment. The device's kinds then reach neither the schedule nor the
+        /// inbox until allowed again; pushed kinds are sent as before (they still fill the inbox).
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/NotificationPermission`.
+        internal struct NotificationPermission: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/NotificationPermission/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case notificationPermission = "notificationPermission"
+            }
+            /// - Remark: Generated from `#/components/schemas/NotificationPermission/type`.
+            internal var _type: Components.Schemas.NotificationPermission._TypePayload
+            /// - Remark: Generated from `#/components/schemas/NotificationPermission/allowed`.
+            internal var allowed: Swift.Bool
+            /// Creates a new `NotificationPermission`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - allowed:
+            internal init(
+                _type: Components.Schemas.NotificationPermission._TypePayload,
+                allowed: Swift.Bool
+            ) {
+                self._type = _type
+                self.allowed = allowed
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case allowed
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Components.Schemas.NotificationPermission._TypePayload.self,
+                    forKey: ._type
+                )
+                self.allowed = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .allowed
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "allowed"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/EventAccepted`.
+        internal struct EventAccepted: Codable, Hashable, Sendable {
+            /// How many effects the engine produced for the event.
+            ///
+            /// - Remark: Generated from `#/components/schemas/EventAccepted/effects`.
+            internal var effects: Swift.Int
+            /// The local plan's version after the event (`GET /v1/users/{id}/plan`): an app whose
+            /// plan is of another version pulls it.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/EventAccepted/planVersion`.
+            internal var planVersion: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/EventAccepted/LiveActivitiesPayload`.
+            internal struct LiveActivitiesPayloadPayload: Codable, Hashable, Sendable {
+                /// The engine's name of the activity (`workout-1`, `meal-2`, ...).
+                ///
+                /// - Remark: Generated from `#/components/schemas/EventAccepted/LiveActivitiesPayload/activityID`.
+                internal var activityID: Swift.String
+                /// - Remark: Generated from `#/components/schemas/EventAccepted/LiveActivitiesPayload/event`.
+                internal enum EventPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case start = "start"
+                    case update = "update"
+                    case end = "end"
+                }
+                /// - Remark: Generated from `#/components/schemas/EventAccepted/LiveActivitiesPayload/event`.
+                internal var event: Components.Schemas.EventAccepted.LiveActivitiesPayloadPayload.EventPayload
+                /// Creates a new `LiveActivitiesPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - activityID: The engine's name of the activity (`workout-1`, `meal-2`, ...).
+                ///   - event:
+                internal init(
+                    activityID: Swift.String,
+                    event: Components.Schemas.EventAccepted.LiveActivitiesPayloadPayload.EventPayload
+                ) {
+                    self.activityID = activityID
+                    self.event = event
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case activityID
+                    case event
+                }
+            }
+            /// The Live Activities the event started, updated or ended, in order (empty when none).
+            /// An app starts the activity a `start` names and reports its push token under that
+            /// `activityID` (`liveActivityToken`). An answer replayed from before this field existed
+            /// lacks it.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/EventAccepted/liveActivities`.
+            internal typealias LiveActivitiesPayload = [Components.Schemas.EventAccepted.LiveActivitiesPayloadPayload]
+            /// The Live Activities the event started, updated or ended, in order (empty when none).
+            /// An app starts the activity a `start` names and reports its push token under that
+            /// `activityID` (`liveActivityToken`). An answer replayed from before this field existed
+            /// lacks it.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/EventAccepted/liveActivities`.
+            internal var liveActivities: Components.Schemas.EventAccepted.LiveActivitiesPayload?
+            /// Creates a new `EventAccepted`.
+            ///
+            /// - Parameters:
+            ///   - effects: How many effects the engine produced for the event.
+            ///   - planVersion: The local plan's version after the event (`GET /v1/users/{id}/plan`): an app whose
+            ///   - liveActivities: The Live Activities the event started, updated or ended, in order (empty when none).
+            internal init(
+                effects: Swift.Int,
+                planVersion: Swift.Int,
+                liveActivities: Components.Schemas.EventAccepted.LiveActivitiesPayload? = nil
+            ) {
+                self.effects = effects
+                self.planVersion = planVersion
+                self.liveActivities = liveActivities
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case effects
+                case planVersion
+                case liveActivities
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/LocalPlan`.
         internal struct LocalPlan: Codable, Hashable, Sendable {
             /// The plan's revision (its weak `ETag` is `W/"<version>"`); it grows whenever a request is

@@ -1085,6 +1085,467 @@ internal enum Operations {
             }
         }
     }
+    /// Apply something the user did (or that concerns them) to their engine, now.
+    ///
+    /// Sent by the backend (the API key) or by the user's own app (the user's token). An app
+    /// sends what its user does; a social event (what others did) with a user token is 403.
+    /// The answer carries the local plan's version after the event. When an event from the
+    /// backend changes the local plan, the server signals the user's devices: their badge and
+    /// inbox sync (a background push, at most two an hour, coalesced) carries the new
+    /// `planVersion`, and when that budget is spent the signal waits for the next slot, about
+    /// half an hour at most. An event from the app itself signals only the user's other devices,
+    /// when there are any: its own answer says it.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/events`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)`.
+    internal enum PostEvent {
+        internal static let id: Swift.String = "postEvent"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// The backend's id of the user.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/path/id`.
+                internal var id: Components.Parameters.UserID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id: The backend's id of the user.
+                internal init(id: Components.Parameters.UserID) {
+                    self.id = id
+                }
+            }
+            internal var path: Operations.PostEvent.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                /// The same key (per user, and per caller: the app's keys, sent with the user's token, are
+                /// kept apart from the backend's, sent with the API key, so the two never meet) with the
+                /// same body (byte for byte, compared by SHA-256)
+                /// answers the first answer again, with `Idempotency-Replayed: true`, without applying
+                /// the event twice; with another body (even a malformed one), 409. The first answer is
+                /// stored durably, in the same transaction as the event it answers, so a retry after a
+                /// restart or a crash is recognised too. While the first request with a key is being
+                /// applied, another with the key that reads well is 409; one that arrives before the first
+                /// is applied and after it is written gets its answer replayed. Keys live 24 hours: after that the key is a new
+                /// request (expired keys are pruned as keyed events arrive, at most 64 per event). Only
+                /// accepted (2xx) answers are kept: a refused request changed nothing and may be sent
+                /// again with its key. Two `Idempotency-Key` headers are refused (400, `field`
+                /// `Idempotency-Key`): which one counted would depend on who read the request.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/header/Idempotency-Key`.
+                internal var idempotencyKey: Swift.String?
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostEvent.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey: The same key (per user, and per caller: the app's keys, sent with the user's token, are
+                ///   - accept:
+                internal init(
+                    idempotencyKey: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.PostEvent.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.PostEvent.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.Event)
+            }
+            internal var body: Operations.PostEvent.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.PostEvent.Input.Path,
+                headers: Operations.PostEvent.Input.Headers = .init(),
+                body: Operations.PostEvent.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Accepted: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/responses/202/headers`.
+                internal struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/responses/202/headers/Idempotency-Replayed`.
+                    internal enum IdempotencyReplayedPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case _true = "true"
+                    }
+                    /// `true` when this is the stored first answer of the Idempotency-Key.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/responses/202/headers/Idempotency-Replayed`.
+                    internal var idempotencyReplayed: Operations.PostEvent.Output.Accepted.Headers.IdempotencyReplayedPayload?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - idempotencyReplayed: `true` when this is the stored first answer of the Idempotency-Key.
+                    internal init(idempotencyReplayed: Operations.PostEvent.Output.Accepted.Headers.IdempotencyReplayedPayload? = nil) {
+                        self.idempotencyReplayed = idempotencyReplayed
+                    }
+                }
+                /// Received HTTP response headers
+                internal var headers: Operations.PostEvent.Output.Accepted.Headers
+                /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/responses/202/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/users/{id}/events/POST/responses/202/content/application\/json`.
+                    case json(Components.Schemas.EventAccepted)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.EventAccepted {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.PostEvent.Output.Accepted.Body
+                /// Creates a new `Accepted`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                internal init(
+                    headers: Operations.PostEvent.Output.Accepted.Headers = .init(),
+                    body: Operations.PostEvent.Output.Accepted.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// Applied; the engine's effects are committed with the new state (the outbox).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/202`.
+            ///
+            /// HTTP response code: `202 accepted`.
+            case accepted(Operations.PostEvent.Output.Accepted)
+            /// The associated value of the enum case if `self` is `.accepted`.
+            ///
+            /// - Throws: An error if `self` is not `.accepted`.
+            /// - SeeAlso: `.accepted`.
+            internal var accepted: Operations.PostEvent.Output.Accepted {
+                get throws {
+                    switch self {
+                    case let .accepted(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "accepted",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request does not have the shape the route reads.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Authorization header is missing, not Bearer, or the key is wrong.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A valid user token of another user, or a deprecated legacy user token on a route that
+            /// writes (events, devices).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A rate limit is spent: the API key's, the user token's, or the client address's (failed
+            /// authentication costs an address more than a success). Retry after `Retry-After` seconds.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such user (or route, or device of the user).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The Idempotency-Key was used with another body, or its first request is still running.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body had not fully arrived `--body-timeout-seconds` (10) after the headers.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/408`.
+            ///
+            /// HTTP response code: `408 requestTimeout`.
+            case requestTimeout(Components.Responses.RequestTimeout)
+            /// The associated value of the enum case if `self` is `.requestTimeout`.
+            ///
+            /// - Throws: An error if `self` is not `.requestTimeout`.
+            /// - SeeAlso: `.requestTimeout`.
+            internal var requestTimeout: Components.Responses.RequestTimeout {
+                get throws {
+                    switch self {
+                    case let .requestTimeout(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "requestTimeout",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is over 64 KB.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A body that is not `Content-Type: application/json` (any parameters), or that carries a
+            /// `Content-Encoding` other than `identity`.
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            internal var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A value is refused; `field` names it.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.InvalidField)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            internal var unprocessableContent: Components.Responses.InvalidField {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The server failed (logged); the request may be retried.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)/responses/500`.
+            ///
+            /// HTTP response code: `500 internalServerError`.
+            case internalServerError(Components.Responses.InternalError)
+            /// The associated value of the enum case if `self` is `.internalServerError`.
+            ///
+            /// - Throws: An error if `self` is not `.internalServerError`.
+            /// - SeeAlso: `.internalServerError`.
+            internal var internalServerError: Components.Responses.InternalError {
+                get throws {
+                    switch self {
+                    case let .internalServerError(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "internalServerError",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case applicationProblemJson
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                case "application/problem+json":
+                    self = .applicationProblemJson
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                case .applicationProblemJson:
+                    return "application/problem+json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json,
+                    .applicationProblemJson
+                ]
+            }
+        }
+    }
     /// What the engine has planned for the user, soonest first.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/schedule`.

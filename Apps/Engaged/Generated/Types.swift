@@ -76,6 +76,21 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `PUT /v1/users/{id}`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/put(putUser)`.
     func putUser(_ input: Operations.PutUser.Input) async throws -> Operations.PutUser.Output
+    /// Apply something the user did (or that concerns them) to their engine, now.
+    ///
+    /// Sent by the backend (the API key) or by the user's own app (the user's token). An app
+    /// sends what its user does; a social event (what others did) with a user token is 403.
+    /// The answer carries the local plan's version after the event. When an event from the
+    /// backend changes the local plan, the server signals the user's devices: their badge and
+    /// inbox sync (a background push, at most two an hour, coalesced) carries the new
+    /// `planVersion`, and when that budget is spent the signal waits for the next slot, about
+    /// half an hour at most. An event from the app itself signals only the user's other devices,
+    /// when there are any: its own answer says it.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/events`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)`.
+    func postEvent(_ input: Operations.PostEvent.Input) async throws -> Operations.PostEvent.Output
     /// What the engine has planned for the user, soonest first.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/schedule`.
@@ -302,6 +317,31 @@ extension APIProtocol {
         body: Operations.PutUser.Input.Body
     ) async throws -> Operations.PutUser.Output {
         try await putUser(Operations.PutUser.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Apply something the user did (or that concerns them) to their engine, now.
+    ///
+    /// Sent by the backend (the API key) or by the user's own app (the user's token). An app
+    /// sends what its user does; a social event (what others did) with a user token is 403.
+    /// The answer carries the local plan's version after the event. When an event from the
+    /// backend changes the local plan, the server signals the user's devices: their badge and
+    /// inbox sync (a background push, at most two an hour, coalesced) carries the new
+    /// `planVersion`, and when that budget is spent the signal waits for the next slot, about
+    /// half an hour at most. An event from the app itself signals only the user's other devices,
+    /// when there are any: its own answer says it.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/users/{id}/events`.
+    /// - Remark: Generated from `#/paths//v1/users/{id}/events/post(postEvent)`.
+    internal func postEvent(
+        path: Operations.PostEvent.Input.Path,
+        headers: Operations.PostEvent.Input.Headers = .init(),
+        body: Operations.PostEvent.Input.Body
+    ) async throws -> Operations.PostEvent.Output {
+        try await postEvent(Operations.PostEvent.Input(
             path: path,
             headers: headers,
             body: body

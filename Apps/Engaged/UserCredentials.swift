@@ -5,8 +5,9 @@ import Runtime
 
 /// The user routes' `Authorization: Bearer <credential>`: the API key (a backend, any user), or a
 /// user token for the user of the path (an app reading its own inbox and plan, sending its own
-/// events, and registering its own push token). The caller is passed on in the context
-/// (`Caller`).
+/// events, and registering its own push token). `AuthenticationMiddleware` asks it of the
+/// operations that take both (`OperationAccess.apiKeyOrUserToken`) and passes the caller on
+/// (`RequestScope.caller`).
 ///
 /// A user token is a signed JWT (`UserTokenAuthority`), refused when expired, not valid yet,
 /// signed by a key or an algorithm this server does not take, or issued before the user's tokens
@@ -16,7 +17,7 @@ import Runtime
 /// Missing, malformed, wrong, expired or revoked: 401 with `WWW-Authenticate: Bearer`. A valid
 /// token of another user: 403. The other `/v1` routes take the API key only: a user token there
 /// is a wrong key (401).
-struct InboxAuthMiddleware<Context: CallerRequestContext>: RouterMiddleware {
+struct UserCredentials: Sendable {
     let apiKey: String
     let userTokens: UserTokenAuthority
     let legacyUserTokens: LegacyUserTokens?
@@ -24,7 +25,7 @@ struct InboxAuthMiddleware<Context: CallerRequestContext>: RouterMiddleware {
     let limiter: RateLimiter
     let metrics: ServerMetrics
 
-    /// The middleware over the server's keys, store and limits.
+    /// The credentials over the server's keys, store and limits.
     init(_ environment: ServerEnvironment) {
         self.init(
             apiKey: environment.apiKey, userTokens: environment.userTokens,
@@ -44,41 +45,15 @@ struct InboxAuthMiddleware<Context: CallerRequestContext>: RouterMiddleware {
         self.metrics = metrics
     }
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
-        switch try await verdict(
-            request.headers[.authorization], pathUserID: UserID(context.parameters.get("id") ?? ""))
-        {
-        case .apiKey:
-            try limiter.charge(.apiKey, "", metrics: metrics)
-            var context = context
-            context.caller = .backend
-            return try await next(request, context)
-        case .user(let userID):
-            try limiter.charge(.user, userID.rawValue, metrics: metrics)
-            var context = context
-            context.caller = .user(userID)
-            return try await next(request, context)
-        case .legacyUser(let userID):
-            try limiter.charge(.user, userID.rawValue, metrics: metrics)
-            var context = context
-            context.caller = .legacyUser(userID)
-            return try await next(request, context)
-        case .unauthorized(let detail): throw Problem.unauthorized(detail)
-        case .forbidden(let detail): throw Problem.forbidden(detail)
-        }
-    }
-
     func verdict(_ header: String?, pathUserID: UserID) async throws -> InboxAccess {
         guard let header else {
             return .unauthorized(
                 "missing Authorization header; send Authorization: Bearer <api key> or Bearer <user token>")
         }
-        guard let credential = APIKeyMiddleware<Context>.bearerCredential(header) else {
+        guard let credential = APIKey.bearerCredential(header) else {
             return .unauthorized("the Authorization header is not Bearer <api key> or Bearer <user token>")
         }
-        if APIKeyMiddleware<Context>.isAPIKey(credential, apiKey) { return .apiKey }
+        if APIKey.isAPIKey(credential, apiKey) { return .apiKey }
         if let legacyUserTokens, Self.isLegacyShaped(credential) {
             return legacyUserTokens.verdict(credential, pathUserID: pathUserID)
         }
@@ -132,7 +107,7 @@ extension LegacyUserTokens {
     }
 }
 
-/// What `InboxAuthMiddleware` decides about a request, with the detail of a refusal.
+/// What `UserCredentials` decides about a request, with the detail of a refusal.
 /// Who a request was authenticated as, for the routes open to both the backend and the user.
 enum Caller: Equatable, Sendable {
     /// The API key.
@@ -142,11 +117,6 @@ enum Caller: Equatable, Sendable {
     /// A valid deprecated HMAC token of this user (`--legacy-user-tokens`): it reads the inbox,
     /// the plan and the devices; it does not send events or register or remove devices.
     case legacyUser(UserID)
-}
-
-/// A request context that carries the caller `InboxAuthMiddleware` authenticated (nil before it).
-protocol CallerRequestContext: RequestContext {
-    var caller: Caller? { get set }
 }
 
 /// The verdict on a user route's credential.
