@@ -6,11 +6,13 @@ import HummingbirdCore
 import Logging
 import Models
 import OpenAPIRuntime
+import Storage
 
 // The generated routing (`registerHandlers`, Generated/Server.swift) hands each operation's
 // typed input to `Routes` (`APIProtocol`). What the generator does not check runs here, in front
 // of it, as OpenAPI middlewares that know the operation: who may call it (`OperationAccess`),
-// the query's strict form (`QueryRules`), and the body's (`JSONBodyMiddleware`). What a handler
+// the path's, query's and headers' strict form (`RawRequestMiddleware`), and the body's
+// (`JSONBodyMiddleware`). What a handler
 // needs beyond its typed input (the caller, the body as it came) travels in `RequestScope`.
 
 /// What a handler needs that its generated input does not carry, set by the middlewares for the
@@ -25,8 +27,8 @@ enum RequestScope {
     /// The request's query pairs as sent, in order, repeats included (`RawRequestMiddleware`):
     /// the generated input keeps one value of each name.
     @TaskLocal static var queryItems: [(key: Substring, value: Substring)] = []
-    /// The request's header lines as sent: the generated input keeps the first of a name, and
-    /// percent-decodes it (an `Idempotency-Key` of `a%41` would become `aA`).
+    /// The request's header lines as sent: the generated input joins the lines of a name, and
+    /// percent-decodes the value (an `Idempotency-Key` of `a%41` would become `aA`).
     @TaskLocal static var headerFields: HTTPFields = [:]
 }
 
@@ -51,6 +53,12 @@ enum OperationAccess: Equatable, Sendable {
     ]
 
     static func of(_ operationID: String) -> OperationAccess { byOperation[operationID] ?? .apiKey }
+
+    /// The operations open to a user's token that change something a deprecated legacy token may
+    /// not change (it reads the inbox, the plan and the devices), with what they do.
+    static let writes: [String: String] = [
+        "postEvent": "send events", "registerDevice": "register a device", "removeDevice": "remove a device",
+    ]
 }
 
 /// Checks the operation's credential (`OperationAccess`) before anything of the request is read,
@@ -89,6 +97,11 @@ struct AuthenticationMiddleware: ServerMiddleware {
                 caller = .user(userID)
             case .legacyUser(let userID):
                 try users.limiter.charge(.user, userID.rawValue, metrics: users.metrics)
+                // A deprecated HMAC user token never expires and cannot be revoked: it reads only.
+                if let what = OperationAccess.writes[operationID] {
+                    throw Problem.forbidden(
+                        "a legacy user token reads only; \(what) with a signed user token or the API key")
+                }
                 caller = .legacyUser(userID)
             case .unauthorized(let detail): throw Problem.unauthorized(detail)
             case .forbidden(let detail): throw Problem.forbidden(detail)
@@ -98,19 +111,33 @@ struct AuthenticationMiddleware: ServerMiddleware {
     }
 }
 
-/// What the generated code loses of a request and of an answer, kept and restored:
+/// What the generated code loses of a request and of an answer, kept and restored, and the
+/// checks that must come before the body is read:
 /// - the query's pairs and the header lines as sent, for the handlers (`RequestScope`);
-/// - the query rules the generated decoder does not keep: a parameter given twice, or one the
-///   operation does not take, is 400 naming it, and each value's form is checked with the problem
-///   that names it (`ExplainQuery`, `InboxQuery`, `RevokeQuery`) before the generated decoder
-///   reads it; operations without a rule take their query as the generated code reads it;
+/// - the path's parameters as sent, checked before anything else of the request (the generated
+///   input percent-decodes them: `al%69ce` would be `alice`): a user id, an inbox item, a device
+///   token that is not one is 400 naming it;
+/// - the operation's own preflight (`Routes.preflightChecks`): the query rules the generated
+///   decoder does not keep (a parameter given twice, a value's form, and for the inbox and
+///   revocation an unknown one: `ExplainQuery`, `InboxQuery`, `RevokeQuery`), the
+///   `Idempotency-Key` header's, and the clock route's `--manual-clock`, each with the problem
+///   that names it;
+/// - `Accept` is not checked: every answer has one media type, and the generated code would check
+///   it only after the handler has committed its change;
 /// - the answer's header values as the handler wrote them: the generated code writes a header
 ///   as a URI component, so `ETag: W/"7"` would leave as `W%2F%227%22` and never match.
 struct RawRequestMiddleware: ServerMiddleware {
-    /// Checks the query of an operation at the server's time.
-    typealias QueryRule = @Sendable ([(key: Substring, value: Substring)], Instant) throws -> Void
+    /// What a preflight check reads: the query's pairs, the header lines, the server's time.
+    struct Preflight: Sendable {
+        var queryItems: [(key: Substring, value: Substring)]
+        var headerFields: HTTPFields
+        var now: Instant
+    }
 
-    let queryRules: [String: QueryRule]
+    /// An operation's check before its body is read.
+    typealias Check = @Sendable (Preflight) throws -> Void
+
+    let checks: [String: Check]
     let now: @Sendable () -> Instant
 
     /// The answers' header parameters of the document whose values hold characters a URI
@@ -121,11 +148,19 @@ struct RawRequestMiddleware: ServerMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
+        try Self.checkPath(metadata.pathParameters)
+        // Hummingbird's reading of the query, the one every rule was written against: a pair
+        // without `=` is a name with an empty value.
         let items = URI(String(request.path ?? "/")).queryParameters.map { (key: $0.key, value: $0.value) }
-        if let rule = queryRules[operationID] { try rule(items, now()) }
+        try checks[operationID]?(Preflight(queryItems: items, headerFields: request.headerFields, now: now()))
+        var forwarded = request
+        forwarded.headerFields[.accept] = nil
+        // The generated decoder reads the query again: give it the pairs as read above, so what
+        // the rules judged is what it decodes (it refuses a pair without `=`).
+        forwarded.path = Self.path(request.path, query: items)
         var (response, answer) = try await RequestScope.$queryItems.withValue(items) {
             try await RequestScope.$headerFields.withValue(request.headerFields) {
-                try await next(request, body, metadata)
+                try await next(forwarded, body, metadata)
             }
         }
         for name in Self.answerHeadersAsWritten {
@@ -134,6 +169,27 @@ struct RawRequestMiddleware: ServerMiddleware {
             }
         }
         return (response, answer)
+    }
+
+    /// The path's parameters as sent: 400 naming one that is not what its route takes.
+    static func checkPath(_ parameters: [String: Substring]) throws(Problem) {
+        if let id = parameters["id"] { _ = try Routes.userID(String(id)) }
+        if let item = parameters["item"] { _ = try Routes.inboxItemID(String(item)) }
+        if let token = parameters["token"], case .failure(let error) = DeviceRegistration.normalizedToken(String(token))
+        {
+            throw Problem.badRequest(error.problem, field: "token")
+        }
+    }
+
+    /// `path` with its query written again from `items`, percent-encoded.
+    static func path(_ path: String?, query items: [(key: Substring, value: Substring)]) -> String? {
+        guard let path, let mark = path.firstIndex(of: "?") else { return path }
+        let allowed = CharacterSet.urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+;"))
+        let query = items.map { item in
+            (String(item.key).addingPercentEncoding(withAllowedCharacters: allowed) ?? "") + "="
+                + (String(item.value).addingPercentEncoding(withAllowedCharacters: allowed) ?? "")
+        }
+        return String(path[..<mark]) + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
     }
 }
 
@@ -150,6 +206,8 @@ struct JSONBodyMiddleware: ServerMiddleware {
     static let requiredBodies: Set<String> = [
         "putUser", "postEvent", "registerDevice", "setInboxItemState", "advanceClock",
     ]
+    /// The operations whose body may be left out.
+    static let optionalBodies: Set<String> = ["mintUserToken", "readAllInbox"]
 
     func intercept(
         _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
@@ -157,11 +215,14 @@ struct JSONBodyMiddleware: ServerMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var bytes: [UInt8] = []
         if let body { bytes = Array(try await ArraySlice(collecting: body, upTo: JSONBody.maxBytes)) }
-        guard !bytes.isEmpty else {
-            if Self.requiredBodies.contains(operationID) {
+        // An operation without a body in the document does not read one (revocation refuses one,
+        // from `RequestScope.bodyBytes`).
+        let reads = Self.requiredBodies.contains(operationID) || Self.optionalBodies.contains(operationID)
+        guard reads, !bytes.isEmpty else {
+            if reads, Self.requiredBodies.contains(operationID) {
                 throw Problem.badRequest("the body is empty; a JSON object is expected")
             }
-            return try await next(request, nil, metadata)
+            return try await RequestScope.$bodyBytes.withValue(bytes) { try await next(request, nil, metadata) }
         }
         try JSONBody.check(bytes)
         return try await RequestScope.$bodyBytes.withValue(bytes) {
@@ -195,6 +256,12 @@ extension Problem {
             return problem
         case let decoding as DecodingError:
             return from(decoding: decoding)
+        case _
+        where error.operationInput == nil && !(error.underlyingError is any HTTPResponseConvertible)
+            && error.httpStatus == .internalServerError:
+            // Raised while the generated code read the request, by a part of it without a status
+            // of its own (the URI decoder): the request is at fault, not the server.
+            return .badRequest("the request could not be read: \(error.causeDescription)")
         default:
             guard error.httpStatus.code < 500 else {
                 logger.error(

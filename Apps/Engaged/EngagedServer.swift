@@ -102,11 +102,7 @@ enum EngagedServer {
             middlewares: [
                 AuthenticationMiddleware(users: UserCredentials(environment)),
                 RawRequestMiddleware(
-                    queryRules: [
-                        "getInbox": { items, _ in _ = try InboxQuery(items) },
-                        "explain": { items, now in _ = try ExplainQuery(items, now: now) },
-                        "revokeUserTokens": { items, now in _ = try RevokeQuery(items, now: now) },
-                    ], now: { environment.runtime.clock.now() }),
+                    checks: Routes.preflightChecks(environment), now: { environment.runtime.clock.now() }),
                 EventReplayMiddleware(runtime: environment.runtime), JSONBodyMiddleware(),
             ])
         return router
@@ -143,8 +139,7 @@ enum APIKey {
     }
 }
 
-/// The handlers: of the operations generated from the document (`APIProtocol`), and of the
-/// hand-written routes not moved onto it yet.
+/// The handlers of the operations generated from the document (`APIProtocol`).
 struct Routes: APIProtocol, Sendable {
     let environment: ServerEnvironment
     let dispatcher: Dispatcher
@@ -177,17 +172,9 @@ struct Routes: APIProtocol, Sendable {
             }
     }
 
-    func getSchedule(_ input: Operations.GetSchedule.Input) async throws -> Operations.GetSchedule.Output {
-        let id = try Self.userID(input.path.id)
-        guard let engine = try await perform({ try await runtime.engine(of: id) }) else {
-            throw Problem.notFound("no user \"\(id)\"")
-        }
-        return .ok(.init(body: .json(Components.Schemas.Schedule(engine))))
-    }
-
     /// With `--manual-clock` only: moves the clock and runs the due work on the way.
     func advanceClock(_ input: Operations.AdvanceClock.Input) async throws -> Operations.AdvanceClock.Output {
-        guard let clock = environment.manualClock else {
+        guard let clock = environment.manualClock else {  // refused before the body too (`preflightChecks`)
             throw Problem.notFound("the clock is the system's; this route exists only with --manual-clock")
         }
         guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
@@ -213,6 +200,22 @@ struct Routes: APIProtocol, Sendable {
             throw Problem.notReady("the store does not answer or its schema is not this build's")
         }
         return .ok(.init(body: .json(.init(status: .ready))))
+    }
+
+    /// What each operation checks of its query and headers before its body is read, so that the
+    /// problem named is the same whatever the body holds.
+    static func preflightChecks(_ environment: ServerEnvironment) -> [String: RawRequestMiddleware.Check] {
+        [
+            "getInbox": { _ = try InboxQuery($0.queryItems) },
+            "explain": { _ = try ExplainQuery($0.queryItems, now: $0.now) },
+            "revokeUserTokens": { _ = try RevokeQuery($0.queryItems, now: $0.now) },
+            "postEvent": { _ = try EventKey.scoped($0.headerFields, from: EventKey.source(of: RequestScope.caller)) },
+            "advanceClock": { _ in
+                guard environment.manualClock != nil else {
+                    throw Problem.notFound("the clock is the system's; this route exists only with --manual-clock")
+                }
+            },
+        ]
     }
 
     /// Runs a runtime call, turning its refusals into problems (nothing of a refused input was

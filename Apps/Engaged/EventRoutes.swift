@@ -20,7 +20,6 @@ import Storage
 extension Routes {
     func postEvent(_ input: Operations.PostEvent.Input) async throws -> Operations.PostEvent.Output {
         let id = try Self.userID(input.path.id)
-        try Self.refuseLegacyWrite("send events")
         let source = EventKey.source(of: RequestScope.caller)
         guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
         let event = try EventInput(body)
@@ -138,13 +137,14 @@ struct EventReplayMiddleware: ServerMiddleware {
         do {
             return try await next(request, HTTPBody(bytes), metadata)
         } catch {
+            // Only a refused body or value: authentication, the path and the key were checked
+            // before this middleware ran (`AuthenticationMiddleware`, `RawRequestMiddleware`).
             guard let refused = Problem.clientProblem(error)?.status,
                 [.badRequest, .forbidden, .unprocessableContent].contains(refused),
                 let key = try? EventKey.scoped(request.headerFields, from: EventKey.source(of: RequestScope.caller)),
-                let id = metadata.pathParameters["id"].map({ UserID(String($0)) }),
-                Routes.isIdentifier(id.rawValue),
-                let record = try? await runtime.idempotencyRecord(userID: id, key: key)
+                let id = metadata.pathParameters["id"].map({ UserID(String($0)) })
             else { throw error }
+            guard let record = try await runtime.idempotencyRecord(userID: id, key: key) else { throw error }
             try Routes.requireSameBody(record, requestHash: RequestHash.of(bytes))
             // The first answer as it was written: the handler, which writes answers, did not run.
             _ = try Routes.storedAnswer(record)

@@ -112,7 +112,6 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
     /// The problem of a body that did not decode: a value the engine refused (`dataCorrupted` at a
     /// field) is 422; anything else (not JSON, wrong type, missing key) is 400. Both name the field.
     static func from(decoding error: any Error) -> Problem {
-        if let problem = error as? Problem { return problem }
         guard let error = error as? DecodingError else { return .badRequest("the body is not valid JSON") }
         switch error {
         // The generated decoders' own wording, made to say what is wrong: a key the object's

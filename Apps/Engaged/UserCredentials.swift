@@ -107,7 +107,6 @@ extension LegacyUserTokens {
     }
 }
 
-/// What `UserCredentials` decides about a request, with the detail of a refusal.
 /// Who a request was authenticated as, for the routes open to both the backend and the user.
 enum Caller: Equatable, Sendable {
     /// The API key.
@@ -119,7 +118,7 @@ enum Caller: Equatable, Sendable {
     case legacyUser(UserID)
 }
 
-/// The verdict on a user route's credential.
+/// What `UserCredentials` decides about a user route's credential, with the detail of a refusal.
 enum InboxAccess: Equatable, Sendable {
     /// The backend's API key.
     case apiKey

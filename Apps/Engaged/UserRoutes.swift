@@ -31,7 +31,6 @@ extension Routes {
     /// token would move it from another user.
     func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output {
         let id = try Self.userID(input.path.id)
-        try Self.refuseLegacyWrite("register a device")
         guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
         let token: String
         switch DeviceRegistration.normalizedToken(body.token) {
@@ -58,7 +57,6 @@ extension Routes {
     /// 204, or 404 when the user has no such token (or is unknown).
     func removeDevice(_ input: Operations.RemoveDevice.Input) async throws -> Operations.RemoveDevice.Output {
         let id = try Self.userID(input.path.id)
-        try Self.refuseLegacyWrite("remove a device")
         let token: String
         switch DeviceRegistration.normalizedToken(input.path.token) {
         case .success(let normalized): token = normalized
@@ -68,13 +66,6 @@ extension Routes {
             throw Problem.notFound("user \"\(id)\" has no device with this token")
         }
         return .noContent(.init())
-    }
-
-    /// 403 for a deprecated HMAC user token (`Caller.legacyUser`): it never expires and cannot be
-    /// revoked, so it reads but does not write (`what` says what it tried).
-    static func refuseLegacyWrite(_ what: String) throws(Problem) {
-        guard case .legacyUser? = RequestScope.caller else { return }
-        throw Problem.forbidden("a legacy user token reads only; \(what) with a signed user token or the API key")
     }
 }
 

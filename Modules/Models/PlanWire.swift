@@ -1,7 +1,8 @@
-/// The local plan as its JSON carries it (`GET /v1/users/{id}/plan`, `LocalPlan` in
-/// the API's document): the server writes it from the engine's plan, EngagementKit reads it into
-/// `ServerPlan`. One shape for both ends, so they cannot drift apart; what each value means and
-/// which are refused is the writer's and the reader's (`PlanRoutes`, `ServerPlan.decode`).
+/// The local plan as its JSON carries it (`GET /v1/users/{id}/plan`, `LocalPlan` in the API's
+/// document), as EngagementKit reads it into `ServerPlan` (`ServerPlan.decode` says which values
+/// it refuses). The server writes the same JSON from the types generated from the document
+/// (`Routes.getPlan`); the phone's end-to-end tests read the server's answers with this type, so
+/// the two are held together by test, not by sharing one type.
 public struct PlanWire: Codable, Hashable, Sendable {
     public var version: Int
     public var timeZone: String

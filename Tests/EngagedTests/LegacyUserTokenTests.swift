@@ -62,6 +62,10 @@ struct LegacyUserTokenTests {
             #expect(try await client.send(.get, "/v1/users/ana/plan", headers: headers(key: ana)).status == .ok)
             try await client.send(.post, "/v1/users/ana/events", #"{"type": "moodLogged"}"#, headers: headers(key: ana))
                 .expectProblem(403, "forbidden", detailContains: "legacy")
+            // Refused for the credential before the body is read: a bad body, or a key another
+            // request of the user's app used, changes nothing.
+            try await client.send(.post, "/v1/users/ana/events", #"{"type": 1}"#, headers: headers(key: ana))
+                .expectProblem(403, "forbidden", detailContains: "legacy")
             let device = #"{"token": "\#(String(repeating: "ab", count: 32))", "environment": "production"}"#
             try await client.send(.post, "/v1/users/ana/devices", device, headers: headers(key: ana))
                 .expectProblem(403, "forbidden", detailContains: "legacy")

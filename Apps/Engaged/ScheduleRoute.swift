@@ -1,14 +1,20 @@
 import EngagedAPI
 import Engagement
 import Foundation
-import LiveActivity
 import Models
 import Runtime
 import Scheduling
 
-// The JSON shapes of the API (Modules/EngagedAPI/openapi.yaml describes the same). Requests refuse unknown keys;
-// values the engine has types for decode through the engine's own Codable conformances, so the
-// server validates exactly as the engine does and names the same fields.
+extension Routes {
+    /// What the engine has planned for the user, soonest first; 404 for an unknown user.
+    func getSchedule(_ input: Operations.GetSchedule.Input) async throws -> Operations.GetSchedule.Output {
+        let id = try Self.userID(input.path.id)
+        guard let engine = try await perform({ try await runtime.engine(of: id) }) else {
+            throw Problem.notFound("no user \"\(id)\"")
+        }
+        return .ok(.init(body: .json(Components.Schemas.Schedule(engine))))
+    }
+}
 
 extension Components.Schemas.Schedule {
     /// `GET /v1/users/{id}/schedule`: what the engine has planned, soonest first, in one page
