@@ -21,7 +21,10 @@ extension Routes {
     func postEvent(_ input: Operations.PostEvent.Input) async throws -> Operations.PostEvent.Output {
         let id = try Self.userID(input.path.id)
         let source = EventKey.source(of: RequestScope.caller)
-        guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
+        let body =
+            switch input.body {
+            case .json(let body): body
+            }  // the only media type the document takes
         let event = try EventInput(body)
         try event.check(now: runtime.clock.now(), from: source)
         guard let key = try EventKey.scoped(RequestScope.headerFields, from: source) else {
@@ -147,7 +150,9 @@ struct EventReplayMiddleware: ServerMiddleware {
             guard let record = try await runtime.idempotencyRecord(userID: id, key: key) else { throw error }
             try Routes.requireSameBody(record, requestHash: RequestHash.of(bytes))
             // The first answer as it was written: the handler, which writes answers, did not run.
-            _ = try Routes.storedAnswer(record)
+            guard record.status == Routes.eventAcceptedStatus else {
+                throw APIAnswerError(detail: "an idempotency record with status \(record.status)")
+            }
             var response = HTTPResponse(status: .accepted)
             response.headerFields[.contentType] = "application/json; charset=utf-8"
             response.headerFields[EventKey.replayedHeader] = "true"

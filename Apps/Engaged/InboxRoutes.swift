@@ -30,7 +30,10 @@ extension Routes {
     {
         let id = try Self.userID(input.path.id)
         let itemID = try Self.inboxItemID(input.path.item)
-        guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
+        let body =
+            switch input.body {
+            case .json(let body): body
+            }  // the only media type the document takes
         // The document's states are those a client may set: states only move forward.
         guard let state = InboxState(name: body.state.rawValue) else {
             throw Problem.invalidField("state", "expected seen, read or archived, got \"\(body.state.rawValue)\"")

@@ -10,7 +10,10 @@ extension Routes {
     /// the answer says what stands).
     func putUser(_ input: Operations.PutUser.Input) async throws -> Operations.PutUser.Output {
         let id = try Self.userID(input.path.id)
-        guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
+        let body =
+            switch input.body {
+            case .json(let body): body
+            }  // the only media type the document takes
         let update = try UserUpdate(body, id: id)
         let result = try await perform { try await runtime.putUser(update) }
         if result.created { environment.legacyUserTokens?.remember([id]) }
@@ -31,7 +34,10 @@ extension Routes {
     /// token would move it from another user.
     func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output {
         let id = try Self.userID(input.path.id)
-        guard case .json(let body) = input.body else { throw Problem.unsupportedMediaType("send application/json") }
+        let body =
+            switch input.body {
+            case .json(let body): body
+            }  // the only media type the document takes
         let token: String
         switch DeviceRegistration.normalizedToken(body.token) {
         case .success(let normalized): token = normalized
