@@ -55,6 +55,39 @@ struct OperationAccessTests {
         }
     }
 
+    /// Each operation's body as the document states it: required, optional, or none (nil).
+    static func documentedBodies() throws -> [String: Bool?] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let lines = try String(
+            contentsOf: root.appendingPathComponent("Modules/EngagedAPI/openapi.yaml"), encoding: .utf8
+        ).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var bodies: [String: Bool?] = [:]
+        var operation: String?
+        for (index, line) in lines.enumerated() {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("operationId: ") {
+                operation = String(text.dropFirst("operationId: ".count))
+                bodies[operation!] = .some(nil)
+            } else if text == "requestBody:", let operation, index + 1 < lines.count {
+                bodies[operation] = lines[index + 1].trimmingCharacters(in: .whitespaces) == "required: true"
+            } else if text == "components:" {
+                break
+            }
+        }
+        return bodies
+    }
+
+    /// The strict body middleware's lists of which operations read a body are the document's.
+    @Test func theBodyListsAreTheDocuments() throws {
+        let documented = try Self.documentedBodies()
+        #expect(documented.count == 18)
+        let required = Set(documented.filter { $0.value == .some(true) }.keys)
+        let optional = Set(documented.filter { $0.value == .some(false) }.keys)
+        #expect(required == JSONBodyMiddleware.requiredBodies)
+        #expect(optional == JSONBodyMiddleware.optionalBodies)
+    }
+
     @Test func anOperationMissingFromTheTableTakesTheAPIKey() {
         #expect(OperationAccess.of("anOperationAddedLater") == .apiKey)
     }
