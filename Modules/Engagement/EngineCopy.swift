@@ -90,17 +90,17 @@ extension UserEngine {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .copyChosen,
-                        reason: .coachCopy, plannedAt: item.plannedAt, fireAt: item.fireAt,
-                        detail: "AI copy accepted; the time is unchanged"))
+                        at: now, userID: profile.id, subject: .external(requestID), kind: id.kind,
+                        decision: .copyChosen, reason: .coachCopy, plannedAt: item.plannedAt, fireAt: item.fireAt,
+                        why: .coachCopyAccepted))
             )
         case .rejected(let reason, _):
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, requestID: requestID, kind: id.kind, decision: .copyChosen,
-                        reason: .templateFallback, plannedAt: item.plannedAt, fireAt: item.fireAt,
-                        detail: "template copy kept: \(reason.code); the time is unchanged")))
+                        at: now, userID: profile.id, subject: .external(requestID), kind: id.kind,
+                        decision: .copyChosen, reason: .templateFallback, plannedAt: item.plannedAt,
+                        fireAt: item.fireAt, why: .templateKept(code: reason.code))))
         }
     }
 }

@@ -117,25 +117,19 @@ extension UserEngine {
     /// Turns the planner's changes into effects and trace entries, in order.
     private mutating func apply(_ changes: [PlanChange], at now: Instant, into effects: inout [Effect]) {
         if changes.contains(where: \.changesLocalPlan) { state.plan.countLocalChange(at: now) }
-        let cancelled = changes.compactMap { change -> PlannedNotification? in
-            if case .cancel(let old, _) = change { return old }
+        let cancelledIDs = changes.compactMap { change -> String? in
+            if case .cancel(let old, _) = change { return old.id.description }
             return nil
         }
-        // Identifiers are written once, for the effect and the trace (cancellations in order).
-        let cancelledIDs = cancelled.map(\.id.description)
         if !cancelledIDs.isEmpty { effects.append(.cancel(requestIDs: cancelledIDs)) }
-        var cancelledSoFar = 0
         for change in changes {
             switch change {
             case .cancel(let old, let reason):
                 record(
                     old.id, .cancelled, reason ?? cancellationReason(for: old, at: now), plannedAt: old.plannedAt,
-                    fireAt: nil, level: nil, windowEnd: slotWindowEnd(of: old.id),
-                    requestID: cancelledIDs[cancelledSoFar],
-                    at: now, into: &effects)
-                cancelledSoFar += 1
+                    fireAt: nil, level: nil, windowEnd: slotWindowEnd(of: old.id), at: now, into: &effects)
             case .schedule(let candidate, let dueAt, let fireAt, let reason):
-                // The identifier is written once, for the request, the coach and the trace.
+                // The identifier is written once, for the request and the coach.
                 let request = makeRequest(for: candidate, fireAt: fireAt)
                 effects.append(.schedule(request, fireAt: fireAt, channel: ChannelPolicy.channel(for: candidate.kind)))
                 askCoach(for: candidate, requestID: request.identifier, fireAt: fireAt, into: &effects)
@@ -153,7 +147,7 @@ extension UserEngine {
                 record(
                     candidate.id, fireAt != dueAt ? .deferred : .scheduled, why, plannedAt: dueAt, fireAt: fireAt,
                     level: candidate.level, retiming: retiming, nominalAt: nominal != fireAt ? nominal : nil,
-                    requestID: request.identifier, at: now, into: &effects)
+                    at: now, into: &effects)
             case .drop(let candidate, let dueAt, let reason):
                 record(
                     candidate.id, .dropped, reason, plannedAt: dueAt, fireAt: nil, level: candidate.level,

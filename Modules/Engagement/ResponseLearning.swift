@@ -72,62 +72,25 @@ extension UserEngine {
     }
 
     /// The evidence behind the learned timing of `id`'s slot at the local hour of `nominalAt`,
-    /// for a person reading the trace: "mealReminder.breakfast at 08:00-08:59: 3 ignored, 1
-    /// dismissed, 0 acted on, the last 4 unanswered; moved +60 min from 08:00 to 09:00".
-    func learningEvidence(for id: OccurrenceID, nominalAt: Instant) -> String {
+    /// for the trace (`LearningEvidence.text`: "mealReminder.breakfast at 08:00-08:59: 3 ignored,
+    /// 1 dismissed, 0 acted on, the last 4 unanswered; moved +60 min from 08:00 to 09:00").
+    func learningEvidence(for id: OccurrenceID, nominalAt: Instant) -> LearningEvidence {
         let slot = LearningSlot(id)
         let local = zone.localDateTime(at: nominalAt)
         let hour = local.hour
-        let counts = state.coaching.responses.counts(slot: slot, hour: hour)
-        // Written as bytes and made a string once: a trace entry carries this on every learned
-        // decision, and joining pieces or appending to a string costs far more.
-        var text = UTF8Text(capacity: 192)
-        text.add(slot.description)
-        text.add(" at ")
-        text.add(LocalTimeOfDay(minutesSinceMidnight: hour * 60).description)
-        text.add("-")
-        text.add(LocalTimeOfDay(minutesSinceMidnight: hour * 60 + 59).description)
-        text.add(": ")
-        var first = true
-        func part(_ before: StaticString, _ count: Int32, _ after: StaticString) {
-            if !first { text.add(", ") }
-            text.add(before)
-            text.add(count)
-            text.add(after)
-            first = false
-        }
-        if counts.ignored > 0 { part("", counts.ignored, " ignored") }
-        if counts.dismissed > 0 { part("", counts.dismissed, " dismissed") }
-        if counts.snoozed > 0 { part("", counts.snoozed, " snoozed") }
-        part("", counts.acted, " acted on")
-        if counts.negativeRun > 0 { part("the last ", counts.negativeRun, " unanswered") }
-        if counts.snoozeRun > 0 { part("the last ", counts.snoozeRun, " snoozed") }
-        text.add("; ")
+        let move: LearningEvidence.Move
         switch state.coaching.timing.first(where: { $0.slot == slot && $0.hour == hour })?.adjustment {
         case .shift(let minutes)?:
             let target = zone.localDateTime(at: nominalAt + Int64(minutes) * .secondsPerMinute).timeOfDay
             let targetCounts = state.coaching.responses.counts(slot: slot, hour: target.hour)
-            text.add("moved ")
-            if minutes > 0 { text.add("+") }
-            text.add(minutes)
-            text.add(" min from ")
-            text.add(local.timeOfDay.description)
-            text.add(" to ")
-            text.add(target.description)
-            if targetCounts.total > 0 && target.hour != hour {
-                text.add(", where ")
-                text.add(targetCounts.acted)
-                text.add(" of ")
-                text.add(targetCounts.total)
-                text.add(" were acted on")
-            }
-        case .backOff(let factor)?:
-            text.add("sent every ")
-            text.add(factor)
-            text.add("th day only")
-        default:
-            text.add("kept")
+            move = .shift(
+                minutes: minutes, from: local.timeOfDay, to: target,
+                target: targetCounts.total > 0 && target.hour != hour ? targetCounts : nil)
+        case .backOff(let factor)?: move = .backOff(factor: factor)
+        default: move = .kept
         }
-        return text.string
+        return LearningEvidence(
+            kind: slot.kind, packedSlot: slot.packedSlot, hour: hour,
+            tally: state.coaching.responses.counts(slot: slot, hour: hour), move: move)
     }
 }

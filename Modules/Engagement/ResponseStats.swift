@@ -59,15 +59,7 @@ public struct LearningSlot: Hashable, Sendable, Comparable, CustomStringConverti
     }
 
     /// `mealReminder.breakfast`, `hydration.1300`, `morningGreeting`.
-    public var description: String {
-        guard let id = OccurrenceID(kind: kind, day: 0, packedSlot: packedSlot, snooze: 0) else {
-            return "\(kind.rawValue).\(packedSlot)"
-        }
-        // The identifier less its date: "kind" + ".1970-01-01" + the slot's ".part", if any.
-        let text = id.description
-        let dateEnd = kind.rawValue.utf8.count + 11
-        return kind.rawValue + String(decoding: text.utf8.dropFirst(dateEnd), as: UTF8.self)
-    }
+    public var description: String { OccurrenceID.slotName(kind: kind, packedSlot: packedSlot) }
 }
 
 /// Responses per learning slot (a kind, and which of its occurrences of a day) per local hour of
@@ -111,33 +103,7 @@ public struct ResponseStats: Hashable, Sendable, Codable {
     }
 
     /// The responses at one slot and local hour.
-    public struct Counts: Hashable, Sendable, Codable {
-        public var acted: Int32 = 0
-        public var snoozed: Int32 = 0
-        public var dismissed: Int32 = 0
-        public var ignored: Int32 = 0
-        /// Dismissals and ignores since the last act or snooze.
-        public var negativeRun: Int32 = 0
-        /// Snoozes since the last act.
-        public var snoozeRun: Int32 = 0
-
-        public init() {}
-
-        public var total: Int { Int(acted) + Int(snoozed) + Int(dismissed) + Int(ignored) }
-
-        /// Adds `other`'s counts, runs included (a sum over cells).
-        mutating func add(_ other: Counts) {
-            acted += other.acted
-            snoozed += other.snoozed
-            dismissed += other.dismissed
-            ignored += other.ignored
-            negativeRun += other.negativeRun
-            snoozeRun += other.snoozeRun
-        }
-
-        /// acted / total; nil without responses.
-        public var actionRate: Double? { total > 0 ? Double(acted) / Double(total) : nil }
-    }
+    public typealias Counts = ResponseTally
 
     struct Cell: Hashable, Sendable, Codable {
         /// `(kind.ordinal << 16 | packedSlot) * 24 + hour`: cells sort by kind, slot, hour.

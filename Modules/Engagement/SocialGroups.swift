@@ -6,9 +6,7 @@ import Scheduling
 /// topic, closing at the end of the batching window or at the maximum count, as Knock's batch
 /// window) or a digest (same kind, at the user's digest time). A group never mixes keys.
 struct NotificationGroup: Hashable, Sendable {
-    enum Mode: String, Hashable, Sendable, CaseIterable {
-        case single, batch, dailyDigest, weeklyDigest
-    }
+    typealias Mode = NotificationGroupMode
 
     var id: OccurrenceID
     var mode: Mode
@@ -82,21 +80,21 @@ extension UserEngine {
     mutating func receive(_ event: SocialEvent, at now: Instant, into effects: inout [Effect]) {
         // Seen while its first copy still waits (for a batch, its whole batching window): once.
         /// The event is not taken: traced as suppressed, with why.
-        func suppress(_ reason: ReasonCode, _ detail: String) {
+        func suppress(_ reason: ReasonCode, _ detail: TraceDetail) {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, requestID: event.id, kind: event.kind, decision: .suppressed,
-                        reason: reason, detail: detail)))
+                        at: now, userID: profile.id, subject: .external(event.id), kind: event.kind,
+                        decision: .suppressed, reason: reason, why: detail)))
         }
         if state.social.groups.contains(where: { group in group.items.contains { $0.id == event.id } }) {
-            suppress(.duplicateEvent, "social event \(event.id.prefix(128)) is already waiting")
+            suppress(.duplicateEvent, .duplicateEvent(event.id))
             return
         }
         let preferences = profile.preferences
         let setting = event.kind.isSocial ? preferences.setting(for: event.kind) : .disabled
         guard setting != .disabled else {
-            suppress(.kindDisabled, "\(event.kind.rawValue) is disabled in preferences")
+            suppress(.kindDisabled, .socialKindDisabled(event.kind))
             return
         }
         // Beyond the limit an item is only counted, in its kind's digest: one user's flood of
@@ -148,19 +146,18 @@ extension UserEngine {
                 effects.append(
                     .trace(
                         TraceEntry(
-                            at: now, userID: profile.id, requestID: item.id, kind: item.kind, decision: .suppressed,
-                            reason: .kindDisabled,
-                            detail: "\(item.kind.rawValue) was disabled before its group went out",
-                            groupID: group.id.description, groupKey: group.key)))
+                            at: now, userID: profile.id, subject: .external(item.id), kind: item.kind,
+                            decision: .suppressed, reason: .kindDisabled, why: .disabledBeforeGroup(item.kind),
+                            group: group.id, groupKey: group.key)))
             }
             if group.countedItems > 0 {
                 effects.append(
                     .trace(
                         TraceEntry(
-                            at: now, userID: profile.id, requestID: group.id.description, kind: group.kind,
+                            at: now, userID: profile.id, subject: .occurrence(group.id), kind: group.kind,
                             decision: .suppressed, reason: .kindDisabled,
-                            detail: "\(group.countedItems) counted items: \(group.kind.rawValue) was disabled",
-                            groupID: group.id.description, groupKey: group.key, countedItems: group.countedItems)))
+                            why: .countedItemsDisabled(count: group.countedItems, kind: group.kind),
+                            group: group.id, groupKey: group.key, countedItems: group.countedItems)))
             }
         }
         state.social.groups.removeAll { !preferences.isEnabled($0.kind) }
@@ -177,11 +174,10 @@ extension UserEngine {
                 effects.append(
                     .trace(
                         TraceEntry(
-                            at: now, userID: profile.id, requestID: item.id, kind: item.kind, decision: .dropped,
-                            reason: .stale, plannedAt: group.sendAt,
-                            detail: "waiting since \(zone.formatted(foldedAt)); its digest was blocked again "
-                                + "(\(reason.rawValue))",
-                            groupID: group.id.description, groupKey: group.key)))
+                            at: now, userID: profile.id, subject: .external(item.id), kind: item.kind,
+                            decision: .dropped, reason: .stale, plannedAt: group.sendAt,
+                            why: .staleInDigest(since: OffsetDateTime(foldedAt, in: zone), blockedBy: reason),
+                            group: group.id, groupKey: group.key)))
                 continue
             }
             addToDigest(
@@ -202,11 +198,11 @@ extension UserEngine {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, requestID: group.id.description, kind: group.kind,
+                        at: now, userID: profile.id, subject: .occurrence(group.id), kind: group.kind,
                         decision: .dropped, reason: .stale, plannedAt: group.sendAt,
-                        detail: "\(group.countedItems) counted items waiting since \(zone.formatted(since)); "
-                            + "their digest was blocked again (\(reason.rawValue))",
-                        groupID: group.id.description, groupKey: group.key, countedItems: group.countedItems)))
+                        why: .countedItemsStale(
+                            count: group.countedItems, since: OffsetDateTime(since, in: zone), blockedBy: reason),
+                        group: group.id, groupKey: group.key, countedItems: group.countedItems)))
             return
         }
         let index = digest(of: group.kind, weekly: false, at: now, after: group.sendAt)
@@ -215,11 +211,10 @@ extension UserEngine {
         effects.append(
             .trace(
                 TraceEntry(
-                    at: now, userID: profile.id, requestID: group.id.description, kind: group.kind,
+                    at: now, userID: profile.id, subject: .occurrence(group.id), kind: group.kind,
                     decision: .folded, reason: reason, plannedAt: target.sendAt,
-                    detail: "\(group.countedItems) counted items into \(target.mode.rawValue) of \(target.itemCount) "
-                        + "until \(zone.formatted(target.sendAt))",
-                    groupID: target.id.description, groupKey: target.key, countedItems: group.countedItems)))
+                    why: .countedItemsMoved(count: group.countedItems, into: summary(of: target)),
+                    group: target.id, groupKey: target.key, countedItems: group.countedItems)))
     }
 
     private mutating func addToDigest(
@@ -274,10 +269,14 @@ extension UserEngine {
         effects.append(
             .trace(
                 TraceEntry(
-                    at: now, userID: profile.id, requestID: event.id, kind: event.kind, decision: .folded,
-                    reason: reason, plannedAt: group.sendAt,
-                    detail: "\(group.mode.rawValue) of \(group.itemCount) until \(zone.formatted(group.sendAt))",
-                    groupID: group.id.description, groupKey: group.key)))
+                    at: now, userID: profile.id, subject: .external(event.id), kind: event.kind,
+                    decision: .folded, reason: reason, plannedAt: group.sendAt, why: .folded(into: summary(of: group)),
+                    group: group.id, groupKey: group.key)))
+    }
+
+    /// A group as a trace names it: its mode, how many items it holds and when it goes out.
+    private func summary(of group: NotificationGroup) -> GroupSummary {
+        GroupSummary(mode: group.mode, itemCount: group.itemCount, sendAt: OffsetDateTime(group.sendAt, in: zone))
     }
 
     /// The candidate of a group: singles follow their kind's policy (and fold into the digest when

@@ -130,8 +130,8 @@ public struct UserEngine: Sendable {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, requestID: requestID, kind: kind, decision: .suppressed,
-                        reason: .unknownAction, detail: "unknown action identifier \"\(actionIdentifier.prefix(64))\""))
+                        at: now, userID: profile.id, subject: .external(requestID), kind: kind,
+                        decision: .suppressed, reason: .unknownAction, why: .unknownAction(actionIdentifier)))
             )
         case .contentGenerated(let requestID, let outcome):
             applyCoachCopy(outcome, to: requestID, at: now, into: &effects)
@@ -185,8 +185,8 @@ public struct UserEngine: Sendable {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, requestID: requestID, kind: kind, decision: .deferred,
-                        reason: .snoozed, fireAt: now + snoozeSeconds, detail: "snoozed \(snoozeSeconds / 60) min")))
+                        at: now, userID: profile.id, subject: .external(requestID), kind: kind, decision: .deferred,
+                        reason: .snoozed, fireAt: now + snoozeSeconds, why: .snoozedFor(minutes: snoozeSeconds / 60))))
             return
         }
         if action != .dismiss { recordActivity(.appOpened(sessionSeconds: 0), at: now) }

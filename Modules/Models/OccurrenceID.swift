@@ -208,6 +208,17 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
     /// The day as a whole of a check-in reminder (what a completed check-in makes moot).
     public var wholeDay: OccurrenceID { OccurrenceID(kind: kind, day: day, rawSlot: 0, snooze: 0) }
 
+    /// A slot's name without a date, as response learning names it: `mealReminder.breakfast`,
+    /// `hydration.1300`, `morningGreeting`; `kind.N` for bits with no meaning for the kind.
+    public static func slotName(kind: NotificationKind, packedSlot: Int32) -> String {
+        guard let id = OccurrenceID(kind: kind, day: 0, packedSlot: packedSlot, snooze: 0) else {
+            return "\(kind.rawValue).\(packedSlot)"
+        }
+        // The identifier less its date: "kind" + ".1970-01-01" + the slot's ".part", if any.
+        let dateEnd = kind.rawValue.utf8.count + 11
+        return kind.rawValue + String(decoding: id.description.utf8.dropFirst(dateEnd), as: UTF8.self)
+    }
+
     // MARK: - Request identifiers
 
     /// The request identifier.

@@ -97,13 +97,30 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     case waitingItemsFull
 }
 
+/// What a trace entry is about: an occurrence the engine planned, or an identifier that came from
+/// outside (a social event's id, a request identifier the app answered), kept as given.
+public enum TraceSubject: Hashable, Sendable {
+    case occurrence(OccurrenceID)
+    case external(String)
+
+    /// The request identifier, as stores, logs and the API write it.
+    public var requestID: String {
+        switch self {
+        case .occurrence(let id): id.description
+        case .external(let text): text
+        }
+    }
+}
+
 /// One decision with its rule and the values that decided it: the answer to
-/// "why didn't I get my reminder?".
-public struct TraceEntry: Codable, Hashable, Sendable {
+/// "why didn't I get my reminder?". Plain values (`TraceSubject`, `TraceDetail`): the text a
+/// person reads (`requestID`, `detail`, `groupID`) is written only when asked for, at the edges
+/// (the trace store, the event log).
+public struct TraceEntry: Hashable, Sendable {
     /// When the decision was made.
     public var at: Instant
     public var userID: UserID
-    public var requestID: String
+    public var subject: TraceSubject
     public var kind: NotificationKind
     public var decision: TraceDecision
     public var reason: ReasonCode
@@ -115,10 +132,13 @@ public struct TraceEntry: Codable, Hashable, Sendable {
     /// deferral, the local night, a change of zone); nil when there is none to name.
     public var nominalAt: Instant?
     public var level: InterruptionLevel?
-    /// The values that decided, for a person: "quiet 22:00-07:00", "3 in the last hour (cap 3)".
-    public var detail: String
-    /// For a folded item: the request identifier of the grouped notification (batch or digest) it joined.
-    public var groupID: String?
+    /// The values that decided: quiet hours, a cap, learning's evidence.
+    public var why: TraceDetail
+    /// Why the occurrence had moved before this decision (a learned shift, a snooze, a change of
+    /// zone), when that is not `why` itself; `.none` otherwise.
+    public var movedBefore: TraceDetail
+    /// For a folded item: the grouped notification (batch or digest) it joined.
+    public var group: OccurrenceID?
     /// For a folded item: the grouping key (kind and topic); a group never mixes keys.
     public var groupKey: String?
     /// Set on an entry that speaks for a group's counted items (kept by number, not by id;
@@ -127,24 +147,41 @@ public struct TraceEntry: Codable, Hashable, Sendable {
     public var countedItems: Int?
 
     public init(
-        at: Instant, userID: UserID, requestID: String, kind: NotificationKind, decision: TraceDecision,
+        at: Instant, userID: UserID, subject: TraceSubject, kind: NotificationKind, decision: TraceDecision,
         reason: ReasonCode, plannedAt: Instant? = nil, fireAt: Instant? = nil, level: InterruptionLevel? = nil,
-        detail: String = "", groupID: String? = nil, groupKey: String? = nil, nominalAt: Instant? = nil,
-        countedItems: Int? = nil
+        why: TraceDetail = .none, movedBefore: TraceDetail = .none, group: OccurrenceID? = nil,
+        groupKey: String? = nil, nominalAt: Instant? = nil, countedItems: Int? = nil
     ) {
         self.nominalAt = nominalAt
         self.at = at
         self.userID = userID
-        self.requestID = requestID
+        self.subject = subject
         self.kind = kind
         self.decision = decision
         self.reason = reason
         self.plannedAt = plannedAt
         self.fireAt = fireAt
         self.level = level
-        self.detail = detail
-        self.groupID = groupID
+        self.why = why
+        self.movedBefore = movedBefore
+        self.group = group
         self.groupKey = groupKey
         self.countedItems = countedItems
+    }
+
+    /// The request identifier the decision is about.
+    public var requestID: String { subject.requestID }
+
+    /// For a folded item: the request identifier of the grouped notification it joined.
+    public var groupID: String? { group?.description }
+
+    /// The values that decided, for a person: "held until quiet hours 22:00-07:00 end", "3 per
+    /// hour already used until past the deadline; before that: the user snoozed ..."; empty when
+    /// the reason says it all.
+    public var detail: String {
+        let moved = movedBefore.text
+        let text = why.text
+        if text.isEmpty { return moved }
+        return moved.isEmpty ? text : text + "; before that: " + moved
     }
 }

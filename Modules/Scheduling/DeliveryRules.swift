@@ -205,25 +205,8 @@ public enum DeliveryRules {
         return .drop(reason: .stale)
     }
 
-    /// The values behind a rule's reason, for a person reading the trace.
+    /// The values behind a rule's reason, for a person reading the trace (`RuleLimits.explain`).
     public static func explain(_ reason: ReasonCode, dropped: Bool, preferences: NotificationPreferences) -> String {
-        switch reason {
-        case .quietHours:
-            // Written only for this reason (every trace entry of another reason comes here too).
-            let quiet = preferences.quietHours.map { "quiet hours \($0.start)-\($0.end)" } ?? "quiet hours"
-            return dropped ? "\(quiet) last past the deadline" : "held until \(quiet) end"
-        case .capPerHour:
-            return dropped
-                ? "\(preferences.maxPerHour) per hour already used until past the deadline"
-                : "moved after \(preferences.maxPerHour) per hour were used"
-        case .capPerDay: return "\(preferences.maxPerDay ?? 0) per day already used that local day"
-        case .stale: return "no allowed time before the deadline"
-        case .slotWindowPassed: return "its slot's window had passed"
-        case .capExemptTransactional: return "transactional: exempt from caps"
-        case .userActiveInApp:
-            return dropped ? "the user stayed in the app past the deadline" : "held while the user is in the app"
-        case .attentionBudget: return "the day's attention budget went to notifications this user values more"
-        default: return ""
-        }
+        RuleLimits(preferences).explain(reason, dropped: dropped)
     }
 }

@@ -74,9 +74,10 @@ struct RuntimeTraceTests {
         func entry(_ counted: Int?) -> Effect {
             .trace(
                 TraceEntry(
-                    at: RuntimeTests.start, userID: "u1", requestID: "workoutKudos.2027-03-01.2", kind: .workoutKudos,
-                    decision: .folded, reason: .capPerDay, groupID: "workoutKudos.2027-03-02.3",
-                    groupKey: "workoutKudos/dailyDigest", countedItems: counted))
+                    at: RuntimeTests.start, userID: "u1", subject: .external("workoutKudos.2027-03-01.2"),
+                    kind: .workoutKudos, decision: .folded, reason: .capPerDay,
+                    group: OccurrenceID(requestID: "workoutKudos.2027-03-02.3"), groupKey: "workoutKudos/dailyDigest",
+                    countedItems: counted))
         }
         let batch = StepRecords.batch(
             for: nil, effects: [entry(4), entry(nil)], engine: engine, at: RuntimeTests.start)

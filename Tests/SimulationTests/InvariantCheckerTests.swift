@@ -350,8 +350,8 @@ import Testing
         let at = Instant(iso8601: "2027-06-01T12:00:00+01:00")!
         func fold(_ item: String, into group: String, key: String) -> TraceEntry {
             TraceEntry(
-                at: at, userID: "u1", requestID: item, kind: .workoutKudos, decision: .folded, reason: .batched,
-                plannedAt: at + 600, groupID: group, groupKey: key)
+                at: at, userID: "u1", subject: .external(item), kind: .workoutKudos, decision: .folded,
+                reason: .batched, plannedAt: at + 600, group: OccurrenceID(requestID: group), groupKey: key)
         }
         var checker = InvariantChecker()
         #expect(
@@ -383,9 +383,9 @@ import Testing
         let second = "workoutKudos.2027-06-02.2"
         func trace(_ request: String, _ decision: TraceDecision, group: String, counted: Int? = nil) -> TraceEntry {
             TraceEntry(
-                at: at, userID: "u1", requestID: request, kind: .workoutKudos, decision: decision,
-                reason: decision == .dropped ? .stale : .waitingItemsFull, plannedAt: at + 3_600, groupID: group,
-                groupKey: "workoutKudos/dailyDigest", countedItems: counted)
+                at: at, userID: "u1", subject: .external(request), kind: .workoutKudos, decision: decision,
+                reason: decision == .dropped ? .stale : .waitingItemsFull, plannedAt: at + 3_600,
+                group: OccurrenceID(requestID: group), groupKey: "workoutKudos/dailyDigest", countedItems: counted)
         }
         var checker = InvariantChecker()
         for item in ["k1", "k2", "k3"] { #expect(checker.observe(trace(item, .folded, group: first)).isEmpty) }

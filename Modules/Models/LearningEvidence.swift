@@ -1,0 +1,89 @@
+/// How one slot's notifications at one local hour were answered: the counts response learning
+/// decides by (`ResponseStats` in the engine keeps one per slot and hour).
+public struct ResponseTally: Hashable, Sendable, Codable {
+    public var acted: Int32 = 0
+    public var snoozed: Int32 = 0
+    public var dismissed: Int32 = 0
+    public var ignored: Int32 = 0
+    /// Dismissals and ignores since the last act or snooze.
+    public var negativeRun: Int32 = 0
+    /// Snoozes since the last act.
+    public var snoozeRun: Int32 = 0
+
+    public init() {}
+
+    public var total: Int { Int(acted) + Int(snoozed) + Int(dismissed) + Int(ignored) }
+
+    /// acted / total; nil without responses.
+    public var actionRate: Double? { total > 0 ? Double(acted) / Double(total) : nil }
+
+    /// Adds `other`'s counts, runs included (a sum over cells).
+    public mutating func add(_ other: ResponseTally) {
+        acted += other.acted
+        snoozed += other.snoozed
+        dismissed += other.dismissed
+        ignored += other.ignored
+        negativeRun += other.negativeRun
+        snoozeRun += other.snoozeRun
+    }
+}
+
+/// Response learning's evidence for one slot at one local hour, and what it did with it: the
+/// detail of a `learnedShift` or `learnedBackOff` decision.
+public struct LearningEvidence: Hashable, Sendable {
+    /// What learning did at this hour.
+    public enum Move: Hashable, Sendable {
+        /// Nothing: the time stays.
+        case kept
+        /// Moved by `minutes` from `from` to `to`; `target` is how the target hour was answered,
+        /// when it is another hour with answers.
+        case shift(minutes: Int, from: LocalTimeOfDay, to: LocalTimeOfDay, target: ResponseTally?)
+        /// Sent only every `factor`-th day.
+        case backOff(factor: Int)
+    }
+
+    public var kind: NotificationKind
+    /// The slot as `OccurrenceID.packedSlot` holds it.
+    public var packedSlot: Int32
+    /// The local hour of the nominal time, 0 ..< 24.
+    public var hour: Int
+    public var tally: ResponseTally
+    public var move: Move
+
+    public init(kind: NotificationKind, packedSlot: Int32, hour: Int, tally: ResponseTally, move: Move) {
+        self.kind = kind
+        self.packedSlot = packedSlot
+        self.hour = hour
+        self.tally = tally
+        self.move = move
+    }
+
+    /// "mealReminder.dinner at 18:00-18:59: 3 ignored, 0 acted on, the last 3 unanswered; moved
+    /// +60 min from 18:30 to 19:30, where 4 of 5 were acted on".
+    public var text: String {
+        var parts: [String] = []
+        if tally.ignored > 0 { parts.append("\(tally.ignored) ignored") }
+        if tally.dismissed > 0 { parts.append("\(tally.dismissed) dismissed") }
+        if tally.snoozed > 0 { parts.append("\(tally.snoozed) snoozed") }
+        parts.append("\(tally.acted) acted on")
+        if tally.negativeRun > 0 { parts.append("the last \(tally.negativeRun) unanswered") }
+        if tally.snoozeRun > 0 { parts.append("the last \(tally.snoozeRun) snoozed") }
+        let hours =
+            "\(LocalTimeOfDay(minutesSinceMidnight: hour * 60))-\(LocalTimeOfDay(minutesSinceMidnight: hour * 60 + 59))"
+        let slot = OccurrenceID.slotName(kind: kind, packedSlot: packedSlot)
+        return "\(slot) at \(hours): \(parts.joined(separator: ", ")); \(move.text)"
+    }
+}
+
+extension LearningEvidence.Move {
+    var text: String {
+        switch self {
+        case .kept: return "kept"
+        case .backOff(let factor): return "sent every \(factor)th day only"
+        case .shift(let minutes, let from, let to, let target):
+            let moved = "moved \(minutes > 0 ? "+" : "")\(minutes) min from \(from) to \(to)"
+            guard let target else { return moved }
+            return moved + ", where \(target.acted) of \(target.total) were acted on"
+        }
+    }
+}
