@@ -294,17 +294,17 @@ public struct InvariantChecker: Sendable {
         switch trace.decision {
         case .scheduled, .deferred:
             guard let plannedAt = trace.plannedAt else { return [] }
-            let request = RequestKey(trace.requestID)
+            let request = RequestKey(trace.subject)
             let isGroup = keyOfGroup[request] != nil
             let staleness = isGroup ? .secondsPerDay : KindPolicy.standard(for: trace.kind).stalenessSeconds
             deadlines[FiringKey(request: request, firedAt: nil)] = plannedAt.secondsSinceEpoch + staleness
             return []
         case .folded:
-            guard let groupID = trace.groupID, let key = trace.groupKey else { return [] }
-            let group = RequestKey(groupID)
+            guard let groupID = trace.group, let key = trace.groupKey else { return [] }
+            let group = RequestKey.occurrence(groupID)
             // A group's counted items (kept by number, not id) moving on: its request is the old
             // group, so whatever items of it remain move.
-            let request = RequestKey(trace.requestID)
+            let request = RequestKey(trace.subject)
             let moving = trace.countedItems != nil ? itemsOfGroup.removeValue(forKey: request) ?? [] : [request]
             for item in moving {
                 if let previous = groupOfItem[item], previous != group {
@@ -317,12 +317,12 @@ public struct InvariantChecker: Sendable {
             if let known = keyOfGroup[group], known != key { return [.groupNeverMixesKeys] }
             keyOfGroup[group] = key
             return []
-        case .suppressed where trace.reason == .kindDisabled && trace.groupID != nil,
-            .dropped where trace.groupID != nil && trace.reason == .stale:
+        case .suppressed where trace.reason == .kindDisabled && trace.group != nil,
+            .dropped where trace.group != nil && trace.reason == .stale:
             // The user disabled the kind while the item waited in a group, or it waited in
             // blocked digests past its time (`stale`): no longer owed, with its reason. An entry
             // whose request is its group speaks for the group's counted items: all that remain.
-            let request = RequestKey(trace.requestID)
+            let request = RequestKey(trace.subject)
             let items = trace.countedItems != nil ? itemsOfGroup.removeValue(forKey: request) ?? [] : [request]
             for item in items {
                 if let group = groupOfItem.removeValue(forKey: item) {

@@ -46,15 +46,15 @@ struct Journal {
         let zone = user.zone
         try log(&user, now, entry.decision.eventName) {
             $0.id("kind", entry.kind.rawValue)
-            $0.id("id", entry.requestID)
+            $0.id("id", entry.subject)
             if let level = entry.level { $0.id("level", level.rawValue) }
             $0.id("reason", entry.reason.rawValue)
             if let fireAt = entry.fireAt { $0.local(zone, fireAt, name: "fireAt") }
             if let nominal = entry.nominalAt { $0.local(zone, nominal, name: "nominal") }
-            if let group = entry.groupID { $0.id("group", group) }
+            if let group = entry.group { $0.id("group", group) }
             if let key = entry.groupKey { $0.field("groupKey", key) }
             if let counted = entry.countedItems { $0.integer("counted", counted) }
-            if !entry.detail.isEmpty { $0.field("detail", entry.detail) }
+            if !entry.detailIsEmpty { $0.detail(of: entry) }
         }
     }
 }

@@ -89,6 +89,32 @@ struct LineBuilder: ~Copyable {
         }
     }
 
+    /// `,"name":"<request identifier>"` for what a trace entry is about: an occurrence's
+    /// identifier is written straight into the line.
+    mutating func id(_ name: StaticString, _ subject: TraceSubject) {
+        switch subject {
+        case .occurrence(let occurrence): id(name, occurrence)
+        case .external(let text): id(name, text)
+        }
+    }
+
+    /// `,"name":"<request identifier>"` for an occurrence, written straight into the line.
+    mutating func id(_ name: StaticString, _ occurrence: OccurrenceID) {
+        raw(",\"")
+        raw(name)
+        raw("\":\"")
+        occurrence.withRequestIDBytes { put($0) }
+        put(34)
+    }
+
+    /// `,"detail":"..."` for a trace entry's detail, written piece by piece into the line
+    /// (`TraceEntry.writeDetail`): no string is made of it.
+    mutating func detail(of entry: TraceEntry) {
+        raw(",\"detail\":\"")
+        entry.writeDetail(to: &self)
+        put(34)
+    }
+
     @inline(__always) mutating func field(_ name: StaticString, _ value: String) {
         raw(",\"")
         raw(name)
@@ -208,4 +234,27 @@ struct LineBuilder: ~Copyable {
         }
         count += width
     }
+}
+
+/// A trace entry's text goes into the line as the inside of a JSON string: literals as they are,
+/// other text escaped.
+extension LineBuilder: TextSink {
+    mutating func write(_ literal: StaticString) { raw(literal) }
+
+    mutating func write(_ text: String) {
+        let plain = text.withUTF8Bytes { utf8 -> Bool in
+            guard !utf8.contains(where: JSONEscapeStyle.hexControls.escapes) else { return false }
+            put(utf8)
+            return true
+        }
+        guard !plain else { return }
+        var escaped: [UInt8] = []
+        JSONString.append(text, style: .hexControls, to: &escaped)
+        // Without its quotes: the caller writes them around the whole value.
+        escaped.withUnsafeBufferPointer { put(UnsafeBufferPointer(rebasing: $0.dropFirst().dropLast())) }
+    }
+
+    mutating func write(_ value: Int) { String(value).withUTF8Bytes { put($0) } }
+
+    mutating func write(utf8: UnsafeBufferPointer<UInt8>) { put(utf8) }
 }

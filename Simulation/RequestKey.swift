@@ -15,6 +15,14 @@ enum RequestKey: Hashable, Sendable, CustomStringConvertible {
         self = OccurrenceID(exactly: identifier).map(RequestKey.occurrence) ?? .text(identifier)
     }
 
+    /// The key of what a trace entry is about: its occurrence, or its text.
+    init(_ subject: TraceSubject) {
+        switch subject {
+        case .occurrence(let id): self = .occurrence(id)
+        case .external(let text): self.init(text)
+        }
+    }
+
     /// The identifier's text.
     var description: String {
         switch self {

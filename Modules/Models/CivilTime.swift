@@ -79,17 +79,21 @@ public struct LocalDate: Hashable, Comparable, Sendable, Codable, CustomStringCo
 
 /// A wall-clock time of day with minute resolution, written `HH:MM` (00:00 ... 23:59).
 public struct LocalTimeOfDay: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Minutes after local midnight, 0 ..< 1440: two bytes, as times of day sit in every trace
+    /// entry and preference.
+    @usableFromInline let storedMinutes: UInt16
+
     /// Minutes after local midnight, 0 ..< 1440.
-    public let minutesSinceMidnight: Int
+    @inlinable public var minutesSinceMidnight: Int { Int(storedMinutes) }
 
     public init?(hour: Int, minute: Int = 0) {
         guard (0..<24).contains(hour), (0..<60).contains(minute) else { return nil }
-        minutesSinceMidnight = hour * 60 + minute
+        storedMinutes = UInt16(hour * 60 + minute)
     }
 
     public init(minutesSinceMidnight minutes: Int) {
         precondition((0..<1_440).contains(minutes), "minutes since midnight out of range: \(minutes)")
-        minutesSinceMidnight = minutes
+        storedMinutes = UInt16(minutes)
     }
 
     public var hour: Int { minutesSinceMidnight / 60 }

@@ -61,29 +61,54 @@ public struct LearningEvidence: Hashable, Sendable {
     /// "mealReminder.dinner at 18:00-18:59: 3 ignored, 0 acted on, the last 3 unanswered; moved
     /// +60 min from 18:30 to 19:30, where 4 of 5 were acted on".
     public var text: String {
-        var parts: [String] = []
-        if tally.ignored > 0 { parts.append("\(tally.ignored) ignored") }
-        if tally.dismissed > 0 { parts.append("\(tally.dismissed) dismissed") }
-        if tally.snoozed > 0 { parts.append("\(tally.snoozed) snoozed") }
-        parts.append("\(tally.acted) acted on")
-        if tally.negativeRun > 0 { parts.append("the last \(tally.negativeRun) unanswered") }
-        if tally.snoozeRun > 0 { parts.append("the last \(tally.snoozeRun) snoozed") }
-        let hours =
-            "\(LocalTimeOfDay(minutesSinceMidnight: hour * 60))-\(LocalTimeOfDay(minutesSinceMidnight: hour * 60 + 59))"
-        let slot = OccurrenceID.slotName(kind: kind, packedSlot: packedSlot)
-        return "\(slot) at \(hours): \(parts.joined(separator: ", ")); \(move.text)"
+        var text = UTF8Text(capacity: 192)
+        write(to: &text)
+        return text.string
     }
-}
 
-extension LearningEvidence.Move {
-    var text: String {
-        switch self {
-        case .kept: return "kept"
-        case .backOff(let factor): return "sent every \(factor)th day only"
+    /// Writes `text` into `sink` piece by piece (the event log writes it into its line).
+    @inlinable public func write<Sink: TextSink & ~Copyable>(to sink: inout Sink) {
+        OccurrenceID.withSlotNameBytes(kind: kind, packedSlot: packedSlot) { sink.write(utf8: $0) }
+        sink.write(" at ")
+        sink.write(LocalTimeOfDay(minutesSinceMidnight: hour * 60).description)
+        sink.write("-")
+        sink.write(LocalTimeOfDay(minutesSinceMidnight: hour * 60 + 59).description)
+        sink.write(": ")
+        var first = true
+        func part(_ before: StaticString, _ count: Int32, _ after: StaticString) {
+            if !first { sink.write(", ") }
+            sink.write(before)
+            sink.write(Int(count))
+            sink.write(after)
+            first = false
+        }
+        if tally.ignored > 0 { part("", tally.ignored, " ignored") }
+        if tally.dismissed > 0 { part("", tally.dismissed, " dismissed") }
+        if tally.snoozed > 0 { part("", tally.snoozed, " snoozed") }
+        part("", tally.acted, " acted on")
+        if tally.negativeRun > 0 { part("the last ", tally.negativeRun, " unanswered") }
+        if tally.snoozeRun > 0 { part("the last ", tally.snoozeRun, " snoozed") }
+        sink.write("; ")
+        switch move {
+        case .kept: sink.write("kept")
+        case .backOff(let factor):
+            sink.write("sent every ")
+            sink.write(factor)
+            sink.write("th day only")
         case .shift(let minutes, let from, let to, let target):
-            let moved = "moved \(minutes > 0 ? "+" : "")\(minutes) min from \(from) to \(to)"
-            guard let target else { return moved }
-            return moved + ", where \(target.acted) of \(target.total) were acted on"
+            sink.write(minutes > 0 ? "moved +" as StaticString : "moved ")
+            sink.write(minutes)
+            sink.write(" min from ")
+            sink.write(from.description)
+            sink.write(" to ")
+            sink.write(to.description)
+            if let target {
+                sink.write(", where ")
+                sink.write(Int(target.acted))
+                sink.write(" of ")
+                sink.write(target.total)
+                sink.write(" were acted on")
+            }
         }
     }
 }

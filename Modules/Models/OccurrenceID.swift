@@ -211,12 +211,26 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
     /// A slot's name without a date, as response learning names it: `mealReminder.breakfast`,
     /// `hydration.1300`, `morningGreeting`; `kind.N` for bits with no meaning for the kind.
     public static func slotName(kind: NotificationKind, packedSlot: Int32) -> String {
+        withSlotNameBytes(kind: kind, packedSlot: packedSlot) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Calls `body` with `slotName`'s UTF-8 bytes, written on the stack.
+    public static func withSlotNameBytes<Result>(
+        kind: NotificationKind, packedSlot: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) -> Result {
         guard let id = OccurrenceID(kind: kind, day: 0, packedSlot: packedSlot, snooze: 0) else {
-            return "\(kind.rawValue).\(packedSlot)"
+            var text = "\(kind.rawValue).\(packedSlot)"
+            return text.withUTF8 { body($0) }
         }
         // The identifier less its date: "kind" + ".1970-01-01" + the slot's ".part", if any.
-        let dateEnd = kind.rawValue.utf8.count + 11
-        return kind.rawValue + String(decoding: id.description.utf8.dropFirst(dateEnd), as: UTF8.self)
+        let kindEnd = kind.rawValue.utf8.count
+        return id.withRequestIDBytes { bytes in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { name in
+                let kindBytes = name.initialize(fromContentsOf: bytes[..<kindEnd])
+                let end = name[kindBytes...].initialize(fromContentsOf: bytes[(kindEnd + 11)...])
+                return body(UnsafeBufferPointer(rebasing: name[..<end]))
+            }
+        }
     }
 
     // MARK: - Request identifiers

@@ -160,39 +160,52 @@ extension OccurrenceID {
     var canonicalText: String {
         let date = isDailySeries ? nil : self.date
         if let date, !(0...9_999).contains(date.year) { return slowDescription }
-        return TextBuffer.text(capacity: 64) { text in
-            text.put(OccurrenceID.kindNameByOrdinal[kind.ordinal])
+        return TextBuffer.text(capacity: 64) { writeCanonical(date: date, into: &$0) }
+    }
+
+    /// Calls `body` with the request identifier's UTF-8 bytes, written on the stack: an edge that
+    /// copies them into its own buffer (the event log's line) makes no string.
+    public func withRequestIDBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        let date = isDailySeries ? nil : self.date
+        if let date, !(0...9_999).contains(date.year) {
+            var text = slowDescription
+            return text.withUTF8 { body($0) }
+        }
+        return TextBuffer.withBytes(capacity: 64, { writeCanonical(date: date, into: &$0) }, body)
+    }
+
+    private func writeCanonical(date: LocalDate?, into text: inout TextBuffer) {
+        text.put(OccurrenceID.kindNameByOrdinal[kind.ordinal])
+        text.put(UInt8(ascii: "."))
+        if let date {
+            text.put(decimal: date.year, width: 4)
+            text.put(UInt8(ascii: "-"))
+            text.put(decimal: date.month, width: 2)
+            text.put(UInt8(ascii: "-"))
+            text.put(decimal: date.day, width: 2)
+        } else {
+            text.put("daily".utf8)
+        }
+        switch slot {
+        case .day: break
+        case .meal(let meal):
             text.put(UInt8(ascii: "."))
-            if let date {
-                text.put(decimal: date.year, width: 4)
-                text.put(UInt8(ascii: "-"))
-                text.put(decimal: date.month, width: 2)
-                text.put(UInt8(ascii: "-"))
-                text.put(decimal: date.day, width: 2)
-            } else {
-                text.put("daily".utf8)
-            }
-            switch slot {
-            case .day: break
-            case .meal(let meal):
-                text.put(UInt8(ascii: "."))
-                text.put(meal.rawValue.utf8)
-            case .minuteOfDay(let minute):
-                text.put(UInt8(ascii: "."))
-                text.put(decimal: minute / 60 * 100 + minute % 60, width: 4)
-            case .reminder(let number, let minute):
-                text.put(".r".utf8)
-                text.put(decimal: number, width: 1)
-                text.put(UInt8(ascii: "-"))
-                text.put(decimal: minute / 60 * 100 + minute % 60, width: 4)
-            case .attempt(let n), .group(let n), .streakDays(let n):
-                text.put(UInt8(ascii: "."))
-                text.put(decimal: n, width: 1)
-            }
-            if snooze > 0 {
-                text.put(".snooze".utf8)
-                text.put(decimal: Int(snooze), width: 1)
-            }
+            text.put(meal.rawValue.utf8)
+        case .minuteOfDay(let minute):
+            text.put(UInt8(ascii: "."))
+            text.put(decimal: minute / 60 * 100 + minute % 60, width: 4)
+        case .reminder(let number, let minute):
+            text.put(".r".utf8)
+            text.put(decimal: number, width: 1)
+            text.put(UInt8(ascii: "-"))
+            text.put(decimal: minute / 60 * 100 + minute % 60, width: 4)
+        case .attempt(let n), .group(let n), .streakDays(let n):
+            text.put(UInt8(ascii: "."))
+            text.put(decimal: n, width: 1)
+        }
+        if snooze > 0 {
+            text.put(".snooze".utf8)
+            text.put(decimal: Int(snooze), width: 1)
         }
     }
 }

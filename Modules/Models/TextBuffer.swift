@@ -93,6 +93,8 @@ public struct UTF8Text: Sendable {
 
     public mutating func add(_ text: String) { text.withUTF8Bytes { bytes.append(contentsOf: $0) } }
 
+    public mutating func add(utf8: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: utf8) }
+
     /// `String(value)`'s bytes.
     public mutating func add(_ value: some FixedWidthInteger & SignedInteger) {
         DecimalText.withBytes(of: Int64(value)) { bytes.append(contentsOf: $0) }

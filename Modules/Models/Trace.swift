@@ -179,9 +179,19 @@ public struct TraceEntry: Hashable, Sendable {
     /// hour already used until past the deadline; before that: the user snoozed ..."; empty when
     /// the reason says it all.
     public var detail: String {
-        let moved = movedBefore.text
-        let text = why.text
-        if text.isEmpty { return moved }
-        return moved.isEmpty ? text : text + "; before that: " + moved
+        var text = UTF8Text(capacity: 96)
+        writeDetail(to: &text)
+        return text.string
+    }
+
+    /// Whether `detail` is empty.
+    @inlinable public var detailIsEmpty: Bool { why.isEmpty && movedBefore.isEmpty }
+
+    /// Writes `detail` into `sink` without making a string of it.
+    @inlinable public func writeDetail<Sink: TextSink & ~Copyable>(to sink: inout Sink) {
+        why.write(to: &sink)
+        guard !movedBefore.isEmpty else { return }
+        if !why.isEmpty { sink.write("; before that: ") }
+        movedBefore.write(to: &sink)
     }
 }

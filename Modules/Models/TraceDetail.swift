@@ -21,7 +21,7 @@ public enum TraceDetail: Hashable, Sendable {
     /// The user is in the re-engagement control group.
     case holdout
     /// Response learning's evidence for a slot and what it did with it.
-    case learning(LearningEvidence)
+    indirect case learning(LearningEvidence)
     /// A nudge at `nominal`, in the local night (outside `wake`..`sleep`), moved to `movedTo`.
     case localNight(nominal: LocalTimeOfDay, wake: LocalTimeOfDay, sleep: LocalTimeOfDay, movedTo: LocalTimeOfDay)
     /// A snoozed copy of `original`.
@@ -69,57 +69,156 @@ public enum TraceDetail: Hashable, Sendable {
     /// The values for a person: "held until quiet hours 22:00-07:00 end", "3 per hour already
     /// used until past the deadline"; empty for `none` and for a reason that says it all.
     public var text: String {
+        var text = UTF8Text(capacity: 96)
+        write(to: &text)
+        return text.string
+    }
+
+    /// Whether `text` is empty: `none`, or a rule whose reason no limit explains.
+    @inlinable public var isEmpty: Bool {
         switch self {
-        case .none: ""
-        case .giveMeSpace: "absence response give_me_space: no nudges"
-        case .activeAgain(let at): "active again at \(at)"
-        case .kindDisabledInPreferences: "kind disabled in preferences"
-        case .notificationsNotAllowed:
-            "notifications are off for the app in Settings: nothing waits on the device"
-        case .alreadyDone: "already done"
-        case .holdout: "in the re-engagement control group"
-        case .learning(let evidence): evidence.text
-        case .localNight(let nominal, let wake, let sleep, let movedTo):
-            "\(nominal) is in the local night (waking hours \(wake)-\(sleep)) and no app opens show the user "
-                + "awake then: moved to \(movedTo)"
-        case .snoozedCopy(let original): "the user snoozed \(original)"
-        case .zoneChanged(let zone, let passedAt):
-            passedAt.map { "its time passed in \(zone) (\($0)): sent at once" } ?? "re-timed in \(zone)"
-        case .sentAtOnce: "its time had passed when it was planned again: sent at once"
-        case .slotWindowEnded(let end):
-            end.map { "its slot's window ended at \($0)" } ?? "its slot's window had passed"
-        case .attentionBudget(let interruptions):
-            "the day's attention budget of \(interruptions) interruptions went to notifications this user values more"
-        case .sameInstant(let kind): "another \(kind.rawValue) fires at the same instant: that one is kept"
-        case .rule(let reason, let dropped, let limits): limits.explain(reason, dropped: dropped)
-        case .reasonName(let reason): reason.rawValue
-        case .coachCopyAccepted: "AI copy accepted; the time is unchanged"
-        case .templateKept(let code): "template copy kept: \(code); the time is unchanged"
-        case .unknownAction(let identifier): "unknown action identifier \"\(identifier.prefix(64))\""
-        case .snoozedFor(let minutes): "snoozed \(minutes) min"
-        case .duplicateEvent(let id): "social event \(id.prefix(128)) is already waiting"
-        case .socialKindDisabled(let kind): "\(kind.rawValue) is disabled in preferences"
-        case .disabledBeforeGroup(let kind): "\(kind.rawValue) was disabled before its group went out"
-        case .countedItemsDisabled(let count, let kind): "\(count) counted items: \(kind.rawValue) was disabled"
-        case .staleInDigest(let since, let reason):
-            "waiting since \(since); its digest was blocked again (\(reason.rawValue))"
-        case .countedItemsStale(let count, let since, let reason):
-            "\(count) counted items waiting since \(since); their digest was blocked again (\(reason.rawValue))"
-        case .countedItemsMoved(let count, let group): "\(count) counted items into \(group)"
-        case .folded(let group): group.description
+        case .none: true
+        case .rule(let reason, _, _): !RuleLimits.explains(reason)
+        default: false
         }
     }
+
+    /// Writes `text` into `sink`, piece by piece: an edge (the event log's line) writes it into
+    /// its own buffer without making a string of it.
+    @inlinable public func write<Sink: TextSink & ~Copyable>(to sink: inout Sink) {
+        switch self {
+        case .none: break
+        case .giveMeSpace: sink.write("absence response give_me_space: no nudges")
+        case .activeAgain(let at):
+            sink.write("active again at ")
+            sink.write(at.description)
+        case .kindDisabledInPreferences: sink.write("kind disabled in preferences")
+        case .notificationsNotAllowed:
+            sink.write("notifications are off for the app in Settings: nothing waits on the device")
+        case .alreadyDone: sink.write("already done")
+        case .holdout: sink.write("in the re-engagement control group")
+        case .learning(let evidence): evidence.write(to: &sink)
+        case .localNight(let nominal, let wake, let sleep, let movedTo):
+            sink.write(nominal.description)
+            sink.write(" is in the local night (waking hours ")
+            sink.write(wake.description)
+            sink.write("-")
+            sink.write(sleep.description)
+            sink.write(") and no app opens show the user awake then: moved to ")
+            sink.write(movedTo.description)
+        case .snoozedCopy(let original):
+            sink.write("the user snoozed ")
+            sink.write(original.description)
+        case .zoneChanged(let zone, let passedAt):
+            if let passedAt {
+                sink.write("its time passed in ")
+                sink.write(zone)
+                sink.write(" (")
+                sink.write(passedAt.description)
+                sink.write("): sent at once")
+            } else {
+                sink.write("re-timed in ")
+                sink.write(zone)
+            }
+        case .sentAtOnce: sink.write("its time had passed when it was planned again: sent at once")
+        case .slotWindowEnded(let end):
+            if let end {
+                sink.write("its slot's window ended at ")
+                sink.write(end.description)
+            } else {
+                sink.write("its slot's window had passed")
+            }
+        case .attentionBudget(let interruptions):
+            sink.write("the day's attention budget of ")
+            sink.write(interruptions)
+            sink.write(" interruptions went to notifications this user values more")
+        case .sameInstant(let kind):
+            sink.write("another ")
+            sink.write(kind.rawValue)
+            sink.write(" fires at the same instant: that one is kept")
+        case .rule(let reason, let dropped, let limits): limits.write(reason, dropped: dropped, to: &sink)
+        case .reasonName(let reason): sink.write(reason.rawValue)
+        case .coachCopyAccepted: sink.write("AI copy accepted; the time is unchanged")
+        case .templateKept(let code):
+            sink.write("template copy kept: ")
+            sink.write(code)
+            sink.write("; the time is unchanged")
+        case .unknownAction(let identifier):
+            // The quotes go through `write(String)`: a sink escapes them where its format must.
+            sink.write("unknown action identifier ")
+            sink.write("\"" + identifier.prefix(64) + "\"")
+        case .snoozedFor(let minutes):
+            sink.write("snoozed ")
+            sink.write(Int(minutes))
+            sink.write(" min")
+        case .duplicateEvent(let id):
+            sink.write("social event ")
+            sink.write(String(id.prefix(128)))
+            sink.write(" is already waiting")
+        case .socialKindDisabled(let kind):
+            sink.write(kind.rawValue)
+            sink.write(" is disabled in preferences")
+        case .disabledBeforeGroup(let kind):
+            sink.write(kind.rawValue)
+            sink.write(" was disabled before its group went out")
+        case .countedItemsDisabled(let count, let kind):
+            sink.write(count)
+            sink.write(" counted items: ")
+            sink.write(kind.rawValue)
+            sink.write(" was disabled")
+        case .staleInDigest(let since, let reason):
+            sink.write("waiting since ")
+            sink.write(since.description)
+            sink.write("; its digest was blocked again (")
+            sink.write(reason.rawValue)
+            sink.write(")")
+        case .countedItemsStale(let count, let since, let reason):
+            sink.write(count)
+            sink.write(" counted items waiting since ")
+            sink.write(since.description)
+            sink.write("; their digest was blocked again (")
+            sink.write(reason.rawValue)
+            sink.write(")")
+        case .countedItemsMoved(let count, let group):
+            sink.write(count)
+            sink.write(" counted items into ")
+            group.write(to: &sink)
+        case .folded(let group): group.write(to: &sink)
+        }
+    }
+}
+
+/// Where trace text is written: a string being built (`UTF8Text`), or an edge's own buffer.
+public protocol TextSink: ~Copyable {
+    /// A literal of the engine's: never holds a character any format escapes (no quotes,
+    /// backslashes or control characters), so a sink may copy it as it is.
+    mutating func write(_ literal: StaticString)
+    /// Text from a value or from outside: a sink escapes it as its format needs.
+    mutating func write(_ text: String)
+    mutating func write(_ value: Int)
+    /// UTF-8 bytes of an identifier the engine wrote: ASCII letters, digits, `.` and `-`.
+    mutating func write(utf8: UnsafeBufferPointer<UInt8>)
+}
+
+extension UTF8Text: TextSink {
+    public mutating func write(_ literal: StaticString) { add(literal) }
+    public mutating func write(_ text: String) { add(text) }
+    public mutating func write(_ value: Int) { add(value) }
+    public mutating func write(utf8: UnsafeBufferPointer<UInt8>) { add(utf8: utf8) }
 }
 
 /// An instant as a wall time with its offset from UTC, for text: `2027-03-14T03:00:00-04:00`.
 public struct OffsetDateTime: Hashable, Sendable, CustomStringConvertible {
     public var local: LocalDateTime
-    public var offsetSeconds: Int
+    /// Offsets are within a day: four bytes.
+    @usableFromInline var storedOffsetSeconds: Int32
 
     public init(_ instant: Instant, in zone: ZoneRules) {
         local = zone.localDateTime(at: instant)
-        offsetSeconds = zone.offsetSeconds(at: instant)
+        storedOffsetSeconds = Int32(zone.offsetSeconds(at: instant))
     }
+
+    public var offsetSeconds: Int { Int(storedOffsetSeconds) }
 
     /// ISO 8601 with the offset, as `ZoneRules.formatted` writes it.
     public var description: String { local.formatted(offsetSeconds: offsetSeconds) }
@@ -128,16 +227,30 @@ public struct OffsetDateTime: Hashable, Sendable, CustomStringConvertible {
 /// A batch or digest as a trace names it: "dailyDigest of 7 until 2027-03-01T19:00:00+01:00".
 public struct GroupSummary: Hashable, Sendable, CustomStringConvertible {
     public var mode: NotificationGroupMode
-    public var itemCount: Int
+    @usableFromInline var storedItemCount: Int32
     public var sendAt: OffsetDateTime
 
     public init(mode: NotificationGroupMode, itemCount: Int, sendAt: OffsetDateTime) {
         self.mode = mode
-        self.itemCount = itemCount
+        storedItemCount = Int32(clamping: itemCount)
         self.sendAt = sendAt
     }
 
-    public var description: String { "\(mode.rawValue) of \(itemCount) until \(sendAt)" }
+    @inlinable public var itemCount: Int { Int(storedItemCount) }
+
+    public var description: String {
+        var text = UTF8Text(capacity: 64)
+        write(to: &text)
+        return text.string
+    }
+
+    @inlinable public func write<Sink: TextSink & ~Copyable>(to sink: inout Sink) {
+        sink.write(mode.rawValue)
+        sink.write(" of ")
+        sink.write(itemCount)
+        sink.write(" until ")
+        sink.write(sendAt.description)
+    }
 }
 
 /// How social items go out together: alone, in a batch, or in a daily or weekly digest.
@@ -162,22 +275,53 @@ public struct RuleLimits: Hashable, Sendable {
     /// The values behind a rule's reason, for a person reading the trace; empty for a reason no
     /// limit explains.
     public func explain(_ reason: ReasonCode, dropped: Bool) -> String {
+        var text = UTF8Text(capacity: 64)
+        write(reason, dropped: dropped, to: &text)
+        return text.string
+    }
+
+    /// Whether `explain` says anything for `reason`.
+    @inlinable public static func explains(_ reason: ReasonCode) -> Bool {
+        switch reason {
+        case .quietHours, .capPerHour, .capPerDay, .stale, .slotWindowPassed, .capExemptTransactional,
+            .userActiveInApp, .attentionBudget:
+            true
+        default: false
+        }
+    }
+
+    @inlinable public func write<Sink: TextSink & ~Copyable>(
+        _ reason: ReasonCode, dropped: Bool, to sink: inout Sink
+    ) {
         switch reason {
         case .quietHours:
-            let quiet = quietStart.flatMap { start in quietEnd.map { "quiet hours \(start)-\($0)" } } ?? "quiet hours"
-            return dropped ? "\(quiet) last past the deadline" : "held until \(quiet) end"
+            if !dropped { sink.write("held until ") }
+            sink.write("quiet hours")
+            if let quietStart, let quietEnd {
+                sink.write(" ")
+                sink.write(quietStart.description)
+                sink.write("-")
+                sink.write(quietEnd.description)
+            }
+            sink.write(dropped ? " last past the deadline" as StaticString : " end")
         case .capPerHour:
-            return dropped
-                ? "\(maxPerHour) per hour already used until past the deadline"
-                : "moved after \(maxPerHour) per hour were used"
-        case .capPerDay: return "\(maxPerDay ?? 0) per day already used that local day"
-        case .stale: return "no allowed time before the deadline"
-        case .slotWindowPassed: return "its slot's window had passed"
-        case .capExemptTransactional: return "transactional: exempt from caps"
+            if !dropped { sink.write("moved after ") }
+            sink.write(maxPerHour)
+            sink.write(
+                dropped ? " per hour already used until past the deadline" as StaticString : " per hour were used")
+        case .capPerDay:
+            sink.write(maxPerDay ?? 0)
+            sink.write(" per day already used that local day")
+        case .stale: sink.write("no allowed time before the deadline")
+        case .slotWindowPassed: sink.write("its slot's window had passed")
+        case .capExemptTransactional: sink.write("transactional: exempt from caps")
         case .userActiveInApp:
-            return dropped ? "the user stayed in the app past the deadline" : "held while the user is in the app"
-        case .attentionBudget: return "the day's attention budget went to notifications this user values more"
-        default: return ""
+            sink.write(
+                dropped
+                    ? "the user stayed in the app past the deadline" as StaticString
+                    : "held while the user is in the app")
+        case .attentionBudget: sink.write("the day's attention budget went to notifications this user values more")
+        default: break
         }
     }
 }

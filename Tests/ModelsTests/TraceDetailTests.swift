@@ -83,6 +83,20 @@ struct TraceDetailTests {
                 == "quiet hours last past the deadline")
     }
 
+    /// `isEmpty` is asked before writing (the event log leaves an empty detail out): it must
+    /// agree with the text for every rule reason, dropped or not.
+    @Test func anEmptyDetailSaysSoBeforeItIsWritten() {
+        let limits = RuleLimits(NotificationPreferences())
+        for reason in ReasonCode.allCases {
+            for dropped in [false, true] {
+                let detail = TraceDetail.rule(reason, dropped: dropped, limits: limits)
+                #expect(detail.isEmpty == detail.text.isEmpty, "\(reason) dropped: \(dropped)")
+            }
+            #expect(!TraceDetail.reasonName(reason).isEmpty)
+        }
+        #expect(TraceDetail.none.isEmpty)
+    }
+
     @Test func learningEvidenceNamesTheSlotTheCountsAndTheMove() {
         var tally = ResponseTally()
         tally.ignored = 3
@@ -105,6 +119,9 @@ struct TraceDetailTests {
         let backedOff = LearningEvidence(
             kind: .morningGreeting, packedSlot: 0, hour: 7, tally: ResponseTally(), move: .backOff(factor: 4))
         #expect(backedOff.text == "morningGreeting at 07:00-07:59: 0 acted on; sent every 4th day only")
+        #expect(
+            OccurrenceID.slotName(kind: .checkInReminder, packedSlot: 3 << 11 | 20 * 60) == "checkInReminder.r3-2000")
+        #expect(OccurrenceID.slotName(kind: .hydration, packedSlot: 5_000) == "hydration.5000")
         let kept = LearningEvidence(kind: .morningGreeting, packedSlot: 0, hour: 0, tally: ResponseTally(), move: .kept)
         #expect(kept.text == "morningGreeting at 00:00-00:59: 0 acted on; kept")
     }

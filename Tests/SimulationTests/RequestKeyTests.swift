@@ -157,4 +157,28 @@ struct RequestKeyTests {
         line.timestampValue(farFuture, offsetSeconds: 0)
         #expect(String(decoding: line.bytes, as: UTF8.self) == #""2345-06-07T01:02:03Z""#)
     }
+
+    /// A trace entry's detail is written into the line piece by piece: the same bytes as the
+    /// detail's text written as a JSON string, quotes, backslashes and control characters escaped.
+    @Test func aDetailIsWrittenAsItsTextWouldBe() {
+        let at = Instant(iso8601: "2027-06-01T12:00:00Z")!
+        let id = OccurrenceID(.hydration, date: LocalDate(year: 2027, month: 6, day: 1), .minuteOfDay(9 * 60))
+        let details: [(TraceDetail, TraceDetail)] = [
+            (.unknownAction("say \"hi\"\\\n\u{7}"), .none),
+            (.rule(.capPerHour, dropped: false, limits: RuleLimits(NotificationPreferences())), .snoozedCopy(of: id)),
+            (.none, .zoneChanged(zone: "Asia/Kathmandu", passedAt: LocalTimeOfDay("08:00"))),
+            (.duplicateEvent("évènement \"7\""), .none),
+        ]
+        for (why, movedBefore) in details {
+            let entry = TraceEntry(
+                at: at, userID: "u1", subject: .occurrence(id), kind: .hydration, decision: .deferred,
+                reason: .capPerHour, why: why, movedBefore: movedBefore)
+            var line = LineBuilder()
+            line.detail(of: entry)
+            var expected = Array(#","detail":"#.utf8)
+            JSONString.append(entry.detail, style: .hexControls, to: &expected)
+            #expect(line.bytes == expected, "\(entry.detail)")
+            #expect(!entry.detailIsEmpty)
+        }
+    }
 }
