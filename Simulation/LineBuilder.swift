@@ -236,8 +236,8 @@ struct LineBuilder: ~Copyable {
     }
 }
 
-/// A trace entry's text goes into the line as the inside of a JSON string: literals as they are,
-/// other text escaped.
+/// A trace entry's text goes into the line as the inside of a JSON string: `StaticString`s as they
+/// are, other text escaped where it needs it.
 extension LineBuilder: TextSink {
     mutating func write(_ literal: StaticString) { raw(literal) }
 

@@ -15,7 +15,9 @@ enum RequestKey: Hashable, Sendable, CustomStringConvertible {
         self = OccurrenceID(exactly: identifier).map(RequestKey.occurrence) ?? .text(identifier)
     }
 
-    /// The key of what a trace entry is about: its occurrence, or its text.
+    /// The key of what a trace entry is about: its occurrence, or its text. An occurrence whose
+    /// text would not read back exactly (a year outside 0...9999, a snoozed daily series: neither
+    /// is made today) keys as the occurrence here and as text from `init(_: String)`.
     init(_ subject: TraceSubject) {
         switch subject {
         case .occurrence(let id): self = .occurrence(id)

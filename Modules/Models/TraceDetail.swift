@@ -3,9 +3,9 @@
 /// (`text`). The engine traces every decision it makes; most traces are never read as text, so
 /// none pays for building it.
 ///
-/// A case holds a string only when the text came from outside the engine as a string (an action
-/// identifier the app sent, a social event's id, a zone's name, a coach's rejection code): it is
-/// kept as given, never built.
+/// A case holds a string only when the text reached the engine as a string (an action identifier
+/// the app sent, a social event's id, a zone's name) or is the code Content gives a refused
+/// copy (a rare path: the coach's answer): it is kept as given, never built for the trace.
 public enum TraceDetail: Hashable, Sendable {
     /// Nothing beyond the reason code.
     case none
@@ -190,7 +190,8 @@ public enum TraceDetail: Hashable, Sendable {
 
 /// Where trace text is written: a string being built (`UTF8Text`), or an edge's own buffer.
 public protocol TextSink: ~Copyable {
-    /// A literal of the engine's: never holds a character any format escapes (no quotes,
+    /// Text typed as `StaticString` (Swift gives a plain literal to `write(_: String)` unless
+    /// the call says otherwise): it never holds a character any format escapes (no quotes,
     /// backslashes or control characters), so a sink may copy it as it is.
     mutating func write(_ literal: StaticString)
     /// Text from a value or from outside: a sink escapes it as its format needs.
