@@ -236,11 +236,9 @@ struct LineBuilder: ~Copyable {
     }
 }
 
-/// A trace entry's text goes into the line as the inside of a JSON string: `StaticString`s as they
-/// are, other text escaped where it needs it.
+/// A trace entry's text goes into the line as the inside of a JSON string, escaped where it needs
+/// it.
 extension LineBuilder: TextSink {
-    mutating func write(_ literal: StaticString) { raw(literal) }
-
     mutating func write(_ text: String) {
         let plain = text.withUTF8Bytes { utf8 -> Bool in
             guard !utf8.contains(where: JSONEscapeStyle.hexControls.escapes) else { return false }

@@ -68,14 +68,14 @@ public struct LearningEvidence: Hashable, Sendable {
 
     /// Writes `text` into `sink` piece by piece (the event log writes it into its line).
     @inlinable public func write<Sink: TextSink & ~Copyable>(to sink: inout Sink) {
-        OccurrenceID.withSlotNameBytes(kind: kind, packedSlot: packedSlot) { sink.write(utf8: $0) }
+        OccurrenceID.writeSlotName(kind: kind, packedSlot: packedSlot, to: &sink)
         sink.write(" at ")
         sink.write(LocalTimeOfDay(minutesSinceMidnight: hour * 60).description)
         sink.write("-")
         sink.write(LocalTimeOfDay(minutesSinceMidnight: hour * 60 + 59).description)
         sink.write(": ")
         var first = true
-        func part(_ before: StaticString, _ count: Int32, _ after: StaticString) {
+        func part(_ before: String, _ count: Int32, _ after: String) {
             if !first { sink.write(", ") }
             sink.write(before)
             sink.write(Int(count))
@@ -96,7 +96,7 @@ public struct LearningEvidence: Hashable, Sendable {
             sink.write(factor)
             sink.write("th day only")
         case .shift(let minutes, let from, let to, let target):
-            sink.write(minutes > 0 ? "moved +" as StaticString : "moved ")
+            sink.write(minutes > 0 ? "moved +" : "moved ")
             sink.write(minutes)
             sink.write(" min from ")
             sink.write(from.description)

@@ -211,25 +211,24 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
     /// A slot's name without a date, as response learning names it: `mealReminder.breakfast`,
     /// `hydration.1300`, `morningGreeting`; `kind.N` for bits with no meaning for the kind.
     public static func slotName(kind: NotificationKind, packedSlot: Int32) -> String {
-        withSlotNameBytes(kind: kind, packedSlot: packedSlot) { String(decoding: $0, as: UTF8.self) }
+        var text = UTF8Text(capacity: 32)
+        writeSlotName(kind: kind, packedSlot: packedSlot, to: &text)
+        return text.string
     }
 
-    /// Calls `body` with `slotName`'s UTF-8 bytes, written on the stack.
-    public static func withSlotNameBytes<Result>(
-        kind: NotificationKind, packedSlot: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> Result
-    ) -> Result {
+    /// Writes `slotName` into `sink`, from the identifier written on the stack.
+    public static func writeSlotName<Sink: TextSink & ~Copyable>(
+        kind: NotificationKind, packedSlot: Int32, to sink: inout Sink
+    ) {
         guard let id = OccurrenceID(kind: kind, day: 0, packedSlot: packedSlot, snooze: 0) else {
-            var text = "\(kind.rawValue).\(packedSlot)"
-            return text.withUTF8 { body($0) }
+            sink.write("\(kind.rawValue).\(packedSlot)")
+            return
         }
         // The identifier less its date: "kind" + ".1970-01-01" + the slot's ".part", if any.
         let kindEnd = kind.rawValue.utf8.count
-        return id.withRequestIDBytes { bytes in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { name in
-                let kindBytes = name.initialize(fromContentsOf: bytes[..<kindEnd])
-                let end = name[kindBytes...].initialize(fromContentsOf: bytes[(kindEnd + 11)...])
-                return body(UnsafeBufferPointer(rebasing: name[..<end]))
-            }
+        id.withRequestIDBytes { bytes in
+            sink.write(utf8: UnsafeBufferPointer(rebasing: bytes[..<kindEnd]))
+            sink.write(utf8: UnsafeBufferPointer(rebasing: bytes[(kindEnd + 11)...]))
         }
     }
 

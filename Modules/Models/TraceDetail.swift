@@ -190,11 +190,6 @@ public enum TraceDetail: Hashable, Sendable {
 
 /// Where trace text is written: a string being built (`UTF8Text`), or an edge's own buffer.
 public protocol TextSink: ~Copyable {
-    /// Text typed as `StaticString` (Swift gives a plain literal to `write(_: String)` unless
-    /// the call says otherwise): it never holds a character any format escapes (no quotes,
-    /// backslashes or control characters), so a sink may copy it as it is.
-    mutating func write(_ literal: StaticString)
-    /// Text from a value or from outside: a sink escapes it as its format needs.
     mutating func write(_ text: String)
     mutating func write(_ value: Int)
     /// UTF-8 bytes of an identifier the engine wrote: ASCII letters, digits, `.` and `-`.
@@ -202,7 +197,6 @@ public protocol TextSink: ~Copyable {
 }
 
 extension UTF8Text: TextSink {
-    public mutating func write(_ literal: StaticString) { add(literal) }
     public mutating func write(_ text: String) { add(text) }
     public mutating func write(_ value: Int) { add(value) }
     public mutating func write(utf8: UnsafeBufferPointer<UInt8>) { add(utf8: utf8) }
@@ -304,12 +298,12 @@ public struct RuleLimits: Hashable, Sendable {
                 sink.write("-")
                 sink.write(quietEnd.description)
             }
-            sink.write(dropped ? " last past the deadline" as StaticString : " end")
+            sink.write(dropped ? " last past the deadline" : " end")
         case .capPerHour:
             if !dropped { sink.write("moved after ") }
             sink.write(maxPerHour)
             sink.write(
-                dropped ? " per hour already used until past the deadline" as StaticString : " per hour were used")
+                dropped ? " per hour already used until past the deadline" : " per hour were used")
         case .capPerDay:
             sink.write(maxPerDay ?? 0)
             sink.write(" per day already used that local day")
@@ -319,7 +313,7 @@ public struct RuleLimits: Hashable, Sendable {
         case .userActiveInApp:
             sink.write(
                 dropped
-                    ? "the user stayed in the app past the deadline" as StaticString
+                    ? "the user stayed in the app past the deadline"
                     : "held while the user is in the app")
         case .attentionBudget: sink.write("the day's attention budget went to notifications this user values more")
         default: break

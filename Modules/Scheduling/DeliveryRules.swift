@@ -204,9 +204,4 @@ public enum DeliveryRules {
         }
         return .drop(reason: .stale)
     }
-
-    /// The values behind a rule's reason, for a person reading the trace (`RuleLimits.explain`).
-    public static func explain(_ reason: ReasonCode, dropped: Bool, preferences: NotificationPreferences) -> String {
-        RuleLimits(preferences).explain(reason, dropped: dropped)
-    }
 }

@@ -541,29 +541,29 @@ struct DeliveryRulesExplainTests {
 
     @Test(arguments: [ReasonCode.quietHours, .capPerHour, .capPerDay, .stale, .capExemptTransactional], [false, true])
     func everyRuleReasonHasAnExplanation(reason: ReasonCode, dropped: Bool) {
-        let text = DeliveryRules.explain(reason, dropped: dropped, preferences: p)
+        let text = RuleLimits(p).explain(reason, dropped: dropped)
         #expect(!text.isEmpty)
         #expect(!text.contains("nil") && !text.contains("Optional("))
     }
 
     @Test func explanationsNameTheValuesThatDecided() {
-        #expect(DeliveryRules.explain(.quietHours, dropped: false, preferences: p).contains("22:00-07:00"))
-        #expect(DeliveryRules.explain(.quietHours, dropped: true, preferences: p).contains("22:00-07:00"))
-        #expect(DeliveryRules.explain(.capPerHour, dropped: false, preferences: p).contains("3 per hour"))
-        #expect(DeliveryRules.explain(.capPerHour, dropped: true, preferences: p).contains("3 per hour"))
-        #expect(DeliveryRules.explain(.capPerDay, dropped: true, preferences: p).contains("5 per day"))
+        #expect(RuleLimits(p).explain(.quietHours, dropped: false).contains("22:00-07:00"))
+        #expect(RuleLimits(p).explain(.quietHours, dropped: true).contains("22:00-07:00"))
+        #expect(RuleLimits(p).explain(.capPerHour, dropped: false).contains("3 per hour"))
+        #expect(RuleLimits(p).explain(.capPerHour, dropped: true).contains("3 per hour"))
+        #expect(RuleLimits(p).explain(.capPerDay, dropped: true).contains("5 per day"))
     }
 
     @Test func deferredAndDroppedExplanationsDiffer() {
         for reason in [ReasonCode.quietHours, .capPerHour] {
             #expect(
-                DeliveryRules.explain(reason, dropped: false, preferences: p)
-                    != DeliveryRules.explain(reason, dropped: true, preferences: p))
+                RuleLimits(p).explain(reason, dropped: false)
+                    != RuleLimits(p).explain(reason, dropped: true))
         }
     }
 
     @Test func quietHoursAreExplainedEvenWithoutQuietHoursSet() {
-        #expect(!DeliveryRules.explain(.quietHours, dropped: true, preferences: preferences()).isEmpty)
+        #expect(!RuleLimits(preferences()).explain(.quietHours, dropped: true).isEmpty)
     }
 }
 
@@ -644,7 +644,7 @@ struct DeliveryRulesPropertyTests {
                     #expect(fireAt == planned && kind.isTransactional, "\(context)")
                 case .quietHours, .capPerHour:
                     #expect(fireAt > planned, "\(context)")
-                    #expect(!DeliveryRules.explain(reason, dropped: false, preferences: p).isEmpty)
+                    #expect(!RuleLimits(p).explain(reason, dropped: false).isEmpty)
                 default:
                     Issue.record("unexpected send reason \(reason); \(context)")
                 }
@@ -655,7 +655,7 @@ struct DeliveryRulesPropertyTests {
                 }
             case .drop(let reason):
                 #expect([.quietHours, .capPerHour, .capPerDay, .stale].contains(reason), "\(context)")
-                #expect(!DeliveryRules.explain(reason, dropped: true, preferences: p).isEmpty)
+                #expect(!RuleLimits(p).explain(reason, dropped: true).isEmpty)
                 if kind.isTransactional { #expect(reason != .capPerHour && reason != .capPerDay, "\(context)") }
                 if reason == .capPerDay { #expect(p.maxPerDay != nil && !kind.isTransactional, "\(context)") }
                 if (reason == .quietHours || reason == .capPerHour) && c.policy.deferral == .deferUntilAllowed {
