@@ -22,6 +22,12 @@ import Scheduling
 /// times, the timing rules (from the response counts), the nudge-time cache, and the plan's key
 /// (recomputed for the instant of the last pass).
 ///
+/// What is kept per occurrence, and until when (the snapshot's size is bounded by these rules,
+/// not by a cap): the last traced decision and the coach's copy leave when the occurrence fires
+/// (`retireFired`), or when they belong to a lapse campaign before the current one
+/// (`forgetEarlierCampaigns`); the rest leave about a day after their time. A rule that drops
+/// more changes no format: older bytes restore with the entries, which leave at the next move.
+///
 /// Migration rule: a new version adds a `case` to the reader and keeps reading every older
 /// version it ever wrote; the writer writes only the newest. Bytes of an unknown version, or
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.

@@ -73,6 +73,21 @@ extension UserEngine {
         return seconds >= 0 ? seconds / .secondsPerDay : (seconds + 1) / .secondsPerDay - 1
     }
 
+    /// Drops what was kept for the nudges of campaigns before the current one: the coach's copy
+    /// and the last traced decision. A campaign is named by the UTC day of the last activity,
+    /// which only moves forward, so an earlier campaign's nudges are never candidates again; the
+    /// next plan pass cancels those still pending. Kept, each entry would stay in the snapshot
+    /// until its fire time, days ahead, for every day the user was active.
+    ///
+    /// The trace is unchanged: a cancellation differs from the decision it replaces, so it is
+    /// traced with or without that decision kept, and what it keeps is dropped at the next move.
+    mutating func forgetEarlierCampaigns() {
+        let current = campaignDay
+        let isEarlier = { (id: OccurrenceID) in id.kind == .reEngagement && Int64(id.day) < current }
+        state.copy.coachCopy.removeAll(where: isEarlier)
+        state.plan.lastTraced.removeAll(where: isEarlier)
+    }
+
     /// Appends the campaign's nudges; a silenced campaign appends its first nudge to
     /// `suppressed` with the reason, once the user is actually away at `now`.
     func appendReEngagement(

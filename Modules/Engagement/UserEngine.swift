@@ -148,7 +148,9 @@ public struct UserEngine: Sendable {
 
     private mutating func recordActivity(_ activity: ActivityKind, at now: Instant) {
         if lapseStage(at: now) != .active { state.lapse.lastAttemptSent = 0 }
+        let campaign = campaignDay
         state.activity.lastActiveAt = max(state.activity.lastActiveAt, now)
+        if campaignDay != campaign { forgetEarlierCampaigns() }
         let today = zone.localDate(at: now)
         switch activity {
         case .mealLogged(let meal):

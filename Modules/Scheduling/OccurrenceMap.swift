@@ -96,5 +96,19 @@ public struct OccurrenceMap<Value: Sendable>: Sendable {
     }
 }
 
+extension OccurrenceMap {
+    /// Removes the entries whose occurrence satisfies `shouldRemove`, keeping the rest in order.
+    @inlinable public mutating func removeAll(where shouldRemove: (OccurrenceID) -> Bool) {
+        var kept = 0
+        for index in keys.indices where !shouldRemove(OccurrenceID(packed: keys[index])!) {
+            keys.swapAt(kept, index)
+            values.swapAt(kept, index)
+            kept += 1
+        }
+        keys.removeLast(keys.count - kept)
+        values.removeLast(values.count - kept)
+    }
+}
+
 extension OccurrenceMap: Equatable where Value: Equatable {}
 extension OccurrenceMap: Hashable where Value: Hashable {}

@@ -44,4 +44,21 @@ import Testing
             expectSame(map, model)
         }
     }
+
+    @Test func removingWhereMatchesADictionaryFilter() {
+        var generator = SeededGenerator(seed: 11)
+        for round in 0..<200 {
+            let count = round % 7 == 0 ? 0 : Int(generator.next() % 90)
+            let entries = (0..<count).map { _ in (id(Int(generator.next() % 200)), Int(generator.next() % 1_000)) }
+            var model: [OccurrenceID: Int] = [:]
+            for (key, value) in entries { model[key] = value }
+            var map = OccurrenceMap<Int>(entries)
+            // By the key alone: none, all, or every occurrence of some months.
+            let months = UInt64(round % 4 == 0 ? 0 : round % 4 == 1 ? 0xFFF : generator.next() & 0xFFF)
+            let remove = { (id: OccurrenceID) in months >> UInt64(id.date.month - 1) & 1 == 1 }
+            map.removeAll(where: remove)
+            model = model.filter { !remove($0.key) }
+            expectSame(map, model)
+        }
+    }
 }
