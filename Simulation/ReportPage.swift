@@ -96,16 +96,28 @@ public enum ReportPage {
     }
 
     static func invariants(_ report: Report) -> String {
-        let rows = report.invariantViolations.sorted { $0.key < $1.key }.map { name, count in
+        func row(_ name: String, _ meaning: String, _ count: Int) -> String {
             let status = count == 0 ? "<td class=\"ok\">held</td>" : "<td class=\"bad\">violated</td>"
-            return "<tr><td><code>\(PageText.escape(name))</code></td><td>\(meaning(ofInvariant: name))</td>"
+            return "<tr><td><code>\(PageText.escape(name))</code></td><td>\(meaning)</td>"
                 + "<td class=\"number\">\(PageText.integer(count))</td>\(status)</tr>"
         }
+        var rows = report.invariantViolations.sorted { $0.key < $1.key }.map { name, count in
+            row(name, meaning(ofInvariant: name), count)
+        }
+        var exampleLines = report.violationExamples
+        if let check = report.incrementalPlan {
+            rows.append(
+                row(
+                    "incrementalPlanMatchesFullPass",
+                    "after each of \(PageText.integer(check.checkedSteps)) steps, a full planning pass would "
+                        + "schedule or cancel nothing (--check-plans)", check.differingSteps))
+            exampleLines += check.examples
+        }
         let examples =
-            report.violationExamples.isEmpty
+            exampleLines.isEmpty
             ? ""
             : "<h3>Examples</h3><ul class=\"examples\">"
-                + report.violationExamples.map { "<li><code>\(PageText.escape($0))</code></li>" }.joined() + "</ul>"
+                + exampleLines.map { "<li><code>\(PageText.escape($0))</code></li>" }.joined() + "</ul>"
         return section("invariants", "Invariants (checked after every event)") {
             "<table><thead><tr><th>invariant</th><th>meaning</th><th>violations</th><th>status</th></tr></thead>"
                 + "<tbody>\(rows.joined())</tbody></table>" + examples

@@ -42,6 +42,11 @@ public struct RunOptions: Sendable {
     public var command: String?
     /// Records what the simulated server was asked and sent (`ServerTape`); nil records nothing.
     public var tape: ServerTape?
+    /// After every engine step, run a full planning pass on a copy of the engine
+    /// (`UserEngine.fullReplanChanges`) and count the steps where it would schedule or cancel
+    /// anything: the incremental plan held to a full one (`Report.incrementalPlan`). It roughly
+    /// doubles the engine's share of the run, and changes nothing the run does.
+    public var checksIncrementalPlan = false
 
     /// The store the simulator writes through.
     public enum StoreKind: String, Sendable, CaseIterable {
@@ -55,8 +60,10 @@ public struct RunOptions: Sendable {
 
     public init(
         scenario: Scenario, templates: TemplateCatalog, outputDirectory: String?, writeEvents: Bool = true,
-        showProgress: Bool = false, store: StoreKind = .none, command: String? = nil
+        showProgress: Bool = false, store: StoreKind = .none, command: String? = nil,
+        checksIncrementalPlan: Bool = false
     ) {
+        self.checksIncrementalPlan = checksIncrementalPlan
         self.command = command
         self.templates = templates
         self.store = store
@@ -211,8 +218,14 @@ public struct Report: Codable, Sendable {
     public var drain = DrainFigures()
     /// The server topology's plan pulls, signals and stale fires; nil on the device topology.
     public var deployment: DeploymentFigures?
+    /// The incremental plan held to a full pass after every step; nil unless the run asked
+    /// (`RunOptions.checksIncrementalPlan`, `simulate --check-plans`).
+    public var incrementalPlan: IncrementalPlanCheck?
 
-    public var invariantsHeld: Bool { invariantViolations.values.allSatisfy { $0 == 0 } }
+    /// No invariant was violated, and a checked incremental plan always matched a full pass.
+    public var invariantsHeld: Bool {
+        invariantViolations.values.allSatisfy { $0 == 0 } && (incrementalPlan?.differingSteps ?? 0) == 0
+    }
     public var budgetsHeld: Bool { budgets.values.allSatisfy { !$0.breached } }
 
     /// Nothing was left stuck at the end of the drain.
@@ -260,7 +273,7 @@ public enum Simulator {
             return try Shard(
                 scenario: scenario, zones: zones, userRange: range, eventsPath: path,
                 showProgress: options.showProgress && shard == 0, templates: options.templates, store: store,
-                tape: options.tape)
+                tape: options.tape, checksIncrementalPlan: options.checksIncrementalPlan)
         }
         let box = ShardBox(shards)
         let started = DispatchTime.now().uptimeNanoseconds
@@ -329,6 +342,7 @@ public enum Simulator {
         report.droppedByAPNs = stats.channels.droppedByAPNs
         report.uninstalls = stats.uninstalls
         report.drain = stats.drain
+        if options.checksIncrementalPlan { report.incrementalPlan = stats.incrementalPlan }
         if scenario.deployment == .server {
             report.deployment = DeploymentFigures(
                 stats.deployment, localDeliveries: stats.channels[.local].shown, userDays: userDays)

@@ -41,14 +41,18 @@ final class Shard {
     var stats: ShardStats
     /// Records what the server side was asked and sent, when a test asks for it.
     let tape: ServerTape?
+    /// Whether every step is held to a full planning pass (`RunOptions.checksIncrementalPlan`).
+    let checksIncrementalPlan: Bool
     /// Per-user digests in user order, filled at the end.
     private(set) var digests: [UInt64] = []
 
     init(
         scenario: Scenario, zones: [String: ZoneRules], userRange: Range<Int>, eventsPath: String?, showProgress: Bool,
-        templates: TemplateCatalog, store: (any EngagementStore)? = nil, tape: ServerTape? = nil
+        templates: TemplateCatalog, store: (any EngagementStore)? = nil, tape: ServerTape? = nil,
+        checksIncrementalPlan: Bool = false
     ) throws {
         self.tape = tape
+        self.checksIncrementalPlan = checksIncrementalPlan
         self.storeWriter = store.map {
             StoreWriter(
                 store: $0, failureRate: scenario.faults.storeWriteFailure,
@@ -343,6 +347,7 @@ final class Shard {
             }
         }
         stats.engineCalls += 1
+        if checksIncrementalPlan { stats.incrementalPlan.check(users[local].engine, after: input, at: now) }
         for effect in effects {
             if case .trace(let entry) = effect {
                 try record(entry, local, at: now)

@@ -158,6 +158,9 @@ struct ShardStats {
     var liveActivityNanos = LatencyHistogram()
     /// Each user's engine snapshot size at the end of the run, in bytes.
     var snapshotBytes: [UInt32] = []
+    /// With `RunOptions.checksIncrementalPlan`: the steps checked against a full planning pass,
+    /// those where it would have scheduled or cancelled something, and the first few of them.
+    var incrementalPlan = IncrementalPlanCheck()
     var backgroundRuns = 0
     var backgroundOverBudget = 0
     var droppedByLimit = 0
@@ -226,6 +229,7 @@ struct ShardStats {
 
     mutating func merge(_ other: ShardStats) {
         snapshotBytes += other.snapshotBytes
+        incrementalPlan.merge(other.incrementalPlan)
         events += other.events
         engineCalls += other.engineCalls
         deliveries += other.deliveries

@@ -91,7 +91,8 @@ extension Simulate {
             report = try Simulator.run(
                 RunOptions(
                     scenario: scenario, templates: templates, outputDirectory: folder.stagingPath, writeEvents: events,
-                    showProgress: true, store: storeKind ?? .none, command: reproduceCommand(scenario)))
+                    showProgress: true, store: storeKind ?? .none, command: reproduceCommand(scenario),
+                    checksIncrementalPlan: checkPlans))
             try folder.commit()
         } catch {
             folder.abandon()
@@ -127,6 +128,6 @@ extension Simulate {
         "\(CommandLine.arguments[0]) --scenario \(scenarioPath) --seed \(scenario.seed) --users \(scenario.users) "
             + "--weeks \(scenario.weeks) --threads \(scenario.threads) --deployment \(scenario.deployment.rawValue) "
             + "--store \(store)" + (events ? " --events" : "")
-            + (swarm ? " --swarm" : "")
+            + (swarm ? " --swarm" : "") + (checkPlans ? " --check-plans" : "")
     }
 }

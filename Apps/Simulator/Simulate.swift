@@ -87,6 +87,13 @@ struct Simulate: ParsableCommand {
     )
     var swarm = false
 
+    @Flag(
+        name: .customLong("check-plans"),
+        help:
+            "After every engine step, run a full planning pass on a copy of the engine and fail (exit 2) if it would schedule or cancel anything the incremental plan did not (slower; the digest is the same)."
+    )
+    var checkPlans = false
+
     @Option(help: "Print user U's timeline in local time, every decision with its rule, and exit.")
     var explain: String?
 

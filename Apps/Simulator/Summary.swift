@@ -90,6 +90,14 @@ extension Simulate {
             say(name.padding(toLength: 38, withPad: " ", startingAt: 0) + String(count).leftJustified(11))
         }
         for example in report.violationExamples { say("  " + example) }
+        if let check = report.incrementalPlan {
+            say(
+                "incrementalPlanMatchesFullPass".padding(toLength: 38, withPad: " ", startingAt: 0)
+                    + String(check.differingSteps).leftJustified(11)
+                    + " (of \(check.checkedSteps) steps checked; \(check.unsettledSteps) left regrouping to the next input)"
+            )
+            for example in check.examples { say("  " + example) }
+        }
         say("")
         say("report: \(outputDirectory)/report.json, \(outputDirectory)/report.html")
     }

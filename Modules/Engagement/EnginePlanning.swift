@@ -1,5 +1,5 @@
 import Content
-import Models
+public import Models
 import Scheduling
 
 /// The planning pass: gather the candidate sources, run the planner's stages (`Planner.order`,
@@ -10,8 +10,8 @@ extension UserEngine {
     mutating func plan(at now: Instant, into effects: inout [Effect]) {
         for _ in 0..<UserEngine.maximumPassesPerInput {
             // Same inputs, same plan: skip the pass. What fired since is already in the plan's
-            // accounting, and the horizon ends at a local midnight, so time alone changes
-            // nothing until that boundary moves (once a day).
+            // accounting, the horizon ends at a local midnight and the key holds the local day;
+            // what else the clock alone moves is `planMovesWithClock`.
             let horizonEnd = routineHorizonEnd(at: now)
             if planInputsMatchLastPass(at: now, horizonEnd: horizonEnd) { return }
             state.plan.lastKey = planKey(at: now, horizonEnd: horizonEnd)
@@ -26,14 +26,64 @@ extension UserEngine {
     /// Passes one input may run: a first one, and more while regrouping changes the groups.
     static let maximumPassesPerInput = 4
 
+    /// Whether the last input left the plan settled: false when regrouping still changed the
+    /// social groups after the passes one input may run (`maximumPassesPerInput`), so the next
+    /// input plans again whatever it is.
+    public var planIsSettled: Bool { state.plan.lastKey != nil }
+
+    /// The schedules and cancellations a full planning pass at `now` would add to what the last
+    /// input left, worked out on a copy (the engine is untouched). `handle` skips the pass when
+    /// the plan's inputs match the last pass's (`planInputsMatchLastPass`): that is right when
+    /// this is empty, which tests hold after every input that left the plan settled
+    /// (`planIsSettled`; an unsettled one has a further regrouping stage to run). Call it right
+    /// after `handle(_:at:)`, with the same `now`.
+    ///
+    /// Trace entries are left out: a pass re-traces a drop or a suppression whose due time moved
+    /// with the clock, so a full pass at a later instant traces more than the skipped one would
+    /// have, while planning the same.
+    public func fullReplanChanges(at now: Instant) -> [Effect] {
+        var fresh = self
+        fresh.state.plan.lastKey = nil
+        var effects: [Effect] = []
+        fresh.plan(at: now, into: &effects)
+        return effects.filter { effect in
+            switch effect {
+            case .schedule, .cancel: true
+            default: false
+            }
+        }
+    }
+
     mutating func planKey(at now: Instant, horizonEnd: Instant) -> PlanKey {
         PlanKey(
             profileRevision: state.user.profileRevision, lapseStage: lapseStage(at: now), horizonEnd: horizonEnd,
-            zone: zone.identifier,
+            today: zone.localDateTime(at: now).daysSinceEpoch, zone: zone.identifier,
             sessionHold: state.activity.sessionHold, reEngagementTimes: currentReEngagementTimes(),
             lastWorkout: state.coaching.recentWorkouts.last, timing: state.coaching.timing,
             snoozed: state.reminders.snoozed, followUps: state.reminders.followUps, groups: state.social.groups,
-            done: state.activity.done, deviceRefuses: state.plan.deviceRefuses)
+            done: state.activity.done, deviceRefuses: state.plan.deviceRefuses, budgetResponses: budgetResponses)
+    }
+
+    /// The response counts the attention budget orders by; nil without a budget (`PlanKey`).
+    var budgetResponses: ResponseStats? { attentionBudget == nil ? nil : state.coaching.responses }
+
+    /// Whether the last pass's plan still holds: the clock has not moved it
+    /// (`planMovesWithClock`) and its inputs are those of the last pass (`lastKeyMatches`).
+    mutating func planInputsMatchLastPass(at now: Instant, horizonEnd: Instant) -> Bool {
+        !planMovesWithClock(at: now) && lastKeyMatches(at: now, horizonEnd: horizonEnd)
+    }
+
+    /// Whether the clock alone, with every input unchanged, moves what a pass would plan now:
+    /// - under an attention budget, a planned notification held past its due time (a session, a
+    ///   Live Activity or a rule deferred it) loses value as it ages (`AttentionValue`'s
+    ///   freshness), so the order, and what the caps and the budget leave for the others, move;
+    ///   without a budget its place does not;
+    /// - a lapse nudge whose time has come (`PlanState.nextNudgeAt`): sent, it moves the campaign
+    ///   on; dropped by a cap, it moves to the same time the next day.
+    func planMovesWithClock(at now: Instant) -> Bool {
+        if let nudgeAt = state.plan.nextNudgeAt, nudgeAt <= now { return true }
+        return attentionBudget != nil
+            && state.plan.planned.contains { $0.plannedAt < now && !$0.repeatsDaily }
     }
 
     /// Whether `planKey` would equal the last pass's key, asked field by field against the key
@@ -41,10 +91,13 @@ extension UserEngine {
     /// building a key: most inputs change none of it, and building one copies a dozen
     /// reference-counted fields, twice per input and again to keep it. A test holds the two
     /// answers equal; a field added to `PlanKey` goes in both.
-    mutating func planInputsMatchLastPass(at now: Instant, horizonEnd: Instant) -> Bool {
+    mutating func lastKeyMatches(at now: Instant, horizonEnd: Instant) -> Bool {
         let stage = lapseStage(at: now)
         // Read in place (optional chaining borrows the kept key; a binding would copy it).
-        guard state.plan.lastKey?.holdsStoredInputs(of: self, lapseStage: stage, horizonEnd: horizonEnd) == true
+        let today = zone.localDateTime(at: now).daysSinceEpoch
+        guard
+            state.plan.lastKey?.holdsStoredInputs(of: self, lapseStage: stage, horizonEnd: horizonEnd, today: today)
+                == true
         else { return false }
         let times = currentReEngagementTimes()
         return state.plan.lastKey?.reEngagementTimes == times
@@ -65,7 +118,9 @@ extension UserEngine {
         }
         candidates += state.reminders.followUps
         candidates += state.social.groups.map { groupCandidate($0) }
+        let nudgesStart = candidates.endIndex
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
+        state.plan.nextNudgeAt = candidates[nudgesStart...].lazy.map(\.plannedAt).min()
         // A kind the user disabled since a copy or follow-up was made is never planned.
         let preferences = profile.preferences
         if !preferences.enabled || preferences.settings.values.contains(.disabled) {

@@ -148,6 +148,10 @@ extension UserEngine {
         state.coaching.timing = state.coaching.responses.timingRules(for: UserEngine.adjustableKinds)
         if let at = state.plan.lastPassAt {
             state.plan.lastKey = planKey(at: at, horizonEnd: routineHorizonEnd(at: at))
+            var nudges: [Candidate] = []
+            var silenced: [(Candidate, ReasonCode)] = []
+            appendReEngagement(to: &nudges, suppressed: &silenced, at: at)
+            state.plan.nextNudgeAt = nudges.lazy.map(\.plannedAt).min()
         }
     }
 }

@@ -80,6 +80,10 @@ struct PlanState: Sendable {
     var lastKey: PlanKey?
     /// When the last pass ran (a snapshot recomputes `lastKey` for this instant).
     var lastPassAt: Instant?
+    /// The earliest time the last pass planned a lapse nudge for (derived, like `lastKey`). A
+    /// nudge whose time passed unsent (a cap dropped it) moves to the same time the next day,
+    /// from the clock alone: once `now` reaches this, the key no longer describes the plan.
+    var nextNudgeAt: Instant?
     /// The hydration series' times, derived from the preferences (nil: no series allowed).
     var seriesTimes: [LocalTimeOfDay]?
     /// Counts the changes of what the phone must hold on the local channel (`localPlanRevision`).
@@ -176,11 +180,14 @@ struct ReEngagementInputs: Hashable, Sendable {
 
 /// Everything a planning pass reads besides the clock's position inside the horizon, derived
 /// from the state's values: a pass whose key equals the last pass's would change nothing, so
-/// it is skipped. Cheap fields come first (equality stops at the first difference).
+/// it is skipped, unless the clock alone moved the plan (`UserEngine.planMovesWithClock`). Cheap fields come first (equality stops at the first difference).
 struct PlanKey: Equatable, Sendable {
     var profileRevision: Int
     var lapseStage: LapseStage
     var horizonEnd: Instant
+    /// The local day of the pass: candidates that depend on it (a streak at risk today) appear
+    /// at local midnight, before the horizon's end moves.
+    var today: Int64
     var zone: String
     var sessionHold: Instant?
     var reEngagementTimes: [Int64]
@@ -192,18 +199,23 @@ struct PlanKey: Equatable, Sendable {
     var groups: [NotificationGroup]
     var done: OccurrenceMap<Instant>
     var deviceRefuses: Bool
+    /// The response counts, when an attention budget orders the candidates by them
+    /// (`AttentionValue`): every response learned then moves the order. Nil without a budget,
+    /// where only the timing rules they imply (`timing`) reach the plan.
+    var budgetResponses: ResponseStats?
 
     /// Whether every field but the nudge times (which the caller works out) holds `engine`'s
     /// value now, as `planKey` would build it: `planInputsMatchLastPass` asks this instead of
     /// building a key. Kept next to the fields, so a new one goes in here too (a test checks).
-    func holdsStoredInputs(of engine: UserEngine, lapseStage: LapseStage, horizonEnd: Instant) -> Bool {
+    func holdsStoredInputs(of engine: UserEngine, lapseStage: LapseStage, horizonEnd: Instant, today: Int64) -> Bool {
         profileRevision == engine.state.user.profileRevision && self.lapseStage == lapseStage
-            && self.horizonEnd == horizonEnd && zone == engine.zone.identifier
+            && self.horizonEnd == horizonEnd && self.today == today && zone == engine.zone.identifier
             && sessionHold == engine.state.activity.sessionHold
             && lastWorkout == engine.state.coaching.recentWorkouts.last && timing == engine.state.coaching.timing
             && snoozed == engine.state.reminders.snoozed && followUps == engine.state.reminders.followUps
             && groups == engine.state.social.groups && done == engine.state.activity.done
             && deviceRefuses == engine.state.plan.deviceRefuses
+            && budgetResponses == engine.budgetResponses
     }
 }
 

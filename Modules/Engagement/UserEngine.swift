@@ -101,7 +101,7 @@ public struct UserEngine: Sendable {
                 if state.activity.recentOpenMinutes.count > 20 { state.activity.recentOpenMinutes.removeFirst() }
                 effects.append(.setBadge(0))
                 effects.append(.clearDeliveredNotifications)
-                startSession(until: now + Int64(sessionSeconds))
+                startSession(until: now + Int64(sessionSeconds), at: now)
             }
         case .notificationResponse(let requestID, let kind, let action):
             respond(to: action, requestID: requestID, kind: kind, at: now, effects: &effects)
@@ -245,10 +245,14 @@ public struct UserEngine: Sendable {
         }
     }
 
-    /// Non-urgent notifications due during an app session wait until it ends.
-    private mutating func startSession(until end: Instant) {
+    /// Non-urgent notifications due during an app session wait until it ends. The session's end
+    /// reaches the plan (`PlanKey.sessionHold`) when it holds something back: a notification or
+    /// a group due before it, or a session still holding when this one replaces it (its end
+    /// moves, earlier or later, and what it held or dropped is weighed again).
+    private mutating func startSession(until end: Instant, at now: Instant) {
+        let replacesAHold = state.activity.sessionHold.map { $0 > now } ?? false
         state.activity.activeUntil = end
-        if state.plan.planned.contains(where: { $0.fireAt < end })
+        if replacesAHold || state.plan.planned.contains(where: { $0.fireAt < end })
             || state.social.groups.contains(where: { $0.sendAt < end })
         {
             state.activity.sessionHold = end

@@ -4,20 +4,20 @@ import Testing
 
 @testable import Engagement
 
-/// The plan's unchanged-inputs check reads the state in place (`planInputsMatchLastPass`); it
+/// The plan's unchanged-inputs check reads the state in place (`lastKeyMatches`); it
 /// must answer what comparing a freshly built `PlanKey` answers, whatever the user does.
 @Suite struct PlanKeyMatchTests {
     let zone = ZoneRules(identifier: "America/New_York")!
     let start = Instant(iso8601: "2027-03-10T08:00:00-05:00")!
 
-    /// `PlanKey`'s fields: a new one must be compared in `planInputsMatchLastPass` too (then
+    /// `PlanKey`'s fields: a new one must be compared in `lastKeyMatches` too (then
     /// this count changes with it).
     @Test func theMatcherKnowsEveryField() {
         let engine = UserEngine(
             profile: UserProfile(id: "u1", displayName: "Ana", timeZone: zone.identifier), zone: zone, now: start)
         var copy = engine
         let key = copy.planKey(at: start, horizonEnd: copy.routineHorizonEnd(at: start))
-        #expect(Mirror(reflecting: key).children.count == 13)
+        #expect(Mirror(reflecting: key).children.count == 15)
     }
 
     /// Each field of the kept key is compared: the key of the last pass matches, and the same key
@@ -33,7 +33,7 @@ import Testing
             at: now)
         let horizonEnd = engine.routineHorizonEnd(at: now)
         var unchanged = engine
-        let matchesItsOwnKey = unchanged.planInputsMatchLastPass(at: now, horizonEnd: horizonEnd)
+        let matchesItsOwnKey = unchanged.lastKeyMatches(at: now, horizonEnd: horizonEnd)
         #expect(matchesItsOwnKey)
         let key = try #require(engine.state.plan.lastKey)
         #expect(!key.groups.isEmpty, "a group to take away")
@@ -44,6 +44,7 @@ import Testing
             ("profileRevision", { $0.profileRevision += 1 }),
             ("lapseStage", { $0.lapseStage = $0.lapseStage == .active ? .lapsed : .active }),
             ("horizonEnd", { $0.horizonEnd = $0.horizonEnd + 1 }),
+            ("today", { $0.today += 1 }),
             ("zone", { $0.zone = "America/Toronto" }),
             ("sessionHold", { $0.sessionHold = $0.sessionHold == nil ? now : nil }),
             ("reEngagementTimes", { $0.reEngagementTimes.append(1) }),
@@ -54,12 +55,13 @@ import Testing
             ("groups", { $0.groups.removeLast() }),
             ("done", { $0.done[other.id] = now }),
             ("deviceRefuses", { $0.deviceRefuses.toggle() }),
+            ("budgetResponses", { $0.budgetResponses = $0.budgetResponses == nil ? ResponseStats() : nil }),
         ]
         #expect(edits.map(\.field) == Mirror(reflecting: key).children.map(\.label))
         for (field, edit) in edits {
             var probe = engine
             edit(&probe.state.plan.lastKey!)
-            let matches = probe.planInputsMatchLastPass(at: now, horizonEnd: horizonEnd)
+            let matches = probe.lastKeyMatches(at: now, horizonEnd: horizonEnd)
             #expect(!matches, "\(field)")
         }
     }
@@ -68,6 +70,8 @@ import Testing
     func theMatcherAgreesWithTheKeyUnderRandomInputs(seed: UInt64) {
         var generator = SeededGenerator(seed: seed)
         var profile = UserProfile(id: "u\(seed)", displayName: "Ana Lima", timeZone: zone.identifier)
+        // A budget, so the response counts it orders by are part of the key.
+        profile.preferences.interruptionBudgetPerDay = 6
         profile.preferences.workoutSchedule = [
             ScheduledWorkout(weekday: .wednesday, time: LocalTimeOfDay(hour: 18, minute: 0)!, type: "Run")
         ]
@@ -96,7 +100,7 @@ import Testing
             var asked = probe
             let key = probe.planKey(at: now, horizonEnd: horizonEnd)
             let built = key == probe.state.plan.lastKey
-            let matched = asked.planInputsMatchLastPass(at: now, horizonEnd: horizonEnd)
+            let matched = asked.lastKeyMatches(at: now, horizonEnd: horizonEnd)
             if let old = probe.state.plan.lastKey {
                 let fields = Mirror(reflecting: key).children.map { "\($0.value)" }
                 let oldFields = Mirror(reflecting: old).children.map { "\($0.value)" }
