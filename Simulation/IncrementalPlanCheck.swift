@@ -7,6 +7,9 @@ public import Models
 /// A step that left the plan unsettled (regrouping ran out of passes) is counted apart.
 public struct IncrementalPlanCheck: Codable, Sendable, Equatable {
     public var checkedSteps = 0
+    /// The checked steps whose input skipped the pass (the ones the check is about: a step that
+    /// ran one is a full pass already).
+    public var skippedSteps = 0
     public var differingSteps = 0
     /// Steps not checked: the input left regrouping unfinished (`UserEngine.planIsSettled`), so
     /// the next input plans again whatever it is.
@@ -26,6 +29,7 @@ public struct IncrementalPlanCheck: Codable, Sendable, Equatable {
             return
         }
         checkedSteps += 1
+        if engine.lastPlanPassAt != now { skippedSteps += 1 }
         let missed = engine.fullReplanChanges(at: now)
         guard !missed.isEmpty else { return }
         differingSteps += 1
@@ -43,6 +47,7 @@ public struct IncrementalPlanCheck: Codable, Sendable, Equatable {
 
     mutating func merge(_ other: IncrementalPlanCheck) {
         checkedSteps += other.checkedSteps
+        skippedSteps += other.skippedSteps
         differingSteps += other.differingSteps
         unsettledSteps += other.unsettledSteps
         examples += other.examples.prefix(max(0, Self.exampleLimit - examples.count))

@@ -90,11 +90,12 @@ struct LineBuilder: ~Copyable {
     }
 
     /// `,"name":"<request identifier>"` for what a trace entry is about: an occurrence's
-    /// identifier is written straight into the line.
+    /// identifier is written straight into the line; one that came from outside as text is
+    /// escaped (`field`), as it may hold anything.
     mutating func id(_ name: StaticString, _ subject: TraceSubject) {
         switch subject {
         case .occurrence(let occurrence): id(name, occurrence)
-        case .external(let text): id(name, text)
+        case .external(let text): field(name, text)
         }
     }
 
@@ -122,8 +123,9 @@ struct LineBuilder: ~Copyable {
         string(value)
     }
 
-    /// A field whose value needs no escaping (identifiers, raw values of enums): no quotes,
-    /// backslashes or control characters.
+    /// A field whose value needs no escaping (identifiers the simulator or the engine made, raw
+    /// values of enums): no quotes, backslashes or control characters. Text from elsewhere (an
+    /// error's description, a social event's id) goes through `field`.
     @inline(__always) mutating func id(_ name: StaticString, _ value: String) {
         raw(",\"")
         raw(name)

@@ -109,8 +109,9 @@ public enum ReportPage {
             rows.append(
                 row(
                     "incrementalPlanMatchesFullPass",
-                    "after each of \(PageText.integer(check.checkedSteps)) steps, a full planning pass would "
-                        + "schedule or cancel nothing (--check-plans)", check.differingSteps))
+                    "after each of \(PageText.integer(check.checkedSteps)) steps (\(PageText.integer(check.skippedSteps)) "
+                        + "of them skipping the pass), a full planning pass would schedule or cancel nothing "
+                        + "(--check-plans)", check.differingSteps))
             exampleLines += check.examples
         }
         let examples =

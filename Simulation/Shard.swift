@@ -247,7 +247,7 @@ final class Shard {
         case .social(let social):
             try journal.log(&users[local], now, "social") {
                 $0.id("kind", social.kind.rawValue)
-                $0.id("id", social.id)
+                $0.field("id", social.id)
             }
             try step(local, .socialEvent(social), at: now)
         case .permission(let granted):

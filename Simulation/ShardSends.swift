@@ -204,7 +204,7 @@ extension Shard {
         stats.channels[channel].failed[failure.reason, default: 0] += 1
         try journal.log(&users[local], now, "pushFailed") {
             $0.id("channel", channel.rawValue)
-            $0.id("reason", failure.description)
+            $0.field("reason", failure.description)
         }
     }
 

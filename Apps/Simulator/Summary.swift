@@ -94,7 +94,8 @@ extension Simulate {
             say(
                 "incrementalPlanMatchesFullPass".padding(toLength: 38, withPad: " ", startingAt: 0)
                     + String(check.differingSteps).leftJustified(11)
-                    + " (of \(check.checkedSteps) steps checked; \(check.unsettledSteps) left regrouping to the next input)"
+                    + " (of \(check.checkedSteps) steps checked, \(check.skippedSteps) of them skipping the pass; "
+                    + "\(check.unsettledSteps) left regrouping to the next input)"
             )
             for example in check.examples { say("  " + example) }
         }

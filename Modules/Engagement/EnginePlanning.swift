@@ -8,12 +8,15 @@ import Scheduling
 /// again over the new groups (at most three times).
 extension UserEngine {
     mutating func plan(at now: Instant, into effects: inout [Effect]) {
+        // What the clock alone moved since the last pass asks for one pass; after a pass at
+        // `now`, only a change of its inputs (regrouping) asks for another.
+        var movedWithClock = planMovesWithClock(at: now)
         for _ in 0..<UserEngine.maximumPassesPerInput {
             // Same inputs, same plan: skip the pass. What fired since is already in the plan's
-            // accounting, the horizon ends at a local midnight and the key holds the local day;
-            // what else the clock alone moves is `planMovesWithClock`.
+            // accounting, the horizon ends at a local midnight and the key holds the local day.
             let horizonEnd = routineHorizonEnd(at: now)
-            if planInputsMatchLastPass(at: now, horizonEnd: horizonEnd) { return }
+            if !movedWithClock && lastKeyMatches(at: now, horizonEnd: horizonEnd) { return }
+            movedWithClock = false
             state.plan.lastKey = planKey(at: now, horizonEnd: horizonEnd)
             state.plan.lastPassAt = now
             let changes = planPass(at: now, horizonEnd: horizonEnd)
@@ -26,6 +29,9 @@ extension UserEngine {
     /// Passes one input may run: a first one, and more while regrouping changes the groups.
     static let maximumPassesPerInput = 4
 
+    /// When the last planning pass ran: an input that skipped the pass leaves it as it was.
+    public var lastPlanPassAt: Instant? { state.plan.lastPassAt }
+
     /// Whether the last input left the plan settled: false when regrouping still changed the
     /// social groups after the passes one input may run (`maximumPassesPerInput`), so the next
     /// input plans again whatever it is.
@@ -33,10 +39,10 @@ extension UserEngine {
 
     /// The schedules and cancellations a full planning pass at `now` would add to what the last
     /// input left, worked out on a copy (the engine is untouched). `handle` skips the pass when
-    /// the plan's inputs match the last pass's (`planInputsMatchLastPass`): that is right when
-    /// this is empty, which tests hold after every input that left the plan settled
-    /// (`planIsSettled`; an unsettled one has a further regrouping stage to run). Call it right
-    /// after `handle(_:at:)`, with the same `now`.
+    /// the clock moved nothing (`planMovesWithClock`) and the inputs match (`lastKeyMatches`):
+    /// that is right when this is empty, which tests hold after every input that left the plan
+    /// settled (`planIsSettled`; an unsettled one has a further regrouping stage to run). Call it
+    /// right after `handle(_:at:)`, with the same `now`.
     ///
     /// Trace entries are left out: a pass re-traces a drop or a suppression whose due time moved
     /// with the clock, so a full pass at a later instant traces more than the skipped one would
@@ -67,23 +73,36 @@ extension UserEngine {
     /// The response counts the attention budget orders by; nil without a budget (`PlanKey`).
     var budgetResponses: ResponseStats? { attentionBudget == nil ? nil : state.coaching.responses }
 
-    /// Whether the last pass's plan still holds: the clock has not moved it
-    /// (`planMovesWithClock`) and its inputs are those of the last pass (`lastKeyMatches`).
-    mutating func planInputsMatchLastPass(at now: Instant, horizonEnd: Instant) -> Bool {
-        !planMovesWithClock(at: now) && lastKeyMatches(at: now, horizonEnd: horizonEnd)
+    /// Recomputes what the last pass, at `lastPassAt`, is remembered by and the snapshot does not
+    /// store: its key and the earliest nudge it planned, as the pass itself set them.
+    mutating func rememberLastPass(at lastPassAt: Instant) {
+        state.plan.lastKey = planKey(at: lastPassAt, horizonEnd: routineHorizonEnd(at: lastPassAt))
+        var nudges: [Candidate] = []
+        var silenced: [(Candidate, ReasonCode)] = []
+        appendReEngagement(to: &nudges, suppressed: &silenced, at: lastPassAt)
+        state.plan.nextNudgeAt = UserEngine.earliestNudge(nudges[...])
     }
 
-    /// Whether the clock alone, with every input unchanged, moves what a pass would plan now:
-    /// - under an attention budget, a planned notification held past its due time (a session, a
-    ///   Live Activity or a rule deferred it) loses value as it ages (`AttentionValue`'s
-    ///   freshness), so the order, and what the caps and the budget leave for the others, move;
-    ///   without a budget its place does not;
+    /// The earliest time among a pass's campaign nudges (`PlanState.nextNudgeAt`).
+    static func earliestNudge(_ nudges: ArraySlice<Candidate>) -> Instant? { nudges.lazy.map(\.plannedAt).min() }
+
+    /// Whether the clock alone, every input unchanged, may move what a pass plans now:
+    /// - a planned notification held past its due time (a session or a rule deferred it): where
+    ///   it goes next depends on `now` (its staleness, its window, the candidates' look-back of a
+    ///   few hours, its value's freshness under an attention budget), and with it what the caps
+    ///   leave for the others;
     /// - a lapse nudge whose time has come (`PlanState.nextNudgeAt`): sent, it moves the campaign
-    ///   on; dropped by a cap, it moves to the same time the next day.
+    ///   on; dropped by a cap, it moves to the same time the next day;
+    /// - a pass within a day and an hour of a change of zone: the hydration series waits for its
+    ///   times to fit what already fired (`activeSeriesTimes`), a test of the clock.
     func planMovesWithClock(at now: Instant) -> Bool {
         if let nudgeAt = state.plan.nextNudgeAt, nudgeAt <= now { return true }
-        return attentionBudget != nil
-            && state.plan.planned.contains { $0.plannedAt < now && !$0.repeatsDaily }
+        if state.plan.seriesTimes != nil, let moved = state.user.zoneChangedAt,
+            (state.plan.lastPassAt ?? now) - moved < .secondsPerDay + .secondsPerHour
+        {
+            return true
+        }
+        return state.plan.planned.contains { $0.plannedAt < now && !$0.repeatsDaily }
     }
 
     /// Whether `planKey` would equal the last pass's key, asked field by field against the key
@@ -120,7 +139,7 @@ extension UserEngine {
         candidates += state.social.groups.map { groupCandidate($0) }
         let nudgesStart = candidates.endIndex
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
-        state.plan.nextNudgeAt = candidates[nudgesStart...].lazy.map(\.plannedAt).min()
+        state.plan.nextNudgeAt = UserEngine.earliestNudge(candidates[nudgesStart...])
         // A kind the user disabled since a copy or follow-up was made is never planned.
         let preferences = profile.preferences
         if !preferences.enabled || preferences.settings.values.contains(.disabled) {
@@ -250,6 +269,11 @@ extension UserEngine {
             if item.kind.isSocial { state.social.groups.removeAll { $0.id == item.id } }
         }
         guard firedCount > 0 || !state.reminders.snoozed.isEmpty else { return }
+        // A plan that filled the slot budget left candidates unplanned: a firing frees a slot a
+        // pass would fill, which no key field shows.
+        if firedCount > 0, state.plan.planned.count >= configuration.pendingLimit - configuration.reservedSlots {
+            state.plan.lastKey = nil
+        }
         state.plan.planned.removeFirst(firedCount)
         state.plan.ledger.prune(before: now - .secondsPerDay - .secondsPerHour)
         // Candidates reach back at most a staleness window (18 h); keep a day of memory. What

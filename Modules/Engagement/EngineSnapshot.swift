@@ -19,13 +19,15 @@ import Scheduling
 ///
 /// Not stored, because they are derived: the profile and the zone (the runtime stores the
 /// profile and passes both in), the recipient, the holdout membership, the hydration series'
-/// times, the timing rules (from the response counts), the nudge-time cache, and the plan's key
-/// (recomputed for the instant of the last pass).
+/// times, the timing rules (from the response counts), the nudge-time cache, and what the last
+/// pass is remembered by, the plan's key and the earliest nudge it planned (recomputed for the
+/// instant of the last pass, `rememberLastPass`).
 ///
 /// What is kept per occurrence, and until when (the snapshot's size is bounded by these rules,
 /// not by a cap): the last traced decision and the coach's copy leave when the occurrence fires
 /// (`retireFired`), or when they belong to a lapse campaign before the current one
-/// (`forgetEarlierCampaigns`); the rest leave about a day after their time. A rule that drops
+/// (`forgetEarlierCampaigns`; the cancellations of the campaign just moved on are traced and
+/// kept until the next move); the rest leave about a day after their time. A rule that drops
 /// more changes no format: older bytes restore with the entries, which leave at the next move.
 ///
 /// Migration rule: a new version adds a `case` to the reader and keeps reading every older
@@ -146,13 +148,7 @@ extension UserEngine {
             throw SnapshotError(problem: "\(error)")
         }
         state.coaching.timing = state.coaching.responses.timingRules(for: UserEngine.adjustableKinds)
-        if let at = state.plan.lastPassAt {
-            state.plan.lastKey = planKey(at: at, horizonEnd: routineHorizonEnd(at: at))
-            var nudges: [Candidate] = []
-            var silenced: [(Candidate, ReasonCode)] = []
-            appendReEngagement(to: &nudges, suppressed: &silenced, at: at)
-            state.plan.nextNudgeAt = nudges.lazy.map(\.plannedAt).min()
-        }
+        if let at = state.plan.lastPassAt { rememberLastPass(at: at) }
     }
 }
 

@@ -180,7 +180,8 @@ struct ReEngagementInputs: Hashable, Sendable {
 
 /// Everything a planning pass reads besides the clock's position inside the horizon, derived
 /// from the state's values: a pass whose key equals the last pass's would change nothing, so
-/// it is skipped, unless the clock alone moved the plan (`UserEngine.planMovesWithClock`). Cheap fields come first (equality stops at the first difference).
+/// it is skipped, unless the clock alone moved the plan (`UserEngine.planMovesWithClock`).
+/// Cheap fields come first (equality stops at the first difference).
 struct PlanKey: Equatable, Sendable {
     var profileRevision: Int
     var lapseStage: LapseStage
@@ -205,7 +206,7 @@ struct PlanKey: Equatable, Sendable {
     var budgetResponses: ResponseStats?
 
     /// Whether every field but the nudge times (which the caller works out) holds `engine`'s
-    /// value now, as `planKey` would build it: `planInputsMatchLastPass` asks this instead of
+    /// value now, as `planKey` would build it: `lastKeyMatches` asks this instead of
     /// building a key. Kept next to the fields, so a new one goes in here too (a test checks).
     func holdsStoredInputs(of engine: UserEngine, lapseStage: LapseStage, horizonEnd: Instant, today: Int64) -> Bool {
         profileRevision == engine.state.user.profileRevision && self.lapseStage == lapseStage

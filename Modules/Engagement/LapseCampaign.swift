@@ -83,7 +83,10 @@ extension UserEngine {
     /// traced with or without that decision kept, and what it keeps is dropped at the next move.
     mutating func forgetEarlierCampaigns() {
         let current = campaignDay
-        let isEarlier = { (id: OccurrenceID) in id.kind == .reEngagement && Int64(id.day) < current }
+        // A snoozed copy is the user's own request and stays a candidate: it keeps its copy.
+        let isEarlier = { (id: OccurrenceID) in
+            id.kind == .reEngagement && id.snooze == 0 && Int64(id.day) < current
+        }
         state.copy.coachCopy.removeAll(where: isEarlier)
         state.plan.lastTraced.removeAll(where: isEarlier)
     }

@@ -246,13 +246,13 @@ public struct UserEngine: Sendable {
     }
 
     /// Non-urgent notifications due during an app session wait until it ends. The session's end
-    /// reaches the plan (`PlanKey.sessionHold`) when it holds something back: a notification or
-    /// a group due before it, or a session still holding when this one replaces it (its end
-    /// moves, earlier or later, and what it held or dropped is weighed again).
+    /// reaches the plan (`PlanKey.sessionHold`) when it can hold something back: a notification
+    /// or a group due before it, or a session still running when this one replaces it (its end
+    /// moves, earlier or later, and what a pass since held or dropped for it is weighed again).
     private mutating func startSession(until end: Instant, at now: Instant) {
-        let replacesAHold = state.activity.sessionHold.map { $0 > now } ?? false
+        let replacesASession = state.activity.activeUntil.map { $0 > now } ?? false
         state.activity.activeUntil = end
-        if replacesAHold || state.plan.planned.contains(where: { $0.fireAt < end })
+        if replacesASession || state.plan.planned.contains(where: { $0.fireAt < end })
             || state.social.groups.contains(where: { $0.sendAt < end })
         {
             state.activity.sessionHold = end

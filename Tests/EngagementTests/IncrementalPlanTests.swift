@@ -63,4 +63,26 @@ import Testing
         #expect(engine.plannedRequestIDs.contains(lunch))
         #expect(engine.fullReplanChanges(at: short).isEmpty)
     }
+
+    /// A plan that filled the slot budget: each firing frees a slot that the next input fills,
+    /// whatever the input is.
+    @Test func aFiringFromAFullPlanFreesASlotTheNextInputFills() {
+        let london = ZoneRules(identifier: "Europe/London")!
+        let morning = Instant(iso8601: "2027-06-01T06:00:00+01:00")!
+        var configuration = EngineConfiguration()
+        configuration.pendingLimit = 8
+        configuration.reservedSlots = 2
+        let profile = makeProfile { $0.hydration = .hourly }
+        var engine = UserEngine(profile: profile, zone: london, now: morning, configuration: configuration)
+        _ = engine.handle(.appLaunched, at: morning)
+        #expect(engine.plannedRequestIDs.count == 6)
+        var now = morning
+        for _ in 0..<12 {
+            now = now + 3_600
+            // An input that changes nothing the plan reads.
+            _ = engine.handle(.backgroundTaskLaunched(.engagementAnalysis), at: now)
+            #expect(engine.plannedRequestIDs.count == 6, "at \(now)")
+            #expect(engine.fullReplanChanges(at: now).isEmpty, "at \(now)")
+        }
+    }
 }

@@ -181,4 +181,16 @@ struct RequestKeyTests {
             #expect(!entry.detailIsEmpty)
         }
     }
+
+    /// An identifier that came from outside as text is escaped in the line; an occurrence's is
+    /// written as it is (it holds nothing to escape).
+    @Test func anExternalIdentifierIsEscaped() {
+        var external = LineBuilder()
+        external.id("id", TraceSubject.external("s\"1\\\n"))
+        #expect(external.bytes == Array(#","id":"s\"1\\\u000a""#.utf8))
+        let id = OccurrenceID(.hydration, date: LocalDate(year: 2027, month: 6, day: 1), .minuteOfDay(9 * 60))
+        var occurrence = LineBuilder()
+        occurrence.id("id", TraceSubject.occurrence(id))
+        #expect(occurrence.bytes == Array(",\"id\":\"\(id.description)\"".utf8))
+    }
 }
