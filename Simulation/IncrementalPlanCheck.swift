@@ -22,14 +22,15 @@ public struct IncrementalPlanCheck: Codable, Sendable, Equatable {
 
     public init() {}
 
-    /// Checks `engine` right after it handled `input` at `now`.
-    mutating func check(_ engine: UserEngine, after input: EngineInput, at now: Instant) {
+    /// Checks `engine` right after it handled `input` at `now`; `passBefore` is its
+    /// `lastPlanPassAt` before the input, to tell whether the input ran a pass.
+    mutating func check(_ engine: UserEngine, passBefore: Instant?, after input: EngineInput, at now: Instant) {
         guard engine.planIsSettled else {
             unsettledSteps += 1
             return
         }
         checkedSteps += 1
-        if engine.lastPlanPassAt != now { skippedSteps += 1 }
+        if engine.lastPlanPassAt == passBefore { skippedSteps += 1 }
         let missed = engine.fullReplanChanges(at: now)
         guard !missed.isEmpty else { return }
         differingSteps += 1

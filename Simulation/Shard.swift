@@ -332,6 +332,7 @@ final class Shard {
             tape.record(.input(input, from: source), of: users[local].traits.profile.id, at: now)
         }
         let revisionBefore = isServerDeployment ? inPlace(local) { $0.engine.localPlanRevision } : 0
+        let passBefore = checksIncrementalPlan ? users[local].engine.lastPlanPassAt : nil
         let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0
         var effects = users[local].engine.handle(input, at: now)
@@ -347,7 +348,9 @@ final class Shard {
             }
         }
         stats.engineCalls += 1
-        if checksIncrementalPlan { stats.incrementalPlan.check(users[local].engine, after: input, at: now) }
+        if checksIncrementalPlan {
+            stats.incrementalPlan.check(users[local].engine, passBefore: passBefore, after: input, at: now)
+        }
         for effect in effects {
             if case .trace(let entry) = effect {
                 try record(entry, local, at: now)

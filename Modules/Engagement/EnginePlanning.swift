@@ -13,7 +13,8 @@ extension UserEngine {
         var movedWithClock = planMovesWithClock(at: now)
         for _ in 0..<UserEngine.maximumPassesPerInput {
             // Same inputs, same plan: skip the pass. What fired since is already in the plan's
-            // accounting, the horizon ends at a local midnight and the key holds the local day.
+            // accounting (a firing from a full plan forgets the key: `retireFired`), the horizon
+            // ends at a local midnight and the key holds the local day.
             let horizonEnd = routineHorizonEnd(at: now)
             if !movedWithClock && lastKeyMatches(at: now, horizonEnd: horizonEnd) { return }
             movedWithClock = false

@@ -25,8 +25,8 @@ import Scheduling
 ///
 /// What is kept per occurrence, and until when (the snapshot's size is bounded by these rules,
 /// not by a cap): the last traced decision and the coach's copy leave when the occurrence fires
-/// (`retireFired`), or when they belong to a lapse campaign before the current one
-/// (`forgetEarlierCampaigns`; the cancellations of the campaign just moved on are traced and
+/// (`retireFired`), or when they belong to a lapse campaign before the current one and are not
+/// a snoozed copy (`forgetEarlierCampaigns`; the cancellations of the campaign just moved on are traced and
 /// kept until the next move); the rest leave about a day after their time. A rule that drops
 /// more changes no format: older bytes restore with the entries, which leave at the next move.
 ///

@@ -50,8 +50,9 @@ public struct ActivityState: Sendable {
     public var lastActiveAt: Instant
     /// The end of the user's current app session: non-urgent notifications wait until then.
     public var activeUntil: Instant?
-    /// The end of the last session that held something back (a planned notification or a
-    /// social group due before it ended); a session that holds nothing changes no plan.
+    /// The end of the last session that could hold something back (a planned notification or a
+    /// social group due before it ended, or a session still running that it replaced); a session
+    /// that holds nothing changes no plan (`startSession`).
     var sessionHold: Instant?
     /// Local minutes of the last app opens (at most 20), for the habitual active time.
     public var recentOpenMinutes: [Int] = [] {

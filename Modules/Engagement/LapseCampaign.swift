@@ -75,8 +75,9 @@ extension UserEngine {
 
     /// Drops what was kept for the nudges of campaigns before the current one: the coach's copy
     /// and the last traced decision. A campaign is named by the UTC day of the last activity,
-    /// which only moves forward, so an earlier campaign's nudges are never candidates again; the
-    /// next plan pass cancels those still pending. Kept, each entry would stay in the snapshot
+    /// which only moves forward, so an earlier campaign's nudges are never candidates again (a
+    /// snoozed copy of one, the user's own request, is: it keeps its copy); the next plan pass
+    /// cancels those still pending. Kept, each entry would stay in the snapshot
     /// until its fire time, days ahead, for every day the user was active.
     ///
     /// The trace is unchanged: a cancellation differs from the decision it replaces, so it is

@@ -65,7 +65,9 @@ import Testing
     }
 
     /// A plan that filled the slot budget: each firing frees a slot that the next input fills,
-    /// whatever the input is.
+    /// whatever the input is. (Under the default budget an unanswered notification expiring
+    /// also forces a pass, from the fourth hour on; the first three hours rest on the slot rule
+    /// alone, and fail without it.)
     @Test func aFiringFromAFullPlanFreesASlotTheNextInputFills() {
         let london = ZoneRules(identifier: "Europe/London")!
         let morning = Instant(iso8601: "2027-06-01T06:00:00+01:00")!

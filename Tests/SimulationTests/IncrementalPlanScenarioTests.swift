@@ -34,11 +34,18 @@ import Testing
         // The skip is what is checked: a run that never skipped would hold nothing.
         #expect(check.skippedSteps > 100, "\(check.skippedSteps) steps skipped the pass")
         #expect(check.differingSteps == 0, "\(check.examples)")
+        // An unsettled step goes unchecked: only edge-tight's caps leave regrouping unfinished,
+        // at most one step in twenty.
+        if scenario == "edge-tight" {
+            #expect(check.unsettledSteps * 20 <= check.checkedSteps, "\(check.unsettledSteps) unsettled")
+        } else {
+            #expect(check.unsettledSteps == 0, "\(check.unsettledSteps) unsettled")
+        }
     }
 
     @Test func theServerTopologyToo() throws {
         let check = try #require(try run("default", seedOffset: 0, deployment: .server).incrementalPlan)
-        #expect(check.checkedSteps > 500 && check.skippedSteps > 100)
+        #expect(check.checkedSteps > 500 && check.skippedSteps > 100 && check.unsettledSteps == 0)
         #expect(check.differingSteps == 0, "\(check.examples)")
     }
 
