@@ -26,8 +26,8 @@ import Scheduling
 /// What is kept per occurrence, and until when (the snapshot's size is bounded by these rules,
 /// not by a cap): the last traced decision and the coach's copy leave when the occurrence fires
 /// (`retireFired`), or when they belong to a lapse campaign before the current one and are not
-/// a snoozed copy (`forgetEarlierCampaigns`; the cancellations of the campaign just moved on are traced and
-/// kept until the next move); the rest leave about a day after their time. A rule that drops
+/// a snoozed copy (`forgetEarlierCampaigns`; the cancellations of the campaign just moved on are
+/// traced and kept until the next move); the rest leave about a day after their time. A rule that drops
 /// more changes no format: older bytes restore with the entries, which leave at the next move.
 ///
 /// Migration rule: a new version adds a `case` to the reader and keeps reading every older

@@ -77,14 +77,13 @@ extension UserEngine {
     /// and the last traced decision. A campaign is named by the UTC day of the last activity,
     /// which only moves forward, so an earlier campaign's nudges are never candidates again (a
     /// snoozed copy of one, the user's own request, is: it keeps its copy); the next plan pass
-    /// cancels those still pending. Kept, each entry would stay in the snapshot
-    /// until its fire time, days ahead, for every day the user was active.
+    /// cancels those still pending. Kept, each entry would stay in the snapshot until its fire
+    /// time, days ahead, for every day the user was active.
     ///
     /// The trace is unchanged: a cancellation differs from the decision it replaces, so it is
     /// traced with or without that decision kept, and what it keeps is dropped at the next move.
     mutating func forgetEarlierCampaigns() {
         let current = campaignDay
-        // A snoozed copy is the user's own request and stays a candidate: it keeps its copy.
         let isEarlier = { (id: OccurrenceID) in
             id.kind == .reEngagement && id.snooze == 0 && Int64(id.day) < current
         }
