@@ -24,16 +24,24 @@ enum AttentionValue {
     static let minimumFreshness = 0.25
 
     static func of(_ candidate: Candidate, responses: ResponseStats, zone: ZoneRules, now: Instant) -> Double {
-        let hour = zone.localDateTime(at: candidate.plannedAt).hour
-        let counts = responses.counts(kind: candidate.kind, hour: hour)
-        let positive = Double(counts.acted) + snoozeCredit * Double(counts.snoozed)
-        let rate = (positive + priorResponseRate * priorWeight) / (Double(counts.total) + priorWeight)
         var freshness = 1.0
         if candidate.plannedAt < now, candidate.policy.stalenessSeconds > 0 {
             let quarters = (4 * (now - candidate.plannedAt)) / candidate.policy.stalenessSeconds
             freshness = max(minimumFreshness, 1 - Double(quarters) / 4)
         }
-        return candidate.policy.relevance * (rate / priorResponseRate) * freshness
+        return notYetDue(
+            kind: candidate.kind, at: candidate.plannedAt, relevance: candidate.policy.relevance,
+            responses: responses, zone: zone) * freshness
+    }
+
+    /// The value of a candidate not yet due (freshness 1): relevance times response weight.
+    static func notYetDue(
+        kind: NotificationKind, at plannedAt: Instant, relevance: Double, responses: ResponseStats, zone: ZoneRules
+    ) -> Double {
+        let counts = responses.counts(kind: kind, hour: zone.localDateTime(at: plannedAt).hour)
+        let positive = Double(counts.acted) + snoozeCredit * Double(counts.snoozed)
+        let rate = (positive + priorResponseRate * priorWeight) / (Double(counts.total) + priorWeight)
+        return relevance * (rate / priorResponseRate)
     }
 }
 

@@ -75,13 +75,19 @@ extension UserEngine {
     var budgetResponses: ResponseStats? { attentionBudget == nil ? nil : state.coaching.responses }
 
     /// Recomputes what the last pass, at `lastPassAt`, is remembered by and the snapshot does not
-    /// store: its key and the earliest nudge it planned, as the pass itself set them.
+    /// store: its key, the earliest nudge it planned and its candidates in order, as the pass
+    /// itself set them. The candidates come from the state now, which the key shows unchanged
+    /// since but for what fired (which a pass skips) and what is done and the response counts
+    /// (which the last input found to move nothing, or it would have run a pass).
     mutating func rememberLastPass(at lastPassAt: Instant) {
-        state.plan.lastKey = planKey(at: lastPassAt, horizonEnd: routineHorizonEnd(at: lastPassAt))
-        var nudges: [Candidate] = []
-        var silenced: [(Candidate, ReasonCode)] = []
-        appendReEngagement(to: &nudges, suppressed: &silenced, at: lastPassAt)
-        state.plan.nextNudgeAt = UserEngine.earliestNudge(nudges[...])
+        let horizonEnd = routineHorizonEnd(at: lastPassAt)
+        state.plan.lastKey = planKey(at: lastPassAt, horizonEnd: horizonEnd)
+        var suppressed: [(Candidate, ReasonCode)] = []
+        let series = state.plan.deviceRefuses ? nil : activeSeriesTimes(at: lastPassAt)
+        let gathered = orderedCandidates(
+            at: lastPassAt, horizonEnd: horizonEnd, series: series, suppressed: &suppressed)
+        state.plan.nextNudgeAt = gathered.nextNudgeAt
+        keepOrder(of: gathered.candidates)
     }
 
     /// The earliest time among a pass's campaign nudges (`PlanState.nextNudgeAt`).
@@ -106,12 +112,16 @@ extension UserEngine {
         return state.plan.planned.contains { $0.plannedAt < now && !$0.repeatsDaily }
     }
 
-    /// Whether `planKey` would equal the last pass's key, asked field by field against the key
-    /// kept (the stored fields first, the nudge times, which are worked out, last), without
+    /// Whether a pass now would plan what the last one did, asked field by field against the
+    /// key kept (the stored fields first, the nudge times, which are worked out, after), without
     /// building a key: most inputs change none of it, and building one copies a dozen
-    /// reference-counted fields, twice per input and again to keep it. A test holds the two
-    /// answers equal; a field added to `PlanKey` goes in both.
-    mutating func lastKeyMatches(at now: Instant, horizonEnd: Instant) -> Bool {
+    /// reference-counted fields, twice per input and again to keep it. A test holds the answer
+    /// with `exactly` equal to comparing a built key; a field added to `PlanKey` goes in both.
+    ///
+    /// Two fields may differ where the last pass's candidates show the difference moves nothing
+    /// (`doneChangesLeaveThePlan`, `responsesKeepTheOrder`); the kept key then takes their new
+    /// values. `exactly` leaves that out.
+    mutating func lastKeyMatches(at now: Instant, horizonEnd: Instant, exactly: Bool = false) -> Bool {
         let stage = lapseStage(at: now)
         // Read in place (optional chaining borrows the kept key; a binding would copy it).
         let today = zone.localDateTime(at: now).daysSinceEpoch
@@ -120,47 +130,28 @@ extension UserEngine {
                 == true
         else { return false }
         let times = currentReEngagementTimes()
-        return state.plan.lastKey?.reEngagementTimes == times
+        guard state.plan.lastKey?.reEngagementTimes == times else { return false }
+        if state.plan.lastKey?.done != state.activity.done {
+            guard !exactly, doneChangesLeaveThePlan() else { return false }
+            state.plan.lastKey?.done = state.activity.done
+        }
+        let responses = budgetResponses
+        if state.plan.lastKey?.budgetResponses != responses {
+            guard !exactly, responsesKeepTheOrder(at: now) else { return false }
+            state.plan.lastKey?.budgetResponses = responses
+        }
+        return true
     }
 
     /// One pass of the planner over every candidate source; returns what changes.
     private mutating func planPass(at now: Instant, horizonEnd: Instant) -> [PlanChange] {
         let series = state.plan.deviceRefuses ? nil : activeSeriesTimes(at: now)
         var suppressed: [(Candidate, ReasonCode)] = []
-        var candidates = routineCandidates(
-            at: now, until: horizonEnd, skipHydration: series != nil, skipped: &suppressed)
-        candidates += reminderCandidates(at: now, until: horizonEnd)
-        // A snoozed copy fires when the user asked: the trace says so.
-        candidates += state.reminders.snoozed.map { snoozed in
-            var copy = snoozed
-            copy.retiming = Retiming(.snoozed, nominalAt: nil)
-            return copy
-        }
-        candidates += state.reminders.followUps
-        candidates += state.social.groups.map { groupCandidate($0) }
-        let nudgesStart = candidates.endIndex
-        appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
-        state.plan.nextNudgeAt = UserEngine.earliestNudge(candidates[nudgesStart...])
-        // A kind the user disabled since a copy or follow-up was made is never planned.
-        let preferences = profile.preferences
-        if !preferences.enabled || preferences.settings.values.contains(.disabled) {
-            candidates.removeAll { !preferences.isEnabled($0.kind) }
-        }
-        // The device refuses local notifications: none is planned there, and what was pending is
-        // cancelled (the device would not show it, and must not fire it late once allowed again).
-        if state.plan.deviceRefuses {
-            for candidate in candidates where ChannelPolicy.channel(for: candidate.kind) == .local {
-                suppressed.append((candidate, .notificationsNotAllowed))
-            }
-            candidates.removeAll { ChannelPolicy.channel(for: $0.kind) == .local }
-        }
+        let gathered = orderedCandidates(at: now, horizonEnd: horizonEnd, series: series, suppressed: &suppressed)
+        let candidates = gathered.candidates
+        state.plan.nextNudgeAt = gathered.nextNudgeAt
+        keepOrder(of: candidates)
         let budget = attentionBudget
-        if budget != nil {
-            let responses = state.coaching.responses
-            Planner.order(&candidates) { AttentionValue.of($0, responses: responses, zone: zone, now: now) }
-        } else {
-            Planner.order(&candidates)
-        }
 
         // A daily series holds one slot each and fires every day: its future firings go into
         // the cap ledger (as far as any candidate reaches) before anything is planned around it.
@@ -187,6 +178,48 @@ extension UserEngine {
             previous: state.plan.planned, allocation: allocation, previousByID: context.previous)
         state.plan.planned = allocation.plan
         return changes
+    }
+
+    /// The candidates of a pass at `now` from every source, less those it may not plan (a kind
+    /// disabled since, the local channel while the device refuses it: those go to `suppressed`),
+    /// in the planner's order; and the earliest lapse nudge among them (`PlanState.nextNudgeAt`).
+    private func orderedCandidates(
+        at now: Instant, horizonEnd: Instant, series: [LocalTimeOfDay]?, suppressed: inout [(Candidate, ReasonCode)]
+    ) -> (candidates: [Candidate], nextNudgeAt: Instant?) {
+        var candidates = routineCandidates(
+            at: now, until: horizonEnd, skipHydration: series != nil, skipped: &suppressed)
+        candidates += reminderCandidates(at: now, until: horizonEnd)
+        // A snoozed copy fires when the user asked: the trace says so.
+        candidates += state.reminders.snoozed.map { snoozed in
+            var copy = snoozed
+            copy.retiming = Retiming(.snoozed, nominalAt: nil)
+            return copy
+        }
+        candidates += state.reminders.followUps
+        candidates += state.social.groups.map { groupCandidate($0) }
+        let nudgesStart = candidates.endIndex
+        appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
+        let nextNudgeAt = UserEngine.earliestNudge(candidates[nudgesStart...])
+        // A kind the user disabled since a copy or follow-up was made is never planned.
+        let preferences = profile.preferences
+        if !preferences.enabled || preferences.settings.values.contains(.disabled) {
+            candidates.removeAll { !preferences.isEnabled($0.kind) }
+        }
+        // The device refuses local notifications: none is planned there, and what was pending is
+        // cancelled (the device would not show it, and must not fire it late once allowed again).
+        if state.plan.deviceRefuses {
+            for candidate in candidates where ChannelPolicy.channel(for: candidate.kind) == .local {
+                suppressed.append((candidate, .notificationsNotAllowed))
+            }
+            candidates.removeAll { ChannelPolicy.channel(for: $0.kind) == .local }
+        }
+        if attentionBudget != nil {
+            let responses = state.coaching.responses
+            Planner.order(&candidates) { AttentionValue.of($0, responses: responses, zone: zone, now: now) }
+        } else {
+            Planner.order(&candidates)
+        }
+        return (candidates, nextNudgeAt)
     }
 
     /// Turns the planner's changes into effects and trace entries, in order.
@@ -253,6 +286,7 @@ extension UserEngine {
             state.plan.planned.sort(by: PlannedNotification.firesBefore)
         }
         var firedCount = 0
+        var forgetsKey = false
         for item in state.plan.planned {
             guard item.fireAt <= now else { break }
             firedCount += 1
@@ -267,12 +301,26 @@ extension UserEngine {
             }
             retireReminder(item.id)
             awaitResponse(item.id, firedAt: item.fireAt)
-            if item.kind.isSocial { state.social.groups.removeAll { $0.id == item.id } }
+            // Exempt from a limit it counts against (the caps for a transactional kind, the
+            // attention budget for a digest too), it was placed without regard to what the pass
+            // had placed before it; fired, it is in the ledger those are measured against now.
+            if item.kind.isTransactional || state.social.groups.contains(where: { $0.id == item.id && $0.isDigest }) {
+                forgetsKey = true
+            }
+            if item.kind.isSocial {
+                state.social.groups.removeAll { $0.id == item.id }
+                // Any other fired group a pass would skip like any fired occurrence (everything
+                // placed around it respected it): the kept key loses it too, so its going asks
+                // for no pass.
+                state.plan.lastKey?.groups.removeAll { $0.id == item.id }
+            }
         }
         guard firedCount > 0 || !state.reminders.snoozed.isEmpty else { return }
         // A plan that filled the slot budget left candidates unplanned: a firing frees a slot a
         // pass would fill, which no key field shows.
-        if firedCount > 0, state.plan.planned.count >= configuration.pendingLimit - configuration.reservedSlots {
+        if forgetsKey
+            || (firedCount > 0 && state.plan.planned.count >= configuration.pendingLimit - configuration.reservedSlots)
+        {
             state.plan.lastKey = nil
         }
         state.plan.planned.removeFirst(firedCount)

@@ -81,6 +81,10 @@ struct PlanState: Sendable {
     var lastKey: PlanKey?
     /// When the last pass ran (a snapshot recomputes `lastKey` for this instant).
     var lastPassAt: Instant?
+    /// The candidates the last pass handed to the planner, in its order; nil when not known
+    /// (a restored engine until its next pass). Lets an input that changes only what is done
+    /// or the response counts keep the plan (`doneChangesLeaveThePlan`, `responsesKeepTheOrder`).
+    var lastOrder: [OrderedCandidate]?
     /// The earliest time the last pass planned a lapse nudge for (derived, like `lastKey`). A
     /// nudge whose time passed unsent (a cap dropped it) moves to the same time the next day,
     /// from the clock alone: once `now` reaches this, the key no longer describes the plan.
@@ -206,18 +210,17 @@ struct PlanKey: Equatable, Sendable {
     /// where only the timing rules they imply (`timing`) reach the plan.
     var budgetResponses: ResponseStats?
 
-    /// Whether every field but the nudge times (which the caller works out) holds `engine`'s
-    /// value now, as `planKey` would build it: `lastKeyMatches` asks this instead of
-    /// building a key. Kept next to the fields, so a new one goes in here too (a test checks).
+    /// Whether every field but the nudge times (which the caller works out), what is done and
+    /// the response counts (which may change without changing the plan) holds `engine`'s value
+    /// now, as `planKey` would build it: `lastKeyMatches` asks this instead of building a key.
+    /// Kept next to the fields, so a new one goes in here too (a test checks).
     func holdsStoredInputs(of engine: UserEngine, lapseStage: LapseStage, horizonEnd: Instant, today: Int64) -> Bool {
         profileRevision == engine.state.user.profileRevision && self.lapseStage == lapseStage
             && self.horizonEnd == horizonEnd && self.today == today && zone == engine.zone.identifier
             && sessionHold == engine.state.activity.sessionHold
             && lastWorkout == engine.state.coaching.recentWorkouts.last && timing == engine.state.coaching.timing
             && snoozed == engine.state.reminders.snoozed && followUps == engine.state.reminders.followUps
-            && groups == engine.state.social.groups && done == engine.state.activity.done
-            && deviceRefuses == engine.state.plan.deviceRefuses
-            && budgetResponses == engine.budgetResponses
+            && groups == engine.state.social.groups && deviceRefuses == engine.state.plan.deviceRefuses
     }
 }
 

@@ -85,9 +85,12 @@ public struct PlanningContext: Sendable {
 
     /// Whether the user already did what the occurrence (or the one it is a snoozed copy of)
     /// reminds of; a completed check-in makes the whole day's check-in reminders moot.
-    public func isDone(_ id: OccurrenceID) -> Bool {
-        if done[id.original] != nil { return true }
-        return id.kind == .checkInReminder && done[id.wholeDay] != nil
+    public func isDone(_ id: OccurrenceID) -> Bool { Self.isDone(id, in: done) }
+
+    /// `isDone` against another record of done things.
+    public static func isDone(_ id: OccurrenceID, in done: OccurrenceMap<Instant>) -> Bool {
+        if done.contains(id.original) { return true }
+        return id.kind == .checkInReminder && done.contains(id.wholeDay)
     }
 }
 
@@ -144,16 +147,33 @@ public enum Planner {
         // would copy each (with its strings) at every step of the merge.
         var keys = candidates.indices.map { index in
             (
-                value: value(candidates[index]), at: candidates[index].plannedAt, id: candidates[index].id.packed,
+                OrderKey(value: value(candidates[index]), at: candidates[index].plannedAt, id: candidates[index].id),
                 index: index
             )
         }
-        keys.sort {
-            if $0.value != $1.value { return $0.value > $1.value }
-            if $0.at != $1.at { return $0.at < $1.at }
-            return $0.id != $1.id ? $0.id < $1.id : $0.index < $1.index
-        }
+        keys.sort { $0.0 != $1.0 ? OrderKey.precedes($0.0, $1.0) : $0.index < $1.index }
         candidates = keys.map { candidates[$0.index] }
+    }
+
+    /// Where a candidate goes in `order`: its value, then its time, then its occurrence.
+    public struct OrderKey: Equatable, Sendable {
+        public var value: Double
+        public var at: Instant
+        public var id: UInt64
+
+        public init(value: Double, at: Instant, id: OccurrenceID) {
+            self.value = value
+            self.at = at
+            self.id = id.packed
+        }
+
+        /// Whether `a` goes before `b`: the higher value, then the earlier time, then the lower
+        /// occurrence (a strict order on distinct occurrences).
+        public static func precedes(_ a: OrderKey, _ b: OrderKey) -> Bool {
+            if a.value != b.value { return a.value > b.value }
+            if a.at != b.at { return a.at < b.at }
+            return a.id < b.id
+        }
     }
 
     /// Fills the slot budget in the candidates' order. Daily `series` (each candidate at its next

@@ -61,7 +61,7 @@ import Testing
         for (field, edit) in edits {
             var probe = engine
             edit(&probe.state.plan.lastKey!)
-            let matches = probe.lastKeyMatches(at: now, horizonEnd: horizonEnd)
+            let matches = probe.lastKeyMatches(at: now, horizonEnd: horizonEnd, exactly: true)
             #expect(!matches, "\(field)")
         }
     }
@@ -100,7 +100,7 @@ import Testing
             var asked = probe
             let key = probe.planKey(at: now, horizonEnd: horizonEnd)
             let built = key == probe.state.plan.lastKey
-            let matched = asked.lastKeyMatches(at: now, horizonEnd: horizonEnd)
+            let matched = asked.lastKeyMatches(at: now, horizonEnd: horizonEnd, exactly: true)
             if let old = probe.state.plan.lastKey {
                 let fields = Mirror(reflecting: key).children.map { "\($0.value)" }
                 let oldFields = Mirror(reflecting: old).children.map { "\($0.value)" }
