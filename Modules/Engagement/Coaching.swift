@@ -25,8 +25,20 @@ extension UserEngine {
         if UserEngine.streakMilestones.contains(days) { scheduleAchievement(streakDays: days, on: today, at: now) }
     }
 
-    /// Coaching candidates of the local day `day`, before `end`.
-    func coachingCandidates(day: Int64, today: Int64, end: Instant, earliest: Instant) -> [Candidate] {
+    /// The local day at `now` when a streak of two days or more breaks without a workout that day
+    /// (its streak reminder is proposed); nil when none is at risk. Whether tomorrow would break
+    /// a streak depends on today, so only today is ever at risk.
+    func streakAtRiskDay(at now: Instant) -> Int64? {
+        let today = zone.localDateTime(at: now).daysSinceEpoch
+        guard state.coaching.streak.currentDays(today: LocalDate(daysSinceEpoch: today)) >= 2,
+            !state.coaching.recentWorkouts.contains(where: { $0.daysSinceEpoch == today })
+        else { return nil }
+        return today
+    }
+
+    /// Coaching candidates of the local day `day`, before `end`; the streak reminder when `day`
+    /// is `streakAtRiskDay`.
+    func coachingCandidates(day: Int64, streakAtRiskDay: Int64?, end: Instant, earliest: Instant) -> [Candidate] {
         let preferences = profile.preferences
         let weekday = Weekday(daysSinceEpoch: day)
         var result: [Candidate] = []
@@ -48,12 +60,7 @@ extension UserEngine {
             add(.postWorkoutCheckIn, .minuteOfDay(minute), minute: minute + preferences.postWorkoutDelayMinutes)
         }
         if weekday == .sunday { add(.weeklyReview, .day, minute: 19 * 60) }
-        // Only today: whether tomorrow would break a streak depends on today.
-        if day == today, state.coaching.streak.currentDays(today: LocalDate(daysSinceEpoch: today)) >= 2,
-            !state.coaching.recentWorkouts.contains(where: { $0.daysSinceEpoch == today })
-        {
-            add(.streakReminder, .day, minute: 18 * 60)
-        }
+        if day == streakAtRiskDay { add(.streakReminder, .day, minute: 18 * 60) }
         return result
     }
 

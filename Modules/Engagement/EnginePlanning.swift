@@ -64,7 +64,7 @@ extension UserEngine {
     mutating func planKey(at now: Instant, horizonEnd: Instant) -> PlanKey {
         PlanKey(
             profileRevision: state.user.profileRevision, lapseStage: lapseStage(at: now), horizonEnd: horizonEnd,
-            today: zone.localDateTime(at: now).daysSinceEpoch, zone: zone.identifier,
+            streakAtRiskDay: streakAtRiskDay(at: now), zone: zone.identifier,
             sessionHold: state.activity.sessionHold, reEngagementTimes: currentReEngagementTimes(),
             lastWorkout: state.coaching.recentWorkouts.last, timing: state.coaching.timing,
             snoozed: state.reminders.snoozed, followUps: state.reminders.followUps, groups: state.social.groups,
@@ -124,9 +124,10 @@ extension UserEngine {
     mutating func lastKeyMatches(at now: Instant, horizonEnd: Instant, exactly: Bool = false) -> Bool {
         let stage = lapseStage(at: now)
         // Read in place (optional chaining borrows the kept key; a binding would copy it).
-        let today = zone.localDateTime(at: now).daysSinceEpoch
+        let streakDay = streakAtRiskDay(at: now)
         guard
-            state.plan.lastKey?.holdsStoredInputs(of: self, lapseStage: stage, horizonEnd: horizonEnd, today: today)
+            state.plan.lastKey?.holdsStoredInputs(
+                of: self, lapseStage: stage, horizonEnd: horizonEnd, streakAtRiskDay: streakDay)
                 == true
         else { return false }
         let times = currentReEngagementTimes()

@@ -191,9 +191,10 @@ struct PlanKey: Equatable, Sendable {
     var profileRevision: Int
     var lapseStage: LapseStage
     var horizonEnd: Instant
-    /// The local day of the pass: candidates that depend on it (a streak at risk today) appear
-    /// at local midnight, before the horizon's end moves.
-    var today: Int64
+    /// The local day whose streak reminder the pass proposes (`streakAtRiskDay`): at local
+    /// midnight a streak comes to be at risk, or stops being, before the horizon's end moves.
+    /// The only candidate the day itself decides; another change of day moves nothing.
+    var streakAtRiskDay: Int64?
     var zone: String
     var sessionHold: Instant?
     var reEngagementTimes: [Int64]
@@ -214,9 +215,12 @@ struct PlanKey: Equatable, Sendable {
     /// the response counts (which may change without changing the plan) holds `engine`'s value
     /// now, as `planKey` would build it: `lastKeyMatches` asks this instead of building a key.
     /// Kept next to the fields, so a new one goes in here too (a test checks).
-    func holdsStoredInputs(of engine: UserEngine, lapseStage: LapseStage, horizonEnd: Instant, today: Int64) -> Bool {
+    func holdsStoredInputs(
+        of engine: UserEngine, lapseStage: LapseStage, horizonEnd: Instant, streakAtRiskDay: Int64?
+    ) -> Bool {
         profileRevision == engine.state.user.profileRevision && self.lapseStage == lapseStage
-            && self.horizonEnd == horizonEnd && self.today == today && zone == engine.zone.identifier
+            && self.horizonEnd == horizonEnd && self.streakAtRiskDay == streakAtRiskDay
+            && zone == engine.zone.identifier
             && sessionHold == engine.state.activity.sessionHold
             && lastWorkout == engine.state.coaching.recentWorkouts.last && timing == engine.state.coaching.timing
             && snoozed == engine.state.reminders.snoozed && followUps == engine.state.reminders.followUps

@@ -83,7 +83,7 @@ extension UserEngine {
         // The level of each routine kind, looked up once per pass rather than once per occurrence.
         let levels = RoutineLevels(preferences)
         var day = zone.localDateTime(at: earliest).daysSinceEpoch
-        let today = zone.localDateTime(at: now).daysSinceEpoch
+        let streakDay = streakAtRiskDay(at: now)
         let lastDay = zone.localDateTime(at: end).daysSinceEpoch
         // The same every day; only the workouts depend on the weekday (in `routineTimes`' order).
         let daily = preferences.dailyRoutineTimes(hydration: !skipHydration)
@@ -110,7 +110,7 @@ extension UserEngine {
         while day <= lastDay {
             for routine in daily { add(routine, on: day) }
             for routine in preferences.workoutRoutineTimes(on: Weekday(daysSinceEpoch: day)) { add(routine, on: day) }
-            result += coachingCandidates(day: day, today: today, end: end, earliest: earliest)
+            result += coachingCandidates(day: day, streakAtRiskDay: streakDay, end: end, earliest: earliest)
             day += 1
         }
         guard !state.coaching.timing.isEmpty else { return result }

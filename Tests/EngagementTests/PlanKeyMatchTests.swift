@@ -44,7 +44,7 @@ import Testing
             ("profileRevision", { $0.profileRevision += 1 }),
             ("lapseStage", { $0.lapseStage = $0.lapseStage == .active ? .lapsed : .active }),
             ("horizonEnd", { $0.horizonEnd = $0.horizonEnd + 1 }),
-            ("today", { $0.today += 1 }),
+            ("streakAtRiskDay", { $0.streakAtRiskDay = ($0.streakAtRiskDay ?? 0) + 1 }),
             ("zone", { $0.zone = "America/Toronto" }),
             ("sessionHold", { $0.sessionHold = $0.sessionHold == nil ? now : nil }),
             ("reEngagementTimes", { $0.reEngagementTimes.append(1) }),
@@ -114,7 +114,8 @@ import Testing
             let input: EngineInput =
                 switch generator.next() % 12 {
                 case 0: .activity(.appOpened(sessionSeconds: 120))
-                case 1: .activity(.workoutCompleted(durationMinutes: 30))
+                // Workouts twice as often as the other inputs, so streaks form and come to be at risk.
+                case 1, 11: .activity(.workoutCompleted(durationMinutes: 30))
                 case 2: .activity(.mealLogged(.lunch))
                 case 3:
                     .socialEvent(
