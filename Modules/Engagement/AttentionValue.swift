@@ -34,7 +34,7 @@ enum AttentionValue {
             responses: responses, zone: zone) * freshness
     }
 
-    /// The value of a candidate not yet due (freshness 1): relevance times response weight.
+    /// The value of a candidate not past its time (freshness 1): relevance times response weight.
     static func notYetDue(
         kind: NotificationKind, at plannedAt: Instant, relevance: Double, responses: ResponseStats, zone: ZoneRules
     ) -> Double {

@@ -13,8 +13,8 @@ extension UserEngine {
         var movedWithClock = planMovesWithClock(at: now)
         for _ in 0..<UserEngine.maximumPassesPerInput {
             // Same inputs, same plan: skip the pass. What fired since is already in the plan's
-            // accounting (a firing from a full plan forgets the key: `retireFired`), the horizon
-            // ends at a local midnight and the key holds the local day.
+            // accounting (where it may not be, the firing forgets the key: `retireFired`), the
+            // horizon ends at a local midnight and the key holds the day a streak is at risk.
             let horizonEnd = routineHorizonEnd(at: now)
             if !movedWithClock && lastKeyMatches(at: now, horizonEnd: horizonEnd) { return }
             movedWithClock = false
@@ -310,13 +310,18 @@ extension UserEngine {
             }
             if item.kind.isSocial {
                 state.social.groups.removeAll { $0.id == item.id }
-                // Any other fired group a pass would skip like any fired occurrence (everything
-                // placed around it respected it): the kept key loses it too, so its going asks
-                // for no pass.
+                // Any other fired group a pass would skip like any fired occurrence (without a
+                // daily cap, everything placed around it respected it): the kept key loses it
+                // too, so its going asks for no pass.
                 state.plan.lastKey?.groups.removeAll { $0.id == item.id }
             }
         }
         guard firedCount > 0 || !state.reminders.snoozed.isEmpty else { return }
+        // The daily cap is checked on the local day of each time a candidate's search passes
+        // through: one the hourly cap moved past midnight was not counted on the day it left,
+        // and one placed after it may have taken that day's last place; fired, that one is in
+        // the ledger the first is measured against again. With a daily cap, a firing plans again.
+        if firedCount > 0, profile.preferences.maxPerDay != nil { forgetsKey = true }
         // A plan that filled the slot budget left candidates unplanned: a firing frees a slot a
         // pass would fill, which no key field shows.
         if forgetsKey

@@ -20,8 +20,8 @@ import Scheduling
 /// Not stored, because they are derived: the profile and the zone (the runtime stores the
 /// profile and passes both in), the recipient, the holdout membership, the hydration series'
 /// times, the timing rules (from the response counts), the nudge-time cache, and what the last
-/// pass is remembered by, the plan's key and the earliest nudge it planned (recomputed for the
-/// instant of the last pass, `rememberLastPass`).
+/// pass is remembered by, the plan's key, the earliest nudge it planned and its candidates in
+/// order (recomputed for the instant of the last pass, `rememberLastPass`).
 ///
 /// What is kept per occurrence, and until when (the snapshot's size is bounded by these rules,
 /// not by a cap): the last traced decision and the coach's copy leave when the occurrence fires

@@ -77,13 +77,15 @@ struct PlanState: Sendable {
     var fired = OccurrenceMap<Instant>()
     /// The last decision traced per occurrence, so a pass traces only what changed.
     var lastTraced = OccurrenceMap<TracedDecision>()
-    /// What the last pass was computed from; a pass with an equal key would change nothing.
+    /// What the last pass was computed from; a pass with an equal key would change nothing. An
+    /// input that changes only what moves nothing (`lastKeyMatches`, a fired group in
+    /// `retireFired`) updates it in place.
     var lastKey: PlanKey?
     /// When the last pass ran (a snapshot recomputes `lastKey` for this instant).
     var lastPassAt: Instant?
-    /// The candidates the last pass handed to the planner, in its order; nil when not known
-    /// (a restored engine until its next pass). Lets an input that changes only what is done
-    /// or the response counts keep the plan (`doneChangesLeaveThePlan`, `responsesKeepTheOrder`).
+    /// The candidates the last pass handed to the planner, in its order (derived, like `lastKey`;
+    /// nil before the first pass). Lets an input that changes only what is done or the response
+    /// counts keep the plan (`doneChangesLeaveThePlan`, `responsesKeepTheOrder`).
     var lastOrder: [OrderedCandidate]?
     /// The earliest time the last pass planned a lapse nudge for (derived, like `lastKey`). A
     /// nudge whose time passed unsent (a cap dropped it) moves to the same time the next day,

@@ -15,7 +15,8 @@ struct OrderedCandidate: Hashable, Sendable {
 /// marks occurrences done, and under an attention budget every response moves the counts the
 /// candidates are ordered by; most such changes touch no candidate of the last pass, or leave
 /// the order as it was. Asked only when every other input matches (`lastKeyMatches`), so the
-/// candidates are the last pass's: the answer is then exact, as a test holds against full passes.
+/// candidates are the last pass's; tests and `simulate --check-plans` hold the skips against
+/// full passes.
 extension UserEngine {
     /// Keeps the candidates a pass hands to the planner, in its order (the buffer is reused).
     mutating func keepOrder(of candidates: [Candidate]) {
@@ -44,17 +45,17 @@ extension UserEngine {
         }
     }
 
-    /// Whether, under an attention budget, the response counts now leave the candidates not yet
-    /// due in the order the last pass gave them (`Planner.OrderKey`). Those past their time the
-    /// planner skips unless they were planned, and a planned one held past its time makes the
-    /// clock ask for a pass anyway (`planMovesWithClock`); those not yet due are worth
-    /// `AttentionValue.notYetDue`, which the counts alone move.
+    /// Whether, under an attention budget, the response counts now leave the candidates due at
+    /// or after `now` in the order the last pass gave them (`Planner.OrderKey`). Those past their
+    /// time the planner skips unless they were planned, and a planned one held past its time
+    /// makes the clock ask for a pass anyway (`planMovesWithClock`); the others are worth
+    /// `AttentionValue.notYetDue` (no freshness lost yet), which the counts alone move.
     func responsesKeepTheOrder(at now: Instant) -> Bool {
         guard let order = state.plan.lastOrder, let responses = budgetResponses,
             state.plan.lastKey?.budgetResponses != nil
         else { return false }
         var previous: Planner.OrderKey?
-        for candidate in order where candidate.plannedAt > now {
+        for candidate in order where candidate.plannedAt >= now {
             let value = AttentionValue.notYetDue(
                 kind: candidate.kind, at: candidate.plannedAt, relevance: candidate.relevance, responses: responses,
                 zone: zone)

@@ -1,13 +1,14 @@
 import Models
 import Scheduling
+import TestSupport
 import Testing
 
 @testable import Engagement
 
 /// Inputs that change the plan's key but not the plan run no pass (`doneChangesLeaveThePlan`,
-/// `responsesKeepTheOrder`, a fired group leaving the key): each case here is shown to skip the
-/// pass and to leave nothing a full pass would schedule or cancel; the random streams of
-/// `IncrementalPlanTests` hold the same over every input.
+/// `responsesKeepTheOrder`, a fired group leaving the key), and firings that may change it do:
+/// each case here is shown to skip the pass or not; the random streams of `IncrementalPlanTests`
+/// hold a skipped pass equal to a full one over every input.
 @Suite struct PlanInputChangesTests {
     let london = ZoneRules(identifier: "Europe/London")!
     let morning = Instant(iso8601: "2027-06-01T08:00:00+01:00")!
@@ -97,18 +98,59 @@ import Testing
         #expect(engine.fullReplanChanges(at: later).isEmpty)
     }
 
-    /// A restored engine does not know its last pass's candidates: a change of what is done asks
-    /// for a pass until it has run one.
-    @Test func aRestoredEngineAsksForAPassOnADoneChange() throws {
+    /// A notification exempt from a limit it counts against (a mention, from the caps) was placed
+    /// without regard to what the pass placed before it: its firing plans again.
+    @Test func aFiredMentionPlansAgain() throws {
         var engine = UserEngine(profile: makeProfile(), zone: london, now: morning)
         _ = engine.handle(.appLaunched, at: morning)
-        engine.state.plan.lastOrder = nil
-        engine.state.activity.done[
-            OccurrenceID(.mealReminder, date: LocalDate(year: 2027, month: 5, day: 1), .meal(.lunch))] =
-            morning
-        #expect(!engine.doneChangesLeaveThePlan())
-        let horizonEnd = engine.routineHorizonEnd(at: morning + 60)
-        let matches = engine.lastKeyMatches(at: morning + 60, horizonEnd: horizonEnd)
-        #expect(!matches)
+        let event = SocialEvent(id: "m1", kind: .mention, actorName: "Lea", topic: "run", isMutualFriend: true)
+        _ = engine.handle(.socialEvent(event), at: morning + 600)
+        let mention = try #require(engine.state.plan.planned.first { $0.kind == .mention })
+        let later = mention.fireAt + 60
+        _ = engine.handle(.notificationPermission(allowed: true), at: later)
+        #expect(engine.state.plan.fired.contains(mention.id))
+        #expect(engine.lastPlanPassAt == later)
+    }
+
+    /// Under a daily cap a firing plans again (a candidate the hourly cap moved past midnight was
+    /// not counted on the day it left); without one, a routine firing asks for no pass.
+    @Test(arguments: [nil, 8] as [Int?])
+    func aRoutineFiringPlansAgainOnlyUnderADailyCap(maxPerDay: Int?) throws {
+        let early = Instant(iso8601: "2027-06-01T06:00:00+01:00")!
+        var engine = UserEngine(profile: makeProfile { $0.maxPerDay = maxPerDay }, zone: london, now: early)
+        _ = engine.handle(.appLaunched, at: early)
+        let first = try #require(engine.state.plan.planned.first { !$0.repeatsDaily })
+        let passAt = engine.lastPlanPassAt
+        let later = first.fireAt + 60
+        try #require(later < early + 6 * 3_600, "before local noon, when the horizon's end moves")
+        _ = engine.handle(.notificationPermission(allowed: true), at: later)
+        #expect(engine.state.plan.fired.contains(first.id))
+        #expect(engine.lastPlanPassAt == (maxPerDay == nil ? passAt : later))
+        #expect(engine.fullReplanChanges(at: later).isEmpty)
+    }
+
+    /// A restored engine recomputes the last pass's candidates (`rememberLastPass`): those the
+    /// checks read (not fired, not past) are the ones the engine that never stopped keeps.
+    @Test(arguments: [1, 3, 4] as [UInt64])
+    func aRestoredEngineRemembersTheCandidatesTheChecksRead(seed: UInt64) throws {
+        let profile = IncrementalPlanTests.profile(seed: seed)
+        let zone = ZoneRules(identifier: profile.timeZone)!
+        let start = Instant(iso8601: "2027-03-24T06:00:00Z")!
+        var engine = UserEngine(profile: profile, zone: zone, now: start)
+        var compared = 0
+        for (index, (input, at)) in SnapshotTests.inputs(seed: seed, count: 160, start: start).enumerated() {
+            _ = engine.handle(input, at: at)
+            guard index % 8 == 7, engine.planIsSettled else { continue }
+            let restored = try UserEngine(
+                restoring: engine.snapshot(), profile: engine.profile, zone: engine.zone, content: bundledContent)
+            func read(_ engine: UserEngine) -> [OrderedCandidate] {
+                (engine.state.plan.lastOrder ?? []).filter {
+                    $0.plannedAt >= at && !engine.state.plan.fired.contains($0.id)
+                }
+            }
+            #expect(read(restored) == read(engine), "input \(index) (\(input)) at \(at)")
+            compared += 1
+        }
+        #expect(compared > 10)
     }
 }
