@@ -82,16 +82,8 @@ extension UserEngine {
     mutating func rememberLastPass(at lastPassAt: Instant) {
         let horizonEnd = routineHorizonEnd(at: lastPassAt)
         state.plan.lastKey = planKey(at: lastPassAt, horizonEnd: horizonEnd)
-        var suppressed: [(Candidate, ReasonCode)] = []
-        let series = state.plan.deviceRefuses ? nil : activeSeriesTimes(at: lastPassAt)
-        let gathered = orderedCandidates(
-            at: lastPassAt, horizonEnd: horizonEnd, series: series, suppressed: &suppressed)
-        state.plan.nextNudgeAt = gathered.nextNudgeAt
-        keepOrder(of: gathered.candidates)
+        _ = gatherCandidates(at: lastPassAt, horizonEnd: horizonEnd)
     }
-
-    /// The earliest time among a pass's campaign nudges (`PlanState.nextNudgeAt`).
-    static func earliestNudge(_ nudges: ArraySlice<Candidate>) -> Instant? { nudges.lazy.map(\.plannedAt).min() }
 
     /// Whether the clock alone, every input unchanged, may move what a pass plans now:
     /// - a planned notification held past its due time (a session or a rule deferred it): where
@@ -146,12 +138,7 @@ extension UserEngine {
 
     /// One pass of the planner over every candidate source; returns what changes.
     private mutating func planPass(at now: Instant, horizonEnd: Instant) -> [PlanChange] {
-        let series = state.plan.deviceRefuses ? nil : activeSeriesTimes(at: now)
-        var suppressed: [(Candidate, ReasonCode)] = []
-        let gathered = orderedCandidates(at: now, horizonEnd: horizonEnd, series: series, suppressed: &suppressed)
-        let candidates = gathered.candidates
-        state.plan.nextNudgeAt = gathered.nextNudgeAt
-        keepOrder(of: candidates)
+        let (candidates, series, suppressed) = gatherCandidates(at: now, horizonEnd: horizonEnd)
         let budget = attentionBudget
 
         // A daily series holds one slot each and fires every day: its future firings go into
@@ -181,6 +168,20 @@ extension UserEngine {
         return changes
     }
 
+    /// A pass's candidates at `now` in order (`orderedCandidates`), with the hydration series'
+    /// times and what the sources silenced; remembers what the pass is known by besides its key
+    /// (`PlanState.nextNudgeAt`, `PlanState.lastOrder`). A pass and a restore call it alike.
+    private mutating func gatherCandidates(
+        at now: Instant, horizonEnd: Instant
+    ) -> (candidates: [Candidate], series: [LocalTimeOfDay]?, suppressed: [(Candidate, ReasonCode)]) {
+        let series = state.plan.deviceRefuses ? nil : activeSeriesTimes(at: now)
+        var suppressed: [(Candidate, ReasonCode)] = []
+        let gathered = orderedCandidates(at: now, horizonEnd: horizonEnd, series: series, suppressed: &suppressed)
+        state.plan.nextNudgeAt = gathered.nextNudgeAt
+        keepOrder(of: gathered.candidates)
+        return (gathered.candidates, series, suppressed)
+    }
+
     /// The candidates of a pass at `now` from every source, less those it may not plan (a kind
     /// disabled since, the local channel while the device refuses it: those go to `suppressed`),
     /// in the planner's order; and the earliest lapse nudge among them (`PlanState.nextNudgeAt`).
@@ -200,7 +201,7 @@ extension UserEngine {
         candidates += state.social.groups.map { groupCandidate($0) }
         let nudgesStart = candidates.endIndex
         appendReEngagement(to: &candidates, suppressed: &suppressed, at: now)
-        let nextNudgeAt = UserEngine.earliestNudge(candidates[nudgesStart...])
+        let nextNudgeAt = candidates[nudgesStart...].lazy.map(\.plannedAt).min()
         // A kind the user disabled since a copy or follow-up was made is never planned.
         let preferences = profile.preferences
         if !preferences.enabled || preferences.settings.values.contains(.disabled) {
