@@ -33,10 +33,12 @@ extension Shard {
         }
         let signals = isServerDeployment && Self.source(of: input) == .backend
         var plan = inPlace(local) { user in
-            StepOutbox.rows(
+            // Read before the call: a closure reading `user` while `user.engine` is borrowed
+            // would make the compiler copy the whole engine for the call.
+            let pending = zoneChanged ? user.remote.outbox.rows : []
+            return StepOutbox.rows(
                 for: effects, engine: user.engine, revisionBefore: revisionBefore, signals: { signals },
-                zoneChanged: zoneChanged, pending: { user.remote.outbox.rows },
-                silentPushes: RemoteChannel.silentPushes, at: now)
+                zoneChanged: zoneChanged, pending: { pending }, silentPushes: RemoteChannel.silentPushes, at: now)
         }
         if !isServerDeployment { plan.rows.removeAll { $0.channel == .job } }
         users[local].remote.outbox.commit(cancelled: plan.cancelled, rows: plan.rows)

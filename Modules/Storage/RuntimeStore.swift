@@ -44,13 +44,17 @@ public enum OutboxChannel: Hashable, Sendable {
 /// What an outbox row's work needs, a case per kind of work. The stores keep it as JSON
 /// (`storedText`, keys sorted, so the same work is the same bytes) and read it back by the
 /// row's channel (`stored(_:channel:)`).
+///
+/// The requests are boxed (`indirect`): a row moves through the outbox, the dispatcher and the
+/// phone's copy of it by value, and a boxed request moves as one reference instead of a struct
+/// of a dozen fields with six strings to retain.
 public enum OutboxPayload: Hashable, Sendable {
     /// A `push` row's alert.
-    case alert(NotificationRequest)
+    indirect case alert(NotificationRequest)
     /// An `inbox` row's item, with the channel that shows its notification on the phone, as the
     /// planning pass decided it (`Effect.schedule`): `.local`, the phone fires it from its own
     /// pending list; `.remote`, the `push` row of the same request sends it.
-    case inboxItem(NotificationRequest, shownBy: DeliveryChannel)
+    indirect case inboxItem(NotificationRequest, shownBy: DeliveryChannel)
     /// A `silent` row's badge sync: the counts are read when it is sent.
     case sync
     /// A `job` row: the background job's identifier.
