@@ -257,6 +257,20 @@ struct CapLedgerHourlyCapTests {
         }
     }
 
+    /// The search steps a whole minute past a crowd of later entries: with an entry off the
+    /// minute, the answer fits but may come later than the earliest second that does.
+    @Test func pastACrowdOffTheMinuteTheSearchStepsAWholeMinute() {
+        // From 9:45 both entries lie within the hour after it: the search moves past 69:30.
+        let entries = [at(10), at(69) + 30]
+        let result = CapLedger(entries).earliestWithinHourlyCap(from: at(9) + 45, cap: 2, limit: at(24 * 60))
+        let seconds = entries.map(\.secondsSinceEpoch)
+        #expect(result == at(70) + 30)
+        #expect(fitsHourlyCap(seconds, inserted: (at(70) + 30).secondsSinceEpoch, cap: 2))
+        // The earliest fitting second is 70:00 (an hour after the entry at 10:00).
+        #expect(fitsHourlyCap(seconds, inserted: at(70).secondsSinceEpoch, cap: 2))
+        #expect(!fitsHourlyCap(seconds, inserted: at(70).secondsSinceEpoch - 1, cap: 2))
+    }
+
     /// Ledgers that keep the rule everywhere keep it everywhere once the answer is inserted.
     @Test(arguments: [1, 3, 10])
     func insertingTheAnswerIntoAValidLedgerKeepsItValid(cap: Int) {
