@@ -87,11 +87,12 @@ public struct CapLedger: Hashable, Sendable {
     /// The earliest time at or after `instant` at which one more entry keeps every 60-minute
     /// window, `(x - 3600, x]`, at no more than `cap` entries; nil if none within `limit`.
     ///
-    /// Searched on whole minutes: past a crowd of later entries it moves to one minute after the
-    /// last of them (fire times are whole minutes, and so is the answer when `instant` and the
-    /// entries are). With entries off the minute (a candidate already due is sent a second after
-    /// `now`), the answer may lie up to 59 seconds after the earliest second that fits. Pure: the
-    /// same entries give the same answer, whether they were planned or have fired.
+    /// The search jumps: past a crowd of earlier entries to an hour after the first of them
+    /// (exact), past a crowd of later entries to one minute after the last of them. When
+    /// `instant` and the entries are whole minutes, as planned fire times mostly are, the answer
+    /// is the earliest fitting minute. With an entry off the minute (a candidate already due goes
+    /// out a second after `now`), it may lie up to 59 seconds after the earliest second that
+    /// fits. Pure: the same entries give the same answer, whether they were planned or fired.
     public func earliestWithinHourlyCap(from instant: Instant, cap: Int, limit: Instant) -> Instant? {
         var t = instant.secondsSinceEpoch
         for _ in 0..<256 {
