@@ -26,9 +26,12 @@ private final class CountingCoach: CoachEngine {
 struct RuntimeCoachTests {
     static let start = Instant(iso8601: "2027-03-27T22:00:00Z")!
 
-    /// Waits (up to five seconds) until `condition` holds.
+    /// Waits until `condition` holds, polling every 50 ms for up to 30 seconds of wall time: the
+    /// coach's answer comes from another task, which can take seconds to run when the whole
+    /// suite loads the machine.
     func eventually(_ condition: () throws -> Bool) async throws -> Bool {
-        for _ in 0..<100 {
+        let giveUpAt = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < giveUpAt {
             if try condition() { return true }
             try await Task.sleep(for: .milliseconds(50))
         }
