@@ -12,10 +12,12 @@ export ENGAGEMENT_OPTIMIZE ?= 1
 .PHONY: help setup build test simulate smoke soak bench bench-apns engaged-release serve scale-test lint format generate generate-check clean
 
 help:
-	@echo "make setup      install what a fresh machine needs (SQLite headers, chromium), resolve packages"
+	@echo "make help       this list"
+	@echo "make setup      install what a fresh machine needs (SQLite headers, chromium, PostgreSQL), resolve packages"
 	@echo "make build      debug build of every target"
 	@echo "make test       the whole test suite (Swift Testing), with a throwaway PostgreSQL on loopback (.pgtest/)"
 	@echo "make simulate   release build, then the default scenario (SCENARIO=smoke SEED=42 ARGS='--users 500')"
+	@echo "make smoke      release build, then the smoke scenario: about 200 users for a week (SEED=, ARGS= as simulate)"
 	@echo "make soak       release build, then swarm testing: SEEDS=N seeds (20) of scenario swarm, each drawing"
 	@echo "                its faults, personas, zones and preferences; SEED= and a command for each failure"
 	@echo "                (exit 2 correctness, 3 liveness; USERS=150 WEEKS=2 FIRST_SEED=1)"
@@ -34,7 +36,9 @@ help:
 	@echo "make lint       sans-I/O greps over Modules/ and swift format lint"
 	@echo "make format     swift format in place"
 	@echo "make generate   the API's types and client from Modules/EngagedAPI/openapi.yaml (swift-openapi-generator);"
-	@echo "                commit the result. make generate-check fails when the committed code is not current"
+	@echo "                commit the result"
+	@echo "make generate-check  fails when the committed generated code is not what openapi.yaml generates"
+	@echo "make clean      remove what builds and runs leave: .build, .simulate, .scale, .pgtest"
 
 setup:
 	@command -v $(SWIFT) >/dev/null || { echo "swift is not on PATH: install Swift 6.2 or later"; exit 1; }
