@@ -76,5 +76,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=15s --retries=3 \
 
 ENTRYPOINT ["engaged"]
 # The embedded SQLite store in the volume. Secrets come from the environment:
-# ENGAGED_API_KEY and ENGAGED_USER_TOKEN_KEYS (see README, "Running in a container").
+# ENGAGED_API_KEY and ENGAGED_USER_TOKEN_KEYS (see docs/SERVER.md, "Running in a container").
 CMD ["serve", "--data-dir", "/data", "--host", "0.0.0.0", "--port", "8080"]
