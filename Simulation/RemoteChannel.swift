@@ -35,10 +35,12 @@ enum PushNote: Sendable {
 /// (`OutboxPlan`, `OutboxSteps`, `PushSends`); see `ShardRemote`.
 struct RemoteChannel {
     /// A send the APNs client is retrying after a retryable answer (its bounded retries, in
-    /// virtual time): every attempt sends the same request, as the client does.
+    /// virtual time): every attempt sends the same request, as the client does. A simulated
+    /// user has one phone, so a push has one target.
     struct InFlight {
         var row: OutboxRow
-        var push: PushRequest
+        var push: RowPush
+        var target: RowPush.Target
         var note: PushNote
         /// Attempts made so far.
         var attempts: Int
@@ -52,6 +54,9 @@ struct RemoteChannel {
     static let silentPushes = SilentPushPlan()
 
     var device: SimulatedPushDevice<PushNote>
+    /// The phone's registration in the server's registry (the app registers its token once, at
+    /// install).
+    let registration: DeviceRegistration
     /// The server's registry: when a 410 retired the token (nil: live).
     var retiredAt: Instant?
     /// The server's pending rows of this user.
@@ -72,8 +77,11 @@ struct RemoteChannel {
     /// perfect APNs leaves the users' behaviour as it was).
     var draws: SeededGenerator
 
-    init(userID: UserID, draws: SeededGenerator) {
-        device = SimulatedPushDevice(token: Self.token(of: userID))
+    init(userID: UserID, registeredAt: Instant, draws: SeededGenerator) {
+        let token = Self.token(of: userID)
+        device = SimulatedPushDevice(token: token)
+        registration = DeviceRegistration(
+            token: token, userID: userID, environment: .production, platform: "ios", registeredAt: registeredAt)
         self.draws = draws
     }
 
@@ -93,8 +101,8 @@ struct RemoteChannel {
         apns.send(push, carrying: note, to: &device, at: now, draws: &draws)
     }
 
-    /// The device's address as the server's registry holds it.
-    var address: PushAddress { PushAddress(token: device.token, environment: .production) }
+    /// The user's devices as the server's registry holds them: none once a 410 retired the token.
+    var devices: [DeviceRegistration] { retiredAt == nil ? [registration] : [] }
 
     /// The next instant the channel has something to do (no allocation: it is asked after every step).
     var nextEventAt: Instant? {

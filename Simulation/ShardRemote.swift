@@ -11,7 +11,7 @@ import Storage
 /// runtime commits them; a due row takes its step by `OutboxSteps.step` (an inbox delivery, a
 /// sync moved to its next slot, a send); a send is prepared by `PushSends` and goes through
 /// the simulated APNs, with the APNs client's bounded retries, and its outcome becomes a
-/// `SendReport` as `APNsChannelTransport` reports it; what follows is `OutboxSteps.afterSend`.
+/// `SendReport` as `PushChannelTransport` reports it (`RowSends`); what follows is `OutboxSteps.afterSend`.
 /// What reaches the device is shown by the simulated center and judged there.
 extension Shard {
     /// Commits a step's server work as the runtime commits its outbox rows (`StepOutbox`), for

@@ -6,91 +6,77 @@ import Runtime
 import Scheduling
 import Storage
 
-/// The server's sends in the world loop: a due row's push is prepared as
-/// `APNsChannelTransport` prepares it (`PushSends`), sent through the simulated APNs with the
+/// The server's sends in the world loop: a due row's push is prepared as the runtime's
+/// `PushChannelTransport` prepares it (`RowSends`), sent through the simulated APNs with the
 /// APNs client's bounded retries in virtual time, and its outcome reported as the transport
-/// reports it (`SendReport`), so what follows is the runtime's own decision
+/// reports it (`RowSends.report`), so what follows is the runtime's own decision
 /// (`OutboxSteps.afterSend`).
 extension Shard {
-    /// A send's step: the push is prepared as `APNsChannelTransport` prepares it (an alert the
-    /// send rules hold back is withheld whether or not the user has a device) and its first
-    /// attempt made. A user whose token was retired has no device left: nothing is sent, but a
-    /// Live Activity's push goes to the activity's own token all the same.
+    /// A send's step: the push is prepared by `RowSends` from what the server holds of the
+    /// user (an alert the send rules hold back is withheld whether or not the user has a
+    /// device) and its first attempt made. A user whose token was retired has no device left:
+    /// nothing is sent, but a Live Activity's push goes to the activity's own token all the same.
     func startSend(_ local: Int, _ row: OutboxRow, at now: Instant) throws {
-        let channel = row.countedChannel
+        let channel = RowSends.channel(of: row)
         let unread = users[local].remote.inbox.unreadCount
-        let address = users[local].remote.address
-        let push: PushRequest
+        let devices = users[local].remote.devices
+        let prepared: RowSend
         let note: PushNote
-        switch row.channel {
-        case .liveActivity:
-            guard let (prepared, command) = preparedLiveActivity(local, row, at: now) else { return }
-            push = prepared
-            note = .liveActivity(command)
-        case .silent:
-            let counts = InboxCounts(total: users[local].remote.inbox.total, unread: unread, unseen: unread)
-            push = PushSends.sync(
-                key: row.key, slot: row.dueAt, counts: counts, planVersion: users[local].engine.localPlanRevision,
-                plan: RemoteChannel.silentPushes, topic: RemoteChannel.topic
-            ).request(to: address)
-            note = .sync(unread: unread, planVersion: users[local].engine.localPlanRevision)
-        default:
-            // The server's rows are readable (`OutboxSteps.step` discards any other).
-            guard var request = row.payload.notification else { return }
+        switch RowSends.work(for: row) {
+        case .done(let report):
+            try notSent(local, row, report, on: channel, at: now)
+            return
+        case .alert(var request):
             // The release the engine decided, at the time it chose.
             try judgeRelease(local, request, at: row.dueAt, shownNow: false)
             let rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.zone) }
-            switch PushSends.alert(
-                request, key: row.key, plannedAt: row.dueAt, badge: unread, topic: RemoteChannel.topic, rules: rules,
-                at: now)
-            {
-            case .success(let prepared): push = prepared.request(to: address)
-            case .failure(let withheld):
-                // The inbox holds it; the badge it would have carried goes by a sync.
-                stats.channels[.remote].failed[withheld.reason, default: 0] += 1
-                finish(local, row, .withheld(reason: withheld.reason), dispatchedAt: now)
-                return
-            }
+            prepared = RowSends.alert(
+                request, of: row, badge: unread, rules: rules, devices: devices, topic: RemoteChannel.topic, at: now)
             request.content.badge = unread
             note = .alert(request)
+        case .sync:
+            let planVersion = users[local].engine.localPlanRevision
+            let counts = InboxCounts(total: users[local].remote.inbox.total, unread: unread, unseen: unread)
+            prepared = .push(
+                RowSends.sync(
+                    of: row, counts: counts, planVersion: planVersion, devices: devices,
+                    silentPushes: RemoteChannel.silentPushes, topic: RemoteChannel.topic))
+            note = .sync(unread: unread, planVersion: planVersion)
+        case .liveActivity(let command, let token):
+            prepared = RowSends.liveActivity(
+                command, token: token, of: row, devices: devices, topic: RemoteChannel.topic)
+            note = .liveActivity(command)
         }
-        guard users[local].remote.retiredAt == nil || row.channel == .liveActivity else {
+        let push: RowPush
+        switch prepared {
+        case .push(let ready): push = ready
+        case .notSent(let report):
+            try notSent(local, row, report, on: channel, at: now)
+            return
+        }
+        guard let target = push.targets.first else {
             stats.channels[channel].failed["NoDevice", default: 0] += 1
-            finish(local, row, .accepted, dispatchedAt: now)
+            finish(local, row, RowSends.report(push, outcomes: [], unreadNow: nil), dispatchedAt: now)
             return
         }
         try attempt(
             local,
             RemoteChannel.InFlight(
-                row: row, push: push, note: note, attempts: 0, nextAttemptAt: now, dispatchedAt: now),
+                row: row, push: push, target: target, note: note, attempts: 0, nextAttemptAt: now, dispatchedAt: now),
             at: now)
     }
 
-    /// A Live Activity row's push, as `APNsChannelTransport` prepares it: an update or an end
-    /// with the activity's push token; a start (the app starts its activities itself), a command
-    /// without a token yet, or a payload over the limit is withheld (the row is finished, nil).
-    private func preparedLiveActivity(_ local: Int, _ row: OutboxRow, at now: Instant)
-        -> (PushRequest, LiveActivityCommand)?
+    /// A row done without a send (withheld by the send rules, or unreadable): counted by its
+    /// reason, and what follows decided as for a send.
+    private func notSent(_ local: Int, _ row: OutboxRow, _ report: SendReport, on channel: DeliveryChannel, at now: Instant)
+        throws
     {
-        guard case .liveActivity(let command) = row.payload else {
-            finish(local, row, .refused(reason: "Unreadable"), dispatchedAt: now)
-            return nil
+        switch report {
+        case .withheld(let reason), .refused(let reason):
+            stats.channels[channel].failed[reason, default: 0] += 1
+        default: break
         }
-        guard command.event != .start, let token = command.pushToken else {
-            finish(local, row, .withheld(reason: command.event == .start ? "AppStarts" : "NoToken"), dispatchedAt: now)
-            return nil
-        }
-        let prepared: PreparedPush?
-        do { prepared = try PushSends.liveActivity(command, key: row.key, topic: RemoteChannel.topic) } catch {
-            stats.channels[.liveActivity].failed["PayloadTooLarge", default: 0] += 1
-            finish(local, row, .withheld(reason: "PayloadTooLarge"), dispatchedAt: now)
-            return nil
-        }
-        guard let prepared else {
-            finish(local, row, .withheld(reason: "AppStarts"), dispatchedAt: now)
-            return nil
-        }
-        return (prepared.request(to: PushAddress(token: token, environment: .production)), command)
+        finish(local, row, report, dispatchedAt: now)
     }
 
     /// The APNs client's retries due by `now`: the same request again, unless the device's token
@@ -109,48 +95,45 @@ extension Shard {
     }
 
     /// One attempt of a send; a retryable answer is tried again after the client's back-off
-    /// while attempts remain, and the final answer is reported as the transport reports it.
+    /// while attempts remain, and the final answer is reported as the transport reports it
+    /// (`RowSends.report`); an answer that retires the token removes the device from the
+    /// server's registry when `RowSends.retires` says so.
     private func attempt(_ local: Int, _ flight: RemoteChannel.InFlight, at now: Instant) throws {
         var flight = flight
-        let channel = flight.row.countedChannel
-        let answer = try send(local, flight.push, carrying: flight.note, on: channel, attempt: flight.attempts, at: now)
+        let channel = RowSends.channel(of: flight.row)
+        let request = flight.target.request
+        let answer = try send(local, request, carrying: flight.note, on: channel, attempt: flight.attempts, at: now)
         flight.attempts += 1
-        let report: SendReport
         switch answer {
         case .accepted:
             if let unread = flight.note.unread { users[local].remote.lastSentUnread = unread }
             if channel == .silent {
                 for violation in users[local].channelChecker.observeSilentAccepted(at: now) {
-                    try journal.violation(violation, &users[local], at: now, detail: flight.push.id, stats: &stats)
+                    try journal.violation(violation, &users[local], at: now, detail: request.id, stats: &stats)
                 }
             }
-            // As `APNsChannelTransport`: an alert the client retried is checked against the count now.
-            let unreadNow = now > flight.dispatchedAt ? users[local].remote.inbox.unreadCount : nil
-            if case .alert(let request) = flight.note, let carried = request.content.badge {
-                report = SendReport.accepted.ofAlert(carrying: carried, unreadNow: unreadNow)
-            } else {
-                report = .accepted
-            }
         case .unregistered:
-            report = .accepted  // a retired token is no device's: nothing was missed
+            break
         case .refused(let failure):
-            try failed(local, flight.push, failure, on: channel, at: now)
-            report = .refused(reason: failure.reason)
+            try failed(local, request, failure, on: channel, at: now)
         case .retryable(let failure):
             if flight.attempts < RemoteChannel.retryPolicy.maxAttempts {
                 flight.nextAttemptAt = now + retryDelaySeconds(local, afterAttempt: flight.attempts)
                 users[local].remote.inFlight.append(flight)
                 return
             }
-            try failed(local, flight.push, failure, on: channel, at: now)
-            report = .failed(reason: failure.reason)
+            try failed(local, request, failure, on: channel, at: now)
         }
-        if let tape {
-            tape.record(
-                .answered(apnsID: flight.push.id, answer.outcome(attempts: flight.attempts)),
-                of: users[local].traits.profile.id, at: now)
+        let outcome = answer.outcome(attempts: flight.attempts)
+        if RowSends.retires(flight.target, after: outcome), case .tokenRetired(_, let since) = outcome {
+            try retire(local, request, since: since ?? now, on: channel, at: now)
         }
-        finish(local, flight.row, report, dispatchedAt: flight.dispatchedAt)
+        if let tape { tape.record(.answered(apnsID: request.id, outcome), of: users[local].traits.profile.id, at: now) }
+        // As the transport: an alert the client retried is checked against the count now.
+        let unreadNow = now > flight.dispatchedAt ? users[local].remote.inbox.unreadCount : nil
+        finish(
+            local, flight.row, RowSends.report(flight.push, outcomes: [outcome], unreadNow: unreadNow),
+            dispatchedAt: flight.dispatchedAt)
     }
 
     /// What follows a send, as the runtime decides it (`OutboxSteps.afterSend`), at the instant
@@ -162,8 +145,7 @@ extension Shard {
         for next in followUp.rows { users[local].remote.outbox.enqueue(next) }
     }
 
-    /// One attempt through the simulated APNs: counted, checked against the retired tokens, and a
-    /// 410 retires the token in the server's registry.
+    /// One attempt through the simulated APNs: counted and checked against the retired tokens.
     private func send(
         _ local: Int, _ push: PushRequest, carrying note: PushNote, on channel: DeliveryChannel, attempt: Int,
         at now: Instant
@@ -184,18 +166,23 @@ extension Shard {
         case .unregistered where channel == .liveActivity:
             // The activity ended on the device: its token is not the device's, nothing to retire.
             stats.channels[channel].failed["Unregistered", default: 0] += 1
-        case .unregistered(let since):
-            stats.channels[channel].tokensRetired += 1
-            users[local].remote.retiredAt = since
-            users[local].channelChecker.observeRetired(push.deviceToken)
-            try journal.log(&users[local], now, "tokenRetired") {
-                $0.id("channel", channel.rawValue)
-                $0.id("reason", "410 Unregistered")
-            }
-        case .retryable, .refused:
+        case .unregistered, .retryable, .refused:
             break
         }
         return answer
+    }
+
+    /// APNs retired the phone's token: the server's registry forgets it.
+    private func retire(
+        _ local: Int, _ request: PushRequest, since: Instant, on channel: DeliveryChannel, at now: Instant
+    ) throws {
+        stats.channels[channel].tokensRetired += 1
+        users[local].remote.retiredAt = since
+        users[local].channelChecker.observeRetired(request.deviceToken)
+        try journal.log(&users[local], now, "tokenRetired") {
+            $0.id("channel", channel.rawValue)
+            $0.id("reason", "410 Unregistered")
+        }
     }
 
     private func failed(
@@ -215,18 +202,6 @@ extension Shard {
             afterAttempt: attempt, unitRandom: users[local].remote.draws.nextUnit())
         return max(
             1, Int64((Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18).rounded(.up)))
-    }
-}
-
-extension OutboxRow {
-    /// The channel a send of this row counts under in the report: badge syncs as silent, Live
-    /// Activity pushes as Live Activity, every other push as remote.
-    var countedChannel: DeliveryChannel {
-        switch channel {
-        case .silent: .silent
-        case .liveActivity: .liveActivity
-        default: .remote
-        }
     }
 }
 

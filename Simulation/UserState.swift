@@ -115,7 +115,7 @@ struct UserState {
                 contentSeed: EngineRuntime.contentSeed(traits.profile.id), content: content),
             center: center, background: background, generator: generator, zone: zone,
             coachRandom: generator.derived(3), commitDraws: generator.derived(5),
-            remote: RemoteChannel(userID: traits.profile.id, draws: generator.derived(4)))
+            remote: RemoteChannel(userID: traits.profile.id, registeredAt: installAt, draws: generator.derived(4)))
         return (user, installAt)
     }
 

@@ -247,7 +247,7 @@ struct Serve: AsyncParsableCommand {
         let metrics = ServerMetrics()
         let transport: any ChannelTransport =
             apns.map {
-                APNsChannelTransport(
+                PushChannelTransport(
                     runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
             } ?? LoggingTransport(logger: logger)
         let serverEnvironment = ServerEnvironment(

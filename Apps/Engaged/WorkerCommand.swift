@@ -124,7 +124,7 @@ struct Worker: AsyncParsableCommand {
         let metrics = ServerMetrics()
         let transport: any ChannelTransport =
             client.map {
-                APNsChannelTransport(
+                PushChannelTransport(
                     runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
             } ?? LoggingTransport(logger: logger)
         let stats = WorkerStats(workerID: name)

@@ -122,7 +122,7 @@ struct APNsChannelTests {
     /// A server's runtime with user `ana` and her device (registered at the test's start), a
     /// fake APNs, and the channel between.
     func withChannel(
-        _ body: @escaping @Sendable (APNsChannelTransport, FakeAPNs, EngineRuntime) async throws -> Void
+        _ body: @escaping @Sendable (PushChannelTransport, FakeAPNs, EngineRuntime) async throws -> Void
     ) async throws {
         try await withChannel { channel, fake, runtime, _ in try await body(channel, fake, runtime) }
     }
@@ -130,7 +130,7 @@ struct APNsChannelTests {
     /// `withChannel`, with the server's store too.
     func withChannel(
         _ body:
-            @escaping @Sendable (APNsChannelTransport, FakeAPNs, EngineRuntime, SQLiteEngagementStore) async throws
+            @escaping @Sendable (PushChannelTransport, FakeAPNs, EngineRuntime, SQLiteEngagementStore) async throws
             -> Void
     ) async throws {
         let server = try await TestServer()
@@ -147,7 +147,7 @@ struct APNsChannelTests {
                     credentials: try APNsCredentials(privateKey: key, keyID: "KEY1234567", teamID: "TEAM123456"),
                     endpoints: [.production: fake.url, .sandbox: fake.url], testingTrustRootsPEM: [fake.certificatePEM]),
                 dependencies: .system, logger: Logger(label: "test"))
-            let channel = APNsChannelTransport(
+            let channel = PushChannelTransport(
                 runtime: runtime, push: apns, topic: Self.topic, metrics: server.environment.metrics,
                 logger: Logger(label: "test"))
             do { try await body(channel, fake, runtime, server.store) } catch {
@@ -309,7 +309,7 @@ struct APNsChannelTests {
                     clock.advance(by: 1)
                     _ = try? await runtime.readAllInbox(of: "ana")
                 }
-                let channel = APNsChannelTransport(
+                let channel = PushChannelTransport(
                     runtime: runtime, push: push, topic: Self.topic, metrics: server.environment.metrics,
                     logger: Logger(label: "test"))
                 let report = try await channel.perform(Self.row("Ben mentioned you"))
@@ -341,7 +341,8 @@ struct APNsChannelTests {
             try await channel.perform(Self.row("a"))
             fake.answer(token: Self.token, with: .badDeviceToken)
             try await channel.perform(runtime.silentPushes.row(for: "ana", changedAt: TestServer.start))
-            let text = String(decoding: channel.metrics.exposition(outboxDepth: nil), as: UTF8.self)
+            let metrics = try #require((channel.observer as? ServerSendObserver)?.metrics)
+            let text = String(decoding: metrics.exposition(outboxDepth: nil), as: UTF8.self)
             for line in [
                 #"engaged_deliveries_total{channel="remote",outcome="sent"} 1"#,
                 #"engaged_deliveries_total{channel="remote",outcome="accepted"} 1"#,
@@ -405,7 +406,7 @@ struct APNsChannelTests {
                 endpoints: [.production: fake.url, .sandbox: fake.url], testingTrustRootsPEM: [fake.certificatePEM]),
             dependencies: .system, logger: Logger(label: "test"))
         var environment = server.environment
-        environment.transport = APNsChannelTransport(
+        environment.transport = PushChannelTransport(
             runtime: environment.runtime, push: apns, topic: Self.topic, metrics: environment.metrics,
             logger: environment.logger)
         let app = try EngagedServer.application(environment, clock: server.clock, host: "127.0.0.1", port: 0)

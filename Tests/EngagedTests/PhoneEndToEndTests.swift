@@ -27,7 +27,7 @@ struct PhoneEndToEndTests {
         let pushes = KeptPushes(clock: server.clock)
         var logger = Logger(label: "end-to-end")
         logger.logLevel = .critical
-        server.environment.transport = APNsChannelTransport(
+        server.environment.transport = PushChannelTransport(
             runtime: server.environment.runtime, push: pushes, topic: "com.example.fitness",
             metrics: ServerMetrics(), logger: logger)
         return (server, pushes)

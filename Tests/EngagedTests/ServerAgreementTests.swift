@@ -135,7 +135,7 @@ struct ServerAgreementTests {
         var logger = Logger(label: "agreement")
         logger.logLevel = .critical
         let pushes = TapedAPNs(clock: clock, entries: entries)
-        let channel = APNsChannelTransport(
+        let channel = PushChannelTransport(
             runtime: runtime, push: pushes, topic: Self.topic, metrics: ServerMetrics(), logger: logger)
         var launchedAt: Instant?
         for (entry, at) in entries {

@@ -1,0 +1,159 @@
+public import Delivery
+public import LiveActivity
+public import Models
+public import Scheduling
+public import Storage
+
+/// What a due send row asks for, read from its channel and payload alone
+/// (`RowSends.work(for:)`).
+public enum SendWork: Hashable, Sendable {
+    /// An alert showing this notification.
+    case alert(NotificationRequest)
+    /// A badge and inbox sync.
+    case sync
+    /// A Live Activity's update or end, pushed to the activity's own token.
+    case liveActivity(LiveActivityCommand, token: String)
+    /// Nothing to send: the row is done with this report.
+    case done(SendReport)
+}
+
+/// A due send row prepared: its push, or the report of a row done without a send.
+public enum RowSend: Hashable, Sendable {
+    case push(RowPush)
+    case notSent(SendReport)
+}
+
+/// A due send row made ready for APNs: one request per target, and what its report needs.
+public struct RowPush: Hashable, Sendable {
+    /// One request and where it goes.
+    public struct Target: Hashable, Sendable {
+        public var request: PushRequest
+        /// The user's device it goes to; nil for a Live Activity's own token (no device of the
+        /// user's: an answer about it retires nothing).
+        public var device: DeviceRegistration?
+    }
+
+    public var prepared: PreparedPush
+    public var targets: [Target]
+    /// The badge an alert carries (the inbox's unread count when it was prepared); nil for
+    /// other pushes.
+    public var carriedBadge: Int?
+}
+
+/// How the server sends a due row on its channel, decided in one place for every shell: the
+/// runtime's `PushChannelTransport` over the APNs client, and the simulator over its model of
+/// APNs. Pure: the same row and the same facts of the user always give the same requests, and
+/// the same answers the same report.
+///
+/// A shell reads the facts each channel needs (`work(for:)` says which channel), prepares the
+/// push, sends each target's request (retrying as the APNs client does, `RetryPolicy`), and
+/// reports the answers with `report(_:outcomes:unreadNow:)`; an answer that retires a token
+/// removes the device when `retires(_:after:)` says so. What follows is
+/// `OutboxSteps.afterSend`.
+public enum RowSends {
+    /// The channel a row's send counts under: badge syncs as silent, Live Activity pushes as
+    /// Live Activity, every other push as remote.
+    public static func channel(of row: OutboxRow) -> DeliveryChannel {
+        switch row.channel {
+        case .silent: .silent
+        case .liveActivity: .liveActivity
+        default: .remote
+        }
+    }
+
+    /// What `row` asks for. A row whose payload does not fit its channel is refused
+    /// ("Unreadable"); a Live Activity's start is withheld ("AppStarts": the app starts its
+    /// activities itself, in the foreground), and so is an update before the activity has a
+    /// token ("NoToken").
+    public static func work(for row: OutboxRow) -> SendWork {
+        switch (row.channel, row.payload) {
+        case (.push, _):
+            guard let request = row.payload.notification else { return .done(.refused(reason: "Unreadable")) }
+            return .alert(request)
+        case (.silent, _):
+            return .sync
+        case (.liveActivity, .liveActivity(let command)):
+            guard command.event != .start else { return .done(.withheld(reason: "AppStarts")) }
+            guard let token = command.pushToken else { return .done(.withheld(reason: "NoToken")) }
+            return .liveActivity(command, token: token)
+        default:
+            // The runtime performs inbox and job rows itself; a channel this build does not
+            // know is discarded before a send (`OutboxSteps.step`).
+            return .done(.refused(reason: "Unreadable"))
+        }
+    }
+
+    /// The alert of `row` to each of `devices`, carrying `badge`, as `PushSends.alert` decides
+    /// it; withheld (the report says why) inside the user's quiet hours or over APNs' size.
+    public static func alert(
+        _ request: NotificationRequest, of row: OutboxRow, badge: Int, rules: ShowingRules?,
+        devices: [DeviceRegistration], topic: String, at now: Instant
+    ) -> RowSend {
+        switch PushSends.alert(
+            request, key: row.key, plannedAt: row.dueAt, badge: badge, topic: topic, rules: rules, at: now)
+        {
+        case .success(let prepared):
+            let targets = devices.map { RowPush.Target(request: prepared.request(to: $0.address), device: $0) }
+            return .push(RowPush(prepared: prepared, targets: targets, carriedBadge: badge))
+        case .failure(let withheld):
+            return .notSent(.withheld(reason: withheld.reason))
+        }
+    }
+
+    /// The badge and inbox sync of `row` to each of `devices` (`PushSends.sync`).
+    public static func sync(
+        of row: OutboxRow, counts: InboxCounts, planVersion: Int, devices: [DeviceRegistration],
+        silentPushes: SilentPushPlan, topic: String
+    ) -> RowPush {
+        let prepared = PushSends.sync(
+            key: row.key, slot: row.dueAt, counts: counts, planVersion: planVersion, plan: silentPushes, topic: topic)
+        return RowPush(
+            prepared: prepared, targets: devices.map { .init(request: prepared.request(to: $0.address), device: $0) },
+            carriedBadge: nil)
+    }
+
+    /// A Live Activity's update or end to the activity's `token`, at the APNs service of the
+    /// user's most recently registered device (production without one); withheld when the
+    /// payload is over APNs' limit ("PayloadTooLarge").
+    public static func liveActivity(
+        _ command: LiveActivityCommand, token: String, of row: OutboxRow, devices: [DeviceRegistration],
+        topic: String
+    ) -> RowSend {
+        let prepared: PreparedPush?
+        do { prepared = try PushSends.liveActivity(command, key: row.key, topic: topic) } catch {
+            return .notSent(.withheld(reason: "PayloadTooLarge"))
+        }
+        guard let prepared else { return .notSent(.withheld(reason: "AppStarts")) }
+        let environment = devices.max { $0.registeredAt < $1.registeredAt }?.address.environment ?? .production
+        let target = RowPush.Target(
+            request: prepared.request(to: PushAddress(token: token, environment: environment)), device: nil)
+        return .push(RowPush(prepared: prepared, targets: [target], carriedBadge: nil))
+    }
+
+    /// The report of `push` given one outcome per target (`SendReport(outcomes:)`). An alert
+    /// whose send took time (the client retried) is checked against the inbox's unread count of
+    /// now, `unreadNow` (nil when it was not read again): if the count moved, the badge it
+    /// carried is outdated and a badge sync follows.
+    public static func report(_ push: RowPush, outcomes: [PushOutcome], unreadNow: Int?) -> SendReport {
+        let report = SendReport(outcomes: outcomes)
+        guard let carried = push.carriedBadge else { return report }
+        return report.ofAlert(carrying: carried, unreadNow: unreadNow)
+    }
+
+    /// Whether `outcome` of a send to `target` removes the target's device from the user's
+    /// registry: APNs retired the token (400 BadDeviceToken or DeviceTokenNotForTopic, 410), it
+    /// is a device's (a Live Activity's own token is not), and it was not registered again after
+    /// the 410's timestamp (a registration after that instant is a new one and stands).
+    public static func retires(_ target: RowPush.Target, after outcome: PushOutcome) -> Bool {
+        guard case .tokenRetired(_, let since) = outcome, let device = target.device else { return false }
+        guard let since else { return true }
+        return device.registeredAt <= since
+    }
+}
+
+extension DeviceRegistration {
+    /// Where a push to this device goes: its token, at the APNs service of the token.
+    public var address: PushAddress {
+        PushAddress(token: token, environment: environment == .production ? .production : .sandbox)
+    }
+}
