@@ -77,7 +77,7 @@ struct ScaleLoad {
                 let key = OutboxKey.make(userID, requestID, dueAt, .push)
                 rows.append(
                     OutboxRow(
-                        key: key, userID: userID, requestID: requestID, channel: .push, dueAt: dueAt,
+                        key: key, userID: userID, requestID: requestID, dueAt: dueAt,
                         payload: .alert(request)))
                 world.notifications[key.rawValue] = Notification(userID: userID, dueAt: dueAt)
             }

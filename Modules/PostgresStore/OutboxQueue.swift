@@ -213,7 +213,7 @@ public final class OutboxQueue: Sendable {
             if let plannedAt { state.plannedAt[key] = Instant(secondsSinceEpoch: plannedAt) }
             let stored = OutboxChannel(name: channel)
             return OutboxRow(
-                key: key, userID: UserID(user), requestID: RequestID(request), channel: stored,
+                key: key, userID: UserID(user), requestID: RequestID(request),
                 dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
         }
         let alerted = Set(due.filter { $0.channel == .push }.map(\.userID)).sorted()

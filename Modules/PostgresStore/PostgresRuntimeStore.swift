@@ -212,7 +212,7 @@ public final class PostgresRuntimeStore: RuntimeStore {
             row, as: (String, String, String, String, Int64, String).self, table: "outbox")
         let stored = OutboxChannel(name: channel)
         return OutboxRow(
-            key: OutboxKey(key), userID: UserID(userID), requestID: RequestID(requestID), channel: stored,
+            key: OutboxKey(key), userID: UserID(userID), requestID: RequestID(requestID),
             dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
     }
 }

@@ -252,8 +252,8 @@ public enum ClaimTimePolicy {
             payload = .alert(request)
         }
         let row = OutboxRow(
-            key: OutboxKey.make(userID, requestID, dueAt, .push), userID: userID, requestID: requestID,
-            channel: .push, dueAt: dueAt, payload: payload)
+            key: OutboxKey.make(userID, requestID, dueAt, .push), userID: userID, requestID: requestID, dueAt: dueAt,
+            payload: payload)
         return Merge(row: row, replacedKeys: alerts.map(\.row.key))
     }
 }

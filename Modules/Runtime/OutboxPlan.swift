@@ -48,7 +48,7 @@ public enum OutboxPlan {
                     add(
                         OutboxRow(
                             key: OutboxKey.make(userID, request.requestID, fireAt, channel), userID: userID,
-                            requestID: request.requestID, channel: channel, dueAt: fireAt, payload: payload))
+                            requestID: request.requestID, dueAt: fireAt, payload: payload))
                 }
             case .cancel(let ids):
                 let ids = ids.map(RequestID.init(rawValue:))
@@ -56,19 +56,21 @@ public enum OutboxPlan {
                 let withdrawn = Set(ids)
                 rows.removeAll { $0.channel != .job && withdrawn.contains($0.requestID) }
             case .submitBackgroundTask(let task):
+                // The engine submits its own jobs only; a task that names none has no row.
+                guard let backgroundJob = task.job else { break }
                 let job = RequestID(task.identifier)
                 let dueAt = task.earliestBegin ?? now
                 add(
                     OutboxRow(
-                        key: OutboxKey.make(userID, job, dueAt, .job), userID: userID, requestID: job,
-                        channel: .job, dueAt: dueAt, payload: .job(task.identifier)))
+                        key: OutboxKey.make(userID, job, dueAt, .job), userID: userID, requestID: job, dueAt: dueAt,
+                        payload: .job(backgroundJob)))
             case .liveActivity(let command):
                 let channel = OutboxChannel.liveActivity
                 let requestID = RequestID(command.requestID)
                 add(
                     OutboxRow(
                         key: OutboxKey.make(userID, requestID, command.at, channel), userID: userID,
-                        requestID: requestID, channel: channel, dueAt: command.at,
+                        requestID: requestID, dueAt: command.at,
                         payload: .liveActivity(command)))
             case .setBadge, .clearDeliveredNotifications, .openDeepLink, .generateContent, .trace:
                 break

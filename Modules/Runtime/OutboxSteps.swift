@@ -102,23 +102,21 @@ public enum OutboxSteps {
     public static func step(
         for row: OutboxRow, zone: ZoneRules?, silentPushes: SilentPushPlan, at now: Instant
     ) -> DueStep {
-        if case .unreadable = row.payload { return .discard(reason: "Unreadable") }
-        switch row.channel {
-        case .job:
-            guard let job = BackgroundJob(rawValue: row.requestID.rawValue) else {
-                return .discard(reason: "UnknownJob")
-            }
+        switch row.payload {
+        case .unreadable(_, let channel):
+            return .discard(reason: channel == .job ? "UnknownJob" : "Unreadable")
+        case .job(let job):
             return .runJob(job)
-        case .inbox:
+        case .inboxItem:
             guard let delivery = InboxDelivery(row) else { return .discard(reason: "NotANotification") }
             var next = zone.flatMap { nextRepeat(of: row, in: $0) }.map { [$0] } ?? []
             if row.payload.shownBy == .local {
                 next.append(silentPushes.row(for: row.userID, changedAt: now))
             }
             return .deliverToInbox(delivery, next: next)
-        case .silent where !silentPushes.isSendable(dueAt: row.dueAt, at: now):
+        case .sync where !silentPushes.isSendable(dueAt: row.dueAt, at: now):
             return .moveSync(next: silentPushes.row(for: row.userID, changedAt: now))
-        case .push, .silent, .liveActivity, .unknown:
+        case .alert, .sync, .liveActivity:
             return .send
         }
     }

@@ -57,6 +57,6 @@ public struct SilentPushPlan: Hashable, Sendable {
     public func row(for userID: UserID, dueAt: Instant) -> OutboxRow {
         OutboxRow(
             key: OutboxKey.make(userID, Self.requestID, dueAt, .silent), userID: userID,
-            requestID: Self.requestID, channel: .silent, dueAt: dueAt, payload: .sync)
+            requestID: Self.requestID, dueAt: dueAt, payload: .sync)
     }
 }

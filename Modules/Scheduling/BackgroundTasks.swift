@@ -50,4 +50,7 @@ public struct BackgroundTaskRequest: Codable, Hashable, Sendable {
     public init(job: BackgroundJob, earliestBegin: Instant?) {
         self.init(identifier: job.rawValue, kind: job.kind, earliestBegin: earliestBegin)
     }
+
+    /// The engine's job this task runs; nil for an identifier that names none.
+    public var job: BackgroundJob? { BackgroundJob(rawValue: identifier) }
 }

@@ -57,15 +57,28 @@ public enum OutboxPayload: Hashable, Sendable {
     indirect case inboxItem(NotificationRequest, shownBy: DeliveryChannel)
     /// A `silent` row's badge sync: the counts are read when it is sent.
     case sync
-    /// A `job` row: the background job's identifier.
-    case job(String)
+    /// A `job` row: the background job the runtime applies to the engine when it is due.
+    case job(BackgroundJob)
     /// A `liveActivity` row's command.
     case liveActivity(LiveActivityCommand)
     /// Stored text that does not read as its channel's payload (written by another version, or
-    /// damaged), kept as it is: reading it never fails a whole batch of due rows; the runtime
-    /// completes an inbox row that carries it unperformed (`DueStep.discard`), and the APNs
-    /// transport completes and logs a push or Live Activity row that carries it.
-    case unreadable(String)
+    /// damaged; a job this build does not know), kept as it is with the channel it was stored
+    /// under: reading it never fails a whole batch of due rows; the runtime completes such a row
+    /// unperformed (`DueStep.discard`), and a push or Live Activity row is refused unsent
+    /// (`RowSends.work`).
+    case unreadable(String, channel: OutboxChannel)
+
+    /// The channel whose work this is: a row's channel and its payload are one value.
+    public var channel: OutboxChannel {
+        switch self {
+        case .alert: .push
+        case .inboxItem: .inbox
+        case .sync: .silent
+        case .job: .job
+        case .liveActivity: .liveActivity
+        case .unreadable(_, let channel): channel
+        }
+    }
 
     /// The JSON a store keeps: an alert's request; an inbox item's request with its `shownBy`.
     public var storedText: String {
@@ -73,9 +86,9 @@ public enum OutboxPayload: Hashable, Sendable {
         case .alert(let request): Self.json(request)
         case .inboxItem(let request, let shownBy): Self.json(StoredInboxItem(request: request, shownBy: shownBy))
         case .sync: "{}"
-        case .job(let job): Self.json(["job": job])
+        case .job(let job): Self.json(["job": job.rawValue])
         case .liveActivity(let command): Self.json(command)
-        case .unreadable(let text): text
+        case .unreadable(let text, _): text
         }
     }
 
@@ -94,11 +107,14 @@ public enum OutboxPayload: Hashable, Sendable {
                         item.request, shownBy: item.shownBy ?? ChannelPolicy.channel(for: item.request.content.kind))
                 }
             case .silent: .sync
-            case .job: (try? decoder.decode([String: String].self, from: data))?["job"].map { .job($0) }
+            case .job:
+                (try? decoder.decode([String: String].self, from: data))?["job"].flatMap(BackgroundJob.init).map {
+                    .job($0)
+                }
             case .liveActivity: (try? decoder.decode(LiveActivityCommand.self, from: data)).map { .liveActivity($0) }
             case .unknown: nil
             }
-        return payload ?? .unreadable(text)
+        return payload ?? .unreadable(text, channel: channel)
     }
 
     /// The notification, for a `push` or `inbox` row.
@@ -163,24 +179,22 @@ public struct OutboxRow: Hashable, Sendable {
     public var userID: UserID
     /// The notification request the work is for.
     public var requestID: RequestID
-    /// Where it goes (one pending row per request and channel).
-    public var channel: OutboxChannel
     /// When to perform it.
     public var dueAt: Instant
-    /// What the channel needs, typed; JSON only in the stores (`OutboxPayload.storedText`).
+    /// The work, typed, with its channel; JSON only in the stores (`OutboxPayload.storedText`).
     public var payload: OutboxPayload
 
-    public init(
-        key: OutboxKey, userID: UserID, requestID: RequestID, channel: OutboxChannel, dueAt: Instant,
-        payload: OutboxPayload
-    ) {
+    public init(key: OutboxKey, userID: UserID, requestID: RequestID, dueAt: Instant, payload: OutboxPayload) {
         self.key = key
         self.userID = userID
         self.requestID = requestID
-        self.channel = channel
         self.dueAt = dueAt
         self.payload = payload
     }
+
+    /// Where it goes (one pending row per request and channel): its payload's channel, so a
+    /// row of one channel cannot carry another's work.
+    public var channel: OutboxChannel { payload.channel }
 }
 
 /// Where a pending row sits: a store holds at most one pending row per user, request and

@@ -109,7 +109,6 @@ extension SQLiteEngagementStore {
         let channel = OutboxChannel(name: row[3])
         return OutboxRow(
             key: OutboxKey(rawValue: row[0]), userID: UserID(rawValue: row[1]), requestID: RequestID(rawValue: row[2]),
-            channel: channel,
             dueAt: Instant(secondsSinceEpoch: row[4]), payload: .stored(row[5], channel: channel))
     }
 

@@ -170,7 +170,6 @@ struct APNsChannelTests {
         let dueAt = TestServer.start + 60
         return OutboxRow(
             key: OutboxKey.make("ana", request.requestID, dueAt, channel), userID: "ana", requestID: request.requestID,
-            channel: channel,
             dueAt: dueAt,
             payload: channel == .inbox
                 ? .inboxItem(request, shownBy: ChannelPolicy.channel(for: kind)) : .alert(request))

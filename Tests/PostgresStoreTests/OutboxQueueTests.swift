@@ -19,7 +19,7 @@ struct OutboxQueueTests {
             trigger: .date(due))
         return OutboxRow(
             key: OutboxKey.make(user, request.requestID, due, .push), userID: user, requestID: request.requestID,
-            channel: .push, dueAt: due, payload: .alert(request))
+            dueAt: due, payload: .alert(request))
     }
 
     /// A user in Berlin with quiet hours 22:00-07:00 and `rows` pending.

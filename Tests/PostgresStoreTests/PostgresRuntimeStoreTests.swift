@@ -15,7 +15,7 @@ private let conflictOfU1 = StoreError.unavailable(
 
 private func row(_ userID: UserID, _ requestID: RequestID, dueIn seconds: Int64) -> OutboxRow {
     OutboxRow(
-        key: "\(userID)/\(requestID)/push/\(seconds)", userID: userID, requestID: requestID, channel: .push,
+        key: "\(userID)/\(requestID)/push/\(seconds)", userID: userID, requestID: requestID,
         dueAt: t0 + seconds, payload: samplePayload(requestID, channel: .push))
 }
 
@@ -174,10 +174,10 @@ struct PostgresRuntimeStoreTests {
                 #expect(try workQueueDue("u3", database) == nil)
                 // A delivery's next rows are noted with it.
                 let inbox = OutboxRow(
-                    key: "u4/lunch/inbox", userID: "u4", requestID: "lunch", channel: .inbox, dueAt: t0 + 100,
+                    key: "u4/lunch/inbox", userID: "u4", requestID: "lunch", dueAt: t0 + 100,
                     payload: samplePayload("lunch", channel: .inbox))
                 let next = OutboxRow(
-                    key: "u4/sync", userID: "u4", requestID: "sync", channel: .silent, dueAt: t0 + 50, payload: .sync)
+                    key: "u4/sync", userID: "u4", requestID: "sync", dueAt: t0 + 50, payload: .sync)
                 try store.commit(RuntimeCommit(userID: "u4", snapshot: [1], outbox: [inbox]))
                 try database.query("DELETE FROM work_queue WHERE user_id = 'u4'")
                 try store.deliverToInbox(

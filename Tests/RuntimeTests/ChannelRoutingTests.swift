@@ -189,7 +189,7 @@ struct ConcurrentSendTests {
                 let requestID = RequestID("mention.2027-03-27.\(index)" + (index == 3 ? ".fails" : ""))
                 return OutboxRow(
                     key: OutboxKey.make(user, requestID, dueAt, .push), userID: user, requestID: requestID,
-                    channel: .push, dueAt: dueAt,
+                    dueAt: dueAt,
                     payload: .alert(
                         NotificationRequest(
                             identifier: requestID.rawValue,

@@ -33,7 +33,7 @@ struct ClaimTimePolicyTests {
             trigger: .date(due))
         return OutboxRow(
             key: OutboxKey.make("u1", request.requestID, due, .push), userID: "u1", requestID: request.requestID,
-            channel: .push, dueAt: due, payload: .alert(request))
+            dueAt: due, payload: .alert(request))
     }
 
     static func instant(_ text: String) -> Instant { Instant(iso8601: text)! }
@@ -283,7 +283,7 @@ struct ClaimTimePolicyTests {
     func otherChannelsAndUnknownUsers() {
         let now = Self.instant("2027-03-01T02:00:00Z")
         let sync = OutboxRow(
-            key: "k-sync", userID: "u1", requestID: "sync", channel: .silent, dueAt: now, payload: .sync
+            key: "k-sync", userID: "u1", requestID: "sync", dueAt: now, payload: .sync
         )
         let alert = Self.alert("a", at: now - 3_600)
         let decision = ClaimTimePolicy.decide(
@@ -327,7 +327,7 @@ struct OutboxClaimTests {
         let now = Policy.instant("2027-03-01T11:00:00Z")
         let alert = Policy.alert("a", at: now)
         let sync = OutboxRow(
-            key: "k-sync", userID: "u1", requestID: "sync", channel: .silent, dueAt: now, payload: .sync)
+            key: "k-sync", userID: "u1", requestID: "sync", dueAt: now, payload: .sync)
         let outcome = OutboxClaim.decide(
             [alert, sync], rules: [:], unreadable: ["u1"], zone: { ZoneRules(identifier: $0) },
             state: ClaimState(plannedAt: [alert.key: now - 7_200]), at: now)

@@ -19,7 +19,7 @@ struct LocalPlanTests {
         let mention = steps.request(.mention, "mention.2027-03-01.1")
         var unreadable = steps.row(lunch, .inbox, dueAt: Self.now + 60)
         unreadable.requestID = "hydration.2027-03-01.7"
-        unreadable.payload = .unreadable("{")
+        unreadable.payload = .unreadable("{", channel: .inbox)
         let pending = [
             steps.row(dinner, .inbox, dueAt: Self.now + 9 * 3_600),
             steps.row(lunch, .inbox, dueAt: Self.now + 3 * 3_600),

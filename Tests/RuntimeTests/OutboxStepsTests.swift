@@ -25,7 +25,7 @@ struct OutboxStepsTests {
     func row(_ request: NotificationRequest, _ channel: OutboxChannel, dueAt: Instant = now) -> OutboxRow {
         OutboxRow(
             key: OutboxKey.make("u1", request.requestID, dueAt, channel), userID: "u1", requestID: request.requestID,
-            channel: channel, dueAt: dueAt,
+            dueAt: dueAt,
             payload: channel == .inbox
                 ? .inboxItem(request, shownBy: ChannelPolicy.channel(for: request.content.kind)) : .alert(request))
     }
@@ -87,18 +87,18 @@ struct OutboxStepsTests {
 
     @Test func whatCannotBeReadIsDiscardedNotLeftToHoldUpTheQueue() {
         var unreadable = row(request(.mention, "m"), .inbox)
-        unreadable.payload = .unreadable("{\"aps\":")
+        unreadable.payload = .unreadable("{\"aps\":", channel: .inbox)
         #expect(
             OutboxSteps.step(for: unreadable, zone: nil, silentPushes: Self.silent, at: Self.now)
                 == .discard(reason: "Unreadable"))
         // Whatever its channel: a push row the transport could only refuse is not sent.
-        unreadable.channel = .push
+        unreadable.payload = .unreadable("{\"aps\":", channel: .push)
         #expect(
             OutboxSteps.step(for: unreadable, zone: nil, silentPushes: Self.silent, at: Self.now)
                 == .discard(reason: "Unreadable"))
         let job = OutboxRow(
-            key: "k", userID: "u1", requestID: "com.example.someFutureJob", channel: .job, dueAt: Self.now,
-            payload: .job("com.example.someFutureJob"))
+            key: "k", userID: "u1", requestID: "com.example.someFutureJob", dueAt: Self.now,
+            payload: .unreadable(#"{"job":"com.example.someFutureJob"}"#, channel: .job))
         #expect(
             OutboxSteps.step(for: job, zone: nil, silentPushes: Self.silent, at: Self.now)
                 == .discard(reason: "UnknownJob"))
@@ -169,8 +169,8 @@ struct OutboxStepsTests {
         let touched = row(request(.mealReminder, "touched"), .inbox, dueAt: Self.now + 3_600)
         let past = row(request(.mealReminder, "past"), .inbox, dueAt: Self.now + 3_600)
         let job = OutboxRow(
-            key: "j", userID: "u1", requestID: RequestID(BackgroundJob.allCases[0].rawValue), channel: .job,
-            dueAt: Self.now + 60, payload: .job(BackgroundJob.allCases[0].rawValue))
+            key: "j", userID: "u1", requestID: RequestID(BackgroundJob.allCases[0].rawValue),
+            dueAt: Self.now + 60, payload: .job(BackgroundJob.allCases[0]))
         let moved = OutboxSteps.moved(
             [meal, touched, past, job], plannedIDs: ["meal", "touched", "past", job.requestID],
             fireTimes: [Self.now + 7_200, Self.now + 7_200, Self.now - 60, Self.now + 120], touched: ["touched"],
@@ -198,7 +198,7 @@ struct OutboxStepsTests {
         var rows: [OutboxRow] = []
         for index in 0..<5 {
             var unreadable = row(request(.mention, "damaged.\(index)"), .inbox, dueAt: Self.now - 60)
-            unreadable.payload = .unreadable("{")
+            unreadable.payload = .unreadable("{", channel: .inbox)
             rows.append(unreadable)
         }
         let readable = row(request(.mention, "fine"), .inbox, dueAt: Self.now - 30)

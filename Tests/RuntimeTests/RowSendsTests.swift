@@ -28,7 +28,7 @@ struct RowSendsTests {
         let request = NotificationRequest(identifier: "mention.1", content: content, trigger: .date(now))
         return OutboxRow(
             key: OutboxKey.make("u1", request.requestID, now, .push), userID: "u1", requestID: request.requestID,
-            channel: .push, dueAt: now, payload: .alert(request))
+            dueAt: now, payload: .alert(request))
     }
 
     static func liveActivityRow(_ event: LiveActivityCommand.Event, token: String?) -> OutboxRow {
@@ -39,8 +39,8 @@ struct RowSendsTests {
             pushToken: token, sequence: 2)
         let requestID = RequestID(rawValue: command.requestID)
         return OutboxRow(
-            key: OutboxKey.make("u1", requestID, now, .liveActivity), userID: "u1", requestID: requestID,
-            channel: .liveActivity, dueAt: now, payload: .liveActivity(command))
+            key: OutboxKey.make("u1", requestID, now, .liveActivity), userID: "u1", requestID: requestID, dueAt: now,
+            payload: .liveActivity(command))
     }
 
     @Test func workIsReadFromTheRowsChannelAndPayload() {
@@ -52,10 +52,9 @@ struct RowSendsTests {
         #expect(request.identifier == "mention.1")
         // A push row that carries no notification is refused, not dropped.
         var broken = alert
-        broken.payload = .unreadable("{")
+        broken.payload = .unreadable("{", channel: .push)
         #expect(RowSends.work(for: broken) == .done(.refused(reason: "Unreadable")))
         var sync = alert
-        sync.channel = .silent
         sync.payload = .sync
         #expect(RowSends.work(for: sync) == .sync)
         #expect(
@@ -131,24 +130,32 @@ struct RowSendsTests {
         #expect(push.carriedBadge == nil)
     }
 
-    @Test(arguments: [
-        ([PushOutcome.delivered], 3, nil, SendReport.accepted),
-        ([.delivered], 3, 3, .accepted),
-        ([.delivered], 3, 4, .acceptedWithOutdatedBadge),
-        ([.delivered, .rejected(PushFailure(status: 400, reason: "BadPriority"))], 3, 4, .refused(reason: "BadPriority")),
-        (
-            [.rejected(PushFailure(status: 400, reason: "BadPriority")), .failedAfterRetries(PushFailure(status: 503, reason: "ServiceUnavailable"), attempts: 4)],
-            3, nil, .failed(reason: "ServiceUnavailable")
-        ),
-        ([.tokenRetired(PushFailure(status: 410, reason: "Unregistered"), since: now)], 3, nil, .accepted),
-    ] as [([PushOutcome], Int, Int?, SendReport)])
+    @Test(
+        arguments: [
+            ([PushOutcome.delivered], 3, nil, SendReport.accepted),
+            ([.delivered], 3, 3, .accepted),
+            ([.delivered], 3, 4, .acceptedWithOutdatedBadge),
+            (
+                [.delivered, .rejected(PushFailure(status: 400, reason: "BadPriority"))], 3, 4,
+                .refused(reason: "BadPriority")
+            ),
+            (
+                [
+                    .rejected(PushFailure(status: 400, reason: "BadPriority")),
+                    .failedAfterRetries(PushFailure(status: 503, reason: "ServiceUnavailable"), attempts: 4),
+                ],
+                3, nil, .failed(reason: "ServiceUnavailable")
+            ),
+            ([.tokenRetired(PushFailure(status: 410, reason: "Unregistered"), since: now)], 3, nil, .accepted),
+        ] as [([PushOutcome], Int, Int?, SendReport)])
     func anAlertsReportSumsItsDevicesAndChecksItsBadge(
         outcomes: [PushOutcome], carried: Int, unreadNow: Int?, expected: SendReport
     ) throws {
         let row = Self.alertRow()
         guard
             case .push(let push) = RowSends.alert(
-                try #require(row.payload.notification), of: row, badge: carried, rules: nil, devices: [Self.device("a")],
+                try #require(row.payload.notification), of: row, badge: carried, rules: nil,
+                devices: [Self.device("a")],
                 topic: Self.topic, at: Self.now)
         else {
             Issue.record("not prepared")
@@ -159,7 +166,6 @@ struct RowSendsTests {
 
     @Test func aSyncsReportIgnoresTheBadgeCheck() {
         var row = Self.alertRow()
-        row.channel = .silent
         row.payload = .sync
         let push = RowSends.sync(
             of: row, counts: InboxCounts(total: 2, unread: 1, unseen: 1), planVersion: 7, devices: [Self.device("a")],

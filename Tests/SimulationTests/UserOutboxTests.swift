@@ -1,5 +1,6 @@
 import Models
 import Runtime
+import Scheduling
 import Storage
 import Testing
 
@@ -14,8 +15,20 @@ struct UserOutboxTests {
 
     func row(_ request: RequestID, _ channel: OutboxChannel, dueAt: Instant) -> OutboxRow {
         OutboxRow(
-            key: OutboxKey.make("u1", request, dueAt, channel), userID: "u1", requestID: request, channel: channel,
-            dueAt: dueAt, payload: .sync)
+            key: OutboxKey.make("u1", request, dueAt, channel), userID: "u1", requestID: request,
+            dueAt: dueAt, payload: payload(request, channel))
+    }
+
+    /// Work of `channel`'s kind for `request` (a row's channel is its payload's).
+    func payload(_ request: RequestID, _ channel: OutboxChannel) -> OutboxPayload {
+        let notification = NotificationRequest(
+            identifier: request.rawValue, content: NotificationContent(kind: .mention, title: "t", body: "b"),
+            trigger: .date(Self.start))
+        return switch channel {
+        case .push: .alert(notification)
+        case .inbox: .inboxItem(notification, shownBy: .remote)
+        default: .sync
+        }
     }
 
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])

@@ -30,7 +30,7 @@ struct OutboxPayloadTests {
         (.inboxItem(request, shownBy: .local), .inbox),
         (.inboxItem(request, shownBy: .remote), .inbox),
         (.sync, .silent),
-        (.job("engagementAnalysis"), .job),
+        (.job(.engagementAnalysis), .job),
         (.liveActivity(command), .liveActivity),
     ])
     func eachKindOfWorkReadsBackAsWritten(payload: OutboxPayload, channel: OutboxChannel) {
@@ -39,24 +39,30 @@ struct OutboxPayloadTests {
 
     @Test func theStoredTextIsJSONWithSortedKeysAsRowsHaveAlwaysBeenWritten() {
         #expect(OutboxPayload.sync.storedText == "{}")
-        #expect(OutboxPayload.job("lapseDetection").storedText == #"{"job":"lapseDetection"}"#)
+        #expect(OutboxPayload.job(.lapseDetection).storedText == #"{"job":"lapseDetection"}"#)
         // A row as the outbox has always written it (JSONEncoder, sorted keys) reads back, and is
         // written again byte for byte.
         let stored =
             #"{"content":{"badge":3,"body":"Log it \/ now","category":"MEAL","deepLink":"engage:\/\/meal\/log\/lunch","interruptionLevel":"active","kind":"mealReminder","relevanceScore":0.5,"sound":"reminder","subtitle":"ü","threadID":"mealReminder","title":"Lunch \"time\""},"identifier":"mealReminder.2027-03-01.lunch","trigger":{"calendar":{"_0":{"hour":12,"minute":30},"repeats":true}}}"#
         #expect(OutboxPayload.stored(stored, channel: .push) == .alert(Self.request))
         #expect(OutboxPayload.alert(Self.request).storedText == stored)
-        #expect(OutboxPayload.stored(#"{"job":"lapseDetection"}"#, channel: .job) == .job("lapseDetection"))
+        #expect(OutboxPayload.stored(#"{"job":"lapseDetection"}"#, channel: .job) == .job(.lapseDetection))
     }
 
     @Test func textThatIsNotItsChannelsPayloadIsKeptUnreadableNotGuessed() {
-        let jobText = OutboxPayload.job("lapseDetection").storedText
-        #expect(OutboxPayload.stored(jobText, channel: .push) == .unreadable(jobText))
-        #expect(OutboxPayload.stored("", channel: .inbox) == .unreadable(""))
-        #expect(OutboxPayload.stored("{not json", channel: .liveActivity) == .unreadable("{not json"))
-        #expect(OutboxPayload.stored("{}", channel: .job) == .unreadable("{}"))
+        let jobText = OutboxPayload.job(.lapseDetection).storedText
+        #expect(OutboxPayload.stored(jobText, channel: .push) == .unreadable(jobText, channel: .push))
+        #expect(OutboxPayload.stored("", channel: .inbox) == .unreadable("", channel: .inbox))
+        #expect(
+            OutboxPayload.stored("{not json", channel: .liveActivity)
+                == .unreadable("{not json", channel: .liveActivity))
+        #expect(OutboxPayload.stored("{}", channel: .job) == .unreadable("{}", channel: .job))
+        // A job this build does not know is kept unreadable, under its channel.
+        #expect(
+            OutboxPayload.stored(#"{"job":"com.example.someFutureJob"}"#, channel: .job)
+                == .unreadable(#"{"job":"com.example.someFutureJob"}"#, channel: .job))
         // What is kept is written back unchanged.
-        #expect(OutboxPayload.unreadable("{not json").storedText == "{not json")
+        #expect(OutboxPayload.unreadable("{not json", channel: .push).storedText == "{not json")
         // A badge sync carries nothing: its counts are read when it is sent.
         #expect(OutboxPayload.stored("anything", channel: .silent) == .sync)
     }
@@ -77,7 +83,7 @@ struct OutboxPayloadTests {
                 == .inboxItem(social, shownBy: .remote))
         // A channel this build does not know is a newer version's item: kept, not guessed.
         let newer = text.replacingOccurrences(of: #""shownBy":"remote""#, with: #""shownBy":"carrierPigeon""#)
-        #expect(OutboxPayload.stored(newer, channel: .inbox) == .unreadable(newer))
+        #expect(OutboxPayload.stored(newer, channel: .inbox) == .unreadable(newer, channel: .inbox))
     }
 
     @Test func theNotificationIsAPushOrInboxRowsAndNoOtherWorks() {
@@ -86,6 +92,6 @@ struct OutboxPayloadTests {
         #expect(OutboxPayload.inboxItem(Self.request, shownBy: .local).shownBy == .local)
         #expect(OutboxPayload.alert(Self.request).shownBy == nil)
         #expect(OutboxPayload.sync.notification == nil)
-        #expect(OutboxPayload.job("x").notification == nil)
+        #expect(OutboxPayload.job(.lapseDetection).notification == nil)
     }
 }

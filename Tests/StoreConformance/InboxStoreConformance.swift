@@ -21,7 +21,7 @@ private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 
 private func inboxRow(_ userID: UserID, _ requestID: RequestID, dueIn seconds: Int64) -> OutboxRow {
     OutboxRow(
-        key: "\(userID)/\(requestID)/inbox/\(seconds)", userID: userID, requestID: requestID, channel: .inbox,
+        key: "\(userID)/\(requestID)/inbox/\(seconds)", userID: userID, requestID: requestID,
         dueAt: t0 + seconds, payload: samplePayload(requestID, channel: .inbox))
 }
 
@@ -89,7 +89,7 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
         case .everyNextRowIsPendingAfterTheDelivery:
             let lunch = inboxRow("u1", "lunch", dueIn: 0)
             let sync = OutboxRow(
-                key: "u1/sync/1", userID: "u1", requestID: "inbox-sync", channel: .silent, dueAt: t0 + 1_830,
+                key: "u1/sync/1", userID: "u1", requestID: "inbox-sync", dueAt: t0 + 1_830,
                 payload: .sync)
             let tomorrow = inboxRow("u1", "lunch", dueIn: 86_400)
             try commitAndDeliver(store, lunch, next: [tomorrow, sync])
@@ -191,7 +191,7 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
             let row = inboxRow("u1", "lunch", dueIn: 60)
             try store.commit(RuntimeCommit(userID: "u1", snapshot: [1], outbox: [row]))
             let sync = OutboxRow(
-                key: "u1/sync", userID: "u1", requestID: "inbox-sync", channel: .silent, dueAt: t0, payload: .sync)
+                key: "u1/sync", userID: "u1", requestID: "inbox-sync", dueAt: t0, payload: .sync)
             var sameSlot = sync
             sameSlot.key = "u1/sync-2"
             let invalid: [(InboxDelivery, [OutboxRow])] = [
@@ -201,7 +201,7 @@ public func checkInboxStoreConformance(_ make: () throws -> any RuntimeStore, on
                 (
                     delivery(
                         OutboxRow(
-                            key: "", userID: "u1", requestID: "x", channel: .inbox, dueAt: t0, payload: .unreadable(""))
+                            key: "", userID: "u1", requestID: "x", dueAt: t0, payload: .unreadable("", channel: .inbox))
                     ), []
                 ),
             ]

@@ -33,8 +33,8 @@ public func samplePayload(_ requestID: RequestID, channel: OutboxChannel) -> Out
     case .push: .alert(sampleRequest(requestID))
     case .inbox: .inboxItem(sampleRequest(requestID), shownBy: .local)
     case .silent: .sync
-    case .job: .job(requestID.rawValue)
-    case .liveActivity, .unknown: .unreadable("{\"id\":\"\(requestID)\"}")
+    case .job: BackgroundJob(rawValue: requestID.rawValue).map { .job($0) } ?? .unreadable("{}", channel: .job)
+    case .liveActivity, .unknown: .unreadable("{\"id\":\"\(requestID)\"}", channel: channel)
     }
 }
 
@@ -43,7 +43,7 @@ private func row(_ requestID: RequestID, _ channel: OutboxChannel = .push, dueIn
 {
     OutboxRow(
         key: key ?? "\(userID)/\(requestID)/\(channel)/\(seconds)", userID: userID, requestID: requestID,
-        channel: channel, dueAt: t0 + seconds, payload: samplePayload(requestID, channel: channel))
+        dueAt: t0 + seconds, payload: samplePayload(requestID, channel: channel))
 }
 
 /// Runs the checks of `RuntimeStore`'s contract against stores made by `make`.
@@ -113,7 +113,7 @@ public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, 
                     userID: userID, snapshot: [2],
                     outbox: [
                         OutboxRow(
-                            key: "k", userID: "u2", requestID: "z", channel: .push, dueAt: t0,
+                            key: "k", userID: "u2", requestID: "z", dueAt: t0,
                             payload: samplePayload("z", channel: .push))
                     ]),
             ]
