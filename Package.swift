@@ -106,6 +106,7 @@ func module(
 
 let libraries = [
     "Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Runtime", "Simulation",
+    "SimulatedPlatform",
     "APNs", "PostgresStore", "EngagementKit", "EngagedAPI", "EngagedClient",
 ]
 
@@ -152,9 +153,19 @@ let package = Package(
             dependencies: ["Storage", "Models", "Runtime", "Delivery", postgresNIO, swiftLog, nioCore, nioPosix],
             testDependencies: ["StoreConformance"])
         + module("Scheduling", dependencies: ["Models"])
-        + module("LiveActivity", dependencies: ["Models"])
-        + module("Content", dependencies: ["Models"], resources: [.copy("Templates")])
-        + module("Delivery", dependencies: ["Models"])
+        + module("LiveActivity", dependencies: ["Models"], testDependencies: ["SimulatedPlatform"])
+        + module(
+            "Content", dependencies: ["Models"], resources: [.copy("Templates")],
+            testDependencies: ["SimulatedPlatform"])
+        + module("Delivery", dependencies: ["Models"], testDependencies: ["SimulatedPlatform"])
+        // The platform's simulated implementations (APNs, the coach, the Live Activity center) for
+        // the simulator and the tests: the shipped modules keep only the interfaces. Their tests
+        // stay beside the interface each one implements.
+        + [
+            .target(
+                name: "SimulatedPlatform", dependencies: ["Models", "Delivery", "Content", "LiveActivity"],
+                path: "Modules/SimulatedPlatform", swiftSettings: engineSettings)
+        ]
         // The server's contract: openapi.yaml, and the types generated from it (`make generate`).
         + module(
             "EngagedAPI", dependencies: [openAPIRuntime], exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
@@ -200,7 +211,7 @@ let package = Package(
                 name: "Simulation",
                 dependencies: [
                     "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", "Runtime", "LiveActivity",
-                    "EngagementKit", swiftLog,
+                    "EngagementKit", "SimulatedPlatform", swiftLog,
                     histogram, heapModule,
                 ],
                 path: "Simulation", exclude: ["Scenarios"],
@@ -209,6 +220,7 @@ let package = Package(
                 name: "SimulationTests",
                 dependencies: [
                     "Simulation", "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", "TestSupport",
+                    "SimulatedPlatform",
                 ],
                 path: "Tests/SimulationTests", swiftSettings: swiftSettings),
             .executableTarget(
@@ -225,7 +237,10 @@ let package = Package(
                 path: "Apps/BenchAPNs", swiftSettings: swiftSettings),
             .executableTarget(
                 name: "simulate",
-                dependencies: ["Simulation", "Models", "Engagement", "Content", "Delivery", swiftLog, argumentParser],
+                dependencies: [
+                    "Simulation", "SimulatedPlatform", "Models", "Engagement", "Content", "Delivery", swiftLog,
+                    argumentParser,
+                ],
                 path: "Apps/Simulator",
                 swiftSettings: swiftSettings),
             // The simulator's command line: flags, limits, exit statuses (imports `simulate` with @testable).
@@ -253,7 +268,9 @@ let package = Package(
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
                     "LiveActivity",
-                    "Delivery", "Simulation", "EngagementKit", "EngagedAPI", "EngagedClient", httpTypes, openAPIRuntime,
+                    "Delivery", "Simulation", "SimulatedPlatform", "EngagementKit", "EngagedAPI", "EngagedClient",
+                    httpTypes,
+                    openAPIRuntime,
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, jwtKit,
                     metrics, grdb,
                     prometheus, asyncHTTPClient,

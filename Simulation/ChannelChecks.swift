@@ -2,6 +2,7 @@ import Delivery
 import Models
 import Runtime
 import Scheduling
+import SimulatedPlatform
 
 /// The channels' promises for one user, rebuilt from what was sent and shown, apart from the
 /// server's own registry, so a bug there cannot hide itself:

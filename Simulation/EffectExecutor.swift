@@ -3,6 +3,7 @@ import Delivery
 import Engagement
 import Models
 import Scheduling
+import SimulatedPlatform
 
 /// Executes the engine's platform effects for one user against the simulated platform: the
 /// notification center, the background task scheduler and the coach. Traces are not platform

@@ -5,6 +5,7 @@ import LiveActivity
 import Models
 import Runtime
 import Scheduling
+import SimulatedPlatform
 import Storage
 
 /// What travels with a push through the simulated APNs to the device: the notification an alert

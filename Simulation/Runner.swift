@@ -4,6 +4,7 @@ public import Engagement
 import Foundation
 import Models
 import Scheduling
+import SimulatedPlatform
 import Storage
 
 /// Why a run could not finish. `simulate` exits 74 on any of them.

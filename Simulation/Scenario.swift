@@ -2,6 +2,7 @@ public import Content
 public import Delivery
 import Foundation
 public import Models
+public import SimulatedPlatform
 
 /// A bad scenario file: which file, which key, what is wrong, and where when the file's text
 /// shows it (1-based line and column). Exit status 65.

@@ -3,6 +3,7 @@ import Engagement
 import Models
 import Runtime
 import Scheduling
+import SimulatedPlatform
 import Storage
 
 /// The drain phase (after TigerBeetle's VOPR and FoundationDB's simulation): once the last week

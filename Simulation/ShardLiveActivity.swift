@@ -4,6 +4,7 @@ import LiveActivity
 import Models
 import Runtime
 import Scheduling
+import SimulatedPlatform
 import Storage
 
 /// One user's Live Activities on the simulated device: ActivityKit's center (Apple's limits:

@@ -4,6 +4,7 @@ import EngagementKit
 import Models
 import Runtime
 import Scheduling
+import SimulatedPlatform
 
 /// The phone in the server topology (`Deployment.server`): it holds a copy of the server's local
 /// plan, pulled through EngagementKit's `PlanSync`, and every local notification it fires is

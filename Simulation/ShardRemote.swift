@@ -4,6 +4,7 @@ import Engagement
 import Models
 import Runtime
 import Scheduling
+import SimulatedPlatform
 import Storage
 
 /// The server side in the world loop: the simulated server runs the runtime's own dispatch

@@ -4,6 +4,7 @@ import LiveActivity
 import Models
 import Runtime
 import Scheduling
+import SimulatedPlatform
 import Storage
 
 /// The server's sends in the world loop: a due row's push is prepared as the runtime's
@@ -68,7 +69,9 @@ extension Shard {
 
     /// A row done without a send (withheld by the send rules, or unreadable): counted by its
     /// reason, and what follows decided as for a send.
-    private func notSent(_ local: Int, _ row: OutboxRow, _ report: SendReport, on channel: DeliveryChannel, at now: Instant)
+    private func notSent(
+        _ local: Int, _ row: OutboxRow, _ report: SendReport, on channel: DeliveryChannel, at now: Instant
+    )
         throws
     {
         switch report {

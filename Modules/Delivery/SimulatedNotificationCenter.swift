@@ -4,6 +4,10 @@ public import Models
 /// (as Apple documents them): the simulator's and the tests' stand-in for
 /// UNUserNotificationCenter.
 ///
+/// It is the one simulated part that ships in a production module, on purpose: EngagementKit's
+/// `RecordingCenter` stands on it in the app, to keep the kit's own record of what it placed in
+/// the system's center (the other doubles live in `SimulatedPlatform`).
+///
 /// It follows the `LocalNotificationCenter` contract, and in addition:
 /// - Time only comes in as parameters. `fireDue(through:)` delivers what is due; nothing
 ///   fires by itself.

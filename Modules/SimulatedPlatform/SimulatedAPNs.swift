@@ -1,3 +1,4 @@
+public import Delivery
 public import Models
 
 /// The conditions of Apple's push service in a simulated run: outages, 429 bursts, latency and

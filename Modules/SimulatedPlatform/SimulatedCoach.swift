@@ -1,3 +1,4 @@
+public import Content
 import Foundation
 public import Models
 

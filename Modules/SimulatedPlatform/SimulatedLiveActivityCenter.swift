@@ -1,3 +1,4 @@
+public import LiveActivity
 public import Models
 
 /// A change the system made to a Live Activity as time passed: stale content, the 8 h end, or

@@ -1,4 +1,5 @@
 import Models
+import SimulatedPlatform
 import Testing
 
 @testable import Content

@@ -2,6 +2,7 @@ import Models
 import Testing
 
 @testable import Content
+@testable import SimulatedPlatform
 
 @Suite("Simulated coach")
 struct SimulatedCoachTests {

@@ -2,6 +2,7 @@ import Models
 import Testing
 
 @testable import Delivery
+@testable import SimulatedPlatform
 
 /// The simulator's model of APNs: Apple's documented behaviour for offline devices, priority 5,
 /// uninstalls, outages and throttling.

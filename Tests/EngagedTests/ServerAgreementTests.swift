@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Models
 import Runtime
+import SimulatedPlatform
 import Simulation
 import Storage
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import LiveActivity
 import Models
+import SimulatedPlatform
 import Testing
 
 @Suite("SimulatedLiveActivityCenter: lifecycle")

@@ -1,5 +1,6 @@
 import LiveActivity
 import Models
+import SimulatedPlatform
 import Testing
 
 @Suite("SimulatedLiveActivityCenter: limits")

@@ -1,5 +1,6 @@
 import LiveActivity
 import Models
+import SimulatedPlatform
 
 let t0 = Instant(iso8601: "2027-03-01T07:00:00Z")!
 let minute = Int64.secondsPerMinute

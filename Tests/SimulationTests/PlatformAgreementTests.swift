@@ -2,6 +2,7 @@ import Delivery
 import Engagement
 import Models
 import Scheduling
+import SimulatedPlatform
 import TestSupport
 import Testing
 

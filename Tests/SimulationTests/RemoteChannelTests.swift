@@ -2,6 +2,7 @@ import Delivery
 import Foundation
 import Models
 import Scheduling
+import SimulatedPlatform
 import TestSupport
 import Testing
 
