@@ -17,17 +17,26 @@ extension SummaryText {
         }
         func line(_ name: String, _ group: AttentionReport.Group) -> String {
             let spread = group.deliveriesPerUserDay
+            let missed = AttentionGoals.missed(by: group, goals: report.goals)
             return "\(name): users=\(group.users) optOut=\(rate(group.optOutRate)) (goal < 5%) "
                 + "keepingDefaults=\(rate(group.keepingDefaultsShare)) (goal > 80%) open=\(rate(group.openRate)) "
                 + "(goal 60%) action=\(rate(group.actionRate)) (goal 40%) deliveries/user-day p50=\(spread.p50) "
                 + "p90=\(spread.p90) p99=\(spread.p99) max=\(spread.max) lastWeekEngagement="
                 + rate(group.lastWeekEngagement)
+                + (missed.isEmpty ? "" : " BELOW GOAL: " + missed.joined(separator: ", "))
         }
-        let budget = report.budgetPerDay.map { "\($0)/day" } ?? "none"
         var lines = [
-            "attention budget \(budget), fatigue \(report.fatigueModelled ? "on" : "off")",
+            "attention budget: \(AttentionGoals.budgetText(report.budgetPerDay)), fatigue "
+                + (report.fatigueModelled ? "on" : "off"),
             line("  with budget", report.budgeted), line("  held out   ", report.heldOut),
         ]
+        if !AttentionGoals.missed(by: report.budgeted, goals: report.goals).isEmpty
+            || !AttentionGoals.missed(by: report.heldOut, goals: report.goals).isEmpty
+        {
+            lines.append(
+                "  the product's goals are reported, not judged: the verdict holds the promises and the "
+                    + "budgets only")
+        }
         if let optOut = report.optOutDifference, let engagement = report.lastWeekEngagementDifference {
             lines.append(
                 "  budget lift: opt-out \(points(optOut.estimate)) points (95 % \(points(optOut.low95)) to "
@@ -84,11 +93,52 @@ extension ReportPage {
                 + "\(signed(engagement.estimate * 100)) points (95 % interval \(signed(engagement.low95 * 100)) to "
                 + "\(signed(engagement.high95 * 100))).</p>"
         }
-        let budget = attention.budgetPerDay.map { "\($0) interruptions per user and local day" } ?? "none"
+        let budget = PageText.escape(AttentionGoals.budgetText(attention.budgetPerDay))
+        let missed = groups.flatMap { name, group in
+            AttentionGoals.missed(by: group, goals: attention.goals).map { "\(name): \($0)" }
+        }
+        let goals =
+            missed.isEmpty
+            ? ""
+            : "<p class=\"verdict bad\">Below the product's goals (reported, not judged: the verdict holds the "
+                + "promises and the budgets only): \(PageText.escape(missed.joined(separator: "; "))).</p>"
         return section("attention", "Attention budget and fatigue") {
-            "<p>Budget: \(budget); \(PageText.percent(attention.holdoutShare)) of users held out of it; users "
+            goals + "<p>Budget: \(budget); \(PageText.percent(attention.holdoutShare)) of users held out of it; users "
                 + (attention.fatigueModelled ? "tire of notifications (the scenario's fatigue model)" : "never tire")
                 + ".</p>" + lift + table
         }
+    }
+}
+
+/// The product's goals for a group of users, as the report states them beside the figures, and
+/// the budget's meaning in words.
+enum AttentionGoals {
+    /// The goals `group` misses, each as "name rate < goal"; empty when it meets them all or
+    /// has no figures.
+    static func missed(by group: AttentionReport.Group, goals: AttentionReport.Goals) -> [String] {
+        func percent(_ value: Double) -> String { "\(Int((value * 100).rounded()))%" }
+        var missed: [String] = []
+        if let rate = group.optOutRate, rate >= goals.optOutRateBelow {
+            missed.append("optOut \(percent(rate)) >= \(percent(goals.optOutRateBelow))")
+        }
+        if let share = group.keepingDefaultsShare, share <= goals.keepingDefaultsAbove {
+            missed.append("keepingDefaults \(percent(share)) <= \(percent(goals.keepingDefaultsAbove))")
+        }
+        if let rate = group.openRate, rate < goals.openRate {
+            missed.append("open \(percent(rate)) < \(percent(goals.openRate))")
+        }
+        if let rate = group.actionRate, rate < goals.actionRate {
+            missed.append("action \(percent(rate)) < \(percent(goals.actionRate))")
+        }
+        return missed
+    }
+
+    /// What the budget counts and what it exempts: every interruption of a local day counts,
+    /// but it never cuts a transactional kind or a digest, and a user may set a number of their
+    /// own, so a day may hold more than the app's number.
+    static func budgetText(_ perDay: Int?) -> String {
+        guard let perDay else { return "none" }
+        return "\(perDay) interruptions per user and local day by default (a user may set their own); every "
+            + "notification shown counts, but transactional kinds and digests are never cut, so a day may hold more"
     }
 }

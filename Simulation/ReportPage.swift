@@ -60,7 +60,11 @@ public enum ReportPage {
             ("world-loop events", PageText.integer(report.events)),
             ("event log lines", PageText.integer(report.eventLogLines)),
             ("engine calls", PageText.integer(report.engineCalls)),
-            ("deliveries", PageText.integer(report.deliveries)),
+            (
+                "deliveries in the run's weeks (with the drain's, as the channels count them)",
+                PageText.integer(report.deliveries) + " ("
+                    + PageText.integer(report.deliveries + report.drain.delivered) + ")"
+            ),
             ("wall time", PageText.decimal(report.wallSeconds, places: 2) + " s"),
             (
                 "world-loop events per second",
@@ -314,7 +318,7 @@ public enum ReportPage {
         table { border-collapse: collapse; width: 100%; }
         th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #eee; }
         td.number { text-align: right; font-variant-numeric: tabular-nums; }
-        pre { background: #f6f6f6; padding: 10px; border-radius: 6px; white-space: pre-wrap; word-break: break-all; }
+        pre { background: #f6f6f6; padding: 10px; border-radius: 6px; white-space: pre-wrap; overflow-x: auto; }
         .note { color: #666; font-style: italic; } .headline { font-size: 17px; font-weight: 600; }
         svg { width: 100%; height: auto; display: block; }
         svg text { font: 12px system-ui, sans-serif; fill: #333; } svg text.small { font-size: 10px; }

@@ -4,6 +4,7 @@ import Engagement
 import Models
 import Runtime
 import Scheduling
+import SimulatedPlatform
 import Storage
 
 /// The world of one thread's share of the population: a discrete-event loop in virtual time.
@@ -29,7 +30,7 @@ final class Shard {
     }
     /// Template data, shared by the shard's users (immutable).
     let content: ContentGenerator
-    private let executor: EffectExecutor
+    let executor: EffectExecutor
     var queue = EventQueue()
     /// Apple's push service as the scenario's faults shape it (one for the run: its outage
     /// windows are a function of the seed and the hour).
@@ -37,7 +38,7 @@ final class Shard {
     /// In the drain phase (`drain(from:first:)`), and how many notifications it still watches.
     var draining = false
     var watching = 0
-    private var sampler = DecisionSampler()
+    var sampler = DecisionSampler()
     var stats: ShardStats
     /// Records what the server side was asked and sent, when a test asks for it.
     let tape: ServerTape?
@@ -314,195 +315,5 @@ final class Shard {
     /// `DecisionSampler.every` timed), a background run or a Live Activity event (each timed).
     enum StepTiming {
         case sampledDecision, backgroundRun, liveActivity
-    }
-
-    /// Runs the engine on one input, times it (every background run, one scheduling decision in
-    /// `DecisionSampler.every`), executes its effects, checks the pending list and records the
-    /// step's writes. `nanos` is nil for a call that was not timed.
-    @discardableResult
-    func step(
-        _ local: Int, _ input: EngineInput, at now: Instant, timing: StepTiming = .sampledDecision
-    ) throws -> (nanos: UInt64?, effects: [Effect]) {
-        let failure = scenario.faults.storeWriteFailure
-        let before =
-            failure > 0 && users[local].commitDraws.chance(failure) ? StoredEngine(users[local].engine) : nil
-        if let tape {
-            // On the device topology the phone holds its engine: no step asks for the signal.
-            let source = isServerDeployment ? Self.source(of: input) : .device
-            tape.record(.input(input, from: source), of: users[local].traits.profile.id, at: now)
-        }
-        let revisionBefore = isServerDeployment ? inPlace(local) { $0.engine.localPlanRevision } : 0
-        let passBefore = checksIncrementalPlan ? users[local].engine.lastPlanPassAt : nil
-        let timed = timing != .sampledDecision || sampler.next()
-        let started = timed ? threadCPUNanoseconds() : 0
-        var effects = users[local].engine.handle(input, at: now)
-        let nanos = timed ? threadCPUNanoseconds() &- started : nil
-        if let before {
-            effects = try retryAfterFailedCommit(local, input, before: before, failed: effects, at: now)
-        }
-        if let nanos {
-            switch timing {
-            case .sampledDecision: stats.decisionNanos.record(nanos)
-            case .backgroundRun: stats.backgroundNanos.record(nanos)
-            case .liveActivity: stats.liveActivityNanos.record(nanos)
-            }
-        }
-        stats.engineCalls += 1
-        if checksIncrementalPlan {
-            stats.incrementalPlan.check(users[local].engine, passBefore: passBefore, after: input, at: now)
-        }
-        for effect in effects {
-            if case .trace(let entry) = effect {
-                try record(entry, local, at: now)
-            } else if case .liveActivity(let command) = effect {
-                try performLiveActivity(local, command, at: now)
-            } else if let followUp = executor.execute(effect, on: &users[local], at: now, stats: &stats) {
-                queue.push(time: followUp.time, user: Int32(local), kind: followUp.kind)
-            }
-        }
-        let dropped = users[local].center.droppedByLimitCount
-        for violation in users[local].checker.observePending(
-            count: users[local].center.pendingNotificationRequests.count,
-            droppedSinceLastCheck: dropped - users[local].droppedSeen)
-        {
-            try journal.violation(violation, &users[local], at: now, detail: "pending", stats: &stats)
-        }
-        users[local].droppedSeen = dropped
-        var zoneChanged = false
-        if case .timeZoneChanged = input { zoneChanged = true }
-        commitServer(local, input, effects, revisionBefore: revisionBefore, zoneChanged: zoneChanged, at: now)
-        if isServerDeployment { try followPlanChange(local, input, revisionBefore: revisionBefore, at: now) }
-        rescheduleFire(local)
-        rescheduleLaunch(local)
-        rescheduleRemote(local)
-        try storeWriter?.recordStep(input, effects: effects, engine: users[local].engine, at: now)
-        // With the clock off, the app moves its date triggers onto the re-timed plan, and holds
-        // the next occurrence of each series (each adds its fire event).
-        if case .timeZoneChanged = input, !isServerDeployment { resyncAfterZoneChange(local, at: now) }
-        holdSeries(local, at: now)
-        // A refusal: the engine learns it at once, and that step checks the plan against the device.
-        if try reportRefusal(local, at: now) { return (nanos, effects) }
-        let deviceMoved: Bool
-        switch input {
-        case .timeZoneChanged, .notificationPermission: deviceMoved = true
-        default: deviceMoved = false
-        }
-        // In the server topology the device follows the plan at pulls, and is judged there.
-        if !isServerDeployment { try checkPlanMatchesPlatform(local, after: effects, at: now, always: deviceMoved) }
-        return (nanos, effects)
-    }
-
-    /// Tells the engine the device refused a request (`UserState.withdrawRefused`), if it did;
-    /// returns whether it did. On the server topology the kit reported the change of permission
-    /// when it happened (`DeviceReporter`): a refused request tells the server nothing new.
-    @discardableResult
-    func reportRefusal(_ local: Int, at now: Instant) throws -> Bool {
-        guard users[local].refusalToReport else { return false }
-        users[local].refusalToReport = false
-        guard !isServerDeployment else { return false }
-        try step(local, .notificationPermission(allowed: false), at: now)
-        return true
-    }
-
-    /// One decision of the engine: counted, checked and journaled.
-    private func record(_ entry: TraceEntry, _ local: Int, at now: Instant) throws {
-        if draining {
-            switch entry.decision {
-            case .cancelled, .dropped, .suppressed:
-                // Counted items (watched by their own ids) reach their end with their group.
-                guard entry.countedItems != nil else {
-                    drainResolved(local, entry.requestID)
-                    break
-                }
-                for item in users[local].checker.items(ofGroup: entry.requestID) { drainResolved(local, item) }
-            case .scheduled, .deferred, .copyChosen, .folded: break
-            }
-        }
-        stats.decisions[entry.decision] += 1
-        switch entry.reason {
-        case .coachCopy: stats.content.ai += 1
-        case .templateFallback: stats.content.templateFallback += 1
-        default: break
-        }
-        for violation in users[local].checker.observe(entry) {
-            try journal.violation(violation, &users[local], at: now, detail: entry.requestID, stats: &stats)
-        }
-        try journal.decision(entry, &users[local], at: now)
-    }
-
-    /// Draws the user's day through the behaviour model and schedules it, or starts a lapse.
-    private func planDay(_ local: Int, at now: Instant) throws {
-        guard !users[local].isAway(at: now.secondsSinceEpoch) else { return }
-        var generator = users[local].generator
-        let plan = Behaviour.planDay(
-            users[local].traits, zone: users[local].zone, at: now, scenario: scenario,
-            lastPlannedDate: users[local].lastPlannedDate, socialSequence: &users[local].socialSequence,
-            generator: &generator)
-        users[local].generator = generator
-        switch plan {
-        case .lapse(let days, let churns):
-            users[local].lapsedUntil = now.secondsSinceEpoch + Int64(days * 86_400)
-            users[local].lapseStartedAt = now.secondsSinceEpoch
-            users[local].churned = churns
-            if churns { drawUninstall(local, at: now) }
-            let length = churns ? "forever" : "\(Int(days))"
-            try journal.log(&users[local], now, "lapseBegins") { $0.field("days", length) }
-        case .alreadyDrawn:
-            break
-        case .day(let date, let events):
-            users[local].lastPlannedDate = date
-            for event in events {
-                queue.push(time: event.time, user: Int32(local), kind: event.kind)
-                if case .activity(.workoutCompleted(let minutes)) = event.kind {
-                    scheduleWorkoutActivity(local, endingAt: event.time, minutes: minutes)
-                }
-            }
-        }
-    }
-
-    private func travel(_ local: Int, at now: Instant) throws {
-        var generator = users[local].generator
-        let next = Behaviour.destination(
-            from: users[local].zone.identifier, among: scenario.timeZones, generator: &generator)
-        users[local].generator = generator
-        guard let next, let zone = zones[next] else { return }
-        users[local].checker.observeZoneChange(from: users[local].zone, at: now)
-        users[local].zone = zone
-        users[local].center.setTimeZone(zone, at: users[local].deviceTime(now))
-        try journal.log(&users[local], now, "travel") { $0.id("timeZone", next) }
-        try step(local, .timeZoneChanged(zone), at: now)
-        scheduleNextDay(local, after: now)
-    }
-
-    // MARK: - Bookkeeping
-
-    /// The simulated week an instant falls in (clamped to the run).
-    func week(of instant: Instant) -> Int {
-        min(scenario.weeks - 1, max(0, Int((instant - scenario.startInstant) / (7 * .secondsPerDay))))
-    }
-
-    func countDeliveryDay(_ local: Int, at instant: Instant) {
-        if let finished = users[local].countDelivery(on: users[local].zone.localDate(at: instant)) {
-            stats.deliveriesPerUserDay[finished, default: 0] += 1
-            stats.attention.countDay(finished, heldOut: inPlace(local) { $0.engine.isHeldOutOfBudget })
-        }
-    }
-
-    private func flushDeliveryDay(_ local: Int) {
-        if let finished = users[local].endDeliveryDay() {
-            stats.deliveriesPerUserDay[finished, default: 0] += 1
-            stats.attention.countDay(finished, heldOut: inPlace(local) { $0.engine.isHeldOutOfBudget })
-        }
-    }
-
-    /// The user's engagement figures for one simulated week, from what they did and received.
-    private func closeWeek(_ local: Int, week: Int, at now: Instant) {
-        let summary = users[local].closeWeek(
-            since: scenario.startInstant + Int64(week) * 7 * .secondsPerDay, until: now + 1)
-        stats.addWeek(summary, persona: users[local].traits.persona, week: week, of: scenario.weeks)
-        if week == scenario.weeks - 1 {
-            stats.attention[heldOut: inPlace(local) { $0.engine.isHeldOutOfBudget }]
-                .lastWeekByPersona[users[local].traits.persona.position].add(summary)
-        }
     }
 }

@@ -1,5 +1,7 @@
 public import Engagement
 import Foundation
+import Models
+import Scheduling
 
 /// Lines of the run's summary on standard output that say what their figures mean.
 public enum SummaryText {
@@ -70,7 +72,12 @@ public enum SummaryText {
                     " accepted=\(figures.accepted) retries=\(figures.retries) tokensRetired=\(figures.tokensRetired)"
             }
             line += " shown=\(figures.shown)"
-            if name == "local" || name == "remote" { line += " opened=\(figures.opened) acted=\(figures.acted)" }
+            if name == "local" || name == "remote" {
+                line += " opened=\(figures.opened) acted=\(figures.acted)"
+                if name == "remote", !ChannelActions.remoteKindsOfferActions {
+                    line += " (the remote kinds' categories offer no action buttons: opening is their only answer)"
+                }
+            }
             if !figures.failed.isEmpty { line += " failed: " + counts(figures.failed, order: []) }
             lines.append(line)
         }
@@ -80,5 +87,15 @@ public enum SummaryText {
                     + " (uninstalls=\(report.uninstalls))")
         }
         return lines
+    }
+}
+
+/// Whether a channel's notifications can be answered with an action button at all.
+enum ChannelActions {
+    /// Whether any kind the server pushes as an alert has a category with an action button;
+    /// without one, a remote notification can be opened but never acted on.
+    static let remoteKindsOfferActions = NotificationKind.allCases.contains { kind in
+        ChannelPolicy.channel(for: kind) == .remote
+            && NotificationCategory.all.contains { $0.id == kind.category && !$0.actions.isEmpty }
     }
 }

@@ -2,6 +2,7 @@ import Delivery
 import Engagement
 import Foundation
 import Models
+import SimulatedPlatform
 import Simulation
 
 extension Simulate {
@@ -46,7 +47,9 @@ extension Simulate {
             "digest=\(report.digest) worldEvents=\(report.events) eventLogLines=\(report.eventLogLines) "
                 + "wall=\(String(format: "%.2f", report.wallSeconds))s "
                 + "worldEventsPerSecond=\(Int(report.eventsPerSecond)) peakMemoryMB=\(report.peakMemoryMB)")
-        say("deliveries=\(report.deliveries)")
+        say(
+            "deliveries=\(report.deliveries) in the run's weeks; with the \(report.drain.delivered) shown during "
+                + "the drain, \(report.deliveries + report.drain.delivered), as the channel lines count them")
         say(
             "rule decisions (the engine's): "
                 + SummaryText.counts(report.decisions, order: TraceDecision.allCases.map(\.rawValue)))
