@@ -107,7 +107,7 @@ func module(
 let libraries = [
     "Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Runtime", "Simulation",
     "SimulatedPlatform",
-    "APNs", "PostgresStore", "EngagementKit", "EngagedAPI", "EngagedClient",
+    "APNs", "PostgresStore", "EngagementKit", "EngagedAPI", "EngagedClient", "EngagementKitClient",
 ]
 
 let package = Package(
@@ -179,6 +179,14 @@ let package = Package(
         // event queue on SQLite. The models and the center's port only, never the engine or the
         // server's stores.
         + module("EngagementKit", dependencies: ["Models", "Delivery", "LiveActivity", grdb])
+        // The kit's senders (events, device reports, the plan pull) on the generated client, so an
+        // app writes no HTTP calls; the client's runtime and transport stay out of EngagementKit.
+        + module(
+            "EngagementKitClient",
+            dependencies: [
+                "EngagementKit", "EngagedClient", "EngagedAPI", "Models", "LiveActivity", openAPIRuntime, httpTypes,
+            ],
+            testDependencies: ["Delivery"])
         // The APNs provider client (HTTP/2, token auth): heavy dependencies stay out of the engine modules.
         + module(
             "APNs",
