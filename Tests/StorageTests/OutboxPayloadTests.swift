@@ -39,14 +39,14 @@ struct OutboxPayloadTests {
 
     @Test func theStoredTextIsJSONWithSortedKeysAsRowsHaveAlwaysBeenWritten() {
         #expect(OutboxPayload.sync.storedText == "{}")
-        #expect(OutboxPayload.job(.lapseDetection).storedText == #"{"job":"lapseDetection"}"#)
+        #expect(OutboxPayload.job(.lapseDetection).storedText == #"{"job":"com.airfit.lapseDetection"}"#)
         // A row as the outbox has always written it (JSONEncoder, sorted keys) reads back, and is
         // written again byte for byte.
         let stored =
             #"{"content":{"badge":3,"body":"Log it \/ now","category":"MEAL","deepLink":"engage:\/\/meal\/log\/lunch","interruptionLevel":"active","kind":"mealReminder","relevanceScore":0.5,"sound":"reminder","subtitle":"ü","threadID":"mealReminder","title":"Lunch \"time\""},"identifier":"mealReminder.2027-03-01.lunch","trigger":{"calendar":{"_0":{"hour":12,"minute":30},"repeats":true}}}"#
         #expect(OutboxPayload.stored(stored, channel: .push) == .alert(Self.request))
         #expect(OutboxPayload.alert(Self.request).storedText == stored)
-        #expect(OutboxPayload.stored(#"{"job":"lapseDetection"}"#, channel: .job) == .job(.lapseDetection))
+        #expect(OutboxPayload.stored(#"{"job":"com.airfit.lapseDetection"}"#, channel: .job) == .job(.lapseDetection))
     }
 
     @Test func textThatIsNotItsChannelsPayloadIsKeptUnreadableNotGuessed() {
