@@ -45,9 +45,10 @@ public enum OutboxChannel: Hashable, Sendable {
 /// (`storedText`, keys sorted, so the same work is the same bytes) and read it back by the
 /// row's channel (`stored(_:channel:)`).
 ///
-/// The requests are boxed (`indirect`): a row moves through the outbox, the dispatcher and the
-/// phone's copy of it by value, and a boxed request moves as one reference instead of a struct
-/// of a dozen fields with six strings to retain.
+/// Every case with a payload larger than a word is boxed (`indirect`): a row moves through the
+/// outbox, the dispatcher and the phone's copy of it by value, and a boxed request, command or
+/// unreadable text moves as one reference instead of a struct of a dozen fields with six
+/// strings to retain. The enum is a word and a tag.
 public enum OutboxPayload: Hashable, Sendable {
     /// A `push` row's alert.
     indirect case alert(NotificationRequest)
@@ -60,13 +61,13 @@ public enum OutboxPayload: Hashable, Sendable {
     /// A `job` row: the background job the runtime applies to the engine when it is due.
     case job(BackgroundJob)
     /// A `liveActivity` row's command.
-    case liveActivity(LiveActivityCommand)
+    indirect case liveActivity(LiveActivityCommand)
     /// Stored text that does not read as its channel's payload (written by another version, or
     /// damaged; a job this build does not know), kept as it is with the channel it was stored
     /// under: reading it never fails a whole batch of due rows; the runtime completes such a row
     /// unperformed (`DueStep.discard`), and a push or Live Activity row is refused unsent
     /// (`RowSends.work`).
-    case unreadable(String, channel: OutboxChannel)
+    indirect case unreadable(String, channel: OutboxChannel)
 
     /// The channel whose work this is: a row's channel and its payload are one value.
     public var channel: OutboxChannel {
