@@ -299,7 +299,7 @@ public struct TemplateLibrary: Sendable {
     /// Fills one pattern with this library's words: for tests and ad-hoc copy.
     func fill(_ pattern: String, _ context: CopyContext) throws(TemplateLoadError) -> String {
         let segments: [TemplateSegment] = try TemplateFileLoader(file: "\(language).json").segments(
-            pattern, part: "pattern", line: 0, name: "pattern")
+            pattern, part: "pattern", line: 0, name: "pattern", droppable: TemplateField.droppable)
         return words.render(segments, context)
     }
 
