@@ -121,7 +121,7 @@ public enum CopyRules {
                 while after < characters.count, characters[after] == " " || isEmojiCharacter(characters[after]) {
                     after += 1
                 }
-                let afterComma = before >= 0 && characters[before] == "," && before < index - 1
+                let afterComma = before >= 0 && characters[before] == ","
                 let endsClause = after == characters.count || isPunctuation(characters[after])
                 if afterComma && endsClause { return true }
             }

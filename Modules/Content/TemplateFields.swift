@@ -74,6 +74,13 @@ enum TemplateField: String, CaseIterable, Sendable {
 
     /// The fields that may only be written in a clause that drops away: a name that is unknown,
     /// too long or hidden by the privacy level leaves no trace, never a stand-in word.
+    ///
+    /// Why a clause rather than a name-free twin of every named template: the one line holds
+    /// both readings, so a writer sees them together and they cannot drift apart in one of the
+    /// languages; the pools, weights and draws of the template choice stay as they are (the
+    /// name is not a fact a template needs); and every name in the catalogue stands at the end of
+    /// a clause ("Well done{, name}!") or after a greeting ("Hi{ name} 🌱"), where dropping it
+    /// leaves a sentence a person would write. The copy check renders both readings of each.
     static let droppable: [TemplateField] = [.name]
 
     /// The fact bit a field needs; 0 for fields with a fallback word or in a clause.
