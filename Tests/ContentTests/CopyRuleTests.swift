@@ -216,7 +216,8 @@ struct CopyRuleCoachTests {
     ])
     func anAnswerThatBreaksARuleIsRejected(text: String, rule: CopyRule) {
         let result = CoachOutput.validate(
-            text, recipient: recipient(.public), envelope: NotificationContent(kind: .morningGreeting, title: "", body: ""))
+            text, recipient: recipient(.public),
+            envelope: NotificationContent(kind: .morningGreeting, title: "", body: ""))
         #expect(result == .failure(.copyRule(rule)))
         #expect(OutputProblem.copyRule(rule).code == "copyRule.\(rule.rawValue)")
     }

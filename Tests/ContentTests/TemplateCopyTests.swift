@@ -259,7 +259,8 @@ struct TemplateCopyNameTests {
         let german = try TemplateLibrary.bundled(language: "de")
         let context = CopyContext(firstName: "", daysAway: 3, stronger: true)
         let light = CopyContext(firstName: "")
-        #expect(german.render(templateNamed: "morning.encouraging.fresh", context: light)?.copy.title == "Guten Morgen ☀️")
+        #expect(
+            german.render(templateNamed: "morning.encouraging.fresh", context: light)?.copy.title == "Guten Morgen ☀️")
         #expect(german.render(templateNamed: "morning.supportive.calm", context: light)?.copy.title == "Hallo 🌱")
         let lapse = german.render(templateNamed: "lapse.encouraging.stronger.talk", context: context)
         #expect(lapse?.copy.title == "Wir melden uns 💙")

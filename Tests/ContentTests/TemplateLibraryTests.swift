@@ -257,7 +257,9 @@ struct BrokenTemplateFileTests {
         // There is no stand-in word for a name: a file that offers one is told what to write.
         let nameWord = text.replacingOccurrences(
             of: "\"meal\": \"meal\",", with: "\"name\": \"there\", \"meal\": \"meal\",")
-        let error = try #require(throws: TemplateLoadError.self) { try TemplateLibrary.parse(nameWord, file: "en.json") }
+        let error = try #require(throws: TemplateLoadError.self) {
+            try TemplateLibrary.parse(nameWord, file: "en.json")
+        }
         #expect(error.name == "words.name")
         #expect(error.problem.contains("{, name}"))
         let badDays = text.replacingOccurrences(of: "\"{n} days\"", with: "\"days\"")

@@ -54,7 +54,8 @@ import Testing
     @Test func theGermanWordsFillTheSamePlaceholders() throws {
         let german = try TemplateLibrary.bundled(language: "de")
         let context = CopyContext(firstName: "", meal: .dinner, daysAway: 1)
-        #expect(try german.fill("Hallo{ name}: {Meal}, seit {daysAway}", context) == "Hallo: Abendessen, seit einem Tag")
+        #expect(
+            try german.fill("Hallo{ name}: {Meal}, seit {daysAway}", context) == "Hallo: Abendessen, seit einem Tag")
         #expect(try german.fill("seit {daysAway}", CopyContext(firstName: "", daysAway: 12)) == "seit 12 Tagen")
         #expect(try german.fill("seit {daysAway}", CopyContext(firstName: "")) == "seit einer Weile")
     }
