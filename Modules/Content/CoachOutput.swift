@@ -20,6 +20,9 @@ public enum OutputProblem: Error, Hashable, Sendable, CustomStringConvertible {
     case controlCharacter
     /// Personal data the recipient's privacy level does not allow.
     case personalData(PersonalDataKind)
+    /// Copy no person would write, by the rules every template keeps (`CopyRule`): an empty
+    /// clause, "there" where a name stood, a space before punctuation, a broken emoji.
+    case copyRule(CopyRule)
     /// The whole push payload would exceed the APNs limit.
     case payloadTooLarge(bytes: Int, limit: Int)
 
@@ -38,6 +41,7 @@ public enum OutputProblem: Error, Hashable, Sendable, CustomStringConvertible {
         case .encodingGarbage: "encodingGarbage"
         case .controlCharacter: "controlCharacter"
         case .personalData(let kind): "personalData.\(kind.rawValue)"
+        case .copyRule(let rule): "copyRule.\(rule.rawValue)"
         case .payloadTooLarge: "payloadTooLarge"
         }
     }
@@ -85,8 +89,9 @@ public enum CoachOutput {
             Copy(title: String(decoding: parts[0], as: UTF8.self), body: String(decoding: parts[1], as: UTF8.self)))
     }
 
-    /// Parses, then checks the copy: characters, leftovers, lock-screen lengths, personal data
-    /// for `recipient` (and the `senders` the notification is about), and the size of the whole
+    /// Parses, then checks the copy: characters, leftovers, the copy rules templates keep
+    /// (`CopyRules`; an answer's title needs no emoji), lock-screen lengths, personal data for
+    /// `recipient` (and the `senders` the notification is about), and the size of the whole
     /// payload built from `envelope` (the rest of the notification) with this copy.
     public static func validate(
         _ text: String, recipient: Recipient, senders: [SocialSender] = [], envelope: NotificationContent,
@@ -99,6 +104,7 @@ public enum CoachOutput {
         }
         for part in [copy.title, copy.body] {
             if let problem = characterProblem(part) { return .failure(problem) }
+            if let rule = CopyRules.firstBreak(in: part) { return .failure(.copyRule(rule)) }
         }
         let titleLength = TextScan.characterCount(copy.title)
         guard titleLength <= limits.maxTitleCharacters else {

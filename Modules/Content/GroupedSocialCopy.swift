@@ -33,11 +33,16 @@ struct SocialCopy: Sendable {
     struct Sentences: Sendable {
         var one: [Segment<SocialField>]
         var many: [Segment<SocialField>]
+        /// 1-based lines of the two sentences in their file, for the copy check's messages.
+        var oneLine = 0
+        var manyLine = 0
     }
 
     var title: String
     /// The body for private users, who are told neither who, nor what, nor how many.
     var hidden: String
+    /// 1-based line of `hidden` in its file.
+    var hiddenLine = 0
     /// Stands for an actor whose name may not be shown.
     var someone: String
     var today: String
@@ -87,6 +92,9 @@ extension TemplateLibrary {
         for segment in segments {
             switch segment {
             case .text(let text): body += text
+            // Social sentences name the sender through `{sender}` and its `someone`; the loader
+            // refuses clauses in them.
+            case .clause: break
             case .field(.sender):
                 if let actor = firstActor, policy.showsSender(actor), let name = actor.name.trimmedOrNil {
                     body += name.clipped(to: FieldLimits.sender)

@@ -53,6 +53,8 @@ public enum TemplateCondition: String, CaseIterable, Sendable {
 
 /// A `{placeholder}` a template may use. Fields with a fallback word (the file's `words`) are
 /// always available; the others make a template eligible only when the context has the fact.
+/// The first name is neither: it is written in a clause that drops away (`{, name}`), see
+/// `Segment.clause`.
 enum TemplateField: String, CaseIterable, Sendable {
     case name
     case meal
@@ -70,7 +72,18 @@ enum TemplateField: String, CaseIterable, Sendable {
     case senderText
     case count
 
-    /// The fact bit a field needs; 0 for fields with a fallback word.
+    /// The fields that may only be written in a clause that drops away: a name that is unknown,
+    /// too long or hidden by the privacy level leaves no trace, never a stand-in word.
+    ///
+    /// Why a clause rather than a name-free twin of every named template: the one line holds
+    /// both readings, so a writer sees them together and they cannot drift apart in one of the
+    /// languages; the pools, weights and draws of the template choice stay as they are (the
+    /// name is not a fact a template needs); and every name in the catalogue stands at the end of
+    /// a clause ("Well done{, name}!") or after a greeting ("Hi{ name} 🌱"), where dropping it
+    /// leaves a sentence a person would write. The copy check renders both readings of each.
+    static let droppable: [TemplateField] = [.name]
+
+    /// The fact bit a field needs; 0 for fields with a fallback word or in a clause.
     var requirement: UInt32 {
         switch self {
         case .name, .meal, .mealCapitalized, .workout, .workoutCapitalized, .daysAway, .achievement, .topic: 0
@@ -86,7 +99,7 @@ enum TemplateField: String, CaseIterable, Sendable {
     /// template must fit the lock screen with every field at its longest.
     func maxLength(_ words: TemplateWords) -> Int {
         switch self {
-        case .name: max(FieldLimits.name, words.name.count)
+        case .name: FieldLimits.name
         case .meal, .mealCapitalized: (words.meals + [words.meal]).map(\.count).max() ?? 0
         case .workout, .workoutCapitalized: max(FieldLimits.workout, words.workout.count)
         case .daysAway:
@@ -163,9 +176,9 @@ enum FactBits {
     }
 }
 
-/// The locale's words for fields without a value, and for meals and day counts.
+/// The locale's words for fields without a value, and for meals and day counts. There is no
+/// word for the name: a name that may not be shown drops with its clause.
 struct TemplateWords: Sendable {
-    var name: String
     var meal: String
     var workout: String
     var achievement: String
@@ -201,10 +214,15 @@ extension MotivationalStyle {
     }
 }
 
-/// A piece of a pattern: literal text or a placeholder of the pattern's kind of field.
+/// A piece of a pattern: literal text, a placeholder of the pattern's kind of field, or a clause
+/// around a placeholder that is shown whole or not at all.
 enum Segment<Field: Sendable & Hashable>: Sendable, Hashable {
     case text(String)
     case field(Field)
+    /// `{, name}`: `before`, the value and `after` when the value may be shown; nothing otherwise.
+    /// `before` and `after` hold only spaces and punctuation, so dropping the clause leaves the
+    /// sentence whole: "Good morning{, name} ☀️" reads "Good morning, Ana ☀️" or "Good morning ☀️".
+    case clause(before: String, Field, after: String)
 }
 
 /// A piece of a template.
@@ -217,6 +235,7 @@ func longestLength<Field>(_ segments: [Segment<Field>], maxLength: (Field) -> In
         switch segment {
         case .text(let text): longest += text.count
         case .field(let field): longest += maxLength(field)
+        case .clause(let before, let field, let after): longest += before.count + maxLength(field) + after.count
         }
     }
     return longest
@@ -226,9 +245,7 @@ extension TemplateWords {
     /// The text a field renders to. Call only for fields whose requirement the context meets.
     func value(of field: TemplateField, in context: CopyContext) -> String {
         switch field {
-        case .name:
-            guard let name = context.firstName.trimmedOrNil, name.count <= FieldLimits.name else { return self.name }
-            return name
+        case .name: return Self.shownName(context) ?? ""
         case .meal: return context.meal.map { meals[$0.index] } ?? meal
         case .mealCapitalized: return context.meal.map { mealsCapitalized[$0.index] } ?? meal.capitalizedFirst
         case .workout: return workoutType(context)?.lowercased() ?? workout
@@ -248,6 +265,21 @@ extension TemplateWords {
         case .sender: return context.sender?.name.trimmedOrNil?.clipped(to: FieldLimits.sender) ?? ""
         case .senderText: return context.sender?.text?.trimmedOrNil?.clipped(to: FieldLimits.senderText) ?? ""
         case .count: return String(context.groupCount ?? 0)
+        }
+    }
+
+    /// The first name as shown: nil when it is empty, longer than `FieldLimits.name`, or removed
+    /// by the privacy level (`PrivacyPolicy.redact` empties it), so its clause drops.
+    static func shownName(_ context: CopyContext) -> String? {
+        guard let name = context.firstName.trimmedOrNil, name.count <= FieldLimits.name else { return nil }
+        return name
+    }
+
+    /// The text of a clause: whole when its field has a value to show, empty otherwise.
+    func clauseText(_ before: String, _ field: TemplateField, _ after: String, _ context: CopyContext) -> String {
+        switch field {
+        case .name: Self.shownName(context).map { before + $0 + after } ?? ""
+        default: before + value(of: field, in: context) + after
         }
     }
 
@@ -282,6 +314,7 @@ extension TemplateWords {
         switch segment {
         case .text(let text): text
         case .field(let field): value(of: field, in: context)
+        case .clause(let before, let field, let after): clauseText(before, field, after, context)
         }
     }
 }

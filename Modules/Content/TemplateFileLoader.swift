@@ -8,7 +8,7 @@ import Models
 /// ```json
 /// {
 ///   "language": "en",
-///   "words": { "name": "there", "meal": "meal", "workout": "workout", "achievement": "a new milestone",
+///   "words": { "meal": "meal", "workout": "workout", "achievement": "a new milestone",
 ///              "topic": "workout", "meals": { "breakfast": "breakfast", ... },
 ///              "daysAway": { "one": "a day", "other": "{n} days", "unknown": "a while" } },
 ///   "actions": { "LOG_MOOD": "Log Mood", ... },
@@ -22,7 +22,7 @@ import Models
 ///   },
 ///   "templates": [
 ///     { "name": "morning.encouraging.fresh", "kind": "morningGreeting", "style": "encouraging",
-///       "title": "Good morning, {name} ☀️", "body": "A fresh day to move. How are you feeling?" },
+///       "title": "Good morning{, name} ☀️", "body": "A fresh day to move. How are you feeling?" },
 ///     { "name": "morning.sunny", "kind": "morningGreeting", "style": "any", "when": ["sunny"], ... }
 ///   ]
 /// }
@@ -97,17 +97,25 @@ struct TemplateFileLoader {
             throw fail(templatesNode.line, "templates", "more than \(UInt16.max - 1) templates")
         }
         try checkCoverage(templates, compiled, line: templatesNode.line)
-        return TemplateLibrary(
+        let library = TemplateLibrary(
             language: language, templates: templates, compiled: compiled, words: words, social: social,
             categories: categories)
+        _ = try checkCopy(library)
+        return library
     }
 
     // MARK: Sections
 
     private func readWords(_ node: JSONNode) throws(TemplateLoadError) -> TemplateWords {
         let members = try object(node, "words")
+        if let name = members.first(where: { $0.key == "name" }) {
+            throw fail(
+                name.value.line, "words.name",
+                "there is no word for a missing name: write the name in a clause that drops away, "
+                    + "e.g. \"Good morning{, name} ☀️\"")
+        }
         try rejectUnknownKeys(
-            members, allowed: ["name", "meal", "workout", "achievement", "topic", "meals", "daysAway"], in: "words")
+            members, allowed: ["meal", "workout", "achievement", "topic", "meals", "daysAway"], in: "words")
         func word(_ key: String) throws(TemplateLoadError) -> String {
             let value = try string(try required(key, in: members, of: node, path: "words"), "words.\(key)")
             guard value.trimmedOrNil == value, !value.contains("{") else {
@@ -141,7 +149,7 @@ struct TemplateFileLoader {
         let unknown = try string(
             try required("unknown", in: dayMembers, of: daysNode, path: "words.daysAway"), "unknown")
         return TemplateWords(
-            name: try word("name"), meal: try word("meal"), workout: try word("workout"),
+            meal: try word("meal"), workout: try word("workout"),
             achievement: try word("achievement"), topic: try word("topic"), meals: meals,
             mealsCapitalized: meals.map(\.capitalizedFirst), dayOne: one, daysUnknown: unknown, daysPrefix: parts[0],
             daysSuffix: parts[1])
@@ -237,8 +245,10 @@ struct TemplateFileLoader {
         let bodyNode = try required("body", in: members, of: node, path: name)
         let title = try string(titleNode, name)
         let body = try string(bodyNode, name)
-        let titleSegments: [TemplateSegment] = try segments(title, part: "title", line: titleNode.line, name: name)
-        let bodySegments: [TemplateSegment] = try segments(body, part: "body", line: bodyNode.line, name: name)
+        let titleSegments: [TemplateSegment] = try segments(
+            title, part: "title", line: titleNode.line, name: name, droppable: TemplateField.droppable)
+        let bodySegments: [TemplateSegment] = try segments(
+            body, part: "body", line: bodyNode.line, name: name, droppable: TemplateField.droppable)
         try checkText(
             title, longest: longestLength(titleSegments) { $0.maxLength(words) }, part: "title",
             limit: limits.maxTitleCharacters, line: titleNode.line, name: name)
@@ -259,10 +269,13 @@ struct TemplateFileLoader {
         return (template, compiled)
     }
 
-    /// Splits a pattern into literal text and fields; `{` and `}` are reserved for placeholders.
-    /// Only the fields in `allowed` (in their declared order; all of them by default) are known.
+    /// Splits a pattern into literal text, fields and clauses; `{` and `}` are reserved for
+    /// placeholders. Only the fields in `allowed` (in their declared order; all of them by
+    /// default) are known. A field in `droppable` is written only in a clause, its name between
+    /// spaces and punctuation inside the braces (`{, name}`, `{ name}`, `{, name,}`), never bare.
     func segments<Field: RawRepresentable & CaseIterable & Sendable & Hashable>(
-        _ pattern: String, part: String, line: Int, name: String, allowed: [Field] = Array(Field.allCases)
+        _ pattern: String, part: String, line: Int, name: String, allowed: [Field] = Array(Field.allCases),
+        droppable: [Field] = []
     ) throws(TemplateLoadError) -> [Segment<Field>] where Field.RawValue == String {
         var result: [Segment<Field>] = []
         var rest = Substring(pattern)
@@ -271,17 +284,42 @@ struct TemplateFileLoader {
             guard let close = rest[open...].firstIndex(of: "}") else {
                 throw fail(line, name, "unclosed placeholder in the \(part): \"\(rest[open...])\"")
             }
-            let fieldName = String(rest[rest.index(after: open)..<close])
-            guard let field = Field(rawValue: fieldName), allowed.contains(field) else {
-                let known = allowed.isEmpty ? "none" : allowed.map { "{\($0.rawValue)}" }.joined(separator: " ")
-                throw fail(line, name, "unknown placeholder {\(fieldName)} in the \(part); known: \(known)")
-            }
+            let inside = String(rest[rest.index(after: open)..<close])
             if open > rest.startIndex { result.append(.text(String(rest[..<open]))) }
-            result.append(.field(field))
+            result.append(
+                try segment(inside, part: part, line: line, name: name, allowed: allowed, droppable: droppable))
             rest = rest[rest.index(after: close)...]
         }
         if !rest.isEmpty { result.append(.text(String(rest))) }
         return result
+    }
+
+    /// What one pair of braces holds: a field, or a clause around a droppable field.
+    private func segment<Field: RawRepresentable & CaseIterable & Sendable & Hashable>(
+        _ inside: String, part: String, line: Int, name: String, allowed: [Field], droppable: [Field]
+    ) throws(TemplateLoadError) -> Segment<Field> where Field.RawValue == String {
+        if let field = Field(rawValue: inside), allowed.contains(field) {
+            guard !droppable.contains(field) else {
+                throw fail(
+                    line, name,
+                    "{\(inside)} in the \(part) must sit in a clause that drops away when it may not be shown, "
+                        + "e.g. \"Good morning{, \(inside)} ☀️\"")
+            }
+            return .field(field)
+        }
+        for field in droppable where allowed.contains(field) {
+            guard let range = inside.firstRange(of: field.rawValue) else { continue }
+            let before = String(inside[..<range.lowerBound])
+            let after = String(inside[range.upperBound...])
+            let joiners = before + after
+            guard !joiners.isEmpty, !joiners.contains(where: { $0.isLetter || $0.isNumber }) else { continue }
+            guard !before.hasSuffix(" ") || !after.hasPrefix(" ") else {
+                throw fail(line, name, "the clause {\(inside)} in the \(part) leaves spaces on both sides")
+            }
+            return .clause(before: before, field, after: after)
+        }
+        let known = allowed.isEmpty ? "none" : allowed.map { "{\($0.rawValue)}" }.joined(separator: " ")
+        throw fail(line, name, "unknown placeholder {\(inside)} in the \(part); known: \(known)")
     }
 
     /// The rules every shown pattern obeys; `longest` is its length with its fields at their longest.

@@ -46,7 +46,8 @@ extension TemplateFileLoader {
         let periodMembers = try object(periodsNode, "social.periods")
         try rejectUnknownKeys(periodMembers, allowed: ["today", "thisWeek"], in: "social.periods")
         var social = SocialCopy(
-            title: title, hidden: try string(hiddenNode, "social.hidden"), someone: someone,
+            title: title, hidden: try string(hiddenNode, "social.hidden"), hiddenLine: hiddenNode.line,
+            someone: someone,
             today: try word(
                 try entry("today", of: periodsNode, periodMembers, "social.periods"), "social.periods.today"),
             thisWeek: try word(
@@ -61,13 +62,16 @@ extension TemplateFileLoader {
             let sentenceMembers = try object(kindNode, path)
             try rejectUnknownKeys(sentenceMembers, allowed: ["one", "many"], in: path)
             let maxLength = { [social] (field: SocialField) in social.maxLength(field, words) }
+            let oneNode = try entry("one", of: kindNode, sentenceMembers, path)
+            let manyNode = try entry("many", of: kindNode, sentenceMembers, path)
             let one = try text(
-                try entry("one", of: kindNode, sentenceMembers, path), "\(path).one", allowed: SocialField.inOne,
-                limit: limits.maxBodyCharacters, maxLength: maxLength)
+                oneNode, "\(path).one", allowed: SocialField.inOne, limit: limits.maxBodyCharacters,
+                maxLength: maxLength)
             let many = try text(
-                try entry("many", of: kindNode, sentenceMembers, path), "\(path).many", allowed: SocialField.inMany,
-                limit: limits.maxBodyCharacters, maxLength: maxLength)
-            social.sentences[kind.ordinal] = SocialCopy.Sentences(one: one, many: many)
+                manyNode, "\(path).many", allowed: SocialField.inMany, limit: limits.maxBodyCharacters,
+                maxLength: maxLength)
+            social.sentences[kind.ordinal] = SocialCopy.Sentences(
+                one: one, many: many, oneLine: oneNode.line, manyLine: manyNode.line)
         }
         return social
     }

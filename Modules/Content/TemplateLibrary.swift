@@ -98,9 +98,11 @@ public struct TemplateMemory: Hashable, Sendable, Codable {
 /// The templates of one locale, loaded from a data file and validated as a whole: every
 /// placeholder known, every title with a real emoji, every template within the lock-screen
 /// limits with its fields at their longest, every kind with at least two templates for each
-/// motivational style (and tone) that need no optional facts, and the grouped social copy complete
-/// for every social kind. A file that breaks a rule does not load, so a typo is an error at
-/// start-up, not a broken notification at 3 a.m.
+/// motivational style (and tone) that need no optional facts, the grouped social copy complete
+/// for every social kind, and every rendering of every template and social sentence within the
+/// `CopyRule`s (with and without a name, at each privacy level, with real values and fallbacks).
+/// A file that breaks a rule does not load, so a typo is an error at start-up, not a broken
+/// notification at 3 a.m.
 ///
 /// Nothing here reads a file behind the caller's back: a library comes from `bundled(language:)`,
 /// `load(contentsOf:)` or `parse(_:file:)`, all of which throw, and the composition root (an
@@ -299,7 +301,7 @@ public struct TemplateLibrary: Sendable {
     /// Fills one pattern with this library's words: for tests and ad-hoc copy.
     func fill(_ pattern: String, _ context: CopyContext) throws(TemplateLoadError) -> String {
         let segments: [TemplateSegment] = try TemplateFileLoader(file: "\(language).json").segments(
-            pattern, part: "pattern", line: 0, name: "pattern")
+            pattern, part: "pattern", line: 0, name: "pattern", droppable: TemplateField.droppable)
         return words.render(segments, context)
     }
 

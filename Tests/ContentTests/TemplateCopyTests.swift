@@ -172,9 +172,9 @@ struct TemplateCopyNameTests {
     init() throws { english = try bundledEnglish() }
 
     /// Rendering with two names and with none shows where the template uses the name: the name
-    /// appears exactly there, and "there" takes its place when the name is empty.
+    /// appears exactly there, and without a name its clause drops and leaves no stand-in word.
     @Test(arguments: NotificationKind.allCases, MotivationalStyle.allCases)
-    func theNameAppearsWhereTheTemplateUsesItAndThereWhenEmpty(kind: NotificationKind, style: MotivationalStyle) {
+    func theNameAppearsWhereTheTemplateUsesItAndDropsWhenEmpty(kind: NotificationKind, style: MotivationalStyle) {
         for variant in variants {
             for stronger in [false, true] {
                 let ana = english.sample(kind, style, name: "Ana", variant: variant, daysAway: 4, stronger: stronger)
@@ -187,14 +187,16 @@ struct TemplateCopyNameTests {
                 } else {
                     #expect("\(ana.title) \(ana.body)".contains("Ana"))
                     #expect(ana.replacingName("Ana", with: "Bartholomew") == other)
-                    #expect(ana.replacingName("Ana", with: "there") == empty, "\(empty)")
+                    #expect(!"\(empty.title) \(empty.body)".contains("there"), "\(empty)")
+                    #expect(CopyRules.firstBreak(in: empty, titleNeedsEmoji: true) == nil, "\(empty)")
+                    #expect(empty.title.count + empty.body.count < ana.title.count + ana.body.count)
                 }
             }
         }
     }
 
     @Test(arguments: NotificationKind.allCases, MotivationalStyle.allCases)
-    func theNameAppearsExactlyWhenTheChosenTemplateHasANamePlaceholder(
+    func theNameAppearsExactlyWhenTheChosenTemplateHasANameClause(
         kind: NotificationKind, style: MotivationalStyle
     ) {
         for stronger in [false, true] {
@@ -203,10 +205,12 @@ struct TemplateCopyNameTests {
             for (index, template) in templates.enumerated() {
                 let copy = english.sample(
                     kind, style, name: "Bartholomew", variant: index, daysAway: 4, stronger: stronger)
-                let usesName = (template.title + template.body).contains("{name}")
+                let usesName = ["{, name}", "{ name}", "{, name,}"].contains {
+                    (template.title + template.body).contains($0)
+                }
                 #expect("\(copy.title) \(copy.body)".contains("Bartholomew") == usesName, "\(template)")
                 let unnamed = english.sample(kind, style, name: "", variant: index, daysAway: 4, stronger: stronger)
-                #expect("\(unnamed.title) \(unnamed.body)".contains("there") == usesName, "\(template)")
+                #expect(!"\(unnamed.title) \(unnamed.body)".contains("there"), "\(template)")
             }
         }
     }
@@ -217,25 +221,63 @@ struct TemplateCopyNameTests {
     }
 
     @Test(arguments: MotivationalStyle.allCases)
-    func theMorningGreetingGreetsByName(style: MotivationalStyle) {
+    func theMorningGreetingGreetsByNameOrWithoutOne(style: MotivationalStyle) {
         for variant in variants {
             #expect(english.sample(.morningGreeting, style, name: "Ana", variant: variant).title.contains("Ana"))
-            #expect(english.sample(.morningGreeting, style, name: "", variant: variant).title.contains("there"))
+            let unnamed = english.sample(.morningGreeting, style, name: "", variant: variant).title
+            #expect(!unnamed.contains("there") && !unnamed.contains(","), "\(unnamed)")
         }
     }
 
     @Test(arguments: MotivationalStyle.allCases, [false, true])
-    func reEngagementGreetsByName(style: MotivationalStyle, stronger: Bool) {
+    func reEngagementGreetsByNameOrWithoutOne(style: MotivationalStyle, stronger: Bool) {
         let named = english.sample(.reEngagement, style, name: "Ana", daysAway: 5, stronger: stronger)
         #expect(named.title.contains("Ana"))
         let unnamed = english.sample(.reEngagement, style, name: "", daysAway: 5, stronger: stronger)
-        #expect(unnamed.title.contains("there"))
+        #expect(!unnamed.title.contains("there") && !unnamed.title.contains(","), "\(unnamed)")
     }
 
-    @Test func anExampleGreetingReadsNaturally() {
+    /// What twelve users without a name (or at the private level) were shown before names were
+    /// written in clauses that drop, and what they read now.
+    @Test func greetingsWithoutANameReadNaturally() {
         #expect(english.sample(.morningGreeting, .encouraging, name: "Ana").title == "Good morning, Ana ☀️")
-        #expect(english.sample(.morningGreeting, .encouraging, name: "").title == "Good morning, there ☀️")
-        #expect(english.sample(.morningGreeting, .supportive, name: "", variant: 1).title == "Hi there 🌱")
+        #expect(english.sample(.morningGreeting, .encouraging, name: "").title == "Good morning ☀️")
+        #expect(english.sample(.morningGreeting, .encouraging, name: "", variant: 1).title == "Rise and shine 🌅")
+        #expect(english.sample(.morningGreeting, .supportive, name: "", variant: 1).title == "Hi 🌱")
+        let water = english.render(templateNamed: "water.encouraging.thanks", context: CopyContext(firstName: ""))
+        #expect(water?.copy.body == "Sip some water. Your body will thank you.")
+        let plate = english.render(
+            templateNamed: "meal.encouraging.plate", context: CopyContext(firstName: "", meal: .lunch))
+        #expect(plate?.copy.body == "What's on the plate? A quick lunch log helps.")
+        let week = english.render(templateNamed: "review.encouraging.wrapped", context: CopyContext(firstName: ""))
+        #expect(week?.copy.body == "Take a look at your week and set up the next.")
+        let named = english.render(templateNamed: "review.encouraging.wrapped", context: CopyContext(firstName: "Ana"))
+        #expect(named?.copy.body == "Take a look at your week, Ana, and set up the next.")
+    }
+
+    @Test func germanGreetingsWithoutANameReadNaturally() throws {
+        let german = try TemplateLibrary.bundled(language: "de")
+        let context = CopyContext(firstName: "", daysAway: 3, stronger: true)
+        let light = CopyContext(firstName: "")
+        #expect(
+            german.render(templateNamed: "morning.encouraging.fresh", context: light)?.copy.title == "Guten Morgen ☀️")
+        #expect(german.render(templateNamed: "morning.supportive.calm", context: light)?.copy.title == "Hallo 🌱")
+        let lapse = german.render(templateNamed: "lapse.encouraging.stronger.talk", context: context)
+        #expect(lapse?.copy.title == "Wir melden uns 💙")
+        let named = german.render(
+            templateNamed: "lapse.encouraging.stronger.talk", context: CopyContext(firstName: "Ana", stronger: true))
+        #expect(named?.copy.title == "Wir melden uns, Ana 💙")
+    }
+
+    /// The private level hides the first name: the same templates, with the clause dropped.
+    @Test(arguments: MotivationalStyle.allCases)
+    func thePrivateLevelDropsTheNameLikeAnEmptyOne(style: MotivationalStyle) {
+        let hidden = PrivacyPolicy(.private).redact(CopyContext(firstName: "Ana"))
+        for variant in variants {
+            let copy = english.copy(.morningGreeting, style: style, context: hidden, variant: variant)
+            #expect(copy == english.sample(.morningGreeting, style, name: "", variant: variant))
+            #expect(!copy.title.contains("Ana"))
+        }
     }
 
     @Test(arguments: ["Zoë", "José", "Nguyễn", "Søren", "Åsa"])

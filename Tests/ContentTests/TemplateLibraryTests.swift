@@ -41,8 +41,12 @@ struct TemplateLoadingTests {
         }
         // A library given again for the default's language replaces the default in the
         // dictionary: the answer is that one (English text filed as German here), in place or not.
-        let englishText = try bundledText("en").replacingOccurrences(
+        // German capitalises every meal, a noun, so the English words do too here.
+        var englishText = try bundledText("en").replacingOccurrences(
             of: "\"language\": \"en\"", with: "\"language\": \"de\"")
+        for meal in ["meal"] + MealType.allCases.map(\.rawValue) {
+            englishText = englishText.replacingOccurrences(of: ": \"\(meal)\"", with: ": \"\(meal.capitalized)\"")
+        }
         let englishAsGerman = try TemplateLibrary.parse(englishText, file: "de.json")
         let replaced = TemplateCatalog(default: german, others: [english, englishAsGerman])
         func mealActions(_ library: TemplateLibrary) -> [String] {
@@ -149,7 +153,7 @@ struct BrokenTemplateFileTests {
             "plain", "no emoji"
         ),
         (
-            #"{ "name": "long", "kind": "hydration", "style": "any", "title": "Hey {name}, {Workout} 💧 and some more words", "body": "Drink." },"#,
+            #"{ "name": "long", "kind": "hydration", "style": "any", "title": "Hey{ name}, {Workout} 💧 and some more words", "body": "Drink." },"#,
             "long", "can reach"
         ),
         (
@@ -248,8 +252,16 @@ struct BrokenTemplateFileTests {
     @Test func anUnknownWordOrTopLevelKeyFails() throws {
         let text = try bundledText("en")
         let extraWord = text.replacingOccurrences(
-            of: "\"name\": \"there\",", with: "\"name\": \"there\", \"nme\": \"x\",")
+            of: "\"meal\": \"meal\",", with: "\"meal\": \"meal\", \"nme\": \"x\",")
         #expect(throws: TemplateLoadError.self) { try TemplateLibrary.parse(extraWord, file: "en.json") }
+        // There is no stand-in word for a name: a file that offers one is told what to write.
+        let nameWord = text.replacingOccurrences(
+            of: "\"meal\": \"meal\",", with: "\"name\": \"there\", \"meal\": \"meal\",")
+        let error = try #require(throws: TemplateLoadError.self) {
+            try TemplateLibrary.parse(nameWord, file: "en.json")
+        }
+        #expect(error.name == "words.name")
+        #expect(error.problem.contains("{, name}"))
         let badDays = text.replacingOccurrences(of: "\"{n} days\"", with: "\"days\"")
         #expect(throws: TemplateLoadError.self) { try TemplateLibrary.parse(badDays, file: "en.json") }
     }

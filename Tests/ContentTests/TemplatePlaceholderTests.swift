@@ -13,8 +13,13 @@ import Testing
                     let close = rest[open...].firstIndex(of: "}")
                     #expect(close != nil, "unclosed placeholder in \(text)")
                     guard let close else { break }
-                    let field = String(rest[rest.index(after: open)..<close])
-                    #expect(CopyTemplate.fields.contains(field), "unknown placeholder {\(field)} in \(template.name)")
+                    let inside = String(rest[rest.index(after: open)..<close])
+                    // A clause around the name: only spaces and punctuation beside it.
+                    let field =
+                        inside.contains("name") && inside != "name"
+                        ? inside.filter { $0.isLetter } : inside
+                    #expect(CopyTemplate.fields.contains(field), "unknown placeholder {\(inside)} in \(template.name)")
+                    #expect(field != "name" || inside != "name", "a bare {name} in \(template.name)")
                     rest = rest[rest.index(after: close)...]
                 }
             }
@@ -25,10 +30,13 @@ import Testing
         let english = try bundledEnglish()
         let context = CopyContext(firstName: "Ana", meal: .lunch, workoutType: "Run", daysAway: 9)
         #expect(
-            try english.fill("Hi {name}, {Meal} and {workout} after {daysAway}", context)
+            try english.fill("Hi{ name}, {Meal} and {workout} after {daysAway}", context)
                 == "Hi Ana, Lunch and run after 9 days")
         #expect(try english.fill("No placeholders", context) == "No placeholders")
-        #expect(try english.fill("Hi {name}", CopyContext(firstName: "")) == "Hi there")
+        #expect(try english.fill("Hi{ name} 👋", CopyContext(firstName: "")) == "Hi 👋")
+        #expect(try english.fill("Well done{, name}!", CopyContext(firstName: "")) == "Well done!")
+        #expect(try english.fill("Look back{, name,} and plan", context) == "Look back, Ana, and plan")
+        #expect(try english.fill("Look back{, name,} and plan", CopyContext(firstName: " ")) == "Look back and plan")
     }
 
     @Test func copyOfAnyLengthIsFilledWhole() throws {
@@ -36,18 +44,18 @@ import Testing
         let context = CopyContext(firstName: "Ana", meal: .lunch, daysAway: 9)
         // Around the stack buffer's 512 bytes (16 a repeat): under, at, just past and well past it.
         for repeats in [1, 31, 32, 33, 60] {
-            let pattern = String(repeating: "Hi {name} é {Meal} ", count: repeats)
+            let pattern = String(repeating: "Hi{ name} é {Meal} ", count: repeats)
             let expected = String(repeating: "Hi Ana é Lunch ", count: repeats)
             #expect(try english.fill(pattern, context) == expected)
         }
-        #expect(try english.fill("{name}", context) == "Ana")
+        #expect(try english.fill("{ name}", context) == " Ana")
     }
 
     @Test func theGermanWordsFillTheSamePlaceholders() throws {
         let german = try TemplateLibrary.bundled(language: "de")
         let context = CopyContext(firstName: "", meal: .dinner, daysAway: 1)
         #expect(
-            try german.fill("Hallo {name}: {Meal}, seit {daysAway}", context) == "Hallo du: Abendessen, seit einem Tag")
+            try german.fill("Hallo{ name}: {Meal}, seit {daysAway}", context) == "Hallo: Abendessen, seit einem Tag")
         #expect(try german.fill("seit {daysAway}", CopyContext(firstName: "", daysAway: 12)) == "seit 12 Tagen")
         #expect(try german.fill("seit {daysAway}", CopyContext(firstName: "")) == "seit einer Weile")
     }
@@ -57,6 +65,14 @@ import Testing
         #expect(throws: TemplateLoadError.self) {
             try english.fill("Hi {nmae}", CopyContext(firstName: ""))
         }
+    }
+
+    /// A name that may not be shown leaves no stand-in word, so the name is written only in a
+    /// clause; a clause needs punctuation or a space beside the name and nothing else.
+    @Test(arguments: ["Hi {name}", "Hi {dear name}", "Hi {, name2}", "Hi {name, name}", "Hi { name }"])
+    func aNameOutsideAClauseThatDropsIsAnError(pattern: String) throws {
+        let english = try bundledEnglish()
+        #expect(throws: TemplateLoadError.self) { try english.fill(pattern, CopyContext(firstName: "Ana")) }
     }
 
     @Test func optionalFactsRenderWhenPresent() throws {
@@ -78,7 +94,7 @@ import Testing
         let context = CopyContext(
             firstName: long, workoutType: long, achievementName: long,
             sender: SocialSender(name: long, isMutualFriend: true, text: long), topic: long)
-        #expect(try english.fill("{name}|{workout}|{topic}", context) == "there|workout|workout")
+        #expect(try english.fill("Hi{ name}|{workout}|{topic}", context) == "Hi|workout|workout")
         let cut = try english.fill("{sender}|{senderText}|{achievement}", context).split(separator: "|")
         #expect(cut.map(\.count) == [30, 60, 40])
         #expect(cut.allSatisfy { $0.hasSuffix("…") })
