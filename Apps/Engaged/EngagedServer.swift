@@ -44,8 +44,8 @@ struct ServerEnvironment: Sendable {
     /// Connections open at once from one address (`--max-connections-per-address`; an IPv6 /64
     /// is one address); past it a new one is closed as soon as it is accepted. 0: no cap.
     var maxConnectionsPerAddress = 64
-    /// How long a request's head may take to arrive (`--header-timeout-seconds`), from the
-    /// connection's opening or the request's first byte: 408, then closed (`EngagedHTTP1Channel`).
+    /// How long a request's head may take to arrive after its first byte
+    /// (`--header-timeout-seconds`): 408, then closed (`EngagedHTTP1Channel`).
     var headerTimeoutSeconds: Int64 = 5
     /// Where `/metrics` is served (`--metrics-host`, `--metrics-port`): a listener of its own,
     /// and then not on the API's. Nil: on the API's listener (in-process tests only).

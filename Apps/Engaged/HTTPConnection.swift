@@ -8,10 +8,11 @@ import NIOHTTP1
 
 /// Hummingbird's HTTP/1 channel with the server's connection rules added in front of it, in
 /// NIO's own HTTP/1 types (before they become Swift HTTP types):
-/// - a request's head must arrive within `headerTimeoutSeconds` of the connection opening, or of
-///   its first byte on a kept-alive connection (408, then closed): a client that trickles a header
-///   cannot hold a connection for the whole idle timeout, which is only for a quiet connection
-///   between requests;
+/// - a request's head must arrive within `headerTimeoutSeconds` of its first byte (408, then
+///   closed): a client that trickles a header cannot hold a connection for the whole idle
+///   timeout, each byte restarting it. A connection that sends nothing at all is the idle
+///   timeout's, as is a quiet one between requests (a client may connect before it knows what
+///   to ask);
 /// - a `Transfer-Encoding` other than `chunked` alone is 501 (RFC 9112 section 6.1: the server
 ///   decodes no other coding), then closed;
 /// - a request NIO's parser refuses is a problem body (400, or 431 for a header too large), then
@@ -95,11 +96,6 @@ final class HTTP1EdgeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private var inFlight: Bool { headsRead > answersEnded }
-
-    func channelActive(context: ChannelHandlerContext) {
-        armHeaderDeadline(context: context)
-        context.fireChannelActive()
-    }
 
     func channelInactive(context: ChannelHandlerContext) {
         headerDeadline?.cancel()

@@ -73,12 +73,12 @@ struct SlowlorisTests {
     /// or nil when it failed.
     static func probe(port: Int) -> Double? {
         let start = ContinuousClock.now
-        guard let connection = try? RawConnection(port: port, source: "127.0.0.2", timeoutSeconds: 5) else {
+        guard let connection = try? RawConnection(port: port, source: "127.0.0.2", timeoutSeconds: 10) else {
             return nil
         }
         defer { connection.closeConnection() }
         connection.send("GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        let answer = connection.readUntilClosed(quietSeconds: 5)
+        let answer = connection.readUntilClosed(quietSeconds: 10)
         guard answer.text.hasPrefix("HTTP/1.1 200") else { return nil }
         let elapsed = ContinuousClock.now - start
         return Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
@@ -87,18 +87,18 @@ struct SlowlorisTests {
     /// Two attacks: paced at 2,000 connections a second (below what the listener accepts and
     /// closes on this machine's two cores, shared with the attacker), and unpaced, where the
     /// attacker fills the listen backlog faster than the server drains it and a probe's
-    /// connection waits its turn in the kernel's queue. Every probe must be answered, within
-    /// five seconds; the aim, a p99 under 100 ms for the paced attack, holds only when nothing
-    /// else shares the cores, so it is checked when `ENGAGED_SLOWLORIS_P99_MS` names the bound
-    /// (`ENGAGED_SLOWLORIS_P99_MS=100 swift test --filter SlowlorisTests`); the p50, p99 and max
-    /// are printed either way.
+    /// connection waits its turn in the kernel's queue. Every probe must be answered, within ten
+    /// seconds (beside the rest of the suite on two cores). The aim, a p99 under 100 ms for the
+    /// paced attack, holds only when nothing else shares the cores, so it is checked when
+    /// `ENGAGED_SLOWLORIS_P99_MS` names the bound (`ENGAGED_SLOWLORIS_P99_MS=100 swift test
+    /// --filter SlowlorisTests`); the p50, p99 and max are printed either way.
     @Test(arguments: [2_000, nil] as [Int?])
     func halfOpenConnectionsFromOneAddressLeaveAnotherAnswered(ratePerSecond: Int?) async throws {
         let openFiles = Self.raiseOpenFileLimit()
         // The server's side of each live connection, and its own files, share the limit.
         let count = min(Self.attackConnections, openFiles - 2_000)
         #expect(count >= 1_000, "the open-file limit \(openFiles) leaves too little room")
-        let server = try await TestServer()  // the defaults: 64 a address, a 5 s header deadline
+        let server = try await TestServer()  // the defaults: 64 an address, a 5 s header deadline
         try await server.run(.live) { client in
             let port = try #require(client.port)
             let attackDone = Atomic<Bool>(false)
@@ -135,7 +135,7 @@ struct SlowlorisTests {
             #expect(held <= 64, "\(held) of the attacker's connections held")
             #expect(answered.count == latencies.count, "\(latencies.count - answered.count) probes failed")
             #expect(latencies.count >= 10)
-            #expect((answered.last ?? .infinity) < 5_000, "max \(answered.last ?? .infinity) ms")
+            #expect((answered.last ?? .infinity) < 10_000, "max \(answered.last ?? .infinity) ms")
             if ratePerSecond != nil, let bound = Self.p99BoundMilliseconds {
                 #expect(p99 < bound, "p99 \(p99) ms")
             }
