@@ -121,7 +121,8 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("max-connections-per-address"),
         help: ArgumentHelp(
             "Connections open at once from one client address, an IPv6 /64 counting as one (0...1000000).",
-            discussion: "Past it a new connection is closed at once. Behind a proxy every client shares its address: set 0."
+            discussion:
+                "Past it a new connection is closed at once. Behind a proxy every client shares its address: set 0."
         ))
     var maxConnectionsPerAddress = 64
 
@@ -206,7 +207,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--max-connections must be in 1...1000000, got \(maxConnections)")
         }
         guard (0...1_000_000).contains(maxConnectionsPerAddress) else {
-            throw ValidationError("--max-connections-per-address must be in 0...1000000, got \(maxConnectionsPerAddress)")
+            throw ValidationError(
+                "--max-connections-per-address must be in 0...1000000, got \(maxConnectionsPerAddress)")
         }
         guard (1...300).contains(headerTimeoutSeconds) else {
             throw ValidationError("--header-timeout-seconds must be in 1...300, got \(headerTimeoutSeconds)")
@@ -216,7 +218,8 @@ struct Serve: AsyncParsableCommand {
         }
         guard !metricsHost.isEmpty else { throw ValidationError("--metrics-host must not be empty") }
         guard metricsPort == 0 || metricsPort != port else {
-            throw ValidationError("--metrics-port must differ from --port (\(port)): /metrics has a listener of its own")
+            throw ValidationError(
+                "--metrics-port must differ from --port (\(port)): /metrics has a listener of its own")
         }
         guard (0...1_000).contains(failedAuthCost) else {
             throw ValidationError("--failed-auth-cost must be in 0...1000, got \(failedAuthCost)")

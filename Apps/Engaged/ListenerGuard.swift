@@ -42,7 +42,8 @@ final class ListenerGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let accepted = unwrapInboundIn(data)
-        guard maxPerAddress > 0, let address = accepted.remoteAddress.flatMap(AddressRateLimitMiddleware<EngagedRequestContext>.bucketID)
+        guard maxPerAddress > 0,
+            let address = accepted.remoteAddress.flatMap(AddressRateLimitMiddleware<EngagedRequestContext>.bucketID)
         else {
             context.fireChannelRead(data)
             return

@@ -15,9 +15,10 @@ struct RecordingTransport: ServerTransport {
     let metricsServedElsewhere: Bool
 
     func register(
-        _ handler: @Sendable @escaping (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
-            HTTPResponse, HTTPBody?
-        ), method: HTTPRequest.Method, path: String
+        _ handler:
+            @Sendable @escaping (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
+                HTTPResponse, HTTPBody?
+            ), method: HTTPRequest.Method, path: String
     ) throws {
         if metricsServedElsewhere, path == "/metrics" { return }
         router.register(handler, method: method, path: path)

@@ -31,7 +31,8 @@ struct ServerSecrets: Sendable, Equatable {
         if let reused = userTokenKeys.keys.firstIndex(where: { $0.secret == Array(apiKey.utf8) }) {
             throw ConfigurationError(
                 setting: "ENGAGED_USER_TOKEN_KEYS",
-                problem: "key \(reused + 1) (\(userTokenKeys.keys[reused].id)) is the API key; give each its own secret")
+                problem: "key \(reused + 1) (\(userTokenKeys.keys[reused].id)) is the API key; give each its own secret"
+            )
         }
         if let legacyUserTokenSecret, legacyUserTokenSecret == apiKey {
             throw ConfigurationError(

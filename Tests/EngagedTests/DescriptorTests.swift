@@ -42,7 +42,10 @@ final class KeptLog: LogHandler, @unchecked Sendable {
 struct DescriptorTests {
     @Test(arguments: [
         // Fits as it is.
-        (4_096, DescriptorBudget.Limit(soft: 20_000, hard: 20_000), true, DescriptorBudget.Fit.fits(maxConnections: 4_096, openFiles: 20_000)),
+        (
+            4_096, DescriptorBudget.Limit(soft: 20_000, hard: 20_000), true,
+            DescriptorBudget.Fit.fits(maxConnections: 4_096, openFiles: 20_000)
+        ),
         // The soft limit is raised as far as needed.
         (4_096, .init(soft: 1_024, hard: 65_536), true, .raised(maxConnections: 4_096, from: 1_024, to: 4_352)),
         // The hard limit is too low: the connection limit is lowered to fit under it.
@@ -56,7 +59,9 @@ struct DescriptorTests {
     func maxConnectionsFitsUnderTheOpenFileLimit(
         maxConnections: Int, limit: DescriptorBudget.Limit, raiseAllowed: Bool, expected: DescriptorBudget.Fit
     ) {
-        #expect(DescriptorBudget.fit(maxConnections: maxConnections, limit: limit, raise: { _ in raiseAllowed }) == expected)
+        #expect(
+            DescriptorBudget.fit(maxConnections: maxConnections, limit: limit, raise: { _ in raiseAllowed }) == expected
+        )
     }
 
     /// A failed accept for want of descriptors is logged once per interval with the count, and
@@ -117,7 +122,8 @@ struct DescriptorTests {
     @Test func underALowOpenFileLimitTheServerFitsAndNeverSpins() async throws {
         let server = try EngagedProcess(
             [
-                "serve", "--data-dir", FileManager.default.temporaryDirectory.appendingPathComponent(
+                "serve", "--data-dir",
+                FileManager.default.temporaryDirectory.appendingPathComponent(
                     "engaged-fd-\(UUID().uuidString)"
                 ).path, "--port", "0", "--metrics-port", "0", "--max-connections-per-address", "0",
                 "--header-timeout-seconds", "2",

@@ -33,7 +33,9 @@ final class EngagedProcess: @unchecked Sendable {
         let binary = try Self.binary().path
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         let quoted = ([binary] + arguments).map { "'\($0.replacingOccurrences(of: "'", with: "'\\''"))'" }
-        process.arguments = ["-c", (openFiles.map { "ulimit -n \($0) && " } ?? "") + "exec " + quoted.joined(separator: " ")]
+        process.arguments = [
+            "-c", (openFiles.map { "ulimit -n \($0) && " } ?? "") + "exec " + quoted.joined(separator: " "),
+        ]
         process.environment = ProcessInfo.processInfo.environment
             .merging(["ENGAGED_API_KEY": Self.apiKey, "ENGAGED_USER_TOKEN_KEYS": Self.userTokenKeys]) { $1 }
             .merging(environment) { $1 }

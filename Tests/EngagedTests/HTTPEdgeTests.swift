@@ -36,7 +36,8 @@ struct HTTPEdgeTests {
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         return (status, headers, parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
@@ -109,7 +110,10 @@ struct HTTPEdgeTests {
         }
     }
 
-    @Test(arguments: ["application/json; charset=latin1", "application/json; charset=ISO-8859-1", "application/json;charset=\"utf-16\""])
+    @Test(arguments: [
+        "application/json; charset=latin1", "application/json; charset=ISO-8859-1",
+        "application/json;charset=\"utf-16\"",
+    ])
     func jsonInACharsetOtherThanUTF8Is415(contentType: String) async throws {
         let server = try await TestServer()
         try await server.run(.router) { client in

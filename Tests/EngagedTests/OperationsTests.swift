@@ -21,7 +21,10 @@ struct OperationsTests {
             "key 1 (k1): the secret is only whitespace"
         ),
         (
-            ["ENGAGED_API_KEY": goodKey, "ENGAGED_USER_TOKEN_KEYS": "k1:0123456789abcdef0123456789abcdef,k2:\(goodKey)"],
+            [
+                "ENGAGED_API_KEY": goodKey,
+                "ENGAGED_USER_TOKEN_KEYS": "k1:0123456789abcdef0123456789abcdef,k2:\(goodKey)",
+            ],
             "key 2 (k2) is the API key"
         ),
     ])
@@ -109,7 +112,10 @@ struct OperationsTests {
     @Test func jsonLogTimesCarryTheirOffset() {
         let time = JSONLogHandler.timestamp(Date(timeIntervalSince1970: 1_803_794_400.1235))
         #expect(time.hasSuffix(".123Z"), "\(time)")
-        #expect(time.range(of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{2}:\d{2})$"#, options: .regularExpression) != nil, "\(time)")
+        #expect(
+            time.range(
+                of: #"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}(Z|[+-]\d{2}:\d{2})$"#, options: .regularExpression)
+                != nil, "\(time)")
     }
 
     /// `/metrics` on its own listener: served there without a key, and not on the API's.
