@@ -282,6 +282,8 @@ let package = Package(
                     "APNs", "FakeAPNs", hummingbird, hummingbirdTesting, argumentParser, swiftLog, crypto, jwtKit,
                     metrics, grdb,
                     prometheus, asyncHTTPClient,
+                    // The listener's handlers, driven on an embedded channel.
+                    nioCore, .product(name: "NIOEmbedded", package: "swift-nio"),
                 ],
                 path: "Tests/EngagedTests", swiftSettings: swiftSettings),
             // Several `engaged worker` processes over one PostgreSQL, one killed: exactly once?

@@ -118,6 +118,30 @@ struct Serve: AsyncParsableCommand {
     var maxConnections = 4_096
 
     @Option(
+        name: .customLong("max-connections-per-address"),
+        help: ArgumentHelp(
+            "Connections open at once from one client address, an IPv6 /64 counting as one (0...1000000).",
+            discussion:
+                "Past it a new connection is closed at once. Behind a proxy every client shares its address: set 0."
+        ))
+    var maxConnectionsPerAddress = 64
+
+    @Option(
+        name: .customLong("header-timeout-seconds"),
+        help: "Answer 408 and close when a request's head has not arrived this long after its first byte (1...300).")
+    var headerTimeoutSeconds: Int64 = 5
+
+    @Option(
+        name: .customLong("metrics-host"),
+        help: "Address of the /metrics listener; it needs no key, so keep it private (loopback by default).")
+    var metricsHost = "127.0.0.1"
+
+    @Option(
+        name: .customLong("metrics-port"),
+        help: "Port of the /metrics listener, apart from the API's (0: any free port).")
+    var metricsPort = 9_464
+
+    @Option(
         name: .customLong("rate-limit-api-key"),
         help: "Requests a second and burst of the API key, RATE/BURST, or 0 for no limit.")
     var rateLimitAPIKey = RateLimitSettings().apiKey
@@ -181,6 +205,21 @@ struct Serve: AsyncParsableCommand {
         }
         guard (1...1_000_000).contains(maxConnections) else {
             throw ValidationError("--max-connections must be in 1...1000000, got \(maxConnections)")
+        }
+        guard (0...1_000_000).contains(maxConnectionsPerAddress) else {
+            throw ValidationError(
+                "--max-connections-per-address must be in 0...1000000, got \(maxConnectionsPerAddress)")
+        }
+        guard (1...300).contains(headerTimeoutSeconds) else {
+            throw ValidationError("--header-timeout-seconds must be in 1...300, got \(headerTimeoutSeconds)")
+        }
+        guard (0...65_535).contains(metricsPort) else {
+            throw ValidationError("--metrics-port must be in 0...65535, got \(metricsPort)")
+        }
+        guard !metricsHost.isEmpty else { throw ValidationError("--metrics-host must not be empty") }
+        guard metricsPort == 0 || metricsPort != port else {
+            throw ValidationError(
+                "--metrics-port must differ from --port (\(port)): /metrics has a listener of its own")
         }
         guard (0...1_000).contains(failedAuthCost) else {
             throw ValidationError("--failed-auth-cost must be in 0...1000, got \(failedAuthCost)")
@@ -250,17 +289,23 @@ struct Serve: AsyncParsableCommand {
                 PushChannelTransport(
                     runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
             } ?? LoggingTransport(logger: logger)
-        let serverEnvironment = ServerEnvironment(
+        // Every connection holds a descriptor: the limit on them must leave room for the rest.
+        let descriptors = DescriptorBudget.fit(maxConnections: maxConnections)
+        Self.log(descriptors, logger: logger)
+        var serverEnvironment = ServerEnvironment(
             runtime: runtime, apiKey: secrets.apiKey, userTokens: await UserTokenAuthority(keys: secrets.userTokenKeys),
             legacyUserTokens: legacyUserTokens, userTokenTTLSeconds: userTokenTTLSeconds, manualClock: manual,
             transport: transport,
             logger: logger, workersPerformDueWork: database != nil, metrics: metrics,
             idleTimeoutSeconds: idleTimeoutSeconds, bodyTimeoutSeconds: bodyTimeoutSeconds,
-            maxConnections: maxConnections,
+            maxConnections: descriptors.maxConnections,
             rateLimiter: RateLimiter(
                 settings: RateLimitSettings(
                     apiKey: rateLimitAPIKey, user: rateLimitUser, address: rateLimitAddress,
                     failedAuthenticationCost: Double(failedAuthCost))))
+        serverEnvironment.maxConnectionsPerAddress = maxConnectionsPerAddress
+        serverEnvironment.headerTimeoutSeconds = headerTimeoutSeconds
+        serverEnvironment.metricsAddress = (metricsHost, metricsPort)
         // Once per process, here only: libraries' own metrics land in the server's registry too.
         MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
         let app = try EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)
@@ -286,6 +331,27 @@ struct Serve: AsyncParsableCommand {
             }
         }
         logger.info("stopped")
+    }
+
+    /// Says how `--max-connections` fits the open-file limit: a warning when it was lowered.
+    static func log(_ fit: DescriptorBudget.Fit, logger: Logger) {
+        switch fit {
+        case .fits(let connections, let openFiles):
+            logger.info(
+                "open-file limit fits --max-connections",
+                metadata: ["max_connections": "\(connections)", "open_files": "\(openFiles)"])
+        case .raised(let connections, let from, let to):
+            logger.info(
+                "raised the open-file soft limit to fit --max-connections",
+                metadata: ["max_connections": "\(connections)", "open_files_from": "\(from)", "open_files": "\(to)"])
+        case .lowered(let connections, let from, let openFiles):
+            logger.warning(
+                "lowered --max-connections to fit the open-file hard limit; raise it (ulimit -n) to serve more",
+                metadata: [
+                    "max_connections": "\(connections)", "max_connections_asked": "\(from)",
+                    "open_files": "\(openFiles)", "headroom": "\(DescriptorBudget.headroom)",
+                ])
+        }
     }
 
     /// Exactly one of `--data-dir` (not empty) and `--database` (a PostgreSQL URL).

@@ -41,6 +41,17 @@ struct ServerEnvironment: Sendable {
     /// Connections open at once (`--max-connections`); past it the server accepts no more until
     /// one closes (the rest wait in the listen backlog), so clients cannot exhaust its descriptors.
     var maxConnections = 4_096
+    /// Connections open at once from one address (`--max-connections-per-address`; an IPv6 /64
+    /// is one address); past it a new one is closed as soon as it is accepted. 0: no cap.
+    var maxConnectionsPerAddress = 64
+    /// How long a request's head may take to arrive after its first byte
+    /// (`--header-timeout-seconds`): 408, then closed (`EngagedHTTP1Channel`).
+    var headerTimeoutSeconds: Int64 = 5
+    /// Where `/metrics` is served (`--metrics-host`, `--metrics-port`): a listener of its own,
+    /// and then not on the API's. Nil: on the API's listener (in-process tests only).
+    var metricsAddress: (host: String, port: Int)?
+    /// Told the metrics listener's port once it listens (a test's port 0).
+    var metricsListening: (@Sendable (Int) -> Void)?
     /// The token buckets of `--rate-limit-*` (off in tests unless a test sets them).
     var rateLimiter = RateLimiter(settings: .off)
 }
@@ -71,26 +82,65 @@ enum EngagedServer {
         if environment.manualClock == nil && !environment.workersPerformDueWork {
             services.append(DueWorkLoop(dispatcher: dispatcher, clock: clock))
         }
+        if let metricsAddress = environment.metricsAddress {
+            services.append(metricsApplication(environment, host: metricsAddress.host, port: metricsAddress.port))
+        }
+        let http1 = HTTP1Channel.Configuration(idleTimeout: .seconds(environment.idleTimeoutSeconds))
+        let headerTimeoutSeconds = environment.headerTimeoutSeconds
         return Application(
             router: try router(environment, dispatcher: dispatcher),
-            server: .http1(
-                configuration: HTTP1Channel.Configuration(idleTimeout: .seconds(environment.idleTimeoutSeconds))),
+            server: HTTPServerBuilder { responder in
+                EngagedHTTP1Channel(
+                    base: HTTP1Channel(responder: responder, configuration: http1),
+                    headerTimeoutSeconds: headerTimeoutSeconds)
+            },
             configuration: ApplicationConfiguration(
-                address: .hostname(host, port: port), serverName: "engaged",
+                address: .hostname(host, port: port), serverName: "engaged", backlog: listenBacklog,
                 availableConnectionsDelegate: MaximumAvailableConnections(
                     environment.maxConnections, logger: environment.logger)),
-            services: services, logger: environment.logger)
+            services: services,
+            onServerRunning: { [environment] channel in
+                await guardListener(channel, maxPerAddress: environment.maxConnectionsPerAddress, environment.logger)
+            },
+            logger: environment.logger)
+    }
+
+    /// Connections the kernel completes while the server is busy: deep enough that a burst of
+    /// connections refused by the per-address cap does not crowd out other clients' handshakes.
+    static let listenBacklog = 4_096
+
+    /// Connections accepted per wake-up of the listener (NIO's default is 4).
+    static let acceptsPerRead: UInt = 64
+
+    /// Puts `ListenerGuard` in front of the listener's pipeline.
+    static func guardListener(_ channel: any Channel, maxPerAddress: Int, _ logger: Logger) async {
+        do {
+            try await channel.eventLoop.submit {
+                try channel.pipeline.syncOperations.addHandler(
+                    ListenerGuard(maxPerAddress: maxPerAddress, logger: logger), position: .first)
+                // Accepts taken per wake-up of the listener: a burst of connections (most of them
+                // closed at once by the guard) drains in fewer trips through the event loop.
+                try channel.syncOptions?.setOption(ChannelOptions.maxMessagesPerRead, value: acceptsPerRead)
+            }.get()
+        } catch {
+            logger.error("the listener's guard could not be installed", metadata: ["error": "\(error)"])
+        }
     }
 
     static func router(_ environment: ServerEnvironment, dispatcher: Dispatcher) throws -> Router<EngagedRequestContext>
     {
         let routes = Routes(environment: environment, dispatcher: dispatcher)
         let router = Router(context: EngagedRequestContext.self)
-        // Outermost: it counts every answer with the status the client gets.
+        let routeTable = RouteTable()
+        // Outermost: one line per request with the status the client gets, and its id (no
+        // headers: keys and tokens stay out of logs).
+        router.add(middleware: AccessLogMiddleware())
+        // It counts every answer with the status the client gets.
         router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics))
         // First, so that every error below it, the router's own 404 included, is a problem body.
         router.add(middleware: ProblemMiddleware())
-        router.add(middleware: LogRequestsMiddleware(.info))  // no headers: keys and tokens stay out of logs
+        // A path the router knows, asked with a method it does not take: 405 naming those it takes.
+        router.add(middleware: MethodNotAllowedMiddleware(routes: routeTable))
         router.add(
             middleware: AddressRateLimitMiddleware(
                 apiKey: environment.apiKey, limiter: environment.rateLimiter, metrics: environment.metrics))
@@ -98,7 +148,9 @@ enum EngagedServer {
         // The operations generated from the document (Generated/Server.swift): each one's credential
         // (`OperationAccess`), its query's and body's strict form, then its typed input to `Routes`.
         try routes.registerHandlers(
-            on: router, serverURL: URL(string: "/")!, configuration: .engaged,
+            on: RecordingTransport(
+                router: router, table: routeTable, metricsServedElsewhere: environment.metricsAddress != nil),
+            serverURL: URL(string: "/")!, configuration: .engaged,
             middlewares: [
                 AuthenticationMiddleware(users: UserCredentials(environment)),
                 RawRequestMiddleware(

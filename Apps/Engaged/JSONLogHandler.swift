@@ -27,13 +27,18 @@ struct JSONLogHandler: LogHandler {
         var metadata: [String: String]?
     }
 
+    /// RFC 3339 with milliseconds and the offset, UTC's `Z`: `2027-03-01T06:00:00.123Z`.
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
+    }
+
     func log(
         level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
         function: String, line: UInt
     ) {
         let merged = self.metadata.merging(metadata ?? [:]) { _, new in new }
         let entry = Line(
-            time: Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
+            time: Self.timestamp(Date()),
             level: level.rawValue, label: label, message: message.description,
             metadata: merged.isEmpty ? nil : merged.mapValues(\.description))
         let encoder = JSONEncoder()

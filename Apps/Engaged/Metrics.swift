@@ -2,12 +2,14 @@ import CoreMetrics
 import Engagement
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Models
 import OpenAPIRuntime
 import Prometheus
 import Runtime
 import Scheduling
+import ServiceLifecycle
 import Storage
 
 /// The server's metrics (swift-metrics, kept by swift-prometheus) and their `GET /metrics` text.
@@ -196,15 +198,51 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 extension Routes {
-    /// `GET /metrics`: Prometheus' text format 0.0.4; no key, so serve it on a private address.
+    /// `GET /metrics`: Prometheus' text format 0.0.4; no key, so it is served on a listener of
+    /// its own (`EngagedServer.metricsApplication`), on loopback by default.
     func metrics(_ input: Operations.Metrics.Input) async throws -> Operations.Metrics.Output {
+        .ok(.init(body: .textPlainVersion_0_0_4(HTTPBody(EngagedServer.metricsText(environment)))))
+    }
+}
+
+extension EngagedServer {
+    static let metricsContentType = "text/plain; version=0.0.4"
+
+    /// Every series, the outbox depth read now (left as it was when the store cannot be read).
+    static func metricsText(_ environment: ServerEnvironment) -> [UInt8] {
         let depth: Int?
         do {
-            depth = try runtime.outboxDepth()
+            depth = try environment.runtime.outboxDepth()
         } catch {
             environment.logger.warning("outbox depth unreadable", metadata: ["error": "\(error)"])
             depth = nil
         }
-        return .ok(.init(body: .textPlainVersion_0_0_4(HTTPBody(environment.metrics.exposition(outboxDepth: depth)))))
+        return environment.metrics.exposition(outboxDepth: depth)
+    }
+
+    /// `GET /metrics` on a listener of its own (`--metrics-host`, `--metrics-port`): the API's
+    /// listener, its limits and its key stay for the API, and the series (outbox depth, refusal
+    /// counts) are not shown to whoever reaches the API. Nothing else is served there.
+    static func metricsApplication(_ environment: ServerEnvironment, host: String, port: Int) -> some Service {
+        let router = Router()
+        router.get("/metrics") { _, _ in
+            JSONBody.response(.ok, bytes: metricsText(environment), contentType: metricsContentType)
+        }
+        // Quieter than the API's: Hummingbird's "listening on" line is the API's alone (scripts
+        // read the API's port from it).
+        var logger = environment.logger
+        logger[metadataKey: "listener"] = "metrics"
+        logger.logLevel = max(logger.logLevel, .warning)
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(host, port: port), serverName: "engaged",
+                availableConnectionsDelegate: MaximumAvailableConnections(64, logger: logger)),
+            onServerRunning: { channel in
+                let listening = channel.localAddress?.port ?? port
+                environment.logger.info("metrics served at http://\(host):\(listening)/metrics")
+                environment.metricsListening?(listening)
+            },
+            logger: logger)
     }
 }

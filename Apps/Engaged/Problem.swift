@@ -17,6 +17,8 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
     var field: String?
     /// Sent as `Retry-After` (429), not in the body.
     var retryAfterSeconds: Int?
+    /// Sent as `Allow` (405): the methods the path takes.
+    var allow: String?
 
     var type: String { "urn:engaged:problem:\(slug)" }
 
@@ -27,6 +29,7 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
         // RFC 6750: a 401 says which scheme to use.
         if status == .unauthorized { response.headers[.wwwAuthenticate] = "Bearer" }
         if let retryAfterSeconds { response.headers[.retryAfter] = String(retryAfterSeconds) }
+        if let allow { response.headers[.allow] = allow }
         return response
     }
 
@@ -122,8 +125,11 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
             let field = fieldPath(context.codingPath)
             return .invalidField(field, "\(field): unknown key; the document does not list it for this object")
         case .keyNotFound(let key, let context) where context.debugDescription.contains("discriminator value"):
-            let field = fieldPath(context.codingPath + [key])
-            return .badRequest("\(field): \(context.debugDescription)", field: field)
+            // The value is the client's, of any length: quoted clipped, and kept out of the path.
+            let value = discriminatorValue(context.debugDescription)
+            let field = fieldPath(context.codingPath.filter { $0.stringValue != value } + [key])
+            return .badRequest(
+                "\(field): \(quoted(value ?? "")) is not one of the values the document lists", field: field)
         case .dataCorrupted(let context) where !context.codingPath.isEmpty:
             return .invalidField(fieldPath(context.codingPath), error.fieldMessage)
         case .dataCorrupted:
@@ -135,6 +141,18 @@ struct Problem: Error, HTTPResponseError, Equatable, Encodable {
         @unknown default:
             return .badRequest("\(error)")
         }
+    }
+
+    /// The value of the generated decoders' "...discriminator value '<value>'." message.
+    static func discriminatorValue(_ message: String) -> String? {
+        guard let start = message.range(of: "discriminator value '"), message.hasSuffix("'.") else { return nil }
+        return String(message[start.upperBound..<message.index(message.endIndex, offsetBy: -2)])
+    }
+
+    /// A client's text in a detail: quoted, and clipped to `limit` characters (with `...`), so
+    /// that an answer never echoes a long input back in full.
+    static func quoted(_ text: String, limit: Int = 64) -> String {
+        text.count <= limit ? "\"\(text)\"" : "\"\(text.prefix(limit))...\" (\(text.utf8.count) bytes)"
     }
 
     /// `preferences.quietHours.start`, `preferences.reminders[0].rule`.

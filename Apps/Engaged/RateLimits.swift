@@ -177,8 +177,9 @@ final class RateLimiter: Sendable {
 /// before its body is read or its credential checked; each request takes one token, and one
 /// refused with 401 or 403 takes `failedAuthenticationCost` more.
 ///
-/// The probes (`/healthz`, `/readyz`) and `/metrics` are never limited: a flood from the
-/// prober's address must not make an orchestrator restart a healthy server.
+/// The probes (`/healthz`, `/readyz`) are never limited: a flood from the prober's address must
+/// not make an orchestrator restart a healthy server. `/metrics` has a listener of its own
+/// (served on the API's only in-process, in tests), unlimited too.
 /// Requests with the API key are the API key's bucket's alone (a backend sends many from few
 /// addresses, and a client guessing keys at the same address must not lock it out). Requests
 /// without a known peer address (in-process tests) are not limited here. Behind a proxy every

@@ -10,7 +10,8 @@ import NIOCore
 ///   trickles a byte just inside the idle timeout cannot hold a handler for long;
 /// - a body the connection cannot deliver (closed early, a malformed chunk) is 400, not a 500;
 /// - a body that is not empty must say `Content-Type: application/json` (parameters such as
-///   `charset=utf-8` aside), or it is 415: a form-encoded body used to be read as JSON.
+///   `charset=utf-8` aside, and no other charset), or it is 415: a form-encoded body used to be
+///   read as JSON.
 ///
 /// The operation then reads the collected bytes (`JSONBodyMiddleware`, the generated decoder).
 struct RequestBodyMiddleware<Context: RequestContext>: RouterMiddleware {
@@ -29,8 +30,8 @@ struct RequestBodyMiddleware<Context: RequestContext>: RouterMiddleware {
         let buffer = try await collect(request.body)
         if buffer.readableBytes > 0, !Self.isJSON(request.headers[.contentType]) {
             throw Problem.unsupportedMediaType(
-                "the body is \(request.headers[.contentType].map { "\"\($0)\"" } ?? "without a Content-Type"); "
-                    + "send Content-Type: application/json")
+                "the body is \(request.headers[.contentType].map { "\"\($0.prefix(64))\"" } ?? "without a Content-Type"); "
+                    + "send Content-Type: application/json (UTF-8)")
         }
         var collected = request
         collected.body = RequestBody(buffer: buffer)
@@ -66,11 +67,23 @@ struct RequestBodyMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    /// `application/json`, with any parameters; the media type is case-insensitive (RFC 9110).
+    /// `application/json`, with any parameters but a `charset` other than `utf-8` (JSON between
+    /// systems is UTF-8, RFC 8259 section 8.1: a body declared Latin-1 would be read wrongly);
+    /// the media type and the charset are case-insensitive (RFC 9110), the charset may be quoted.
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        let parts = contentType.split(separator: ";", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        guard parts.first == "application/json" else { return false }
+        for parameter in parts.dropFirst() {
+            guard let equals = parameter.firstIndex(of: "="),
+                parameter[..<equals].trimmingCharacters(in: .whitespaces) == "charset"
+            else { continue }
+            let value = parameter[parameter.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard value == "utf-8" || value == "\"utf-8\"" else { return false }
+        }
+        return true
     }
 }
 

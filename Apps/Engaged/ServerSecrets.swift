@@ -26,6 +26,23 @@ struct ServerSecrets: Sendable, Equatable {
                 "ENGAGED_USER_TOKEN_SECRET", in: environment,
                 purpose: "the secret of the deprecated HMAC user tokens (--legacy-user-tokens)")
             : nil
+        // A key that does two jobs leaks both ways: whoever holds the API key could mint user
+        // tokens, and a token key that leaks would be the API key.
+        if let reused = userTokenKeys.keys.firstIndex(where: { $0.secret == Array(apiKey.utf8) }) {
+            throw ConfigurationError(
+                setting: "ENGAGED_USER_TOKEN_KEYS",
+                problem: "key \(reused + 1) (\(userTokenKeys.keys[reused].id)) is the API key; give each its own secret"
+            )
+        }
+        if let legacyUserTokenSecret, legacyUserTokenSecret == apiKey {
+            throw ConfigurationError(
+                setting: "ENGAGED_USER_TOKEN_SECRET", problem: "it is the API key; give each its own secret")
+        }
+    }
+
+    /// Whether `secret` is only whitespace (spaces, tabs, line ends): a placeholder, not a secret.
+    static func isBlank(_ secret: some Sequence<UInt8>) -> Bool {
+        secret.allSatisfy { [0x20, 0x09, 0x0A, 0x0D, 0x0B, 0x0C].contains($0) }
     }
 
     private static func secret(_ name: String, in environment: [String: String], purpose: String)
@@ -33,6 +50,9 @@ struct ServerSecrets: Sendable, Equatable {
     {
         guard let value = environment[name], !value.isEmpty else {
             throw ConfigurationError(setting: name, problem: "not set: it is \(purpose)")
+        }
+        guard !isBlank(value.utf8) else {
+            throw ConfigurationError(setting: name, problem: "only whitespace: it is \(purpose)")
         }
         guard value.utf8.count >= minimumBytes else {
             throw ConfigurationError(

@@ -40,6 +40,9 @@ struct UserTokenKeys: Sendable, Equatable {
                     problem:
                         "\(position) (\(id)): a secret is at least \(minimumSecretBytes) bytes, got \(secret.count)")
             }
+            guard !ServerSecrets.isBlank(secret) else {
+                throw ConfigurationError(setting: name, problem: "\(position) (\(id)): the secret is only whitespace")
+            }
             guard !keys.contains(where: { $0.id == id }) else {
                 throw ConfigurationError(setting: name, problem: "\(position): key id \(id) is given twice")
             }
@@ -157,6 +160,11 @@ struct UserTokenAuthority: Sendable {
         guard parts.count == 3, let header = Self.header(parts[0]) else {
             return .failure(Refusal(reason: "the user token is not a JWT (header.payload.signature)"))
         }
+        // RFC 7515 section 2: each part is base64url without padding. A decoder that skips `=`
+        // would take several spellings of one signature.
+        guard parts.allSatisfy(Self.isUnpaddedBase64URL) else {
+            return .failure(Refusal(reason: "the user token is not base64url without padding (RFC 7515)"))
+        }
         guard header.alg == "HS256" else {
             return .failure(
                 Refusal(
@@ -193,6 +201,17 @@ struct UserTokenAuthority: Sendable {
         return .success(
             SignedToken(
                 userID: UserID(claims.sub.value), issuedAt: issuedAt, expiresAt: expiresAt, notBefore: notBefore))
+    }
+
+    /// Only `A-Z a-z 0-9 - _`, not empty: no padding, no standard-base64 `+` or `/`.
+    static func isUnpaddedBase64URL(_ part: Substring) -> Bool {
+        !part.isEmpty
+            && part.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 
     /// Whole seconds of a claim's time, or nil past the years 0001...9999.

@@ -10,13 +10,34 @@ import Foundation
 struct RawConnection {
     let descriptor: Int32
 
-    init(port: Int) throws {
+    /// A connection from `source` (Linux answers on all of 127.0.0.0/8, so 127.0.0.2 is a second
+    /// client address); `timeoutSeconds` bounds the connect and each read and write.
+    init(port: Int, source: String? = nil, timeoutSeconds: Int? = nil) throws {
         #if canImport(Glibc)
             descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
             descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
-        guard descriptor >= 0 else { throw POSIXError(.EBADF) }
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EBADF) }
+        if let timeoutSeconds {
+            var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                close(descriptor)
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EADDRNOTAVAIL)
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -32,9 +53,14 @@ struct RawConnection {
         }
     }
 
+    /// Writes `text`; a connection the server has closed takes it silently (no SIGPIPE).
     func send(_ text: String) {
         let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        #if canImport(Glibc)
+            _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        #else
+            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        #endif
     }
 
     /// How long a test waits in silence for the server to answer or close: far above any answer
@@ -60,6 +86,14 @@ struct RawConnection {
             let closed = count == 0 || errno == ECONNRESET
             return (String(decoding: received, as: UTF8.self), closed)
         }
+    }
+
+    /// Whether the server holds the connection open without having answered, asked without
+    /// waiting: a read that would block. A closed or answered connection is not held.
+    var heldByServer: Bool {
+        var byte: UInt8 = 0
+        let count = recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
     }
 
     func closeConnection() { close(descriptor) }
