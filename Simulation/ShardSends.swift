@@ -68,7 +68,8 @@ extension Shard {
     }
 
     /// A row done without a send (withheld by the send rules, or unreadable): counted by its
-    /// reason, and what follows decided as for a send.
+    /// reason, unless the app performs the work itself (a Live Activity's start, an update
+    /// before its token), and what follows decided as for a send.
     private func notSent(
         _ local: Int, _ row: OutboxRow, _ report: SendReport, on channel: DeliveryChannel, at now: Instant
     )
@@ -76,7 +77,7 @@ extension Shard {
     {
         switch report {
         case .withheld(let reason), .refused(let reason):
-            stats.channels[channel].failed[reason, default: 0] += 1
+            if !RowSends.isLeftToTheApp(report) { stats.channels[channel].failed[reason, default: 0] += 1 }
         default: break
         }
         finish(local, row, report, dispatchedAt: now)
@@ -89,7 +90,7 @@ extension Shard {
         let ready = users[local].remote.inFlight.filter { $0.nextAttemptAt <= now }
         users[local].remote.inFlight.removeAll { $0.nextAttemptAt <= now }
         for flight in ready {
-            if users[local].remote.retiredAt != nil, flight.row.channel != .liveActivity {
+            if users[local].remote.retiredAt != nil, flight.target.device != nil {
                 finish(local, flight.row, .accepted, dispatchedAt: flight.dispatchedAt)
             } else {
                 try attempt(local, flight, at: now)

@@ -89,6 +89,10 @@ struct Dispatcher: Sendable {
                     let batch = try await runtime.dispatchDueBatch(limit: Self.batchLimit, through: transport)
                     completed += batch.completed.count
                     metrics.dispatched(batch.completed)
+                    for (key, reason) in batch.discarded {
+                        logger.warning(
+                            "due row completed unperformed", metadata: ["key": "\(key)", "reason": "\(reason)"])
+                    }
                     // A failure would only repeat; otherwise ask again while rows may be due.
                     if batch.leftPending > 0 || (batch.listed < Self.batchLimit && batch.heldBack == 0) { break }
                 } catch {

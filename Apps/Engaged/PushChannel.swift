@@ -85,8 +85,9 @@ enum APNsSettingsError: Error, Hashable, CustomStringConvertible {
 }
 
 /// The server's metrics and logs of the push channel (`PushChannelTransport`): every outcome is
-/// counted per channel (`ServerMetrics.delivered`); a rejected or failed push, a withheld one
-/// and a retired token are logged. The client has already retried a failed push as long as it
+/// counted per channel (`ServerMetrics.delivered`), a withheld row as rejected with its reason;
+/// a rejected or failed push, a withheld alert, a row refused as unreadable and a retired token
+/// are logged. The client has already retried a failed push as long as it
 /// is worth, and the runtime decides what follows (`OutboxSteps.afterSend`).
 struct ServerSendObserver: SendObserver {
     let metrics: ServerMetrics
@@ -97,18 +98,18 @@ struct ServerSendObserver: SendObserver {
     }
 
     func notSent(_ row: OutboxRow, on channel: DeliveryChannel, report: SendReport) {
-        let reason: String
         switch report {
-        case .withheld(let why): reason = why
-        case .refused(let why):
-            reason = why
-            logger.error("push row refused unsent", metadata: ["key": "\(row.key)", "reason": "\(why)"])
-        default: return
+        case .withheld(let reason):
+            // A Live Activity's start or a missing token is the app's to perform, not a warning.
+            if channel != .liveActivity {
+                logger.warning("push withheld", metadata: ["key": "\(row.key)", "reason": "\(reason)"])
+            }
+            metrics.delivered(channel, outcome: .rejected, reason: reason)
+        case .refused(let reason):
+            logger.error("push row refused unsent", metadata: ["key": "\(row.key)", "reason": "\(reason)"])
+        default:
+            break
         }
-        if channel != .liveActivity {
-            logger.warning("push withheld", metadata: ["key": "\(row.key)", "reason": "\(reason)"])
-        }
-        metrics.delivered(channel, outcome: .rejected, reason: reason)
     }
 
     func answered(

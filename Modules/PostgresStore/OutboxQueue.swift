@@ -211,10 +211,9 @@ public final class OutboxQueue: Sendable {
             let key = OutboxKey(keyText)
             if attempts > 0 { state.attemptedKeys.insert(key) }
             if let plannedAt { state.plannedAt[key] = Instant(secondsSinceEpoch: plannedAt) }
-            let stored = OutboxChannel(name: channel)
             return OutboxRow(
                 key: key, userID: UserID(user), requestID: RequestID(request),
-                dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
+                dueAt: Instant(secondsSinceEpoch: dueAt), channelName: channel, text: payload)
         }
         let alerted = Set(due.filter { $0.channel == .push }.map(\.userID)).sorted()
         let (rules, unreadable) = try self.rules(of: alerted, connection)

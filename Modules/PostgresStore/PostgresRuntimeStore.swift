@@ -210,10 +210,9 @@ public final class PostgresRuntimeStore: RuntimeStore {
     private static func outboxRow(_ row: PostgresRow) throws(StoreError) -> OutboxRow {
         let (key, userID, requestID, channel, dueAt, payload) = try PostgresColumns.decode(
             row, as: (String, String, String, String, Int64, String).self, table: "outbox")
-        let stored = OutboxChannel(name: channel)
         return OutboxRow(
             key: OutboxKey(key), userID: UserID(userID), requestID: RequestID(requestID),
-            dueAt: Instant(secondsSinceEpoch: dueAt), payload: .stored(payload, channel: stored))
+            dueAt: Instant(secondsSinceEpoch: dueAt), channelName: channel, text: payload)
     }
 }
 

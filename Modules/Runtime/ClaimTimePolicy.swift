@@ -172,7 +172,8 @@ public enum ClaimTimePolicy {
             }
         }
         let ordinary = decision.perform.contains {
-            $0.channel == .push && $0.payload.notification?.content.interruptionLevel != .critical
+            guard case .alert(let request) = $0.payload else { return false }
+            return request.content.interruptionLevel != .critical
         }
         if ordinary, let quiet = rules.quietHours { decision.sendBefore = nextStart(of: quiet, after: now, in: zone) }
         return decision

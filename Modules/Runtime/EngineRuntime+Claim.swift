@@ -12,6 +12,8 @@ public struct DispatchedBatch: Sendable {
     /// Alerts the claim left due for the next claim, behind one sent alone (a re-send, a
     /// critical or a repeating alert): asking again sends them.
     public var heldBack: Int
+    /// Rows completed unperformed (`DueStep.discard`), each with why, for the log.
+    public var discarded: [(key: OutboxKey, reason: String)] = []
 }
 
 extension EngineRuntime {

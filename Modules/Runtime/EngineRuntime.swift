@@ -204,6 +204,7 @@ public actor EngineRuntime {
         if !store.claimsWithRules { (due, heldBack) = try claim(due, at: now) }
         due = OutboxSteps.inboxFirst(due)
         var completed: [OutboxRow] = []
+        var discarded: [(key: OutboxKey, reason: String)] = []
         var sends: [OutboxRow] = []
         for row in due {
             switch OutboxSteps.step(for: row, zone: seriesZone(of: row), silentPushes: silentPushes, at: now) {
@@ -222,8 +223,8 @@ public actor EngineRuntime {
             case .send:
                 sends.append(row)
                 continue
-            case .discard:
-                break  // completed below, unperformed
+            case .discard(let reason):
+                discarded.append((row.key, reason))  // completed below, unperformed
             }
             do { try store.completeOutbox(keys: [row.key], at: now) } catch { throw .store(error) }
             completed.append(row)
@@ -245,7 +246,7 @@ public actor EngineRuntime {
         do { try store.completeOutbox(keys: done.map(\.key), at: now) } catch { throw .store(error) }
         return DispatchedBatch(
             listed: listed, completed: completed + done, leftPending: due.count - completed.count - done.count,
-            heldBack: heldBack)
+            heldBack: heldBack, discarded: discarded)
     }
 
     /// Users whose rows a dispatch sends at once at most.

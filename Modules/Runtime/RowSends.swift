@@ -61,26 +61,36 @@ public enum RowSends {
         }
     }
 
-    /// What `row` asks for. A row whose payload does not fit its channel is refused
-    /// ("Unreadable"); a Live Activity's start is withheld ("AppStarts": the app starts its
+    /// What `row` asks for. A Live Activity's start is withheld (`appStarts`: the app starts its
     /// activities itself, in the foreground), and so is an update before the activity has a
-    /// token ("NoToken").
+    /// token (`noToken`). A row with nothing to send (an inbox item or a job, which the runtime
+    /// performs itself, or unreadable work, which the dispatch discards before a send,
+    /// `OutboxSteps.step`) is refused ("Unreadable") should a shell hand it over all the same.
     public static func work(for row: OutboxRow) -> SendWork {
-        switch (row.channel, row.payload) {
-        case (.push, _):
-            guard let request = row.payload.notification else { return .done(.refused(reason: "Unreadable")) }
+        switch row.payload {
+        case .alert(let request):
             return .alert(request)
-        case (.silent, _):
+        case .sync:
             return .sync
-        case (.liveActivity, .liveActivity(let command)):
-            guard command.event != .start else { return .done(.withheld(reason: "AppStarts")) }
-            guard let token = command.pushToken else { return .done(.withheld(reason: "NoToken")) }
+        case .liveActivity(let command):
+            guard command.event != .start else { return .done(.withheld(reason: appStarts)) }
+            guard let token = command.pushToken else { return .done(.withheld(reason: noToken)) }
             return .liveActivity(command, token: token)
-        default:
-            // The runtime performs inbox and job rows itself; a channel this build does not
-            // know is discarded before a send (`OutboxSteps.step`).
+        case .inboxItem, .job, .unreadable:
             return .done(.refused(reason: "Unreadable"))
         }
+    }
+
+    /// The reasons a Live Activity row is withheld because the app performs it itself: its
+    /// start, and an update before the activity reported its token. Not a failure of the send.
+    public static let appStarts = "AppStarts"
+    public static let noToken = "NoToken"
+
+    /// Whether `report` leaves the row's work to the app (`appStarts`, `noToken`), rather than
+    /// holding back or refusing a push the server should have sent.
+    public static func isLeftToTheApp(_ report: SendReport) -> Bool {
+        guard case .withheld(let reason) = report else { return false }
+        return reason == appStarts || reason == noToken
     }
 
     /// The alert of `row` to each of `devices`, carrying `badge`, as `PushSends.alert` decides
@@ -123,7 +133,7 @@ public enum RowSends {
         do { prepared = try PushSends.liveActivity(command, key: row.key, topic: topic) } catch {
             return .notSent(.withheld(reason: "PayloadTooLarge"))
         }
-        guard let prepared else { return .notSent(.withheld(reason: "AppStarts")) }
+        guard let prepared else { return .notSent(.withheld(reason: appStarts)) }
         let environment = devices.max { $0.registeredAt < $1.registeredAt }?.address.environment ?? .production
         let target = RowPush.Target(
             request: prepared.request(to: PushAddress(token: token, environment: environment)), device: nil)
@@ -131,12 +141,13 @@ public enum RowSends {
     }
 
     /// The report of `push` given one outcome per target (`SendReport(outcomes:)`). An alert
-    /// whose send took time (the client retried) is checked against the inbox's unread count of
-    /// now, `unreadNow` (nil when it was not read again): if the count moved, the badge it
-    /// carried is outdated and a badge sync follows.
+    /// that reached a device and whose send took time (the client retried) is checked against
+    /// the inbox's unread count of now, `unreadNow` (nil when it was not read again): if the
+    /// count moved, the badge it carried is outdated and a badge sync follows. One that reached
+    /// no device (every token retired) set no badge: nothing to mend.
     public static func report(_ push: RowPush, outcomes: [PushOutcome], unreadNow: Int?) -> SendReport {
         let report = SendReport(outcomes: outcomes)
-        guard let carried = push.carriedBadge else { return report }
+        guard let carried = push.carriedBadge, outcomes.contains(.delivered) else { return report }
         return report.ofAlert(carrying: carried, unreadNow: unreadNow)
     }
 

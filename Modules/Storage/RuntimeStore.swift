@@ -5,7 +5,8 @@ public import Scheduling
 
 /// Where an outbox row's work goes: a case per kind of work the server performs. Stored as its
 /// `name`; a name this build does not know (a row a newer version wrote) reads back as
-/// `unknown`, whose row the transport logs and completes, holding up no other.
+/// `unknown`, its payload unreadable, and the dispatch completes that row unperformed
+/// (`DueStep.discard`), holding up no other.
 public enum OutboxChannel: Hashable, Sendable {
     /// An APNs alert: a remote kind's notification, when due.
     case push
@@ -64,9 +65,8 @@ public enum OutboxPayload: Hashable, Sendable {
     indirect case liveActivity(LiveActivityCommand)
     /// Stored text that does not read as its channel's payload (written by another version, or
     /// damaged; a job this build does not know), kept as it is with the channel it was stored
-    /// under: reading it never fails a whole batch of due rows; the runtime completes such a row
-    /// unperformed (`DueStep.discard`), and a push or Live Activity row is refused unsent
-    /// (`RowSends.work`).
+    /// under: reading it never fails a whole batch of due rows, and the dispatch completes such
+    /// a row unperformed, whatever its channel (`DueStep.discard`).
     indirect case unreadable(String, channel: OutboxChannel)
 
     /// The channel whose work this is: a row's channel and its payload are one value.
@@ -196,6 +196,15 @@ public struct OutboxRow: Hashable, Sendable {
     /// Where it goes (one pending row per request and channel): its payload's channel, so a
     /// row of one channel cannot carry another's work.
     public var channel: OutboxChannel { payload.channel }
+
+    /// A row as a store keeps it: its channel's name and its payload's text
+    /// (`OutboxPayload.stored(_:channel:)`).
+    public init(key: OutboxKey, userID: UserID, requestID: RequestID, dueAt: Instant, channelName: String, text: String)
+    {
+        self.init(
+            key: key, userID: userID, requestID: requestID, dueAt: dueAt,
+            payload: .stored(text, channel: OutboxChannel(name: channelName)))
+    }
 }
 
 /// Where a pending row sits: a store holds at most one pending row per user, request and

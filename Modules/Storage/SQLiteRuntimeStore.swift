@@ -106,10 +106,9 @@ extension SQLiteEngagementStore {
     }
 
     private static func outboxRow(_ row: Row) -> OutboxRow {
-        let channel = OutboxChannel(name: row[3])
-        return OutboxRow(
+        OutboxRow(
             key: OutboxKey(rawValue: row[0]), userID: UserID(rawValue: row[1]), requestID: RequestID(rawValue: row[2]),
-            dueAt: Instant(secondsSinceEpoch: row[4]), payload: .stored(row[5], channel: channel))
+            dueAt: Instant(secondsSinceEpoch: row[4]), channelName: row[3], text: row[5])
     }
 
 }

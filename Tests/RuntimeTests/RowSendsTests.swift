@@ -60,6 +60,15 @@ struct RowSendsTests {
         #expect(
             RowSends.work(for: Self.liveActivityRow(.start, token: "ab")) == .done(.withheld(reason: "AppStarts")))
         #expect(RowSends.work(for: Self.liveActivityRow(.update, token: nil)) == .done(.withheld(reason: "NoToken")))
+        // The app starts its activities and reports their tokens: that is not a failed send.
+        #expect(RowSends.isLeftToTheApp(.withheld(reason: RowSends.appStarts)))
+        #expect(RowSends.isLeftToTheApp(.withheld(reason: RowSends.noToken)))
+        #expect(!RowSends.isLeftToTheApp(.withheld(reason: "PayloadTooLarge")))
+        #expect(!RowSends.isLeftToTheApp(.refused(reason: "Unreadable")))
+        // An inbox item is the runtime's own work, never a send.
+        var item = alert
+        item.payload = .inboxItem(request, shownBy: .remote)
+        #expect(RowSends.work(for: item) == .done(.refused(reason: "Unreadable")))
         guard case .liveActivity(_, let token) = RowSends.work(for: Self.liveActivityRow(.end, token: "ab")) else {
             Issue.record("an end with a token is sent")
             return
@@ -147,6 +156,8 @@ struct RowSendsTests {
                 3, nil, .failed(reason: "ServiceUnavailable")
             ),
             ([.tokenRetired(PushFailure(status: 410, reason: "Unregistered"), since: now)], 3, nil, .accepted),
+            // Every token retired: no device took the badge, so a moved count asks for no sync.
+            ([.tokenRetired(PushFailure(status: 410, reason: "Unregistered"), since: now)], 3, 4, .accepted),
         ] as [([PushOutcome], Int, Int?, SendReport)])
     func anAlertsReportSumsItsDevicesAndChecksItsBadge(
         outcomes: [PushOutcome], carried: Int, unreadNow: Int?, expected: SendReport
