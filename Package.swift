@@ -106,7 +106,6 @@ func module(
 
 let libraries = [
     "Models", "Storage", "Scheduling", "Engagement", "LiveActivity", "Content", "Delivery", "Runtime", "Simulation",
-    "SimulatedPlatform",
     "APNs", "PostgresStore", "EngagementKit", "EngagedAPI", "EngagedClient", "EngagementKitClient",
 ]
 

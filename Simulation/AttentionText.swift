@@ -1,3 +1,5 @@
+import Foundation
+
 /// The attention budget's lines in the run's summary and its section of report.html, both from
 /// `AttentionReport` (no second computation).
 extension SummaryText {
@@ -100,7 +102,7 @@ extension ReportPage {
         let goals =
             missed.isEmpty
             ? ""
-            : "<p class=\"verdict bad\">Below the product's goals (reported, not judged: the verdict holds the "
+            : "<p class=\"bad-text\">Below the product's goals (reported, not judged: the verdict holds the "
                 + "promises and the budgets only): \(PageText.escape(missed.joined(separator: "; "))).</p>"
         return section("attention", "Attention budget and fatigue") {
             goals + "<p>Budget: \(budget); \(PageText.percent(attention.holdoutShare)) of users held out of it; users "
@@ -116,7 +118,7 @@ enum AttentionGoals {
     /// The goals `group` misses, each as "name rate < goal"; empty when it meets them all or
     /// has no figures.
     static func missed(by group: AttentionReport.Group, goals: AttentionReport.Goals) -> [String] {
-        func percent(_ value: Double) -> String { "\(Int((value * 100).rounded()))%" }
+        func percent(_ value: Double) -> String { String(format: "%.1f%%", value * 100) }
         var missed: [String] = []
         if let rate = group.optOutRate, rate >= goals.optOutRateBelow {
             missed.append("optOut \(percent(rate)) >= \(percent(goals.optOutRateBelow))")
@@ -133,12 +135,13 @@ enum AttentionGoals {
         return missed
     }
 
-    /// What the budget counts and what it exempts: every interruption of a local day counts,
-    /// but it never cuts a transactional kind or a digest, and a user may set a number of their
-    /// own, so a day may hold more than the app's number.
+    /// What the budget counts and what it exempts: every notification planned or shown on a
+    /// local day counts (`AttentionBudget`), but it never cuts a transactional kind or a digest,
+    /// and a user may set a number of their own, so a day may hold more than the app's number.
     static func budgetText(_ perDay: Int?) -> String {
         guard let perDay else { return "none" }
         return "\(perDay) interruptions per user and local day by default (a user may set their own); every "
-            + "notification shown counts, but transactional kinds and digests are never cut, so a day may hold more"
+            + "notification planned or shown that day counts, but transactional kinds and digests are never cut, so "
+            + "a day may hold more"
     }
 }

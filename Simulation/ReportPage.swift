@@ -61,7 +61,7 @@ public enum ReportPage {
             ("event log lines", PageText.integer(report.eventLogLines)),
             ("engine calls", PageText.integer(report.engineCalls)),
             (
-                "deliveries in the run's weeks (with the drain's, as the channels count them)",
+                "deliveries in the run's weeks (with the drain's: the local and remote shown)",
                 PageText.integer(report.deliveries) + " ("
                     + PageText.integer(report.deliveries + report.drain.delivered) + ")"
             ),

@@ -49,7 +49,8 @@ extension Simulate {
                 + "worldEventsPerSecond=\(Int(report.eventsPerSecond)) peakMemoryMB=\(report.peakMemoryMB)")
         say(
             "deliveries=\(report.deliveries) in the run's weeks; with the \(report.drain.delivered) shown during "
-                + "the drain, \(report.deliveries + report.drain.delivered), as the channel lines count them")
+                + "the drain, \(report.deliveries + report.drain.delivered), which the local and remote lines' shown add up to"
+        )
         say(
             "rule decisions (the engine's): "
                 + SummaryText.counts(report.decisions, order: TraceDecision.allCases.map(\.rawValue)))
