@@ -55,7 +55,7 @@ class Server:
         log = open(os.path.join(self.folder, "engaged.log"), "ab")
         env = dict(os.environ, ENGAGED_API_KEY=API_KEY, ENGAGED_USER_TOKEN_KEYS="k1:crash-test-user-token-key-0123456789abcdef")
         self.process = subprocess.Popen(
-            [self.binary, "serve", "--data-dir", self.folder, "--port", "0", "--manual-clock", CLOCK],
+            [self.binary, "serve", "--data-dir", self.folder, "--port", "0", "--metrics-port", "0", "--manual-clock", CLOCK],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

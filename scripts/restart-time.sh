@@ -18,7 +18,7 @@ pid=""
 trap 'if [ -n "$pid" ]; then kill -KILL $pid 2>/dev/null || true; fi; rm -rf "$data"' EXIT
 
 start() {
-    "$bin" serve --data-dir "$data" --port 0 2>"$data/log.$1" &
+    "$bin" serve --data-dir "$data" --port 0 --metrics-port 0 2>"$data/log.$1" &
     pid=$!
     local t0 t1
     t0=$(date +%s%N)

@@ -19,7 +19,7 @@ start_engaged() {
     log="$data/engaged.log"
     export ENGAGED_API_KEY="load-key-$$-0123456789abcdef0123456789abcdef" \
         ENGAGED_USER_TOKEN_KEYS="k1:load-user-token-key-$$-0123456789abcdef0123456789"
-    "$engaged" serve --data-dir "$data" --port 0 "$@" 2>"$log" &
+    "$engaged" serve --data-dir "$data" --port 0 --metrics-port 0 "$@" 2>"$log" &
     pid=$!
     trap 'kill -KILL $pid 2>/dev/null || true; rm -rf "$data"' EXIT
     port=$(scripts/engaged-port.sh "$log")
