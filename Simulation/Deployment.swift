@@ -117,6 +117,8 @@ struct DeploymentStats {
     var pullsOffline = 0
     /// Steps not from the phone that moved the plan and asked for the signal.
     var signals = 0
+    /// Requests the phone withdrew at once on its user's own event (`PlanSync.withdraw`).
+    var withdrawnOnPhone = 0
     /// Local notifications fired that the server's plan no longer held, and their age since the
     /// server's plan changed them (seconds).
     var staleFires = 0
@@ -131,6 +133,7 @@ struct DeploymentStats {
         notModified += other.notModified
         pullsOffline += other.pullsOffline
         signals += other.signals
+        withdrawnOnPhone += other.withdrawnOnPhone
         staleFires += other.staleFires
         staleAgeSeconds.merge(other.staleAgeSeconds)
     }
@@ -148,6 +151,9 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
     public var pullsWhileOffline: Int
     /// Signals (background sync rows asked for because the plan changed) per user-day.
     public var signalsPerUserDay: Double
+    /// Requests the phone withdrew on its user's own event, before the server heard of it, per
+    /// user-day.
+    public var withdrawnOnPhonePerUserDay: Double
     /// Local notifications that fired though the server's plan no longer held them.
     public var staleFires: Int
     public var staleShareOfLocalDeliveries: Double
@@ -164,6 +170,7 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
         notModifiedShare = stats.pulls == 0 ? 0 : Double(stats.notModified) / Double(stats.pulls)
         pullsWhileOffline = stats.pullsOffline
         signalsPerUserDay = Double(stats.signals) / days
+        withdrawnOnPhonePerUserDay = Double(stats.withdrawnOnPhone) / days
         staleFires = stats.staleFires
         staleShareOfLocalDeliveries = localDeliveries == 0 ? 0 : Double(stats.staleFires) / Double(localDeliveries)
         staleAgeSecondsP50 = stats.staleAgeSeconds.value(at: 0.5)
@@ -177,6 +184,8 @@ extension ServerPlan {
     init(_ plan: LocalPlan) {
         self.init(
             version: plan.version, timeZone: plan.zone.identifier, horizonEnd: plan.horizonEnd,
-            requests: plan.entries.map { Entry(request: $0.request, nextFireAt: $0.nextFireAt) })
+            requests: plan.entries.map {
+                Entry(request: $0.request, nextFireAt: $0.nextFireAt, withdrawnBy: $0.withdrawnBy)
+            })
     }
 }

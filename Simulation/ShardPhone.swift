@@ -117,10 +117,15 @@ extension Shard {
             return
         }
         let plan = inPlace(local) { user in
-            ServerPlan(
+            // Read before the call, not through the engine inside the closure (which would copy it).
+            let zone = user.zone
+            let lastActiveAt = user.engine.lastActiveAt
+            return ServerPlan(
                 LocalPlan(
-                    pending: user.remote.outbox.rows, version: version, zone: user.zone,
-                    horizonEnd: user.engine.planHorizonEnd, at: now))
+                    pending: user.remote.outbox.rows, version: version, zone: zone,
+                    horizonEnd: user.engine.planHorizonEnd,
+                    withdrawals: { UserEngine.withdrawals(ofRequest: $0, zone: zone, lastActiveAt: lastActiveAt) },
+                    at: now))
         }
         let outcome = inPlace(local) { user in
             user.phone.sync.apply(.plan(plan), to: &user.center, at: user.deviceTime(now), answering: started)
@@ -136,13 +141,13 @@ extension Shard {
         }
         try journal.log(&users[local], now, "planPull") {
             $0.field("version", "\(version)")
-            if case .applied(let reconciliation, let refused) = outcome {
+            if case .applied(let reconciliation, let refused, _) = outcome {
                 $0.field("added", "\(reconciliation.add.count)")
                 $0.field("removed", "\(reconciliation.remove.count)")
                 if !refused.isEmpty { $0.field("refused", "\(refused.count)") }
             }
         }
-        guard case .applied(let reconciliation, let refused) = outcome else { return }
+        guard case .applied(let reconciliation, let refused, _) = outcome else { return }
         if refused.values.contains(.notificationsNotAllowed) { users[local].notificationsBlocked = true }
         let offset = users[local].clockOffsetSeconds
         let fireTimes = Dictionary(
@@ -184,6 +189,62 @@ extension Shard {
             requiresNetworkConnectivity: true, requiresExternalPower: false)
         do { try users[local].background.submit(request, at: now) } catch { stats.backgroundSubmitRejected += 1 }
         rescheduleLaunch(local)
+    }
+
+    /// The phone's own event, as the app queues it (before the server hears of it, offline or
+    /// not): the kit withdraws what the plan says it makes moot (`PlanSync.withdraw`), by the
+    /// device's clock, as the app stamps its events.
+    /// A setting the user changes in the app is withdrawn from as it changes
+    /// (`PlanSync.withdraw(ruledOutBy:)`), while the app's backend writes it to the server.
+    func phoneWithdraws(_ local: Int, after input: EngineInput, at now: Instant) throws {
+        guard !users[local].phone.uninstalled else { return }
+        let at = users[local].deviceTime(now)
+        var withdrawn: [String] = []
+        switch input {
+        case .activity(let activity):
+            let event = WithdrawingEvent(activity, at: at)
+            withdrawn = inPlace(local) { user in user.phone.sync.withdraw(after: event, from: &user.center) }
+        case .notificationResponse(_, _, let action):
+            guard let event = WithdrawingEvent(answering: action, at: at) else { return }
+            withdrawn = inPlace(local) { user in user.phone.sync.withdraw(after: event, from: &user.center) }
+        case .preferencesChanged, .profileChanged:
+            let old = users[local].engine.profile
+            for change in Self.settingChanges(from: old, by: input) {
+                withdrawn += inPlace(local) { user in
+                    let zone = user.zone
+                    return user.phone.sync.withdraw(ruledOutBy: change, zone: zone, from: &user.center)
+                }
+            }
+        default: return
+        }
+        guard !withdrawn.isEmpty else { return }
+        stats.deployment.withdrawnOnPhone += withdrawn.count
+        rescheduleFire(local)
+        try journal.log(&users[local], now, "withdrawnOnPhone") { $0.field("ids", withdrawn.joined(separator: " ")) }
+    }
+
+    /// What `input` changes of `old`'s settings that rules requests out.
+    static func settingChanges(from old: UserProfile, by input: EngineInput) -> [SettingChange] {
+        let new: UserProfile
+        switch input {
+        case .preferencesChanged(let preferences):
+            new = {
+                var profile = old; profile.preferences = preferences; return profile
+            }()
+        case .profileChanged(let profile): new = profile
+        default: return []
+        }
+        var changes: [SettingChange] = []
+        if old.preferences.enabled && !new.preferences.enabled { changes.append(.notificationsOff) }
+        let disabled = Set(new.preferences.disabledKinds).subtracting(old.preferences.disabledKinds)
+        if !disabled.isEmpty { changes.append(.kindsDisabled(disabled)) }
+        if let quiet = new.preferences.quietHours, quiet != old.preferences.quietHours {
+            changes.append(.quietHours(quiet))
+        }
+        if new.communication.absenceResponse == .giveMeSpace && old.communication.absenceResponse != .giveMeSpace {
+            changes.append(.giveMeSpace)
+        }
+        return changes
     }
 
     /// Counts `fired` (true times) that the server's plan no longer held when they fired.

@@ -24,6 +24,7 @@ extension Shard {
             let source = isServerDeployment ? Self.source(of: input) : .device
             tape.record(.input(input, from: source), of: users[local].traits.profile.id, at: now)
         }
+        if isServerDeployment { try phoneWithdraws(local, after: input, at: now) }
         let revisionBefore = isServerDeployment ? inPlace(local) { $0.engine.localPlanRevision } : 0
         let passBefore = checksIncrementalPlan ? users[local].engine.lastPlanPassAt : nil
         let timed = timing != .sampledDecision || sampler.next()

@@ -72,8 +72,18 @@ extension Components.Schemas.LocalPlan {
                     sound: Nullable(content.sound.map { "\($0.rawValue).caf" }),
                     userInfo: .init(link: content.deepLink.description, kind: content.kind.rawValue),
                     trigger: Components.Schemas.LocalTrigger(request.trigger), nextFireAt: entry.nextFireAt.date,
-                    localTime: zone.formatted(entry.nextFireAt))
+                    localTime: zone.formatted(entry.nextFireAt),
+                    withdrawnBy: entry.withdrawnBy.map(Components.Schemas.PlanWithdrawal.init))
             })
+    }
+}
+
+extension Components.Schemas.PlanWithdrawal {
+    /// What withdraws a request on the phone, as the plan names it.
+    init(_ withdrawal: Withdrawal) {
+        self.init(
+            activity: withdrawal.activity.name, meal: withdrawal.activity.meal?.rawValue, from: withdrawal.from.date,
+            until: Nullable(withdrawal.until?.date))
     }
 }
 

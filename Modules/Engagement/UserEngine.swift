@@ -285,17 +285,6 @@ public struct UserEngine: Sendable {
     }
 }
 
-extension NotificationActionID {
-    /// How long a snooze action puts the notification off; nil for other actions.
-    var snoozeSeconds: Int64? {
-        switch self {
-        case .snooze30, .snoozeReminder: 30 * .secondsPerMinute
-        case .snooze: .secondsPerHour
-        default: nil
-        }
-    }
-}
-
 extension UserEngine {
     /// A change of how notifications look (privacy level, name, language, style, sound,
     /// interruption levels) applies to what is already planned too, not only to what is planned

@@ -25,26 +25,39 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
     /// one no longer pending after its instant has fired, and is never placed again
     /// (`PlanReconciliation`), whether or not the delivered list still shows it.
     public var oneOffs: [String: Instant]
+    /// What withdraws each request the kit placed (`ServerPlan.Entry.withdrawnBy`), for those
+    /// with anything: what `PlanSync.withdraw` matches an event against.
+    public var withdrawals: [String: [Withdrawal]]
+    /// The user's recent events that withdraw requests (`PlanSync.withdraw`), oldest first: a
+    /// plan the server made before it heard of one still lists what it withdrew, and the kit
+    /// keeps that withdrawn. Kept for `PlanSync.eventRetentionSeconds`, at most
+    /// `PlanSync.eventLimit`.
+    public var events: [WithdrawingEvent]
 
     public init(
-        version: Int? = nil, owned: Set<String> = [], lastApplied: Int? = nil, oneOffs: [String: Instant] = [:]
+        version: Int? = nil, owned: Set<String> = [], lastApplied: Int? = nil, oneOffs: [String: Instant] = [:],
+        withdrawals: [String: [Withdrawal]] = [:], events: [WithdrawingEvent] = []
     ) {
         self.version = version
         self.owned = owned
         self.lastApplied = lastApplied ?? version
         self.oneOffs = oneOffs
+        self.withdrawals = withdrawals
+        self.events = events
     }
 
-    private enum CodingKeys: String, CodingKey { case version, owned, lastApplied, oneOffs }
+    private enum CodingKeys: String, CodingKey { case version, owned, lastApplied, oneOffs, withdrawals, events }
 
     /// Reads a state written by this build or an earlier one (which kept only `version` and
-    /// `owned`).
+    /// `owned`, then no withdrawals).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         version = try container.decodeIfPresent(Int.self, forKey: .version)
         owned = try container.decode(Set<String>.self, forKey: .owned)
         lastApplied = try container.decodeIfPresent(Int.self, forKey: .lastApplied) ?? version
         oneOffs = try container.decodeIfPresent([String: Instant].self, forKey: .oneOffs) ?? [:]
+        withdrawals = try container.decodeIfPresent([String: [Withdrawal]].self, forKey: .withdrawals) ?? [:]
+        events = try container.decodeIfPresent([WithdrawingEvent].self, forKey: .events) ?? []
     }
 }
 
@@ -52,9 +65,10 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
 public enum PlanSyncOutcome: Equatable, Sendable {
     /// The device already held the plan: nothing done.
     case unchanged
-    /// The plan was applied: the operations made, and the requests the center refused (by
-    /// identifier), which the next pull tries again.
-    case applied(PlanReconciliation, refused: [String: NotificationCenterError])
+    /// The plan was applied: the operations made, the requests the center refused (by
+    /// identifier), which the next pull tries again, and the plan's requests left out because
+    /// the user already did what withdraws them (`PlanSync.withdraw`), soonest first.
+    case applied(PlanReconciliation, refused: [String: NotificationCenterError], withdrawn: [String])
     /// The answer is older than the plan the device holds and was overtaken: another answer was
     /// applied after it was asked for (or it came without its `PlanPull`). It never replaces it.
     case refusedOlder(held: Int, offered: Int)
@@ -121,6 +135,16 @@ public struct PlanSync: Sendable {
             return .refusedOlder(held: last, offered: plan.version)
         }
         Self.registerCategories(in: &center)
+        forgetEvents(before: now - Self.eventRetentionSeconds)
+        var entries: [ServerPlan.Entry] = []
+        var withdrawn: [String] = []
+        for entry in plan.requests {
+            if isWithdrawn(entry.withdrawnBy) {
+                withdrawn.append(entry.request.identifier)
+            } else {
+                entries.append(entry)
+            }
+        }
         let pending = center.pendingNotificationRequests
         let pendingIDs = Set(pending.lazy.map(\.request.identifier))
         // What fired: a one-off placed for an instant now past and pending no more, and what the
@@ -128,7 +152,7 @@ public struct PlanSync: Sendable {
         var shown = Set(center.deliveredNotifications.lazy.map(\.request.identifier))
         for (id, at) in state.oneOffs where at <= now && !pendingIDs.contains(id) { shown.insert(id) }
         let reconciliation = PlanReconciliation(
-            entries: plan.requests, pending: pending, owned: state.owned, shown: shown, pendingLimit: pendingLimit)
+            entries: entries, pending: pending, owned: state.owned, shown: shown, pendingLimit: pendingLimit)
         if !reconciliation.remove.isEmpty {
             center.removePendingNotificationRequests(withIdentifiers: reconciliation.remove)
         }
@@ -146,12 +170,71 @@ public struct PlanSync: Sendable {
         // Kept: what fired (two days), and the one-offs the kit now holds, at their instants.
         let forgetBefore = now - 2 * 86_400
         state.oneOffs = state.oneOffs.filter { id, at in shown.contains(id) && at > forgetBefore }
-        for entry in plan.requests where !entry.request.trigger.repeats {
+        for entry in entries where !entry.request.trigger.repeats {
             let id = entry.request.identifier
             if state.owned.contains(id) && !shown.contains(id) { state.oneOffs[id] = entry.nextFireAt }
         }
-        if reconciliation.isEmpty && refused.isEmpty { return .unchanged }
-        return .applied(reconciliation, refused: refused)
+        state.withdrawals = [:]
+        for entry in entries where !entry.withdrawnBy.isEmpty && state.owned.contains(entry.request.identifier) {
+            state.withdrawals[entry.request.identifier] = entry.withdrawnBy
+        }
+        if reconciliation.isEmpty && refused.isEmpty && withdrawn.isEmpty { return .unchanged }
+        return .applied(reconciliation, refused: refused, withdrawn: withdrawn)
+    }
+
+    /// How long the kit keeps an event that withdraws requests: as long as the server takes
+    /// an event's `at` (7 days). An event older than that never reaches the server, which then
+    /// withdraws nothing for it.
+    public static let eventRetentionSeconds: Int64 = 7 * 86_400
+    /// At most this many such events are kept, the newest.
+    public static let eventLimit = 256
+
+    /// The user did something at `event.at` that may make planned requests moot: withdraws at
+    /// once, from `center`, every request the kit placed that it withdraws
+    /// (`ServerPlan.Entry.withdrawnBy`), and keeps the event, so a plan the server made before
+    /// it heard of it does not place them again. Call it as the app queues the event
+    /// (`EventQueue.enqueue`), online or not. Returns the identifiers withdrawn, sorted. The
+    /// plan's version stays held: the phone holds what the plan wants it to hold, and the server
+    /// names a new version once it hears of the event.
+    @discardableResult
+    public mutating func withdraw<Center: LocalNotificationCenter>(
+        after event: WithdrawingEvent, from center: inout Center
+    ) -> [String] {
+        let moot = withdraw(after: event)
+        if !moot.isEmpty { center.removePendingNotificationRequests(withIdentifiers: moot) }
+        return moot
+    }
+
+    /// `withdraw(after:from:)` without a center: keeps the event and returns the identifiers
+    /// to remove from the center's pending requests, which the kit no longer holds.
+    public mutating func withdraw(after event: WithdrawingEvent) -> [String] {
+        state.events.append(event)
+        state.events.sort { $0.at < $1.at }
+        forgetEvents(before: event.at - Self.eventRetentionSeconds)
+        let moot = state.withdrawals.filter { id, withdrawals in
+            state.owned.contains(id) && withdrawals.contains { $0.isMet(by: event) }
+        }.keys.sorted()
+        forgetWithdrawn(moot)
+        return moot
+    }
+
+    /// The kit no longer holds `identifiers`: withdrawn, they are no longer its to remove.
+    mutating func forgetWithdrawn(_ identifiers: [String]) {
+        for id in identifiers {
+            state.withdrawals[id] = nil
+            state.owned.remove(id)
+            state.oneOffs[id] = nil
+        }
+    }
+
+    /// Whether an event kept meets any of `withdrawals`.
+    private func isWithdrawn(_ withdrawals: [Withdrawal]) -> Bool {
+        !withdrawals.isEmpty && state.events.contains { event in withdrawals.contains { $0.isMet(by: event) } }
+    }
+
+    private mutating func forgetEvents(before cutoff: Instant) {
+        state.events.removeAll { $0.at < cutoff }
+        if state.events.count > Self.eventLimit { state.events.removeFirst(state.events.count - Self.eventLimit) }
     }
 
     /// Forgets the version held: the platform refused a change after the plan was made (an

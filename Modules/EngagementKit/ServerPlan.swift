@@ -20,26 +20,34 @@ public struct ServerPlan: Hashable, Sendable {
     public var requests: [Entry]
     /// The identifiers of the requests it cannot read, with why.
     public var unreadable: [UnreadableRequest]
+    /// The withdrawals it cannot read (an activity a newer server names), by request: each
+    /// withdraws nothing, and its request still applies.
+    public var unreadableWithdrawals: [UnreadableRequest]
 
     public struct Entry: Hashable, Sendable {
         public var request: NotificationRequest
         /// The next firing as the server computed it (ISO 8601 in the answer).
         public var nextFireAt: Instant
+        /// What the user may do on the phone that withdraws it at once (`PlanSync.withdraw`).
+        public var withdrawnBy: [Withdrawal]
 
-        public init(request: NotificationRequest, nextFireAt: Instant) {
+        public init(request: NotificationRequest, nextFireAt: Instant, withdrawnBy: [Withdrawal] = []) {
             self.request = request
             self.nextFireAt = nextFireAt
+            self.withdrawnBy = withdrawnBy
         }
     }
 
     public init(
-        version: Int, timeZone: String, horizonEnd: Instant?, requests: [Entry], unreadable: [UnreadableRequest] = []
+        version: Int, timeZone: String, horizonEnd: Instant?, requests: [Entry], unreadable: [UnreadableRequest] = [],
+        unreadableWithdrawals: [UnreadableRequest] = []
     ) {
         self.version = version
         self.timeZone = timeZone
         self.horizonEnd = horizonEnd
         self.requests = requests
         self.unreadable = unreadable
+        self.unreadableWithdrawals = unreadableWithdrawals
     }
 
     /// Reads the answer's JSON body. A body that is not a plan at all (not JSON, no `version`,
@@ -60,7 +68,16 @@ public struct ServerPlan: Hashable, Sendable {
         var plan = ServerPlan(version: wire.version, timeZone: wire.timeZone, horizonEnd: horizonEnd, requests: [])
         for item in wire.requests {
             switch item.entry() {
-            case .success(let entry): plan.requests.append(entry)
+            case .success(var entry):
+                for wire in item.withdrawnBy ?? [] {
+                    switch wire.withdrawal() {
+                    case .success(let withdrawal): entry.withdrawnBy.append(withdrawal)
+                    case .failure(let problem):
+                        plan.unreadableWithdrawals.append(
+                            UnreadableRequest(identifier: item.identifier, reason: "withdrawnBy: \(problem)"))
+                    }
+                }
+                plan.requests.append(entry)
             case .failure(let problem): plan.unreadable.append(problem)
             }
         }
@@ -91,7 +108,8 @@ public struct PlanReadError: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String { field.isEmpty ? "plan: \(reason)" : "plan: \(field): \(reason)" }
 }
 
-/// A request of the plan this build cannot read, left out of it.
+/// A request of the plan this build cannot read, left out of it; or a withdrawal of one, which
+/// withdraws nothing (`ServerPlan.unreadableWithdrawals`).
 public struct UnreadableRequest: Error, Hashable, Sendable {
     public var identifier: String
     /// Which field, and what it held.

@@ -41,6 +41,17 @@ public enum NotificationActionID: String, Codable, CaseIterable, Sendable {
     case dismiss = "com.apple.UNNotificationDismissActionIdentifier"
 }
 
+extension NotificationActionID {
+    /// How long a snooze action puts the notification off; nil for other actions.
+    public var snoozeSeconds: Int64? {
+        switch self {
+        case .snooze30, .snoozeReminder: 30 * .secondsPerMinute
+        case .snooze: .secondsPerHour
+        default: nil
+        }
+    }
+}
+
 /// UNNotificationActionOptions.
 public struct NotificationActionOptions: OptionSet, Codable, Hashable, Sendable {
     public let rawValue: Int

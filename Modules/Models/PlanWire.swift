@@ -52,6 +52,58 @@ public struct PlanWire: Codable, Hashable, Sendable {
         }
     }
 
+    /// One thing the user may do that withdraws a request (`Withdrawal`), as the JSON carries
+    /// it: `activity` by name, `meal` for `mealLogged`, `from` and `until` (null: no end) ISO
+    /// 8601 UTC. Read apart from the request, so one this build cannot read is reported and
+    /// the request still applies (`ServerPlan.decode`).
+    public struct Withdrawal: Codable, Hashable, Sendable {
+        public var activity: String
+        public var meal: String?
+        public var from: String
+        public var until: String?
+
+        public init(activity: String, meal: String?, from: String, until: String?) {
+            self.activity = activity
+            self.meal = meal
+            self.from = from
+            self.until = until
+        }
+
+        /// The wire form of `withdrawal`.
+        public init(_ withdrawal: Models.Withdrawal) {
+            self.init(
+                activity: withdrawal.activity.name, meal: withdrawal.activity.meal?.rawValue,
+                from: withdrawal.from.iso8601, until: withdrawal.until?.iso8601)
+        }
+
+        private enum CodingKeys: String, CodingKey { case activity, meal, from, until }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(activity, forKey: .activity)
+            try c.encodeIfPresent(meal, forKey: .meal)
+            try c.encode(from, forKey: .from)
+            try c.encode(until, forKey: .until)  // null, not absent
+        }
+
+        /// The withdrawal it names, or why this build cannot read it.
+        public func withdrawal() -> Result<Models.Withdrawal, WithdrawalReadError> {
+            guard let known = Models.Withdrawal.Activity(name: activity, meal: meal) else {
+                return .failure(
+                    WithdrawalReadError("activity \"\(activity)\"" + (meal.map { " meal \"\($0)\"" } ?? "")))
+            }
+            guard let start = Instant(iso8601: from) else { return .failure(WithdrawalReadError("from \"\(from)\"")) }
+            var end: Instant?
+            if let until {
+                guard let instant = Instant(iso8601: until) else {
+                    return .failure(WithdrawalReadError("until \"\(until)\""))
+                }
+                end = instant
+            }
+            return .success(Models.Withdrawal(known, from: start, until: end))
+        }
+    }
+
     /// One request, with everything the platform needs to show it.
     public struct Request: Codable, Hashable, Sendable {
         public var identifier: String
@@ -74,11 +126,15 @@ public struct PlanWire: Codable, Hashable, Sendable {
         /// The same instant in the user's zone, with its offset (for people reading the plan; a
         /// reader does without it).
         public var localTime: String?
+        /// What the user may do on the phone that withdraws it; nil from a server before the
+        /// field (read as none).
+        public var withdrawnBy: [Withdrawal]?
 
         public init(
             identifier: String, kind: String, title: String, subtitle: String?, body: String,
             categoryIdentifier: String, threadIdentifier: String, interruptionLevel: String, relevanceScore: Double,
-            sound: String?, userInfo: [String: String], trigger: Trigger, nextFireAt: String, localTime: String?
+            sound: String?, userInfo: [String: String], trigger: Trigger, nextFireAt: String, localTime: String?,
+            withdrawnBy: [Withdrawal]? = nil
         ) {
             self.identifier = identifier
             self.kind = kind
@@ -94,11 +150,12 @@ public struct PlanWire: Codable, Hashable, Sendable {
             self.trigger = trigger
             self.nextFireAt = nextFireAt
             self.localTime = localTime
+            self.withdrawnBy = withdrawnBy
         }
 
         private enum CodingKeys: String, CodingKey {
             case identifier, kind, title, subtitle, body, categoryIdentifier, threadIdentifier, interruptionLevel
-            case relevanceScore, sound, userInfo, trigger, nextFireAt, localTime
+            case relevanceScore, sound, userInfo, trigger, nextFireAt, localTime, withdrawnBy
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -117,6 +174,7 @@ public struct PlanWire: Codable, Hashable, Sendable {
             try c.encode(trigger, forKey: .trigger)
             try c.encode(nextFireAt, forKey: .nextFireAt)
             try c.encode(localTime, forKey: .localTime)
+            try c.encodeIfPresent(withdrawnBy, forKey: .withdrawnBy)
         }
     }
 

@@ -16,10 +16,14 @@ public struct LocalPlan: Hashable, Sendable {
         public var request: NotificationRequest
         /// The next firing: a one-off's instant, a daily series' next match in the user's zone.
         public var nextFireAt: Instant
+        /// What the user may do on the phone that makes it moot, so the phone withdraws it at
+        /// once (`UserEngine.withdrawals(of:)`).
+        public var withdrawnBy: [Withdrawal]
 
-        public init(request: NotificationRequest, nextFireAt: Instant) {
+        public init(request: NotificationRequest, nextFireAt: Instant, withdrawnBy: [Withdrawal] = []) {
             self.request = request
             self.nextFireAt = nextFireAt
+            self.withdrawnBy = withdrawnBy
         }
     }
 
@@ -46,7 +50,11 @@ public struct LocalPlan: Hashable, Sendable {
     /// `now` has fired on the phone, and the server files it at its next dispatch), a daily
     /// series always (its row is due again at each match; one due by `now` is listed at its next
     /// match). Rows this build cannot read, and remote ones (pushed when due), are not part of it.
-    public init(pending: [OutboxRow], version: Int, zone: ZoneRules, horizonEnd: Instant?, at now: Instant) {
+    /// Each request names what withdraws it (`withdrawals`, the engine's `withdrawals(ofRequest:)`).
+    public init(
+        pending: [OutboxRow], version: Int, zone: ZoneRules, horizonEnd: Instant?,
+        withdrawals: (String) -> [Withdrawal], at now: Instant
+    ) {
         var entries: [Entry] = []
         for row in pending where row.channel == .inbox {
             guard case .inboxItem(let request, shownBy: .local) = row.payload,
@@ -55,7 +63,8 @@ public struct LocalPlan: Hashable, Sendable {
             // A series' row due but not dispatched yet has fired on the phone: its next match.
             let next =
                 row.dueAt > now ? row.dueAt : row.payload.repeatingMatch?.nextMatch(after: now, in: zone) ?? row.dueAt
-            entries.append(Entry(request: request, nextFireAt: next))
+            entries.append(
+                Entry(request: request, nextFireAt: next, withdrawnBy: withdrawals(request.identifier)))
         }
         entries.sort { ($0.nextFireAt, $0.request.identifier) < ($1.nextFireAt, $1.request.identifier) }
         self.init(version: version, zone: zone, horizonEnd: horizonEnd, entries: entries)
@@ -88,7 +97,8 @@ extension EngineRuntime {
         let pending: [OutboxRow]
         do { pending = try store.pendingOutbox(userID: userID) } catch { throw .store(error) }
         return LocalPlan(
-            pending: pending, version: version, zone: engine.zone, horizonEnd: engine.planHorizonEnd, at: clock.now())
+            pending: pending, version: version, zone: engine.zone, horizonEnd: engine.planHorizonEnd,
+            withdrawals: engine.withdrawals(ofRequest:), at: clock.now())
     }
 
     /// The local plan's revision in the user's committed snapshot.

@@ -49,6 +49,22 @@ struct PlanRouteTests {
                 case "calendar": #expect(trigger["hour"] is Int && trigger["repeats"] is Bool)
                 default: Issue.record("unexpected trigger \(trigger)")
                 }
+                let withdrawnBy = try #require(request["withdrawnBy"] as? [[String: Any]], "\(request)")
+                if kind == "mealReminder" {
+                    // That meal, logged on the reminder's local day in Berlin, after the server's news.
+                    let identifier = try #require(request["identifier"] as? String)
+                    let meal = try #require(identifier.split(separator: ".").last.map(String.init))
+                    let withdrawal = try #require(withdrawnBy.first)
+                    #expect(withdrawnBy.count == 1 && withdrawal["activity"] as? String == "mealLogged")
+                    #expect(withdrawal["meal"] as? String == meal)
+                    let from = try #require((withdrawal["from"] as? String).flatMap { Instant(iso8601: $0) })
+                    let until = try #require((withdrawal["until"] as? String).flatMap { Instant(iso8601: $0) })
+                    let zone = try #require(ZoneRules(identifier: "Europe/Berlin"))
+                    // Until the local day's end, from its start or what the server last heard.
+                    #expect(zone.localDateTime(at: until).secondOfDay == 0 && until > from && until - from <= 86_400)
+                } else if kind == "morningGreeting" || kind == "hydration" {
+                    #expect(withdrawnBy.isEmpty)
+                }
             }
             // Soonest first; no remote kind (those are pushed when due).
             let times = requests.compactMap { $0["nextFireAt"] as? String }

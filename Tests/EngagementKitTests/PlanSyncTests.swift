@@ -41,7 +41,7 @@ struct PlanSyncTests {
         #expect(sync.ifNoneMatch == nil)
         let outcome = sync.apply(
             Self.plan(3, [Self.entry("a", in: 60), Self.entry("b", in: 120)]), to: &center, at: Self.now)
-        guard case .applied(let made, let refused) = outcome else {
+        guard case .applied(let made, let refused, _) = outcome else {
             Issue.record("expected applied, got \(outcome)")
             return
         }
@@ -65,7 +65,7 @@ struct PlanSyncTests {
             Self.plan(
                 4, [Self.entry("a", in: 60), Self.entry("b", in: 150), Self.entry("d", in: 200, repeats: true)]),
             to: &center, at: Self.now + 60)
-        guard case .applied(let made, _) = outcome else {
+        guard case .applied(let made, _, _) = outcome else {
             Issue.record("expected applied, got \(outcome)")
             return
         }
@@ -88,7 +88,7 @@ struct PlanSyncTests {
         // The plan names one of the app's own identifiers: the app's stays.
         let clash = Self.entry("app.0", in: 5, title: "Not yours")
         let outcome = sync.apply(Self.plan(5, [clash] + entries), to: &center, at: Self.now)
-        guard case .applied(let made, _) = outcome else {
+        guard case .applied(let made, _, _) = outcome else {
             Issue.record("expected applied, got \(outcome)")
             return
         }
@@ -115,7 +115,7 @@ struct PlanSyncTests {
         _ = sync.apply(Self.plan(1, [Self.entry("a", in: 60)]), to: &center, at: Self.now)
         center.setAuthorizationStatus(.denied)
         let outcome = sync.apply(Self.plan(2, [Self.entry("a", in: 90)]), to: &center, at: Self.now)
-        guard case .applied(_, let refused) = outcome else {
+        guard case .applied(_, let refused, _) = outcome else {
             Issue.record("expected applied, got \(outcome)")
             return
         }
@@ -212,7 +212,7 @@ struct PlanSyncTests {
         var center = SimulatedNotificationCenter(timeZone: Self.berlin, authorizationStatus: .denied)
         var sync = PlanSync()
         let outcome = sync.apply(Self.plan(3, [Self.entry("a", in: 60)]), to: &center, at: Self.now)
-        guard case .applied(_, let refused) = outcome else {
+        guard case .applied(_, let refused, _) = outcome else {
             Issue.record("expected applied, got \(outcome)")
             return
         }

@@ -86,7 +86,7 @@ struct RecordingCenterTests {
             zone: PlanSyncTests.berlin, authorizationStatus: .denied, pending: [], categories: [], at: now)
         var sync = PlanSync()
         let outcome = sync.apply(PlanSyncTests.plan(1, [PlanSyncTests.entry("a", in: 60)]), to: &recording, at: now)
-        guard case .applied(_, let refused) = outcome else {
+        guard case .applied(_, let refused, _) = outcome else {
             Issue.record("expected applied, got \(outcome)")
             return
         }

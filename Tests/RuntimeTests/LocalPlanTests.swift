@@ -30,12 +30,17 @@ struct LocalPlanTests {
             steps.row(lunch, .push, dueAt: Self.now + 3 * 3_600),  // not an inbox row
             unreadable,
         ]
-        let plan = LocalPlan(pending: pending, version: 0, zone: OutboxStepsTests.berlin, horizonEnd: nil, at: Self.now)
+        let plan = LocalPlan(
+            pending: pending, version: 0, zone: OutboxStepsTests.berlin, horizonEnd: nil, withdrawals: { _ in [] },
+            at: Self.now)
         #expect(plan.entries.map(\.request.identifier) == [lunch.identifier, dinner.identifier, "hydration.10:00"])
         // The series' row fell due a minute ago (not dispatched yet): listed at its next match.
         #expect(plan.entries.last?.nextFireAt == Instant(iso8601: "2027-03-02T09:00:00Z"))
         #expect(
-            LocalPlan(pending: [], version: 0, zone: OutboxStepsTests.berlin, horizonEnd: nil, at: Self.now).entries
+            LocalPlan(
+                pending: [], version: 0, zone: OutboxStepsTests.berlin, horizonEnd: nil, withdrawals: { _ in [] },
+                at: Self.now
+            ).entries
                 .isEmpty)
     }
 }

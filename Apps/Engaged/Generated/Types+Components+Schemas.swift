@@ -1591,6 +1591,14 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/LocalRequest/localTime`.
             internal var localTime: Swift.String
+            /// What the user may do on the phone that makes the request moot. The app withdraws the
+            /// request the moment its user does one of these, online or not, and keeps it withdrawn
+            /// while later plans still list it (the server has not heard yet). Empty for a request
+            /// only the server withdraws. A server before this field sent none: read it as empty.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalRequest/withdrawnBy`.
+            internal var withdrawnBy: [Components.Schemas.PlanWithdrawal]
             /// Creates a new `LocalRequest`.
             ///
             /// - Parameters:
@@ -1608,6 +1616,7 @@ extension Components {
             ///   - trigger:
             ///   - nextFireAt: The next firing, UTC.
             ///   - localTime: The next firing in the user's zone, with its offset.
+            ///   - withdrawnBy: What the user may do on the phone that makes the request moot. The app withdraws the
             internal init(
                 identifier: Swift.String,
                 kind: Swift.String,
@@ -1622,7 +1631,8 @@ extension Components {
                 userInfo: Components.Schemas.LocalRequest.UserInfoPayload,
                 trigger: Components.Schemas.LocalTrigger,
                 nextFireAt: Foundation.Date,
-                localTime: Swift.String
+                localTime: Swift.String,
+                withdrawnBy: [Components.Schemas.PlanWithdrawal]
             ) {
                 self.identifier = identifier
                 self.kind = kind
@@ -1638,6 +1648,7 @@ extension Components {
                 self.trigger = trigger
                 self.nextFireAt = nextFireAt
                 self.localTime = localTime
+                self.withdrawnBy = withdrawnBy
             }
             internal enum CodingKeys: String, CodingKey {
                 case identifier
@@ -1654,6 +1665,53 @@ extension Components {
                 case trigger
                 case nextFireAt
                 case localTime
+                case withdrawnBy
+            }
+        }
+        /// One thing the user may do that withdraws a request: `activity` done at an instant from
+        /// `from` (inclusive) until `until` (exclusive; null for no end). `mealLogged` (with `meal`):
+        /// that meal logged. `workoutDone`: a workout completed, or a workout reminder answered with
+        /// `COMPLETE_WORKOUT`, `SKIP_WORKOUT` or `SKIP_TODAY_ACTION`. `checkInCompleted`: a check-in
+        /// completed. `anyActivity`: any activity, or a notification answered other than by dismissing
+        /// or snoozing it. An activity the app does not know withdraws nothing, and the app reports
+        /// it; the rest of the plan applies.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/PlanWithdrawal`.
+        internal struct PlanWithdrawal: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PlanWithdrawal/activity`.
+            internal var activity: Swift.String
+            /// The meal of `mealLogged` (breakfast, lunch, snack, dinner); absent otherwise.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PlanWithdrawal/meal`.
+            internal var meal: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/PlanWithdrawal/from`.
+            internal var from: Foundation.Date
+            /// - Remark: Generated from `#/components/schemas/PlanWithdrawal/until`.
+            internal var until: Components.Schemas.NullableInstant?
+            /// Creates a new `PlanWithdrawal`.
+            ///
+            /// - Parameters:
+            ///   - activity:
+            ///   - meal: The meal of `mealLogged` (breakfast, lunch, snack, dinner); absent otherwise.
+            ///   - from:
+            ///   - until:
+            internal init(
+                activity: Swift.String,
+                meal: Swift.String? = nil,
+                from: Foundation.Date,
+                until: Components.Schemas.NullableInstant? = nil
+            ) {
+                self.activity = activity
+                self.meal = meal
+                self.from = from
+                self.until = until
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case activity
+                case meal
+                case from
+                case until
             }
         }
         /// `date`: fires once at `fireAt`, whatever the zone. `calendar`: fires when the device's

@@ -60,6 +60,19 @@
         }
     }
 
+    extension PlanSync {
+        /// Withdraws from the app's `UNUserNotificationCenter`, at once, what the user's event
+        /// makes moot (`withdraw(after:)`); returns the identifiers withdrawn.
+        @discardableResult
+        public mutating func withdraw(
+            after event: WithdrawingEvent, from center: UNUserNotificationCenter
+        ) -> [String] {
+            let moot = withdraw(after: event)
+            if !moot.isEmpty { center.removePendingNotificationRequests(withIdentifiers: moot) }
+            return moot
+        }
+    }
+
     /// Conversions between the kit's values and UserNotifications'.
     enum AppleNotifications {
         /// The user info key under which the kit keeps the request it placed, as JSON, so it
