@@ -17,6 +17,7 @@ extension SQLiteEngagementStore {
                 try Self.writeProfiles(profiles, db)
                 try Self.writeActivityEvents(batch.activityEvents, db)
                 try Self.writeLedgerEntries(batch.ledgerEntries, db)
+                try Self.pruneLedger(after: batch.ledgerEntries, db)
                 try Self.writeEngagementStates(batch.engagementStates, db)
                 return .commit
             }
@@ -95,7 +96,7 @@ extension SQLiteEngagementStore {
         let insertKey = try db.cachedStatement(sql: SQLiteStatements.insertLedgerKey)
         let upsert = try db.cachedStatement(sql: SQLiteStatements.upsertLedger)
         for entry in entries {
-            try insertKey.execute(arguments: [entry.userID.rawValue, entry.idempotencyKey])
+            try insertKey.execute(arguments: [entry.userID.rawValue, entry.idempotencyKey, entry.at.secondsSinceEpoch])
             guard db.changesCount > 0 else { continue }  // already applied: a replay
             try upsert.execute(arguments: [
                 entry.userID.rawValue, entry.requestID.rawValue, entry.kind.rawValue, entry.state.rawValue,
