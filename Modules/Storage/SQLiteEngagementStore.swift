@@ -112,6 +112,22 @@ public final class SQLiteEngagementStore: RuntimeStore {
         try write { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
+    /// What the store holds: the bytes its pages in use take (free pages, which SQLite reuses
+    /// before it grows the file, not counted) and the rows of each table. It reads every table
+    /// (a count is a scan): for tests and measurements, not for a request's path.
+    public func footprint() throws(StoreError) -> SQLiteFootprint {
+        try read { db in
+            let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            let free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
+            var rows: [String: Int] = [:]
+            for table in try String.fetchAll(db, sql: SQLiteStatements.selectTableNames) {
+                rows[table] = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \"\(table)\"") ?? 0
+            }
+            return SQLiteFootprint(bytesInUse: (pages - free) * pageSize, rows: rows)
+        }
+    }
+
     // MARK: - Plumbing
 
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
@@ -223,4 +239,12 @@ public final class SQLiteEngagementStore: RuntimeStore {
         default: return .unavailable(detail)
         }
     }
+}
+
+/// What a SQLite store holds (`SQLiteEngagementStore.footprint()`).
+public struct SQLiteFootprint: Hashable, Sendable {
+    /// The bytes of the pages in use, WAL aside (after `checkpoint()`, every committed batch).
+    public var bytesInUse: Int
+    /// Rows by table name.
+    public var rows: [String: Int]
 }
