@@ -95,7 +95,7 @@ struct LineBuilder: ~Copyable {
     mutating func id(_ name: StaticString, _ subject: TraceSubject) {
         switch subject {
         case .occurrence(let occurrence): id(name, occurrence)
-        case .external(let text): field(name, text)
+        case .external(let text), .socialEvent(let text): field(name, text)
         }
     }
 

@@ -21,7 +21,7 @@ enum RequestKey: Hashable, Sendable, CustomStringConvertible {
     init(_ subject: TraceSubject) {
         switch subject {
         case .occurrence(let id): self = .occurrence(id)
-        case .external(let text): self.init(text)
+        case .external(let text), .socialEvent(let text): self.init(text)
         }
     }
 

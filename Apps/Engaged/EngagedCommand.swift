@@ -168,6 +168,11 @@ struct Serve: AsyncParsableCommand {
         help: "Lifetime of a minted user token when the request names none (60...2592000).")
     var userTokenTTLSeconds: Int64 = 3_600
 
+    @Option(
+        name: .customLong("social-id-retention-hours"),
+        help: "How long a social event's id is remembered: a repeat within it notifies no one again (1...8760).")
+    var socialIDRetentionHours = Int(SocialEventRecord.defaultRetentionSeconds / 3_600)
+
     @Flag(
         name: .customLong("legacy-user-tokens"),
         help: "Deprecated: also take the HMAC user tokens of ENGAGED_USER_TOKEN_SECRET (they never expire).")
@@ -224,6 +229,9 @@ struct Serve: AsyncParsableCommand {
         guard (0...1_000).contains(failedAuthCost) else {
             throw ValidationError("--failed-auth-cost must be in 0...1000, got \(failedAuthCost)")
         }
+        guard (1...8_760).contains(socialIDRetentionHours) else {
+            throw ValidationError("--social-id-retention-hours must be in 1...8760, got \(socialIDRetentionHours)")
+        }
         guard (1...300).contains(bodyTimeoutSeconds) else {
             throw ValidationError("--body-timeout-seconds must be in 1...300, got \(bodyTimeoutSeconds)")
         }
@@ -270,7 +278,8 @@ struct Serve: AsyncParsableCommand {
             CompletionsCoach(settings: $0, client: HTTPClient(eventLoopGroupProvider: .singleton))
         }
         let runtime = EngineRuntime(
-            store: store, clock: clock, content: ContentGenerator(catalog: templates), coach: coach)
+            store: store, clock: clock, content: ContentGenerator(catalog: templates), coach: coach,
+            socialIDRetentionSeconds: Int64(socialIDRetentionHours) * 3_600)
         let legacyUserTokens = secrets.legacyUserTokenSecret.map(LegacyUserTokens.init(secret:))
         do {
             // Readable at start, or exit 74 (the legacy tokens also learn their owners here).

@@ -44,7 +44,7 @@ enum SettingSources {
             "data-dir", "database", "port", "host", "idle-timeout-seconds", "body-timeout-seconds", "log-format",
             "max-connections", "rate-limit-api-key", "rate-limit-user", "rate-limit-address", "failed-auth-cost",
             "user-token-ttl-seconds", "manual-clock", "coach-url", "coach-model", "max-connections-per-address",
-            "header-timeout-seconds", "metrics-host", "metrics-port",
+            "header-timeout-seconds", "metrics-host", "metrics-port", "social-id-retention-hours",
         ].map { Setting(name: $0) } + [Setting(name: "legacy-user-tokens", isFlag: true)] + apns,
         "worker": [
             "database", "log-format", "worker-id", "lease-seconds", "batch-users", "idle-milliseconds",

@@ -1,5 +1,5 @@
 import Content
-import Models
+public import Models
 import Scheduling
 
 /// Social items waiting to go out as one notification: a single item, a batch (same kind and
@@ -84,7 +84,7 @@ extension UserEngine {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, subject: .external(event.id), kind: event.kind,
+                        at: now, userID: profile.id, subject: .socialEvent(event.id), kind: event.kind,
                         decision: .suppressed, reason: reason, why: detail)))
         }
         if state.social.groups.contains(where: { group in group.items.contains { $0.id == event.id } }) {
@@ -146,7 +146,7 @@ extension UserEngine {
                 effects.append(
                     .trace(
                         TraceEntry(
-                            at: now, userID: profile.id, subject: .external(item.id), kind: item.kind,
+                            at: now, userID: profile.id, subject: .socialEvent(item.id), kind: item.kind,
                             decision: .suppressed, reason: .kindDisabled, why: .disabledBeforeGroup(item.kind),
                             group: group.id, groupKey: group.key)))
             }
@@ -174,7 +174,7 @@ extension UserEngine {
                 effects.append(
                     .trace(
                         TraceEntry(
-                            at: now, userID: profile.id, subject: .external(item.id), kind: item.kind,
+                            at: now, userID: profile.id, subject: .socialEvent(item.id), kind: item.kind,
                             decision: .dropped, reason: .stale, plannedAt: group.sendAt,
                             why: .staleInDigest(since: OffsetDateTime(foldedAt, in: zone), blockedBy: reason),
                             group: group.id, groupKey: group.key)))
@@ -269,7 +269,7 @@ extension UserEngine {
         effects.append(
             .trace(
                 TraceEntry(
-                    at: now, userID: profile.id, subject: .external(event.id), kind: event.kind,
+                    at: now, userID: profile.id, subject: .socialEvent(event.id), kind: event.kind,
                     decision: .folded, reason: reason, plannedAt: group.sendAt, why: .folded(into: summary(of: group)),
                     group: group.id, groupKey: group.key)))
     }
@@ -313,6 +313,24 @@ extension UserEngine {
             deepLink: .inbox)
         return NotificationRequest(
             identifier: group.id.description, content: body, trigger: TriggerChoice.trigger(for: fireAt, in: zone))
+    }
+}
+
+extension UserEngine {
+    /// What a social event whose id the user already received, at `firstSeen`, yields instead of
+    /// `handle(.socialEvent(_:), at:)`: its suppression, traced (`duplicateEvent`), and nothing
+    /// else; the state is unchanged. The engine knows an id only while its item waits; a host
+    /// that keeps the ids it took in for longer (the runtime keeps them for a retention window)
+    /// answers a repeat with this, so a webhook retried after the notification went out does not
+    /// notify the user again.
+    public func repeatedSocialEvent(_ event: SocialEvent, firstSeen: Instant, at now: Instant) -> [Effect] {
+        [
+            .trace(
+                TraceEntry(
+                    at: now, userID: profile.id, subject: .socialEvent(event.id), kind: event.kind,
+                    decision: .suppressed, reason: .duplicateEvent,
+                    why: .repeatedEvent(event.id, firstSeen: OffsetDateTime(firstSeen, in: zone))))
+        ]
     }
 }
 

@@ -89,26 +89,37 @@ public enum ReasonCode: String, Codable, Sendable, CaseIterable {
     /// The device does not let the app show notifications (the user turned them off in
     /// Settings): nothing is scheduled there, and what was pending is withdrawn, until allowed.
     case notificationsNotAllowed
-    /// A social event whose id is already waiting in one of the user's groups (a retried
-    /// webhook, a replayed queue message): counted once.
+    /// A social event whose id is already waiting in one of the user's groups, or that its host
+    /// already took in within the window it keeps social ids for (a retried webhook, a replayed
+    /// queue message, even after the first copy went out): counted once.
     case duplicateEvent
     /// The user already has `EngineConfiguration.waitingSocialItemLimit` social items waiting:
     /// this one is counted in its kind's digest (its number shows in the copy), not kept.
     case waitingItemsFull
 }
 
-/// What a trace entry is about: an occurrence the engine planned, or an identifier that came from
-/// outside (a social event's id, a request identifier the app answered), kept as given.
+/// What a trace entry is about: an occurrence the engine planned, a request identifier that came
+/// from outside (one the app answered), or a social event's id, each kept as given.
 public enum TraceSubject: Hashable, Sendable {
     case occurrence(OccurrenceID)
     case external(String)
+    /// A social event's own id (`SocialEvent.id`), as the backend sent it. Social ids are a
+    /// namespace of their own, per user: one may equal an engine request's identifier
+    /// (`mealReminder.2027-04-12.lunch`) and still names no request, so a store never keys a
+    /// request's records (its ledger row) by it.
+    case socialEvent(String)
 
-    /// The request identifier, as stores, logs and the API write it.
+    /// The identifier, as logs and the API write it (a social event's id as given).
     public var requestID: String {
         switch self {
         case .occurrence(let id): id.description
-        case .external(let text): text
+        case .external(let text), .socialEvent(let text): text
         }
+    }
+
+    /// Whether it is a social event's id rather than a request's.
+    public var isSocialEvent: Bool {
+        if case .socialEvent = self { true } else { false }
     }
 }
 

@@ -51,6 +51,9 @@ public enum TraceDetail: Hashable, Sendable {
     case snoozedFor(minutes: Int64)
     /// A social event with this id is already waiting.
     case duplicateEvent(String)
+    /// A social event whose id the user already received at `firstSeen`, within the window its
+    /// host keeps social ids for (after its notification went out, say): not notified again.
+    case repeatedEvent(String, firstSeen: OffsetDateTime)
     /// A social event of a kind the user disabled.
     case socialKindDisabled(NotificationKind)
     /// A waiting item whose kind was disabled before its group went out.
@@ -155,6 +158,11 @@ public enum TraceDetail: Hashable, Sendable {
             sink.write("social event ")
             sink.write(String(id.prefix(128)))
             sink.write(" is already waiting")
+        case .repeatedEvent(let id, let firstSeen):
+            sink.write("social event ")
+            sink.write(String(id.prefix(128)))
+            sink.write(" was already received at ")
+            sink.write(firstSeen.description)
         case .socialKindDisabled(let kind):
             sink.write(kind.rawValue)
             sink.write(" is disabled in preferences")

@@ -47,7 +47,8 @@ extension PostgresRuntimeStore {
             try session.execute(
                 """
                 WITH fresh AS (
-                    INSERT INTO ledger_key (user_id, idempotency_key) VALUES (\(entry.userID.rawValue), \(entry.idempotencyKey))
+                    INSERT INTO ledger_key (user_id, idempotency_key, at)
+                    VALUES (\(entry.userID.rawValue), \(entry.idempotencyKey), \(entry.at.secondsSinceEpoch))
                     ON CONFLICT DO NOTHING RETURNING user_id)
                 INSERT INTO ledger (user_id, request_id, kind, state, at, reason, idempotency_key)
                 SELECT user_id, \(entry.requestID.rawValue), \(entry.kind.rawValue), \(entry.state.rawValue),
@@ -57,6 +58,7 @@ extension PostgresRuntimeStore {
                     at = excluded.at, reason = excluded.reason, idempotency_key = excluded.idempotency_key
                 """)
         }
+        try pruneLedger(after: batch.ledgerEntries, session)
         for state in batch.engagementStates {
             try session.execute(
                 """

@@ -12,8 +12,10 @@ extension PostgresRuntimeStore {
     /// The first key of the two-key advisory locks on a user's devices ("DEV1" in ASCII).
     static let deviceLockSpace: Int32 = 0x4445_5631
 
-    /// The commit's versions and idempotency record, inside the commit's transaction.
+    /// The commit's versions, idempotency record and social event record
+    /// (`PostgresRuntimeStore+SocialEvents.swift`), inside the commit's transaction.
     static func writeUserRecords(_ commit: RuntimeCommit, _ session: PostgresSession) throws {
+        try writeSocialEvent(commit.socialEvent, session)
         if let versions = commit.userVersions {
             for (group, milliseconds) in versions.millisecondsByGroup.sorted(by: { $0.key.rawValue < $1.key.rawValue })
             {

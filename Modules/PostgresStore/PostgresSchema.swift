@@ -26,7 +26,7 @@ enum PostgresSchema {
     /// single statements (the extended protocol runs one statement per query).
     static let steps: [(name: String, statements: [String])] = [
         ("history", history), ("runtime", runtime), ("inbox", inbox), ("users", users), ("trace", trace),
-        ("queue", queue), ("token revocations", tokenRevocations),
+        ("queue", queue), ("token revocations", tokenRevocations), ("social ids", socialIDs),
     ]
 
     /// Creates or upgrades the schema (see the type's contract).
@@ -91,7 +91,8 @@ enum PostgresSchema {
         """,
         #"CREATE INDEX ledger_user_at ON ledger (user_id, at, request_id COLLATE "C")"#,
         "CREATE INDEX ledger_due ON ledger (at, user_id) WHERE state IN ('planned', 'pending')",
-        // Every idempotency key ever applied, per user: a replayed ledger write is a no-op.
+        // The idempotency keys applied, per user: a replayed ledger write is a no-op (step 8 adds
+        // their instants, and the ledger's retention prunes old ones).
         "CREATE TABLE ledger_key (user_id text NOT NULL, idempotency_key text NOT NULL, PRIMARY KEY (user_id, idempotency_key))",
         """
         CREATE TABLE engagement_state (
@@ -161,6 +162,25 @@ enum PostgresSchema {
     /// Step 7: per user, the instant before which their user tokens are refused.
     private static let tokenRevocations = [
         "CREATE TABLE token_revocation (user_id text PRIMARY KEY, issued_before bigint NOT NULL)"
+    ]
+
+    /// Step 8: the social event ids each user took in (`SocialEventStore`, SQLiteSchema's
+    /// `v8-social-ids`), and the instant of each ledger key, by which the ledger's retention
+    /// prunes keys with their rows. A key stored before it takes its user's newest ledger
+    /// instant, so it is kept a whole window after the upgrade.
+    private static let socialIDs = [
+        """
+        CREATE TABLE social_event (
+            user_id text NOT NULL, event_id text NOT NULL, seen_at bigint NOT NULL, expires_at bigint NOT NULL,
+            PRIMARY KEY (user_id, event_id))
+        """,
+        #"CREATE INDEX social_event_expires_at ON social_event (expires_at, user_id COLLATE "C", event_id COLLATE "C")"#,
+        "ALTER TABLE ledger_key ADD COLUMN at bigint NOT NULL DEFAULT 0",
+        """
+        UPDATE ledger_key SET at = COALESCE(
+            (SELECT MAX(ledger.at) FROM ledger WHERE ledger.user_id = ledger_key.user_id), 0)
+        """,
+        #"CREATE INDEX ledger_key_user_at ON ledger_key (user_id, at, idempotency_key COLLATE "C")"#,
     ]
 
     /// Step 5: the decision trace. Ids come from an identity: never reused, even after pruning.

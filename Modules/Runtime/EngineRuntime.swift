@@ -59,6 +59,9 @@ public actor EngineRuntime {
     let configuration: EngineConfiguration
     /// When badge and inbox syncs go out (at most two background pushes an hour by default).
     public nonisolated let silentPushes: SilentPushPlan
+    /// How long a social event's id is remembered after it was taken in: a repeat within it is
+    /// not handed to the engine again (`SocialIntake`).
+    public nonisolated let socialIDRetentionSeconds: Int64
     /// Writes copy for the engine's `generateContent` effects (`EngineRuntime+Coach`); without
     /// one, notifications keep the template copy they were planned with.
     nonisolated let coach: (any CoachEngine)?
@@ -82,9 +85,10 @@ public actor EngineRuntime {
     public init(
         store: any RuntimeStore, clock: any RuntimeClock, content: ContentGenerator,
         configuration: EngineConfiguration = .init(), silentPushes: SilentPushPlan = .init(),
-        coach: (any CoachEngine)? = nil
+        coach: (any CoachEngine)? = nil, socialIDRetentionSeconds: Int64 = SocialEventRecord.defaultRetentionSeconds
     ) {
         self.coach = coach
+        self.socialIDRetentionSeconds = socialIDRetentionSeconds
         self.store = store
         self.clock = clock
         self.content = content
@@ -152,14 +156,19 @@ public actor EngineRuntime {
             nil
         }
     ) async throws(RuntimeError) -> AppliedInput {
+        // A social event's id is looked up, and its gate held, before the engine is loaded: the
+        // engine read after the wait is the newest.
+        let social = try await beginSocialIntake(input, of: userID)
+        defer { if let social { writeGate.release(social.gateKey) } }
         guard var engine = try loadEngine(userID)?.engine else { throw .unknownUser(userID) }
         let now = clock.now()
         let before = engine.profile
-        let effects = engine.handle(input, at: now)
+        let effects = social?.handle(&engine, at: now) ?? engine.handle(input, at: now)
         try await commit(
             engine, input: input, source: source, effects: effects,
             profile: engine.profile != before ? engine.profile : nil, at: now, occurredAt: occurredAt,
-            idempotency: idempotency(effects, engine.localPlanRevision, now))
+            idempotency: idempotency(effects, engine.localPlanRevision, now),
+            socialEvent: social?.record(userID: userID, at: now, retentionSeconds: socialIDRetentionSeconds))
         return AppliedInput(effects: effects, localPlanRevision: engine.localPlanRevision)
     }
 
@@ -277,7 +286,7 @@ public actor EngineRuntime {
     private func commit(
         _ engine: UserEngine, input: EngineInput?, source: InputSource, effects: [Effect], profile: UserProfile?,
         at now: Instant, occurredAt: Instant? = nil, userVersions: UserVersions? = nil,
-        idempotency: IdempotencyRecord? = nil
+        idempotency: IdempotencyRecord? = nil, socialEvent: SocialEventRecord? = nil
     ) async throws(RuntimeError) {
         var batch = StepRecords.batch(for: input, effects: effects, engine: engine, at: now, occurredAt: occurredAt)
         if let profile { batch.profiles.append(profile) }
@@ -301,7 +310,7 @@ public actor EngineRuntime {
             RuntimeCommit(
                 userID: engine.profile.id, snapshot: engine.snapshot(), batch: batch,
                 cancelledRequestIDs: outbox.cancelled, outbox: outbox.rows, userVersions: userVersions,
-                idempotency: idempotency, trace: trace),
+                idempotency: idempotency, trace: trace, socialEvent: socialEvent),
             engine: engine)
         committedTrace.report(trace)
         askCoach(for: effects, of: engine.profile.id)

@@ -3,9 +3,10 @@ public import Models
 public import Storage
 
 /// The history one engine step adds to the store: the input if it is an activity, a ledger
-/// transition per traced decision, the user's lapse state after a background run. Both shells
-/// (the simulator's store writer and the runtime) record steps through this one mapping. A step
-/// without an input of its own (the runtime applying a changed profile) records its traces only.
+/// transition per traced decision about a request, the user's lapse state after a background
+/// run. Both shells (the simulator's store writer and the runtime) record steps through this one
+/// mapping. A step without an input of its own (the runtime applying a changed profile) records
+/// its traces only.
 public enum StepRecords {
     /// `occurredAt` is when the activity happened if the app reported it late (at most `now`).
     public static func batch(
@@ -24,8 +25,11 @@ public enum StepRecords {
                     reEngagementAttempts: engine.reEngagementAttemptsSent, checkpoint: "\(now.secondsSinceEpoch)"))
         }
         for effect in effects {
-            // An entry for a group's counted items names no request of its own: no ledger row.
-            guard case .trace(let entry) = effect, entry.countedItems == nil else { continue }
+            // An entry for a group's counted items names no request of its own, and a social
+            // event's id is no request's (its namespace is `SocialEventStore`): no ledger row.
+            guard case .trace(let entry) = effect, entry.countedItems == nil, !entry.subject.isSocialEvent else {
+                continue
+            }
             batch.ledgerEntries.append(ledgerEntry(userID: userID, entry, at: now))
         }
         return batch

@@ -18,6 +18,11 @@ public import Models
 /// - **Ledger identity.** The ledger holds one row per (user, request ID): the request's
 ///   latest state. An entry with a new idempotency key for a known request replaces the row
 ///   (planned, then pending, then delivered, ...); entries in one batch apply in order.
+/// - **Ledger retention.** A batch with ledger entries also removes, in the same transaction, at
+///   most `LedgerRetention.prunedPerBatch` of each of its users' oldest rows, and as many of their
+///   oldest idempotency keys, applied more than `LedgerRetention.seconds` before the newest entry
+///   it adds for that user. Other users are not touched. A replay is of a recent batch, whose
+///   keys are kept.
 /// - **Committed reads.** Reads see only committed batches, never part of one, and reflect
 ///   every batch whose `apply` has returned (read-your-writes).
 /// - **Ordering.** Lists come back in a defined order: activity events by time (then the order

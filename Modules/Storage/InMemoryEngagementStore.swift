@@ -13,19 +13,12 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     private let lock = NSLock()
     private var storage = Storage()  // also read and written by the inbox (InMemoryInbox.swift)
 
-    struct AppliedKey: Hashable {
-        var userID: UserID
-        var key: String
-    }
-
     struct Storage {
         var profiles: [UserID: UserProfile] = [:]
         /// Per user, sorted by `at`; equal times keep the order in which they were stored.
         var events: [UserID: [ActivityEvent]] = [:]
         var knownEvents: Set<ActivityEvent> = []
-        /// Per user, keyed by request ID.
-        var ledger: [UserID: [RequestID: LedgerEntry]] = [:]
-        var appliedKeys: Set<AppliedKey> = []
+        var ledger = InMemoryLedger()
         var states: [UserID: EngagementState] = [:]
         var snapshots: [UserID: [UInt8]] = [:]
         /// Pending outbox rows by key, and the key of each (user, request, channel).
@@ -64,10 +57,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
             let index = Self.firstIndex(in: storage.events[event.userID] ?? [], after: event.at)
             storage.events[event.userID, default: []].insert(event, at: index)
         }
-        for entry in batch.ledgerEntries
-        where storage.appliedKeys.insert(AppliedKey(userID: entry.userID, key: entry.idempotencyKey)).inserted {
-            storage.ledger[entry.userID, default: [:]][entry.requestID] = entry
-        }
+        storage.ledger.apply(batch.ledgerEntries)
         for state in batch.engagementStates { storage.states[state.userID] = state }
     }
 
@@ -194,11 +184,7 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
     }
 
     public func ledger(userID: UserID, from: Instant, to: Instant) throws(StoreError) -> [LedgerEntry] {
-        locked { storage in
-            guard let rows = storage.ledger[userID] else { return [] }
-            return rows.values.filter { from <= $0.at && $0.at < to }
-                .sorted { ($0.at, $0.requestID) < ($1.at, $1.requestID) }
-        }
+        locked { $0.ledger.rows(userID: userID, from: from, to: to) }
     }
 
     public func engagementState(userID: UserID) throws(StoreError) -> EngagementState? {

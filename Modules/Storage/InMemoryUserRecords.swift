@@ -1,7 +1,7 @@
 public import Models
 
-/// The in-memory store's user records (field-group versions, idempotency records, devices, token
-/// revocations): a value inside the store's locked storage, so a commit writes them under the
+/// The in-memory store's user records (field-group versions, idempotency records, social event
+/// ids, devices, token revocations): a value inside the store's locked storage, so a commit writes them under the
 /// same lock as the snapshot, and readers never see one without the other.
 struct InMemoryUserRecords {
     private struct Slot: Hashable {
@@ -11,6 +11,8 @@ struct InMemoryUserRecords {
 
     private var versions: [UserID: UserVersions] = [:]
     private var idempotency: [Slot: IdempotencyRecord] = [:]
+    /// Social event ids taken in, by user and id (`SocialEventStore`).
+    private var socialEvents: [Slot: SocialEventRecord] = [:]
     /// By token: one owner per token.
     private var devices: [String: DeviceRegistration] = [:]
     private var tokensRevokedBefore: [UserID: Instant] = [:]
@@ -32,7 +34,26 @@ struct InMemoryUserRecords {
             for (slot, _) in expired { idempotency[slot] = nil }
             idempotency[Slot(userID: record.userID, key: record.key)] = record
         }
+        if let record = commit.socialEvent { write(record) }
     }
+
+    /// A social event's record: expired ones pruned, the record kept unless a live one holds its id.
+    private mutating func write(_ record: SocialEventRecord) {
+        let expired = socialEvents.filter { $0.value.expiresAt <= record.seenAt }
+            .sorted {
+                ($0.value.expiresAt, $0.key.userID, $0.key.key) < ($1.value.expiresAt, $1.key.userID, $1.key.key)
+            }
+            .prefix(SocialEventRecord.prunedPerCommit)
+        for (slot, _) in expired { socialEvents[slot] = nil }
+        let slot = Slot(userID: record.userID, key: record.eventID)
+        if socialEvents[slot]?.isLive(at: record.seenAt) != true { socialEvents[slot] = record }
+    }
+
+    func socialEventRecord(userID: UserID, eventID: String) -> SocialEventRecord? {
+        socialEvents[Slot(userID: userID, key: eventID)]
+    }
+
+    var socialEventRecordCount: Int { socialEvents.count }
 
     func userVersions(userID: UserID) -> UserVersions? { versions[userID] }
 
@@ -85,6 +106,14 @@ extension InMemoryEngagementStore {
     }
 
     public func idempotencyRecordCount() throws(StoreError) -> Int { lockedUserRecords { $0.idempotencyRecordCount } }
+
+    public func socialEventRecord(userID: UserID, eventID: String) throws(StoreError) -> SocialEventRecord? {
+        lockedUserRecords { $0.socialEventRecord(userID: userID, eventID: eventID) }
+    }
+
+    public func socialEventRecordCount() throws(StoreError) -> Int {
+        lockedUserRecords { $0.socialEventRecordCount }
+    }
 
     public func registerDevice(_ device: DeviceRegistration, takingFromOthers: Bool) throws(StoreError)
         -> DeviceRegistration?

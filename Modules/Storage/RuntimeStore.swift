@@ -239,11 +239,13 @@ public struct RuntimeCommit: Hashable, Sendable {
     public var userVersions: UserVersions?
     /// The first answer of the keyed request this step applies (`IdempotencyStore`), or nil.
     public var idempotency: IdempotencyRecord?
+    /// The social event this step took in, by its id (`SocialEventStore`), or nil.
+    public var socialEvent: SocialEventRecord?
 
     public init(
         userID: UserID, snapshot: [UInt8], batch: StoreBatch = StoreBatch(), cancelledRequestIDs: [RequestID] = [],
         outbox: [OutboxRow] = [], userVersions: UserVersions? = nil, idempotency: IdempotencyRecord? = nil,
-        trace: [TraceRecord] = []
+        trace: [TraceRecord] = [], socialEvent: SocialEventRecord? = nil
     ) {
         self.userID = userID
         self.snapshot = snapshot
@@ -253,6 +255,7 @@ public struct RuntimeCommit: Hashable, Sendable {
         self.userVersions = userVersions
         self.idempotency = idempotency
         self.trace = trace
+        self.socialEvent = socialEvent
     }
 
     /// The first rule the commit breaks, or nil: every row belongs to the commit's user and has
@@ -262,6 +265,7 @@ public struct RuntimeCommit: Hashable, Sendable {
         if userID.isEmpty { return .invalidBatch(field: "userID", problem: "empty") }
         if snapshot.isEmpty { return .invalidBatch(field: "snapshot", problem: "empty") }
         if let error = idempotency?.validationError(forCommitOf: userID) { return error }
+        if let error = socialEvent?.validationError(forCommitOf: userID) { return error }
         var keys = Set<OutboxKey>()
         var slots = Set<OutboxSlot>()
         for (index, row) in outbox.enumerated() {
@@ -299,11 +303,12 @@ public struct RuntimeCommit: Hashable, Sendable {
 /// - **Completion.** `completeOutbox` removes the rows from the pending set and remembers their
 ///   keys; completing a completed key again changes nothing, and a key completed before any row
 ///   had it is remembered too (a row with it is never made pending later).
-/// - **User records.** The commit's field-group versions and idempotency record are part of the
-///   same transaction (`UserVersionStore`, `IdempotencyStore`); devices (`DeviceStore`) are
+/// - **User records.** The commit's field-group versions, idempotency record and social event
+///   record are part of the same transaction (`UserVersionStore`, `IdempotencyStore`,
+///   `SocialEventStore`); devices (`DeviceStore`) are
 ///   written on their own, and so are token revocations (`TokenRevocationStore`).
 public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, IdempotencyStore, DeviceStore,
-    TokenRevocationStore, TraceStore, ClaimRecordStore
+    TokenRevocationStore, TraceStore, ClaimRecordStore, SocialEventStore
 {
     /// Whether `dueOutbox` already applied the claim-time rules (a worker's claim). When false,
     /// it lists rows as they stand and the runtime applies the rules itself, recording what they

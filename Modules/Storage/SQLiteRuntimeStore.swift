@@ -21,12 +21,14 @@ extension SQLiteEngagementStore {
         try writeProfiles(profiles, db)
         try writeActivityEvents(commit.batch.activityEvents, db)
         try writeLedgerEntries(commit.batch.ledgerEntries, db)
+        try pruneLedger(after: commit.batch.ledgerEntries, db)
         try writeEngagementStates(commit.batch.engagementStates, db)
         try writeTrace(commit.trace, userID: commit.userID, db)
         try db.cachedStatement(sql: SQLiteStatements.upsertSnapshot).execute(arguments: [
             commit.userID.rawValue, Data(commit.snapshot),
         ])
         try writeUserRecords(commit, db)
+        try writeSocialEvent(commit.socialEvent, db)
         for requestID in commit.cancelledRequestIDs {
             try db.cachedStatement(sql: SQLiteStatements.deleteOutboxRequest).execute(arguments: [
                 commit.userID.rawValue, requestID.rawValue,

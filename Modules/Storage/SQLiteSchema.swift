@@ -14,7 +14,7 @@ enum SQLiteSchema {
 
     /// The schema version this build reads and writes, kept in `PRAGMA user_version` and set by
     /// the migration that creates it, in the same transaction.
-    static let version = 7
+    static let version = 8
 
     /// Tables that may exist in a file before the first migration commits: GRDB creates its
     /// bookkeeping table outside the migration's transaction, so a crash in between leaves it.
@@ -51,6 +51,10 @@ enum SQLiteSchema {
         migrator.registerMigration("v7-claims") { db in
             try db.execute(sql: SQLiteClaimStatements.migration)  // SQLiteClaims.swift
             try db.execute(sql: "PRAGMA user_version = 7")
+        }
+        migrator.registerMigration("v8-social-ids") { db in
+            try db.execute(sql: version8SocialIDs)  // SQLiteSocialEvents.swift
+            try db.execute(sql: "PRAGMA user_version = 8")
         }
         return migrator
     }
@@ -99,7 +103,8 @@ enum SQLiteSchema {
         -- Requests not yet delivered, by time, across users (the planner's due notifications).
         CREATE INDEX ledger_due ON ledger (at, userID) WHERE state IN ('planned', 'pending');
 
-        -- Every idempotency key ever applied, per user: a replayed ledger write is a no-op.
+        -- The idempotency keys applied, per user: a replayed ledger write is a no-op. Keys and rows
+        -- past the ledger's retention are pruned (v8-social-ids adds the keys' instants).
         CREATE TABLE ledgerKey (
             userID TEXT NOT NULL,
             idempotencyKey TEXT NOT NULL,
@@ -158,7 +163,9 @@ enum SQLiteStatements {
         INSERT INTO userActivity (userID, lastActiveAt, eventCount) VALUES (?, ?, ?)
         ON CONFLICT (userID) DO UPDATE SET lastActiveAt = excluded.lastActiveAt, eventCount = excluded.eventCount
         """
-    static let insertLedgerKey = "INSERT INTO ledgerKey (userID, idempotencyKey) VALUES (?, ?) ON CONFLICT DO NOTHING"
+    static let insertLedgerKey = """
+        INSERT INTO ledgerKey (userID, idempotencyKey, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING
+        """
     static let upsertLedger = """
         INSERT INTO ledger (userID, requestID, kind, state, at, reason, idempotencyKey) VALUES (?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (userID, requestID) DO UPDATE SET kind = excluded.kind, state = excluded.state, at = excluded.at,

@@ -113,6 +113,21 @@ public struct LedgerEntry: Codable, Hashable, Sendable {
     }
 }
 
+/// How long the ledger keeps a request's row (and the idempotency keys of its writes) after the
+/// user's newer writes, so that it holds recent history and not every request ever planned
+/// (`EngagementStore`'s ledger retention).
+public enum LedgerRetention {
+    /// Past both horizons within which a row can still describe something live: the caps',
+    /// which count the fire times of the last day and an hour, and the inbox's, where a grouped
+    /// social notification may go out a week after it was planned (a weekly digest) and its
+    /// items wait up to two more days in a daily digest when that one is blocked. Two weeks
+    /// leaves days to spare.
+    public static let seconds: Int64 = 14 * .secondsPerDay
+    /// At most this many of a user's rows, and as many keys, are pruned by one batch: bounded
+    /// work per input.
+    public static let prunedPerBatch = 64
+}
+
 /// A user's place in the lapse model and the progress of a re-engagement campaign.
 public struct EngagementState: Codable, Hashable, Sendable {
     public var userID: UserID

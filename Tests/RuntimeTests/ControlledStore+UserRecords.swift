@@ -8,6 +8,10 @@ extension ControlledStore {
         try base.idempotencyRecord(userID: userID, key: key)
     }
     func idempotencyRecordCount() throws(StoreError) -> Int { try base.idempotencyRecordCount() }
+    func socialEventRecord(userID: UserID, eventID: String) throws(StoreError) -> SocialEventRecord? {
+        try base.socialEventRecord(userID: userID, eventID: eventID)
+    }
+    func socialEventRecordCount() throws(StoreError) -> Int { try base.socialEventRecordCount() }
     func registerDevice(_ device: DeviceRegistration, takingFromOthers: Bool) throws(StoreError)
         -> DeviceRegistration?
     {

@@ -74,16 +74,20 @@ struct SQLiteEngagementStoreTests {
             #expect(userVersion == SQLiteEngagementStore.schemaVersion)
             #expect(applicationID == SQLiteSchema.applicationID)
             #expect(
-                migrations == ["v1", "v2", "v3-inbox", "v4-users", "v5-trace", "v6-token-revocations", "v7-claims"])
+                migrations == [
+                    "v1", "v2", "v3-inbox", "v4-users", "v5-trace", "v6-token-revocations", "v7-claims",
+                    "v8-social-ids",
+                ])
         }
     }
 
     /// Every statement of the store's tables: the base schema's, the trace's and the user records'.
     static let statements =
         SQLiteStatements.all + SQLiteTraceStatements.all + SQLiteUserStatements.all + SQLiteClaimStatements.all
+        + SQLiteSocialStatements.all
     /// Statements that scan an index by design: COUNT over the (small) createdAt index of the
-    /// idempotency records.
-    static let indexScans: Set = ["countIdempotency"]
+    /// idempotency records, and over the expiry index of the social ids.
+    static let indexScans: Set = ["countIdempotency", "countSocialEvents"]
 
     @Test(
         "Every statement the store runs is an index search, never a table scan",
