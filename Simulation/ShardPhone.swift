@@ -192,13 +192,13 @@ extension Shard {
     }
 
     /// The phone's own event, as the app queues it (before the server hears of it, offline or
-    /// not): the kit withdraws what the plan says it makes moot (`PlanSync.withdraw`), by the
-    /// device's clock, as the app stamps its events.
+    /// not): the kit withdraws what the plan says it makes moot (`PlanSync.withdraw`), at true
+    /// time: the app knows its clock's error (`DeviceClock`) and stamps its events without it.
     /// A setting the user changes in the app is withdrawn from as it changes
     /// (`PlanSync.withdraw(ruledOutBy:)`), while the app's backend writes it to the server.
     func phoneWithdraws(_ local: Int, after input: EngineInput, at now: Instant) throws {
         guard !users[local].phone.uninstalled else { return }
-        let at = users[local].deviceTime(now)
+        let at = now
         var withdrawn: [String] = []
         switch input {
         case .activity(let activity):
