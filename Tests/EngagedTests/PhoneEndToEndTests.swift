@@ -16,8 +16,9 @@ import Testing
 
 /// End to end: a live `engaged` on a manual clock and a phone running EngagementKit, over days.
 /// A user is created; the phone registers and pulls; reminders fire at their planned times; an
-/// action becomes an event and a new plan; two days offline, the plan still fires and the queued
-/// events are applied once when the phone is back; a preference the backend writes reaches the
+/// action becomes an event and a new plan; two days offline, the plan still fires, a meal logged
+/// offline withdraws its reminder at once (it never fires), and the queued events are applied
+/// once, at their instants, when the phone is back; a preference the backend writes reaches the
 /// phone through the sync push, and the disabled kind stops within one sync.
 @Suite("engaged and EngagementKit: a phone lives days with the server")
 struct PhoneEndToEndTests {
@@ -95,17 +96,35 @@ struct PhoneEndToEndTests {
             // Two days offline: the plan it holds fires on; what the user does waits in the queue.
             link.online.withLock { $0 = false }
             let heldToPlanOnline = phone.heldToPlan
-            var offlineFired = 0
+            var offlineFired: [DeliveredNotification] = []
             var enqueued: [Instant] = []
+            var mealsLoggedOffline: [(id: String, at: Instant)] = []
             for _ in 0..<2 {
-                offlineFired += try await live(hours: 12, &phone).count
+                offlineFired += try await live(hours: 12, &phone)
                 enqueued.append(clock.now())
                 try await phone.queue.enqueue(.activity(.moodLogged), at: clock.now())
                 let attempt = try await phone.queue.flush(via: link, at: clock.now())
                 #expect(attempt.sent == 0 && attempt.nextAttemptAt != nil)
-                offlineFired += try await live(hours: 12, &phone).count
+                // A meal logged offline before its reminder: the kit withdraws the reminder at
+                // once, though the server cannot hear of the meal yet.
+                let now = clock.now()
+                if let reminder = phone.center.pendingNotificationRequests.first(where: {
+                    $0.request.content.kind == .mealReminder && $0.nextFire > now
+                        && Self.berlinZone.localDate(at: $0.nextFire) == Self.berlinZone.localDate(at: now)
+                }), let meal = OccurrenceID(requestID: reminder.request.identifier)?.meal {
+                    try await phone.queue.enqueue(.activity(.mealLogged(meal)), at: now)
+                    let withdrawn = phone.sync.withdraw(
+                        after: WithdrawingEvent(.mealLogged(meal), at: now), from: &phone.center)
+                    #expect(withdrawn == [reminder.request.identifier])
+                    mealsLoggedOffline.append((reminder.request.identifier, now))
+                }
+                offlineFired += try await live(hours: 12, &phone)
             }
-            #expect(offlineFired > 0 && phone.heldToPlan > heldToPlanOnline)
+            #expect(!offlineFired.isEmpty && phone.heldToPlan > heldToPlanOnline)
+            #expect(!mealsLoggedOffline.isEmpty, "no meal reminder was pending offline")
+            for logged in mealsLoggedOffline {
+                #expect(!offlineFired.contains { $0.request.identifier == logged.id }, "\(logged.id) fired")
+            }
             // Back online: the newest push held for it arrives; each queued event is applied
             // once, at the instant it happened.
             link.online.withLock { $0 = true }
@@ -122,6 +141,11 @@ struct PhoneEndToEndTests {
             let left = try await phone.queue.count()
             #expect(left == 0)
             #expect(try Self.moods(store) == moodsBefore + enqueued)
+            // Each meal logged offline is applied once, at the instant it happened.
+            let meals = try store.activityEvents(userID: "ana", since: TestServer.start - 86_400).filter {
+                if case .mealLogged = $0.kind { true } else { false }
+            }.map(\.at)
+            for logged in mealsLoggedOffline { #expect(meals.filter { $0 == logged.at }.count == 1) }
             #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
 
             // The backend disables meal reminders: the sync push carries the new version, the
@@ -225,6 +249,8 @@ struct PhoneEndToEndTests {
     }
 
     /// The instants of ana's moods the server recorded.
+    static let berlinZone = ZoneRules(identifier: "Europe/Berlin")!
+
     static func moods(_ store: SQLiteEngagementStore) throws -> [Instant] {
         try store.activityEvents(userID: "ana", since: TestServer.start - 86_400).filter {
             $0.kind == .moodLogged
