@@ -150,7 +150,7 @@ let package = Package(
         + module(
             "PostgresStore",
             dependencies: ["Storage", "Models", "Runtime", "Delivery", postgresNIO, swiftLog, nioCore, nioPosix],
-            testDependencies: ["StoreConformance"])
+            testDependencies: ["StoreConformance", "TestSupport"])
         + module("Scheduling", dependencies: ["Models"])
         + module("LiveActivity", dependencies: ["Models"], testDependencies: ["SimulatedPlatform"])
         + module(
