@@ -266,6 +266,8 @@ let package = Package(
                     prometheus,
                     // The coach's chat-completions client (`CompletionsCoach`).
                     asyncHTTPClient, nioCore, nioHTTP1,
+                    // Trying the listeners' addresses before either starts (`ListenCheck`).
+                    nioPosix,
                     // The API's types, and the routing generated from the same document.
                     "EngagedAPI", openAPIRuntime, openAPIHummingbird, httpTypes,
                 ],

@@ -2,7 +2,8 @@
 // system's, or a manual one for end-to-end runs), the templates and the transport, and hands
 // them to the runtime and the routes. Exit status: 0 after a graceful shutdown (SIGTERM,
 // SIGINT), 64 bad usage (APNs settings given only in part or malformed among it), 66 the bundled
-// templates do not load, 74 the store cannot be opened (a PostgreSQL database that does not answer
+// templates do not load, 69 --port or --metrics-port names an address another process holds, 74
+// the store cannot be opened (a PostgreSQL database that does not answer
 // is tried again until it does: 74 is for what no retry mends, such as a newer schema), 78 the API
 // key or the user-token keys are not set or shorter than 32 bytes, or the APNs key file cannot be
 // used.
@@ -321,6 +322,9 @@ struct Serve: AsyncParsableCommand {
         serverEnvironment.metricsAddress = (metricsHost, metricsPort)
         // Once per process, here only: libraries' own metrics land in the server's registry too.
         MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
+        // Both listeners' addresses before either starts: a busy one names its flag.
+        try await ListenCheck.check(host: host, port: port, flag: "--port")
+        try await ListenCheck.check(host: metricsHost, port: metricsPort, flag: "--metrics-port")
         let app = try EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)
         logger.info(
             "starting",
