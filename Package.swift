@@ -149,7 +149,9 @@ let package = Package(
         // The runtime's store and the workers' queue on PostgreSQL: postgres-nio stays out of the engine.
         + module(
             "PostgresStore",
-            dependencies: ["Storage", "Models", "Runtime", "Delivery", postgresNIO, swiftLog, nioCore, nioPosix],
+            dependencies: [
+                "Storage", "Models", "Runtime", "Delivery", postgresNIO, swiftLog, nioCore, nioPosix, nioSSL,
+            ],
             testDependencies: ["StoreConformance", "TestSupport"])
         + module("Scheduling", dependencies: ["Models"])
         + module("LiveActivity", dependencies: ["Models"], testDependencies: ["SimulatedPlatform"])

@@ -61,7 +61,13 @@ public final class LocalCluster: @unchecked Sendable {
     /// of its own, which a test process does not always run.
     @discardableResult
     public static func script(_ arguments: [String]) throws -> String {
-        let path = root.appendingPathComponent("scripts/pg-local.sh").path
+        try run(root.appendingPathComponent("scripts/pg-local.sh").path, arguments)
+    }
+
+    /// Runs the program at `path` with `arguments` and returns its standard output, trimmed;
+    /// throws when it exits with another status than 0.
+    @discardableResult
+    public static func run(_ path: String, _ arguments: [String]) throws -> String {
         var pipe: [Int32] = [0, 0]
         // Close-on-exec: only the copy on standard output reaches the script, and no server it
         // starts keeps the pipe open.
@@ -88,7 +94,7 @@ public final class LocalCluster: @unchecked Sendable {
         while waitpid(pid, &status, 0) == -1, errno == EINTR {}
         let exitStatus = (status >> 8) & 0xff
         guard status & 0x7f == 0, exitStatus == 0 else {
-            throw LocalClusterError(description: "pg-local.sh \(arguments) exited with status \(status)")
+            throw LocalClusterError(description: "\(path) \(arguments) exited with status \(status)")
         }
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
