@@ -69,7 +69,8 @@ enum DatabaseRetry {
             do {
                 let value = try attempt()
                 if backoff.failures > 0 {
-                    logger.info("database reached", metadata: ["what": "\(what)", "attempts": "\(backoff.failures + 1)"])
+                    logger.info(
+                        "database reached", metadata: ["what": "\(what)", "attempts": "\(backoff.failures + 1)"])
                 }
                 return value
             } catch .unavailable(let problem) {

@@ -114,7 +114,8 @@ public final class PostgresPool: @unchecked Sendable {
     public static func run(
         _ sql: String, on connection: PostgresConnection, logger: Logger, timeoutSeconds: Double = 60
     ) throws {
-        _ = try wait(for: connection.simpleQuery(sql), seconds: timeoutSeconds, what: "a statement", closing: connection)
+        _ = try wait(
+            for: connection.simpleQuery(sql), seconds: timeoutSeconds, what: "a statement", closing: connection)
     }
 
     /// `error` as the store's error: a refused statement names PostgreSQL's own message and

@@ -22,7 +22,9 @@ struct ListenCheckTests {
         return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
-    @Test("A busy port exits 69 naming its flag, before the API's listening line", arguments: ["--metrics-port", "--port"])
+    @Test(
+        "A busy port exits 69 naming its flag, before the API's listening line",
+        arguments: ["--metrics-port", "--port"])
     func busyPort(flag: String) async throws {
         let held = try Self.holdPort()
         defer { close(held.descriptor) }

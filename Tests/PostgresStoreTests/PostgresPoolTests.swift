@@ -32,7 +32,8 @@ struct PostgresPoolTests {
 
     @Test("A statement past its deadline fails within it, names it, and the next statement succeeds")
     func statementDeadline() throws {
-        let pool = PostgresPool(url: try PostgresURL(TestServer.urlText), size: 1, deadlines: Self.deadlines,
+        let pool = PostgresPool(
+            url: try PostgresURL(TestServer.urlText), size: 1, deadlines: Self.deadlines,
             logger: TestServer.logger)
         defer { pool.close() }
         let started = ContinuousClock.now
@@ -49,7 +50,8 @@ struct PostgresPoolTests {
     @Test("A stopped server fails each statement within the connect deadline; after a start the next succeeds")
     func stoppedServer() throws {
         let cluster = try LocalCluster()
-        let pool = PostgresPool(url: try PostgresURL(cluster.url), size: 2, deadlines: Self.deadlines, logger: TestServer.logger)
+        let pool = PostgresPool(
+            url: try PostgresURL(cluster.url), size: 2, deadlines: Self.deadlines, logger: TestServer.logger)
         defer { pool.close() }
         #expect(Self.selectOne(pool).error == nil)
         try cluster.stop()
@@ -67,7 +69,8 @@ struct PostgresPoolTests {
         arguments: ["fast", "immediate"])
     func restartedServer(mode: String) throws {
         let cluster = try LocalCluster()
-        let pool = PostgresPool(url: try PostgresURL(cluster.url), size: 2, deadlines: Self.deadlines, logger: TestServer.logger)
+        let pool = PostgresPool(
+            url: try PostgresURL(cluster.url), size: 2, deadlines: Self.deadlines, logger: TestServer.logger)
         defer { pool.close() }
         #expect(Self.selectOne(pool).error == nil)
         try cluster.restart(mode: mode)
@@ -79,7 +82,8 @@ struct PostgresPoolTests {
     @Test("A frozen server (SIGSTOP) fails the statement within its deadline; once it resumes, the next succeeds")
     func frozenServer() throws {
         let cluster = try LocalCluster()
-        let pool = PostgresPool(url: try PostgresURL(cluster.url), size: 1, deadlines: Self.deadlines, logger: TestServer.logger)
+        let pool = PostgresPool(
+            url: try PostgresURL(cluster.url), size: 1, deadlines: Self.deadlines, logger: TestServer.logger)
         defer { pool.close() }
         #expect(Self.selectOne(pool).error == nil)
         try cluster.signal(SIGSTOP)
@@ -92,7 +96,8 @@ struct PostgresPoolTests {
 
     @Test("A pool whose connections are all borrowed refuses a caller after the borrow deadline")
     func borrowDeadline() throws {
-        let pool = PostgresPool(url: try PostgresURL(TestServer.urlText), size: 1,
+        let pool = PostgresPool(
+            url: try PostgresURL(TestServer.urlText), size: 1,
             deadlines: .init(connectSeconds: 2, statementSeconds: 5, borrowSeconds: 0.5), logger: TestServer.logger)
         defer { pool.close() }
         let outcome = try pool.withConnection { _ in Self.selectOne(pool) }

@@ -98,7 +98,8 @@ struct PostgresTLSTests {
         #expect(try Self.usesTLS(PostgresURL("postgres://engaged@127.0.0.1:\(port)/postgres?sslmode=require")))
         #expect(
             try Self.usesTLS(
-                PostgresURL("postgres://engaged@localhost:\(port)/postgres?sslmode=verify-full&sslrootcert=\(certificate)")
+                PostgresURL(
+                    "postgres://engaged@localhost:\(port)/postgres?sslmode=verify-full&sslrootcert=\(certificate)")
             ))
         // Another CA: the server's certificate is refused.
         let (otherCA, _) = try Self.selfSigned(in: cluster.folder, name: "other")
