@@ -113,7 +113,7 @@ scale-test: engaged-release
 	$(SWIFT) build -c release --product scale-test
 	@url=$$(scripts/pg-local.sh start .scale/pg) || exit 69; \
 	./.build/release/scale-test --database "$$url" --engaged ./.build/release/engaged \
-		--users $(or $(USERS),100000) --workers $(or $(WORKERS),4) $(ARGS); status=$$?; \
+		--restart-command "scripts/pg-local.sh restart .scale/pg" --users $(or $(USERS),100000) --workers $(or $(WORKERS),4) $(ARGS); status=$$?; \
 	scripts/pg-local.sh stop .scale/pg; exit $$status
 
 # The server on the embedded default. Missing secrets are generated for development only and

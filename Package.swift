@@ -149,8 +149,10 @@ let package = Package(
         // The runtime's store and the workers' queue on PostgreSQL: postgres-nio stays out of the engine.
         + module(
             "PostgresStore",
-            dependencies: ["Storage", "Models", "Runtime", "Delivery", postgresNIO, swiftLog, nioCore, nioPosix],
-            testDependencies: ["StoreConformance"])
+            dependencies: [
+                "Storage", "Models", "Runtime", "Delivery", postgresNIO, swiftLog, nioCore, nioPosix, nioSSL,
+            ],
+            testDependencies: ["StoreConformance", "TestSupport"])
         + module("Scheduling", dependencies: ["Models"])
         + module("LiveActivity", dependencies: ["Models"], testDependencies: ["SimulatedPlatform"])
         + module(
@@ -266,6 +268,8 @@ let package = Package(
                     prometheus,
                     // The coach's chat-completions client (`CompletionsCoach`).
                     asyncHTTPClient, nioCore, nioHTTP1,
+                    // Trying the listeners' addresses before either starts (`ListenCheck`).
+                    nioPosix,
                     // The API's types, and the routing generated from the same document.
                     "EngagedAPI", openAPIRuntime, openAPIHummingbird, httpTypes,
                 ],

@@ -2,12 +2,15 @@
 # A throwaway PostgreSQL server on loopback for tests and the scale test.
 #   scripts/pg-local.sh start DIR   initdb DIR/data when new, start on a free port, print its URL
 #   scripts/pg-local.sh stop DIR    stop the server started in DIR (fast shutdown)
+#   scripts/pg-local.sh restart DIR fast|immediate
+#                                   restart it with that shutdown, on the same port; returns once
+#                                   it accepts connections again
 #   scripts/pg-local.sh url DIR     print the URL of the server running in DIR
 # Installs Debian's postgresql when no server binaries are found. Runs the server as the
 # `postgres` user when called as root (initdb refuses root). Listens on 127.0.0.1 only.
 set -euo pipefail
 command=${1:-}; dir=${2:-}
-[ -n "$command" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|url DIR" >&2; exit 64; }
+[ -n "$command" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|restart|url DIR" >&2; exit 64; }
 
 bindir() {
     local found
@@ -46,7 +49,8 @@ start)
     if [ -f "$dir/port" ] && as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
         echo "postgres://engaged@127.0.0.1:$(cat "$dir/port")/postgres"; exit 0
     fi
-    port=$(free_port)
+    # The port of an earlier start when there was one: a stopped server comes back at its URL.
+    port=$(cat "$dir/port" 2>/dev/null || free_port)
     # fsync off: a test server's data does not outlive the machine; crash tests kill workers, not it.
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
         "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off \
@@ -59,9 +63,15 @@ stop)
     bin=$(bindir)
     if [ -f "$dir/data/postmaster.pid" ]; then as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null || true; fi
     ;;
+restart)
+    bin=$(bindir); mode=${3:-fast}; dir=$(cd "$dir" && pwd)
+    case "$mode" in fast|immediate) ;; *) echo "restart mode must be fast or immediate" >&2; exit 64 ;; esac
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m "$mode" -w -t 60 restart >/dev/null \
+        || { tail -n 20 "$dir/server.log" >&2; exit 1; }
+    ;;
 url)
     [ -f "$dir/port" ] || { echo "no server started in $dir" >&2; exit 1; }
     echo "postgres://engaged@127.0.0.1:$(cat "$dir/port")/postgres"
     ;;
-*) echo "usage: $0 start|stop|url DIR" >&2; exit 64 ;;
+*) echo "usage: $0 start|stop|restart|url DIR" >&2; exit 64 ;;
 esac

@@ -2,8 +2,11 @@
 // system's, or a manual one for end-to-end runs), the templates and the transport, and hands
 // them to the runtime and the routes. Exit status: 0 after a graceful shutdown (SIGTERM,
 // SIGINT), 64 bad usage (APNs settings given only in part or malformed among it), 66 the bundled
-// templates do not load, 74 the store cannot be opened, 78 the API key or the user-token keys are
-// not set or shorter than 32 bytes, or the APNs key file cannot be used.
+// templates do not load, 69 --port or --metrics-port names an address another process holds, 74
+// the store cannot be opened (a PostgreSQL database that does not answer
+// is tried again until it does: 74 is for what no retry mends, such as a newer schema), 78 the API
+// key or the user-token keys are not set or shorter than 32 bytes, or the APNs key file cannot be
+// used.
 import APNs
 import ArgumentParser
 import AsyncHTTPClient
@@ -254,6 +257,17 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        guard database != nil else { return try await serve() }
+        // The PostgreSQL store's calls block their thread while the database answers: the
+        // server's tasks run on threads of their own, never on the cooperative pool.
+        let threads = DatabaseThreads(count: Self.databasePoolSize + 2)
+        try await withTaskExecutorPreference(threads) { try await serve() }
+    }
+
+    /// Connections of the server's pool to PostgreSQL.
+    static let databasePoolSize = 8
+
+    private func serve() async throws {
         let environment = ProcessInfo.processInfo.environment
         let secrets: ServerSecrets
         do { secrets = try ServerSecrets(environment, legacyUserTokens: legacyUserTokens) } catch {
@@ -263,7 +277,7 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "engaged")
         logger.logLevel = .info
 
-        let opened = try openStore(logger: logger)
+        guard let opened = try await openStore(logger: logger) else { return }
         let store = opened.store
         let templates: TemplateCatalog
         do {
@@ -317,6 +331,9 @@ struct Serve: AsyncParsableCommand {
         serverEnvironment.metricsAddress = (metricsHost, metricsPort)
         // Once per process, here only: libraries' own metrics land in the server's registry too.
         MetricsSystem.bootstrap(serverEnvironment.metrics.factory)
+        // Both listeners' addresses before either starts: a busy one names its flag.
+        try await ListenCheck.check(host: host, port: port, flag: "--port")
+        try await ListenCheck.check(host: metricsHost, port: metricsPort, flag: "--metrics-port")
         let app = try EngagedServer.application(serverEnvironment, clock: clock, host: host, port: port)
         logger.info(
             "starting",
@@ -375,9 +392,23 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
-    /// The store the flags name, and its name for logs; exit 74 when it cannot be opened.
-    func openStore(logger: Logger) throws -> (store: any RuntimeStore, name: String) {
-        try Self.openStore(dataDirectory: dataDirectory, database: database, logger: logger)
+    /// The store the flags name, and its name for logs; exit 74 when it cannot be opened. A
+    /// PostgreSQL database that cannot be reached is tried again with a back-off until it can
+    /// (`DatabaseRetry`); nil when SIGTERM or SIGINT came first.
+    func openStore(logger: Logger) async throws -> (store: any RuntimeStore, name: String)? {
+        guard let database else {
+            return try Self.openStore(dataDirectory: dataDirectory, database: nil, logger: logger)
+        }
+        let url = try PostgresURL(database)  // validated
+        let pool = PostgresPool(url: url, size: Self.databasePoolSize, logger: logger)
+        do {
+            let store = try await DatabaseRetry.untilOpened("the store at \(url)", logger: logger) {
+                () throws(StoreError) in try PostgresRuntimeStore(pool: pool)
+            }
+            return store.map { ($0, "\(url)") }
+        } catch {
+            throw Self.fail("the database \(url) cannot be opened: \(error)", status: 74)
+        }
     }
 
     /// The store of `--data-dir` or `--database` (validated: exactly one), created or migrated to

@@ -15,9 +15,12 @@ import UnixSignals
 /// `engaged worker`: one of several stateless processes that perform the due work of a
 /// PostgreSQL database (docs/ARCHITECTURE.md). Its composition root: the shared store, the
 /// claiming queue (`OutboxQueue`), a runtime over them, and the APNs transport with the
-/// deployment's shared provider token. Exit status: 0 after a graceful stop (SIGTERM, SIGINT;
-/// its leases are given back), 64 bad usage, 66 the bundled templates do not load, 74 the
-/// database cannot be opened, 78 the APNs key cannot be used.
+/// deployment's shared provider token. A database it cannot reach, at start or later, is logged
+/// and tried again with a back-off (`DatabaseRetry`); its store calls run on `DatabaseThreads`,
+/// never on Swift's cooperative pool, so a stalled database never stops it from hearing SIGTERM.
+/// Exit status: 0 after a graceful stop (SIGTERM, SIGINT; its leases are given back), 64 bad
+/// usage, 66 the bundled templates do not load, 74 the database holds what this build cannot
+/// use (a newer schema), 78 the APNs key cannot be used.
 struct Worker: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Perform due work (pushes, inbox items, background jobs) from a PostgreSQL database.",
@@ -96,6 +99,14 @@ struct Worker: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let threads = DatabaseThreads(count: Self.poolSize + 2)
+        try await withTaskExecutorPreference(threads) { try await work() }
+    }
+
+    /// Connections of the worker's pool.
+    static let poolSize = 8
+
+    private func work() async throws {
         log.format.bootstrap()
         var logger = Logger(label: "engaged-worker")
         logger.logLevel = .info
@@ -106,11 +117,16 @@ struct Worker: AsyncParsableCommand {
             workerID
             ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)-"
             + UUID().uuidString.prefix(8).lowercased()
-        let pool = PostgresPool(url: url, size: 8, logger: logger)
-        let base: PostgresRuntimeStore
-        do { base = try PostgresRuntimeStore(pool: pool) } catch {
+        let pool = PostgresPool(url: url, size: Self.poolSize, logger: logger)
+        let opened: PostgresRuntimeStore?
+        do {
+            opened = try await DatabaseRetry.untilOpened("the store at \(url)", logger: logger) {
+                () throws(StoreError) in try PostgresRuntimeStore(pool: pool)
+            }
+        } catch {
             throw Serve.fail("the database \(url) cannot be opened: \(error)", status: 74)
         }
+        guard let base = opened else { return }
         let templates: TemplateCatalog
         do { templates = try TemplateCatalog.bundled() } catch {
             throw Serve.fail("the bundled templates do not load: \(error)", status: 66)
@@ -166,12 +182,26 @@ struct WorkerLoop: Service {
     func run() async throws {
         var lastPrune = ContinuousClock.now
         var lastStats = ContinuousClock.now
+        var backoff = Backoff()
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             var performed = 0
+            var retryInSeconds: Double?
             do {
                 performed = try await runtime.dispatchDue(limit: batchUsers, through: transport).count
+                if backoff.failures > 0 {
+                    logger.info("claiming works again", metadata: ["failedRounds": "\(backoff.failures)"])
+                }
+                backoff.succeeded()
             } catch {
-                logger.error("claiming or performing due work failed", metadata: ["error": "\(error)"])
+                // The database unreachable, most likely: wait longer after each failed round, up
+                // to the back-off's ceiling, so a restart is noticed within seconds.
+                let wait = backoff.failed()
+                logger.error(
+                    "claiming or performing due work failed; trying again",
+                    metadata: [
+                        "error": "\(error)", "failedRounds": "\(backoff.failures)", "retryInSeconds": "\(wait)",
+                    ])
+                retryInSeconds = wait
             }
             // Engines are loaded per claim: another process may change a user between claims, and
             // a worker serving millions of users must not keep them all.
@@ -187,7 +217,11 @@ struct WorkerLoop: Service {
                     logger.warning("pruning done rows failed", metadata: ["error": "\(error)"])
                 }
             }
-            if performed == 0 {
+            if let retryInSeconds {
+                try? await cancelWhenGracefulShutdown {
+                    try await Task.sleep(for: .milliseconds(Int(retryInSeconds * 1_000)))
+                }
+            } else if performed == 0 {
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: idle) }
             }
         }
@@ -233,26 +267,40 @@ final class WorkerStats: Sendable {
     struct State {
         var performed = 0
         var claimToSendMilliseconds: [Double] = []
+        /// Wall milliseconds of the latest send, and of the first send after each silence of
+        /// `silenceMilliseconds` or more (the scale test's time to recover from a fault).
+        var lastSendMillis: Int64 = 0
+        var resumedAtMillis: [Int64] = []
     }
+
+    static let silenceMilliseconds: Int64 = 500
 
     init(workerID: String) { self.workerID = workerID }
 
     var performed: Int { state.withLock { $0.performed } }
 
     func record(claimToSendMilliseconds: Double) {
+        let now = Int64(Date().timeIntervalSince1970 * 1_000)
         state.withLock { state in
             state.performed += 1
+            if now - state.lastSendMillis >= Self.silenceMilliseconds, state.resumedAtMillis.count < 10_000 {
+                state.resumedAtMillis.append(now)
+            }
+            state.lastSendMillis = max(state.lastSendMillis, now)
             if state.claimToSendMilliseconds.count < 1_000_000 {
                 state.claimToSendMilliseconds.append(claimToSendMilliseconds)
             }
         }
     }
 
-    /// Writes `{"worker", "performed", "claimToSendP50Millis", "claimToSendP99Millis", "cpuSeconds"}`
-    /// (the process's user and system CPU so far) atomically.
+    /// Writes `{"worker", "performed", "claimToSendP50Millis", "claimToSendP99Millis", "cpuSeconds",
+    /// "lastSendMillis", "resumedAtMillis"}` (`cpuSeconds`: the process's user and system CPU so
+    /// far) atomically.
     func write(to path: String?) {
         guard let path else { return }
-        let (performed, samples) = state.withLock { ($0.performed, $0.claimToSendMilliseconds.sorted()) }
+        let (performed, samples, lastSend, resumed) = state.withLock {
+            ($0.performed, $0.claimToSendMilliseconds.sorted(), $0.lastSendMillis, $0.resumedAtMillis)
+        }
         func percentile(_ p: Double) -> Double {
             samples.isEmpty ? 0 : samples[min(samples.count - 1, Int(Double(samples.count) * p))]
         }
@@ -263,7 +311,8 @@ final class WorkerStats: Sendable {
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         let object: [String: Any] = [
             "worker": workerID, "performed": performed, "claimToSendP50Millis": percentile(0.5),
-            "claimToSendP99Millis": percentile(0.99), "cpuSeconds": cpuSeconds,
+            "claimToSendP99Millis": percentile(0.99), "cpuSeconds": cpuSeconds, "lastSendMillis": lastSend,
+            "resumedAtMillis": resumed,
         ]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
         try? data.write(to: URL(fileURLWithPath: path), options: .atomic)

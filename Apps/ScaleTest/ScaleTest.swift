@@ -1,5 +1,6 @@
 // `scale-test`: several `engaged worker` processes over one PostgreSQL database, one of them
-// killed mid-run, judged from the fake APNs's record (ScaleJudge). `make scale-test` starts a
+// killed mid-run, PostgreSQL restarted twice and another worker paused past its lease
+// (ScaleFaults), judged from the fake APNs's record (ScaleJudge). `make scale-test` starts a
 // throwaway PostgreSQL on loopback and runs it. Exit status: 0 every alert delivered exactly
 // once, in order, outside quiet hours; 1 a rule broken (the report says which); 64 bad usage;
 // 69 the database or the worker binary cannot be used; 75 the run did not finish in time.
@@ -49,6 +50,20 @@ struct ScaleTest: AsyncParsableCommand {
     var batchUsers = 256
     @Option(help: "Seed of the load.")
     var seed: UInt64 = 1
+    @Option(
+        name: .customLong("restart-command"),
+        help: "A shell command that restarts PostgreSQL, given `fast` or `immediate` after it (none: no restarts).")
+    var restartCommand: String?
+    @Option(
+        name: .customLong("restart-fast-after"), help: "Restart PostgreSQL (-m fast) at this share of pushes (0: no).")
+    var restartFastAfter = 0.15
+    @Option(
+        name: .customLong("restart-immediate-after"),
+        help: "Restart PostgreSQL (-m immediate) at this share of pushes (0: no).")
+    var restartImmediateAfter = 0.45
+    @Option(
+        name: .customLong("pause-after"), help: "SIGSTOP the last worker past its lease at this share (0: no).")
+    var pauseAfter = 0.6
 
     func validate() throws {
         guard (1...1_000_000).contains(users) else { throw ValidationError("--users must be in 1...1000000") }
@@ -60,6 +75,12 @@ struct ScaleTest: AsyncParsableCommand {
         guard (1...600).contains(leaseSeconds) else { throw ValidationError("--lease-seconds must be in 1...600") }
         guard (1...10_000).contains(batchUsers) else { throw ValidationError("--batch-users must be in 1...10000") }
         guard (0...1).contains(killAfter) else { throw ValidationError("--kill-after must be in 0...1") }
+        for (flag, share) in [
+            ("--restart-fast-after", restartFastAfter), ("--restart-immediate-after", restartImmediateAfter),
+            ("--pause-after", pauseAfter),
+        ] where !(0...1).contains(share) {
+            throw ValidationError("\(flag) must be in 0...1")
+        }
         guard (10...86_400).contains(timeoutSeconds) else {
             throw ValidationError("--timeout-seconds must be in 10...86400")
         }
@@ -67,6 +88,11 @@ struct ScaleTest: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // The judge's waits on PostgreSQL block their thread: not one of the cooperative pool's.
+        try await withTaskExecutorPreference(DatabaseThreads(count: 4)) { try await test() }
+    }
+
+    private func test() async throws {
         var logger = Logger(label: "scale-test")
         logger.logLevel = .warning
         // Unbuffered: progress lines appear as they happen, also in a file or a pipe.
@@ -138,6 +164,11 @@ struct ScaleTest: AsyncParsableCommand {
         }
         say("\(workers) workers started")
 
+        let faults = ScaleFaults(
+            triggers: [
+                .init(kind: .restartFast, share: restartFastAfter),
+                .init(kind: .restartImmediate, share: restartImmediateAfter), .init(kind: .pause, share: pauseAfter),
+            ], restartCommand: restartCommand, pauseSeconds: leaseSeconds * 2 + 2, url: url, log: say)
         let runStarted = Date()
         var killed: String?
         var finished = false
@@ -149,11 +180,13 @@ struct ScaleTest: AsyncParsableCommand {
                 killed = "w1"
                 say("SIGKILL w1 after \(delivered) pushes")
             }
+            try await faults.step(deliveredShare: Double(delivered) / Double(users), workers: processes)
             // Whether any row is pending: cheap, unlike a count the database's CPU figure would carry.
-            let pending = try pool.withConnection { connection in
+            // While PostgreSQL restarts, the question fails (within its deadline) and is asked again.
+            let pending = try? pool.withConnection { connection in
                 try pool.query("SELECT 1 FROM outbox LIMIT 1", on: connection).count
             }
-            if pending == 0 {
+            if pending == 0, faults.isDone {
                 finished = true
                 break
             }
@@ -186,6 +219,7 @@ struct ScaleTest: AsyncParsableCommand {
             }
             return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         }
+        let recoveries = faults.recoveries(workerStats: perWorker, killed: killed)
         let p99 = perWorker.compactMap { $0["claimToSendP99Millis"] as? Double }.max() ?? 0
         let workerCPU = perWorker.compactMap { $0["cpuSeconds"] as? Double }.reduce(0, +)
         func perPush(_ seconds: Double) -> Double {
@@ -207,7 +241,7 @@ struct ScaleTest: AsyncParsableCommand {
             "leaseSeconds": leaseSeconds, "tableBytesAfterRun": sizesAfterRun, "prunedDoneRows": pruned,
             "tableBytesAfterPrune": sizesAfterPrune, "examples": verdict.examples,
             "cores": ProcessInfo.processInfo.activeProcessorCount, "cpuMicrosPerPush": cpuMicrosPerPush,
-            "batchUsers": batchUsers,
+            "batchUsers": batchUsers, "faults": recoveries,
         ]
         let data = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
         try data.write(to: URL(fileURLWithPath: workDirectory + "/scale-report.json"))
@@ -223,9 +257,21 @@ struct ScaleTest: AsyncParsableCommand {
         )
         for worker in perWorker { say("worker \(worker["worker"] ?? "?"): performed=\(worker["performed"] ?? 0)") }
         for example in verdict.examples { say("example: \(example)") }
+        for fault in recoveries {
+            let times = (fault["recoveryMillis"] as? [String: Any] ?? [:]).sorted { $0.key < $1.key }
+                .map { "\($0.key):\($0.value is NSNull ? "never" : "\($0.value) ms")" }
+            say(
+                "fault \(fault["fault"]!)\(fault["worker"].map { " \($0)" } ?? ""): outage \(fault["outageMillis"]!) ms, "
+                    + "sends again after \(times.joined(separator: ", "))")
+        }
         say("report: \(workDirectory)/scale-report.json")
         guard finished else { throw fail("outbox not empty after \(timeoutSeconds) s", 75) }
         guard verdict.passed else { throw ExitCode(1) }
+        // A worker that never sent again after PostgreSQL came back froze (a pause's worker
+        // may find nothing left to send, so only the restarts count).
+        let frozen = recoveries.filter { $0["fault"] as? String != ScaleFaults.Kind.pause.rawValue }
+            .flatMap { ($0["recoveryMillis"] as? [String: Any] ?? [:]).filter { $0.value is NSNull }.keys }
+        guard frozen.isEmpty else { throw fail("never sent again after a restart: \(frozen.sorted())", 1) }
     }
 
     /// Each table's bytes, indexes and TOAST included.

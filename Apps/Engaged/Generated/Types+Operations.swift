@@ -302,7 +302,10 @@ internal enum Operations {
             }
         }
     }
-    /// Prometheus metrics (text format 0.0.4); needs no key, so serve it on a private address.
+    /// Prometheus metrics (text format 0.0.4), on the metrics listener only, never on the API's port.
+    ///
+    /// Served without a key on a listener of its own, `--metrics-host` (loopback by default) and
+    /// `--metrics-port` (9464 by default); the API's port answers 404 for `/metrics`.
     ///
     /// `engaged_http_requests_total{route, method, status}`, the histogram
     /// `engaged_http_request_duration_seconds{route, method}`, the gauge `engaged_outbox_depth`

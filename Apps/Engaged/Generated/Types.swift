@@ -25,7 +25,10 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /readyz`.
     /// - Remark: Generated from `#/paths//readyz/get(ready)`.
     func ready(_ input: Operations.Ready.Input) async throws -> Operations.Ready.Output
-    /// Prometheus metrics (text format 0.0.4); needs no key, so serve it on a private address.
+    /// Prometheus metrics (text format 0.0.4), on the metrics listener only, never on the API's port.
+    ///
+    /// Served without a key on a listener of its own, `--metrics-host` (loopback by default) and
+    /// `--metrics-port` (9464 by default); the API's port answers 404 for `/metrics`.
     ///
     /// `engaged_http_requests_total{route, method, status}`, the histogram
     /// `engaged_http_request_duration_seconds{route, method}`, the gauge `engaged_outbox_depth`
@@ -251,7 +254,10 @@ extension APIProtocol {
     internal func ready(headers: Operations.Ready.Input.Headers = .init()) async throws -> Operations.Ready.Output {
         try await ready(Operations.Ready.Input(headers: headers))
     }
-    /// Prometheus metrics (text format 0.0.4); needs no key, so serve it on a private address.
+    /// Prometheus metrics (text format 0.0.4), on the metrics listener only, never on the API's port.
+    ///
+    /// Served without a key on a listener of its own, `--metrics-host` (loopback by default) and
+    /// `--metrics-port` (9464 by default); the API's port answers 404 for `/metrics`.
     ///
     /// `engaged_http_requests_total{route, method, status}`, the histogram
     /// `engaged_http_request_duration_seconds{route, method}`, the gauge `engaged_outbox_depth`

@@ -1,0 +1,166 @@
+import Foundation
+import Logging
+import PostgresNIO
+import PostgresStore
+
+/// The faults the scale test injects while the workers run, each once the delivered pushes
+/// reach its share of the users, one at a time:
+/// - PostgreSQL restarted with a fast shutdown, then with an immediate one (the command given
+///   with `--restart-command`, which returns once the server accepts connections again);
+/// - the last worker stopped with SIGSTOP for longer than its lease, then resumed with SIGCONT:
+///   its users go to the others meanwhile, and on waking it must not send what it no longer holds.
+///
+/// Each fault is an `Event` with the wall time it began and the time the system was whole
+/// again (PostgreSQL answering a new connection, or the worker resumed); `recoveries` measures
+/// from the latter to each worker's first send after it.
+final class ScaleFaults {
+    enum Kind: String {
+        case restartFast = "restart-fast"
+        case restartImmediate = "restart-immediate"
+        case pause
+    }
+
+    struct Event {
+        let kind: Kind
+        let startedMillis: Int64
+        var wholeMillis: Int64
+        var worker: String?
+    }
+
+    struct Trigger {
+        let kind: Kind
+        let share: Double
+    }
+
+    private var pending: [Trigger]
+    private(set) var events: [Event] = []
+    private var paused: (process: Process, name: String, resumeAt: Date)?
+    let restartCommand: String?
+    let pauseSeconds: Double
+    let url: PostgresURL
+    let log: (String) -> Void
+
+    init(
+        triggers: [Trigger], restartCommand: String?, pauseSeconds: Double, url: PostgresURL,
+        log: @escaping (String) -> Void
+    ) {
+        pending = triggers.filter { $0.share > 0 && ($0.kind == .pause || restartCommand != nil) }
+            .sorted { $0.share < $1.share }
+        self.restartCommand = restartCommand
+        self.pauseSeconds = pauseSeconds
+        self.url = url
+        self.log = log
+    }
+
+    /// Whether every fault has been injected and healed.
+    var isDone: Bool { pending.isEmpty && paused == nil }
+
+    /// Injects the next fault when `deliveredShare` reached its share, and resumes a paused
+    /// worker when its pause is over. `workers` are the running processes, named w1, w2, ...
+    func step(deliveredShare: Double, workers: [Process]) async throws {
+        if let paused, Date() >= paused.resumeAt {
+            kill(paused.process.processIdentifier, SIGCONT)
+            events[events.count - 1].wholeMillis = Self.nowMillis()
+            log("SIGCONT \(paused.name) after \(pauseSeconds) s")
+            self.paused = nil
+        }
+        guard paused == nil, let next = pending.first, deliveredShare >= next.share else { return }
+        pending.removeFirst()
+        switch next.kind {
+        case .restartFast: try await restart(mode: "fast", kind: next.kind)
+        case .restartImmediate: try await restart(mode: "immediate", kind: next.kind)
+        case .pause:
+            guard let index = workers.lastIndex(where: \.isRunning) else { return }
+            let name = "w\(index + 1)"
+            kill(workers[index].processIdentifier, SIGSTOP)
+            events.append(Event(kind: .pause, startedMillis: Self.nowMillis(), wholeMillis: 0, worker: name))
+            paused = (workers[index], name, Date().addingTimeInterval(pauseSeconds))
+            log("SIGSTOP \(name) for \(pauseSeconds) s")
+        }
+    }
+
+    private func restart(mode: String, kind: Kind) async throws {
+        guard let restartCommand else { return }
+        let started = Self.nowMillis()
+        log("restarting PostgreSQL (-m \(mode))")
+        let status = try await Self.shell("\(restartCommand) \(mode)")
+        guard status == 0 else { throw ScaleFaultError("the restart command failed (\(status)): \(restartCommand)") }
+        // Whole again when a new connection runs a statement.
+        let giveUp = Date().addingTimeInterval(60)
+        var logger = Logger(label: "scale-test-probe")
+        logger.logLevel = .critical
+        while true {
+            let probe = PostgresPool(
+                url: url, size: 1, deadlines: .init(connectSeconds: 1, statementSeconds: 2, borrowSeconds: 2),
+                logger: logger)
+            defer { probe.close() }
+            if (try? probe.withConnection { try probe.query("SELECT 1", on: $0) }) != nil { break }
+            guard Date() < giveUp else { throw ScaleFaultError("PostgreSQL did not come back within 60 s") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let whole = Self.nowMillis()
+        events.append(Event(kind: kind, startedMillis: started, wholeMillis: whole))
+        log("PostgreSQL accepts connections again after \(whole - started) ms (-m \(mode))")
+    }
+
+    /// Per event, each worker's milliseconds from the event's end to its first send after it
+    /// began (0 when it never stopped sending for long; nil when it never sent again), from
+    /// the workers' statistics (`resumedAtMillis`: the first send after each silence,
+    /// `lastSendMillis`). Killed workers are left out.
+    func recoveries(workerStats: [[String: Any]], killed: String?) -> [[String: Any]] {
+        events.map { event in
+            var perWorker: [String: Any] = [:]
+            for stats in workerStats {
+                guard let name = stats["worker"] as? String, name != killed else { continue }
+                let resumed = ((stats["resumedAtMillis"] as? [Any]) ?? []).compactMap(Self.int64)
+                let lastSend = stats["lastSendMillis"].flatMap(Self.int64) ?? 0
+                if let first = resumed.first(where: { $0 >= event.startedMillis }) {
+                    perWorker[name] = max(0, first - event.wholeMillis)
+                } else if lastSend >= event.wholeMillis {
+                    perWorker[name] = 0
+                } else {
+                    perWorker[name] = NSNull()
+                }
+            }
+            var entry: [String: Any] = [
+                "fault": event.kind.rawValue, "outageMillis": event.wholeMillis - event.startedMillis,
+                "recoveryMillis": perWorker,
+            ]
+            if let worker = event.worker { entry["worker"] = worker }
+            return entry
+        }
+    }
+
+    /// Runs `command` with /bin/sh, its output discarded, and returns its wait status. Spawned
+    /// and reaped with POSIX calls: Foundation's `Process` did not always notice its exit here.
+    static func shell(_ command: String) async throws -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let words: [String] = ["/bin/sh", "-c", command]
+        let argv = words.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ)
+        guard spawned == 0 else { throw ScaleFaultError("cannot run /bin/sh: \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        return status
+    }
+
+    /// A JSON number as read by `JSONSerialization`.
+    static func int64(_ value: Any) -> Int64? {
+        if let value = value as? Int { return Int64(value) }
+        if let value = value as? Int64 { return value }
+        if let value = value as? Double { return Int64(value) }
+        return (value as? NSNumber)?.int64Value
+    }
+
+    static func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000) }
+}
+
+struct ScaleFaultError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
