@@ -84,13 +84,11 @@ struct SlowlorisTests {
         return Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
     }
 
-    /// Two attacks: paced at 2,000 connections a second (below what the listener accepts and
-    /// closes on this machine's two cores, shared with the attacker), and unpaced, where the
-    /// attacker fills the listen backlog faster than the server drains it and a probe's
-    /// connection waits its turn in the kernel's queue. Every probe must be answered, within ten
-    /// seconds (beside the rest of the suite on two cores). The aim, a p99 under 100 ms for the
-    /// paced attack, holds only when nothing else shares the cores, so it is checked when
-    /// `ENGAGED_SLOWLORIS_P99_MS` names the bound (`ENGAGED_SLOWLORIS_P99_MS=100 swift test
+    /// Two attacks: paced at 2,000 connections a second, and unpaced, where the attacker fills
+    /// the listen backlog faster than the server drains it and a probe's connection waits its
+    /// turn in the kernel's queue. Every probe must be answered within ten seconds. The aim, a
+    /// p99 under 100 ms for the paced attack, depends on the machine (docs/PERFORMANCE.md), so it
+    /// is checked when `ENGAGED_SLOWLORIS_P99_MS` names the bound (`ENGAGED_SLOWLORIS_P99_MS=100 swift test
     /// --filter SlowlorisTests`); the p50, p99 and max are printed either way.
     @Test(arguments: [2_000, nil] as [Int?])
     func halfOpenConnectionsFromOneAddressLeaveAnotherAnswered(ratePerSecond: Int?) async throws {
