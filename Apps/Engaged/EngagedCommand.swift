@@ -344,10 +344,13 @@ struct Serve: AsyncParsableCommand {
                 "coach": "\(coach.map { "\($0.settings.model) at \($0.settings.baseURL)" } ?? "templates only")",
             ])
         do { try await app.runService() } catch {
+            await runtime.coachAnswersSettled()
             try? await apns?.client.shutdown()
             try? await coach?.client.shutdown()
             throw error
         }
+        // Answers in flight land before the coach's client closes (each within the content deadline).
+        await runtime.coachAnswersSettled()
         try? await apns?.client.shutdown()
         try? await coach?.client.shutdown()
         // In-flight requests have finished; fold the write-ahead log into the database.

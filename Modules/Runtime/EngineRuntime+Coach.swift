@@ -1,6 +1,7 @@
 public import Content
 import Engagement
 import Models
+import Synchronization
 
 extension EngineRuntime {
     /// Asks the coach, once the step that wanted it is committed, for each `generateContent`
@@ -13,11 +14,46 @@ extension EngineRuntime {
     nonisolated func askCoach(for effects: [Effect], of userID: UserID) {
         guard let coach else { return }
         for case .generateContent(let requestID, let request) in effects {
-            Task {
+            coachCalls.start {
                 let outcome = await ContentGenerator.outcome(
-                    of: coach, for: request, deadline: .milliseconds(content.deadlineMillis), clock: ContinuousClock())
-                _ = try? await apply(.contentGenerated(requestID: requestID, outcome: outcome), to: userID)
+                    of: coach, for: request, deadline: .milliseconds(self.content.deadlineMillis),
+                    clock: ContinuousClock())
+                _ = try? await self.apply(.contentGenerated(requestID: requestID, outcome: outcome), to: userID)
             }
         }
+    }
+
+    /// Returns once every coach call started before it (and any started while it waited) has
+    /// applied its outcome. Each call is bounded by the content deadline, so this waits at most
+    /// about that long: a server calls it at shutdown, before it closes the coach's HTTP client,
+    /// so answers in flight land instead of failing; tests call it instead of polling.
+    public nonisolated func coachAnswersSettled() async {
+        while let pending = coachCalls.anyPending() { await pending.value }
+    }
+}
+
+/// The coach calls in flight: unstructured tasks (they outlive the input that started them),
+/// kept so that shutdown and tests can wait for them.
+final class CoachCalls: Sendable {
+    private struct State {
+        var nextID: UInt64 = 0
+        var running: [UInt64: Task<Void, Never>] = [:]
+    }
+    private let state = Mutex(State())
+
+    func start(_ work: @escaping @Sendable () async -> Void) {
+        state.withLock { state in
+            let id = state.nextID
+            state.nextID += 1
+            // Registered under the lock before it can finish, so its removal always finds it.
+            state.running[id] = Task {
+                await work()
+                self.state.withLock { _ = $0.running.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    func anyPending() -> Task<Void, Never>? {
+        state.withLock { $0.running.values.first }
     }
 }

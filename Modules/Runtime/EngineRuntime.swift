@@ -65,6 +65,7 @@ public actor EngineRuntime {
     /// Writes copy for the engine's `generateContent` effects (`EngineRuntime+Coach`); without
     /// one, notifications keep the template copy they were planned with.
     nonisolated let coach: (any CoachEngine)?
+    nonisolated let coachCalls = CoachCalls()
     nonisolated let group: GroupCommit
     /// One write at a time per user's profile, and per idempotency key (`EngineRuntime+Users`).
     nonisolated let writeGate = KeyedGate()

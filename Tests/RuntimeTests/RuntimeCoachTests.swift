@@ -26,18 +26,6 @@ private final class CountingCoach: CoachEngine {
 struct RuntimeCoachTests {
     static let start = Instant(iso8601: "2027-03-27T22:00:00Z")!
 
-    /// Waits until `condition` holds, polling every 50 ms for up to 30 seconds of wall time: the
-    /// coach's answer comes from another task, which can take seconds to run when the whole
-    /// suite loads the machine.
-    func eventually(_ condition: () throws -> Bool) async throws -> Bool {
-        let giveUpAt = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < giveUpAt {
-            if try condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return try condition()
-    }
-
     func greetingPayloads(_ store: InMemoryEngagementStore) throws -> [String] {
         try store.pendingOutbox(userID: "u1").filter { $0.requestID.rawValue.hasPrefix("morningGreeting.") }.map(
             \.payload.storedText)
@@ -46,10 +34,13 @@ struct RuntimeCoachTests {
     @Test func theCoachsCopyReplacesTheTemplateInTheOutbox() async throws {
         let store = InMemoryEngagementStore()
         let coach = CountingCoach(answer: "Sunrise run?|A fresh morning for a few easy miles.")
-        let runtime = EngineRuntime(
-            store: store, clock: ManualClock(Self.start), content: bundledContent, coach: coach)
+        // A deadline no loaded test machine reaches: this test is about where the copy goes.
+        var content = bundledContent
+        content.deadlineMillis = 600_000
+        let runtime = EngineRuntime(store: store, clock: ManualClock(Self.start), content: content, coach: coach)
         try await runtime.putUser(profile())
-        #expect(try await eventually { try greetingPayloads(store).contains { $0.contains("Sunrise run?") } })
+        await runtime.coachAnswersSettled()
+        #expect(try greetingPayloads(store).contains { $0.contains("Sunrise run?") })
         let asked = coach.requests.withLock { $0 }
         #expect(!asked.isEmpty)
         #expect(asked.allSatisfy { EngineConfiguration().coachKinds.contains($0.kind) })
@@ -63,8 +54,8 @@ struct RuntimeCoachTests {
         try await runtime.putUser(profile())
         let before = try greetingPayloads(store)
         #expect(!before.isEmpty)
-        #expect(try await eventually { !coach.requests.withLock { $0 }.isEmpty })
-        try await Task.sleep(for: .milliseconds(200))
+        await runtime.coachAnswersSettled()
+        #expect(!coach.requests.withLock { $0 }.isEmpty)
         #expect(try greetingPayloads(store).allSatisfy { !$0.contains("quota") })
         #expect(try greetingPayloads(store).count == before.count)
     }
