@@ -24,14 +24,16 @@ public struct IncrementalPlanCheck: Codable, Sendable, Equatable {
 
     /// Checks `engine` right after it handled `input` at `now`; `passBefore` is its
     /// `lastPlanPassAt` before the input, to tell whether the input ran a pass.
-    mutating func check(_ engine: UserEngine, passBefore: Instant?, after input: EngineInput, at now: Instant) {
+    mutating func check(
+        _ engine: UserEngine, passBefore: Instant?, after input: EngineInput, phone: PhoneHearing, at now: Instant
+    ) {
         guard engine.planIsSettled else {
             unsettledSteps += 1
             return
         }
         checkedSteps += 1
         if engine.lastPlanPassAt == passBefore { skippedSteps += 1 }
-        let missed = engine.fullReplanChanges(at: now)
+        let missed = engine.fullReplanChanges(at: now, phone: phone)
         guard !missed.isEmpty else { return }
         differingSteps += 1
         guard examples.count < Self.exampleLimit else { return }

@@ -276,7 +276,8 @@ extension Shard {
     /// doubled only by luck; a difference breaks `engineRestoresFromSnapshot`. Returns the
     /// retry's effects, which are the ones executed.
     func retryAfterFailedCommit(
-        _ local: Int, _ input: EngineInput, before: StoredEngine, failed: [Effect], at now: Instant
+        _ local: Int, _ input: EngineInput, before: StoredEngine, failed: [Effect], phone: PhoneHearing,
+        at now: Instant
     ) throws -> [Effect] {
         stats.commitsRetried += 1
         let engine = users[local].engine
@@ -290,7 +291,7 @@ extension Shard {
             users[local].engine = engine
             return failed
         }
-        let retried = users[local].engine.handle(input, at: now)
+        let retried = users[local].engine.handle(input, at: now, phone: phone)
         if retried != failed {
             try journal.violation(
                 .engineRestoresFromSnapshot, &users[local], at: now,

@@ -27,12 +27,14 @@ extension Shard {
         if isServerDeployment { try phoneWithdraws(local, after: input, at: now) }
         let revisionBefore = isServerDeployment ? inPlace(local) { $0.engine.localPlanRevision } : 0
         let passBefore = checksIncrementalPlan ? users[local].engine.lastPlanPassAt : nil
+        let phone = phoneHearing(of: input, at: now)
         let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0
-        var effects = users[local].engine.handle(input, at: now)
+        var effects = users[local].engine.handle(input, at: now, phone: phone)
         let nanos = timed ? threadCPUNanoseconds() &- started : nil
         if let before {
-            effects = try retryAfterFailedCommit(local, input, before: before, failed: effects, at: now)
+            effects = try retryAfterFailedCommit(
+                local, input, before: before, failed: effects, phone: phone, at: now)
         }
         if let nanos {
             switch timing {
@@ -43,7 +45,8 @@ extension Shard {
         }
         stats.engineCalls += 1
         if checksIncrementalPlan {
-            stats.incrementalPlan.check(users[local].engine, passBefore: passBefore, after: input, at: now)
+            stats.incrementalPlan.check(
+                users[local].engine, passBefore: passBefore, after: input, phone: phone, at: now)
         }
         for effect in effects {
             if case .trace(let entry) = effect {
@@ -84,6 +87,14 @@ extension Shard {
         // In the server topology the device follows the plan at pulls, and is judged there.
         if !isServerDeployment { try checkPlanMatchesPlatform(local, after: effects, at: now, always: deviceMoved) }
         return (nanos, effects)
+    }
+
+    /// When the phone hears of a change an input makes at `now` (`PhoneHearing`), as the server
+    /// knows it: at once on the device topology (the engine is on the phone) and for the phone's
+    /// own input (its answer carries the plan's version); otherwise with the next sync.
+    func phoneHearing(of input: EngineInput, at now: Instant) -> PhoneHearing {
+        isServerDeployment
+            ? PhoneHearing.of(Self.source(of: input), silentPushes: RemoteChannel.silentPushes, at: now) : .atOnce
     }
 
     /// Tells the engine the device refused a request (`UserState.withdrawRefused`), if it did;

@@ -25,6 +25,11 @@ extension Routes {
             }
         }
         let plan = try await perform { try await runtime.localPlan(of: id) }
+        // Asked with the user's token, the phone mirrors this plan: the engine counts what it
+        // holds (the backend reading it with the API key changes nothing).
+        if EventKey.source(of: RequestScope.caller) == .device {
+            try await perform { try await runtime.phoneWasServed(plan, userID: id) }
+        }
         return .ok(
             .init(
                 headers: .init(eTag: PlanTag.of(plan.version), cacheControl: "no-cache"),

@@ -7,7 +7,7 @@ import Scheduling
 /// stage of its own: a social group the rules block moves into the digest, and the pass runs
 /// again over the new groups (at most three times).
 extension UserEngine {
-    mutating func plan(at now: Instant, into effects: inout [Effect]) {
+    mutating func plan(at now: Instant, phone: PhoneHearing = .atOnce, into effects: inout [Effect]) {
         // What the clock alone moved since the last pass asks for one pass; after a pass at
         // `now`, only a change of its inputs (regrouping) asks for another.
         var movedWithClock = planMovesWithClock(at: now)
@@ -16,11 +16,12 @@ extension UserEngine {
             // accounting (where it may not be, the firing forgets the key: `retireFired`), the
             // horizon ends at a local midnight and the key holds the day a streak is at risk.
             let horizonEnd = routineHorizonEnd(at: now)
-            if !movedWithClock && lastKeyMatches(at: now, horizonEnd: horizonEnd) { return }
+            if !movedWithClock && lastKeyMatches(at: now, horizonEnd: horizonEnd, phone: phone) { return }
             movedWithClock = false
-            state.plan.lastKey = planKey(at: now, horizonEnd: horizonEnd)
+            state.plan.lastKey = planKey(at: now, horizonEnd: horizonEnd, phone: phone)
             state.plan.lastPassAt = now
-            let changes = planPass(at: now, horizonEnd: horizonEnd)
+            state.plan.lastPassPhone = phone
+            let changes = planPass(at: now, horizonEnd: horizonEnd, phone: phone)
             apply(changes, at: now, into: &effects)
         }
         // Still regrouping after the last pass allowed: the next input plans again.
@@ -48,11 +49,11 @@ extension UserEngine {
     /// Trace entries are left out: a pass re-traces a drop or a suppression whose due time moved
     /// with the clock, so a full pass at a later instant traces more than the skipped one would
     /// have, while planning the same.
-    public func fullReplanChanges(at now: Instant) -> [Effect] {
+    public func fullReplanChanges(at now: Instant, phone: PhoneHearing = .atOnce) -> [Effect] {
         var fresh = self
         fresh.state.plan.lastKey = nil
         var effects: [Effect] = []
-        fresh.plan(at: now, into: &effects)
+        fresh.plan(at: now, phone: phone, into: &effects)
         return effects.filter { effect in
             switch effect {
             case .schedule, .cancel: true
@@ -61,14 +62,15 @@ extension UserEngine {
         }
     }
 
-    mutating func planKey(at now: Instant, horizonEnd: Instant) -> PlanKey {
+    mutating func planKey(at now: Instant, horizonEnd: Instant, phone: PhoneHearing = .atOnce) -> PlanKey {
         PlanKey(
             profileRevision: state.user.profileRevision, lapseStage: lapseStage(at: now), horizonEnd: horizonEnd,
             streakAtRiskDay: streakAtRiskDay(at: now), zone: zone.identifier,
             sessionHold: state.activity.sessionHold, reEngagementTimes: currentReEngagementTimes(),
             lastWorkout: state.coaching.recentWorkouts.last, timing: state.coaching.timing,
             snoozed: state.reminders.snoozed, followUps: state.reminders.followUps, groups: state.social.groups,
-            done: state.activity.done, deviceRefuses: state.plan.deviceRefuses, budgetResponses: budgetResponses)
+            done: state.activity.done, deviceRefuses: state.plan.deviceRefuses, budgetResponses: budgetResponses,
+            committed: committed(at: now, phone: phone))
     }
 
     /// The response counts the attention budget orders by; nil without a budget (`PlanKey`).
@@ -81,7 +83,7 @@ extension UserEngine {
     /// (which the last input found to move nothing, or it would have run a pass).
     mutating func rememberLastPass(at lastPassAt: Instant) {
         let horizonEnd = routineHorizonEnd(at: lastPassAt)
-        state.plan.lastKey = planKey(at: lastPassAt, horizonEnd: horizonEnd)
+        state.plan.lastKey = planKey(at: lastPassAt, horizonEnd: horizonEnd, phone: state.plan.lastPassPhone)
         _ = gatherCandidates(at: lastPassAt, horizonEnd: horizonEnd)
     }
 
@@ -113,7 +115,9 @@ extension UserEngine {
     /// Two fields may differ where the last pass's candidates show the difference moves nothing
     /// (`doneChangesLeaveThePlan`, `responsesKeepTheOrder`); the kept key then takes their new
     /// values. `exactly` leaves that out.
-    mutating func lastKeyMatches(at now: Instant, horizonEnd: Instant, exactly: Bool = false) -> Bool {
+    mutating func lastKeyMatches(
+        at now: Instant, horizonEnd: Instant, phone: PhoneHearing = .atOnce, exactly: Bool = false
+    ) -> Bool {
         let stage = lapseStage(at: now)
         // Read in place (optional chaining borrows the kept key; a binding would copy it).
         let streakDay = streakAtRiskDay(at: now)
@@ -124,6 +128,7 @@ extension UserEngine {
         else { return false }
         let times = currentReEngagementTimes()
         guard state.plan.lastKey?.reEngagementTimes == times else { return false }
+        guard state.plan.lastKey?.committed == committed(at: now, phone: phone) else { return false }
         if state.plan.lastKey?.done != state.activity.done {
             guard !exactly, doneChangesLeaveThePlan() else { return false }
             state.plan.lastKey?.done = state.activity.done
@@ -136,8 +141,9 @@ extension UserEngine {
         return true
     }
 
-    /// One pass of the planner over every candidate source; returns what changes.
-    private mutating func planPass(at now: Instant, horizonEnd: Instant) -> [PlanChange] {
+    /// One pass of the planner over every candidate source; returns what changes. What the
+    /// phone holds and fires before it hears of the pass is committed (`committed(at:phone:)`).
+    private mutating func planPass(at now: Instant, horizonEnd: Instant, phone: PhoneHearing) -> [PlanChange] {
         let (candidates, series, suppressed) = gatherCandidates(at: now, horizonEnd: horizonEnd)
         let budget = attentionBudget
 
@@ -152,12 +158,13 @@ extension UserEngine {
                 candidate(
                     .dailySeries(.hydration, minute: time.minutesSinceMidnight), at: nextSeriesFire(time, after: now)))
         }
-        let context = PlanningContext(
+        var context = PlanningContext(
             now: now, zone: zone, preferences: profile.preferences, ledger: state.plan.ledger,
             activeUntil: state.activity.activeUntil,
             slotBudget: configuration.pendingLimit - configuration.reservedSlots,
             fired: state.plan.fired, done: state.activity.done,
             previous: OccurrenceMap(state.plan.planned.lazy.map { ($0.id, $0) }), attentionBudget: budget)
+        context.committed = committed(at: now, phone: phone)
         var allocation = Planner.allocate(
             candidates, series: seriesCandidates, reservedFireTimes: seriesFirings, context: context)
         // The lapse campaign's silences (give_me_space, the holdout) are traced like suppressions.
@@ -331,6 +338,7 @@ extension UserEngine {
             state.plan.lastKey = nil
         }
         state.plan.planned.removeFirst(firedCount)
+        if !state.plan.phoneHolds.isEmpty { state.plan.phoneHolds.filter { $0 > now } }
         state.plan.ledger.prune(before: now - .secondsPerDay - .secondsPerHour)
         // Candidates reach back at most a staleness window (18 h); keep a day of memory. What
         // fired or was done is kept three days: flying west repeats up to a day of local dates.

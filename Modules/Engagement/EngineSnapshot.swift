@@ -6,13 +6,13 @@ import Scheduling
 /// after a restart: restoring and continuing gives exactly the effects of an engine that never
 /// stopped.
 ///
-/// Format, version 6 (`CompactWriter`: LEB128 varints, zigzag for signed values):
+/// Format, version 7 (`CompactWriter`: LEB128 varints, zigzag for signed values):
 /// - the magic bytes `E` `S`, then the version;
 /// - `base`: the last activity, in seconds since 1970; every other instant is written as its
 ///   signed distance from `base` (most are within days of it, so two or three bytes);
 /// - then, in order, the state's groups as `EngineState` declares them: activity, user,
-///   plan, lapse, reminders, social, coaching, copy, Live Activities, then whether the device
-///   refuses notifications and the local plan's revision. Instants are minutes from `base` when whole
+///   plan, lapse, reminders, social, coaching, copy, Live Activities, then what the phone holds
+///   of the local plan, whether the device refuses notifications and the local plan's revision. Instants are minutes from `base` when whole
 ///   minutes (flag bit 0), else seconds (flag bit 1). Occurrence identities in lists are
 ///   (day from base's day, kind ordinal, slot, snooze); the keys of maps are their packed form
 ///   (`OccurrenceID.packed`), each as its distance from the one before. Lists have their count first.
@@ -35,6 +35,12 @@ import Scheduling
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
 ///
 /// Versions:
+/// - 7: what the user's phone holds of the local plan (`UserEngine.phoneApplied`), a map of
+///   occurrences to the instants the phone fires them, and how the phone was to hear of the
+///   last pass (`PhoneHearing`: 0 at once, 1 when it pulls, 2 then an instant), before whether
+///   the device refuses notifications.
+///   Read from an older snapshot: nothing held, so nothing is committed until the phone's next
+///   pull.
 /// - 6: the local plan's revision (`UserEngine.localPlanRevision`), a varint at the end. Read
 ///   from an older snapshot: 0, the first revision of every plan; a phone holding a plan read
 ///   under an older build's version pulls it once more.
@@ -55,9 +61,9 @@ import Scheduling
 ///   the 13:00 hydration time for 13:00), else the slot whose window holds the hour's middle;
 ///   a cell no slot claims (a shift learned across slots) is forgotten.
 public enum EngineSnapshot {
-    public static let version: UInt64 = 6
+    public static let version: UInt64 = 7
     /// Every version the reader reads.
-    public static let readableVersions: ClosedRange<UInt64> = 1...6
+    public static let readableVersions: ClosedRange<UInt64> = 1...7
     static let magic: [UInt8] = [0x45, 0x53]
 }
 
@@ -69,7 +75,7 @@ public struct SnapshotError: Error, Hashable, Sendable, CustomStringConvertible 
 
 extension EngineSnapshot {
     /// The local plan's revision (`UserEngine.localPlanRevision`) of snapshot `bytes`, read
-    /// without restoring the engine: in version 6 it is the last varint, and the byte before it
+    /// without restoring the engine: from version 6 on it is the last varint, and the byte before it
     /// (whether the device refuses notifications, 0 or 1) never has the continuation bit, so the
     /// number is the bytes after the last one without it, before the end. An older snapshot
     /// holds none: 0, as restoring it gives.
@@ -252,6 +258,16 @@ struct SnapshotCodec {
             }
         }
         if version >= 3 { writeLiveActivities(state.liveActivities, &w) }
+        if version >= 7 {
+            writeMap(state.plan.phoneHolds, &w) { time($1, &$0) }
+            switch state.plan.lastPassPhone {
+            case .atOnce: w.count(0)
+            case .whenItPulls: w.count(1)
+            case .by(let instant):
+                w.count(2)
+                time(instant, &w)
+            }
+        }
         if version >= 4 { w.bool(state.plan.deviceRefuses) }
         if version >= 6 { w.count(state.plan.localRevision) }
     }

@@ -73,6 +73,13 @@ struct PlanState: Sendable {
     var deviceRefuses = false
     /// Fire times already passed, for the rolling caps.
     var ledger = CapLedger()
+    /// What the user's phone was last given of the local plan (`UserEngine.phoneApplied`): each
+    /// one-off request still ahead, at the instant the phone fires it. Empty where the engine
+    /// runs on the phone itself.
+    var phoneHolds = OccurrenceMap<Instant>()
+    /// How the phone was to hear of the last pass (`PhoneHearing`), which decided what it took
+    /// as committed: a restored engine rebuilds that pass's key with it.
+    var lastPassPhone = PhoneHearing.atOnce
     /// Occurrences already fired (kept about three days), so an occurrence is never planned twice.
     var fired = OccurrenceMap<Instant>()
     /// The last decision traced per occurrence, so a pass traces only what changed.
@@ -212,8 +219,11 @@ struct PlanKey: Equatable, Sendable {
     /// (`AttentionValue`): every response learned then moves the order. Nil without a budget,
     /// where only the timing rules they imply (`timing`) reach the plan.
     var budgetResponses: ResponseStats?
+    /// What the pass took as committed (`UserEngine.committed(at:phone:)`): the phone's copies
+    /// are placed first, so another set may plan otherwise.
+    var committed: OccurrenceMap<Instant>
 
-    /// Whether every field but the nudge times (which the caller works out), what is done and
+    /// Whether every field but the nudge times and what is committed (which the caller works out), what is done and
     /// the response counts (which may change without changing the plan) holds `engine`'s value
     /// now, as `planKey` would build it: `lastKeyMatches` asks this instead of building a key.
     /// Kept next to the fields, so a new one goes in here too (a test checks).

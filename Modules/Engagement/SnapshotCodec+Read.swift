@@ -113,6 +113,15 @@ extension SnapshotCodec {
             return CoachCopy(copy: copy, askedAt: askedAt)
         }
         if version >= 3 { state.liveActivities = try readLiveActivities(&r) }
+        if version >= 7 {
+            state.plan.phoneHolds = try readMap(&r) { r in try time(&r) }
+            state.plan.lastPassPhone =
+                switch try r.count(limit: 2) {
+                case 0: .atOnce
+                case 1: .whenItPulls
+                default: .by(try time(&r))
+                }
+        }
         if version >= 4 { state.plan.deviceRefuses = try r.bool() }
         if version >= 6 { state.plan.localRevision = try r.count(limit: Int.max) }
         return legacyResponses

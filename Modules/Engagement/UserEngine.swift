@@ -82,8 +82,10 @@ public struct UserEngine: Sendable {
         return .active
     }
 
-    /// Applies one input at `now` and returns the effects to execute, in order.
-    public mutating func handle(_ input: EngineInput, at now: Instant) -> [Effect] {
+    /// Applies one input at `now` and returns the effects to execute, in order. `phone` says
+    /// when the user's phone hears of a change the input makes to its local plan
+    /// (`PhoneHearing`): until then, what it holds is committed and the pass plans around it.
+    public mutating func handle(_ input: EngineInput, at now: Instant, phone: PhoneHearing = .atOnce) -> [Effect] {
         var effects: [Effect] = []
         // What fired since the last input is history before anything else looks at the plan.
         retireFired(through: now)
@@ -140,7 +142,7 @@ public struct UserEngine: Sendable {
         case .notificationPermission(let allowed):
             state.plan.deviceRefuses = !allowed
         }
-        plan(at: now, into: &effects)
+        plan(at: now, phone: phone, into: &effects)
         return effects
     }
 
@@ -205,6 +207,9 @@ public struct UserEngine: Sendable {
     /// new zone was dropped by the device; it is planned again at once if still worth sending.
     private mutating func movePlanned(to newZone: ZoneRules, at now: Instant, into effects: inout [Effect]) {
         state.user.zoneChangedAt = now
+        // The phone re-matches its calendar triggers in the new zone, and drops those whose wall
+        // time has passed there: when it fires what is known again at its next pull.
+        state.plan.phoneHolds = OccurrenceMap()
         let oldZone = zone
         state.user.zone = newZone
         state.user.profile.timeZone = newZone.identifier

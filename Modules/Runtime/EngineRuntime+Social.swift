@@ -18,8 +18,9 @@ struct SocialIntake {
     let earlier: SocialEventRecord?
 
     /// The engine's effects: the input handled, or only the repeat traced (state unchanged).
-    func handle(_ engine: inout UserEngine, at now: Instant) -> [Effect] {
-        guard let earlier else { return engine.handle(.socialEvent(event), at: now) }
+    func handle(_ engine: inout UserEngine, at now: Instant, phone: PhoneHearing) -> [Effect] {
+        // A social event comes from the app's backend: the phone hears of it with the next sync.
+        guard let earlier else { return engine.handle(.socialEvent(event), at: now, phone: phone) }
         return engine.repeatedSocialEvent(event, firstSeen: earlier.seenAt, at: now)
     }
 

@@ -74,7 +74,7 @@ public actor EngineRuntime {
     /// Numbers steps and engine loads in the order they happen (`GroupCommit.Entry`).
     var sequence: UInt64 = 0
 
-    private struct CachedEngine {
+    struct CachedEngine {
         var engine: UserEngine
         /// The sequence number at which it was loaded from the store.
         var loadedAt: UInt64
@@ -115,11 +115,17 @@ public actor EngineRuntime {
         if var engine = try loadEngine(profile.id)?.engine {
             var effects: [Effect] = []
             let now = clock.now()
-            if engine.profile.timeZone != profile.timeZone { effects += engine.handle(.timeZoneChanged(zone), at: now) }
-            if engine.profile.preferences != profile.preferences {
-                effects += engine.handle(.preferencesChanged(profile.preferences), at: now)
+            // Written by the backend: the phone hears of it with the next sync.
+            let backend = PhoneHearing.of(.backend, silentPushes: silentPushes, at: now)
+            if engine.profile.timeZone != profile.timeZone {
+                effects += engine.handle(.timeZoneChanged(zone), at: now, phone: backend)
             }
-            if engine.profile != profile { effects += engine.handle(.profileChanged(profile), at: now) }
+            if engine.profile.preferences != profile.preferences {
+                effects += engine.handle(.preferencesChanged(profile.preferences), at: now, phone: backend)
+            }
+            if engine.profile != profile {
+                effects += engine.handle(.profileChanged(profile), at: now, phone: backend)
+            }
             try await commit(
                 engine, input: nil, source: .backend, effects: effects, profile: profile, at: now,
                 userVersions: versions)
@@ -164,7 +170,8 @@ public actor EngineRuntime {
         guard var engine = try loadEngine(userID)?.engine else { throw .unknownUser(userID) }
         let now = clock.now()
         let before = engine.profile
-        let effects = social?.handle(&engine, at: now) ?? engine.handle(input, at: now)
+        let phone = PhoneHearing.of(source, silentPushes: silentPushes, at: now)
+        let effects = social?.handle(&engine, at: now, phone: phone) ?? engine.handle(input, at: now, phone: phone)
         try await commit(
             engine, input: input, source: source, effects: effects,
             profile: engine.profile != before ? engine.profile : nil, at: now, occurredAt: occurredAt,
@@ -319,7 +326,7 @@ public actor EngineRuntime {
 
     /// Caches `engine` as the user's newest and waits for `commit` to be written. Runs without a
     /// suspension up to the queueing, so the user's steps are queued in the order they happened.
-    private func commit(_ commit: RuntimeCommit, engine: UserEngine) async throws(RuntimeError) {
+    func commit(_ commit: RuntimeCommit, engine: UserEngine) async throws(RuntimeError) {
         let userID = commit.userID
         let loadedAt = engines[userID]?.loadedAt ?? sequence
         sequence += 1
@@ -334,7 +341,7 @@ public actor EngineRuntime {
         }
     }
 
-    private func loadEngine(_ userID: UserID) throws(RuntimeError) -> CachedEngine? {
+    func loadEngine(_ userID: UserID) throws(RuntimeError) -> CachedEngine? {
         if let cached = engines[userID] { return cached }
         guard let engine = try storedEngine(userID) else { return nil }
         sequence += 1

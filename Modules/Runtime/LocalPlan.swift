@@ -101,6 +101,17 @@ extension EngineRuntime {
             withdrawals: engine.withdrawals(ofRequest:), at: clock.now())
     }
 
+    /// Records that the user's phone was answered `plan` (`UserEngine.phoneApplied`), so that
+    /// a step from anyone else plans around what the phone fires before it can hear of the
+    /// step (`PhoneHearing`). Commits the engine only when what the phone holds changed. Throws
+    /// `unknownUser` for a user never put (or deleted since the plan was read).
+    public func phoneWasServed(_ plan: LocalPlan, userID: UserID) async throws(RuntimeError) {
+        guard var engine = try loadEngine(userID)?.engine else { throw .unknownUser(userID) }
+        let requests = plan.entries.lazy.map { (requestID: $0.request.identifier, fireAt: $0.nextFireAt) }
+        guard engine.phoneApplied(requests, at: clock.now()) else { return }
+        try await commit(RuntimeCommit(userID: userID, snapshot: engine.snapshot()), engine: engine)
+    }
+
     /// The local plan's revision in the user's committed snapshot.
     private func committedRevision(of userID: UserID) throws(RuntimeError) -> Int {
         let bytes: [UInt8]?

@@ -1,4 +1,5 @@
 public import Engagement
+public import Models
 
 /// Who gives the runtime an input. It decides whether the user's phones must be told that
 /// their local plan changed (`PlanSignal`).
@@ -47,4 +48,13 @@ public struct AppliedInput: Sendable {
     public var effects: [Effect]
     /// `UserEngine.localPlanRevision` after the step: what the step's answer tells the phone.
     public var localPlanRevision: Int
+}
+
+extension PhoneHearing {
+    /// How the phone hears of a change a step makes at `now`, by who gave the input: the phone's
+    /// own input is answered with the plan's version; anyone else's reaches it with the next
+    /// sync (`SilentPushPlan.phoneHears(ofChangeAt:)`).
+    public static func of(_ source: InputSource, silentPushes: SilentPushPlan, at now: Instant) -> PhoneHearing {
+        source == .device ? .atOnce : .by(silentPushes.phoneHears(ofChangeAt: now))
+    }
 }

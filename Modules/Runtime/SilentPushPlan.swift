@@ -45,6 +45,17 @@ public struct SilentPushPlan: Hashable, Sendable {
         return Instant(secondsSinceEpoch: next)
     }
 
+    /// How late iOS may hand a sync to the app after its slot's grace: a background push goes at
+    /// priority 5, which the device takes at its next power window, a quarter of an hour apart
+    /// at most as this plan assumes.
+    public static let deliveryWindowSeconds: Int64 = 15 * 60
+
+    /// When a phone that is online and woken by the sync hears of a change made at `now`: the
+    /// next slot, its grace and the delivery window (`UserEngine.handle`'s `PhoneHearing.by`).
+    public func phoneHears(ofChangeAt now: Instant) -> Instant {
+        slot(after: now) + graceSeconds + Self.deliveryWindowSeconds
+    }
+
     /// Whether a sync row due at `dueAt` may still be sent at `now`.
     public func isSendable(dueAt: Instant, at now: Instant) -> Bool { now - dueAt <= graceSeconds }
 

@@ -65,6 +65,10 @@ public struct PlanningContext: Sendable {
     /// The user's daily attention budget, applied after the rules; nil: none (the user is held
     /// out of it, or the app has none).
     public var attentionBudget: AttentionBudget?
+    /// The phone's copies that fire before the phone can hear of a change (each occurrence at
+    /// the instant the phone holds): committed. `allocate` keeps each where the phone holds it
+    /// and counts it before anything else, unless the user's own intent rules it out.
+    public var committed: OccurrenceMap<Instant> = OccurrenceMap()
 
     public init(
         now: Instant, zone: ZoneRules, preferences: NotificationPreferences, ledger: CapLedger, activeUntil: Instant?,
@@ -194,6 +198,13 @@ public enum Planner {
     /// Then the context's attention budget: a candidate the rules would send on a local day whose
     /// budget the candidates before it (in value order) and what fired already used up is cut
     /// (`AttentionBudget.cut`, reason `attentionBudget`).
+    ///
+    /// A committed candidate (`PlanningContext.committed`: the phone holds it and fires it
+    /// before it can hear of a change) is placed first, at the instant the phone holds, and
+    /// counts for the caps, the attention budget and the same-instant rule as if delivered:
+    /// whatever is planned after works around it and never moves it. Only the user's intent
+    /// withdraws it: a kind disabled or a silence asked for (the engine gives no candidate), the
+    /// thing done, or quiet hours that now cover its instant (`isWithdrawnByIntent`).
     public static func allocate(
         _ candidates: [Candidate], series: [Candidate] = [], reservedFireTimes: [Instant] = [],
         context: PlanningContext
@@ -241,6 +252,20 @@ public enum Planner {
             }
             for at in reservedFireTimes { _ = take(instantOfKind(kind, at)) }
         }
+        // The phone's committed copies first: they fire whatever this pass decides.
+        var kept: OccurrenceMap<Instant> = OccurrenceMap()
+        if !context.committed.isEmpty {
+            var keptEntries: [(OccurrenceID, Instant)] = []
+            for candidate in candidates {
+                guard let fireAt = context.committed[candidate.id], context.fired[candidate.id] == nil,
+                    !isWithdrawnByIntent(candidate, firingAt: fireAt, context: context)
+                else { continue }
+                ledger.insert(fireAt)
+                _ = take(instantOfKind(candidate.kind, fireAt))
+                keptEntries.append((candidate.id, fireAt))
+            }
+            kept = OccurrenceMap(keptEntries)
+        }
         // No room reserved for the whole slot budget: the plan is kept in the engine's state
         // until the next pass, and most plans hold far fewer.
         var decisions: [PlanDecision] = []
@@ -250,6 +275,17 @@ public enum Planner {
             guard context.fired[candidate.id] == nil else { continue }
             if context.isDone(candidate.id) {
                 suppressed.append((candidate, .alreadyDone))
+                continue
+            }
+            if let fireAt = kept[candidate.id] {
+                planInFireOrder(
+                    PlannedNotification(
+                        candidate: candidate, dueAt: max(candidate.plannedAt, now + 1), fireAt: fireAt,
+                        zone: context.zone))
+                decisions.append(
+                    PlanDecision(
+                        candidate: candidate, dueAt: max(candidate.plannedAt, now + 1),
+                        outcome: .send(fireAt: fireAt, reason: .onTime)))
                 continue
             }
             if candidate.plannedAt <= now, context.previous[candidate.id] == nil { continue }
@@ -275,6 +311,17 @@ public enum Planner {
             decisions.append(PlanDecision(candidate: candidate, dueAt: dueAt, outcome: decided))
         }
         return Allocation(plan: plan, decisions: decisions, suppressed: suppressed, series: series)
+    }
+
+    /// Whether the user's own intent withdraws a committed copy firing at `fireAt`: the thing is
+    /// done, or quiet hours (which the user may have just set) cover that instant and the
+    /// candidate does not break through them. A disabled kind or an asked-for silence leaves no
+    /// candidate to keep.
+    static func isWithdrawnByIntent(_ candidate: Candidate, firingAt fireAt: Instant, context: PlanningContext) -> Bool
+    {
+        if context.isDone(candidate.id) { return true }
+        guard let quiet = context.preferences.quietHours, !candidate.level.breaksThroughQuietHours else { return false }
+        return quiet.endOfWindow(containing: context.zone.localDateTime(at: fireAt)) != nil
     }
 
     /// What changes between `previous` (what the platform holds) and the new plan, in the order

@@ -17,7 +17,7 @@ import Testing
             profile: UserProfile(id: "u1", displayName: "Ana", timeZone: zone.identifier), zone: zone, now: start)
         var copy = engine
         let key = copy.planKey(at: start, horizonEnd: copy.routineHorizonEnd(at: start))
-        #expect(Mirror(reflecting: key).children.count == 15)
+        #expect(Mirror(reflecting: key).children.count == 16)
     }
 
     /// Each field of the kept key is compared: the key of the last pass matches, and the same key
@@ -56,6 +56,7 @@ import Testing
             ("done", { $0.done[other.id] = now }),
             ("deviceRefuses", { $0.deviceRefuses.toggle() }),
             ("budgetResponses", { $0.budgetResponses = $0.budgetResponses == nil ? ResponseStats() : nil }),
+            ("committed", { $0.committed[other.id] = now + 60 }),
         ]
         #expect(edits.map(\.field) == Mirror(reflecting: key).children.map(\.label))
         for (field, edit) in edits {
@@ -69,6 +70,8 @@ import Testing
     @Test(arguments: [1, 2, 3] as [UInt64])
     func theMatcherAgreesWithTheKeyUnderRandomInputs(seed: UInt64) {
         var generator = SeededGenerator(seed: seed)
+        // Apart from the inputs' draws, so the stream of inputs is the one tuned to move every field.
+        var phoneDraws = SeededGenerator(seed: seed &+ 1_000)
         var profile = UserProfile(id: "u\(seed)", displayName: "Ana Lima", timeZone: zone.identifier)
         // A budget, so the response counts it orders by are part of the key.
         profile.preferences.interruptionBudgetPerDay = 6
@@ -91,6 +94,15 @@ import Testing
             now =
                 now + Int64(generator.next() % 12 == 0 ? 86_400 * (3 + generator.next() % 6) : generator.next() % 5_400)
             let horizonEnd = engine.routineHorizonEnd(at: now)
+            // As a server's engine: the phone is given the plan now and then, and half the inputs
+            // reach it only when it pulls again, which commits what it holds.
+            if step % 5 == 0 {
+                engine.phoneApplied(
+                    engine.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }.map {
+                        ($0.id.description, $0.fireAt)
+                    }, at: now)
+            }
+            let phone: PhoneHearing = phoneDraws.next() % 2 == 0 ? .whenItPulls : .atOnce
             earlierKeys.append(engine.state.plan.lastKey)
             var probe = engine
             // Half the time the last pass's own key, else one from up to 20 inputs before.
@@ -98,9 +110,9 @@ import Testing
                 probe.state.plan.lastKey = earlierKeys[max(0, earlierKeys.count - 1 - Int(generator.next() % 20))]
             }
             var asked = probe
-            let key = probe.planKey(at: now, horizonEnd: horizonEnd)
+            let key = probe.planKey(at: now, horizonEnd: horizonEnd, phone: phone)
             let built = key == probe.state.plan.lastKey
-            let matched = asked.lastKeyMatches(at: now, horizonEnd: horizonEnd, exactly: true)
+            let matched = asked.lastKeyMatches(at: now, horizonEnd: horizonEnd, phone: phone, exactly: true)
             if let old = probe.state.plan.lastKey {
                 let fields = Mirror(reflecting: key).children.map { "\($0.value)" }
                 let oldFields = Mirror(reflecting: old).children.map { "\($0.value)" }
@@ -139,7 +151,7 @@ import Testing
                 case 9: .notificationPermission(allowed: generator.next() % 2 == 0)
                 default: .activity(.moodLogged)
                 }
-            _ = engine.handle(input, at: now)
+            _ = engine.handle(input, at: now, phone: phone)
         }
         // Both answers occur, so the agreement is not about one of them only.
         #expect(agreedUnchanged > 20 && agreedChanged > 20, "\(agreedUnchanged) unchanged, \(agreedChanged) changed")

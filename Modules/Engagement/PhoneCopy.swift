@@ -1,0 +1,58 @@
+public import Models
+import Scheduling
+
+/// When the user's phone hears of a change an input makes to its local plan, where the engine
+/// runs on a server and the phone mirrors the plan (EngagementKit's `PlanSync`).
+///
+/// Until the phone hears, it fires what it holds; so what it holds and fires before then is
+/// committed (`PlanningContext.committed`): the pass counts it as delivered and plans around it.
+public enum PhoneHearing: Hashable, Sendable {
+    /// At once: the engine runs on the phone, or the input came from the phone, whose answer
+    /// carries the plan's version so it pulls the change right away.
+    case atOnce
+    /// By this instant: the input came from anyone else (the app's backend, a job, a social
+    /// event, the coach), and the server's sync reaches the phone by then
+    /// (`SilentPushPlan.phoneHears(ofChangeAt:)`). A phone offline, or whose app iOS does not
+    /// wake, hears later: what it fires meanwhile is a stale copy the server could not avoid.
+    case by(Instant)
+    /// When the phone next pulls, with no bound known: everything it holds is committed.
+    case whenItPulls
+}
+
+extension UserEngine {
+    /// Records what the user's phone was given of the local plan at `now` (a pull it was
+    /// answered, `LocalPlan`): each request by its identifier, at the instant it fires next.
+    /// Daily series, identifiers the engine does not read and what fires by `now` are left out.
+    /// It replaces what was recorded before: the phone applies a plan whole. A change of zone
+    /// forgets it (the phone re-matches its calendar triggers) until the next pull. A change of
+    /// what the phone holds makes the next input plan afresh.
+    /// Returns whether what the phone holds changed.
+    @discardableResult
+    public mutating func phoneApplied(
+        _ requests: some Sequence<(requestID: String, fireAt: Instant)>, at now: Instant
+    ) -> Bool {
+        var held: [(OccurrenceID, Instant)] = []
+        for (requestID, fireAt) in requests where fireAt > now {
+            guard let id = OccurrenceID(requestID: requestID), !id.isDailySeries else { continue }
+            held.append((id, fireAt))
+        }
+        let holds = OccurrenceMap(held)
+        guard holds != state.plan.phoneHolds else { return false }
+        state.plan.phoneHolds = holds
+        // What the next pass takes as committed may differ from what the last pass's key holds,
+        // and a restored engine could not rebuild that key: the next input plans afresh.
+        state.plan.lastKey = nil
+        return true
+    }
+
+    /// What the phone holds (`phoneApplied`) of requests still ahead at `now`, committed for a
+    /// pass whose change reaches the phone as `phone` says.
+    func committed(at now: Instant, phone: PhoneHearing) -> OccurrenceMap<Instant> {
+        guard phone != .atOnce, !state.plan.phoneHolds.isEmpty else { return OccurrenceMap() }
+        let hearsAt: Instant? = if case .by(let instant) = phone { instant } else { nil }
+        return OccurrenceMap(
+            state.plan.phoneHolds.entries.lazy.filter { held in
+                held.value > now && (hearsAt.map { held.value < $0 } ?? true)
+            }.map { ($0.id, $0.value) })
+    }
+}
