@@ -322,6 +322,13 @@ final class WorkerStats: Sendable {
 /// The claim's transport: an alert whose user's quiet hours came too close while it waited is
 /// not sent (it stays pending; the next claim defers it), and each row's time from its claim
 /// (`OutboxQueue.claimedAt`) to the end of its send is recorded.
+///
+/// An alert the push transport withheld because the user's quiet hours hold now stays pending
+/// too, rather than being completed unsent: the claim found it outside them, so the worker was
+/// held up after the claim (stopped, or its lease ran out while it waited). Completed, the
+/// alert would be lost, even when another worker took the user over after the lease and
+/// deferred it to the end of quiet hours; pending, it keeps that deferral, or the next claim
+/// makes it.
 struct ClaimedTransport: ChannelTransport {
     let base: any ChannelTransport
     let stats: WorkerStats
@@ -330,9 +337,13 @@ struct ClaimedTransport: ChannelTransport {
 
     struct QuietHoursTooClose: Error {}
 
+    /// The push transport's reason for an alert withheld inside the user's quiet hours.
+    static let quietHoursReason = PushSends.Withheld.inQuietHours.reason
+
     func perform(_ row: OutboxRow) async throws -> SendReport {
         guard queue.maySend(key: row.key, at: clock.now()) else { throw QuietHoursTooClose() }
         let report = try await base.perform(row)
+        if report == .withheld(reason: Self.quietHoursReason) { throw QuietHoursTooClose() }
         if let claimed = queue.claimedAt(key: row.key) {
             let elapsed = ContinuousClock.now - claimed
             stats.record(
