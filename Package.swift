@@ -278,7 +278,7 @@ let package = Package(
                 name: "EngagedTests",
                 dependencies: [
                     "engaged", "Runtime", "Engagement", "Scheduling", "Storage", "Models", "Content", "TestSupport",
-                    "LiveActivity",
+                    "LiveActivity", "PostgresStore",
                     "Delivery", "Simulation", "SimulatedPlatform", "EngagementKit", "EngagedAPI", "EngagedClient",
                     httpTypes,
                     openAPIRuntime,

@@ -51,7 +51,9 @@ start)
     fi
     # The port of an earlier start when there was one: a stopped server comes back at its URL.
     port=$(cat "$dir/port" 2>/dev/null || free_port)
-    # fsync off: a test server's data does not outlive the machine; crash tests kill workers, not it.
+    # fsync off: a test server's data does not outlive the machine. synchronous_commit off: a crash
+    # of the server (the scale test's `restart immediate`) forgets the commits it last acknowledged,
+    # as a production server tuned that way does, unless a transaction asks for a durable commit.
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start -o \
         "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off \
          -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB" \

@@ -268,9 +268,11 @@ final class WorkerStats: Sendable {
         var performed = 0
         var claimToSendMilliseconds: [Double] = []
         /// Wall milliseconds of the latest send, and of the first send after each silence of
-        /// `silenceMilliseconds` or more (the scale test's time to recover from a fault).
+        /// `silenceMilliseconds` or more with the send that began it (the scale test's time to
+        /// recover from a fault: a silence that held when the fault was over).
         var lastSendMillis: Int64 = 0
         var resumedAtMillis: [Int64] = []
+        var silentSinceMillis: [Int64] = []
     }
 
     static let silenceMilliseconds: Int64 = 500
@@ -285,6 +287,7 @@ final class WorkerStats: Sendable {
             state.performed += 1
             if now - state.lastSendMillis >= Self.silenceMilliseconds, state.resumedAtMillis.count < 10_000 {
                 state.resumedAtMillis.append(now)
+                state.silentSinceMillis.append(state.lastSendMillis)
             }
             state.lastSendMillis = max(state.lastSendMillis, now)
             if state.claimToSendMilliseconds.count < 1_000_000 {
@@ -294,12 +297,15 @@ final class WorkerStats: Sendable {
     }
 
     /// Writes `{"worker", "performed", "claimToSendP50Millis", "claimToSendP99Millis", "cpuSeconds",
-    /// "lastSendMillis", "resumedAtMillis"}` (`cpuSeconds`: the process's user and system CPU so
-    /// far) atomically.
+    /// "lastSendMillis", "resumedAtMillis", "silentSinceMillis"}` (`cpuSeconds`: the process's user
+    /// and system CPU so far) atomically.
     func write(to path: String?) {
         guard let path else { return }
-        let (performed, samples, lastSend, resumed) = state.withLock {
-            ($0.performed, $0.claimToSendMilliseconds.sorted(), $0.lastSendMillis, $0.resumedAtMillis)
+        let (performed, samples, lastSend, resumed, silentSince) = state.withLock {
+            (
+                $0.performed, $0.claimToSendMilliseconds.sorted(), $0.lastSendMillis, $0.resumedAtMillis,
+                $0.silentSinceMillis
+            )
         }
         func percentile(_ p: Double) -> Double {
             samples.isEmpty ? 0 : samples[min(samples.count - 1, Int(Double(samples.count) * p))]
@@ -312,7 +318,7 @@ final class WorkerStats: Sendable {
         let object: [String: Any] = [
             "worker": workerID, "performed": performed, "claimToSendP50Millis": percentile(0.5),
             "claimToSendP99Millis": percentile(0.99), "cpuSeconds": cpuSeconds, "lastSendMillis": lastSend,
-            "resumedAtMillis": resumed,
+            "resumedAtMillis": resumed, "silentSinceMillis": silentSince,
         ]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
         try? data.write(to: URL(fileURLWithPath: path), options: .atomic)
@@ -322,6 +328,13 @@ final class WorkerStats: Sendable {
 /// The claim's transport: an alert whose user's quiet hours came too close while it waited is
 /// not sent (it stays pending; the next claim defers it), and each row's time from its claim
 /// (`OutboxQueue.claimedAt`) to the end of its send is recorded.
+///
+/// An alert the push transport withheld because the user's quiet hours hold now stays pending
+/// too, rather than being completed unsent: the claim found it outside them, so the worker was
+/// held up after the claim (stopped, or its lease ran out while it waited). Completed, the
+/// alert would be lost, even when another worker took the user over after the lease and
+/// deferred it to the end of quiet hours; pending, it keeps that deferral, or the next claim
+/// makes it.
 struct ClaimedTransport: ChannelTransport {
     let base: any ChannelTransport
     let stats: WorkerStats
@@ -330,9 +343,13 @@ struct ClaimedTransport: ChannelTransport {
 
     struct QuietHoursTooClose: Error {}
 
+    /// The push transport's reason for an alert withheld inside the user's quiet hours.
+    static let quietHoursReason = PushSends.Withheld.inQuietHours.reason
+
     func perform(_ row: OutboxRow) async throws -> SendReport {
         guard queue.maySend(key: row.key, at: clock.now()) else { throw QuietHoursTooClose() }
         let report = try await base.perform(row)
+        if report == .withheld(reason: Self.quietHoursReason) { throw QuietHoursTooClose() }
         if let claimed = queue.claimedAt(key: row.key) {
             let elapsed = ContinuousClock.now - claimed
             stats.record(

@@ -103,18 +103,24 @@ final class ScaleFaults {
         log("PostgreSQL accepts connections again after \(whole - started) ms (-m \(mode))")
     }
 
-    /// Per event, each worker's milliseconds from the event's end to its first send after it
-    /// began (0 when it never stopped sending for long; nil when it never sent again), from
-    /// the workers' statistics (`resumedAtMillis`: the first send after each silence,
-    /// `lastSendMillis`). Killed workers are left out.
+    /// Per event, each worker's milliseconds from the event's end to its first send after a
+    /// silence that held then (0 when it was not silent for long at the event's end; nil when it
+    /// never sent again), from the workers' statistics (`resumedAtMillis`: the first send after
+    /// each silence, `silentSinceMillis`: the send that began it, `lastSendMillis`). A silence
+    /// that began after the event's end (a lull, a later fault) is not the event's. Killed
+    /// workers are left out.
     func recoveries(workerStats: [[String: Any]], killed: String?) -> [[String: Any]] {
         events.map { event in
             var perWorker: [String: Any] = [:]
             for stats in workerStats {
                 guard let name = stats["worker"] as? String, name != killed else { continue }
                 let resumed = ((stats["resumedAtMillis"] as? [Any]) ?? []).compactMap(Self.int64)
+                let silentSince = ((stats["silentSinceMillis"] as? [Any]) ?? []).compactMap(Self.int64)
                 let lastSend = stats["lastSendMillis"].flatMap(Self.int64) ?? 0
-                if let first = resumed.first(where: { $0 >= event.startedMillis }) {
+                let silences = zip(silentSince, resumed)
+                if let (_, first) = silences.first(where: {
+                    $0.0 < event.wholeMillis && $0.1 >= event.startedMillis
+                }) {
                     perWorker[name] = max(0, first - event.wholeMillis)
                 } else if lastSend >= event.wholeMillis {
                     perWorker[name] = 0

@@ -120,6 +120,7 @@ extension PostgresRuntimeStore {
 
     public func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError) {
         try pool.transaction { connection in
+            try pool.requireDurableCommit(on: connection)  // the rows are performed once this commits
             try pool.writeClaim(record, at: instant, connection)
             if !record.performedKeys.isEmpty {
                 try pool.query(

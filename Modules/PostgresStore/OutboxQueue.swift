@@ -28,7 +28,11 @@ import Synchronization
 /// A re-send after a crash (claimed, sent, not completed) uses the row's key, which is the
 /// push's `apns-id`: the same row always goes out under the same id, and a merge is written
 /// (old rows completed, the merged row pending) before anything is sent, so a rescue re-sends
-/// the merged row, never its parts.
+/// the merged row, never its parts. The claim's commit is durable before it is answered
+/// (`PostgresPool.requireDurableCommit`), so a database that crashes after the sends still knows
+/// which rows may have gone out; a claim whose answer is lost is not performed by its worker,
+/// and its users stay leased until the lease runs out, when the next claim finds the merged row
+/// and the marks of the lost claim.
 public final class OutboxQueue: Sendable {
     public let pool: PostgresPool
     /// This worker's name in `claimed_by`: unique per process (host, pid, start).
@@ -91,7 +95,10 @@ public final class OutboxQueue: Sendable {
     ) {
         let at = ContinuousClock.now  // before the claim: the lease runs from no later than this
         let (rows, deadlines, rules) = try pool.transaction { connection in
-            try claimInTransaction(now: now, limit: limit, connection)
+            // Rows are sent once this commits: a server that forgot the commit after a crash
+            // would hand out as never tried rows that went out (and merge them).
+            try pool.requireDurableCommit(on: connection)
+            return try claimInTransaction(now: now, limit: limit, connection)
         }
         claimed.withLock { claimed in
             // A user claimed again starts afresh: keys of an earlier claim that another worker

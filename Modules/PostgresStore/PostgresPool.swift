@@ -96,6 +96,19 @@ public final class PostgresPool: @unchecked Sendable {
         }
     }
 
+    /// Makes the commit of the transaction open on `connection` durable before it is answered,
+    /// on a server that answers commits early (`synchronous_commit = off`, a common tuning):
+    /// such a server forgets the last commits it acknowledged when it crashes or is stopped
+    /// with `-m immediate`. A transaction whose commit is followed by an act outside the
+    /// database (a claim, after which pushes are sent) must not be forgotten: a claim forgotten
+    /// after its send would let the next claim merge an alert that already went out. A server
+    /// set to a stronger level keeps it.
+    public func requireDurableCommit(on connection: PostgresConnection) throws {
+        try query(
+            "SELECT set_config('synchronous_commit', 'on', true) WHERE current_setting('synchronous_commit') = 'off'",
+            on: connection)
+    }
+
     /// Runs one statement and waits for all of its rows, at most `deadlines.statementSeconds`.
     @discardableResult
     public func query(_ query: PostgresQuery, on connection: PostgresConnection) throws -> [PostgresRow] {
