@@ -24,6 +24,8 @@ public final class ServerTape: @unchecked Sendable {
         case read(requestID: String)
         /// The app was opened: everything delivered so far is read.
         case readAll
+        /// The user's phone pulled the plan and was answered it (`EngineRuntime.phoneWasServed`).
+        case planServed
         /// An APNs request the server sent (first attempts only).
         case sent(PushRequest)
         /// What the APNs client reported for the request of `apnsID` after its retries: the

@@ -138,6 +138,7 @@ extension Shard {
         users[local].phone.horizonEnd = plan.horizonEnd
         // What the server observed: the plan it answered (the engine counts it as the phone's).
         users[local].engine.phoneApplied(plan.requests.lazy.map { ($0.request.identifier, $0.nextFireAt) }, at: now)
+        tape?.record(.planServed, of: users[local].traits.profile.id, at: now)
         users[local].phone.pulled = plan.requests.map {
             BelievedRequest(id: $0.request.identifier, fireAt: $0.nextFireAt, repeatsDaily: $0.request.trigger.repeats)
         }

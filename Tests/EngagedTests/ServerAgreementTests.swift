@@ -166,6 +166,8 @@ struct ServerAgreementTests {
                     },
                     "\(userID) read \(requestID) at \(at.iso8601): not unread in engaged's inbox")
                 _ = try await runtime.setInboxState(.read, item: item.id, of: userID)
+            case .planServed:
+                try await runtime.phoneWasServed(try await runtime.localPlan(of: userID), userID: userID)
             case .readAll:
                 _ = try await runtime.readAllInbox(of: userID)
             case .sent, .answered:
