@@ -277,22 +277,18 @@ public enum Planner {
                 suppressed.append((candidate, .alreadyDone))
                 continue
             }
+            let dueAt = max(candidate.plannedAt, now + 1)
             if let fireAt = kept[candidate.id] {
                 planInFireOrder(
-                    PlannedNotification(
-                        candidate: candidate, dueAt: max(candidate.plannedAt, now + 1), fireAt: fireAt,
-                        zone: context.zone))
+                    PlannedNotification(candidate: candidate, dueAt: dueAt, fireAt: fireAt, zone: context.zone))
                 decisions.append(
-                    PlanDecision(
-                        candidate: candidate, dueAt: max(candidate.plannedAt, now + 1),
-                        outcome: .send(fireAt: fireAt, reason: .onTime)))
+                    PlanDecision(candidate: candidate, dueAt: dueAt, outcome: .send(fireAt: fireAt, reason: .onTime)))
                 continue
             }
             if candidate.plannedAt <= now, context.previous[candidate.id] == nil { continue }
             let outcome = DeliveryRules.evaluate(
                 candidate, at: now, preferences: context.preferences, zone: context.zone, ledger: ledger,
                 activeUntil: context.activeUntil)
-            let dueAt = max(candidate.plannedAt, now + 1)
             var decided = outcome
             if case .send(let fireAt, _) = outcome {
                 guard fireAt > now else { continue }
