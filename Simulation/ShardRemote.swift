@@ -225,9 +225,10 @@ extension Shard {
         let rate = scenario.faults.appKilledPerUserDay
         guard rate > 0, users[local].remote.draws.chance(rate) else { return }
         let engine = users[local].engine
-        // After an update, the snapshot on the device was written by the previous version.
+        // After an update, the snapshot on the device was written by the previous version. On the
+        // server topology the engine's snapshot is the server's, which an app update leaves alone.
         let upgrade =
-            scenario.faults.upgradeShareOfRelaunches > 0
+            !isServerDeployment && scenario.faults.upgradeShareOfRelaunches > 0
             && users[local].remote.draws.chance(scenario.faults.upgradeShareOfRelaunches)
         let bytes = upgrade ? engine.snapshot(version: EngineSnapshot.version - 1) : engine.snapshot()
         // Through the runtime's store path: the app committed its engine after its last input (a

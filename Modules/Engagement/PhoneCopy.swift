@@ -24,8 +24,8 @@ extension UserEngine {
     /// answered, `LocalPlan`): each request by its identifier, at the instant it fires next.
     /// Daily series, identifiers the engine does not read and what fires by `now` are left out.
     /// It replaces what was recorded before: the phone applies a plan whole. A change of zone
-    /// forgets it (the phone re-matches its calendar triggers) until the next pull. A change of
-    /// what the phone holds makes the next input plan afresh.
+    /// moves it as the phone does (`phoneMoves`). A change of what the phone holds makes the
+    /// next input plan afresh.
     /// Returns whether what the phone holds changed.
     @discardableResult
     public mutating func phoneApplied(
@@ -43,6 +43,22 @@ extension UserEngine {
         // and a restored engine could not rebuild that key: the next input plans afresh.
         state.plan.lastKey = nil
         return true
+    }
+
+    /// What the phone holds after it moved from `oldZone` to `newZone` at `now`: it re-matches
+    /// each calendar trigger at the same wall time in the new zone (the rule that chose the
+    /// trigger, `TriggerChoice`, tells which they are) and drops those whose wall time has
+    /// passed there; a date trigger keeps its instant.
+    mutating func phoneMoves(from oldZone: ZoneRules, to newZone: ZoneRules, at now: Instant) {
+        guard !state.plan.phoneHolds.isEmpty else { return }
+        var moved: [(OccurrenceID, Instant)] = []
+        for (id, fireAt) in state.plan.phoneHolds.entries {
+            let next =
+                TriggerChoice.usesCalendarTrigger(fireAt, in: oldZone)
+                ? newZone.instant(for: oldZone.localDateTime(at: fireAt)) : fireAt
+            if next > now { moved.append((id, next)) }
+        }
+        state.plan.phoneHolds = OccurrenceMap(moved)
     }
 
     /// What the phone holds (`phoneApplied`) of requests still ahead at `now`, committed for a

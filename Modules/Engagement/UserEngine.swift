@@ -207,10 +207,8 @@ public struct UserEngine: Sendable {
     /// new zone was dropped by the device; it is planned again at once if still worth sending.
     private mutating func movePlanned(to newZone: ZoneRules, at now: Instant, into effects: inout [Effect]) {
         state.user.zoneChangedAt = now
-        // The phone re-matches its calendar triggers in the new zone, and drops those whose wall
-        // time has passed there: when it fires what is known again at its next pull.
-        state.plan.phoneHolds = OccurrenceMap()
         let oldZone = zone
+        phoneMoves(from: oldZone, to: newZone, at: now)
         state.user.zone = newZone
         state.user.profile.timeZone = newZone.identifier
         // Opens are local minutes of the zone they happened in: the habitual active time is held
