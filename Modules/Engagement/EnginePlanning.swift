@@ -53,7 +53,7 @@ extension UserEngine {
         var fresh = self
         fresh.state.plan.lastKey = nil
         var effects: [Effect] = []
-        fresh.plan(at: now, phone: phone, into: &effects)
+        fresh.plan(at: now, phone: effectiveHearing(phone, at: now), into: &effects)
         return effects.filter { effect in
             switch effect {
             case .schedule, .cancel: true

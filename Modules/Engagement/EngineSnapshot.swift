@@ -6,7 +6,7 @@ import Scheduling
 /// after a restart: restoring and continuing gives exactly the effects of an engine that never
 /// stopped.
 ///
-/// Format, version 7 (`CompactWriter`: LEB128 varints, zigzag for signed values):
+/// Format, version 8 (`CompactWriter`: LEB128 varints, zigzag for signed values):
 /// - the magic bytes `E` `S`, then the version;
 /// - `base`: the last activity, in seconds since 1970; every other instant is written as its
 ///   signed distance from `base` (most are within days of it, so two or three bytes);
@@ -35,6 +35,9 @@ import Scheduling
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
 ///
 /// Versions:
+/// - 8: when the phone was to hear of the first change it has not pulled
+///   (`PlanState.phoneHearsBy`), optional, after how it was to hear of the last pass. Read from
+///   an older snapshot: none, so the phone is taken to hear until the next unpulled change.
 /// - 7: what the user's phone holds of the local plan (`UserEngine.phoneApplied`), a map of
 ///   occurrences to the instants the phone fires them, and how the phone was to hear of the
 ///   last pass (`PhoneHearing`: 0 at once, 1 when it pulls, 2 then an instant), before whether
@@ -61,9 +64,9 @@ import Scheduling
 ///   the 13:00 hydration time for 13:00), else the slot whose window holds the hour's middle;
 ///   a cell no slot claims (a shift learned across slots) is forgotten.
 public enum EngineSnapshot {
-    public static let version: UInt64 = 7
+    public static let version: UInt64 = 8
     /// Every version the reader reads.
-    public static let readableVersions: ClosedRange<UInt64> = 1...7
+    public static let readableVersions: ClosedRange<UInt64> = 1...8
     static let magic: [UInt8] = [0x45, 0x53]
 }
 
@@ -268,6 +271,7 @@ struct SnapshotCodec {
                 time(instant, &w)
             }
         }
+        if version >= 8 { w.optional(state.plan.phoneHearsBy) { time($1, &$0) } }
         if version >= 4 { w.bool(state.plan.deviceRefuses) }
         if version >= 6 { w.count(state.plan.localRevision) }
     }

@@ -80,6 +80,11 @@ struct PlanState: Sendable {
     /// How the phone was to hear of the last pass (`PhoneHearing`), which decided what it took
     /// as committed: a restored engine rebuilds that pass's key with it.
     var lastPassPhone = PhoneHearing.atOnce
+    /// When the phone was to hear, at the latest, of the first change to its plan it has not
+    /// pulled since (`PhoneHearing.by` of the step that made it); nil when it pulled every
+    /// change. Past that instant without a pull, the phone is not hearing (offline, or not woken
+    /// by the sync), so everything it holds is committed until it pulls (`effectiveHearing`).
+    var phoneHearsBy: Instant?
     /// Occurrences already fired (kept about three days), so an occurrence is never planned twice.
     var fired = OccurrenceMap<Instant>()
     /// The last decision traced per occurrence, so a pass traces only what changed.

@@ -26,7 +26,8 @@ extension UserEngine {
     /// It replaces what was recorded before: the phone applies a plan whole. A change of zone
     /// moves it as the phone does (`phoneMoves`). A change of what the phone holds makes the
     /// next input plan afresh.
-    /// Returns whether what the phone holds changed.
+    /// A pull also tells that the phone hears again (`PlanState.phoneHearsBy`).
+    /// Returns whether the engine's state changed (what the phone holds, or that it hears).
     @discardableResult
     public mutating func phoneApplied(
         _ requests: some Sequence<(requestID: String, fireAt: Instant)>, at now: Instant
@@ -37,7 +38,9 @@ extension UserEngine {
             held.append((id, fireAt))
         }
         let holds = OccurrenceMap(held)
-        guard holds != state.plan.phoneHolds else { return false }
+        let heardLate = state.plan.phoneHearsBy != nil
+        state.plan.phoneHearsBy = nil
+        guard holds != state.plan.phoneHolds else { return heardLate }
         state.plan.phoneHolds = holds
         // What the next pass takes as committed may differ from what the last pass's key holds,
         // and a restored engine could not rebuild that key: the next input plans afresh.
@@ -59,6 +62,23 @@ extension UserEngine {
             if next > now { moved.append((id, next)) }
         }
         state.plan.phoneHolds = OccurrenceMap(moved)
+    }
+
+    /// How the phone hears of a step at `now` that the runtime says it hears of as `phone`: a
+    /// phone that has not pulled a change it was to hear of before `now` is not hearing (it is
+    /// offline, or iOS did not wake it for the sync), so it hears only when it pulls.
+    func effectiveHearing(_ phone: PhoneHearing, at now: Instant) -> PhoneHearing {
+        guard case .by = phone, let due = state.plan.phoneHearsBy, due < now else { return phone }
+        return .whenItPulls
+    }
+
+    /// Records that a step at `now` heard of as `phone` moved the local plan from
+    /// `revisionBefore`: the first change the phone has not pulled sets when it was to hear.
+    mutating func notePhoneMustHear(_ phone: PhoneHearing, revisionBefore: Int) {
+        guard case .by(let instant) = phone, state.plan.localRevision != revisionBefore,
+            state.plan.phoneHearsBy == nil, !state.plan.phoneHolds.isEmpty
+        else { return }
+        state.plan.phoneHearsBy = instant
     }
 
     /// What the phone holds (`phoneApplied`) of requests still ahead at `now`, committed for a

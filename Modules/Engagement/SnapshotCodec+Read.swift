@@ -122,6 +122,7 @@ extension SnapshotCodec {
                 default: .by(try time(&r))
                 }
         }
+        if version >= 8 { state.plan.phoneHearsBy = try r.optional { r in try time(&r) } }
         if version >= 4 { state.plan.deviceRefuses = try r.bool() }
         if version >= 6 { state.plan.localRevision = try r.count(limit: Int.max) }
         return legacyResponses

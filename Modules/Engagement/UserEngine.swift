@@ -87,6 +87,8 @@ public struct UserEngine: Sendable {
     /// (`PhoneHearing`): until then, what it holds is committed and the pass plans around it.
     public mutating func handle(_ input: EngineInput, at now: Instant, phone: PhoneHearing = .atOnce) -> [Effect] {
         var effects: [Effect] = []
+        let revisionBefore = state.plan.localRevision
+        let phone = effectiveHearing(phone, at: now)
         // What fired since the last input is history before anything else looks at the plan.
         retireFired(through: now)
         expireUnanswered(at: now)
@@ -143,6 +145,7 @@ public struct UserEngine: Sendable {
             state.plan.deviceRefuses = !allowed
         }
         plan(at: now, phone: phone, into: &effects)
+        notePhoneMustHear(phone, revisionBefore: revisionBefore)
         return effects
     }
 

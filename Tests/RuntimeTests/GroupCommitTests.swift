@@ -84,10 +84,10 @@ struct GroupCommitTests {
         .activity(.workoutCompleted(durationMinutes: 30)), .activity(.moodLogged), .activity(.coachChat),
     ]
 
-    /// Polls `condition` every millisecond for up to 30 seconds of wall time: what it waits for
+    /// Polls `condition` every millisecond for up to 120 seconds of wall time: what it waits for
     /// is a task being scheduled, which can take seconds when the whole suite loads the machine.
     func eventually(_ condition: () -> Bool) async throws {
-        let giveUpAt = ContinuousClock.now + .seconds(30)
+        let giveUpAt = ContinuousClock.now + .seconds(120)
         while !condition(), ContinuousClock.now < giveUpAt { try await Task.sleep(for: .milliseconds(1)) }
         #expect(condition())
     }

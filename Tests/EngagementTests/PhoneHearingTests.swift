@@ -1,0 +1,115 @@
+import Models
+import Scheduling
+import TestSupport
+import Testing
+
+@testable import Engagement
+
+/// A server's engine and a phone that stops hearing: once the phone has not pulled a change it
+/// was to hear of by then (`PlanState.phoneHearsBy`), everything it holds is committed until it
+/// pulls again (`UserEngine.effectiveHearing`).
+@Suite("Phone hearing")
+struct PhoneHearingTests {
+    let t0 = instant("2027-03-01T07:00:00Z")
+
+    /// An engine that planned at `t0` and whose phone pulled that plan.
+    func servedEngine() -> UserEngine {
+        var engine = UserEngine(
+            profile: makeProfile(), zone: ZoneRules(identifier: "Europe/London")!, now: t0,
+            configuration: .withoutAttentionBudget)
+        _ = engine.handle(.appLaunched, at: t0)
+        let applied = engine.phoneApplied(Self.localPlan(engine), at: t0)
+        #expect(applied)
+        return engine
+    }
+
+    static func localPlan(_ engine: UserEngine) -> [(requestID: String, fireAt: Instant)] {
+        engine.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }.map {
+            (requestID: $0.id.description, fireAt: $0.fireAt)
+        }
+    }
+
+    /// A backend step at `at` that moves the local plan: the first local kind planned is
+    /// switched off.
+    static func switchOffFirstLocalKind(_ engine: inout UserEngine, at: Instant, hearsBy: Instant) {
+        let kind = engine.planned.first { ChannelPolicy.channel(for: $0.kind) == .local }!.kind
+        var preferences = engine.profile.preferences
+        preferences.settings[kind] = .disabled
+        let before = engine.localPlanRevision
+        _ = engine.handle(.preferencesChanged(preferences), at: at, phone: .by(hearsBy))
+        #expect(engine.localPlanRevision != before, "switching \(kind) off moves the local plan")
+    }
+
+    @Test func aChangeNotPulledByItsHearingTimeMakesThePhoneHearOnlyWhenItPulls() {
+        var engine = servedEngine()
+        let changedAt = t0 + 600
+        let hearsBy = changedAt + 1_800
+        Self.switchOffFirstLocalKind(&engine, at: changedAt, hearsBy: hearsBy)
+        #expect(engine.state.plan.phoneHearsBy == hearsBy)
+
+        // Before then the runtime's bound holds; after it, the phone is taken as not hearing.
+        let later = hearsBy + 60
+        #expect(engine.effectiveHearing(.by(later + 1_800), at: hearsBy - 1) == .by(later + 1_800))
+        #expect(engine.effectiveHearing(.by(later + 1_800), at: later) == .whenItPulls)
+        // The phone's own input is answered with the plan's version: it hears at once.
+        #expect(engine.effectiveHearing(.atOnce, at: later) == .atOnce)
+
+        // A pass then commits what the phone holds beyond the runtime's bound, and says so.
+        _ = engine.handle(.activity(.moodLogged), at: later, phone: .by(later + 1_800))
+        #expect(engine.state.plan.lastPassPhone == .whenItPulls)
+        let beyondBound = engine.state.plan.phoneHolds.entries.filter { $0.value >= later + 1_800 }
+        #expect(!beyondBound.isEmpty, "the phone holds requests past the bound")
+        let committed = engine.committed(at: later, phone: .whenItPulls)
+        #expect(beyondBound.allSatisfy { committed[$0.id] == $0.value })
+
+        // A later change keeps the first unpulled change's time.
+        Self.switchOffFirstLocalKind(&engine, at: later + 120, hearsBy: later + 4_000)
+        #expect(engine.state.plan.phoneHearsBy == hearsBy)
+    }
+
+    @Test func aPullMakesThePhoneHearAgainEvenWhenItHoldsTheSame() {
+        var engine = servedEngine()
+        let hearsBy = t0 + 2_400
+        Self.switchOffFirstLocalKind(&engine, at: t0 + 600, hearsBy: hearsBy)
+        let later = hearsBy + 60
+        let held = engine.state.plan.phoneHolds.entries.map { (requestID: $0.id.description, fireAt: $0.value) }
+        // Same holds: the engine still changed, since the phone is heard from again.
+        let heardAgain = engine.phoneApplied(held, at: later)
+        #expect(heardAgain)
+        #expect(engine.state.plan.phoneHearsBy == nil)
+        #expect(engine.effectiveHearing(.by(later + 1_800), at: later) == .by(later + 1_800))
+        let changedAgain = engine.phoneApplied(held, at: later + 1)
+        #expect(!changedAgain, "nothing changed the second time")
+    }
+
+    @Test func thePhonesOwnStepsAndAPhoneThatHoldsNothingSetNoHearingTime() {
+        var engine = servedEngine()
+        let kind = engine.planned.first { ChannelPolicy.channel(for: $0.kind) == .local }!.kind
+        var preferences = engine.profile.preferences
+        preferences.settings[kind] = .disabled
+        _ = engine.handle(.preferencesChanged(preferences), at: t0 + 600, phone: .atOnce)
+        #expect(engine.state.plan.phoneHearsBy == nil, "the phone's own input is answered at once")
+
+        var deviceEngine = UserEngine(
+            profile: makeProfile(), zone: ZoneRules(identifier: "Europe/London")!, now: t0,
+            configuration: .withoutAttentionBudget)
+        _ = deviceEngine.handle(.appLaunched, at: t0)
+        Self.switchOffFirstLocalKind(&deviceEngine, at: t0 + 600, hearsBy: t0 + 2_400)
+        #expect(deviceEngine.state.plan.phoneHearsBy == nil, "no phone holds anything: nothing to commit")
+    }
+
+    @Test func theSnapshotKeepsWhenThePhoneWasToHear() throws {
+        var engine = servedEngine()
+        let hearsBy = t0 + 2_400
+        Self.switchOffFirstLocalKind(&engine, at: t0 + 600, hearsBy: hearsBy)
+        let restored = try UserEngine(
+            restoring: engine.snapshot(), profile: engine.profile, zone: engine.zone, content: bundledContent)
+        #expect(restored.state.plan.phoneHearsBy == hearsBy)
+        #expect(restored.effectiveHearing(.by(hearsBy + 4_000), at: hearsBy + 60) == .whenItPulls)
+        // A version 7 snapshot cannot hold it: the phone is taken to hear.
+        let older = try UserEngine(
+            restoring: engine.snapshot(version: 7), profile: engine.profile, zone: engine.zone,
+            content: bundledContent)
+        #expect(older.state.plan.phoneHearsBy == nil)
+    }
+}
