@@ -61,6 +61,9 @@ struct PhonePlan {
     var pulled: [BelievedRequest] = []
     /// When the pull after an event sent offline is due (`Shard.pullWhenOnline`), if one is.
     var pullQueuedAt: Int64?
+    /// The user's events made while the device was offline, oldest first: the kit's queue sends
+    /// them when the network is back (`Shard.sendQueuedEvents`).
+    var queuedEvents: [EngineInput] = []
     /// The user deleted the app: nothing is pending on the phone, and it pulls no more.
     var uninstalled = false
 
@@ -119,6 +122,8 @@ struct DeploymentStats {
     var signals = 0
     /// Requests the phone withdrew at once on its user's own event (`PlanSync.withdraw`).
     var withdrawnOnPhone = 0
+    /// The user's events the kit queued offline and sent when the network came back.
+    var eventsQueuedOffline = 0
     /// Local notifications fired that the server's plan no longer held, and their age since the
     /// server's plan changed them (seconds).
     var staleFires = 0
@@ -134,6 +139,7 @@ struct DeploymentStats {
         pullsOffline += other.pullsOffline
         signals += other.signals
         withdrawnOnPhone += other.withdrawnOnPhone
+        eventsQueuedOffline += other.eventsQueuedOffline
         staleFires += other.staleFires
         staleAgeSeconds.merge(other.staleAgeSeconds)
     }
@@ -154,6 +160,9 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
     /// Requests the phone withdrew on its user's own event, before the server heard of it, per
     /// user-day.
     public var withdrawnOnPhonePerUserDay: Double
+    /// The user's events made offline, which the kit queued and the server applied only when the
+    /// network came back, per user-day.
+    public var eventsQueuedOfflinePerUserDay: Double
     /// Local notifications that fired though the server's plan no longer held them.
     public var staleFires: Int
     public var staleShareOfLocalDeliveries: Double
@@ -171,6 +180,7 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
         pullsWhileOffline = stats.pullsOffline
         signalsPerUserDay = Double(stats.signals) / days
         withdrawnOnPhonePerUserDay = Double(stats.withdrawnOnPhone) / days
+        eventsQueuedOfflinePerUserDay = Double(stats.eventsQueuedOffline) / days
         staleFires = stats.staleFires
         staleShareOfLocalDeliveries = localDeliveries == 0 ? 0 : Double(stats.staleFires) / Double(localDeliveries)
         staleAgeSecondsP50 = stats.staleAgeSeconds.value(at: 0.5)

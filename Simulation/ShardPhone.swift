@@ -73,15 +73,48 @@ extension Shard {
         queue.push(time: back.secondsSinceEpoch, user: Int32(local), kind: .planPull)
     }
 
-    /// The `.planPull` event: the network is back (or was lost again: wait once more).
+    /// The `.planPull` event: the network is back (or was lost again: wait once more). The kit's
+    /// queue sends the events made offline first, in order, then the phone pulls if behind (any
+    /// pull made online sends the queue first too, `pullPlan`).
     func pullAfterReconnecting(_ local: Int, at now: Instant) throws {
         guard users[local].phone.pullQueuedAt == now.secondsSinceEpoch else { return }
         users[local].phone.pullQueuedAt = nil
         if users[local].remote.device.isOffline(at: now) {
             pullWhenOnline(local, at: now)
         } else {
+            try sendQueuedEvents(local, at: now)
             try pull(local, ifBehind: inPlace(local) { $0.engine.localPlanRevision }, reason: .event, at: now)
         }
+    }
+
+    /// Whether the phone keeps `input` in the kit's queue instead of sending it: in the server
+    /// topology, the user's own activity and answers made while the device is offline. The kit
+    /// withdraws what the event makes moot at once (`phoneWithdraws`); the server hears of the
+    /// event only when the network is back (`sendQueuedEvents`), as a deployed server does.
+    /// App launches, the permission and Live Activity reports are sent as they happen.
+    func queuesOffline(_ local: Int, _ input: EngineInput, at now: Instant) throws -> Bool {
+        guard isServerDeployment, !users[local].phone.uninstalled else { return false }
+        switch input {
+        case .activity, .notificationResponse, .unrecognizedResponse: break
+        default: return false
+        }
+        guard users[local].remote.device.isOffline(at: now) else { return false }
+        try phoneWithdraws(local, after: input, at: now)
+        users[local].phone.queuedEvents.append(input)
+        stats.deployment.eventsQueuedOffline += 1
+        try journal.log(&users[local], now, "queuedOffline")
+        pullWhenOnline(local, at: now)
+        return true
+    }
+
+    /// The network is back: the kit sends the events it queued, in order; the server applies
+    /// each at `now`, when it receives it. The caller pulls after the last (`pullPlan`,
+    /// `pullAfterReconnecting`), so no pull sees the server between two of them.
+    func sendQueuedEvents(_ local: Int, at now: Instant) throws {
+        let queued = users[local].phone.queuedEvents
+        guard !queued.isEmpty else { return }
+        users[local].phone.queuedEvents = []
+        for input in queued { try step(local, input, at: now, sentLate: true) }
     }
 
     enum PullReason { case event, signal, refresh }
@@ -104,6 +137,8 @@ extension Shard {
             try journal.log(&users[local], now, "planPull") { $0.id("outcome", "offline") }
             return
         }
+        // Online, the kit's queue goes first: the plan answered then already heard of it.
+        try sendQueuedEvents(local, at: now)
         switch reason {
         case .event: stats.deployment.pullsAfterEvent += 1
         case .signal: stats.deployment.pullsOnSignal += 1

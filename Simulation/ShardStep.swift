@@ -12,10 +12,13 @@ extension Shard {
     /// Runs the engine on one input, times it (every background run, one scheduling decision in
     /// `DecisionSampler.every`), executes its effects, checks the pending list and records the
     /// step's writes. `nanos` is nil for a call that was not timed.
+    /// `sentLate` marks an event the phone queued offline and sends now (`sendQueuedEvents`).
     @discardableResult
     func step(
-        _ local: Int, _ input: EngineInput, at now: Instant, timing: StepTiming = .sampledDecision
+        _ local: Int, _ input: EngineInput, at now: Instant, timing: StepTiming = .sampledDecision,
+        sentLate: Bool = false
     ) throws -> (nanos: UInt64?, effects: [Effect]) {
+        if !sentLate, try queuesOffline(local, input, at: now) { return (nil, []) }
         let failure = scenario.faults.storeWriteFailure
         let before =
             failure > 0 && users[local].commitDraws.chance(failure) ? StoredEngine(users[local].engine) : nil
@@ -24,7 +27,7 @@ extension Shard {
             let source = isServerDeployment ? Self.source(of: input) : .device
             tape.record(.input(input, from: source), of: users[local].traits.profile.id, at: now)
         }
-        if isServerDeployment { try phoneWithdraws(local, after: input, at: now) }
+        if isServerDeployment && !sentLate { try phoneWithdraws(local, after: input, at: now) }
         let revisionBefore = isServerDeployment ? inPlace(local) { $0.engine.localPlanRevision } : 0
         let passBefore = checksIncrementalPlan ? users[local].engine.lastPlanPassAt : nil
         let phone = phoneHearing(of: input, at: now)
@@ -68,7 +71,10 @@ extension Shard {
         var zoneChanged = false
         if case .timeZoneChanged = input { zoneChanged = true }
         commitServer(local, input, effects, revisionBefore: revisionBefore, zoneChanged: zoneChanged, at: now)
-        if isServerDeployment { try followPlanChange(local, input, revisionBefore: revisionBefore, at: now) }
+        // Events the kit sends from its queue are answered together: the phone pulls after the last.
+        if isServerDeployment && !sentLate {
+            try followPlanChange(local, input, revisionBefore: revisionBefore, at: now)
+        }
         rescheduleFire(local)
         rescheduleLaunch(local)
         rescheduleRemote(local)

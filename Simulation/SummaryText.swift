@@ -55,7 +55,8 @@ public enum SummaryText {
             "deployment server: pulls/user-day=\(format(figures.pullsPerUserDay)) (\(reasons.joined(separator: " "))"
                 + ", 304 share \(format(figures.notModifiedShare)), \(figures.pullsWhileOffline) offline)"
                 + " signals/user-day=\(format(figures.signalsPerUserDay))"
-                + " withdrawn on the phone/user-day=\(format(figures.withdrawnOnPhonePerUserDay))",
+                + " withdrawn on the phone/user-day=\(format(figures.withdrawnOnPhonePerUserDay))"
+                + " queued offline/user-day=\(format(figures.eventsQueuedOfflinePerUserDay))",
             "stale fires: \(figures.staleFires) (\(format(figures.staleShareOfLocalDeliveries * 100, 3)) % of local "
                 + "deliveries), age p50=\(Int(figures.staleAgeSecondsP50)) s p99=\(Int(figures.staleAgeSecondsP99)) s",
         ]

@@ -36,6 +36,7 @@ import Testing
         #expect(figures.pullsByReason["refresh", default: 0] > 0)
         #expect(figures.signalsPerUserDay > 0)
         #expect(figures.pullsWhileOffline == 0, "no offline spells in this scenario")
+        #expect(figures.eventsQueuedOfflinePerUserDay == 0, "online, the kit sends each event at once")
         // Local reminders reach the phone: it fires what it pulled.
         #expect(try #require(report.channels["local"]).shown > 0)
         // Pulls hold the whole plan: the device holds what the engine believes, at every pull.
@@ -51,7 +52,11 @@ import Testing
         }
         let figures = try #require(report.deployment)
         #expect(figures.pullsWhileOffline > 0)
+        // The user's events made offline wait in the kit's queue: the server hears of them when
+        // the network is back, and the phone withdrew what they made moot meanwhile.
+        #expect(figures.eventsQueuedOfflinePerUserDay > 0)
         #expect(report.invariantViolations["planMatchesPlatform", default: 0] == 0, "\(report.violationExamples)")
+        #expect(report.invariantViolations["noReminderForDoneThing", default: 0] == 0, "\(report.violationExamples)")
     }
 
     @Test func aDeletedAppFiresNothingMoreAndLeavesNothingStuck() throws {
