@@ -285,7 +285,10 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "engaged")
         logger.logLevel = .info
 
-        guard let opened = try await openStore(logger: logger) else { return }
+        guard
+            let opened = try await Self.openStore(
+                dataDirectory: dataDirectory, database: database, unreachable: .retry, logger: logger)
+        else { return }
         let store = opened.store
         let templates: TemplateCatalog
         do {

@@ -32,7 +32,10 @@ struct Migrate: AsyncParsableCommand {
     private func migrate() async throws {
         var logger = Logger(label: "engaged-migrate")
         logger.logLevel = .warning
-        let opened = try Serve.openStore(dataDirectory: dataDirectory, database: database, logger: logger)
+        guard
+            let opened = try await Serve.openStore(
+                dataDirectory: dataDirectory, database: database, unreachable: .fail, logger: logger)
+        else { return }
         do { try opened.store.checkReady() } catch {
             throw Serve.fail("the store \(opened.name) is not ready after migrating: \(error)", status: 74)
         }
