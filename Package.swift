@@ -298,6 +298,11 @@ let package = Package(
                     crypto, swiftLog, postgresNIO,
                 ],
                 path: "Apps/ScaleTest", swiftSettings: swiftSettings),
+            // The scale test's own arithmetic (a worker's time to recover from a fault), imported
+            // from the executable with @testable.
+            .testTarget(
+                name: "ScaleTestTests", dependencies: ["scale-test", "PostgresStore"], path: "Tests/ScaleTestTests",
+                swiftSettings: swiftSettings),
             .executableTarget(
                 name: "store-crash-writer", dependencies: ["Storage", "Models", argumentParser],
                 path: "Apps/StoreCrashWriter",

@@ -30,10 +30,12 @@ footprint() {
     echo "$1: $used bytes in use; rows: ${tables%, }"
 }
 footprint "created"
-PORT=$port EVENTS=$EVENTS python3 - <<'PY'
+# Posts kudos to ana with distinct ids and prints the answers' statuses: `flood`, EVENTS of them
+# with the clock a quarter of an hour on after each hundred; `days`, ten a day for DAYS days.
+post_kudos() {
+    PORT=$port PHASE=$1 EVENTS=$EVENTS DAYS=$DAYS python3 - <<'PY'
 import http.client, json, os
-port, events = int(os.environ["PORT"]), int(os.environ["EVENTS"])
-key = os.environ["ENGAGED_API_KEY"]
+port, key, phase = int(os.environ["PORT"]), os.environ["ENGAGED_API_KEY"], os.environ["PHASE"]
 connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
 headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
 statuses = {}
@@ -45,31 +47,23 @@ def post(path, body):
 def kudos(identifier):
     post("/v1/users/ana/events", {"type": "socialEvent", "id": identifier, "kind": "workoutKudos",
                                   "actorName": "Friend", "topic": "morning run", "isMutualFriend": True})
-for n in range(events):
-    kudos(f"kudos-{n}")
-    if n % 100 == 99:
-        post("/v1/admin/clock", {"advanceSeconds": 900})
-print("statuses after the flood:", statuses, flush=True)
+if phase == "flood":
+    for n in range(int(os.environ["EVENTS"])):
+        kudos(f"kudos-{n}")
+        if n % 100 == 99:
+            post("/v1/admin/clock", {"advanceSeconds": 900})
+    print("statuses after the flood:", statuses, flush=True)
+else:
+    for day in range(int(os.environ["DAYS"])):
+        for n in range(10):
+            kudos(f"later-{day}-{n}")
+            post("/v1/admin/clock", {"advanceSeconds": 8640})
+    print("statuses of the days after:", statuses, flush=True)
 PY
+}
+post_kudos flood
 footprint "after $EVENTS social events"
-PORT=$port DAYS=$DAYS python3 - <<'PY'
-import http.client, json, os
-port, days, key = int(os.environ["PORT"]), int(os.environ["DAYS"]), os.environ["ENGAGED_API_KEY"]
-connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
-statuses = {}
-def post(path, body):
-    connection.request("POST", path, json.dumps(body), headers)
-    answer = connection.getresponse()
-    answer.read()
-    statuses[answer.status] = statuses.get(answer.status, 0) + 1
-for day in range(days):
-    for n in range(10):
-        post("/v1/users/ana/events", {"type": "socialEvent", "id": f"later-{day}-{n}", "kind": "workoutKudos",
-                                      "actorName": "Friend", "topic": "morning run", "isMutualFriend": True})
-        post("/v1/admin/clock", {"advanceSeconds": 8640})
-print("statuses of the days after:", statuses, flush=True)
-PY
+post_kudos days
 footprint "$DAYS days later"
 kill -TERM "$pid"
 wait "$pid" || true

@@ -260,8 +260,16 @@ struct Serve: AsyncParsableCommand {
         guard database != nil else { return try await serve() }
         // The PostgreSQL store's calls block their thread while the database answers: the
         // server's tasks run on threads of their own, never on the cooperative pool.
-        let threads = DatabaseThreads(count: Self.databasePoolSize + 2)
-        try await withTaskExecutorPreference(threads) { try await serve() }
+        let threads = DatabaseThreads(count: Self.databasePoolSize + 2, onStrayWait: Self.logStrayWait)
+        try await threads.run { try await serve() }
+    }
+
+    /// Logs a wait on PostgreSQL that ran off `DatabaseThreads` (a defect: it blocked a thread
+    /// of Swift's cooperative pool, of which there is one per core).
+    static func logStrayWait(_ what: String) {
+        Logger(label: "engaged").error(
+            "a wait on PostgreSQL ran on Swift's cooperative pool, not on the database threads",
+            metadata: ["wait": "\(what)", "thread": "\(Thread.current.name ?? "?")"])
     }
 
     /// Connections of the server's pool to PostgreSQL.
@@ -277,7 +285,10 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "engaged")
         logger.logLevel = .info
 
-        guard let opened = try await openStore(logger: logger) else { return }
+        guard
+            let opened = try await Self.openStore(
+                dataDirectory: dataDirectory, database: database, unreachable: .retry, logger: logger)
+        else { return }
         let store = opened.store
         let templates: TemplateCatalog
         do {

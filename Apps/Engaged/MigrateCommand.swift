@@ -9,7 +9,7 @@ import Storage
 /// `serve` and `worker` migrate at start too (under an advisory lock, so at once is safe); this
 /// makes the step explicit and its failure visible. Exit status: 0 when the schema is current,
 /// 64 bad usage, 74 the store cannot be opened or was migrated by a newer build.
-struct Migrate: ParsableCommand {
+struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create or upgrade the store's schema to this build's version, then exit.")
 
@@ -21,10 +21,21 @@ struct Migrate: ParsableCommand {
 
     func validate() throws { try Serve.validateStoreChoice(dataDirectory: dataDirectory, database: database) }
 
-    func run() throws {
+    func run() async throws {
+        // PostgreSQL's waits block their thread: one of threads of their own, not of Swift's
+        // cooperative pool.
+        try await DatabaseThreads(count: 1, name: "migrate", onStrayWait: Serve.logStrayWait).run {
+            try await migrate()
+        }
+    }
+
+    private func migrate() async throws {
         var logger = Logger(label: "engaged-migrate")
         logger.logLevel = .warning
-        let opened = try Serve.openStore(dataDirectory: dataDirectory, database: database, logger: logger)
+        guard
+            let opened = try await Serve.openStore(
+                dataDirectory: dataDirectory, database: database, unreachable: .fail, logger: logger)
+        else { return }
         do { try opened.store.checkReady() } catch {
             throw Serve.fail("the store \(opened.name) is not ready after migrating: \(error)", status: 74)
         }

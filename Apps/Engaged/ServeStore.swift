@@ -20,36 +20,36 @@ extension Serve {
         }
     }
 
-    /// The store the flags name, and its name for logs; exit 74 when it cannot be opened. A
-    /// PostgreSQL database that cannot be reached is tried again with a back-off until it can
-    /// (`DatabaseRetry`); nil when SIGTERM or SIGINT came first.
-    func openStore(logger: Logger) async throws -> (store: any RuntimeStore, name: String)? {
-        guard let database else {
-            return try Self.openStore(dataDirectory: dataDirectory, database: nil, logger: logger)
-        }
-        let url = try PostgresURL(database)  // validated
-        let pool = PostgresPool(url: url, size: Self.databasePoolSize, logger: logger)
-        do {
-            let store = try await DatabaseRetry.untilOpened("the store at \(url)", logger: logger) {
-                () throws(StoreError) in try PostgresRuntimeStore(pool: pool)
-            }
-            return store.map { ($0, "\(url)") }
-        } catch {
-            throw Self.fail("the database \(url) cannot be opened: \(error)", status: 74)
-        }
+    /// What `openStore` does with a PostgreSQL database it cannot reach.
+    enum Unreachable {
+        /// Exit 74 at once: a one-shot command (`migrate`) whose failure must be seen.
+        case fail
+        /// Try again with a back-off until it can be reached (`DatabaseRetry`), or until SIGTERM
+        /// or SIGINT (then nil): a server or a worker that may start before PostgreSQL does.
+        case retry
     }
 
     /// The store of `--data-dir` or `--database` (validated: exactly one), created or migrated to
-    /// this build's schema, and its name for logs; exit 74 when it cannot be opened.
-    static func openStore(dataDirectory: String?, database: String?, logger: Logger) throws -> (
-        store: any RuntimeStore, name: String
-    ) {
+    /// this build's schema, and its name for logs; exit 74 when it cannot be opened. A
+    /// PostgreSQL database that cannot be reached is handled as `unreachable` says; nil only
+    /// when it said to retry and a signal came first.
+    static func openStore(
+        dataDirectory: String?, database: String?, unreachable: Unreachable, logger: Logger
+    ) async throws -> (store: any RuntimeStore, name: String)? {
         if let database {
             let url = try PostgresURL(database)  // validated
+            let pool = PostgresPool(url: url, size: databasePoolSize, logger: logger)
+            let open = { @Sendable () throws(StoreError) in try PostgresRuntimeStore(pool: pool) }
             do {
-                return (try PostgresRuntimeStore(pool: PostgresPool(url: url, size: 8, logger: logger)), "\(url)")
+                switch unreachable {
+                case .fail: return (try open(), "\(url)")
+                case .retry:
+                    let store = try await DatabaseRetry.untilOpened(
+                        "the store at \(url)", logger: logger, attempt: open)
+                    return store.map { ($0, "\(url)") }
+                }
             } catch {
-                throw Self.fail("the database \(url) cannot be opened: \(error)", status: 74)
+                throw fail("the database \(url) cannot be opened: \(error)", status: 74)
             }
         }
         let directory = dataDirectory ?? ""
@@ -57,7 +57,7 @@ extension Serve {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             return (try SQLiteEngagementStore(path: directory + "/engaged.sqlite"), directory)
         } catch {
-            throw Self.fail("the store in \(directory) cannot be opened: \(error)", status: 74)
+            throw fail("the store in \(directory) cannot be opened: \(error)", status: 74)
         }
     }
 }

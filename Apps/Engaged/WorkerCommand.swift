@@ -99,8 +99,8 @@ struct Worker: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let threads = DatabaseThreads(count: Self.poolSize + 2)
-        try await withTaskExecutorPreference(threads) { try await work() }
+        let threads = DatabaseThreads(count: Self.poolSize + 2, onStrayWait: Serve.logStrayWait)
+        try await threads.run { try await work() }
     }
 
     /// Connections of the worker's pool.

@@ -52,6 +52,9 @@ final class ScaleFaults {
         self.log = log
     }
 
+    /// Notes a fault that was injected (and, for a restart, healed).
+    func record(_ event: Event) { events.append(event) }
+
     /// Whether every fault has been injected and healed.
     var isDone: Bool { pending.isEmpty && paused == nil }
 
@@ -73,7 +76,7 @@ final class ScaleFaults {
             guard let index = workers.lastIndex(where: \.isRunning) else { return }
             let name = "w\(index + 1)"
             kill(workers[index].processIdentifier, SIGSTOP)
-            events.append(Event(kind: .pause, startedMillis: Self.nowMillis(), wholeMillis: 0, worker: name))
+            record(Event(kind: .pause, startedMillis: Self.nowMillis(), wholeMillis: 0, worker: name))
             paused = (workers[index], name, Date().addingTimeInterval(pauseSeconds))
             log("SIGSTOP \(name) for \(pauseSeconds) s")
         }
@@ -99,38 +102,20 @@ final class ScaleFaults {
             try await Task.sleep(for: .milliseconds(50))
         }
         let whole = Self.nowMillis()
-        events.append(Event(kind: kind, startedMillis: started, wholeMillis: whole))
+        record(Event(kind: kind, startedMillis: started, wholeMillis: whole))
         log("PostgreSQL accepts connections again after \(whole - started) ms (-m \(mode))")
     }
 
-    /// Per event, each worker's milliseconds from the event's end to its first send after a
-    /// silence that held then (0 when it was not silent for long at the event's end; nil when it
-    /// never sent again), from the workers' statistics (`resumedAtMillis`: the first send after
-    /// each silence, `silentSinceMillis`: the send that began it, `lastSendMillis`). A silence
-    /// that began after the event's end (a lull, a later fault) is not the event's. Killed
-    /// workers are left out.
+    /// Per event, each worker's milliseconds from the event's end to its first send after the
+    /// silence that held then (`FaultRecovery`), from the workers' statistics files; killed
+    /// workers are left out, and a worker that never sent again is JSON's null.
     func recoveries(workerStats: [[String: Any]], killed: String?) -> [[String: Any]] {
-        events.map { event in
-            var perWorker: [String: Any] = [:]
-            for stats in workerStats {
-                guard let name = stats["worker"] as? String, name != killed else { continue }
-                let resumed = ((stats["resumedAtMillis"] as? [Any]) ?? []).compactMap(Self.int64)
-                let silentSince = ((stats["silentSinceMillis"] as? [Any]) ?? []).compactMap(Self.int64)
-                let lastSend = stats["lastSendMillis"].flatMap(Self.int64) ?? 0
-                let silences = zip(silentSince, resumed)
-                if let (_, first) = silences.first(where: {
-                    $0.0 < event.wholeMillis && $0.1 >= event.startedMillis
-                }) {
-                    perWorker[name] = max(0, first - event.wholeMillis)
-                } else if lastSend >= event.wholeMillis {
-                    perWorker[name] = 0
-                } else {
-                    perWorker[name] = NSNull()
-                }
-            }
+        let workers = workerStats.compactMap(WorkerSends.init(stats:))
+        return events.map { event in
+            let times = FaultRecovery.perWorker(wholeMillis: event.wholeMillis, workers: workers, killed: killed)
             var entry: [String: Any] = [
                 "fault": event.kind.rawValue, "outageMillis": event.wholeMillis - event.startedMillis,
-                "recoveryMillis": perWorker,
+                "recoveryMillis": times.mapValues { $0.map { $0 as Any } ?? NSNull() },
             ]
             if let worker = event.worker { entry["worker"] = worker }
             return entry
@@ -153,14 +138,6 @@ final class ScaleFaults {
         var status: Int32 = 0
         while waitpid(pid, &status, WNOHANG) == 0 { try await Task.sleep(for: .milliseconds(20)) }
         return status
-    }
-
-    /// A JSON number as read by `JSONSerialization`.
-    static func int64(_ value: Any) -> Int64? {
-        if let value = value as? Int { return Int64(value) }
-        if let value = value as? Int64 { return value }
-        if let value = value as? Double { return Int64(value) }
-        return (value as? NSNumber)?.int64Value
     }
 
     static func nowMillis() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000) }

@@ -89,7 +89,11 @@ struct ScaleTest: AsyncParsableCommand {
 
     func run() async throws {
         // The judge's waits on PostgreSQL block their thread: not one of the cooperative pool's.
-        try await withTaskExecutorPreference(DatabaseThreads(count: 4)) { try await test() }
+        let threads = DatabaseThreads(count: 4) { what in
+            FileHandle.standardError.write(
+                Data("scale-test: a wait on PostgreSQL (\(what)) ran off its threads\n".utf8))
+        }
+        try await threads.run { try await test() }
     }
 
     private func test() async throws {

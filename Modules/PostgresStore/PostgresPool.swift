@@ -185,6 +185,7 @@ public final class PostgresPool: @unchecked Sendable {
         for future: EventLoopFuture<T>, seconds: Double, what: String, closing connection: PostgresConnection?
     ) throws -> T {
         assert(!future.eventLoop.inEventLoop, "a pool's wait on its own event loop would never end")
+        DatabaseThreads.noteWait(what)
         let outcome = Outcome<T>()
         future.whenComplete { result in
             outcome.result = result
@@ -240,6 +241,7 @@ public final class PostgresPool: @unchecked Sendable {
                     throw .unavailable("cannot connect to \(url): \(storeError(error))")
                 }
             }
+            DatabaseThreads.noteWait("a free connection")
             guard condition.wait(until: giveUp) else {
                 condition.unlock()
                 throw .unavailable(

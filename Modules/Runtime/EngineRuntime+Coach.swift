@@ -33,7 +33,10 @@ extension EngineRuntime {
 }
 
 /// The coach calls in flight: unstructured tasks (they outlive the input that started them),
-/// kept so that shutdown and tests can wait for them.
+/// kept so that shutdown and tests can wait for them. Each runs where the task that started it
+/// prefers to run (its task executor preference, which an unstructured task does not inherit by
+/// itself): applying the answer calls the store, whose calls may block their thread (PostgreSQL's
+/// run on threads of their own, never on Swift's cooperative pool).
 final class CoachCalls: Sendable {
     private struct State {
         var nextID: UInt64 = 0
@@ -46,11 +49,20 @@ final class CoachCalls: Sendable {
             let id = state.nextID
             state.nextID += 1
             // Registered under the lock before it can finish, so its removal always finds it.
-            state.running[id] = Task {
+            state.running[id] = Self.task {
                 await work()
                 self.state.withLock { _ = $0.running.removeValue(forKey: id) }
             }
         }
+    }
+
+    /// An unstructured task with the calling task's executor preference, if it has one.
+    static func task(_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        if #available(macOS 26.4, iOS 26.4, watchOS 26.4, tvOS 26.4, visionOS 26.4, *) {
+            let preferred = withUnsafeCurrentTask { $0?.unownedTaskExecutor?.asTaskExecutor() }
+            return Task(executorPreference: preferred, operation: operation)
+        }
+        return Task(operation: operation)
     }
 
     func anyPending() -> Task<Void, Never>? {

@@ -22,22 +22,40 @@ struct ScratchDatabase {
 
     /// Runs `body` with a new database, then drops it.
     static func with<T>(_ body: (ScratchDatabase) throws -> T) throws -> T {
-        let server = try PostgresURL(TestServer.urlText)
+        let database = try create()
+        defer { database.drop() }
+        return try body(database)
+    }
+
+    /// `with`, for a body that awaits.
+    static func withAsync<T>(_ body: (ScratchDatabase) async throws -> T) async throws -> T {
+        let database = try create()
+        defer { database.drop() }
+        return try await body(database)
+    }
+
+    /// A new, empty database on the test server.
+    static func create() throws -> ScratchDatabase {
+        var url = try PostgresURL(TestServer.urlText)
         let name = "engaged_test_" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        let admin = PostgresPool(url: server, size: 1, logger: TestServer.logger)
+        let admin = PostgresPool(url: url, size: 1, logger: TestServer.logger)
         defer { admin.close() }
         try admin.withConnection { connection in
             try PostgresPool.run("CREATE DATABASE \(name)", on: connection, logger: TestServer.logger)
         }
-        defer {
-            _ = try? admin.withConnection { connection in
-                try PostgresPool.run(
-                    "DROP DATABASE IF EXISTS \(name) WITH (FORCE)", on: connection, logger: TestServer.logger)
-            }
-        }
-        var url = server
         url.database = name
-        return try body(ScratchDatabase(url: url))
+        return ScratchDatabase(url: url)
+    }
+
+    /// Drops this database with whatever connections are left.
+    func drop() {
+        guard let server = try? PostgresURL(TestServer.urlText) else { return }
+        let admin = PostgresPool(url: server, size: 1, logger: TestServer.logger)
+        defer { admin.close() }
+        _ = try? admin.withConnection { connection in
+            try PostgresPool.run(
+                "DROP DATABASE IF EXISTS \(url.database) WITH (FORCE)", on: connection, logger: TestServer.logger)
+        }
     }
 
     /// Runs `body` with a store on a new database (pool of 2), then closes it and drops the database.
