@@ -171,8 +171,8 @@ let package = Package(
         // one set the client and the server's routing share. Some schemas are the engine's values
         // (Models, which links nothing), never a store's: a client links no GRDB through the API.
         + module(
-            "EngagedAPI", dependencies: ["Models", openAPIRuntime], exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
-            settings: generatedCodeSettings)
+            "EngagedAPI", dependencies: ["Models", openAPIRuntime],
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"], settings: generatedCodeSettings)
         // The API's client for an app or a backend, generated from the same document.
         + module(
             "EngagedClient",
