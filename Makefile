@@ -36,8 +36,8 @@ help:
 	@echo "                engaged workers, one SIGKILLed mid-run; every alert sent exactly once? (.scale/scale-report.json)"
 	@echo "make lint       sans-I/O greps over Modules/ and swift format lint"
 	@echo "make format     swift format in place"
-	@echo "make generate   the API's types and client from Modules/EngagedAPI/openapi.yaml (swift-openapi-generator);"
-	@echo "                commit the result"
+	@echo "make generate   the API's types, client and server routing from Modules/EngagedAPI/openapi.yaml"
+	@echo "                (swift-openapi-generator); commit the result"
 	@echo "make generate-check  fails when the committed generated code is not what openapi.yaml generates"
 	@echo "make clean      remove what builds and runs leave: .build, .simulate, .scale, .pgtest"
 

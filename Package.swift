@@ -167,15 +167,17 @@ let package = Package(
                 name: "SimulatedPlatform", dependencies: ["Models", "Delivery", "Content", "LiveActivity"],
                 path: "Modules/SimulatedPlatform", swiftSettings: engineSettings)
         ]
-        // The server's contract: openapi.yaml, and the types generated from it (`make generate`).
+        // The server's contract: openapi.yaml, and the types generated from it (`make generate`), the
+        // one set the client and the server's routing share. Some schemas are the engine's values
+        // (Models, which links nothing), never a store's: a client links no GRDB through the API.
         + module(
-            "EngagedAPI", dependencies: [openAPIRuntime], exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
-            settings: generatedCodeSettings)
+            "EngagedAPI", dependencies: ["Models", openAPIRuntime],
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"], settings: generatedCodeSettings)
         // The API's client for an app or a backend, generated from the same document.
         + module(
             "EngagedClient",
             dependencies: ["EngagedAPI", openAPIRuntime, httpTypes, openAPIAsyncHTTPClient, openAPIURLSession],
-            exclude: ["openapi-generator-config.yaml"], settings: generatedCodeSettings)
+            exclude: ["openapi-generator-config.yaml"], settings: generatedCodeSettings, testDependencies: ["Models"])
         // What an app adds: the server's plan mirrored into the device's notification center, the
         // event queue on SQLite. The models and the center's port only, never the engine or the
         // server's stores.
@@ -270,7 +272,7 @@ let package = Package(
                     asyncHTTPClient, nioCore, nioHTTP1,
                     // Trying the listeners' addresses before either starts (`ListenCheck`).
                     nioPosix,
-                    // The API's types, and the routing generated from the same document.
+                    // The API's types (EngagedAPI's), and the routing generated from the same document.
                     "EngagedAPI", openAPIRuntime, openAPIHummingbird, httpTypes,
                 ],
                 path: "Apps/Engaged", exclude: ["openapi-generator-config.yaml"], swiftSettings: swiftSettings),

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Generates the API's Swift code from Modules/EngagedAPI/openapi.yaml with swift-openapi-generator
-# (Tools/GenerateAPI, a package of its own so no other build compiles the generator): the types
-# into Modules/EngagedAPI/Generated, the client into Modules/EngagedClient/Generated, the server's
-# protocol and routing into Apps/Engaged/Generated; each folder's openapi-generator-config.yaml
-# says what. The output
+# (Tools/GenerateAPI, a package of its own so no other build compiles the generator): the types,
+# once, into Modules/EngagedAPI/Generated; the client into Modules/EngagedClient/Generated and the
+# server's routing into Apps/Engaged/Generated, both on those types; each folder's
+# openapi-generator-config.yaml says what. The output
 # is committed; `--check` regenerates into a temporary folder and fails (exit 1) when the
 # committed files differ, naming them. Run by `make generate` and `make generate-check` (CI).
 set -euo pipefail

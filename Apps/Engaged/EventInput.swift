@@ -1,4 +1,5 @@
 import Delivery
+import EngagedAPI
 import Engagement
 import LiveActivity
 import Models

@@ -1,4 +1,5 @@
 import CoreMetrics
+import EngagedAPI
 import Engagement
 import Foundation
 import Hummingbird

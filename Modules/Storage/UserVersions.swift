@@ -1,16 +1,5 @@
 public import Models
 
-/// The parts of a user that are versioned separately for last-write-wins, each group on its
-/// own: a write to one group never undoes a newer write to another.
-///
-/// - `timeZone`: the IANA zone.
-/// - `profile`: displayName, motivationalStyle, privacyLevel, locale.
-/// - `communication`: absenceResponse, preferredTimes.
-/// - `preferences`: the notification preferences, as one value.
-public enum UserFieldGroup: String, CaseIterable, Codable, Hashable, Sendable {
-    case timeZone, profile, communication, preferences
-}
-
 /// When each field group of a user was last written, in milliseconds since 1970 by the writer's
 /// clock (the `updatedAt` the writer sent, or the server's time when it sent none).
 ///

@@ -1,5 +1,6 @@
 import EngagedAPI
 import Foundation
+import Models
 import OpenAPIRuntime
 import Testing
 

@@ -2,6 +2,7 @@ import EngagedAPI
 import EngagedClient
 import Foundation
 import HTTPTypes
+import Models
 import OpenAPIRuntime
 import Synchronization
 import Testing
@@ -51,7 +52,7 @@ struct ClientTests {
         let answer = try await client.postEvent(
             path: .init(id: "ana"), headers: .init(idempotencyKey: "k-1"),
             body: .json(
-                .mealLogged(.init(_type: .mealLogged, meal: .lunch, at: Date(timeIntervalSince1970: 1_803_880_800.5))))
+                .mealLogged(.init(_type: .mealLogged, meal: .lunch, at: Instant(secondsSinceEpoch: 1_803_880_800))))
         ).accepted.body.json
         #expect(answer.effects == 2)
         #expect(answer.planVersion == 1_803_880_800)

@@ -34,11 +34,15 @@ struct GeneratedClientTests {
             let metrics = try await client.metrics().ok.body.textPlainVersion_0_0_4
             #expect(try await String(collecting: metrics, upTo: 1 << 20).contains("engaged_http_requests_total"))
 
+            // The preferences are the engine's own value, as the client sends them.
+            var preferences = NotificationPreferences()
+            preferences.hydration = .biHourly
+            preferences.quietHours = try QuietHours(
+                start: #require(LocalTimeOfDay("22:00")), end: #require(LocalTimeOfDay("07:00")))
+            preferences.maxPerHour = 4
             let write = Schemas.User(
                 timeZone: "Asia/Kathmandu", displayName: "Ana Silva", motivationalStyle: .supportive, locale: "pt-br",
-                preferences: .init(
-                    hydration: .biHourly, quietHours: .init(start: "22:00", end: "07:00"), maxPerHour: 4),
-                updatedAt: "2027-03-01T05:59:58.250Z")
+                preferences: preferences, updatedAt: "2027-03-01T05:59:58.250Z")
             let created = try await client.putUser(path: .init(id: "ana"), body: .json(write)).created.body.json
             #expect(created.created)
             #expect(created.locale == "pt-BR")
@@ -52,7 +56,7 @@ struct GeneratedClientTests {
             #expect(stored.motivationalStyle == .supportive)
             #expect(stored.absenceResponse == .lightNudge)
             #expect(stored.preferences.hydration == .biHourly)
-            #expect(stored.preferences.quietHours?.start == "22:00")
+            #expect(stored.preferences.quietHours?.start == LocalTimeOfDay("22:00"))
             #expect(stored.preferences.maxPerHour == 4)
             #expect(stored.versions.timeZone?.value == "2027-03-01T05:59:58.250Z")
 
@@ -97,7 +101,7 @@ struct GeneratedClientTests {
             #expect(rawReplay.headers[.init("Idempotency-Replayed")!] == "true")
 
             let mood = try await client.postEvent(
-                path: .init(id: "ana"), body: .json(.moodLogged(.init(_type: .moodLogged, at: TestServer.start.date)))
+                path: .init(id: "ana"), body: .json(.moodLogged(.init(_type: .moodLogged, at: TestServer.start)))
             ).accepted.body.json
             #expect(mood.planVersion >= first.planVersion)
             let workout = try await client.postEvent(

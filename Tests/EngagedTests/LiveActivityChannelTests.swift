@@ -1,3 +1,4 @@
+import EngagedAPI
 import Engagement
 import FakeAPNs
 import Foundation

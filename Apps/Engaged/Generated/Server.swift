@@ -6,8 +6,6 @@ import struct Foundation.Data
 import struct Foundation.Date
 import HTTPTypes
 import EngagedAPI
-import Models
-import Storage
 extension APIProtocol {
     /// Registers each operation handler with the provided transport.
     /// - Parameters:

@@ -16,6 +16,10 @@ import struct Foundation.Data
 @diagnose(UnusedImportAccess, as: ignored)
 #endif
 import struct Foundation.Date
+#if compiler(>=6.4)
+@diagnose(UnusedImportAccess, as: ignored)
+#endif
+import Models
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
     public enum Schemas {
@@ -67,7 +71,7 @@ extension Components {
         /// Local time of day, HH:MM (00:00-23:59).
         ///
         /// - Remark: Generated from `#/components/schemas/TimeOfDay`.
-        public typealias TimeOfDay = Swift.String
+        public typealias TimeOfDay = Models.LocalTimeOfDay
         /// Sunday = 1 ... Saturday = 7.
         ///
         /// - Remark: Generated from `#/components/schemas/Weekday`.
@@ -118,29 +122,17 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/DisplayName`.
         public typealias DisplayName = Swift.String
         /// - Remark: Generated from `#/components/schemas/MotivationalStyle`.
-        @frozen public enum MotivationalStyle: String, Codable, Hashable, Sendable, CaseIterable {
-            case encouraging = "encouraging"
-            case challenging = "challenging"
-            case supportive = "supportive"
-        }
+        public typealias MotivationalStyle = Models.MotivationalStyle
         /// What the user said about being contacted while away; give_me_space means silence.
         ///
         /// - Remark: Generated from `#/components/schemas/AbsenceResponse`.
-        @frozen public enum AbsenceResponse: String, Codable, Hashable, Sendable, CaseIterable {
-            case giveMeSpace = "give_me_space"
-            case lightNudge = "light_nudge"
-            case checkInOnMe = "check_in_on_me"
-        }
+        public typealias AbsenceResponse = Models.AbsenceResponse
         /// Local times the user likes to hear from the coach; the first is used for nudges.
         ///
         /// - Remark: Generated from `#/components/schemas/PreferredTimes`.
         public typealias PreferredTimes = [Components.Schemas.TimeOfDay]
         /// - Remark: Generated from `#/components/schemas/PrivacyLevel`.
-        @frozen public enum PrivacyLevel: String, Codable, Hashable, Sendable, CaseIterable {
-            case _public = "public"
-            case friendsOnly = "friendsOnly"
-            case _private = "private"
-        }
+        public typealias PrivacyLevel = Models.PrivacyLevel
         /// A BCP 47 language tag (`en`, `de-DE`, `zh-Hant-TW`, `es-419`), checked for
         /// well-formedness and stored in canonical case (`de-de` becomes `de-DE`); a malformed
         /// one (`de_DE`, `english`) is 422 naming `locale`. Notification copy and grouped social
@@ -482,12 +474,7 @@ extension Components {
             }
         }
         /// - Remark: Generated from `#/components/schemas/FieldGroup`.
-        @frozen public enum FieldGroup: String, Codable, Hashable, Sendable, CaseIterable {
-            case communication = "communication"
-            case preferences = "preferences"
-            case profile = "profile"
-            case timeZone = "timeZone"
-        }
+        public typealias FieldGroup = Models.UserFieldGroup
         /// Text or null, always present. Generated Swift holds it as `Nullable<String>?`, which writes `null` rather than leaving the key out (see the `Nullable` type of EngagedAPI).
         ///
         /// - Remark: Generated from `#/components/schemas/NullableText`.
@@ -642,492 +629,7 @@ extension Components {
         /// The engine's own preferences; every key optional, with the default shown.
         ///
         /// - Remark: Generated from `#/components/schemas/NotificationPreferences`.
-        public struct NotificationPreferences: Codable, Hashable, Sendable {
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/enabled`.
-            public var enabled: Swift.Bool?
-            /// Per-kind setting; a kind not listed uses its default.
-            ///
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/settings`.
-            public struct SettingsPayload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/settings/additionalProperties`.
-                @frozen public enum AdditionalPropertiesPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                    case disabled = "disabled"
-                    case enabled = "enabled"
-                    case batched = "batched"
-                    case immediate = "immediate"
-                }
-                /// A container of undocumented properties.
-                public var additionalProperties: [String: Components.Schemas.NotificationPreferences.SettingsPayload.AdditionalPropertiesPayload]
-                /// Creates a new `SettingsPayload`.
-                ///
-                /// - Parameters:
-                ///   - additionalProperties: A container of undocumented properties.
-                public init(additionalProperties: [String: Components.Schemas.NotificationPreferences.SettingsPayload.AdditionalPropertiesPayload] = .init()) {
-                    self.additionalProperties = additionalProperties
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
-                }
-                public func encode(to encoder: any Swift.Encoder) throws {
-                    try encoder.encodeAdditionalProperties(additionalProperties)
-                }
-            }
-            /// Per-kind setting; a kind not listed uses its default.
-            ///
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/settings`.
-            public var settings: Components.Schemas.NotificationPreferences.SettingsPayload?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/interruptionLevels`.
-            public struct InterruptionLevelsPayload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/interruptionLevels/additionalProperties`.
-                @frozen public enum AdditionalPropertiesPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                    case passive = "passive"
-                    case active = "active"
-                    case timeSensitive = "timeSensitive"
-                    case critical = "critical"
-                }
-                /// A container of undocumented properties.
-                public var additionalProperties: [String: Components.Schemas.NotificationPreferences.InterruptionLevelsPayload.AdditionalPropertiesPayload]
-                /// Creates a new `InterruptionLevelsPayload`.
-                ///
-                /// - Parameters:
-                ///   - additionalProperties: A container of undocumented properties.
-                public init(additionalProperties: [String: Components.Schemas.NotificationPreferences.InterruptionLevelsPayload.AdditionalPropertiesPayload] = .init()) {
-                    self.additionalProperties = additionalProperties
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    additionalProperties = try decoder.decodeAdditionalProperties(knownKeys: [])
-                }
-                public func encode(to encoder: any Swift.Encoder) throws {
-                    try encoder.encodeAdditionalProperties(additionalProperties)
-                }
-            }
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/interruptionLevels`.
-            public var interruptionLevels: Components.Schemas.NotificationPreferences.InterruptionLevelsPayload?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/morningTime`.
-            public var morningTime: Components.Schemas.TimeOfDay?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/wakeTime`.
-            public var wakeTime: Components.Schemas.TimeOfDay?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/sleepTime`.
-            public var sleepTime: Components.Schemas.TimeOfDay?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/WorkoutSchedulePayload`.
-            public struct WorkoutSchedulePayloadPayload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/WorkoutSchedulePayload/weekday`.
-                public var weekday: Components.Schemas.Weekday
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/WorkoutSchedulePayload/time`.
-                public var time: Components.Schemas.TimeOfDay
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/WorkoutSchedulePayload/type`.
-                public var _type: Swift.String
-                /// Creates a new `WorkoutSchedulePayloadPayload`.
-                ///
-                /// - Parameters:
-                ///   - weekday:
-                ///   - time:
-                ///   - _type:
-                public init(
-                    weekday: Components.Schemas.Weekday,
-                    time: Components.Schemas.TimeOfDay,
-                    _type: Swift.String
-                ) {
-                    self.weekday = weekday
-                    self.time = time
-                    self._type = _type
-                }
-                public enum CodingKeys: String, CodingKey {
-                    case weekday
-                    case time
-                    case _type = "type"
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.weekday = try container.decode(
-                        Components.Schemas.Weekday.self,
-                        forKey: .weekday
-                    )
-                    self.time = try container.decode(
-                        Components.Schemas.TimeOfDay.self,
-                        forKey: .time
-                    )
-                    self._type = try container.decode(
-                        Swift.String.self,
-                        forKey: ._type
-                    )
-                    try decoder.ensureNoAdditionalProperties(knownKeys: [
-                        "weekday",
-                        "time",
-                        "type"
-                    ])
-                }
-            }
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/workoutSchedule`.
-            public typealias WorkoutSchedulePayload = [Components.Schemas.NotificationPreferences.WorkoutSchedulePayloadPayload]
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/workoutSchedule`.
-            public var workoutSchedule: Components.Schemas.NotificationPreferences.WorkoutSchedulePayload?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/hydration`.
-            @frozen public enum HydrationPayload: String, Codable, Hashable, Sendable, CaseIterable {
-                case hourly = "hourly"
-                case biHourly = "bi_hourly"
-                case triDaily = "tri_daily"
-                case _empty_ = ""
-            }
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/hydration`.
-            public var hydration: Components.Schemas.NotificationPreferences.HydrationPayload?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/quietHours`.
-            public struct QuietHoursPayload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/quietHours/start`.
-                public var start: Components.Schemas.TimeOfDay
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/quietHours/end`.
-                public var end: Components.Schemas.TimeOfDay
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/quietHours/weekdays`.
-                public var weekdays: [Components.Schemas.Weekday]?
-                /// Creates a new `QuietHoursPayload`.
-                ///
-                /// - Parameters:
-                ///   - start:
-                ///   - end:
-                ///   - weekdays:
-                public init(
-                    start: Components.Schemas.TimeOfDay,
-                    end: Components.Schemas.TimeOfDay,
-                    weekdays: [Components.Schemas.Weekday]? = nil
-                ) {
-                    self.start = start
-                    self.end = end
-                    self.weekdays = weekdays
-                }
-                public enum CodingKeys: String, CodingKey {
-                    case start
-                    case end
-                    case weekdays
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.start = try container.decode(
-                        Components.Schemas.TimeOfDay.self,
-                        forKey: .start
-                    )
-                    self.end = try container.decode(
-                        Components.Schemas.TimeOfDay.self,
-                        forKey: .end
-                    )
-                    self.weekdays = try container.decodeIfPresent(
-                        [Components.Schemas.Weekday].self,
-                        forKey: .weekdays
-                    )
-                    try decoder.ensureNoAdditionalProperties(knownKeys: [
-                        "start",
-                        "end",
-                        "weekdays"
-                    ])
-                }
-            }
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/quietHours`.
-            public var quietHours: Components.Schemas.NotificationPreferences.QuietHoursPayload?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/maxPerHour`.
-            public var maxPerHour: Swift.Int?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/maxPerDay`.
-            public var maxPerDay: Swift.Int?
-            /// The user's own daily attention budget: user-visible interruptions per local day, on top of the caps. Null: the app's (8 by default). Transactional kinds and digests are never cut; a cut folds into the kind's digest where it can and is traced `attentionBudget`.
-            ///
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/interruptionBudgetPerDay`.
-            public var interruptionBudgetPerDay: Swift.Int?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/batchingWindowMinutes`.
-            public var batchingWindowMinutes: Swift.Int?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/workoutReminderLeadMinutes`.
-            public var workoutReminderLeadMinutes: Swift.Int?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/preWorkoutLeadMinutes`.
-            public var preWorkoutLeadMinutes: Swift.Int?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/postWorkoutDelayMinutes`.
-            public var postWorkoutDelayMinutes: Swift.Int?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/soundEnabled`.
-            public var soundEnabled: Swift.Bool?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/badgeEnabled`.
-            public var badgeEnabled: Swift.Bool?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/digestTime`.
-            public var digestTime: Components.Schemas.TimeOfDay?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/weeklyDigestDay`.
-            public var weeklyDigestDay: Components.Schemas.Weekday?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/maxBatchItems`.
-            public var maxBatchItems: Swift.Int?
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/RemindersPayload`.
-            public struct RemindersPayloadPayload: Codable, Hashable, Sendable {
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/RemindersPayload/number`.
-                public var number: Swift.Int
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/RemindersPayload/title`.
-                public var title: Swift.String
-                /// Local date and time, YYYY-MM-DDTHH:MM.
-                ///
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/RemindersPayload/start`.
-                public var start: Swift.String
-                /// once, daily, weekly, monthly, or an RRULE of the supported subset.
-                ///
-                /// - Remark: Generated from `#/components/schemas/NotificationPreferences/RemindersPayload/recurrence`.
-                public var recurrence: Swift.String
-                /// Creates a new `RemindersPayloadPayload`.
-                ///
-                /// - Parameters:
-                ///   - number:
-                ///   - title:
-                ///   - start: Local date and time, YYYY-MM-DDTHH:MM.
-                ///   - recurrence: once, daily, weekly, monthly, or an RRULE of the supported subset.
-                public init(
-                    number: Swift.Int,
-                    title: Swift.String,
-                    start: Swift.String,
-                    recurrence: Swift.String
-                ) {
-                    self.number = number
-                    self.title = title
-                    self.start = start
-                    self.recurrence = recurrence
-                }
-                public enum CodingKeys: String, CodingKey {
-                    case number
-                    case title
-                    case start
-                    case recurrence
-                }
-                public init(from decoder: any Swift.Decoder) throws {
-                    let container = try decoder.container(keyedBy: CodingKeys.self)
-                    self.number = try container.decode(
-                        Swift.Int.self,
-                        forKey: .number
-                    )
-                    self.title = try container.decode(
-                        Swift.String.self,
-                        forKey: .title
-                    )
-                    self.start = try container.decode(
-                        Swift.String.self,
-                        forKey: .start
-                    )
-                    self.recurrence = try container.decode(
-                        Swift.String.self,
-                        forKey: .recurrence
-                    )
-                    try decoder.ensureNoAdditionalProperties(knownKeys: [
-                        "number",
-                        "title",
-                        "start",
-                        "recurrence"
-                    ])
-                }
-            }
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/reminders`.
-            public typealias RemindersPayload = [Components.Schemas.NotificationPreferences.RemindersPayloadPayload]
-            /// - Remark: Generated from `#/components/schemas/NotificationPreferences/reminders`.
-            public var reminders: Components.Schemas.NotificationPreferences.RemindersPayload?
-            /// Creates a new `NotificationPreferences`.
-            ///
-            /// - Parameters:
-            ///   - enabled:
-            ///   - settings: Per-kind setting; a kind not listed uses its default.
-            ///   - interruptionLevels:
-            ///   - morningTime:
-            ///   - wakeTime:
-            ///   - sleepTime:
-            ///   - workoutSchedule:
-            ///   - hydration:
-            ///   - quietHours:
-            ///   - maxPerHour:
-            ///   - maxPerDay:
-            ///   - interruptionBudgetPerDay: The user's own daily attention budget: user-visible interruptions per local day, on top of the caps. Null: the app's (8 by default). Transactional kinds and digests are never cut; a cut folds into the kind's digest where it can and is traced `attentionBudget`.
-            ///   - batchingWindowMinutes:
-            ///   - workoutReminderLeadMinutes:
-            ///   - preWorkoutLeadMinutes:
-            ///   - postWorkoutDelayMinutes:
-            ///   - soundEnabled:
-            ///   - badgeEnabled:
-            ///   - digestTime:
-            ///   - weeklyDigestDay:
-            ///   - maxBatchItems:
-            ///   - reminders:
-            public init(
-                enabled: Swift.Bool? = nil,
-                settings: Components.Schemas.NotificationPreferences.SettingsPayload? = nil,
-                interruptionLevels: Components.Schemas.NotificationPreferences.InterruptionLevelsPayload? = nil,
-                morningTime: Components.Schemas.TimeOfDay? = nil,
-                wakeTime: Components.Schemas.TimeOfDay? = nil,
-                sleepTime: Components.Schemas.TimeOfDay? = nil,
-                workoutSchedule: Components.Schemas.NotificationPreferences.WorkoutSchedulePayload? = nil,
-                hydration: Components.Schemas.NotificationPreferences.HydrationPayload? = nil,
-                quietHours: Components.Schemas.NotificationPreferences.QuietHoursPayload? = nil,
-                maxPerHour: Swift.Int? = nil,
-                maxPerDay: Swift.Int? = nil,
-                interruptionBudgetPerDay: Swift.Int? = nil,
-                batchingWindowMinutes: Swift.Int? = nil,
-                workoutReminderLeadMinutes: Swift.Int? = nil,
-                preWorkoutLeadMinutes: Swift.Int? = nil,
-                postWorkoutDelayMinutes: Swift.Int? = nil,
-                soundEnabled: Swift.Bool? = nil,
-                badgeEnabled: Swift.Bool? = nil,
-                digestTime: Components.Schemas.TimeOfDay? = nil,
-                weeklyDigestDay: Components.Schemas.Weekday? = nil,
-                maxBatchItems: Swift.Int? = nil,
-                reminders: Components.Schemas.NotificationPreferences.RemindersPayload? = nil
-            ) {
-                self.enabled = enabled
-                self.settings = settings
-                self.interruptionLevels = interruptionLevels
-                self.morningTime = morningTime
-                self.wakeTime = wakeTime
-                self.sleepTime = sleepTime
-                self.workoutSchedule = workoutSchedule
-                self.hydration = hydration
-                self.quietHours = quietHours
-                self.maxPerHour = maxPerHour
-                self.maxPerDay = maxPerDay
-                self.interruptionBudgetPerDay = interruptionBudgetPerDay
-                self.batchingWindowMinutes = batchingWindowMinutes
-                self.workoutReminderLeadMinutes = workoutReminderLeadMinutes
-                self.preWorkoutLeadMinutes = preWorkoutLeadMinutes
-                self.postWorkoutDelayMinutes = postWorkoutDelayMinutes
-                self.soundEnabled = soundEnabled
-                self.badgeEnabled = badgeEnabled
-                self.digestTime = digestTime
-                self.weeklyDigestDay = weeklyDigestDay
-                self.maxBatchItems = maxBatchItems
-                self.reminders = reminders
-            }
-            public enum CodingKeys: String, CodingKey {
-                case enabled
-                case settings
-                case interruptionLevels
-                case morningTime
-                case wakeTime
-                case sleepTime
-                case workoutSchedule
-                case hydration
-                case quietHours
-                case maxPerHour
-                case maxPerDay
-                case interruptionBudgetPerDay
-                case batchingWindowMinutes
-                case workoutReminderLeadMinutes
-                case preWorkoutLeadMinutes
-                case postWorkoutDelayMinutes
-                case soundEnabled
-                case badgeEnabled
-                case digestTime
-                case weeklyDigestDay
-                case maxBatchItems
-                case reminders
-            }
-            public init(from decoder: any Swift.Decoder) throws {
-                let container = try decoder.container(keyedBy: CodingKeys.self)
-                self.enabled = try container.decodeIfPresent(
-                    Swift.Bool.self,
-                    forKey: .enabled
-                )
-                self.settings = try container.decodeIfPresent(
-                    Components.Schemas.NotificationPreferences.SettingsPayload.self,
-                    forKey: .settings
-                )
-                self.interruptionLevels = try container.decodeIfPresent(
-                    Components.Schemas.NotificationPreferences.InterruptionLevelsPayload.self,
-                    forKey: .interruptionLevels
-                )
-                self.morningTime = try container.decodeIfPresent(
-                    Components.Schemas.TimeOfDay.self,
-                    forKey: .morningTime
-                )
-                self.wakeTime = try container.decodeIfPresent(
-                    Components.Schemas.TimeOfDay.self,
-                    forKey: .wakeTime
-                )
-                self.sleepTime = try container.decodeIfPresent(
-                    Components.Schemas.TimeOfDay.self,
-                    forKey: .sleepTime
-                )
-                self.workoutSchedule = try container.decodeIfPresent(
-                    Components.Schemas.NotificationPreferences.WorkoutSchedulePayload.self,
-                    forKey: .workoutSchedule
-                )
-                self.hydration = try container.decodeIfPresent(
-                    Components.Schemas.NotificationPreferences.HydrationPayload.self,
-                    forKey: .hydration
-                )
-                self.quietHours = try container.decodeIfPresent(
-                    Components.Schemas.NotificationPreferences.QuietHoursPayload.self,
-                    forKey: .quietHours
-                )
-                self.maxPerHour = try container.decodeIfPresent(
-                    Swift.Int.self,
-                    forKey: .maxPerHour
-                )
-                self.maxPerDay = try container.decodeIfPresent(
-                    Swift.Int.self,
-                    forKey: .maxPerDay
-                )
-                self.interruptionBudgetPerDay = try container.decodeIfPresent(
-                    Swift.Int.self,
-                    forKey: .interruptionBudgetPerDay
-                )
-                self.batchingWindowMinutes = try container.decodeIfPresent(
-                    Swift.Int.self,
-                    forKey: .batchingWindowMinutes
-                )
-                self.workoutReminderLeadMinutes = try container.decodeIfPresent(
-                    Swift.Int.self,
-                    forKey: .workoutReminderLeadMinutes
-                )
-                self.preWorkoutLeadMinutes = try container.decodeIfPresent(
-                    Swift.Int.self,
-                    forKey: .preWorkoutLeadMinutes
-                )
-                self.postWorkoutDelayMinutes = try container.decodeIfPresent(
-                    Swift.Int.self,
-                    forKey: .postWorkoutDelayMinutes
-                )
-                self.soundEnabled = try container.decodeIfPresent(
-                    Swift.Bool.self,
-                    forKey: .soundEnabled
-                )
-                self.badgeEnabled = try container.decodeIfPresent(
-                    Swift.Bool.self,
-                    forKey: .badgeEnabled
-                )
-                self.digestTime = try container.decodeIfPresent(
-                    Components.Schemas.TimeOfDay.self,
-                    forKey: .digestTime
-                )
-                self.weeklyDigestDay = try container.decodeIfPresent(
-                    Components.Schemas.Weekday.self,
-                    forKey: .weeklyDigestDay
-                )
-                self.maxBatchItems = try container.decodeIfPresent(
-                    Swift.Int.self,
-                    forKey: .maxBatchItems
-                )
-                self.reminders = try container.decodeIfPresent(
-                    Components.Schemas.NotificationPreferences.RemindersPayload.self,
-                    forKey: .reminders
-                )
-                try decoder.ensureNoAdditionalProperties(knownKeys: [
-                    "enabled",
-                    "settings",
-                    "interruptionLevels",
-                    "morningTime",
-                    "wakeTime",
-                    "sleepTime",
-                    "workoutSchedule",
-                    "hydration",
-                    "quietHours",
-                    "maxPerHour",
-                    "maxPerDay",
-                    "interruptionBudgetPerDay",
-                    "batchingWindowMinutes",
-                    "workoutReminderLeadMinutes",
-                    "preWorkoutLeadMinutes",
-                    "postWorkoutDelayMinutes",
-                    "soundEnabled",
-                    "badgeEnabled",
-                    "digestTime",
-                    "weeklyDigestDay",
-                    "maxBatchItems",
-                    "reminders"
-                ])
-            }
-        }
+        public typealias NotificationPreferences = Models.NotificationPreferences
         /// Something the user did, or that concerns them; `type` names the engine's input.
         ///
         /// - Remark: Generated from `#/components/schemas/Event`.
@@ -1487,7 +989,7 @@ extension Components {
         ///
         ///
         /// - Remark: Generated from `#/components/schemas/OccurredAt`.
-        public typealias OccurredAt = Foundation.Date
+        public typealias OccurredAt = Models.Instant
         /// - Remark: Generated from `#/components/schemas/AppOpened`.
         public struct AppOpened: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/AppOpened/type`.
