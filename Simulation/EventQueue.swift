@@ -44,9 +44,9 @@ struct Event: Comparable {
 }
 
 /// A min-heap ordered by (virtual time, sequence number): equal times run in the order they
-/// were scheduled, as NIO's EmbeddedEventLoop does. swift-collections' `Heap`: on the bare loop
-/// (`BareLoopBenchmark`, 10M events, 5,000 in flight, release build) it ran 11.4M events/s
-/// against 6.9M for the binary heap this project had written itself.
+/// were scheduled, as NIO's EmbeddedEventLoop does. swift-collections' `Heap`, which ran the
+/// bare loop (`BareLoopBenchmark`) faster than the binary heap this project had written itself
+/// (docs/PERFORMANCE.md, "Simulation").
 struct EventQueue {
     private var items = Heap<Event>()
     private var nextSeq: UInt64 = 0
