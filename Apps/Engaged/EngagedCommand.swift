@@ -1,6 +1,6 @@
-// `engaged`: the server, and its composition root. It picks the SQLite store, the clock (the
-// system's, or a manual one for end-to-end runs), the templates and the transport, and hands
-// them to the runtime and the routes. Exit status: 0 after a graceful shutdown (SIGTERM,
+// `engaged`: the server's commands and `serve`'s options. Its composition root (`ServeRun.swift`)
+// picks the store, the clock (the system's, or a manual one for end-to-end runs), the templates
+// and the transport, and hands them to the runtime and the routes. Exit status: 0 after a graceful shutdown (SIGTERM,
 // SIGINT), 64 bad usage (APNs settings given only in part or malformed among it), 66 the bundled
 // templates do not load, 69 --port or --metrics-port names an address another process holds, 74
 // the store cannot be opened (a PostgreSQL database that does not answer
