@@ -18,6 +18,9 @@ public import Storage
 ///   past a deadline) is closed and not given back; an idle one found closed is dropped at its
 ///   next borrowing. The next call opens a new one, so the first statement after PostgreSQL
 ///   accepts connections again succeeds.
+/// - **A closed connection fails its statement at once** (`ConnectionClosed`, within about
+///   `closedCheckSeconds` twice), not at the statement's deadline, even when it closed before
+///   the statement was sent (see `wait`).
 /// - The pool never runs statements on an event loop thread (it waits for their answers, which
 ///   would deadlock there). Its waits block the calling thread: callers in Swift concurrency run
 ///   on `DatabaseThreads` (a task executor of dedicated threads), never on the cooperative pool.
@@ -137,6 +140,9 @@ public final class PostgresPool: @unchecked Sendable {
         if let error = error as? DeadlinePassed {
             return .unavailable("PostgreSQL at \(url) did not answer \(error.what) within \(error.seconds) s")
         }
+        if let error = error as? ConnectionClosed {
+            return .unavailable("PostgreSQL at \(url) closed the connection before answering \(error.what)")
+        }
         return Self.storeError(error)
     }
 
@@ -146,6 +152,7 @@ public final class PostgresPool: @unchecked Sendable {
         if let error = error as? DeadlinePassed {
             return .unavailable("PostgreSQL did not answer \(error.what) within \(error.seconds) s")
         }
+        if let error = error as? ConnectionClosed { return .unavailable(error.description) }
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
                 let code = error.serverInfo?[.sqlState] ?? "?"
@@ -162,7 +169,7 @@ public final class PostgresPool: @unchecked Sendable {
     /// (an answer may still arrive), or lost (no message from the server). A refusal the
     /// server sent leaves the connection usable.
     static func isConnectionFailure(_ error: any Error) -> Bool {
-        if error is DeadlinePassed { return true }
+        if error is DeadlinePassed || error is ConnectionClosed { return true }
         if let error = error as? PSQLError {
             // The server is shutting down (57P01-57P03): this connection is going away.
             if let code = error.serverInfo?[.sqlState] { return code.hasPrefix("57P") || code.hasPrefix("08") }
@@ -178,9 +185,27 @@ public final class PostgresPool: @unchecked Sendable {
         public var description: String { "PostgreSQL did not answer \(what) within \(seconds) s" }
     }
 
+    /// A statement whose connection closed before it was answered: the server shut down or
+    /// ended the session, or the connection was reset.
+    public struct ConnectionClosed: Error, CustomStringConvertible {
+        public let what: String
+        public var description: String { "PostgreSQL closed the connection before answering \(what)" }
+    }
+
+    /// How often a wait on a statement looks whether its connection has closed.
+    static let closedCheckSeconds = 0.1
+
     /// Blocks the calling thread until `future` completes or `seconds` pass; past them, closes
     /// `connection` (when given: it may still answer later, so it cannot be reused) and throws
     /// `DeadlinePassed`. Never call it on an event loop: the future completes there.
+    ///
+    /// When `connection` is given and is found closed at two looks in a row (`closedCheckSeconds`
+    /// apart) with the statement unanswered, throws `ConnectionClosed` instead of waiting out the
+    /// deadline. postgres-nio fails a statement in flight when its connection closes (with the
+    /// server's reason, which the second look leaves time for), but a statement written after
+    /// the connection's channel has closed is dropped and never answered. A server shutting
+    /// down closes connections between a borrowing's check and its first statement, or
+    /// between two statements of a transaction, so that is not rare during a restart.
     static func wait<T>(
         for future: EventLoopFuture<T>, seconds: Double, what: String, closing connection: PostgresConnection?
     ) throws -> T {
@@ -191,9 +216,19 @@ public final class PostgresPool: @unchecked Sendable {
             outcome.result = result
             outcome.done.signal()
         }
-        guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(seconds * 1e9))) == .success else {
-            if let connection { discard(connection) }
-            throw DeadlinePassed(what: what, seconds: seconds)
+        let giveUp = DispatchTime.now() + .nanoseconds(Int(seconds * 1e9))
+        let look = DispatchTimeInterval.nanoseconds(Int(closedCheckSeconds * 1e9))
+        var closedAtLastLook = false
+        while true {
+            let wake = connection == nil ? giveUp : min(giveUp, .now() + look)
+            if outcome.done.wait(timeout: wake) == .success { break }
+            if DispatchTime.now() >= giveUp {
+                if let connection { discard(connection) }
+                throw DeadlinePassed(what: what, seconds: seconds)
+            }
+            guard let connection, connection.isClosed else { continue }
+            if closedAtLastLook { throw ConnectionClosed(what: what) }
+            closedAtLastLook = true
         }
         // The semaphore orders the write of `result` before this read.
         return try outcome.result!.get()

@@ -79,6 +79,79 @@ struct PostgresPoolTests {
         if first.error != nil { #expect(Self.selectOne(pool).error == nil) }
     }
 
+    @Test(
+        "A statement sent on a connection that has already closed fails at once, not at its deadline",
+        arguments: [false, true])
+    func statementOnClosedConnection(inTransaction: Bool) throws {
+        let pool = PostgresPool(
+            url: try PostgresURL(TestServer.urlText), size: 1,
+            deadlines: .init(connectSeconds: 2, statementSeconds: 10, borrowSeconds: 2), logger: TestServer.logger)
+        defer { pool.close() }
+        // The server closing the connection between its borrowing (or the transaction's last
+        // answer) and the next statement, as a restart does, is the same as closing it here.
+        let started = ContinuousClock.now
+        let error = #expect(throws: StoreError.self) {
+            if inTransaction {
+                try pool.transaction { connection in
+                    try connection.close().wait()
+                    try pool.query("SELECT 1", on: connection)
+                }
+            } else {
+                try pool.withConnection { connection in
+                    try connection.close().wait()
+                    try pool.query("SELECT 1", on: connection)
+                }
+            }
+        }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(error.map { "\($0)".contains("closed the connection") } == true, "\(String(describing: error))")
+        // The closed connection was not given back: a new one answers.
+        #expect(Self.selectOne(pool).error == nil)
+    }
+
+    @Test(
+        "Transactions through restarts: every call ends within the connect deadline, none at the statement's",
+        arguments: ["fast", "immediate"])
+    func restartsBetweenStatements(mode: String) throws {
+        let cluster = try LocalCluster()
+        let deadlines = PostgresDeadlines(connectSeconds: 2, statementSeconds: 10, borrowSeconds: 10)
+        let pool = PostgresPool(
+            url: try PostgresURL(cluster.url), size: 1, deadlines: deadlines, logger: TestServer.logger)
+        defer { pool.close() }
+        let restarted = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            for _ in 1...3 {
+                usleep(300_000)
+                try? cluster.restart(mode: mode)
+            }
+            restarted.signal()
+        }
+        // A pause between statements, as a worker's claim has, is where a restart closes the
+        // connection between one answer and the next statement.
+        var calls = 0
+        var failures = 0
+        var slowestSeconds = 0.0
+        while restarted.wait(timeout: .now()) == .timedOut {
+            let started = ContinuousClock.now
+            do {
+                try pool.transaction { connection in
+                    try pool.query("SELECT 1", on: connection)
+                    usleep(2_000)
+                    try pool.query("SELECT 2", on: connection)
+                }
+            } catch {
+                failures += 1
+            }
+            calls += 1
+            let elapsed = ContinuousClock.now - started
+            slowestSeconds = max(
+                slowestSeconds, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        #expect(failures > 0, "\(calls) calls: the restarts should have failed some")
+        #expect(slowestSeconds < deadlines.connectSeconds + 1.5, "slowest of \(calls) calls: \(slowestSeconds) s")
+        #expect(Self.selectOne(pool).error == nil)
+    }
+
     @Test("A frozen server (SIGSTOP) fails the statement within its deadline; once it resumes, the next succeeds")
     func frozenServer() throws {
         let cluster = try LocalCluster()
