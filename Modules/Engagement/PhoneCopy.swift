@@ -72,6 +72,21 @@ extension UserEngine {
         return .whenItPulls
     }
 
+    /// The sync that was to tell the phone of a change it has not pulled failed or was withheld
+    /// at `now` (the runtime knows from the send's report): the phone hears only when it pulls,
+    /// so the plan is made again at once with everything it holds committed, and stays so until
+    /// its next pull. Returns the pass's effects; none when the phone pulled every change (it
+    /// holds the current plan, so a missed sync changes nothing it fires).
+    public mutating func syncMissed(at now: Instant) -> [Effect] {
+        guard let due = state.plan.phoneHearsBy, !state.plan.phoneHolds.isEmpty else { return [] }
+        state.plan.phoneHearsBy = min(due, now)
+        var effects: [Effect] = []
+        retireFired(through: now)
+        expireUnanswered(at: now)
+        plan(at: now, phone: .whenItPulls, into: &effects)
+        return effects
+    }
+
     /// Records that a step at `now` heard of as `phone` moved the local plan from
     /// `revisionBefore`: the first change the phone has not pulled sets when it was to hear.
     mutating func notePhoneMustHear(_ phone: PhoneHearing, revisionBefore: Int) {

@@ -98,6 +98,24 @@ struct PhoneHearingTests {
         #expect(deviceEngine.state.plan.phoneHearsBy == nil, "no phone holds anything: nothing to commit")
     }
 
+    @Test func aMissedSyncPlansAgainAtOnceWithEverythingHeldCommitted() {
+        var engine = servedEngine()
+        // Nothing unpulled: the phone holds the current plan, a missed sync changes nothing.
+        let untouched = engine.syncMissed(at: t0 + 300)
+        #expect(untouched.isEmpty)
+        #expect(engine.state.plan.phoneHearsBy == nil)
+
+        let hearsBy = t0 + 2_400
+        Self.switchOffFirstLocalKind(&engine, at: t0 + 600, hearsBy: hearsBy)
+        let missedAt = t0 + 900
+        _ = engine.syncMissed(at: missedAt)
+        #expect(engine.state.plan.phoneHearsBy == missedAt, "the phone hears only when it pulls, from now")
+        #expect(engine.state.plan.lastPassPhone == .whenItPulls)
+        #expect(engine.state.plan.lastKey?.committed == engine.committed(at: missedAt, phone: .whenItPulls))
+        // Every later step, until the pull, keeps it so.
+        #expect(engine.effectiveHearing(.by(missedAt + 1_800), at: missedAt + 1) == .whenItPulls)
+    }
+
     @Test func theSnapshotKeepsWhenThePhoneWasToHear() throws {
         var engine = servedEngine()
         let hearsBy = t0 + 2_400
