@@ -37,7 +37,7 @@ extension Shard {
             .notificationPermission:
             .device
         case .backgroundTaskLaunched, .preferencesChanged, .profileChanged, .timeZoneChanged, .socialEvent,
-            .contentGenerated:
+            .contentGenerated, .syncMissed:
             .backend
         }
     }

@@ -57,7 +57,7 @@ extension Shard {
         }
         guard let target = push.targets.first else {
             stats.channels[channel].failed["NoDevice", default: 0] += 1
-            finish(local, row, RowSends.report(push, outcomes: [], unreadNow: nil), dispatchedAt: now)
+            try finish(local, row, RowSends.report(push, outcomes: [], unreadNow: nil), dispatchedAt: now, at: now)
             return
         }
         try attempt(
@@ -80,7 +80,7 @@ extension Shard {
             if !RowSends.isLeftToTheApp(report) { stats.channels[channel].failed[reason, default: 0] += 1 }
         default: break
         }
-        finish(local, row, report, dispatchedAt: now)
+        try finish(local, row, report, dispatchedAt: now, at: now)
     }
 
     /// The APNs client's retries due by `now`: the same request again, unless the device's token
@@ -91,7 +91,7 @@ extension Shard {
         users[local].remote.inFlight.removeAll { $0.nextAttemptAt <= now }
         for flight in ready {
             if users[local].remote.retiredAt != nil, flight.target.device != nil {
-                finish(local, flight.row, .accepted, dispatchedAt: flight.dispatchedAt)
+                try finish(local, flight.row, .accepted, dispatchedAt: flight.dispatchedAt, at: now)
             } else {
                 try attempt(local, flight, at: now)
             }
@@ -135,18 +135,20 @@ extension Shard {
         if let tape { tape.record(.answered(apnsID: request.id, outcome), of: users[local].traits.profile.id, at: now) }
         // As the transport: an alert the client retried is checked against the count now.
         let unreadNow = now > flight.dispatchedAt ? users[local].remote.inbox.unreadCount : nil
-        finish(
+        try finish(
             local, flight.row, RowSends.report(flight.push, outcomes: [outcome], unreadNow: unreadNow),
-            dispatchedAt: flight.dispatchedAt)
+            dispatchedAt: flight.dispatchedAt, at: now)
     }
 
     /// What follows a send, as the runtime decides it (`OutboxSteps.afterSend`), at the instant
     /// of the dispatch that sent it, as the runtime does (its clock reading before the sends,
-    /// whatever the client's retries took).
-    func finish(_ local: Int, _ row: OutboxRow, _ report: SendReport, dispatchedAt: Instant) {
+    /// whatever the client's retries took); a missed sync is the engine's step at `now`, when
+    /// the send's report is known.
+    func finish(_ local: Int, _ row: OutboxRow, _ report: SendReport, dispatchedAt: Instant, at now: Instant) throws {
         let followUp = OutboxSteps.afterSend(
             row, report: report, zone: users[local].zone, silentPushes: RemoteChannel.silentPushes, at: dispatchedAt)
         for next in followUp.rows { users[local].remote.outbox.enqueue(next) }
+        if followUp.syncMissed && isServerDeployment { try step(local, .syncMissed, at: now) }
     }
 
     /// One attempt through the simulated APNs: counted and checked against the retired tokens.

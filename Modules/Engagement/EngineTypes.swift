@@ -85,6 +85,11 @@ public enum EngineInput: Hashable, Sendable {
     /// cancelled, so its belief stays what the device holds; when allowed again, the plan is
     /// scheduled afresh from that moment (a stale request never fires days late).
     case notificationPermission(allowed: Bool)
+    /// The sync that was to tell the user's phone of a change it has not pulled failed, was
+    /// withheld or was refused (the server knows from the send's report): the phone hears only
+    /// when it pulls. The plan is made again at once with everything the phone holds committed,
+    /// and stays so until its next pull. Nothing changes for a phone that pulled every change.
+    case syncMissed
 }
 
 /// What the engine asks its shell to do. Effects are values; the shell executes them in order.

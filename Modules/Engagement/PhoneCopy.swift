@@ -65,26 +65,19 @@ extension UserEngine {
     }
 
     /// How the phone hears of a step at `now` that the runtime says it hears of as `phone`: a
-    /// phone that has not pulled a change it was to hear of before `now` is not hearing (it is
+    /// phone that has not pulled a change it was to hear of by `now` is not hearing (it is
     /// offline, or iOS did not wake it for the sync), so it hears only when it pulls.
     func effectiveHearing(_ phone: PhoneHearing, at now: Instant) -> PhoneHearing {
-        guard case .by = phone, let due = state.plan.phoneHearsBy, due < now else { return phone }
+        guard case .by = phone, let due = state.plan.phoneHearsBy, due <= now else { return phone }
         return .whenItPulls
     }
 
-    /// The sync that was to tell the phone of a change it has not pulled failed or was withheld
-    /// at `now` (the runtime knows from the send's report): the phone hears only when it pulls,
-    /// so the plan is made again at once with everything it holds committed, and stays so until
-    /// its next pull. Returns the pass's effects; none when the phone pulled every change (it
-    /// holds the current plan, so a missed sync changes nothing it fires).
-    public mutating func syncMissed(at now: Instant) -> [Effect] {
-        guard let due = state.plan.phoneHearsBy, !state.plan.phoneHolds.isEmpty else { return [] }
+    /// The sync that was to tell the phone of a change it has not pulled was missed at `now`
+    /// (`EngineInput.syncMissed`): the phone was to hear by now at the latest, so from this step
+    /// on it hears only when it pulls (`effectiveHearing`).
+    mutating func syncMissed(at now: Instant) {
+        guard let due = state.plan.phoneHearsBy else { return }
         state.plan.phoneHearsBy = min(due, now)
-        var effects: [Effect] = []
-        retireFired(through: now)
-        expireUnanswered(at: now)
-        plan(at: now, phone: .whenItPulls, into: &effects)
-        return effects
     }
 
     /// Records that a step at `now` heard of as `phone` moved the local plan from

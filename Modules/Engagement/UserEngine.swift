@@ -86,9 +86,10 @@ public struct UserEngine: Sendable {
     /// when the user's phone hears of a change the input makes to its local plan
     /// (`PhoneHearing`): until then, what it holds is committed and the pass plans around it.
     public mutating func handle(_ input: EngineInput, at now: Instant, phone: PhoneHearing = .atOnce) -> [Effect] {
+        // A phone that pulled every change holds the plan: a missed sync is no news, and takes no pass.
+        if case .syncMissed = input, state.plan.phoneHearsBy == nil { return [] }
         var effects: [Effect] = []
         let revisionBefore = state.plan.localRevision
-        let phone = effectiveHearing(phone, at: now)
         // What fired since the last input is history before anything else looks at the plan.
         retireFired(through: now)
         expireUnanswered(at: now)
@@ -143,7 +144,11 @@ public struct UserEngine: Sendable {
             effects += state.liveActivities.handle(event, at: now).map(Effect.liveActivity)
         case .notificationPermission(let allowed):
             state.plan.deviceRefuses = !allowed
+        case .syncMissed:
+            syncMissed(at: now)
         }
+        // After the input: a missed sync is news of the phone's hearing.
+        let phone = effectiveHearing(phone, at: now)
         plan(at: now, phone: phone, into: &effects)
         notePhoneMustHear(phone, revisionBefore: revisionBefore)
         return effects

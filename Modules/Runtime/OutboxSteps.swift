@@ -73,10 +73,14 @@ public struct SendFollowUp: Hashable, Sendable {
     public var series: OutboxRow?
     /// A badge sync, or a failed sync's row at the next slot.
     public var badgeSync: OutboxRow?
+    /// The sync did not reach the phone: the user's engine takes `EngineInput.syncMissed`, so it
+    /// plans at once around what the phone holds instead of waiting for the phone to hear.
+    public var syncMissed: Bool
 
-    public init(series: OutboxRow? = nil, badgeSync: OutboxRow? = nil) {
+    public init(series: OutboxRow? = nil, badgeSync: OutboxRow? = nil, syncMissed: Bool = false) {
         self.series = series
         self.badgeSync = badgeSync
+        self.syncMissed = syncMissed
     }
 
     /// Every row, the series' first.
@@ -127,7 +131,9 @@ public enum OutboxSteps {
     ///   one that got through carrying a count that changed meanwhile may have set an older one
     ///   than a sync sent while it was retried: a badge sync follows at the next slot;
     /// - a badge sync that failed after the client's retries moves to the next slot: the last
-    ///   change is always synced (a refused one would be refused again).
+    ///   change is always synced (a refused one would be refused again);
+    /// - a badge sync that failed, was withheld or was refused did not tell the phone of the plan's
+    ///   change: the engine is told the sync was missed (`SendFollowUp.syncMissed`).
     public static func afterSend(
         _ row: OutboxRow, report: SendReport, zone: ZoneRules?, silentPushes: SilentPushPlan, at now: Instant
     ) -> SendFollowUp {
@@ -136,11 +142,13 @@ public enum OutboxSteps {
         case (_, .accepted), (.liveActivity, _), (.unknown, _), (.job, _), (.inbox, _),
             (.silent, .acceptedWithOutdatedBadge):
             break
-        case (.push, .withheld), (.push, .refused), (.push, .failed), (.push, .acceptedWithOutdatedBadge),
-            (.silent, .failed):
+        case (.push, .withheld), (.push, .refused), (.push, .failed), (.push, .acceptedWithOutdatedBadge):
             followUp.badgeSync = silentPushes.row(for: row.userID, changedAt: now)
+        case (.silent, .failed):
+            followUp.badgeSync = silentPushes.row(for: row.userID, changedAt: now)
+            followUp.syncMissed = true
         case (.silent, .withheld), (.silent, .refused):
-            break
+            followUp.syncMissed = true
         }
         return followUp
     }

@@ -37,6 +37,7 @@ extension StepRecords {
         case .contentGenerated: "contentGenerated"
         case .liveActivity(let event): event.name
         case .notificationPermission: "notificationPermission"
+        case .syncMissed: "syncMissed"
         }
     }
 }

@@ -34,7 +34,9 @@ private func sentOrder(_ requests: [(request: PushRequest, at: Instant)]) -> [Pu
 /// (their launches are among the replayed inputs, so the replay drops the job rows) and no
 /// step asks for the plan's signal. On `server` the server runs its jobs when due (the replay's
 /// dispatch runs them, and their recorded launches are skipped), and each input is applied
-/// from where it came (`InputSource`), so the signal's badge syncs are compared too.
+/// from where it came (`InputSource`), so the signal's badge syncs are compared too. A sync
+/// that did not reach the phone is told to the engine by the dispatch (`SendFollowUp`), so its
+/// recorded step is skipped too.
 @Suite("Server agreement: engaged and the simulator send the same pushes")
 struct ServerAgreementTests {
     static let topic = "com.example.fitness"
@@ -89,6 +91,7 @@ struct ServerAgreementTests {
         var kinds: [PushRequest.PushType: Int] = [:]
         var failures = 0
         var retired = 0
+        var missedSyncs = 0
         for userID in tape.userIDs {
             let entries = tape.entries(of: userID)
             let expected = sentOrder(
@@ -96,6 +99,7 @@ struct ServerAgreementTests {
             let replayed = try await replay(
                 entries, of: userID, configuration: configuration, runsJobs: deployment == .server)
             inputs += entries.count { if case .input = $0.entry { true } else { false } }
+            missedSyncs += entries.count { if case .input(.syncMissed, _) = $0.entry { true } else { false } }
             for case (.answered(_, let outcome), _) in entries {
                 switch outcome {
                 case .delivered: break
@@ -118,6 +122,7 @@ struct ServerAgreementTests {
         if faultyAPNs {
             #expect(failures > 10, "too few sends failed to mean much: \(failures)")
             #expect(retired > 0, "no token retired")
+            if deployment == .server { #expect(missedSyncs > 0, "no sync missed the phone") }
         }
     }
 
@@ -155,6 +160,8 @@ struct ServerAgreementTests {
                 }
                 // On the server topology the server runs its jobs: the dispatch ran this one.
                 if runsJobs, case .backgroundTaskLaunched = input { continue }
+                // The dispatch told the engine of the sync it missed.
+                if case .syncMissed = input { continue }
                 try await runtime.apply(input, to: userID, from: source)
             case .dispatched:
                 _ = try await runtime.dispatchDue(limit: 10_000, through: channel)
@@ -186,17 +193,21 @@ struct ServerAgreementTests {
 /// A push transport that keeps every request, with the clock's time, and answers each what the
 /// tape says the simulated APNs answered it: the outcomes recorded for its `apns-id`, in order
 /// (a row sent again later under the same id gets the next), and 200 for a request the tape
-/// has no answer for.
+/// has no answer for. A badge sync's answer moves the clock on to the instant the simulator
+/// answered it (the APNs client's retries take time), so the step the runtime takes after a
+/// sync that did not reach the phone (`EngineInput.syncMissed`) is taken when the simulator
+/// took it; other answers leave the clock at the dispatch's instant, as the simulator's
+/// follow-ups are.
 private final class TapedAPNs: PushTransport {
     let clock: ManualClock
     let requests = Mutex<[(request: PushRequest, at: Instant)]>([])
-    private let answers: Mutex<[String: [PushOutcome]]>
+    private let answers: Mutex<[String: [(outcome: PushOutcome, at: Instant)]]>
 
     init(clock: ManualClock, entries: [(entry: ServerTape.Entry, at: Instant)]) {
         self.clock = clock
-        var answers: [String: [PushOutcome]] = [:]
-        for (entry, _) in entries {
-            if case .answered(let id, let outcome) = entry { answers[id, default: []].append(outcome) }
+        var answers: [String: [(outcome: PushOutcome, at: Instant)]] = [:]
+        for (entry, at) in entries {
+            if case .answered(let id, let outcome) = entry { answers[id, default: []].append((outcome, at)) }
         }
         self.answers = Mutex(answers)
     }
@@ -204,11 +215,14 @@ private final class TapedAPNs: PushTransport {
     func send(_ request: PushRequest) async -> PushOutcome {
         let now = clock.now()
         requests.withLock { $0.append((request, now)) }
-        return answers.withLock { answers in
-            guard var queued = answers[request.id], !queued.isEmpty else { return .delivered }
-            let outcome = queued.removeFirst()
+        let answer: (outcome: PushOutcome, at: Instant)? = answers.withLock { answers in
+            guard var queued = answers[request.id], !queued.isEmpty else { return nil }
+            let answer = queued.removeFirst()
             answers[request.id] = queued
-            return outcome
+            return answer
         }
+        guard let answer else { return .delivered }
+        if request.pushType == .background { clock.advance(by: answer.at - clock.now()) }
+        return answer.outcome
     }
 }

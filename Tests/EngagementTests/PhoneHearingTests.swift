@@ -101,14 +101,16 @@ struct PhoneHearingTests {
     @Test func aMissedSyncPlansAgainAtOnceWithEverythingHeldCommitted() {
         var engine = servedEngine()
         // Nothing unpulled: the phone holds the current plan, a missed sync changes nothing.
-        let untouched = engine.syncMissed(at: t0 + 300)
-        #expect(untouched.isEmpty)
+        let revision = engine.localPlanRevision
+        let untouched = engine.handle(.syncMissed, at: t0 + 300, phone: .by(t0 + 2_100))
+        #expect(!untouched.contains { if case .schedule = $0 { true } else { false } })
+        #expect(engine.localPlanRevision == revision)
         #expect(engine.state.plan.phoneHearsBy == nil)
 
         let hearsBy = t0 + 2_400
         Self.switchOffFirstLocalKind(&engine, at: t0 + 600, hearsBy: hearsBy)
         let missedAt = t0 + 900
-        _ = engine.syncMissed(at: missedAt)
+        _ = engine.handle(.syncMissed, at: missedAt, phone: .by(missedAt + 1_800))
         #expect(engine.state.plan.phoneHearsBy == missedAt, "the phone hears only when it pulls, from now")
         #expect(engine.state.plan.lastPassPhone == .whenItPulls)
         #expect(engine.state.plan.lastKey?.committed == engine.committed(at: missedAt, phone: .whenItPulls))

@@ -142,6 +142,22 @@ struct OutboxStepsTests {
         #expect(next(.failed(reason: "ServiceUnavailable")) == [Self.silent.row(for: "u1", changedAt: Self.now)])
     }
 
+    /// Only a sync that did not reach the phone tells the engine so; an alert's outcome never does.
+    @Test(arguments: [
+        (SendReport.accepted, false), (.acceptedWithOutdatedBadge, false), (.withheld(reason: "NoDevice"), true),
+        (.refused(reason: "BadDeviceToken"), true), (.failed(reason: "ServiceUnavailable"), true),
+    ])
+    func aSyncThatDidNotReachThePhoneIsAMissedSync(report: SendReport, missed: Bool) {
+        let sync = Self.silent.row(for: "u1", dueAt: Self.silent.slot(after: Self.now))
+        let push = row(request(.mention, "m"), .push)
+        #expect(
+            OutboxSteps.afterSend(sync, report: report, zone: nil, silentPushes: Self.silent, at: Self.now).syncMissed
+                == missed)
+        #expect(
+            !OutboxSteps.afterSend(push, report: report, zone: Self.berlin, silentPushes: Self.silent, at: Self.now)
+                .syncMissed)
+    }
+
     @Test func aSeriesAlertIsDueAgainWhateverTheSendsOutcome() {
         let push = row(dailyHydration, .push)
         for report in [SendReport.accepted, .failed(reason: "ServiceUnavailable")] {
