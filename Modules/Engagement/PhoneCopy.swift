@@ -64,12 +64,14 @@ extension UserEngine {
         state.plan.phoneHolds = OccurrenceMap(moved)
     }
 
-    /// How the phone hears of a step at `now` that the runtime says it hears of as `phone`: a
-    /// phone that has not pulled a change it was to hear of by `now` is not hearing (it is
-    /// offline, or iOS did not wake it for the sync), so it hears only when it pulls.
+    /// How the phone hears of a step at `now` that the runtime says it hears of as `phone`:
+    /// - a phone that has not pulled a change it was to hear of by `now` is not hearing (it is
+    ///   offline, or iOS did not wake it for the sync), so it hears only when it pulls;
+    /// - one still to hear of an earlier change hears of this one with it, if sooner: the sync
+    ///   that tells it is never postponed, and it carries the plan's version of when it is sent.
     func effectiveHearing(_ phone: PhoneHearing, at now: Instant) -> PhoneHearing {
-        guard case .by = phone, let due = state.plan.phoneHearsBy, due <= now else { return phone }
-        return .whenItPulls
+        guard case .by(let bound) = phone, let due = state.plan.phoneHearsBy else { return phone }
+        return due <= now ? .whenItPulls : .by(min(bound, due))
     }
 
     /// The sync that was to tell the phone of a change it has not pulled was missed at `now`

@@ -162,7 +162,7 @@ public enum PushSends {
             unread: counts.unread, unseen: counts.unseen, total: counts.total, planVersion: planVersion)
         return PreparedPush(
             id: key.rawValue, pushType: .background, topic: topic, priority: .powerConsiderate,
-            expiration: .at(slot + SilentPushPlan.lifetimeSeconds), collapseID: SilentPushPlan.requestID.rawValue,
+            expiration: .at(slot + SilentPushPlan.lifetimeSeconds), collapseID: SilentPushPlan.collapseID,
             payload: Array(payload.json.utf8))
     }
 

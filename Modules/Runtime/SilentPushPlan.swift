@@ -9,10 +9,11 @@ public import Storage
 /// - a sync is due at the next slot strictly after the change that asks for it; slots are
 ///   `slotSeconds` apart on the epoch, `(3600 + graceSeconds) / perHour` rounded up (1830 s
 ///   for 2), so `perHour` slot intervals cover an hour plus the grace;
-/// - a user has at most one pending sync row (its request is `requestID`): a change before it
-///   is sent asks for the same slot, or for the next one, which replaces it (a sync waits one
-///   slot at most for a later change); the push carries the counts of the moment it is sent,
-///   so one push answers every change before it;
+/// - each slot's sync is a request of its own (`requestID(forSlot:)`): a change before the
+///   slot asks for the same row again; a change once the slot has come, its sync not yet sent,
+///   asks for the next slot's row beside it and never postpones it, since the phone was to hear
+///   of the earlier change by that slot (`phoneHears(ofChangeAt:)`); the push carries the counts
+///   and the plan's version of the moment it is sent, so one push answers every change before it;
 /// - a row performed more than `graceSeconds` after its slot (a backlog after an outage) is not
 ///   sent then but moved to the next slot, so sends stay within their slot's grace and two
 ///   sends `perHour` apart are always more than an hour apart.
@@ -20,8 +21,8 @@ public import Storage
 /// A row sent and completed at its slot is never pending again (outbox identity), and a change
 /// after it asks for a later slot, so the plan survives restarts: it lives in the outbox only.
 public struct SilentPushPlan: Hashable, Sendable {
-    /// The request identifier of every sync row (one pending per user).
-    public static let requestID: RequestID = "inbox-sync"
+    /// The APNs collapse identifier of every sync: a device shown several keeps the last.
+    public static let collapseID = "inbox-sync"
     /// How long APNs keeps a sync for a device that is offline (`PushSends.sync`).
     public static let lifetimeSeconds: Int64 = 24 * 3_600
 
@@ -66,8 +67,15 @@ public struct SilentPushPlan: Hashable, Sendable {
 
     /// The sync row of `userID` at the slot `dueAt`.
     public func row(for userID: UserID, dueAt: Instant) -> OutboxRow {
-        OutboxRow(
-            key: OutboxKey.make(userID, Self.requestID, dueAt, .silent), userID: userID,
-            requestID: Self.requestID, dueAt: dueAt, payload: .sync)
+        let requestID = Self.requestID(forSlot: dueAt)
+        return OutboxRow(
+            key: OutboxKey.make(userID, requestID, dueAt, .silent), userID: userID, requestID: requestID,
+            dueAt: dueAt, payload: .sync)
+    }
+
+    /// The request of the sync at the slot `dueAt` (`inbox-sync-` and the slot's epoch seconds):
+    /// one per slot, so a later slot's row never replaces a pending earlier one.
+    public static func requestID(forSlot dueAt: Instant) -> RequestID {
+        RequestID(rawValue: "\(collapseID)-\(dueAt.secondsSinceEpoch)")
     }
 }

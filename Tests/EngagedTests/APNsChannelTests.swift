@@ -282,7 +282,7 @@ struct APNsChannelTests {
             #expect(done.contains { $0.key == alert.key })
             let syncs = try store.pendingOutbox(userID: "ana").filter { $0.channel == .silent }
             #expect(syncs.count == 1)
-            #expect(syncs.first?.requestID == SilentPushPlan.requestID)
+            #expect(syncs.first.map { $0.requestID == SilentPushPlan.requestID(forSlot: $0.dueAt) } == true)
         }
     }
 

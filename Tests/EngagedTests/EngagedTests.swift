@@ -460,7 +460,7 @@ struct RouteTests {
             // Jobs run inside the runtime, inbox rows land in the inbox; a local kind gets no push
             // (the device fires it) but a badge sync, which went to the transport, in due order.
             #expect(!performed.contains { $0.channel == .push })
-            #expect(performed.contains { $0.channel == .silent && $0.requestID == "inbox-sync" })
+            #expect(performed.contains { $0.channel == .silent && $0.payload == .sync })
             let inbox = try server.store.inboxPage(userID: "ana", before: nil, limit: 100).items
             #expect(inbox.contains { $0.requestID == "mealReminder.2027-03-01.breakfast" })
             #expect(performed.map(\.dueAt) == performed.map(\.dueAt).sorted())

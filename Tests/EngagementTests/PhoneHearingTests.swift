@@ -47,9 +47,11 @@ struct PhoneHearingTests {
         Self.switchOffFirstLocalKind(&engine, at: changedAt, hearsBy: hearsBy)
         #expect(engine.state.plan.phoneHearsBy == hearsBy)
 
-        // Before then the runtime's bound holds; after it, the phone is taken as not hearing.
+        // Before then a later change is heard of with the first, whose sync is never postponed;
+        // after it, the phone is taken as not hearing.
         let later = hearsBy + 60
-        #expect(engine.effectiveHearing(.by(later + 1_800), at: hearsBy - 1) == .by(later + 1_800))
+        #expect(engine.effectiveHearing(.by(later + 1_800), at: hearsBy - 1) == .by(hearsBy))
+        #expect(engine.effectiveHearing(.by(hearsBy - 10), at: hearsBy - 20) == .by(hearsBy - 10))
         #expect(engine.effectiveHearing(.by(later + 1_800), at: later) == .whenItPulls)
         // The phone's own input is answered with the plan's version: it hears at once.
         #expect(engine.effectiveHearing(.atOnce, at: later) == .atOnce)

@@ -89,8 +89,10 @@ struct ChannelRoutingTests {
                 _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
             }
         }
-        // A punctual dispatcher from here on sends the pending sync at its slot.
-        if let pending = try store.pendingOutbox(userID: "u1").first(where: { $0.channel == .silent }) {
+        // A punctual dispatcher from here on sends each pending sync at its slot.
+        while let pending = try store.pendingOutbox(userID: "u1").filter({ $0.channel == .silent })
+            .min(by: { $0.dueAt < $1.dueAt })
+        {
             clock.advance(by: max(0, pending.dueAt - clock.now()))
             _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
         }
@@ -101,6 +103,33 @@ struct ChannelRoutingTests {
         }
         #expect(try #require(times.last) > lastChange)
         #expect(try store.pendingOutbox(userID: "u1").allSatisfy { $0.channel != .silent })
+    }
+
+    /// The phone was to hear of a change by its slot (`SilentPushPlan.phoneHears`): a change made
+    /// once that slot has come, before its sync was sent, adds the next slot's sync beside it.
+    @Test func aChangeOnceASlotHasComeNeverPostponesItsSync() async throws {
+        let clock = ManualClock(Self.start)
+        let store = InMemoryEngagementStore()
+        let runtime = EngineRuntime(store: store, clock: clock, content: bundledContent)
+        try await runtime.putUser(profile())
+        func pendingSyncs() throws -> [Instant] {
+            try store.pendingOutbox(userID: "u1").filter { $0.channel == .silent }.map(\.dueAt).sorted()
+        }
+        try await runtime.requestInboxSync(of: "u1")
+        let slot = try #require(try pendingSyncs().first)
+        clock.advance(by: slot - clock.now())
+        try await runtime.requestInboxSync(of: "u1")
+        let next = runtime.silentPushes.slot(after: clock.now())
+        #expect(try pendingSyncs() == [slot, next])
+        // Before the slot, a change asks for the same row again.
+        clock.advance(by: 1)
+        try await runtime.requestInboxSync(of: "u1")
+        #expect(try pendingSyncs() == [slot, next])
+
+        let transport = TimedTransport(clock: clock)
+        _ = try await runtime.dispatchDue(limit: 10_000, through: transport)
+        #expect(transport.syncTimes == [clock.now()])
+        #expect(try pendingSyncs() == [next])
     }
 
     @Test func aSyncFoundPastItsGraceMovesToTheNextSlotUnsent() async throws {

@@ -249,7 +249,7 @@ struct PushSendsTests {
         #expect(push.pushType == .background)
         #expect(push.priority == .powerConsiderate)
         #expect(push.expiration == .at(slot + SilentPushPlan.lifetimeSeconds))
-        #expect(push.collapseID == SilentPushPlan.requestID.rawValue)
+        #expect(push.collapseID == "inbox-sync")
         #expect(
             String(decoding: push.payload, as: UTF8.self)
                 == "{\"aps\":{\"content-available\":1},\"inbox\":{\"unread\":2,\"unseen\":1,\"total\":9},\"planVersion\":4}"
