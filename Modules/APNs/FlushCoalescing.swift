@@ -40,13 +40,17 @@ final class FlushCoalescingHandler: ChannelOutboundHandler, RemovableChannelHand
         context.flush()
     }
 
-    /// Puts a coalescer just below the connection's HTTP/2 handler (async-http-client's hook for
-    /// a new HTTP/2 connection).
-    @Sendable static func install(on channel: any Channel) -> EventLoopFuture<Void> {
+    /// Puts a coalescer just below the connection's HTTP/2 handler, and above it a
+    /// `ConnectionErrorClosingHandler` and a `ConnectionHealthHandler` with `health`
+    /// (async-http-client's hook for a new HTTP/2 connection).
+    static func install(on channel: any Channel, health: ConnectionHealthHandler.Timing) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
             let http2 = try sync.handler(type: NIOHTTP2Handler.self)
             try sync.addHandler(FlushCoalescingHandler(), position: .before(http2))
+            let health = ConnectionHealthHandler(timing: health)
+            try sync.addHandler(health, position: .after(http2))
+            try sync.addHandler(ConnectionErrorClosingHandler(), position: .after(http2))
         }
     }
 }
