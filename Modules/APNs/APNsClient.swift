@@ -137,7 +137,9 @@ public final class APNsClient: PushTransport {
         let health = ConnectionHealthHandler.Timing(
             silenceBeforePing: Self.timeAmount(configuration.pingAfterSilence),
             pingTimeout: Self.timeAmount(configuration.pingTimeout))
-        http.http2ConnectionDebugInitializer = { FlushCoalescingHandler.install(on: $0, health: health) }
+        http.http2ConnectionDebugInitializer = {
+            FlushCoalescingHandler.install(on: $0, health: health, logger: logger)
+        }
         // No tracer: a span per push costs the client time even with the no-op tracer.
         http.tracing.tracer = nil
         self.http = HTTPClient(

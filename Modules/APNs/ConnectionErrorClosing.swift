@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import NIOHTTP2
 
@@ -18,8 +19,15 @@ final class ConnectionErrorClosingHandler: ChannelInboundHandler, RemovableChann
     typealias InboundIn = Any
     typealias InboundOut = Any
 
+    private let logger: Logger
+    private var closing = false
+
+    init(logger: Logger) { self.logger = logger }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if !(error is NIOHTTP2Errors.StreamError) {
+        if !(error is NIOHTTP2Errors.StreamError), !closing {
+            closing = true
+            logger.warning("APNs connection closed after an HTTP/2 connection error", metadata: ["error": "\(error)"])
             context.close(promise: nil)
         }
         context.fireErrorCaught(error)

@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import NIOHTTP2
 
@@ -35,13 +36,17 @@ final class ConnectionHealthHandler: ChannelDuplexHandler, RemovableChannelHandl
     static let pingData = HTTP2PingData(withInteger: 0x4150_4E73_4865_616C)
 
     private let timing: Timing
+    private let logger: Logger
     private var openStreams = 0
     private var lastHeard = NIODeadline.now()
     private var lastCheck = NIODeadline.now()
     private var pingSentAt: NIODeadline?
     private var checks: RepeatedTask?
 
-    init(timing: Timing) { self.timing = timing }
+    init(timing: Timing, logger: Logger) {
+        self.timing = timing
+        self.logger = logger
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         lastHeard = .now()
@@ -95,7 +100,14 @@ final class ConnectionHealthHandler: ChannelDuplexHandler, RemovableChannelHandl
         }
         lastCheck = now
         if let sent = pingSentAt {
-            if now - sent >= timing.pingTimeout { context.close(promise: nil) }
+            if now - sent >= timing.pingTimeout {
+                checks?.cancel()
+                checks = nil
+                logger.warning(
+                    "APNs connection closed: it answered nothing, not even a PING",
+                    metadata: ["streamsOpen": "\(openStreams)"])
+                context.close(promise: nil)
+            }
             return
         }
         guard openStreams > 0, now - lastHeard >= timing.silenceBeforePing else { return }

@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import NIOHTTP2
 
@@ -43,14 +44,15 @@ final class FlushCoalescingHandler: ChannelOutboundHandler, RemovableChannelHand
     /// Puts a coalescer just below the connection's HTTP/2 handler, and above it a
     /// `ConnectionErrorClosingHandler` and a `ConnectionHealthHandler` with `health`
     /// (async-http-client's hook for a new HTTP/2 connection).
-    static func install(on channel: any Channel, health: ConnectionHealthHandler.Timing) -> EventLoopFuture<Void> {
+    static func install(
+        on channel: any Channel, health: ConnectionHealthHandler.Timing, logger: Logger
+    ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
             let http2 = try sync.handler(type: NIOHTTP2Handler.self)
             try sync.addHandler(FlushCoalescingHandler(), position: .before(http2))
-            let health = ConnectionHealthHandler(timing: health)
-            try sync.addHandler(health, position: .after(http2))
-            try sync.addHandler(ConnectionErrorClosingHandler(), position: .after(http2))
+            try sync.addHandler(ConnectionHealthHandler(timing: health, logger: logger), position: .after(http2))
+            try sync.addHandler(ConnectionErrorClosingHandler(logger: logger), position: .after(http2))
         }
     }
 }
