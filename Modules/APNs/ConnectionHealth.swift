@@ -12,8 +12,8 @@ import NIOHTTP2
 /// its streams fail at once, their pushes are retried, and the pool opens a new connection.
 ///
 /// Time the client's own event loop stood still (a stopped or starved process) is not the
-/// peer's silence: after a check that ran late by more than a check's interval, the silence
-/// and a PING's wait are counted again from then.
+/// peer's silence: when a check runs late by more than a check's interval, the lateness counts
+/// neither as silence nor as the PING's wait.
 final class ConnectionHealthHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -93,10 +93,12 @@ final class ConnectionHealthHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     private func check(context: ChannelHandlerContext) {
         let now = NIODeadline.now()
-        if now - lastCheck > timing.checkInterval * 2 {
-            // The loop itself stood still: the peer may have answered meanwhile, unread yet.
-            lastHeard = now
-            if pingSentAt != nil { pingSentAt = now }
+        let late = now - lastCheck - timing.checkInterval
+        if late > timing.checkInterval {
+            // The loop itself stood still that long: the peer may have answered meanwhile, unread
+            // yet, so that time counts neither as silence nor as the PING's wait.
+            lastHeard = lastHeard + late
+            pingSentAt = pingSentAt.map { $0 + late }
         }
         lastCheck = now
         if let sent = pingSentAt {
