@@ -2,7 +2,7 @@ import AsyncHTTPClient
 public import Delivery
 public import Logging
 public import Models
-import NIOCore
+public import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
@@ -25,8 +25,9 @@ public enum APNsConfigurationError: Error, Hashable, Sendable, CustomStringConve
 /// The APNs provider API over HTTP/2 with token authentication: one HTTP/2 connection per
 /// environment carrying many concurrent streams, one provider token for every sender
 /// (`ProviderTokens`), and Apple's error semantics (`APNsDisposition`). A connection closed by
-/// the server (GOAWAY, or a reset) is replaced when the next push needs it; a push whose stream
-/// the close refused is retried like a 5xx.
+/// the server (GOAWAY, or a reset) is replaced when the next push needs it, and so is one the
+/// client closes on an HTTP/2 connection error (`ConnectionErrorClosingHandler`); a push whose
+/// stream the close refused is retried like a 5xx.
 ///
 /// `shutdown()` must be awaited before the client is released.
 public final class APNsClient: PushTransport {
@@ -44,12 +45,21 @@ public final class APNsClient: PushTransport {
         public var tokenRefreshAfterSeconds: Int64
         /// One attempt's limit, from sending to the answer's last byte.
         public var attemptTimeout: Duration
+        /// A connection with pushes in flight that has sent nothing for this long is pinged
+        /// (HTTP/2 PING), and closed when the answer takes longer than `pingTimeout`: its pushes
+        /// are retried on a new one instead of each waiting out `attemptTimeout`
+        /// (`ConnectionHealthHandler`).
+        public var pingAfterSilence: Duration = .seconds(1)
+        public var pingTimeout: Duration = .seconds(2)
         /// For tests only: trust these PEM certificates (a fake APNs's self-signed one) instead of
         /// the system's roots. Never set in a deployment.
         public var testingTrustRootsPEM: [String]?
         /// Where the deployment's processes share one provider token (`ProviderTokenSharing`);
         /// nil for a single process.
         public var sharedTokens: (any ProviderTokenSharing)? = nil
+        /// The event loops the connections run on; nil for NIO's shared ones
+        /// (`MultiThreadedEventLoopGroup.singleton`). Tests give a group of their own to stop it.
+        public var eventLoopGroup: (any EventLoopGroup)? = nil
 
         public init(
             credentials: APNsCredentials, endpoints: [PushRequest.Environment: String] = appleEndpoints,
@@ -107,6 +117,9 @@ public final class APNsClient: PushTransport {
         }
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.applicationProtocols = ["h2"]
+        // A connection closed for not answering (`ConnectionHealthHandler`) would otherwise wait
+        // NIO's 5 s for a close_notify that never comes before its streams fail and are retried.
+        tls.shutdownTimeout = .seconds(1)
         if let pems = configuration.testingTrustRootsPEM {
             do {
                 tls.trustRoots = .certificates(try pems.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) })
@@ -121,19 +134,22 @@ public final class APNsClient: PushTransport {
         http.connectionPool.idleTimeout = .minutes(60)
         http.redirectConfiguration = .disallow
         http.decompression = .disabled
-        http.http2ConnectionDebugInitializer = FlushCoalescingHandler.install
+        let health = ConnectionHealthHandler.Timing(
+            silenceBeforePing: Self.timeAmount(configuration.pingAfterSilence),
+            pingTimeout: Self.timeAmount(configuration.pingTimeout))
+        http.http2ConnectionDebugInitializer = {
+            FlushCoalescingHandler.install(on: $0, health: health, logger: logger)
+        }
         // No tracer: a span per push costs the client time even with the no-op tracer.
         http.tracing.tracer = nil
         self.http = HTTPClient(
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: http, backgroundActivityLogger: logger
-        )
+            eventLoopGroup: configuration.eventLoopGroup ?? MultiThreadedEventLoopGroup.singleton,
+            configuration: http, backgroundActivityLogger: logger)
         self.configuration = configuration
         self.dependencies = dependencies
         self.logger = logger
         self.devicePaths = devicePaths
-        self.timeout = .nanoseconds(
-            configuration.attemptTimeout.components.seconds * 1_000_000_000
-                + configuration.attemptTimeout.components.attoseconds / 1_000_000_000)
+        self.timeout = Self.timeAmount(configuration.attemptTimeout)
         self.tokens = ProviderTokens(
             credentials: configuration.credentials, refreshAfterSeconds: configuration.tokenRefreshAfterSeconds,
             shared: configuration.sharedTokens, now: dependencies.now)
@@ -205,6 +221,10 @@ public final class APNsClient: PushTransport {
         } catch {
             return APNsDisposition.noAnswer(error)
         }
+    }
+
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// `https://host` or `https://host:port`, with nothing after.

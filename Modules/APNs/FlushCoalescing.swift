@@ -1,3 +1,4 @@
+import Logging
 import NIOCore
 import NIOHTTP2
 
@@ -40,13 +41,18 @@ final class FlushCoalescingHandler: ChannelOutboundHandler, RemovableChannelHand
         context.flush()
     }
 
-    /// Puts a coalescer just below the connection's HTTP/2 handler (async-http-client's hook for
-    /// a new HTTP/2 connection).
-    @Sendable static func install(on channel: any Channel) -> EventLoopFuture<Void> {
+    /// Puts a coalescer just below the connection's HTTP/2 handler, and above it a
+    /// `ConnectionErrorClosingHandler` and a `ConnectionHealthHandler` with `health`
+    /// (async-http-client's hook for a new HTTP/2 connection).
+    static func install(
+        on channel: any Channel, health: ConnectionHealthHandler.Timing, logger: Logger
+    ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
             let http2 = try sync.handler(type: NIOHTTP2Handler.self)
             try sync.addHandler(FlushCoalescingHandler(), position: .before(http2))
+            try sync.addHandler(ConnectionHealthHandler(timing: health, logger: logger), position: .after(http2))
+            try sync.addHandler(ConnectionErrorClosingHandler(logger: logger), position: .after(http2))
         }
     }
 }

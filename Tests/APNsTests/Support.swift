@@ -5,6 +5,7 @@ import FakeAPNs
 import Foundation
 import Logging
 import Models
+import NIOCore
 import Synchronization
 
 let teamID = "TEAM123456"
@@ -44,6 +45,7 @@ struct Harness {
     static func with(
         retry: RetryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(100), maxDelay: .seconds(2)),
         attemptTimeout: Duration = .seconds(10), unitRandom: Double = 0.5, recordsDetails: Bool = true,
+        eventLoopGroup: (any EventLoopGroup)? = nil, ping: (afterSilence: Duration, timeout: Duration)? = nil,
         _ body: (Harness) async throws -> Void
     ) async throws {
         let key = P256.Signing.PrivateKey()
@@ -56,10 +58,13 @@ struct Harness {
         let sleeps = Sleeps()
         let client: APNsClient
         do {
+            var configuration = APNsClient.Configuration(
+                credentials: credentials, endpoints: [.sandbox: fake.url, .production: fake.url], retry: retry,
+                attemptTimeout: attemptTimeout, testingTrustRootsPEM: [fake.certificatePEM])
+            configuration.eventLoopGroup = eventLoopGroup
+            if let ping { (configuration.pingAfterSilence, configuration.pingTimeout) = ping }
             client = try APNsClient(
-                configuration: APNsClient.Configuration(
-                    credentials: credentials, endpoints: [.sandbox: fake.url, .production: fake.url], retry: retry,
-                    attemptTimeout: attemptTimeout, testingTrustRootsPEM: [fake.certificatePEM]),
+                configuration: configuration,
                 dependencies: APNsClient.Dependencies(
                     now: { clock.now() }, sleep: { sleeps.record($0) }, unitRandom: { unitRandom }),
                 logger: Logger(label: "apns-tests"))

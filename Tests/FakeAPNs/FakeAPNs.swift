@@ -64,6 +64,9 @@ public final class FakeAPNs: Sendable {
         case goAway
         /// The connection closed at once, the request unanswered.
         case closeConnection
+        /// The connection stops reading, open: this request and everything after it on the
+        /// connection (PINGs too) go unanswered, as on a connection a peer or a middlebox lost.
+        case freezeConnection
 
         public static let badDeviceToken = Fault.answer(status: 400, reason: "BadDeviceToken")
         public static let deviceTokenNotForTopic = Fault.answer(status: 400, reason: "DeviceTokenNotForTopic")
@@ -405,6 +408,7 @@ struct Reply: Sendable {
     var delay: Duration?
     var goAway = false
     var closeConnection = false
+    var freezeConnection = false
     var apnsID: String?
 
     init(status: Int, reason: String? = nil, timestampMillis: Int64? = nil) {
@@ -426,6 +430,9 @@ struct Reply: Sendable {
         case .closeConnection:
             self.init(status: 0)
             closeConnection = true
+        case .freezeConnection:
+            self.init(status: 0)
+            freezeConnection = true
         }
     }
 

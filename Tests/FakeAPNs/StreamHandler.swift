@@ -3,7 +3,7 @@ import NIOHTTP1
 import NIOHTTP2
 
 /// One HTTP/2 stream: reads the request (as HTTP/1 parts), asks the core, writes the answer,
-/// and carries out a scripted delay, GOAWAY or close.
+/// and carries out a scripted delay, GOAWAY, close or freeze.
 final class StreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -46,6 +46,11 @@ final class StreamHandler: ChannelInboundHandler {
                 streamID: streamID)
             if reply.closeConnection {
                 (context.channel.parent ?? context.channel).close(promise: nil)
+                return
+            }
+            if reply.freezeConnection {
+                (context.channel.parent ?? context.channel).setOption(ChannelOptions.autoRead, value: false)
+                    .whenComplete { _ in }
                 return
             }
             if let delay = reply.delay {
