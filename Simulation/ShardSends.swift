@@ -148,7 +148,7 @@ extension Shard {
         let followUp = OutboxSteps.afterSend(
             row, report: report, zone: users[local].zone, silentPushes: RemoteChannel.silentPushes, at: dispatchedAt)
         for next in followUp.rows { users[local].remote.outbox.enqueue(next) }
-        if followUp.syncMissed && isServerDeployment { try step(local, .syncMissed, at: now) }
+        if followUp.syncMissed && users[local].engine.phoneHasNotHeard { try step(local, .syncMissed, at: now) }
     }
 
     /// One attempt through the simulated APNs: counted and checked against the retired tokens.

@@ -88,7 +88,8 @@ public enum EngineInput: Hashable, Sendable {
     /// The sync that was to tell the user's phone of a change it has not pulled failed, was
     /// withheld or was refused (the server knows from the send's report): the phone hears only
     /// when it pulls. The plan is made again at once with everything the phone holds committed,
-    /// and stays so until its next pull. Nothing changes for a phone that pulled every change.
+    /// and stays so until its next pull. A shell applies it only while the phone has a change to
+    /// hear of (`UserEngine.phoneHasNotHeard`): a phone that pulled every change holds the plan.
     case syncMissed
 }
 

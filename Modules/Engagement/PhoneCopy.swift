@@ -74,6 +74,10 @@ extension UserEngine {
         return due <= now ? .whenItPulls : .by(min(bound, due))
     }
 
+    /// Whether the phone has a change of its plan still to hear of (it has not pulled since):
+    /// only then does a sync that missed it matter (`EngineInput.syncMissed`).
+    public var phoneHasNotHeard: Bool { state.plan.phoneHearsBy != nil }
+
     /// The sync that was to tell the phone of a change it has not pulled was missed at `now`
     /// (`EngineInput.syncMissed`): the phone was to hear by now at the latest, so from this step
     /// on it hears only when it pulls (`effectiveHearing`).

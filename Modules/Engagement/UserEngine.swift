@@ -86,8 +86,6 @@ public struct UserEngine: Sendable {
     /// when the user's phone hears of a change the input makes to its local plan
     /// (`PhoneHearing`): until then, what it holds is committed and the pass plans around it.
     public mutating func handle(_ input: EngineInput, at now: Instant, phone: PhoneHearing = .atOnce) -> [Effect] {
-        // A phone that pulled every change holds the plan: a missed sync is no news, and takes no pass.
-        if case .syncMissed = input, state.plan.phoneHearsBy == nil { return [] }
         var effects: [Effect] = []
         let revisionBefore = state.plan.localRevision
         // What fired since the last input is history before anything else looks at the plan.

@@ -259,7 +259,9 @@ public actor EngineRuntime {
             // At best: a user whose engine cannot be loaded gets no sync nor the missed sync's
             // step, and the row is done.
             if let sync = followUp.badgeSync { try? await commitRows([sync], for: row.userID) }
-            if followUp.syncMissed { _ = try? await apply(.syncMissed, to: row.userID) }
+            if followUp.syncMissed, (try? loadEngine(row.userID))?.engine.phoneHasNotHeard == true {
+                _ = try? await apply(.syncMissed, to: row.userID)
+            }
             done.append(row)
         }
         do { try store.completeOutbox(keys: done.map(\.key), at: now) } catch { throw .store(error) }

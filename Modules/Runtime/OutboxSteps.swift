@@ -73,8 +73,9 @@ public struct SendFollowUp: Hashable, Sendable {
     public var series: OutboxRow?
     /// A badge sync, or a failed sync's row at the next slot.
     public var badgeSync: OutboxRow?
-    /// The sync did not reach the phone: the user's engine takes `EngineInput.syncMissed`, so it
-    /// plans at once around what the phone holds instead of waiting for the phone to hear.
+    /// The sync did not reach the phone: the user's engine takes `EngineInput.syncMissed` when the
+    /// phone has a change still to hear of (`UserEngine.phoneHasNotHeard`), so it plans at once
+    /// around what the phone holds instead of waiting for the phone to hear.
     public var syncMissed: Bool
 
     public init(series: OutboxRow? = nil, badgeSync: OutboxRow? = nil, syncMissed: Bool = false) {
