@@ -25,7 +25,6 @@ struct FrozenClientTests {
                 #expect(await harness.client.send(alert(0)) == .delivered)
                 // Answers held a little, so that they arrive while the client stands still.
                 harness.fake.answer(token: deviceToken, with: .delay(.milliseconds(200)))
-                let started = ContinuousClock.now
                 async let outcomes = withTaskGroup(of: PushOutcome.self) { tasks in
                     for n in 1...64 { tasks.addTask { await harness.client.send(alert(n)) } }
                     return await tasks.reduce(into: []) { $0.append($1) }
@@ -37,11 +36,9 @@ struct FrozenClientTests {
                 for loop in group.makeIterator() { loop.execute { Thread.sleep(forTimeInterval: 1.5) } }
                 harness.fake.answer(token: deviceToken, with: nil)
                 let done = await outcomes
-                let elapsed = ContinuousClock.now - started
+                // Retried into the broken connection, every push failed after its 4 attempts;
+                // closed and replaced, every one is delivered.
                 #expect(done.allSatisfy { $0 == .delivered }, "\(done.filter { $0 != .delivered }.prefix(3))")
-                // The freeze, one timed-out attempt and retries on a new connection: under the
-                // 1.5 s + 3 x 1 s that retries into the broken connection take.
-                #expect(elapsed < .seconds(4), "all 64 pushes done after \(elapsed)")
                 #expect(await harness.client.send(alert(100)) == .delivered)
             }
         } catch {
