@@ -1,3 +1,4 @@
+import APNs
 import Foundation
 import Logging
 import Models
@@ -25,6 +26,16 @@ final class NeverBackwards: Sendable {
             return last
         }
     }
+}
+
+/// The transport of `serve` and `worker`: APNs through `apns` when it is configured
+/// (`APNsOptions.makeClient`), else `LoggingTransport`.
+func channelTransport(
+    _ apns: (client: APNsClient, topic: String)?, runtime: EngineRuntime, metrics: ServerMetrics, logger: Logger
+) -> any ChannelTransport {
+    apns.map {
+        PushChannelTransport(runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
+    } ?? LoggingTransport(logger: logger)
 }
 
 /// Without APNs settings (`APNsSettings`), a due push row is "sent" by logging it with its

@@ -57,11 +57,7 @@ extension Serve {
         }
         let apns = try self.apns.makeClient(environment, logger: logger)
         let metrics = ServerMetrics()
-        let transport: any ChannelTransport =
-            apns.map {
-                PushChannelTransport(
-                    runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
-            } ?? LoggingTransport(logger: logger)
+        let transport = channelTransport(apns, runtime: runtime, metrics: metrics, logger: logger)
         // Every connection holds a descriptor: the limit on them must leave room for the rest.
         let descriptors = DescriptorBudget.fit(maxConnections: maxConnections)
         Self.log(descriptors, logger: logger)

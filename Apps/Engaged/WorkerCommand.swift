@@ -138,11 +138,7 @@ struct Worker: AsyncParsableCommand {
         let runtime = EngineRuntime(store: store, clock: clock, content: ContentGenerator(catalog: templates))
         let client = try apns.makeClient(environment, logger: logger, sharedTokens: PostgresProviderTokens(pool: pool))
         let metrics = ServerMetrics()
-        let transport: any ChannelTransport =
-            client.map {
-                PushChannelTransport(
-                    runtime: runtime, push: $0.client, topic: $0.topic, metrics: metrics, logger: logger)
-            } ?? LoggingTransport(logger: logger)
+        let transport = channelTransport(client, runtime: runtime, metrics: metrics, logger: logger)
         let stats = WorkerStats(workerID: name)
         let loop = WorkerLoop(
             runtime: runtime, queue: queue,
