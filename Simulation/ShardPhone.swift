@@ -28,16 +28,17 @@ extension Shard {
     }
 
     /// Who gives the server `input`, by the route a deployed app or backend would use: the
-    /// phone posts its events (activity, responses, launches, permission, Live Activity
-    /// events); the backend writes preferences, profile and zone and sends social events; the
-    /// server's own due work runs jobs and takes the coach's answers.
+    /// phone posts its events (activity, responses, launches, permission, its time zone as the
+    /// kit reports it, Live Activity events); the backend writes preferences and profile and
+    /// sends social events; the server's own due work runs jobs, takes the coach's answers and
+    /// the syncs that missed the phone.
     static func source(of input: EngineInput) -> InputSource {
         switch input {
         case .appLaunched, .activity, .notificationResponse, .unrecognizedResponse, .liveActivity,
-            .notificationPermission:
+            .notificationPermission, .timeZoneChanged:
             .device
-        case .backgroundTaskLaunched, .preferencesChanged, .profileChanged, .timeZoneChanged, .socialEvent,
-            .contentGenerated, .syncMissed:
+        case .backgroundTaskLaunched, .preferencesChanged, .profileChanged, .socialEvent, .contentGenerated,
+            .syncMissed:
             .backend
         }
     }
@@ -88,14 +89,15 @@ extension Shard {
     }
 
     /// Whether the phone keeps `input` in the kit's queue instead of sending it: in the server
-    /// topology, the user's own activity and answers made while the device is offline. The kit
-    /// withdraws what the event makes moot at once (`phoneWithdraws`); the server hears of the
-    /// event only when the network is back (`sendQueuedEvents`), as a deployed server does.
-    /// App launches, the permission and Live Activity reports are sent as they happen.
+    /// topology, the user's own activity and answers, and the zone the kit reports, made while
+    /// the device is offline. The kit withdraws what the event makes moot at once
+    /// (`phoneWithdraws`); the server hears of the event only when the network is back
+    /// (`sendQueuedEvents`), as a deployed server does. App launches, the permission and Live
+    /// Activity reports are sent as they happen.
     func queuesOffline(_ local: Int, _ input: EngineInput, at now: Instant) throws -> Bool {
         guard isServerDeployment, !users[local].phone.uninstalled else { return false }
         switch input {
-        case .activity, .notificationResponse, .unrecognizedResponse: break
+        case .activity, .notificationResponse, .unrecognizedResponse, .timeZoneChanged: break
         default: return false
         }
         guard users[local].remote.device.isOffline(at: now) else { return false }

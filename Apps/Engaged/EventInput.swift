@@ -54,6 +54,11 @@ struct EventInput {
             }
         case .notificationPermission(let body):
             self.init(.notificationPermission(allowed: body.allowed))
+        case .timeZoneChanged(let body):
+            guard let zone = ZoneRules(identifier: body.timeZone) else {
+                throw Problem.invalidField("timeZone", "unknown time zone \"\(body.timeZone.prefix(64))\"")
+            }
+            self.init(.timeZoneChanged(zone))
         case .socialEvent(let body):
             guard let kind = NotificationKind(rawValue: body.kind.rawValue), kind.isSocial else {
                 throw Problem.invalidField("kind", "\(body.kind.rawValue) is not a social kind")

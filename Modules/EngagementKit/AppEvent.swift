@@ -3,7 +3,8 @@ public import LiveActivity
 public import Models
 
 /// Something the app reports to the server (`POST /v1/users/{id}/events`): what its user did,
-/// how they answered a notification, whether the device allows notifications. What others did
+/// how they answered a notification, whether the device allows notifications, the device's
+/// time zone. What others did
 /// (social events) comes from the backend, never from the app.
 public enum AppEvent: Hashable, Sendable {
     /// What the user did in the app (a meal logged, a workout completed, the app opened).
@@ -21,6 +22,10 @@ public enum AppEvent: Hashable, Sendable {
     /// hex, `DeviceReporter.hex`), through which the server pushes its updates. Taken when it
     /// arrives, like a response.
     case liveActivity(LiveActivityEvent)
+    /// The device's time zone (an IANA identifier, `TimeZone.current.identifier`) when it differs
+    /// from the one last told (`DeviceReporter`): the phone re-matches its calendar triggers at
+    /// once, so the engine hears of the move as the phone's own change. Taken when it arrives.
+    case timeZoneChanged(String)
 
     /// Whether the server records it at the instant it happened (`at`): what the user did is
     /// history; a response or a permission is taken when it arrives.
@@ -49,6 +54,8 @@ public enum AppEvent: Hashable, Sendable {
         case .notificationPermission(let allowed):
             fields = ["type": .text("notificationPermission"), "allowed": .flag(allowed)]
         case .liveActivity(let event): fields = Self.fields(of: event)
+        case .timeZoneChanged(let identifier):
+            fields = ["type": .text("timeZoneChanged"), "timeZone": .text(identifier)]
         }
         if carriesInstant { fields["at"] = .text(instant.iso8601) }
         let encoder = JSONEncoder()

@@ -22,6 +22,9 @@ public struct DeviceReportState: Codable, Hashable, Sendable {
     /// What the server was last told of the permission, and for which user.
     public var permissionAllowed: Bool?
     public var permissionUserID: UserID?
+    /// What the server was last told of the device's time zone, and for which user.
+    public var timeZone: String?
+    public var timeZoneUserID: UserID?
 
     public init() { retiredTokens = [] }
 }
@@ -35,12 +38,26 @@ public enum DeviceReport: Hashable, Sendable {
     case remove(userID: UserID, token: String)
     /// The permission, as an event through the user's `EventQueue` (ordered with the rest).
     case permission(userID: UserID, allowed: Bool)
+    /// The device's time zone, as an event through the user's `EventQueue`.
+    case timeZone(userID: UserID, identifier: String)
+}
+
+extension DeviceReport {
+    /// The event a report goes as through the user's `EventQueue`; nil for a registration or a
+    /// removal, which go through the sender.
+    public var queuedEvent: AppEvent? {
+        switch self {
+        case .permission(_, let allowed): .notificationPermission(allowed: allowed)
+        case .timeZone(_, let identifier): .timeZoneChanged(identifier)
+        case .register, .remove: nil
+        }
+    }
 }
 
 /// Keeps the server's idea of this install right: its push token registered for its signed-in
 /// user (once, again when the platform hands out another, and every `refreshSeconds` so the
 /// server's least-recently-registered pruning never takes a live phone), its earlier tokens
-/// removed, and its notification permission reported when it changes.
+/// removed, and its notification permission and time zone reported when they change.
 ///
 /// The rules the anchors' users were bitten by:
 /// - An iOS token rotation gives the install a new token: the new one is registered first, then
@@ -57,6 +74,9 @@ public enum DeviceReport: Hashable, Sendable {
 ///   forgotten (dead tokens: APNs retires them).
 /// - Provisional and ephemeral permission allow notifications; `notDetermined` is not
 ///   reported (the user has not been asked).
+/// - The phone re-matches its calendar triggers in a new zone the moment it moves, while the
+///   app's backend may tell the server much later: the zone is reported as soon as the app
+///   sees it differ, so the server plans the move as the phone's own change.
 ///
 /// `reports` says what to send; `send` sends it, one run at a time, and records what the server
 /// accepted (`confirm`); what failed is said again next time. A permission counts as told once
@@ -93,11 +113,12 @@ public actor DeviceReporter {
     }
 
     /// What to tell the server for `userID`, signed in, given what the platform says now: its push
-    /// token (nil before APNs gave one, or when registration failed) and the permission.
-    /// Registrations come before removals.
+    /// token (nil before APNs gave one, or when registration failed), the permission and the
+    /// device's time zone (`TimeZone.current.identifier`; nil for an app whose backend alone
+    /// writes the zone). Registrations come before removals.
     public func reports(
         userID: UserID, pushToken: Data?, environment: PushEnvironment, permission: AuthorizationStatus,
-        at now: Instant
+        timeZone: String? = nil, at now: Instant
     ) -> [DeviceReport] {
         var reports: [DeviceReport] = []
         let sameUser = isThisInstall && state.userID == userID
@@ -122,6 +143,9 @@ public actor DeviceReporter {
             if !isThisInstall || state.permissionUserID != userID || state.permissionAllowed != allowed {
                 reports.append(.permission(userID: userID, allowed: allowed))
             }
+        }
+        if let timeZone, !isThisInstall || state.timeZoneUserID != userID || state.timeZone != timeZone {
+            reports.append(.timeZone(userID: userID, identifier: timeZone))
         }
         return reports
     }
@@ -165,15 +189,20 @@ public actor DeviceReporter {
                 state.registeredAt = nil
                 state.permissionUserID = nil
                 state.permissionAllowed = nil
+                state.timeZoneUserID = nil
+                state.timeZone = nil
             }
         case .permission(let userID, let allowed):
             state.permissionUserID = userID
             state.permissionAllowed = allowed
+        case .timeZone(let userID, let identifier):
+            state.timeZoneUserID = userID
+            state.timeZone = identifier
         }
     }
 
-    /// Sends `reports` in order: registrations and removals through `sender`, the permission into
-    /// `queue` (the signed-in user's), confirming each the server accepted (a removal the server
+    /// Sends `reports` in order: registrations and removals through `sender`, the permission and
+    /// the time zone into `queue` (the signed-in user's), confirming each the server accepted (a removal the server
     /// answers 404 for is gone already). A registration that fails holds back the removals after
     /// it (the old token stays until the new one is in) but not the permission. It stops at a
     /// 401 or 403 (the user's token needs renewing). One send runs at a time: a send asked for
@@ -188,12 +217,12 @@ public actor DeviceReporter {
         var registrationFailed = false
         for report in reports {
             switch report {
-            case .permission(let userID, let allowed):
-                guard queue.userID == userID else {
+            case .permission(let userID, _), .timeZone(let userID, _):
+                guard queue.userID == userID, let event = report.queuedEvent else {
                     failed = true
                     continue
                 }
-                do { try await queue.enqueue(.notificationPermission(allowed: allowed), at: now) } catch {
+                do { try await queue.enqueue(event, at: now) } catch {
                     failed = true
                     continue
                 }

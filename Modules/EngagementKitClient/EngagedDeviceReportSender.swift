@@ -13,11 +13,12 @@ public struct EngagedDeviceReportSender: DeviceReportSender {
 
     public init(_ connection: EngagedConnection) { self.connection = connection }
 
-    /// A permission report goes through the user's `EventQueue` (`DeviceReporter.send` puts it
-    /// there), never through this sender: asked to send one, it throws this.
-    public struct PermissionIsAnEvent: Error, CustomStringConvertible {
+    /// A permission or time zone report goes through the user's `EventQueue`
+    /// (`DeviceReporter.send` puts it there), never through this sender: asked to send one, it
+    /// throws this.
+    public struct ReportIsAnEvent: Error, CustomStringConvertible {
         public var description: String {
-            "a permission report is an event: DeviceReporter.send puts it in the user's EventQueue"
+            "a permission or time zone report is an event: DeviceReporter.send puts it in the user's EventQueue"
         }
     }
 
@@ -33,8 +34,8 @@ public struct EngagedDeviceReportSender: DeviceReportSender {
             return try await connection.exchange { client in
                 try await client.removeDevice(path: .init(id: userID.rawValue, token: token))
             }.answer.status
-        case .permission:
-            throw PermissionIsAnEvent()
+        case .permission, .timeZone:
+            throw ReportIsAnEvent()
         }
     }
 

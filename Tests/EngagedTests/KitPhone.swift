@@ -59,7 +59,7 @@ final class PhoneLink: EventSender, DeviceReportSender {
                 #"{"token": "\#(token)", "environment": "\#(environment.rawValue)"}"#)
         case .remove(let userID, let token):
             response = try await request(.delete, "/v1/users/\(userID)/devices/\(token)")
-        case .permission: return 400  // the queue's, never sent here
+        case .permission, .timeZone: return 400  // the queue's, never sent here
         }
         return Int(response.status.code)
     }

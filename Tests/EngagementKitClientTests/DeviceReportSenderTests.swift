@@ -86,7 +86,7 @@ struct DeviceReportSenderTests {
 
     @Test func aPermissionIsNeverSentAsADeviceReport() async {
         let server = FakeEngaged()
-        await #expect(throws: EngagedDeviceReportSender.PermissionIsAnEvent.self) {
+        await #expect(throws: EngagedDeviceReportSender.ReportIsAnEvent.self) {
             try await EngagedDeviceReportSender(connection(to: server)).send(.permission(userID: "ana", allowed: true))
         }
         #expect(server.requests.isEmpty)

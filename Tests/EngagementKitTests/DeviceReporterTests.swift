@@ -6,7 +6,7 @@ import Testing
 
 @testable import EngagementKit
 
-@Suite("EngagementKit: the device's token and permission reach the server")
+@Suite("EngagementKit: the device's token, permission and zone reach the server")
 struct DeviceReporterTests {
     static let now = Instant(secondsSinceEpoch: 1_800_000_000)
     static let first = Data(repeating: 0xab, count: 32)
@@ -152,6 +152,47 @@ struct DeviceReporterTests {
             await Self.reports(reporter, token: nil, permission: .denied) == [
                 .permission(userID: "ana", allowed: false)
             ])
+    }
+
+    @Test func theTimeZoneIsReportedWhenItDiffersAndGoesThroughTheQueue() async throws {
+        let reporter = DeviceReporter(installation: "install-1")
+        func zone(_ identifier: String?, _ userID: UserID = "ana") async -> [DeviceReport] {
+            await reporter.reports(
+                userID: userID, pushToken: nil, environment: .production, permission: .notDetermined,
+                timeZone: identifier, at: Self.now)
+        }
+        // An app whose backend alone writes the zone passes none: nothing to tell.
+        #expect(await zone(nil).isEmpty)
+        #expect(await zone("Europe/Berlin") == [.timeZone(userID: "ana", identifier: "Europe/Berlin")])
+        let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "install-1"), seed: 1)
+        let sent = await reporter.send(await zone("Europe/Berlin"), via: ScriptedSender([]), queue: queue, at: Self.now)
+        #expect(sent == .sent)
+        let queued = try #require(try await queue.store.oldest(limit: 1).first)
+        #expect(String(decoding: queued.body, as: UTF8.self) == #"{"timeZone":"Europe/Berlin","type":"timeZoneChanged"}"#)
+        #expect(await reporter.state.timeZone == "Europe/Berlin")
+        // Told: not again while it stays; again when the phone moves, and for another user.
+        #expect(await zone("Europe/Berlin").isEmpty)
+        #expect(await zone("Pacific/Chatham") == [.timeZone(userID: "ana", identifier: "Pacific/Chatham")])
+        #expect(await zone("Europe/Berlin", "bob") == [.timeZone(userID: "bob", identifier: "Europe/Berlin")])
+        // Another user's queue takes none of ana's.
+        let bobs = EventQueue(store: InMemoryEventQueueStore(userID: "bob", installation: "install-1"), seed: 1)
+        let refused = await reporter.send(
+            [.timeZone(userID: "ana", identifier: "Asia/Tokyo")], via: ScriptedSender([]), queue: bobs, at: Self.now)
+        #expect(refused == .failed)
+        #expect(try await bobs.count() == 0)
+        #expect(await reporter.state.timeZone == "Europe/Berlin")
+    }
+
+    @Test func signingOutForgetsTheZoneTold() async {
+        let reporter = DeviceReporter(installation: "install-1")
+        await Self.settle(reporter)
+        await reporter.confirm(.timeZone(userID: "ana", identifier: "Europe/Berlin"), at: Self.now)
+        for report in await reporter.signOutReports { await reporter.confirm(report, at: Self.now) }
+        #expect(await reporter.state.timeZone == nil)
+        let again = await reporter.reports(
+            userID: "ana", pushToken: nil, environment: .production, permission: .notDetermined,
+            timeZone: "Europe/Berlin", at: Self.now)
+        #expect(again == [.timeZone(userID: "ana", identifier: "Europe/Berlin")])
     }
 
     /// Answers each report with the next status of `statuses` (200 when they run out; nil: no

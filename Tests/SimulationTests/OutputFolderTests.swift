@@ -9,6 +9,7 @@ import Testing
 @Suite struct OutputFolderTests {
     static func freshFolder(_ name: String) -> String {
         let path = NSTemporaryDirectory() + "simulate-out-\(name)-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: path) }
         try? FileManager.default.removeItem(atPath: path)
         return path
     }
@@ -21,6 +22,7 @@ import Testing
 
     @Test func aSecondClaimOnTheSameFolderFailsAtOnce() throws {
         let path = Self.freshFolder("lock")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let first = try OutputFolder.claim(path)
         #expect {
             _ = try OutputFolder.claim(path)
@@ -33,6 +35,7 @@ import Testing
 
     @Test func theLockIsReleasedWhenTheFirstRunEnds() throws {
         let path = Self.freshFolder("release")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         do {
             let first = try OutputFolder.claim(path)
             first.abandon()
@@ -43,6 +46,7 @@ import Testing
 
     @Test func aCommitReplacesTheEarlierRunsFilesReportLast() throws {
         let path = Self.freshFolder("commit")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         do {
             let first = try OutputFolder.claim(path)
             try Self.write("population 1", to: first.stagingPath + "/population.json")
@@ -66,6 +70,7 @@ import Testing
 
     @Test func aKilledRunLeavesTheEarlierOutputsAndItsStagingIsRemovedNextTime() throws {
         let path = Self.freshFolder("killed")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         do {
             let first = try OutputFolder.claim(path)
             try Self.write("report 1", to: first.stagingPath + "/report.json")
@@ -90,6 +95,7 @@ import Testing
     @Test(arguments: ["store.sqlite", "events.jsonl", "report.json"])
     func aFolderWithAnOutputsNameIsRefusedNotDeleted(name: String) throws {
         let path = Self.freshFolder("folder-\(name)")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         try FileManager.default.createDirectory(atPath: path + "/" + name, withIntermediateDirectories: true)
         try Self.write("precious", to: path + "/" + name + "/keep.txt")
         #expect {
@@ -103,6 +109,7 @@ import Testing
 
     @Test func aFileTheSimulatorDidNotWriteIsRefusedNotReplaced() throws {
         let path = Self.freshFolder("foreign")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try Self.write("my own notes", to: path + "/report.json")
         #expect {
@@ -113,6 +120,7 @@ import Testing
 
     @Test func anOutputFolderThatIsAFileIsRefused() throws {
         let path = Self.freshFolder("file")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         try Self.write("x", to: path)
         #expect {
             _ = try OutputFolder.claim(path)

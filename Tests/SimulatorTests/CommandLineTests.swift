@@ -100,6 +100,7 @@ import Testing
             _ = try Simulate.parse(["--scenario", "/nonexistent/x.json"]).resolveScenario()
         } throws: { ($0 as? CommandFailure)?.status == 64 }
         let path = NSTemporaryDirectory() + "simulate-bad-\(getpid()).json"
+        defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(#"{"name": "bad", "start": "2027-03-01", "preferences": {"quietHours": {"": 1}}}"#.utf8)
             .write(to: URL(fileURLWithPath: path))
         #expect {

@@ -44,6 +44,7 @@ import Testing
 
     static func freshFolder(_ name: String) -> String {
         let path = NSTemporaryDirectory() + "simulate-process-\(name)-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: path) }
         try? FileManager.default.removeItem(atPath: path)
         return path
     }
@@ -57,6 +58,7 @@ import Testing
 
     @Test func aSeedBeyondUInt64InTheFileExits65NamingTheKeyAndLine() throws {
         let path = NSTemporaryDirectory() + "simulate-seed-\(getpid()).json"
+        defer { try? FileManager.default.removeItem(atPath: path) }
         try Data("{\n\"name\": \"big\",\n\"start\": \"2027-03-01\",\n\"seed\": 18446744073709551616\n}".utf8)
             .write(to: URL(fileURLWithPath: path))
         let result = try Self.run(["--scenario", path])
@@ -68,6 +70,7 @@ import Testing
 
     @Test func aSecondRunOnTheSameFolderExits74AtOnce() throws {
         let path = Self.freshFolder("locked")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let holder = try OutputFolder.claim(path)
         defer { holder.abandon() }
         let result = try Self.run(["--scenario", "smoke", "--users", "5", "--out", path])
@@ -79,6 +82,7 @@ import Testing
 
     @Test func aSmallRunWritesItsOutputsAndNoEventLogByDefault() throws {
         let path = Self.freshFolder("small")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let result = try Self.run(["--scenario", "smoke", "--users", "12", "--out", path])
         #expect(result.status == 0 || result.status == 1, "no invariant violated: \(result.stdout)")
         #expect(result.stdout.hasPrefix("SEED=7\n"))
@@ -89,6 +93,7 @@ import Testing
 
     @Test func aKilledRunHasPrintedItsSeedAndLeavesNoHalfOutput() throws {
         let path = Self.freshFolder("killed")
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let (process, stdout, _) = try Self.launch([
             "--scenario", "smoke", "--users", "3000", "--weeks", "8", "--seed", "42", "--out", path,
         ])

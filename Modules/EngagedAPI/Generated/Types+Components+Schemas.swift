@@ -660,6 +660,8 @@ extension Components {
             case notificationResponse(Components.Schemas.NotificationResponse)
             /// - Remark: Generated from `#/components/schemas/Event/SocialEventBody`.
             case socialEvent(Components.Schemas.SocialEventBody)
+            /// - Remark: Generated from `#/components/schemas/Event/TimeZoneChanged`.
+            case timeZoneChanged(Components.Schemas.TimeZoneChanged)
             /// - Remark: Generated from `#/components/schemas/Event/WorkoutCompleted`.
             case workoutCompleted(Components.Schemas.WorkoutCompleted)
             /// - Remark: Generated from `#/components/schemas/Event/LiveActivityEventBody`.
@@ -704,6 +706,8 @@ extension Components {
                     self = .notificationResponse(try .init(from: decoder))
                 case "socialEvent":
                     self = .socialEvent(try .init(from: decoder))
+                case "timeZoneChanged":
+                    self = .timeZoneChanged(try .init(from: decoder))
                 case "workoutCompleted":
                     self = .workoutCompleted(try .init(from: decoder))
                 case "workoutEnded":
@@ -747,6 +751,8 @@ extension Components {
                 case let .notificationResponse(value):
                     try value.encode(to: encoder)
                 case let .socialEvent(value):
+                    try value.encode(to: encoder)
+                case let .timeZoneChanged(value):
                     try value.encode(to: encoder)
                 case let .workoutCompleted(value):
                     try value.encode(to: encoder)
@@ -1398,6 +1404,57 @@ extension Components {
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "type",
                     "allowed"
+                ])
+            }
+        }
+        /// The device moved to another time zone, as the app reads it (at launch, on coming to the
+        /// foreground, and on the system's notice of a change). The phone re-matches its calendar
+        /// triggers in the new zone at once; this tells the engine as soon as the app can, so it
+        /// plans the move as the phone's own change (the answer's `planVersion` says to pull),
+        /// not as a backend write the phone hears of with the next sync. The `timeZone` field group
+        /// is stamped with the server's clock, so a `PUT /v1/users/{id}` stamped earlier is stale
+        /// for that group. Taken when it arrives. An unknown zone is 422 naming `timeZone`.
+        ///
+        ///
+        /// - Remark: Generated from `#/components/schemas/TimeZoneChanged`.
+        public struct TimeZoneChanged: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/TimeZoneChanged/type`.
+            @frozen public enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case timeZoneChanged = "timeZoneChanged"
+            }
+            /// - Remark: Generated from `#/components/schemas/TimeZoneChanged/type`.
+            public var _type: Components.Schemas.TimeZoneChanged._TypePayload
+            /// - Remark: Generated from `#/components/schemas/TimeZoneChanged/timeZone`.
+            public var timeZone: Components.Schemas.TimeZoneName
+            /// Creates a new `TimeZoneChanged`.
+            ///
+            /// - Parameters:
+            ///   - _type:
+            ///   - timeZone:
+            public init(
+                _type: Components.Schemas.TimeZoneChanged._TypePayload,
+                timeZone: Components.Schemas.TimeZoneName
+            ) {
+                self._type = _type
+                self.timeZone = timeZone
+            }
+            public enum CodingKeys: String, CodingKey {
+                case _type = "type"
+                case timeZone
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self._type = try container.decode(
+                    Components.Schemas.TimeZoneChanged._TypePayload.self,
+                    forKey: ._type
+                )
+                self.timeZone = try container.decode(
+                    Components.Schemas.TimeZoneName.self,
+                    forKey: .timeZone
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "type",
+                    "timeZone"
                 ])
             }
         }
