@@ -47,6 +47,9 @@ extension Shard {
         users[local].center.setTimeZone(zone, at: users[local].deviceTime(now))
         try journal.log(&users[local], now, "travel") { $0.id("timeZone", next) }
         try step(local, .timeZoneChanged(zone), at: now)
+        // The device's triggers moved with its zone whether or not the kit could report it yet
+        // (offline, the report waits in its queue and the step above did nothing).
+        rescheduleFire(local)
         scheduleNextDay(local, after: now)
     }
 
