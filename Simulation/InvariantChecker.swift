@@ -8,7 +8,7 @@ import Scheduling
 public struct InvariantChecker: Sendable {
     private var capped: [Int64] = []
     /// Latest staleness deadline of each scheduled request, from the engine's traces.
-    private var deadlines = FiringMap<Int64>()
+    private var deadlines = FiringMap<Deadline>()
     /// Folded item -> the group it is in now; group -> its key; items already delivered in a group.
     private var groupOfItem: [RequestKey: RequestKey] = [:]
     private var itemsOfGroup: [RequestKey: Set<RequestKey>] = [:]
@@ -35,6 +35,14 @@ public struct InvariantChecker: Sendable {
     /// When the memories above are next trimmed to what can still matter (every three simulated days).
     private var nextTrimAt: Int64 = .min
 
+    /// A request's staleness deadline. A local request on a calendar trigger fires at a wall
+    /// time, wherever the device is: its deadline is a wall time too, and moves with the device
+    /// (`observeZoneChange`), as the engine's re-timing moves it when it hears of the move.
+    private struct Deadline {
+        var seconds: Int64
+        var followsWallClock: Bool
+    }
+
     /// Something the user did on a local date: a meal logged, or (`meal` nil) a workout done.
     private struct DoneThing: Hashable {
         var date: LocalDate
@@ -55,7 +63,7 @@ public struct InvariantChecker: Sendable {
         deliveredIDs.keep { $0 >= weekAgo }
         deliveredItems.keep { $0 >= weekAgo }
         let twoDaysAgo = now - 2 * .secondsPerDay
-        deadlines.keep { $0 >= twoDaysAgo }
+        deadlines.keep { $0.seconds >= twoDaysAgo }
         let threeDaysAgo = now - 3 * .secondsPerDay
         done = done.filter { $0.value >= threeDaysAgo }
         // A delivery's local date is at most a day from its UTC date, and deliveries come in time
@@ -154,7 +162,7 @@ public struct InvariantChecker: Sendable {
             broken += observeNudge(delivery, occurrence: occurrence, local: local, profile: profile, timed: timed)
         }
         if !delivery.repeats, let deadline = deadlines.removeValue(forKey: firing), timed,
-            delivery.at.secondsSinceEpoch > deadline
+            delivery.at.secondsSinceEpoch > deadline.seconds
         {
             broken.append(.noDeliveryAfterDeadline)
         }
@@ -191,14 +199,19 @@ public struct InvariantChecker: Sendable {
     }
 
     /// Learns deadlines and group membership from one of the engine's trace entries.
-    public mutating func observe(_ trace: TraceEntry) -> [Invariant] {
+    /// `zone` is the engine's, in which it chose each request's trigger.
+    public mutating func observe(_ trace: TraceEntry, zone: ZoneRules) -> [Invariant] {
         switch trace.decision {
         case .scheduled, .deferred:
             guard let plannedAt = trace.plannedAt else { return [] }
             let request = RequestKey(trace.subject)
             let isGroup = keyOfGroup[request] != nil
             let staleness = isGroup ? .secondsPerDay : KindPolicy.standard(for: trace.kind).stalenessSeconds
-            deadlines[FiringKey(request: request, firedAt: nil)] = plannedAt.secondsSinceEpoch + staleness
+            let followsWallClock =
+                ChannelPolicy.channel(for: trace.kind) == .local
+                && trace.fireAt.map { TriggerChoice.usesCalendarTrigger($0, in: zone) } ?? false
+            deadlines[FiringKey(request: request, firedAt: nil)] = Deadline(
+                seconds: plannedAt.secondsSinceEpoch + staleness, followsWallClock: followsWallClock)
             return []
         case .folded:
             guard let groupID = trace.group, let key = trace.groupKey else { return [] }
@@ -285,11 +298,17 @@ public struct InvariantChecker: Sendable {
         if action != .dismiss && ResponseOutcome(action: action) != .snoozed { nudgesThisAbsence.removeAll() }
     }
 
-    /// The device moved from `zone` to another at `instant`: opens recorded so far are local
-    /// minutes of another zone.
-    public mutating func observeZoneChange(from zone: ZoneRules, at instant: Instant) {
+    /// The device moved from `zone` to `newZone` at `instant`: opens recorded so far are local
+    /// minutes of another zone, and the deadline of each request on a calendar trigger is the
+    /// same wall time in the new zone.
+    public mutating func observeZoneChange(from zone: ZoneRules, to newZone: ZoneRules, at instant: Instant) {
         opens.removeAll()
         zoneChange = (instant, zone)
+        deadlines.update { deadline in
+            guard deadline.followsWallClock else { return }
+            let wallTime = zone.localDateTime(at: Instant(secondsSinceEpoch: deadline.seconds))
+            deadline.seconds = newZone.instant(for: wallTime).secondsSinceEpoch
+        }
     }
 
     /// Records something the user did, for the "already done" invariant, the campaign's cap and

@@ -134,6 +134,16 @@ struct FiringMap<Value> {
         byText = byText.filter { isIncluded($0.value) }
     }
 
+    /// Changes every value in place.
+    mutating func update(_ change: (inout Value) -> Void) {
+        for index in byOccurrence.indices { change(&byOccurrence[index].value) }
+        byText = byText.mapValues { value in
+            var value = value
+            change(&value)
+            return value
+        }
+    }
+
     var count: Int { byOccurrence.count + byText.count }
 }
 

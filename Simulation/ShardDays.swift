@@ -42,7 +42,7 @@ extension Shard {
             from: users[local].zone.identifier, among: scenario.timeZones, generator: &generator)
         users[local].generator = generator
         guard let next, let zone = zones[next] else { return }
-        users[local].checker.observeZoneChange(from: users[local].zone, at: now)
+        users[local].checker.observeZoneChange(from: users[local].zone, to: zone, at: now)
         users[local].zone = zone
         users[local].center.setTimeZone(zone, at: users[local].deviceTime(now))
         try journal.log(&users[local], now, "travel") { $0.id("timeZone", next) }

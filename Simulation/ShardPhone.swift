@@ -102,7 +102,13 @@ extension Shard {
         }
         guard users[local].remote.device.isOffline(at: now) else { return false }
         try phoneWithdraws(local, after: input, at: now)
-        users[local].phone.queuedEvents.append(input)
+        // The kit's queued event says when it happened: a move, so the server knows what the
+        // phone fired in the new zone before it heard.
+        if case .timeZoneChanged(let zone, nil) = input {
+            users[local].phone.queuedEvents.append(.timeZoneChanged(zone, movedAt: now))
+        } else {
+            users[local].phone.queuedEvents.append(input)
+        }
         stats.deployment.eventsQueuedOffline += 1
         try journal.log(&users[local], now, "queuedOffline")
         pullWhenOnline(local, at: now)

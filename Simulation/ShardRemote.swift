@@ -70,7 +70,7 @@ extension Shard {
         // As `EngineRuntime.dispatchDue`: every step the server performs itself first, then the sends.
         var sends: [OutboxRow] = []
         for row in OutboxSteps.inboxFirst(due) {
-            let zone = users[local].zone
+            let zone = users[local].engine.zone
             switch OutboxSteps.step(for: row, zone: zone, silentPushes: RemoteChannel.silentPushes, at: now) {
             case .deliverToInbox(let delivery, let next):
                 try deliverToInbox(local, delivery, next: next, at: now)
@@ -132,7 +132,7 @@ extension Shard {
     private func claim(_ local: Int, _ due: [OutboxRow], at now: Instant) -> [OutboxRow] {
         guard due.contains(where: { $0.channel == .push }) else { return due }
         let profile = users[local].engine.profile
-        let zone = users[local].zone
+        let zone = users[local].engine.zone
         let outcome = OutboxClaim.decide(
             due, rules: [profile.id: ClaimTimePolicy.UserRules(profile)], unreadable: [], zone: { _ in zone },
             state: users[local].remote.claims, at: now)
@@ -257,7 +257,7 @@ extension Shard {
         do {
             guard let stored else { throw RelaunchFailure.nothingStored }
             users[local].engine = try UserEngine(
-                restoring: stored, profile: engine.profile, zone: users[local].zone,
+                restoring: stored, profile: engine.profile, zone: engine.zone,
                 configuration: engine.configuration, content: content)
         } catch {
             try journal.violation(

@@ -30,7 +30,7 @@ extension Shard {
         case .alert(var request):
             // The release the engine decided, at the time it chose.
             try judgeRelease(local, request, at: row.dueAt, shownNow: false)
-            let rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.zone) }
+            let rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.engine.zone) }
             prepared = RowSends.alert(
                 request, of: row, badge: unread, rules: rules, devices: devices, topic: RemoteChannel.topic, at: now)
             request.content.badge = unread
@@ -146,7 +146,7 @@ extension Shard {
     /// the send's report is known.
     func finish(_ local: Int, _ row: OutboxRow, _ report: SendReport, dispatchedAt: Instant, at now: Instant) throws {
         let followUp = OutboxSteps.afterSend(
-            row, report: report, zone: users[local].zone, silentPushes: RemoteChannel.silentPushes, at: dispatchedAt)
+            row, report: report, zone: users[local].engine.zone, silentPushes: RemoteChannel.silentPushes, at: dispatchedAt)
         for next in followUp.rows { users[local].remote.outbox.enqueue(next) }
         if followUp.syncMissed && users[local].engine.phoneHasNotHeard { try step(local, .syncMissed, at: now) }
     }

@@ -135,7 +135,7 @@ extension Shard {
         case .templateFallback: stats.content.templateFallback += 1
         default: break
         }
-        for violation in users[local].checker.observe(entry) {
+        for violation in users[local].checker.observe(entry, zone: users[local].engine.zone) {
             try journal.violation(violation, &users[local], at: now, detail: entry.requestID, stats: &stats)
         }
         try journal.decision(entry, &users[local], at: now)

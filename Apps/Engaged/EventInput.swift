@@ -58,7 +58,7 @@ struct EventInput {
             guard let zone = ZoneRules(identifier: body.timeZone) else {
                 throw Problem.invalidField("timeZone", "unknown time zone \"\(body.timeZone.prefix(64))\"")
             }
-            self.init(.timeZoneChanged(zone))
+            self.init(.timeZoneChanged(zone, movedAt: body.at), at: body.at)
         case .socialEvent(let body):
             guard let kind = NotificationKind(rawValue: body.kind.rawValue), kind.isSocial else {
                 throw Problem.invalidField("kind", "\(body.kind.rawValue) is not a social kind")

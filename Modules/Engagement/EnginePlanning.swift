@@ -299,30 +299,7 @@ extension UserEngine {
         for item in state.plan.planned {
             guard item.fireAt <= now else { break }
             firedCount += 1
-            state.plan.fired[item.id] = item.fireAt
-            state.plan.ledger.insert(item.fireAt)
-            // A fired occurrence is never planned, traced or written again: what was kept for
-            // it (its last traced decision, the coach's copy) is dead weight in the snapshot.
-            state.plan.lastTraced[item.id] = nil
-            state.copy.coachCopy[item.id] = nil
-            if item.kind == .reEngagement, case .attempt(let attempt) = item.id.slot {
-                state.lapse.lastAttemptSent = max(state.lapse.lastAttemptSent, attempt)
-            }
-            retireReminder(item.id)
-            awaitResponse(item.id, firedAt: item.fireAt)
-            // Exempt from a limit it counts against (the caps for a transactional kind, the
-            // attention budget for a digest too), it was placed without regard to what the pass
-            // had placed before it; fired, it is in the ledger those are measured against now.
-            if item.kind.isTransactional || state.social.groups.contains(where: { $0.id == item.id && $0.isDigest }) {
-                forgetsKey = true
-            }
-            if item.kind.isSocial {
-                state.social.groups.removeAll { $0.id == item.id }
-                // Any other fired group a pass would skip like any fired occurrence (without a
-                // daily cap, everything placed around it respected it): the kept key loses it
-                // too, so its going asks for no pass.
-                state.plan.lastKey?.groups.removeAll { $0.id == item.id }
-            }
+            if noteFired(item) { forgetsKey = true }
         }
         guard firedCount > 0 || !state.reminders.snoozed.isEmpty else { return }
         // The daily cap is checked on the local day of each time a candidate's search passes
@@ -351,6 +328,36 @@ extension UserEngine {
         if state.plan.lastTraced.count > 48 { state.plan.lastTraced.filter { $0.plannedAt >= horizonStart } }
         if state.copy.coachCopy.count > 8 { state.copy.coachCopy.filter { $0.askedAt >= horizonStart } }
         pruneStaleReminders(at: now)
+    }
+
+    /// Records `item` as fired at its `fireAt`: in the history of sent ones and the caps' ledger,
+    /// its reminder retired and its response awaited. Returns whether a kept plan key must be
+    /// forgotten (`retireFired`).
+    mutating func noteFired(_ item: PlannedNotification) -> Bool {
+        state.plan.fired[item.id] = item.fireAt
+        state.plan.ledger.insert(item.fireAt)
+        // A fired occurrence is never planned, traced or written again: what was kept for
+        // it (its last traced decision, the coach's copy) is dead weight in the snapshot.
+        state.plan.lastTraced[item.id] = nil
+        state.copy.coachCopy[item.id] = nil
+        if item.kind == .reEngagement, case .attempt(let attempt) = item.id.slot {
+            state.lapse.lastAttemptSent = max(state.lapse.lastAttemptSent, attempt)
+        }
+        retireReminder(item.id)
+        awaitResponse(item.id, firedAt: item.fireAt)
+        // Exempt from a limit it counts against (the caps for a transactional kind, the
+        // attention budget for a digest too), it was placed without regard to what the pass
+        // had placed before it; fired, it is in the ledger those are measured against now.
+        let forgetsKey =
+            item.kind.isTransactional || state.social.groups.contains(where: { $0.id == item.id && $0.isDigest })
+        if item.kind.isSocial {
+            state.social.groups.removeAll { $0.id == item.id }
+            // Any other fired group a pass would skip like any fired occurrence (without a
+            // daily cap, everything placed around it respected it): the kept key loses it
+            // too, so its going asks for no pass.
+            state.plan.lastKey?.groups.removeAll { $0.id == item.id }
+        }
+        return forgetsKey
     }
 
     private func cancellationReason(for old: PlannedNotification, at now: Instant) -> ReasonCode {

@@ -69,8 +69,11 @@ public enum EngineInput: Hashable, Sendable {
     /// response, motivational style): the engine takes it whole, with the preferences in it.
     /// A change of zone comes as `timeZoneChanged`; the profile's `timeZone` is ignored here.
     case profileChanged(UserProfile)
-    /// The device moved to another time zone.
-    case timeZoneChanged(ZoneRules)
+    /// The device moved to another time zone, at `movedAt` when the app reports the move late
+    /// (it was offline; nil: now). Meanwhile the phone fired what it held at its wall time in
+    /// the new zone: the engine counts those as sent, so it neither sends them again nor lets
+    /// the caps forget them.
+    case timeZoneChanged(ZoneRules, movedAt: Instant? = nil)
     /// Another user did something that concerns this user (from the server).
     case socialEvent(SocialEvent)
     /// The coach's answer (or failure, or timeout) for a `generateContent` effect.

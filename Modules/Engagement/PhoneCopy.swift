@@ -48,6 +48,22 @@ extension UserEngine {
         return true
     }
 
+    /// What the phone fired after it moved from `oldZone` to `newZone` at `movedAt`, when the
+    /// engine hears of the move at `now` (the app was offline meanwhile): each calendar trigger
+    /// it held re-matched at its wall time in the new zone, and those that came after the move
+    /// and by `now` fired there, at that instant. Empty when the engine hears at once.
+    func firedAfterMoving(
+        from oldZone: ZoneRules, to newZone: ZoneRules, movedAt: Instant, at now: Instant
+    ) -> [OccurrenceID: Instant] {
+        guard movedAt < now, !state.plan.phoneHolds.isEmpty else { return [:] }
+        var fired: [OccurrenceID: Instant] = [:]
+        for (id, fireAt) in state.plan.phoneHolds.entries where TriggerChoice.usesCalendarTrigger(fireAt, in: oldZone) {
+            let firedAt = newZone.instant(for: oldZone.localDateTime(at: fireAt))
+            if firedAt > movedAt && firedAt <= now { fired[id] = firedAt }
+        }
+        return fired
+    }
+
     /// What the phone holds after it moved from `oldZone` to `newZone` at `now`: it re-matches
     /// each calendar trigger at the same wall time in the new zone (the rule that chose the
     /// trigger, `TriggerChoice`, tells which they are) and drops those whose wall time has

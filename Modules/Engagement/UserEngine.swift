@@ -125,8 +125,8 @@ public struct UserEngine: Sendable {
             state.user.isHeldOut = UserEngine.isHeldOut(profile.id, configuration)
             state.plan.seriesTimes = hydrationSeriesTimes()
             rewriteIfShownDifferently(since: before)
-        case .timeZoneChanged(let newZone):
-            movePlanned(to: newZone, at: now, into: &effects)
+        case .timeZoneChanged(let newZone, let movedAt):
+            movePlanned(to: newZone, movedAt: min(movedAt ?? now, now), at: now, into: &effects)
         case .socialEvent(let event):
             receive(event, at: now, into: &effects)
         case .unrecognizedResponse(let requestID, let kind, let actionIdentifier):
@@ -209,11 +209,16 @@ public struct UserEngine: Sendable {
     }
 
     /// The device re-matches wall-clock (calendar) triggers in its new zone; follow it, so the
-    /// plan knows when each pending request will now fire. One whose wall time has passed in the
-    /// new zone was dropped by the device; it is planned again at once if still worth sending.
-    private mutating func movePlanned(to newZone: ZoneRules, at now: Instant, into effects: inout [Effect]) {
+    /// plan knows when each pending request will now fire. One whose wall time had passed in the
+    /// new zone when the device moved (`movedAt`) was dropped by the device; it is planned again
+    /// at once if still worth sending. One the phone held whose wall time came between the move
+    /// and `now` fired on the phone (`firedAfterMoving`): it is history, not planned again.
+    private mutating func movePlanned(
+        to newZone: ZoneRules, movedAt: Instant, at now: Instant, into effects: inout [Effect]
+    ) {
         state.user.zoneChangedAt = now
         let oldZone = zone
+        let firedOnPhone = firedAfterMoving(from: oldZone, to: newZone, movedAt: movedAt, at: now)
         phoneMoves(from: oldZone, to: newZone, at: now)
         state.user.zone = newZone
         state.user.profile.timeZone = newZone.identifier
@@ -227,6 +232,12 @@ public struct UserEngine: Sendable {
         }
         var moved: [PlannedNotification] = []
         for item in state.plan.planned {
+            if let firedAt = firedOnPhone[item.id] {
+                var fired = item
+                fired.fireAt = firedAt
+                _ = noteFired(fired)
+                continue
+            }
             guard item.followsWallClock else {
                 moved.append(item)
                 continue
@@ -249,7 +260,18 @@ public struct UserEngine: Sendable {
                 plannedAt: copy.plannedAt, fireAt: copy.fireAt, level: nil, at: now, into: &effects)
         }
         state.plan.planned = moved.sorted(by: PlannedNotification.firesBefore)
-        if moved.contains(where: { ChannelPolicy.channel(for: $0.kind) == .local }) {
+        // Fired from a copy the plan no longer holds (the phone had not heard of its change):
+        // still history for the caps.
+        for (id, firedAt) in firedOnPhone where state.plan.fired[id] == nil {
+            state.plan.fired[id] = firedAt
+            state.plan.ledger.insert(firedAt)
+        }
+        if !firedOnPhone.isEmpty {
+            state.plan.lastKey = nil
+            // Out of the server's copy of the plan too: its rows still hold the old instants.
+            effects.append(.cancel(requestIDs: firedOnPhone.keys.map(\.description).sorted()))
+        }
+        if !firedOnPhone.isEmpty || moved.contains(where: { ChannelPolicy.channel(for: $0.kind) == .local }) {
             state.plan.countLocalChange(at: now)
         }
     }

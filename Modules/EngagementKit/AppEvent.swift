@@ -27,10 +27,14 @@ public enum AppEvent: Hashable, Sendable {
     /// once, so the engine hears of the move as the phone's own change. Taken when it arrives.
     case timeZoneChanged(String)
 
-    /// Whether the server records it at the instant it happened (`at`): what the user did is
-    /// history; a response or a permission is taken when it arrives.
+    /// Whether it carries the instant it happened (`at`): what the user did is history, and a
+    /// move tells the server what the phone fired in the new zone before it heard; a response
+    /// or a permission is taken when it arrives.
     public var carriesInstant: Bool {
-        if case .activity = self { true } else { false }
+        switch self {
+        case .activity, .timeZoneChanged: true
+        case .notificationResponse, .notificationPermission, .liveActivity: false
+        }
     }
 
     /// The request body, with `at` for an event that carries its instant. Keys are sorted, so

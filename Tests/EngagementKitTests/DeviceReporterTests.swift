@@ -168,7 +168,10 @@ struct DeviceReporterTests {
         let sent = await reporter.send(await zone("Europe/Berlin"), via: ScriptedSender([]), queue: queue, at: Self.now)
         #expect(sent == .sent)
         let queued = try #require(try await queue.store.oldest(limit: 1).first)
-        #expect(String(decoding: queued.body, as: UTF8.self) == #"{"timeZone":"Europe/Berlin","type":"timeZoneChanged"}"#)
+        // It says when the phone moved: the server learns what the phone fired in the new zone.
+        #expect(
+            String(decoding: queued.body, as: UTF8.self)
+                == #"{"at":"\#(Self.now.iso8601)","timeZone":"Europe/Berlin","type":"timeZoneChanged"}"#)
         #expect(await reporter.state.timeZone == "Europe/Berlin")
         // Told: not again while it stays; again when the phone moves, and for another user.
         #expect(await zone("Europe/Berlin").isEmpty)

@@ -275,12 +275,44 @@ import Testing
             traveller.observe(
                 .appOpened(sessionSeconds: 60), at: Instant(iso8601: "\(day)T02:00:00+01:00")!, zone: london)
         }
-        traveller.observeZoneChange(from: london, at: Instant(iso8601: "2027-05-31T12:00:00+01:00")!)
+        traveller.observeZoneChange(from: london, to: ZoneRules(identifier: "Asia/Tokyo")!, at: Instant(iso8601: "2027-05-31T12:00:00+01:00")!)
         #expect(traveller.observe(night, profile: user, zone: london) == [.noNudgeInLocalNight])
         // Waking hours come from the preferences: 22:00 is the night by default.
         let evening = delivery("reEngagement.2027-06-01.1", .reEngagement, "2027-06-04T21:59:00+01:00")
         var fresh = InvariantChecker()
         #expect(fresh.observe(evening, profile: user, zone: london).isEmpty)
+    }
+
+    @Test func aCalendarRequestsDeadlineMovesWithTheDevice() {
+        // Dinner planned for 18:30 in London on a calendar trigger: its deadline is a wall time.
+        // The phone flies to New York before the engine hears (it was offline) and fires 18:30
+        // there, five hours later: on time in the user's day, as the engine would have re-timed it.
+        let newYork = ZoneRules(identifier: "America/New_York")!
+        let planned = Instant(iso8601: "2027-06-01T18:30:00+01:00")!
+        let dinner = "mealReminder.2027-06-01.dinner"
+        let trace = TraceEntry(
+            at: planned - 3 * 3_600, userID: "u1", subject: .external(dinner), kind: .mealReminder,
+            decision: .scheduled, reason: .onTime, plannedAt: planned, fireAt: planned)
+        var moved = InvariantChecker()
+        #expect(moved.observe(trace, zone: london).isEmpty)
+        moved.observeZoneChange(from: london, to: newYork, at: planned - 2 * 3_600)
+        let firedThere = delivery(dinner, .mealReminder, "2027-06-01T18:30:00-04:00")
+        #expect(moved.observe(firedThere, profile: profile(), zone: newYork).isEmpty)
+        // Without the move, the same instant is five hours past its deadline.
+        var stayed = InvariantChecker()
+        #expect(stayed.observe(trace, zone: london).isEmpty)
+        #expect(stayed.observe(firedThere, profile: profile(), zone: london).contains(.noDeliveryAfterDeadline))
+        // A date trigger (not on a whole minute) keeps its instant, and so does its deadline.
+        let odd = planned + 17
+        var dated = InvariantChecker()
+        #expect(
+            dated.observe(
+                TraceEntry(
+                    at: planned - 3 * 3_600, userID: "u1", subject: .external(dinner), kind: .mealReminder,
+                    decision: .scheduled, reason: .onTime, plannedAt: odd, fireAt: odd), zone: london
+            ).isEmpty)
+        dated.observeZoneChange(from: london, to: newYork, at: planned - 2 * 3_600)
+        #expect(dated.observe(firedThere, profile: profile(), zone: newYork).contains(.noDeliveryAfterDeadline))
     }
 
     @Test func aDeliveryAtTheInstantOfAFlightIsReadInTheZoneItFiredIn() {
@@ -290,7 +322,7 @@ import Testing
         let flight = Instant(iso8601: "2027-03-15T22:00:00Z")!
         let reminder = delivery("hydration.2027-03-16.0900", .hydration, "2027-03-15T22:00:00Z")
         var checker = InvariantChecker()
-        checker.observeZoneChange(from: lordHowe, at: flight)
+        checker.observeZoneChange(from: lordHowe, to: london, at: flight)
         #expect(checker.observe(reminder, profile: profile(), zone: london).isEmpty)
         // A second later the device is in London, and the same identifier there is out of place.
         let later = delivery("hydration.2027-03-16.0900", .hydration, "2027-03-15T22:00:01Z")
@@ -388,18 +420,18 @@ import Testing
                 group: OccurrenceID(requestID: group), groupKey: "workoutKudos/dailyDigest", countedItems: counted)
         }
         var checker = InvariantChecker()
-        for item in ["k1", "k2", "k3"] { #expect(checker.observe(trace(item, .folded, group: first)).isEmpty) }
+        for item in ["k1", "k2", "k3"] { #expect(checker.observe(trace(item, .folded, group: first), zone: london).isEmpty) }
         // k1 was kept and moves by itself; k2 and k3 were counted and move with the group.
-        #expect(checker.observe(trace("k1", .folded, group: second)).isEmpty)
-        #expect(checker.observe(trace(first, .folded, group: second, counted: 2)).isEmpty)
+        #expect(checker.observe(trace("k1", .folded, group: second), zone: london).isEmpty)
+        #expect(checker.observe(trace(first, .folded, group: second, counted: 2), zone: london).isEmpty)
         #expect(checker.items(ofGroup: second) == ["k1", "k2", "k3"])
         #expect(checker.items(ofGroup: first).isEmpty)
         // An item whose id happens to be a group's is one item: without the marker nothing moves.
         var confused = checker
-        #expect(confused.observe(trace(second, .folded, group: "workoutKudos.2027-06-03.3")).isEmpty)
+        #expect(confused.observe(trace(second, .folded, group: "workoutKudos.2027-06-03.3"), zone: london).isEmpty)
         #expect(confused.items(ofGroup: second) == ["k1", "k2", "k3"])
         var dropping = checker
-        #expect(dropping.observe(trace(second, .dropped, group: second, counted: 2)).isEmpty)
+        #expect(dropping.observe(trace(second, .dropped, group: second, counted: 2), zone: london).isEmpty)
         #expect(dropping.items(ofGroup: second).isEmpty)
         #expect(dropping.finish(at: at + 3 * 86_400).isEmpty)
         let delivered = delivery(second, .workoutKudos, "2027-06-01T13:00:00+01:00")

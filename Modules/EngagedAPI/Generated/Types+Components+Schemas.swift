@@ -991,7 +991,7 @@ extension Components {
         /// history records the activity at this instant; the engine takes the input when it arrives
         /// (its time never goes back). At most 300 seconds ahead of the server's clock (a device
         /// clock ahead is recorded at the server's time) and at most 7 days behind it; otherwise
-        /// 422 naming `at`. Only activity events carry it.
+        /// 422 naming `at`. Only activity events and `timeZoneChanged` carry it.
         ///
         ///
         /// - Remark: Generated from `#/components/schemas/OccurredAt`.
@@ -1414,6 +1414,9 @@ extension Components {
         /// not as a backend write the phone hears of with the next sync. The `timeZone` field group
         /// is stamped with the server's clock, so a `PUT /v1/users/{id}` stamped earlier is stale
         /// for that group. Taken when it arrives. An unknown zone is 422 naming `timeZone`.
+        /// `at` is when the device moved, for a move the app reports late (it was offline): the
+        /// phone fired what it held at its wall time in the new zone meanwhile, and the engine
+        /// counts those as sent instead of sending them again. Its bounds are `OccurredAt`'s.
         ///
         ///
         /// - Remark: Generated from `#/components/schemas/TimeZoneChanged`.
@@ -1426,21 +1429,27 @@ extension Components {
             public var _type: Components.Schemas.TimeZoneChanged._TypePayload
             /// - Remark: Generated from `#/components/schemas/TimeZoneChanged/timeZone`.
             public var timeZone: Components.Schemas.TimeZoneName
+            /// - Remark: Generated from `#/components/schemas/TimeZoneChanged/at`.
+            public var at: Components.Schemas.OccurredAt?
             /// Creates a new `TimeZoneChanged`.
             ///
             /// - Parameters:
             ///   - _type:
             ///   - timeZone:
+            ///   - at:
             public init(
                 _type: Components.Schemas.TimeZoneChanged._TypePayload,
-                timeZone: Components.Schemas.TimeZoneName
+                timeZone: Components.Schemas.TimeZoneName,
+                at: Components.Schemas.OccurredAt? = nil
             ) {
                 self._type = _type
                 self.timeZone = timeZone
+                self.at = at
             }
             public enum CodingKeys: String, CodingKey {
                 case _type = "type"
                 case timeZone
+                case at
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -1452,9 +1461,14 @@ extension Components {
                     Components.Schemas.TimeZoneName.self,
                     forKey: .timeZone
                 )
+                self.at = try container.decodeIfPresent(
+                    Components.Schemas.OccurredAt.self,
+                    forKey: .at
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "type",
-                    "timeZone"
+                    "timeZone",
+                    "at"
                 ])
             }
         }
