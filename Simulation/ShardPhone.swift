@@ -160,8 +160,9 @@ extension Shard {
             return
         }
         let plan = inPlace(local) { user in
-            // Read before the call, not through the engine inside the closure (which would copy it).
-            let zone = user.zone
+            // Read before the call, not through the engine inside the closure (which would copy
+            // it). The server's zone, which lags the device's while a move waits offline.
+            let zone = user.engine.zone
             let lastActiveAt = user.engine.lastActiveAt
             return ServerPlan(
                 LocalPlan(

@@ -88,8 +88,11 @@ public struct UserEngine: Sendable {
     public mutating func handle(_ input: EngineInput, at now: Instant, phone: PhoneHearing = .atOnce) -> [Effect] {
         var effects: [Effect] = []
         let revisionBefore = state.plan.localRevision
-        // What fired since the last input is history before anything else looks at the plan.
-        retireFired(through: now)
+        // What fired since the last input is history before anything else looks at the plan;
+        // for a move heard of late, what fired before the move (`movePlanned` takes the rest).
+        var firedThrough = now
+        if case .timeZoneChanged(_, let movedAt?) = input { firedThrough = min(movedAt, now) }
+        retireFired(through: firedThrough)
         expireUnanswered(at: now)
         switch input {
         case .appLaunched:
@@ -238,6 +241,11 @@ public struct UserEngine: Sendable {
                 _ = noteFired(fired)
                 continue
             }
+            // A push, or a date trigger, fired at its instant wherever the phone was.
+            if item.fireAt <= now && (!item.followsWallClock || ChannelPolicy.channel(for: item.kind) != .local) {
+                _ = noteFired(item)
+                continue
+            }
             guard item.followsWallClock else {
                 moved.append(item)
                 continue
@@ -251,6 +259,9 @@ public struct UserEngine: Sendable {
             }
             copy.fireAt = newZone.instant(for: oldZone.localDateTime(at: item.fireAt))
             copy.plannedAt = newZone.instant(for: oldZone.localDateTime(at: item.plannedAt))
+            // Due in the old zone by now, but not in the new one (a move heard of late): the
+            // server's copy took it as due, so the pass places it afresh and writes it again.
+            if item.fireAt <= now && copy.fireAt > now { continue }
             moved.append(copy)
             // The device dropped a request whose wall time has now passed; the pass that follows
             // in this same input plans it again from now, within its original deadline.

@@ -44,6 +44,28 @@ struct TimeZoneEventTests {
         }
     }
 
+    @Test func aMoveReportedLateSaysWhenAndIsBoundedLikeAnActivity() async throws {
+        let server = try await TestServer()
+        try await server.run(.live) { client in
+            _ = try await client.send(.put, "/v1/users/ana", #"{"timeZone": "Europe/Berlin"}"#)
+            let before = try await server.environment.runtime.localPlanVersion(of: "ana")
+            // Eight days before the server's clock (2027-03-01T06:00:00Z): refused, nothing moved.
+            let tooOld = try await client.send(
+                .post, "/v1/users/ana/events",
+                #"{"type": "timeZoneChanged", "timeZone": "Asia/Tokyo", "at": "2027-02-21T06:00:00Z"}"#)
+            tooOld.expectProblem(422, "invalid-field", field: "at", detailContains: "more than 7 days")
+            #expect(try await server.environment.runtime.engine(of: "ana")?.zone.identifier == "Europe/Berlin")
+            #expect(try await server.environment.runtime.localPlanVersion(of: "ana") == before)
+            // An hour late: taken, the move planned from then.
+            server.clock.advance(by: 3_600)
+            let late = try await client.send(
+                .post, "/v1/users/ana/events",
+                #"{"type": "timeZoneChanged", "timeZone": "Asia/Tokyo", "at": "2027-03-01T06:00:00Z"}"#)
+            #expect(late.status == .accepted)
+            #expect(try await server.environment.runtime.engine(of: "ana")?.zone.identifier == "Asia/Tokyo")
+        }
+    }
+
     @Test(arguments: [
         (#"{"type": "timeZoneChanged", "timeZone": "Mars/Olympus"}"#, 422, "invalid-field", "unknown time zone"),
         (#"{"type": "timeZoneChanged"}"#, 400, "bad-request", "missing"),

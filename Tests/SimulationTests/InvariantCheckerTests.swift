@@ -387,10 +387,10 @@ import Testing
         }
         var checker = InvariantChecker()
         #expect(
-            checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.9", key: "kudos")).isEmpty)
+            checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.9", key: "kudos"), zone: london).isEmpty)
         #expect(checker.items(ofGroup: "workoutKudos.2027-06-01.9") == ["workoutKudos.2027-06-01.1"])
         #expect(
-            checker.observe(fold("mention.2027-06-01.2", into: "workoutKudos.2027-06-01.9", key: "mention"))
+            checker.observe(fold("mention.2027-06-01.2", into: "workoutKudos.2027-06-01.9", key: "mention"), zone: london)
                 == [.groupNeverMixesKeys])
         #expect(checker.owedItems(dueBy: at + 600).count == 2)
         #expect(checker.finish(at: at + 2 * 86_400) == [.foldedItemInExactlyOneGroup])
@@ -400,7 +400,7 @@ import Testing
         #expect(checker.finish(at: at + 2 * 86_400).isEmpty)
         // The same item folded again into another group and delivered a second time.
         #expect(
-            checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.10", key: "kudos")).isEmpty
+            checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.10", key: "kudos"), zone: london).isEmpty
         )
         let second = delivery("workoutKudos.2027-06-01.10", .workoutKudos, "2027-06-01T14:10:00+01:00")
         #expect(checker.observe(second, profile: user, zone: london) == [.foldedItemInExactlyOneGroup])
