@@ -146,7 +146,8 @@ extension Shard {
     /// the send's report is known.
     func finish(_ local: Int, _ row: OutboxRow, _ report: SendReport, dispatchedAt: Instant, at now: Instant) throws {
         let followUp = OutboxSteps.afterSend(
-            row, report: report, zone: users[local].engine.zone, silentPushes: RemoteChannel.silentPushes, at: dispatchedAt)
+            row, report: report, zone: users[local].engine.zone, silentPushes: RemoteChannel.silentPushes,
+            at: dispatchedAt)
         for next in followUp.rows { users[local].remote.outbox.enqueue(next) }
         if followUp.syncMissed && users[local].engine.phoneHasNotHeard { try step(local, .syncMissed, at: now) }
     }

@@ -76,8 +76,11 @@ struct LateMoveTests {
         #expect(engine.planned.contains { $0.id == held.id && $0.fireAt == firedAt })
         #expect(
             effects.contains {
-                if case .schedule(let request, let at, _) = $0 { request.identifier == held.id.description && at == firedAt }
-                else { false }
+                if case .schedule(let request, let at, _) = $0 {
+                    request.identifier == held.id.description && at == firedAt
+                } else {
+                    false
+                }
             })
     }
 }

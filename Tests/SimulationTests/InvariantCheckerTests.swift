@@ -275,7 +275,8 @@ import Testing
             traveller.observe(
                 .appOpened(sessionSeconds: 60), at: Instant(iso8601: "\(day)T02:00:00+01:00")!, zone: london)
         }
-        traveller.observeZoneChange(from: london, to: ZoneRules(identifier: "Asia/Tokyo")!, at: Instant(iso8601: "2027-05-31T12:00:00+01:00")!)
+        traveller.observeZoneChange(
+            from: london, to: ZoneRules(identifier: "Asia/Tokyo")!, at: Instant(iso8601: "2027-05-31T12:00:00+01:00")!)
         #expect(traveller.observe(night, profile: user, zone: london) == [.noNudgeInLocalNight])
         // Waking hours come from the preferences: 22:00 is the night by default.
         let evening = delivery("reEngagement.2027-06-01.1", .reEngagement, "2027-06-04T21:59:00+01:00")
@@ -387,10 +388,13 @@ import Testing
         }
         var checker = InvariantChecker()
         #expect(
-            checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.9", key: "kudos"), zone: london).isEmpty)
+            checker.observe(
+                fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.9", key: "kudos"), zone: london
+            ).isEmpty)
         #expect(checker.items(ofGroup: "workoutKudos.2027-06-01.9") == ["workoutKudos.2027-06-01.1"])
         #expect(
-            checker.observe(fold("mention.2027-06-01.2", into: "workoutKudos.2027-06-01.9", key: "mention"), zone: london)
+            checker.observe(
+                fold("mention.2027-06-01.2", into: "workoutKudos.2027-06-01.9", key: "mention"), zone: london)
                 == [.groupNeverMixesKeys])
         #expect(checker.owedItems(dueBy: at + 600).count == 2)
         #expect(checker.finish(at: at + 2 * 86_400) == [.foldedItemInExactlyOneGroup])
@@ -400,7 +404,9 @@ import Testing
         #expect(checker.finish(at: at + 2 * 86_400).isEmpty)
         // The same item folded again into another group and delivered a second time.
         #expect(
-            checker.observe(fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.10", key: "kudos"), zone: london).isEmpty
+            checker.observe(
+                fold("workoutKudos.2027-06-01.1", into: "workoutKudos.2027-06-01.10", key: "kudos"), zone: london
+            ).isEmpty
         )
         let second = delivery("workoutKudos.2027-06-01.10", .workoutKudos, "2027-06-01T14:10:00+01:00")
         #expect(checker.observe(second, profile: user, zone: london) == [.foldedItemInExactlyOneGroup])
@@ -420,7 +426,9 @@ import Testing
                 group: OccurrenceID(requestID: group), groupKey: "workoutKudos/dailyDigest", countedItems: counted)
         }
         var checker = InvariantChecker()
-        for item in ["k1", "k2", "k3"] { #expect(checker.observe(trace(item, .folded, group: first), zone: london).isEmpty) }
+        for item in ["k1", "k2", "k3"] {
+            #expect(checker.observe(trace(item, .folded, group: first), zone: london).isEmpty)
+        }
         // k1 was kept and moves by itself; k2 and k3 were counted and move with the group.
         #expect(checker.observe(trace("k1", .folded, group: second), zone: london).isEmpty)
         #expect(checker.observe(trace(first, .folded, group: second, counted: 2), zone: london).isEmpty)
