@@ -301,6 +301,7 @@ extension UserEngine {
             firedCount += 1
             if noteFired(item) { forgetsKey = true }
         }
+        retireHeldCopies(through: now)
         guard firedCount > 0 || !state.reminders.snoozed.isEmpty else { return }
         // The daily cap is checked on the local day of each time a candidate's search passes
         // through: one the hourly cap moved past midnight was not counted on the day it left,
@@ -328,6 +329,25 @@ extension UserEngine {
         if state.plan.lastTraced.count > 48 { state.plan.lastTraced.filter { $0.plannedAt >= horizonStart } }
         if state.copy.coachCopy.count > 8 { state.copy.coachCopy.filter { $0.askedAt >= horizonStart } }
         pruneStaleReminders(at: now)
+    }
+
+    /// What the phone held from its last pull (`phoneApplied`) and whose time came by `now`
+    /// fired on the phone: it held it until it pulled again. When the plan had dropped it (the
+    /// engine took the phone to hear of the change by a sync that reached it late, or never), it
+    /// is history for the caps all the same, so the day is not given one more than its cap.
+    /// One the plan still holds at another time is counted once, at that time, when it comes: the
+    /// kit never places again what it showed.
+    private mutating func retireHeldCopies(through now: Instant) {
+        guard state.plan.phoneHolds.containsValue(where: { $0 <= now }) else { return }
+        var counted = false
+        for (id, fireAt) in state.plan.phoneHolds.entries where fireAt <= now && state.plan.fired[id] == nil {
+            guard !state.plan.planned.contains(where: { $0.id == id }) else { continue }
+            state.plan.fired[id] = fireAt
+            state.plan.ledger.insert(fireAt)
+            counted = true
+        }
+        state.plan.phoneHolds.filter { $0 > now }
+        if counted { state.plan.lastKey = nil }
     }
 
     /// Records `item` as fired at its `fireAt`: in the history of sent ones and the caps' ledger,

@@ -76,6 +76,11 @@ public struct OccurrenceMap<Value: Sendable>: Sendable {
 
     @inlinable public func contains(_ id: OccurrenceID) -> Bool { index(of: id.packed).found }
 
+    /// Whether any value satisfies `predicate` (no entries are built).
+    @inlinable public func containsValue(where predicate: (Value) -> Bool) -> Bool {
+        values.contains(where: predicate)
+    }
+
     /// The entries in key order.
     @inlinable public var entries: [(id: OccurrenceID, value: Value)] {
         zip(keys, values).map { (OccurrenceID(packed: $0)!, $1) }

@@ -120,6 +120,34 @@ struct PhoneHearingTests {
         #expect(engine.effectiveHearing(.by(missedAt + 1_800), at: missedAt + 1) == .whenItPulls)
     }
 
+    @Test func aCopyThePlanDroppedButThePhoneStillHeldFiredAndCounts() {
+        // A backend step drops the first local request, for the phone to hear of by a sync
+        // before it is due. The sync comes late: the phone never pulls before its time.
+        var engine = servedEngine()
+        let first = engine.planned.first {
+            ChannelPolicy.channel(for: $0.kind) == .local && !$0.repeatsDaily && $0.fireAt > t0 + 3_600
+        }!
+        let hearsBy = first.fireAt - 600
+        var preferences = engine.profile.preferences
+        preferences.settings[first.kind] = .disabled
+        _ = engine.handle(.preferencesChanged(preferences), at: first.fireAt - 1_200, phone: .by(hearsBy))
+        #expect(!engine.planned.contains { $0.id == first.id })
+        #expect(engine.state.plan.phoneHolds[first.id] == first.fireAt)
+        // At the next input after its time, the copy the phone held is history for the caps.
+        _ = engine.handle(.activity(.moodLogged), at: first.fireAt + 60, phone: .atOnce)
+        #expect(engine.state.plan.fired[first.id] == first.fireAt)
+        #expect(engine.state.plan.ledger.instants.contains(first.fireAt.secondsSinceEpoch))
+        #expect(engine.state.plan.phoneHolds[first.id] == nil)
+
+        // Had the phone pulled before its time, it would not hold it, and nothing is counted.
+        var heard = servedEngine()
+        _ = heard.handle(.preferencesChanged(preferences), at: first.fireAt - 1_200, phone: .by(hearsBy))
+        heard.phoneApplied(Self.localPlan(heard), at: hearsBy)
+        _ = heard.handle(.activity(.moodLogged), at: first.fireAt + 60, phone: .atOnce)
+        #expect(heard.state.plan.fired[first.id] == nil)
+        #expect(!heard.state.plan.ledger.instants.contains(first.fireAt.secondsSinceEpoch))
+    }
+
     @Test func theSnapshotKeepsWhenThePhoneWasToHear() throws {
         var engine = servedEngine()
         let hearsBy = t0 + 2_400
