@@ -131,7 +131,18 @@ extension UserEngine {
             // Not before it is due, nor in the past: one whose time passed unsent (a change of
             // zone moved it, a daily cap dropped it) goes out at the next such time.
             let earliest = max(due, now + 1)
-            var nudge = candidate(id, at: nextInstant(of: time, notBefore: earliest))
+            var plannedAt = nextInstant(of: time, notBefore: earliest)
+            // Still pending from an earlier pass for the same time of day, held past it by a rule
+            // (quiet hours): that time has not passed unsent, so it keeps it. Moved on, a pass
+            // each day between its time and the rule's end (a server's daily job) would move it a
+            // day on for ever.
+            if let pending = state.plan.planned.first(where: { $0.id == id }), pending.fireAt > now,
+                pending.plannedAt >= due, pending.plannedAt < plannedAt,
+                zone.localDateTime(at: pending.plannedAt).timeOfDay == time
+            {
+                plannedAt = pending.plannedAt
+            }
+            var nudge = candidate(id, at: plannedAt)
             // A nudge in waking hours may wait for a rule until the night begins; one the user's
             // opens allow at night, half an hour at most (what they did shows them awake then only).
             nudge.windowEnd =

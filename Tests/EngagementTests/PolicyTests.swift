@@ -206,6 +206,23 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
         #expect(nudge.map { london.localDateTime(at: $0.fireAt).timeOfDay.description } == "21:00")
     }
 
+    @Test func aNudgeHeldByQuietHoursIsNotMovedADayOnByEachDailyPass() {
+        // Quiet from 20:00 to 16:00: the 10:00 nudge waits until 16:00. A server's daily job
+        // passes at 11:59, between the two, every day; each pass keeps the nudge's 10:00 of the
+        // day it was placed for, so it goes out at 16:00 that day, not a day later each time.
+        let profile = makeProfile(absence: .lightNudge) {
+            $0.quietHours = try! QuietHours(start: LocalTimeOfDay("20:00")!, end: LocalTimeOfDay("16:00")!)
+        }
+        let t0 = Instant(iso8601: "2027-06-01T17:00:00+01:00")!
+        var engine = UserEngine(profile: profile, zone: london, now: t0)
+        _ = engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: t0)
+        for day in 1...12 {
+            let pass = Instant(iso8601: "2027-06-01T11:59:00+01:00")! + Int64(day) * .secondsPerDay
+            _ = engine.handle(.backgroundTaskLaunched(.lapseDetection), at: pass)
+        }
+        #expect(engine.reEngagementAttemptsSent >= 1)
+    }
+
     @Test func anUnknownActionIdentifierIsTracedNotCrashedOn() {
         let t0 = Instant(iso8601: "2027-06-01T08:00:00+01:00")!
         var engine = UserEngine(profile: makeProfile(), zone: london, now: t0)
