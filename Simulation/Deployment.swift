@@ -8,11 +8,11 @@ import Storage
 
 /// Where the engine runs in a simulated run (the scenario's `deployment`, `--deployment`).
 ///
-/// `device` is the default: every engine decision reaches the phone's notification center in
-/// the step that makes it, so `planMatchesPlatform` can hold the two equal after every step,
-/// which makes it the strictest judge of the engine's own rules; and the held-out scenarios'
-/// digests were taken in it. `server` measures what the deployed product adds on top: a phone
-/// whose copy of the plan is only as fresh as its last pull.
+/// `server` is the default, because it is what ships: a phone whose copy of the plan is only
+/// as fresh as its last pull, and every promise judged by what that phone shows. `device` stays
+/// as the strictest judge of the engine's own rules: every decision reaches the phone's
+/// notification center in the step that makes it, so `planMatchesPlatform` holds the two equal
+/// after every step.
 public enum Deployment: String, Hashable, Sendable, CaseIterable {
     /// The engine plans straight into the phone's notification center and runs in the app's
     /// background tasks.
@@ -22,8 +22,8 @@ public enum Deployment: String, Hashable, Sendable, CaseIterable {
     /// (`LocalPlan`), which EngagementKit's `PlanSync` pulls: after the phone's own events (the
     /// answer names the plan's version), when the plan signal's background push names a version
     /// it does not hold, and on a background refresh (`PlanRefresh`) that iOS runs late or
-    /// never. An offline phone pulls nothing. The phone's events reach the server when they
-    /// happen (the event queue's delay while offline is not modelled). A local notification
+    /// never. An offline phone pulls nothing; the user's own events and the zone it moved to
+    /// wait in the kit's queue and reach the server when the network is back. A local notification
     /// that fires though the server's plan no longer holds it is a stale fire
     /// (`DeploymentStats`).
     case server

@@ -118,7 +118,7 @@ public struct Scenario: Hashable, Sendable {
     /// digest due at most a week after its first item is drained); 0: no drain phase.
     public var drainDays = 8
     /// Where the engine runs (`deployment`; see `Deployment`).
-    public var deployment = Deployment.device
+    public var deployment = Deployment.server
 
     public var startInstant: Instant { Instant(secondsSinceEpoch: start.daysSinceEpoch * .secondsPerDay) }
     public var endInstant: Instant { startInstant + Int64(weeks) * 7 * .secondsPerDay }

@@ -61,7 +61,8 @@ extension UserEngine {
         if let cached = state.lapse.cache, cached.inputs == inputs { return cached.times }
         var candidates: [Candidate] = []
         var suppressed: [(Candidate, ReasonCode)] = []
-        appendReEngagement(to: &candidates, suppressed: &suppressed, at: lastActiveAt)
+        // Of the inputs above alone (the cache's key), not of what the last pass placed.
+        appendReEngagement(to: &candidates, suppressed: &suppressed, at: lastActiveAt, keepingHeld: false)
         let times = candidates.map { $0.plannedAt.secondsSinceEpoch } + [campaignDay]
         state.lapse.cache = (inputs, times)
         return times
@@ -93,8 +94,10 @@ extension UserEngine {
 
     /// Appends the campaign's nudges; a silenced campaign appends its first nudge to
     /// `suppressed` with the reason, once the user is actually away at `now`.
+    /// `keepingHeld`: a nudge still pending past its time keeps its day (below).
     func appendReEngagement(
-        to candidates: inout [Candidate], suppressed: inout [(Candidate, ReasonCode)], at now: Instant
+        to candidates: inout [Candidate], suppressed: inout [(Candidate, ReasonCode)], at now: Instant,
+        keepingHeld: Bool = true
     ) {
         let preferences = profile.preferences
         guard preferences.isEnabled(.reEngagement) else { return }
@@ -132,15 +135,15 @@ extension UserEngine {
             // zone moved it, a daily cap dropped it) goes out at the next such time.
             let earliest = max(due, now + 1)
             var plannedAt = nextInstant(of: time, notBefore: earliest)
-            // Still pending from an earlier pass for the same time of day, held past it by a rule
-            // (quiet hours): that time has not passed unsent, so it keeps it. Moved on, a pass
-            // each day between its time and the rule's end (a server's daily job) would move it a
-            // day on for ever.
-            if let pending = state.plan.planned.first(where: { $0.id == id }), pending.fireAt > now,
-                pending.plannedAt >= due, pending.plannedAt < plannedAt,
-                zone.localDateTime(at: pending.plannedAt).timeOfDay == time
-            {
-                plannedAt = pending.plannedAt
+            // Still pending from an earlier pass, held by a rule (quiet hours) past its time on
+            // the day it fires: that time has not passed unsent, so the nudge keeps it. Moved on,
+            // a pass each day between its time and the rule's end (a server's daily job) would
+            // move it a day on for ever. Read from where it fires, not from what the pass kept
+            // of its time, so a full pass and an incremental one agree.
+            if keepingHeld, let pending = state.plan.planned.first(where: { $0.id == id }), pending.fireAt > now {
+                let day = zone.localDateTime(at: pending.fireAt).daysSinceEpoch
+                let held = zone.instant(for: LocalDateTime(daysSinceEpoch: day, time: time))
+                if held >= due && held < plannedAt && held <= pending.fireAt { plannedAt = held }
             }
             var nudge = candidate(id, at: plannedAt)
             // A nudge in waking hours may wait for a rule until the night begins; one the user's

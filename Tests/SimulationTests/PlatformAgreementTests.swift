@@ -62,6 +62,8 @@ import Testing
         scenario.users = 40
         scenario.weeks = 2
         scenario.faults.permissionRevokedPerUserWeek = 0.6
+        // Judged after every step: the engine plans straight into the phone's center.
+        scenario.deployment = .device
         let report = try Simulator.run(
             RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
         #expect(report.platform["scheduleRejected", default: 0] > 0)

@@ -20,11 +20,11 @@ import Testing
         return try Simulator.run(RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
     }
 
-    @Test func theDeviceTopologyIsTheDefaultAndReportsNoPulls() throws {
-        #expect(try Scenario.parse(baseScenario(), file: "test.json").deployment == .device)
-        var server = baseScenario()
-        server["deployment"] = "server"
-        #expect(try Scenario.parse(server, file: "test.json").deployment == .server)
+    @Test func theServerTopologyIsTheDefaultAndTheDeviceOneReportsNoPulls() throws {
+        #expect(try Scenario.parse(baseScenario(), file: "test.json").deployment == .server)
+        var device = baseScenario()
+        device["deployment"] = "device"
+        #expect(try Scenario.parse(device, file: "test.json").deployment == .device)
         #expect(try run(.device).deployment == nil)
     }
 

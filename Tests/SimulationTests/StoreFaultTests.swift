@@ -59,6 +59,8 @@ import Testing
 
     @Test func anAppUpdatedBetweenRunsReadsThePreviousVersionsSnapshot() throws {
         var scenario = try scenario(users: 20)
+        // The engine's snapshot is the app's own where the engine runs in the app.
+        scenario.deployment = .device
         scenario.faults.appKilledPerUserDay = 0.5
         scenario.faults.upgradeShareOfRelaunches = 1
         let report = try Simulator.run(
