@@ -102,12 +102,13 @@ extension Shard {
         }
         guard users[local].remote.device.isOffline(at: now) else { return false }
         try phoneWithdraws(local, after: input, at: now)
-        // The kit's queued event says when it happened: a move, so the server knows what the
-        // phone fired in the new zone before it heard.
-        if case .timeZoneChanged(let zone, nil) = input {
+        // The kit's queued event says when it happened: an activity, so the server knows what
+        // the kit withdrew for it; a move, what the phone fired in the new zone before it heard.
+        switch input {
+        case .activity(let activity, nil): users[local].phone.queuedEvents.append(.activity(activity, occurredAt: now))
+        case .timeZoneChanged(let zone, nil):
             users[local].phone.queuedEvents.append(.timeZoneChanged(zone, movedAt: now))
-        } else {
-            users[local].phone.queuedEvents.append(input)
+        default: users[local].phone.queuedEvents.append(input)
         }
         stats.deployment.eventsQueuedOffline += 1
         try journal.log(&users[local], now, "queuedOffline")
@@ -248,7 +249,7 @@ extension Shard {
         let at = now
         var withdrawn: [String] = []
         switch input {
-        case .activity(let activity):
+        case .activity(let activity, _):
             let event = WithdrawingEvent(activity, at: at)
             withdrawn = inPlace(local) { user in user.phone.sync.withdraw(after: event, from: &user.center) }
         case .notificationResponse(_, _, let action):

@@ -27,16 +27,16 @@ struct EventInput {
         switch event {
         case .appOpened(let body):
             let seconds = try Self.integer(body.sessionSeconds, "sessionSeconds", in: 0...86_400) ?? 0
-            self.init(.activity(.appOpened(sessionSeconds: seconds)), at: body.at)
+            self.init(.activity(.appOpened(sessionSeconds: seconds), occurredAt: body.at), at: body.at)
         case .workoutCompleted(let body):
             let minutes = try Self.integer(body.durationMinutes, "durationMinutes", in: 0...1_440) ?? 0
-            self.init(.activity(.workoutCompleted(durationMinutes: minutes)), at: body.at)
+            self.init(.activity(.workoutCompleted(durationMinutes: minutes), occurredAt: body.at), at: body.at)
         case .mealLogged(let body):
-            self.init(.activity(.mealLogged(try Self.meal(body.meal.rawValue))), at: body.at)
-        case .moodLogged(let body): self.init(.activity(.moodLogged), at: body.at)
-        case .energyLogged(let body): self.init(.activity(.energyLogged), at: body.at)
-        case .coachChat(let body): self.init(.activity(.coachChat), at: body.at)
-        case .checkInCompleted(let body): self.init(.activity(.checkInCompleted), at: body.at)
+            self.init(.activity(.mealLogged(try Self.meal(body.meal.rawValue)), occurredAt: body.at), at: body.at)
+        case .moodLogged(let body): self.init(.activity(.moodLogged, occurredAt: body.at), at: body.at)
+        case .energyLogged(let body): self.init(.activity(.energyLogged, occurredAt: body.at), at: body.at)
+        case .coachChat(let body): self.init(.activity(.coachChat, occurredAt: body.at), at: body.at)
+        case .checkInCompleted(let body): self.init(.activity(.checkInCompleted, occurredAt: body.at), at: body.at)
         case .notificationResponse(let body):
             // The kind comes from the request identifier the engine made, as on a device.
             let occurrence: OccurrenceID

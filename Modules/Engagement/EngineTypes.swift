@@ -54,8 +54,10 @@ public struct EngineConfiguration: Hashable, Sendable {
 public enum EngineInput: Hashable, Sendable {
     /// The app started (first launch or a cold start): register background jobs and plan.
     case appLaunched
-    /// The user did something in the app.
-    case activity(ActivityKind)
+    /// The user did something in the app, at `occurredAt` when the app reports it late (it
+    /// was offline; nil: now). The kit withdrew at once what it made moot (`withdrawnBy`): what
+    /// the engine took as fired since then never showed (`UserEngine.unfireWithdrawn`).
+    case activity(ActivityKind, occurredAt: Instant? = nil)
     /// The user answered a notification.
     case notificationResponse(requestID: String, kind: NotificationKind, action: NotificationActionID)
     /// The system reported an action identifier no category declares (a stale category, a

@@ -64,6 +64,31 @@ extension UserEngine {
         return fired
     }
 
+    /// The user did `activity` at `occurredAt`, which the engine hears of at `now` (the app
+    /// queued it offline). The kit withdrew at once every request it held that the activity
+    /// makes moot (`withdrawals(of:)`), so one the engine took as fired between the two never
+    /// showed: it leaves the caps' ledger, stays out of the plan, and a trace says it was
+    /// cancelled as already done. Every plan the kit held then was made before the engine knew
+    /// of the activity, so its withdrawals counted from before `occurredAt`, whatever the engine
+    /// has heard since (another late event, applied at `now`).
+    mutating func unfireWithdrawn(
+        by activity: ActivityKind, at occurredAt: Instant, now: Instant, into effects: inout [Effect]
+    ) {
+        let event = WithdrawingEvent(activity, at: occurredAt)
+        let known = min(lastActiveAt, occurredAt - 1)
+        for (id, firedAt) in state.plan.fired.entries
+        where firedAt > occurredAt && firedAt <= now && ChannelPolicy.channel(for: id.kind) == .local {
+            let withdrawals = Self.withdrawals(of: id, zone: zone, lastActiveAt: known)
+            guard withdrawals.contains(where: { $0.isMet(by: event) }) else { continue }
+            state.plan.ledger.remove(firedAt)
+            // Still in `fired` (never planned again, as the kit never places it again), at the
+            // instant it was withdrawn: a later event finds nothing left to withdraw.
+            state.plan.fired[id] = occurredAt
+            record(
+                id, .cancelled, .alreadyDone, plannedAt: firedAt, fireAt: nil, level: nil, at: now, into: &effects)
+        }
+    }
+
     /// What the phone holds after it moved from `oldZone` to `newZone` at `now`: it re-matches
     /// each calendar trigger at the same wall time in the new zone (the rule that chose the
     /// trigger, `TriggerChoice`, tells which they are) and drops those whose wall time has

@@ -100,8 +100,11 @@ public struct UserEngine: Sendable {
                 effects.append(
                     .submitBackgroundTask(BackgroundTaskRequest(job: job, earliestBegin: nextRun(of: job, after: now))))
             }
-        case .activity(let activity):
-            recordActivity(activity, at: now)
+        case .activity(let activity, let occurredAt):
+            // Done when the user did it: a late event's day and instant are its own.
+            let doneAt = min(occurredAt ?? now, now)
+            if doneAt < now { unfireWithdrawn(by: activity, at: doneAt, now: now, into: &effects) }
+            recordActivity(activity, at: doneAt)
             if case .appOpened(let sessionSeconds) = activity {
                 state.activity.recentOpenMinutes.append(zone.localDateTime(at: now).secondOfDay / 60)
                 if state.activity.recentOpenMinutes.count > 20 { state.activity.recentOpenMinutes.removeFirst() }

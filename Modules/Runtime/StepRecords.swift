@@ -14,7 +14,7 @@ public enum StepRecords {
     ) -> StoreBatch {
         var batch = StoreBatch()
         let userID = engine.profile.id
-        if case .activity(let activity) = input {
+        if case .activity(let activity, _) = input {
             batch.activityEvents.append(
                 ActivityEvent(userID: userID, at: min(occurredAt ?? now, now), kind: activity))
         }

@@ -27,7 +27,7 @@ extension StepRecords {
         switch input {
         case nil: "userUpdated"
         case .appLaunched: "appLaunched"
-        case .activity(let activity): activity.name
+        case .activity(let activity, _): activity.name
         case .notificationResponse, .unrecognizedResponse: "notificationResponse"
         case .backgroundTaskLaunched(let job): "backgroundTask:\(job.rawValue)"
         case .preferencesChanged: "preferencesChanged"

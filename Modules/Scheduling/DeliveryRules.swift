@@ -73,6 +73,12 @@ public struct CapLedger: Hashable, Sendable {
         instants.insert(instant.secondsSinceEpoch, at: upperBound(instant.secondsSinceEpoch))
     }
 
+    /// Removes one entry at `instant`, if there is one.
+    public mutating func remove(_ instant: Instant) {
+        let end = upperBound(instant.secondsSinceEpoch)
+        if end > 0 && instants[end - 1] == instant.secondsSinceEpoch { instants.remove(at: end - 1) }
+    }
+
     /// Drops entries before `instant`.
     public mutating func prune(before instant: Instant) {
         let keep = upperBound(instant.secondsSinceEpoch - 1)

@@ -14,7 +14,7 @@ struct WithdrawalAgreementTests {
     /// The event the phone matches for `input`, if the phone reports it.
     static func event(_ input: EngineInput, at instant: Instant) -> WithdrawingEvent? {
         switch input {
-        case .activity(let activity): WithdrawingEvent(activity, at: instant)
+        case .activity(let activity, _): WithdrawingEvent(activity, at: instant)
         case .notificationResponse(_, _, let action): WithdrawingEvent(answering: action, at: instant)
         default: nil
         }
