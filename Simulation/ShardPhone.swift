@@ -267,6 +267,9 @@ extension Shard {
         }
         guard !withdrawn.isEmpty else { return }
         stats.deployment.withdrawnOnPhone += withdrawn.count
+        // The app no longer holds a withdrawn series either: with the clock off, it would re-arm
+        // it from the last plan it pulled (`holdSeries`), outside the kit's hands.
+        for id in withdrawn { users[local].heldSeries[id] = nil }
         rescheduleFire(local)
         try journal.log(&users[local], now, "withdrawnOnPhone") { $0.field("ids", withdrawn.joined(separator: " ")) }
     }

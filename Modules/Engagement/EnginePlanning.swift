@@ -280,7 +280,10 @@ extension UserEngine {
     }
 
     /// Moves planned notifications whose time has come into the history of sent ones.
-    mutating func retireFired(through now: Instant) {
+    mutating func retireFired(through now: Instant, into effects: inout [Effect]) {
+        // The phone's copies first: one it showed at another time than the plan's is gone.
+        let shownElsewhen = retireHeldCopies(through: now)
+        if !shownElsewhen.isEmpty { effects.append(.cancel(requestIDs: shownElsewhen.map(\.description).sorted())) }
         // A daily series stays pending: it only moves on to its next day.
         if state.plan.planned.contains(where: { $0.repeatsDaily && $0.fireAt <= now }) {
             for index in state.plan.planned.indices
@@ -299,9 +302,20 @@ extension UserEngine {
         for item in state.plan.planned {
             guard item.fireAt <= now else { break }
             firedCount += 1
+            if neverReachedThePhone(item) {
+                // Never planned again, and out of the caps' ledger: it never showed.
+                state.plan.fired[item.id] = item.fireAt
+                state.plan.lastTraced[item.id] = nil
+                state.copy.coachCopy[item.id] = nil
+                record(
+                    item.id, .dropped, .stale, plannedAt: item.plannedAt, fireAt: nil, level: nil, at: now,
+                    into: &effects)
+                forgetsKey = true
+                continue
+            }
             if noteFired(item) { forgetsKey = true }
         }
-        retireHeldCopies(through: now)
+        if state.plan.phoneHolds.containsValue(where: { $0 <= now }) { state.plan.phoneHolds.filter { $0 > now } }
         guard firedCount > 0 || !state.reminders.snoozed.isEmpty else { return }
         // The daily cap is checked on the local day of each time a candidate's search passes
         // through: one the hourly cap moved past midnight was not counted on the day it left,
@@ -316,7 +330,6 @@ extension UserEngine {
             state.plan.lastKey = nil
         }
         state.plan.planned.removeFirst(firedCount)
-        if !state.plan.phoneHolds.isEmpty { state.plan.phoneHolds.filter { $0 > now } }
         state.plan.ledger.prune(before: now - .secondsPerDay - .secondsPerHour)
         // Candidates reach back at most a staleness window (18 h); keep a day of memory. What
         // fired or was done is kept three days: flying west repeats up to a day of local dates.
@@ -331,23 +344,43 @@ extension UserEngine {
         pruneStaleReminders(at: now)
     }
 
+    /// A local one-off whose time came while the phone had a change of its plan still to pull
+    /// (`PlanState.phoneHearsBy`), and that its last pull did not give it, never showed: the
+    /// phone could not hear of it in time (it was offline, or iOS did not wake it). Its time
+    /// passed unsent, so it is dropped as stale rather than filed as sent.
+    func neverReachedThePhone(_ item: PlannedNotification) -> Bool {
+        state.plan.phoneHearsBy != nil && !item.repeatsDaily && ChannelPolicy.channel(for: item.kind) == .local
+            && state.plan.phoneHolds[item.id] == nil
+    }
+
     /// What the phone held from its last pull (`phoneApplied`) and whose time came by `now`
     /// fired on the phone: it held it until it pulled again. When the plan had dropped it (the
     /// engine took the phone to hear of the change by a sync that reached it late, or never), it
-    /// is history for the caps all the same, so the day is not given one more than its cap.
-    /// One the plan still holds at another time is counted once, at that time, when it comes: the
-    /// kit never places again what it showed.
-    private mutating func retireHeldCopies(through now: Instant) {
-        guard state.plan.phoneHolds.containsValue(where: { $0 <= now }) else { return }
+    /// is history for the caps all the same, so the day is not given one more than its cap. One
+    /// the plan still holds, at the same time or another, fired then: the kit never places again
+    /// what it showed, so it leaves the plan. Returns those, for the server's copy to drop.
+    @discardableResult
+    mutating func retireHeldCopies(through now: Instant) -> [OccurrenceID] {
+        guard state.plan.phoneHolds.containsValue(where: { $0 <= now }) else { return [] }
         var counted = false
+        var leftThePlan: [OccurrenceID] = []
         for (id, fireAt) in state.plan.phoneHolds.entries where fireAt <= now && state.plan.fired[id] == nil {
-            guard !state.plan.planned.contains(where: { $0.id == id }) else { continue }
-            state.plan.fired[id] = fireAt
-            state.plan.ledger.insert(fireAt)
-            counted = true
+            if let index = state.plan.planned.firstIndex(where: { $0.id == id }) {
+                // At the plan's own time: it fires with the plan (`retireFired`).
+                guard state.plan.planned[index].fireAt != fireAt else { continue }
+                counted = true
+                var shown = state.plan.planned.remove(at: index)
+                shown.fireAt = fireAt
+                _ = noteFired(shown)
+                leftThePlan.append(id)
+            } else {
+                counted = true
+                state.plan.fired[id] = fireAt
+                state.plan.ledger.insert(fireAt)
+            }
         }
-        state.plan.phoneHolds.filter { $0 > now }
         if counted { state.plan.lastKey = nil }
+        return leftThePlan
     }
 
     /// Records `item` as fired at its `fireAt`: in the history of sent ones and the caps' ledger,

@@ -32,6 +32,9 @@ extension UserEngine {
     public mutating func phoneApplied(
         _ requests: some Sequence<(requestID: String, fireAt: Instant)>, at now: Instant
     ) -> Bool {
+        // What the phone held from its last pull and fired since is counted before the record
+        // is replaced: no input may have come between.
+        retireHeldCopies(through: now)
         var held: [(OccurrenceID, Instant)] = []
         for (requestID, fireAt) in requests where fireAt > now {
             guard let id = OccurrenceID(requestID: requestID), !id.isDailySeries else { continue }
@@ -84,6 +87,7 @@ extension UserEngine {
             // Still in `fired` (never planned again, as the kit never places it again), at the
             // instant it was withdrawn: a later event finds nothing left to withdraw.
             state.plan.fired[id] = occurredAt
+            state.plan.lastKey = nil
             record(
                 id, .cancelled, .alreadyDone, plannedAt: firedAt, fireAt: nil, level: nil, at: now, into: &effects)
         }

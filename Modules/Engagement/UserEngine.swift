@@ -92,7 +92,7 @@ public struct UserEngine: Sendable {
         // for a move heard of late, what fired before the move (`movePlanned` takes the rest).
         var firedThrough = now
         if case .timeZoneChanged(_, let movedAt?) = input { firedThrough = min(movedAt, now) }
-        retireFired(through: firedThrough)
+        retireFired(through: firedThrough, into: &effects)
         expireUnanswered(at: now)
         switch input {
         case .appLaunched:

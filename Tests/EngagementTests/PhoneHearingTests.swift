@@ -148,6 +148,26 @@ struct PhoneHearingTests {
         #expect(!heard.state.plan.ledger.instants.contains(first.fireAt.secondsSinceEpoch))
     }
 
+    @Test func aRequestPlannedWhileThePhoneCouldNotHearAndDueBeforeItPulledNeverShowed() {
+        // The phone pulls a plan without meal reminders; the backend turns them back on, for
+        // the phone to hear of by a sync it never gets: it does not pull before they are due.
+        var engine = servedEngine()
+        var off = engine.profile.preferences
+        off.settings[.mealReminder] = .disabled
+        _ = engine.handle(.preferencesChanged(off), at: t0 + 60, phone: .atOnce)
+        engine.phoneApplied(Self.localPlan(engine), at: t0 + 60)
+        var on = off
+        on.settings[.mealReminder] = nil
+        _ = engine.handle(.preferencesChanged(on), at: t0 + 120, phone: .by(t0 + 1_800))
+        let meal = engine.planned.first { $0.kind == .mealReminder && $0.fireAt > t0 + 1_800 }!
+        #expect(engine.state.plan.phoneHearsBy != nil)
+        let effects = engine.handle(.activity(.moodLogged), at: meal.fireAt + 60, phone: .atOnce)
+        // Dropped as stale, never planned again, and out of the caps' ledger.
+        #expect(effects.traces.contains { $0.requestID == meal.id.description && $0.decision == .dropped })
+        #expect(engine.state.plan.fired[meal.id] == meal.fireAt)
+        #expect(!engine.state.plan.ledger.instants.contains(meal.fireAt.secondsSinceEpoch))
+    }
+
     @Test func theSnapshotKeepsWhenThePhoneWasToHear() throws {
         var engine = servedEngine()
         let hearsBy = t0 + 2_400
