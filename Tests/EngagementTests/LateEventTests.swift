@@ -16,10 +16,8 @@ struct LateEventTests {
     /// A server's engine whose phone pulled the plan at `t0`, its first meal reminder after
     /// `t0 + 1 h`, and that reminder retired as fired by a background run a minute after its time.
     func firedMeal() -> (UserEngine, PlannedNotification) {
-        var engine = UserEngine(profile: makeProfile(), zone: london, now: t0, configuration: .withoutAttentionBudget)
-        _ = engine.handle(.appLaunched, at: t0)
+        var engine = engineWithPulledPlan(in: london, at: t0)
         let local = engine.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }
-        engine.phoneApplied(local.map { (requestID: $0.id.description, fireAt: $0.fireAt) }, at: t0)
         let meal = local.first { $0.kind == .mealReminder && $0.fireAt > t0 + 3_600 }!
         _ = engine.handle(.backgroundTaskLaunched(.lapseDetection), at: meal.fireAt + 60)
         #expect(engine.state.plan.fired[meal.id] == meal.fireAt)

@@ -16,10 +16,8 @@ struct LateMoveTests {
     /// A server's engine in London whose phone pulled the plan at `t0`, and the first one-off
     /// local request it holds on a calendar trigger.
     func served() -> (UserEngine, PlannedNotification) {
-        var engine = UserEngine(profile: makeProfile(), zone: london, now: t0, configuration: .withoutAttentionBudget)
-        _ = engine.handle(.appLaunched, at: t0)
+        var engine = engineWithPulledPlan(in: london, at: t0)
         let local = engine.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }
-        engine.phoneApplied(local.map { (requestID: $0.id.description, fireAt: $0.fireAt) }, at: t0)
         let held = local.first { !$0.repeatsDaily && TriggerChoice.usesCalendarTrigger($0.fireAt, in: london) }!
         return (engine, held)
     }

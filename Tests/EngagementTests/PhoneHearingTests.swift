@@ -14,13 +14,7 @@ struct PhoneHearingTests {
 
     /// An engine that planned at `t0` and whose phone pulled that plan.
     func servedEngine() -> UserEngine {
-        var engine = UserEngine(
-            profile: makeProfile(), zone: ZoneRules(identifier: "Europe/London")!, now: t0,
-            configuration: .withoutAttentionBudget)
-        _ = engine.handle(.appLaunched, at: t0)
-        let applied = engine.phoneApplied(Self.localPlan(engine), at: t0)
-        #expect(applied)
-        return engine
+        engineWithPulledPlan(in: ZoneRules(identifier: "Europe/London")!, at: t0)
     }
 
     static func localPlan(_ engine: UserEngine) -> [(requestID: String, fireAt: Instant)] {

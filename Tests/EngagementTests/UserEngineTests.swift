@@ -18,6 +18,17 @@ func makeProfile(
 
 func instant(_ text: String) -> Instant { Instant(iso8601: text)! }
 
+/// A server's engine launched at `t0` in `zone` (no attention budget), whose phone then pulled
+/// its local plan (`UserEngine.phoneApplied`).
+func engineWithPulledPlan(in zone: ZoneRules, at t0: Instant) -> UserEngine {
+    var engine = UserEngine(profile: makeProfile(), zone: zone, now: t0, configuration: .withoutAttentionBudget)
+    _ = engine.handle(.appLaunched, at: t0)
+    let local = engine.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }
+    let applied = engine.phoneApplied(local.map { (requestID: $0.id.description, fireAt: $0.fireAt) }, at: t0)
+    #expect(applied)
+    return engine
+}
+
 extension [Effect] {
     var scheduled: [(request: NotificationRequest, fireAt: Instant)] {
         compactMap { if case .schedule(let request, let fireAt, _) = $0 { (request, fireAt) } else { nil } }
