@@ -70,7 +70,7 @@ extension UserEngine {
             lastWorkout: state.coaching.recentWorkouts.last, timing: state.coaching.timing,
             snoozed: state.reminders.snoozed, followUps: state.reminders.followUps, groups: state.social.groups,
             done: state.activity.done, deviceRefuses: state.plan.deviceRefuses, budgetResponses: budgetResponses,
-            committed: committed(at: now, phone: phone))
+            committed: committed(at: now, phone: phone), heldLater: heldLater(at: now, phone: phone))
     }
 
     /// The response counts the attention budget orders by; nil without a budget (`PlanKey`).
@@ -128,7 +128,9 @@ extension UserEngine {
         else { return false }
         let times = currentReEngagementTimes()
         guard state.plan.lastKey?.reEngagementTimes == times else { return false }
-        guard state.plan.lastKey?.committed == committed(at: now, phone: phone) else { return false }
+        guard state.plan.lastKey?.committed == committed(at: now, phone: phone),
+            state.plan.lastKey?.heldLater == heldLater(at: now, phone: phone)
+        else { return false }
         if state.plan.lastKey?.done != state.activity.done {
             guard !exactly, doneChangesLeaveThePlan() else { return false }
             state.plan.lastKey?.done = state.activity.done
@@ -165,6 +167,7 @@ extension UserEngine {
             fired: state.plan.fired, done: state.activity.done,
             previous: OccurrenceMap(state.plan.planned.lazy.map { ($0.id, $0) }), attentionBudget: budget)
         context.committed = committed(at: now, phone: phone)
+        context.heldLater = heldLater(at: now, phone: phone)
         var allocation = Planner.allocate(
             candidates, series: seriesCandidates, reservedFireTimes: seriesFirings, context: context)
         // The lapse campaign's silences (give_me_space, the holdout) are traced like suppressions.

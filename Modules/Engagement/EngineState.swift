@@ -227,6 +227,8 @@ struct PlanKey: Equatable, Sendable {
     /// What the pass took as committed (`UserEngine.committed(at:phone:)`): the phone's copies
     /// are placed first, so another set may plan otherwise.
     var committed: OccurrenceMap<Instant>
+    /// The phone's other copies the pass placed pushes around (`UserEngine.heldLater`).
+    var heldLater: OccurrenceMap<Instant>
 
     /// Whether every field but the nudge times and what is committed (which the caller works out), what is done and
     /// the response counts (which may change without changing the plan) holds `engine`'s value

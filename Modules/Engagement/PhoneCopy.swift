@@ -150,4 +150,16 @@ extension UserEngine {
                 held.value > now && (hearsAt.map { held.value < $0 } ?? true)
             }.map { ($0.id, $0.value) })
     }
+
+    /// What the phone holds of requests still ahead at `now` that are not committed for a pass
+    /// heard of as `phone` (`committed(at:phone:)`): the pass may move each, but places a push
+    /// around it (`PlanningContext.heldLater`). Empty for a phone that hears at once, and for
+    /// one that hears only when it pulls (everything it holds is committed then).
+    func heldLater(at now: Instant, phone: PhoneHearing) -> OccurrenceMap<Instant> {
+        guard case .by(let hearsAt) = phone, !state.plan.phoneHolds.isEmpty else { return OccurrenceMap() }
+        return OccurrenceMap(
+            state.plan.phoneHolds.entries.lazy.filter { $0.value > now && $0.value >= hearsAt }.map {
+                ($0.id, $0.value)
+            })
+    }
 }

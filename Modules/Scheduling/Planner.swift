@@ -69,6 +69,10 @@ public struct PlanningContext: Sendable {
     /// the instant the phone holds): committed. `allocate` keeps each where the phone holds it
     /// and counts it before anything else, unless the user's own intent rules it out.
     public var committed: OccurrenceMap<Instant> = OccurrenceMap()
+    /// The phone's other copies, each at the instant the phone holds: a pass may move them, the
+    /// phone hearing in time, but a push fires whether or not the phone hears, so `allocate`
+    /// places a push as if each still fired there.
+    public var heldLater: OccurrenceMap<Instant> = OccurrenceMap()
 
     public init(
         now: Instant, zone: ZoneRules, preferences: NotificationPreferences, ledger: CapLedger, activeUntil: Instant?,
@@ -205,6 +209,12 @@ public enum Planner {
     /// whatever is planned after works around it and never moves it. Only the user's intent
     /// withdraws it: a kind disabled or a silence asked for (the engine gives no candidate), the
     /// thing done, or quiet hours that now cover its instant (`isWithdrawnByIntent`).
+    ///
+    /// A push (a kind on the remote channel) never takes the room of a copy the phone holds
+    /// (`PlanningContext.heldLater`): if the phone does not hear that the pass moved or dropped
+    /// that copy (it lost its network, iOS dropped the sync), it fires the copy beside the push.
+    /// The push's rules and budget count each held copy at the instant the phone holds, as
+    /// well as what this pass placed; a copy placed again at that same instant counts once.
     public static func allocate(
         _ candidates: [Candidate], series: [Candidate] = [], reservedFireTimes: [Instant] = [],
         context: PlanningContext
@@ -268,6 +278,7 @@ public enum Planner {
         }
         // No room reserved for the whole slot budget: the plan is kept in the engine's state
         // until the next pass, and most plans hold far fewer.
+        var heldLater = context.heldLater
         var decisions: [PlanDecision] = []
         decisions.reserveCapacity(candidates.count)
         var suppressed: [(candidate: Candidate, reason: ReasonCode)] = []
@@ -286,18 +297,24 @@ public enum Planner {
                 continue
             }
             if candidate.plannedAt <= now, context.previous[candidate.id] == nil { continue }
+            // A push is placed around what the phone holds as well as what this pass placed.
+            var rulesLedger = ledger
+            if !heldLater.isEmpty, ChannelPolicy.channel(for: candidate.kind) == .remote {
+                for held in heldLater.entries { rulesLedger.insert(held.value) }
+            }
             let outcome = DeliveryRules.evaluate(
-                candidate, at: now, preferences: context.preferences, zone: context.zone, ledger: ledger,
+                candidate, at: now, preferences: context.preferences, zone: context.zone, ledger: rulesLedger,
                 activeUntil: context.activeUntil)
             var decided = outcome
             if case .send(let fireAt, _) = outcome {
                 guard fireAt > now else { continue }
                 if let budget = context.attentionBudget,
-                    let cut = budget.cut(candidate, firingAt: fireAt, zone: context.zone, ledger: ledger)
+                    let cut = budget.cut(candidate, firingAt: fireAt, zone: context.zone, ledger: rulesLedger)
                 {
                     decided = cut
                 } else if take(instantOfKind(candidate.kind, fireAt)) {
                     ledger.insert(fireAt)
+                    if heldLater[candidate.id] == fireAt { heldLater[candidate.id] = nil }
                     planInFireOrder(
                         PlannedNotification(candidate: candidate, dueAt: dueAt, fireAt: fireAt, zone: context.zone))
                 } else {

@@ -57,6 +57,7 @@ import Testing
             ("deviceRefuses", { $0.deviceRefuses.toggle() }),
             ("budgetResponses", { $0.budgetResponses = $0.budgetResponses == nil ? ResponseStats() : nil }),
             ("committed", { $0.committed[other.id] = now + 60 }),
+            ("heldLater", { $0.heldLater[other.id] = now + 60 }),
         ]
         #expect(edits.map(\.field) == Mirror(reflecting: key).children.map(\.label))
         for (field, edit) in edits {
