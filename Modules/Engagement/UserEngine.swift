@@ -106,11 +106,14 @@ public struct UserEngine: Sendable {
             if doneAt < now { unfireWithdrawn(by: activity, at: doneAt, now: now, into: &effects) }
             recordActivity(activity, at: doneAt)
             if case .appOpened(let sessionSeconds) = activity {
-                state.activity.recentOpenMinutes.append(zone.localDateTime(at: now).secondOfDay / 60)
+                // An open sent late shows the user awake when they opened, not when it arrived,
+                // and its session holds only what is left of it.
+                state.activity.recentOpenMinutes.append(zone.localDateTime(at: doneAt).secondOfDay / 60)
                 if state.activity.recentOpenMinutes.count > 20 { state.activity.recentOpenMinutes.removeFirst() }
                 effects.append(.setBadge(0))
                 effects.append(.clearDeliveredNotifications)
-                startSession(until: now + Int64(sessionSeconds), at: now)
+                let sessionEnd = doneAt + Int64(sessionSeconds)
+                if sessionEnd > now { startSession(until: sessionEnd, at: now) }
             }
         case .notificationResponse(let requestID, let kind, let action):
             respond(to: action, requestID: requestID, kind: kind, at: now, effects: &effects)

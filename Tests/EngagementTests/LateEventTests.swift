@@ -63,4 +63,20 @@ struct LateEventTests {
         #expect(engine.state.plan.fired[meal.id] == meal.fireAt)
         #expect(engine.lastActiveAt == now)
     }
+
+    /// An app open sent late shows the user awake when they opened (the local minute the lapse
+    /// campaign's night rule reads), not when the server heard; its session is over by then.
+    @Test func anOpenSentLateIsTheUsersAtItsInstant() {
+        var engine = engineWithPulledPlan(in: london, at: t0)
+        let openedAt = instant("2027-03-01T18:00:00Z")
+        let heardAt = instant("2027-03-01T22:30:00Z")
+        _ = engine.handle(.activity(.appOpened(sessionSeconds: 600), occurredAt: openedAt), at: heardAt)
+        #expect(engine.state.activity.recentOpenMinutes.last == 18 * 60)
+        #expect(engine.state.activity.activeUntil.map { $0 <= heardAt } ?? true)
+        #expect(engine.lastActiveAt == openedAt)
+
+        // One whose session outlasts the delay holds what is left of it.
+        _ = engine.handle(.activity(.appOpened(sessionSeconds: 600), occurredAt: heardAt + 60), at: heardAt + 120)
+        #expect(engine.state.activity.activeUntil == heardAt + 660)
+    }
 }
