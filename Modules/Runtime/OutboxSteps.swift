@@ -26,10 +26,10 @@ public enum DueStep: Hashable, Sendable {
 public enum SendReport: Hashable, Sendable {
     /// Every device took it, or the user has none left to take it (retired tokens included).
     case accepted
-    /// An alert every device took, but the badge it carried is no longer the inbox's unread
-    /// count: the count changed while it was being sent (the client's retries take seconds), so
-    /// a badge sync sent meanwhile may have shown the newer count before this alert set the
-    /// older one (`ofAlert(carrying:unreadNow:)`).
+    /// An alert or a badge sync every device took, but the badge it carried is no longer the
+    /// inbox's unread count: the count changed while it was being sent (the client's retries
+    /// take seconds), so a push sent meanwhile may have shown the newer count before this one
+    /// set the older one (`ofBadge(carrying:unreadNow:)`).
     case acceptedWithOutdatedBadge
     /// Not sent: the send rules held it back (`PushSends.Withheld`); the reason names which.
     case withheld(reason: String)
@@ -54,10 +54,10 @@ public enum SendReport: Hashable, Sendable {
         self = report
     }
 
-    /// This report of an alert that carried `carried` as its badge, now that the inbox's unread
-    /// count is `unreadNow` (nil when it was not read again: no time passed since the alert was
-    /// prepared, so the count it carried is the count).
-    public func ofAlert(carrying carried: Int, unreadNow: Int?) -> SendReport {
+    /// This report of an alert or a badge sync that carried `carried` as its badge, now that the
+    /// inbox's unread count is `unreadNow` (nil when it was not read again: no time passed since
+    /// the push was prepared, so the count it carried is the count).
+    public func ofBadge(carrying carried: Int, unreadNow: Int?) -> SendReport {
         guard case .accepted = self, let unreadNow, unreadNow != carried else { return self }
         return .acceptedWithOutdatedBadge
     }
@@ -129,8 +129,9 @@ public enum OutboxSteps {
     /// What follows the send of `row` at `now`, reported as `report`:
     /// - a daily series' alert is due again at its next match in `zone`;
     /// - an alert withheld, refused or failed leaves the inbox's count off the device's badge, and
-    ///   one that got through carrying a count that changed meanwhile may have set an older one
-    ///   than a sync sent while it was retried: a badge sync follows at the next slot;
+    ///   an alert or a sync that got through carrying a count that changed meanwhile may have set
+    ///   an older one than a push sent while it was retried: a badge sync follows at the next
+    ///   slot;
     /// - a badge sync that failed after the client's retries moves to the next slot: the last
     ///   change is always synced (a refused one would be refused again);
     /// - a badge sync that failed, was withheld or was refused did not tell the phone of the plan's
@@ -140,10 +141,10 @@ public enum OutboxSteps {
     ) -> SendFollowUp {
         var followUp = SendFollowUp(series: zone.flatMap { nextRepeat(of: row, in: $0) })
         switch (row.channel, report) {
-        case (_, .accepted), (.liveActivity, _), (.unknown, _), (.job, _), (.inbox, _),
-            (.silent, .acceptedWithOutdatedBadge):
+        case (_, .accepted), (.liveActivity, _), (.unknown, _), (.job, _), (.inbox, _):
             break
-        case (.push, .withheld), (.push, .refused), (.push, .failed), (.push, .acceptedWithOutdatedBadge):
+        case (.push, .withheld), (.push, .refused), (.push, .failed), (.push, .acceptedWithOutdatedBadge),
+            (.silent, .acceptedWithOutdatedBadge):
             followUp.badgeSync = silentPushes.row(for: row.userID, changedAt: now)
         case (.silent, .failed):
             followUp.badgeSync = silentPushes.row(for: row.userID, changedAt: now)

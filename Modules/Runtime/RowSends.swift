@@ -35,8 +35,8 @@ public struct RowPush: Hashable, Sendable {
 
     public var prepared: PreparedPush
     public var targets: [Target]
-    /// The badge an alert carries (the inbox's unread count when it was prepared); nil for
-    /// other pushes.
+    /// The badge an alert or a badge sync carries (the inbox's unread count when it was
+    /// prepared); nil for a Live Activity's push.
     public var carriedBadge: Int?
 }
 
@@ -119,7 +119,7 @@ public enum RowSends {
             key: row.key, slot: row.dueAt, counts: counts, planVersion: planVersion, plan: silentPushes, topic: topic)
         return RowPush(
             prepared: prepared, targets: devices.map { .init(request: prepared.request(to: $0.address), device: $0) },
-            carriedBadge: nil)
+            carriedBadge: counts.unread)
     }
 
     /// A Live Activity's update or end to the activity's `token`, at the APNs service of the
@@ -148,7 +148,7 @@ public enum RowSends {
     public static func report(_ push: RowPush, outcomes: [PushOutcome], unreadNow: Int?) -> SendReport {
         let report = SendReport(outcomes: outcomes)
         guard let carried = push.carriedBadge, outcomes.contains(.delivered) else { return report }
-        return report.ofAlert(carrying: carried, unreadNow: unreadNow)
+        return report.ofBadge(carrying: carried, unreadNow: unreadNow)
     }
 
     /// Whether `outcome` of a send to `target` removes the target's device from the user's

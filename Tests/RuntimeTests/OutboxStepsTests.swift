@@ -117,19 +117,20 @@ struct OutboxStepsTests {
         #expect(next(.acceptedWithOutdatedBadge) == [sync])
     }
 
-    /// An alert retried while the inbox's count changed got through carrying the older count,
-    /// perhaps after a sync had shown the newer one: a sync follows. A sync is never "outdated".
-    @Test func anAlertWhoseBadgeChangedWhileItWasSentIsFollowedByABadgeSync() {
-        #expect(SendReport.accepted.ofAlert(carrying: 3, unreadNow: nil) == .accepted)
-        #expect(SendReport.accepted.ofAlert(carrying: 3, unreadNow: 3) == .accepted)
-        #expect(SendReport.accepted.ofAlert(carrying: 3, unreadNow: 2) == .acceptedWithOutdatedBadge)
+    /// An alert or a sync retried while the inbox's count changed got through carrying the older
+    /// count, perhaps after another push had shown the newer one: a sync follows at the next slot.
+    @Test func aPushWhoseBadgeChangedWhileItWasSentIsFollowedByABadgeSync() {
+        #expect(SendReport.accepted.ofBadge(carrying: 3, unreadNow: nil) == .accepted)
+        #expect(SendReport.accepted.ofBadge(carrying: 3, unreadNow: 3) == .accepted)
+        #expect(SendReport.accepted.ofBadge(carrying: 3, unreadNow: 2) == .acceptedWithOutdatedBadge)
         #expect(
-            SendReport.failed(reason: "ServiceUnavailable").ofAlert(carrying: 3, unreadNow: 2)
+            SendReport.failed(reason: "ServiceUnavailable").ofBadge(carrying: 3, unreadNow: 2)
                 == .failed(reason: "ServiceUnavailable"))
         let sync = Self.silent.row(for: "u1", dueAt: Self.silent.slot(after: Self.now))
         let after = OutboxSteps.afterSend(
             sync, report: .acceptedWithOutdatedBadge, zone: nil, silentPushes: Self.silent, at: Self.now)
-        #expect(after.rows.isEmpty)
+        #expect(after.rows == [Self.silent.row(for: "u1", changedAt: Self.now)])
+        #expect(!after.syncMissed)
     }
 
     @Test func aSyncThatFailedMovesToTheNextSlotAndARefusedOneIsDone() {

@@ -175,15 +175,19 @@ struct RowSendsTests {
         #expect(RowSends.report(push, outcomes: outcomes, unreadNow: unreadNow) == expected)
     }
 
-    @Test func aSyncsReportIgnoresTheBadgeCheck() {
+    /// A sync retried while an alert got through carries the count of when it was prepared: the
+    /// report says so, as it does for an alert.
+    @Test func aSyncCarriesItsCountAndIsReportedOutdatedWhenTheCountMoved() {
         var row = Self.alertRow()
         row.payload = .sync
         let push = RowSends.sync(
             of: row, counts: InboxCounts(total: 2, unread: 1, unseen: 1), planVersion: 7, devices: [Self.device("a")],
             silentPushes: SilentPushPlan(), topic: Self.topic)
-        #expect(push.carriedBadge == nil)
+        #expect(push.carriedBadge == 1)
         #expect(push.targets.map(\.request.pushType) == [.background])
-        #expect(RowSends.report(push, outcomes: [.delivered], unreadNow: 5) == .accepted)
+        #expect(RowSends.report(push, outcomes: [.delivered], unreadNow: 1) == .accepted)
+        #expect(RowSends.report(push, outcomes: [.delivered], unreadNow: nil) == .accepted)
+        #expect(RowSends.report(push, outcomes: [.delivered], unreadNow: 5) == .acceptedWithOutdatedBadge)
     }
 
     @Test func aRetiredTokenRemovesItsDeviceUnlessRegisteredAgainSince() {
