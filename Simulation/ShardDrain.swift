@@ -36,10 +36,12 @@ extension Shard {
             var watched: Set<String> = []
             if isServerDeployment {
                 // The server's local plan: what the phone should fire, whether or not it pulled it
-                // (nothing, once the app is deleted).
+                // (nothing, once the app is deleted), but for what a jump of the device's clock
+                // already showed ahead of its time: the server learns of that only when its time
+                // passes, as the device topology's centre no longer holds it either.
                 for row in users[local].remote.outbox.rows
                 where !users[local].phone.uninstalled && row.channel == .inbox && row.payload.repeatingMatch == nil
-                    && row.dueAt <= horizon
+                    && row.dueAt <= horizon && users[local].releasedEarly[row.requestID.rawValue] == nil
                 {
                     if row.payload.shownBy == .local { watched.insert(row.requestID.rawValue) }
                 }
