@@ -128,6 +128,14 @@ struct DeploymentStats {
     /// server's plan changed them (seconds).
     var staleFires = 0
     var staleAgeSeconds = LatencyHistogram()
+    var staleFiresByCause = Tally<StaleFireCause>()
+    /// The age of the stale fires whose phone could hear of the change
+    /// (`StaleFireCause.phoneCouldHear`).
+    var heardStaleAgeSeconds = LatencyHistogram()
+    /// Broken promises no design could have kept (`Shard.unavoidableCause`), by cause, and the
+    /// first few with their invariant.
+    var unavoidable = Tally<UnavoidableCause>()
+    var unavoidableExamples: [String] = []
 
     var pulls: Int { pullsAfterEvent + pullsOnSignal + pullsOnRefresh }
 
@@ -142,6 +150,11 @@ struct DeploymentStats {
         eventsQueuedOffline += other.eventsQueuedOffline
         staleFires += other.staleFires
         staleAgeSeconds.merge(other.staleAgeSeconds)
+        staleFiresByCause.merge(other.staleFiresByCause)
+        heardStaleAgeSeconds.merge(other.heardStaleAgeSeconds)
+        unavoidable.merge(other.unavoidable)
+        unavoidableExamples += other.unavoidableExamples.prefix(
+            max(0, ShardStats.violationExampleLimit - unavoidableExamples.count))
     }
 }
 
@@ -168,6 +181,17 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
     public var staleShareOfLocalDeliveries: Double
     public var staleAgeSecondsP50: Double
     public var staleAgeSecondsP99: Double
+    /// Stale fires by what kept the change from the phone (`StaleFireCause`), every cause listed.
+    public var staleFiresByCause: [String: Int]
+    /// The age of the stale fires whose phone could hear of the change
+    /// (`StaleFireCause.phoneCouldHear`).
+    public var heardStaleAgeSecondsP50: Double
+    public var heardStaleAgeSecondsP99: Double
+    /// Broken promises no design could have kept, counted apart from the violations by cause
+    /// (`UnavoidableCause`), their share of local deliveries, and the first few.
+    public var unavoidableByCause: [String: Int]
+    public var unavoidableShareOfLocalDeliveries: Double
+    public var unavoidableExamples: [String]
 
     init(_ stats: DeploymentStats, localDeliveries: Int, userDays: Int) {
         deployment = Deployment.server.rawValue
@@ -185,6 +209,13 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
         staleShareOfLocalDeliveries = localDeliveries == 0 ? 0 : Double(stats.staleFires) / Double(localDeliveries)
         staleAgeSecondsP50 = stats.staleAgeSeconds.value(at: 0.5)
         staleAgeSecondsP99 = stats.staleAgeSeconds.value(at: 0.99)
+        staleFiresByCause = stats.staleFiresByCause.all
+        heardStaleAgeSecondsP50 = stats.heardStaleAgeSeconds.value(at: 0.5)
+        heardStaleAgeSecondsP99 = stats.heardStaleAgeSeconds.value(at: 0.99)
+        unavoidableByCause = stats.unavoidable.all
+        unavoidableShareOfLocalDeliveries =
+            localDeliveries == 0 ? 0 : Double(stats.unavoidable.total) / Double(localDeliveries)
+        unavoidableExamples = stats.unavoidableExamples
     }
 }
 

@@ -86,6 +86,10 @@ public enum Explainer {
         case "activity": what = "did \(object["activity"] as? String ?? "?")"
         case "travel": what = "travelled to \(object["timeZone"] as? String ?? "?")"
         case "violation": what = "VIOLATION \(object["invariant"] as? String ?? "?")"
+        case "unavoidable":
+            what =
+                "UNAVOIDABLE \(object["invariant"] as? String ?? "?") of \(id) (\(object["cause"] as? String ?? "?"))"
+        case "staleFire": what = "stale fire of \(id) (\(object["cause"] as? String ?? "?"))"
         default: what = "\(event) \(kind) \(id)".trimmingCharacters(in: .whitespaces)
         }
         return "  \(time)  \(what)"

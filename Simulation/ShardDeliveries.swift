@@ -39,9 +39,7 @@ extension Shard {
             shownNow
             ? users[local].checker.observe(observed, profile: profile, zone: users[local].zone)
             : users[local].checker.observeRelease(observed, profile: profile, zone: users[local].zone)
-        for violation in broken {
-            try journal.violation(violation, &users[local], at: instant, detail: id, stats: &stats)
-        }
+        for violation in broken { try broke(violation, local, by: request, at: instant) }
         let payload = InvariantChecker.checkPayload(content, id: id, recipient: inPlace(local) { $0.engine.recipient })
         stats.payloadBytesMax = max(stats.payloadBytesMax, payload.bytes)
         for (violation, detail) in payload.broken {
@@ -55,7 +53,30 @@ extension Shard {
         let observed = ObservedDelivery(request, at: instant)
         let profile = inPlace(local) { $0.engine.profile }
         for violation in users[local].checker.observeShown(observed, profile: profile, zone: users[local].zone) {
-            try journal.violation(violation, &users[local], at: instant, detail: request.identifier, stats: &stats)
+            try broke(violation, local, by: request, at: instant)
+        }
+    }
+
+    /// `violation`, broken by the delivery of `request` at `instant`: counted apart with its
+    /// cause when no design could have kept it (`unavoidableCause`), as a violation otherwise.
+    private func broke(_ violation: Invariant, _ local: Int, by request: NotificationRequest, at instant: Instant)
+        throws
+    {
+        let id = request.identifier
+        guard let cause = unavoidableCause(of: violation, local, request, at: instant) else {
+            try journal.violation(violation, &users[local], at: instant, detail: id, stats: &stats)
+            return
+        }
+        stats.deployment.unavoidable[cause] += 1
+        if stats.deployment.unavoidableExamples.count < ShardStats.violationExampleLimit {
+            stats.deployment.unavoidableExamples.append(
+                "\(violation.rawValue) (\(cause.rawValue)): user \(users[local].traits.profile.id) at \(instant)"
+                    + " (\(users[local].zone.formatted(instant))) \(id)")
+        }
+        try journal.log(&users[local], instant, "unavoidable") {
+            $0.id("invariant", violation.rawValue)
+            $0.id("cause", cause.rawValue)
+            $0.id("id", id)
         }
     }
 

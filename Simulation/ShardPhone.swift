@@ -306,9 +306,13 @@ extension Shard {
             let changed = users[local].phone.changedAt[notification.request.identifier]
             let age = changed.map { max(0, notification.deliveredAt.secondsSinceEpoch - $0) } ?? 0
             stats.deployment.staleAgeSeconds.record(UInt64(age))
+            let cause = staleFireCause(local, changedAt: changed, at: notification.deliveredAt)
+            stats.deployment.staleFiresByCause[cause] += 1
+            if cause.phoneCouldHear { stats.deployment.heardStaleAgeSeconds.record(UInt64(age)) }
             try journal.log(&users[local], notification.deliveredAt, "staleFire") {
                 $0.id("id", notification.request.identifier)
                 $0.field("ageSeconds", "\(age)")
+                $0.id("cause", cause.rawValue)
             }
         }
     }

@@ -58,8 +58,18 @@ public enum SummaryText {
                 + " withdrawn on the phone/user-day=\(format(figures.withdrawnOnPhonePerUserDay))"
                 + " queued offline/user-day=\(format(figures.eventsQueuedOfflinePerUserDay))",
             "stale fires: \(figures.staleFires) (\(format(figures.staleShareOfLocalDeliveries * 100, 3)) % of local "
-                + "deliveries), age p50=\(Int(figures.staleAgeSecondsP50)) s p99=\(Int(figures.staleAgeSecondsP99)) s",
-        ]
+                + "deliveries), age p50=\(Int(figures.staleAgeSecondsP50)) s p99=\(Int(figures.staleAgeSecondsP99)) s"
+                + " (\(byCause(figures.staleFiresByCause))); the phone online when its sync was due:"
+                + " p50=\(Int(figures.heardStaleAgeSecondsP50)) s p99=\(Int(figures.heardStaleAgeSecondsP99)) s",
+            "unavoidable: \(figures.unavoidableByCause.values.reduce(0, +))"
+                + " (\(format(figures.unavoidableShareOfLocalDeliveries * 100, 3)) % of local deliveries;"
+                + " \(byCause(figures.unavoidableByCause)))",
+        ] + figures.unavoidableExamples.map { "  unavoidable: \($0)" }
+    }
+
+    /// `counts` as `key=count`, in key order.
+    private static func byCause(_ counts: [String: Int]) -> String {
+        counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
     }
 
     /// One line per channel that carried anything, then what APNs dropped on the way.

@@ -198,6 +198,11 @@ public struct SimulatedPushDevice<Note: Sendable>: Sendable {
         offlineSpells.contains { $0.contains(instant) }
     }
 
+    /// When the device lost its network, if it has none at `instant`; nil when it has.
+    public func offlineSince(at instant: Instant) -> Instant? {
+        offlineSpells.first { $0.contains(instant) }?.lowerBound
+    }
+
     /// When the network comes back, if the device has none at `instant`; nil when it has.
     public func onlineAgain(at instant: Instant) -> Instant? {
         offlineSpells.first { $0.contains(instant) }?.upperBound
