@@ -13,13 +13,21 @@ public struct QueuedEvent: Codable, Hashable, Sendable {
     public var attempts: Int
     /// Not sent again before this instant (the back-off).
     public var nextAttemptAt: Instant
+    /// When the first attempt was made that the server answered with neither a 2xx nor a
+    /// refusal: it may have applied the event then, its answer lost, and it keeps the key for
+    /// `EventQueue.keyLifetimeSeconds` from that attempt.
+    public var firstAttemptAt: Instant?
 
-    public init(sequence: Int64, body: Data, enqueuedAt: Instant, attempts: Int = 0, nextAttemptAt: Instant) {
+    public init(
+        sequence: Int64, body: Data, enqueuedAt: Instant, attempts: Int = 0, nextAttemptAt: Instant,
+        firstAttemptAt: Instant? = nil
+    ) {
         self.sequence = sequence
         self.body = body
         self.enqueuedAt = enqueuedAt
         self.attempts = attempts
         self.nextAttemptAt = nextAttemptAt
+        self.firstAttemptAt = firstAttemptAt
     }
 }
 
@@ -39,7 +47,7 @@ public protocol EventQueueStore: Sendable {
     func append(body: Data, at instant: Instant) throws -> QueuedEvent
     /// The oldest events, at most `limit`, in order.
     func oldest(limit: Int) throws -> [QueuedEvent]
-    /// Replaces the event of `event.sequence` (its attempts and back-off).
+    /// Replaces the event of `event.sequence` (its attempts, back-off and first attempt).
     func update(_ event: QueuedEvent) throws
     /// Removes the event of `sequence` (sent, or refused for good).
     func remove(sequence: Int64) throws
@@ -101,6 +109,13 @@ public struct FlushReport: Hashable, Sendable {
     /// Events the server refused for good (a 4xx that no retry can change), removed so they do
     /// not hold up the rest.
     public var dropped: [DroppedEvent] = []
+    /// Events older than the server takes (`EventQueue.maximumAgeSeconds`), by sequence: removed
+    /// unsent, since the server would refuse them (422).
+    public var expired: [Int64] = []
+    /// Events the server accepted at an attempt more than `EventQueue.keyLifetimeSeconds` after
+    /// an unanswered one, by sequence: the server no longer knew the key, so it may have applied
+    /// them twice.
+    public var acceptedPastKeyLifetime: [Int64] = []
     /// The newest plan version an answer carried (`PlanSync.needsPull`).
     public var planVersion: Int?
     /// The Live Activities each sent event's step started, updated or ended, by the event's
@@ -131,9 +146,21 @@ public struct FlushReport: Hashable, Sendable {
 ///
 /// One flush runs at a time: a flush asked for while one is sending returns at once, empty.
 ///
-/// The server keeps an idempotency key for 24 hours: an event whose answer was lost and that is
-/// sent again more than a day later (the app was not opened in between) could be applied twice.
+/// The server's two bounds, and what the queue does past each:
+/// - it refuses an `at` more than 7 days old (`maximumAgeSeconds`): the queue removes such an
+///   event unsent and reports it (`FlushReport.expired`). A user's deed that waited a week on a
+///   phone that never reached the server no longer shapes what the engine plans;
+/// - it keeps an idempotency key for 24 hours (`keyLifetimeSeconds`): an event whose answer was
+///   lost and that is sent again more than a day later (the app was not run in between) goes
+///   with its key all the same, since losing what the user did is worse than counting it twice,
+///   and the report names it (`FlushReport.acceptedPastKeyLifetime`): the server may have
+///   applied it twice.
 public actor EventQueue {
+    /// The oldest `at` the server takes, behind its clock: 7 days.
+    public static let maximumAgeSeconds: Int64 = 7 * 86_400
+    /// How long the server keeps an idempotency key: 24 hours.
+    public static let keyLifetimeSeconds: Int64 = 86_400
+
     /// The back-off between attempts of one event.
     public struct RetryDelays: Hashable, Sendable {
         public var firstSeconds: Int64
@@ -202,12 +229,20 @@ public actor EventQueue {
                 report.nextAttemptAt = head.nextAttemptAt
                 break
             }
+            if now - head.enqueuedAt > Self.maximumAgeSeconds {
+                try store.remove(sequence: head.sequence)
+                report.expired.append(head.sequence)
+                continue
+            }
             let answer = try? await sender.send(
                 head.body, idempotencyKey: idempotencyKey(of: head.sequence), userID: store.userID)
             switch answer.map(\.status) {
             case let status? where (200..<300).contains(status):
                 try store.remove(sequence: head.sequence)
                 report.sent += 1
+                if let first = head.firstAttemptAt, now - first > Self.keyLifetimeSeconds {
+                    report.acceptedPastKeyLifetime.append(head.sequence)
+                }
                 if let version = answer?.planVersion {
                     report.planVersion = max(report.planVersion ?? version, version)
                 }
@@ -223,6 +258,7 @@ public actor EventQueue {
             default:
                 var retried = head
                 retried.attempts += 1
+                retried.firstAttemptAt = head.firstAttemptAt ?? now
                 let backOff = delays.seconds(after: retried.attempts, unit: random.nextUnit())
                 let retryAfter = min(Self.maximumRetryAfterSeconds, max(0, answer?.retryAfterSeconds ?? 0))
                 retried.nextAttemptAt = now + max(backOff, retryAfter)

@@ -28,12 +28,18 @@ public final class SQLiteEventQueueStore: EventQueueStore, Sendable {
                         body BLOB NOT NULL,
                         enqueuedAt INTEGER NOT NULL,
                         attempts INTEGER NOT NULL,
-                        nextAttemptAt INTEGER NOT NULL);
+                        nextAttemptAt INTEGER NOT NULL,
+                        firstAttemptAt INTEGER);
                     CREATE TABLE IF NOT EXISTS queueIdentity (
                         one INTEGER PRIMARY KEY CHECK (one = 1),
                         userID TEXT NOT NULL,
                         installation TEXT NOT NULL);
                     """)
+            // A file made before `firstAttemptAt` gains the column, empty: its events' first
+            // unanswered attempt is not known, so none is reported past the key's lifetime.
+            if try !db.columns(in: "queuedEvent").contains(where: { $0.name == "firstAttemptAt" }) {
+                try db.execute(sql: "ALTER TABLE queuedEvent ADD COLUMN firstAttemptAt INTEGER")
+            }
             try db.execute(
                 sql: "INSERT OR IGNORE INTO queueIdentity (one, userID, installation) VALUES (1, ?, ?)",
                 arguments: [userID.rawValue, newInstallation])
@@ -64,7 +70,8 @@ public final class SQLiteEventQueueStore: EventQueueStore, Sendable {
                 QueuedEvent(
                     sequence: row["sequence"], body: row["body"],
                     enqueuedAt: Instant(secondsSinceEpoch: row["enqueuedAt"]), attempts: row["attempts"],
-                    nextAttemptAt: Instant(secondsSinceEpoch: row["nextAttemptAt"]))
+                    nextAttemptAt: Instant(secondsSinceEpoch: row["nextAttemptAt"]),
+                    firstAttemptAt: (row["firstAttemptAt"] as Int64?).map(Instant.init(secondsSinceEpoch:)))
             }
         }
     }
@@ -72,8 +79,11 @@ public final class SQLiteEventQueueStore: EventQueueStore, Sendable {
     public func update(_ event: QueuedEvent) throws {
         try database.write { db in
             try db.execute(
-                sql: "UPDATE queuedEvent SET attempts = ?, nextAttemptAt = ? WHERE sequence = ?",
-                arguments: [event.attempts, event.nextAttemptAt.secondsSinceEpoch, event.sequence])
+                sql: "UPDATE queuedEvent SET attempts = ?, nextAttemptAt = ?, firstAttemptAt = ? WHERE sequence = ?",
+                arguments: [
+                    event.attempts, event.nextAttemptAt.secondsSinceEpoch, event.firstAttemptAt?.secondsSinceEpoch,
+                    event.sequence,
+                ])
         }
     }
 
