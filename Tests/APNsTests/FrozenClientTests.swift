@@ -49,24 +49,22 @@ struct FrozenClientTests {
     }
 
     /// The other side of it: a connection that stops answering, open. Without the PING the
-    /// retries would go into it too, each waiting out the attempt timeout.
-    @Test func aConnectionThatStopsAnsweringIsClosedAfterAnUnansweredPing() async throws {
+    /// retries would go into it too, each waiting out the attempt timeout: an hour here, so only
+    /// the PING's close lets the push through within the test's time limit.
+    @Test(.timeLimit(.minutes(2)))
+    func aConnectionThatStopsAnsweringIsClosedAfterAnUnansweredPing() async throws {
         let retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10), maxDelay: .milliseconds(10))
         // Loops of its own: the shared ones run the other suites' clients meanwhile.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { group.shutdownGracefully { _ in } }
         try await Harness.with(
-            retry: retry, attemptTimeout: .seconds(15), eventLoopGroup: group,
+            retry: retry, attemptTimeout: .seconds(3_600), eventLoopGroup: group,
             ping: (.milliseconds(200), .milliseconds(300))
         ) { harness in
             #expect(await harness.client.send(alert(0)) == .delivered)
             harness.fake.enqueue([.freezeConnection])
-            let started = ContinuousClock.now
+            // The silence before a PING, its timeout, TLS's close and a new connection.
             #expect(await harness.client.send(alert(1)) == .delivered)
-            let elapsed = ContinuousClock.now - started
-            // The silence before a PING, its timeout, TLS's close and a new connection: well
-            // within the attempt timeout a push into the frozen connection would wait out.
-            #expect(elapsed < .seconds(8), "delivered after \(elapsed)")
             #expect(harness.fake.connectionCount == 2)
             #expect(harness.fake.delivered.compactMap(\.apnsID) == [uuid(0), uuid(1)])
         }
