@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Models
+import Synchronization
 import Testing
 
 @testable import EngagementKit
@@ -28,7 +29,7 @@ struct EventQueueBoundsTests {
 
     @Test func anEventThatWaitedAWeekForTheNetworkExpiresAtTheFlushThatFindsItSo() async throws {
         let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 2)
-        let event = try await queue.enqueue(.activity(.workoutCompleted), at: Self.now)
+        let event = try await queue.enqueue(.activity(.workoutCompleted(durationMinutes: 30)), at: Self.now)
         // Offline for the first attempt; the next one is a week and a second later.
         var report = try await queue.flush(via: ScriptedSender([nil]), at: Self.now)
         #expect(report.sent == 0 && report.expired.isEmpty)
@@ -67,7 +68,7 @@ struct EventQueueBoundsTests {
         // A file as an earlier build made it, one event waiting with an attempt made.
         do {
             let database = try DatabaseQueue(path: path)
-            try database.write { db in
+            try await database.write { db in
                 try db.execute(
                     sql: """
                         CREATE TABLE queuedEvent (

@@ -17,7 +17,7 @@ import Testing
             profile: UserProfile(id: "u1", displayName: "Ana", timeZone: zone.identifier), zone: zone, now: start)
         var copy = engine
         let key = copy.planKey(at: start, horizonEnd: copy.routineHorizonEnd(at: start))
-        #expect(Mirror(reflecting: key).children.count == 16)
+        #expect(Mirror(reflecting: key).children.count == 17)
     }
 
     /// Each field of the kept key is compared: the key of the last pass matches, and the same key
@@ -95,15 +95,21 @@ import Testing
             now =
                 now + Int64(generator.next() % 12 == 0 ? 86_400 * (3 + generator.next() % 6) : generator.next() % 5_400)
             let horizonEnd = engine.routineHorizonEnd(at: now)
-            // As a server's engine: the phone is given the plan now and then, and half the inputs
-            // reach it only when it pulls again, which commits what it holds.
+            // As a server's engine: the phone is given the plan now and then, and a third of the
+            // inputs reach it only when it pulls again, which commits what it holds; a third by
+            // the next sync, which commits what fires before it and leaves the rest held later.
             if step % 5 == 0 {
                 engine.phoneApplied(
                     engine.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }.map {
                         ($0.id.description, $0.fireAt)
                     }, at: now)
             }
-            let phone: PhoneHearing = phoneDraws.next() % 2 == 0 ? .whenItPulls : .atOnce
+            let phone: PhoneHearing =
+                switch phoneDraws.next() % 3 {
+                case 0: .whenItPulls
+                case 1: .atOnce
+                default: .by(now + 1_800)
+                }
             earlierKeys.append(engine.state.plan.lastKey)
             var probe = engine
             // Half the time the last pass's own key, else one from up to 20 inputs before.

@@ -16,7 +16,7 @@ struct HeldLaterPlanTests {
         _ kind: NotificationKind, perHour: Int, held: Bool
     ) -> (meal: Candidate, rival: Candidate, allocation: Allocation) {
         let meal = T.candidate(.mealReminder, .meal(.lunch), at: 2 * 3_600, relevance: 0.2)
-        let rival = T.candidate(kind, at: 2 * 3_600 + 900, relevance: 0.9)
+        let rival = T.candidate(kind, kind.isSocial ? .group(1) : .day, at: 2 * 3_600 + 900, relevance: 0.9)
         var preferences = NotificationPreferences()
         preferences.maxPerHour = perHour
         var context = T.context(preferences: preferences, previous: [T.planned(meal)])
@@ -57,7 +57,7 @@ struct HeldLaterPlanTests {
         // The copy is worth more and placed first, where the phone holds it; two an hour leave
         // room for the push beside it, counted once.
         let meal = T.candidate(.mealReminder, .meal(.lunch), at: 2 * 3_600, relevance: 0.9)
-        let push = T.candidate(.workoutKudos, at: 2 * 3_600 + 900, relevance: 0.2)
+        let push = T.candidate(.workoutKudos, .group(1), at: 2 * 3_600 + 900, relevance: 0.2)
         var preferences = NotificationPreferences()
         preferences.maxPerHour = 2
         var context = T.context(preferences: preferences, previous: [T.planned(meal)])

@@ -1,4 +1,5 @@
 import Models
+import Runtime
 import Testing
 
 @testable import Simulation
