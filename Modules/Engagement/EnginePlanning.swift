@@ -5,7 +5,8 @@ import Scheduling
 /// The planning pass: gather the candidate sources, run the planner's stages (`Planner.order`,
 /// `allocate`, `diff`), then turn its changes into effects and trace entries. Regrouping is a
 /// stage of its own: a social group the rules block moves into the digest, and the pass runs
-/// again over the new groups (at most three times).
+/// again over the new groups (at most five times more: a digest the copies a phone holds block
+/// moves a day a pass across the plan's horizon).
 extension UserEngine {
     mutating func plan(at now: Instant, phone: PhoneHearing = .atOnce, into effects: inout [Effect]) {
         // What the clock alone moved since the last pass asks for one pass; after a pass at
@@ -29,7 +30,7 @@ extension UserEngine {
     }
 
     /// Passes one input may run: a first one, and more while regrouping changes the groups.
-    static let maximumPassesPerInput = 4
+    static let maximumPassesPerInput = 6
 
     /// When the last planning pass ran: an input that skipped the pass leaves it as it was.
     public var lastPlanPassAt: Instant? { state.plan.lastPassAt }

@@ -230,7 +230,7 @@ struct PlanKey: Equatable, Sendable {
     /// The phone's other copies the pass placed pushes around (`UserEngine.heldLater`).
     var heldLater: OccurrenceMap<Instant>
 
-    /// Whether every field but the nudge times and what is committed (which the caller works out), what is done and
+    /// Whether every field but the nudge times, what is committed and held later (which the caller works out), what is done and
     /// the response counts (which may change without changing the plan) holds `engine`'s value
     /// now, as `planKey` would build it: `lastKeyMatches` asks this instead of building a key.
     /// Kept next to the fields, so a new one goes in here too (a test checks).

@@ -278,7 +278,14 @@ public enum Planner {
         }
         // No room reserved for the whole slot budget: the plan is kept in the engine's state
         // until the next pass, and most plans hold far fewer.
-        var heldLater = context.heldLater
+        // What a push is placed around: what this pass placed, and each copy the phone holds at
+        // the instant it holds it (once, when the pass places it there again).
+        var pushLedger: CapLedger?
+        if !context.heldLater.isEmpty {
+            var held = ledger
+            for entry in context.heldLater.entries { held.insert(entry.value) }
+            pushLedger = held
+        }
         var decisions: [PlanDecision] = []
         decisions.reserveCapacity(candidates.count)
         var suppressed: [(candidate: Candidate, reason: ReasonCode)] = []
@@ -297,11 +304,8 @@ public enum Planner {
                 continue
             }
             if candidate.plannedAt <= now, context.previous[candidate.id] == nil { continue }
-            // A push is placed around what the phone holds as well as what this pass placed.
-            var rulesLedger = ledger
-            if !heldLater.isEmpty, ChannelPolicy.channel(for: candidate.kind) == .remote {
-                for held in heldLater.entries { rulesLedger.insert(held.value) }
-            }
+            let rulesLedger =
+                ChannelPolicy.channel(for: candidate.kind) == .remote ? pushLedger ?? ledger : ledger
             let outcome = DeliveryRules.evaluate(
                 candidate, at: now, preferences: context.preferences, zone: context.zone, ledger: rulesLedger,
                 activeUntil: context.activeUntil)
@@ -314,7 +318,7 @@ public enum Planner {
                     decided = cut
                 } else if take(instantOfKind(candidate.kind, fireAt)) {
                     ledger.insert(fireAt)
-                    if heldLater[candidate.id] == fireAt { heldLater[candidate.id] = nil }
+                    if context.heldLater[candidate.id] != fireAt { pushLedger?.insert(fireAt) }
                     planInFireOrder(
                         PlannedNotification(candidate: candidate, dueAt: dueAt, fireAt: fireAt, zone: context.zone))
                 } else {
