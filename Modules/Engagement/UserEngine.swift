@@ -106,14 +106,18 @@ public struct UserEngine: Sendable {
             if doneAt < now { unfireWithdrawn(by: activity, at: doneAt, now: now, into: &effects) }
             recordActivity(activity, at: doneAt)
             if case .appOpened(let sessionSeconds) = activity {
-                // An open sent late shows the user awake when they opened, not when it arrived,
-                // and its session holds only what is left of it.
+                // An open sent late shows the user awake when they opened, not when it arrived
+                // (in the zone of now, and after the opens heard before it: the habit reads the
+                // minutes, not their order), and its session holds only what is left of it,
+                // never shortening one under way.
                 state.activity.recentOpenMinutes.append(zone.localDateTime(at: doneAt).secondOfDay / 60)
                 if state.activity.recentOpenMinutes.count > 20 { state.activity.recentOpenMinutes.removeFirst() }
                 effects.append(.setBadge(0))
                 effects.append(.clearDeliveredNotifications)
                 let sessionEnd = doneAt + Int64(sessionSeconds)
-                if sessionEnd > now { startSession(until: sessionEnd, at: now) }
+                if doneAt == now || sessionEnd > max(now, state.activity.activeUntil ?? now) {
+                    startSession(until: sessionEnd, at: now)
+                }
             }
         case .notificationResponse(let requestID, let kind, let action):
             respond(to: action, requestID: requestID, kind: kind, at: now, effects: &effects)
