@@ -51,9 +51,13 @@ struct PhonePlan {
     /// and the one-offs it dispatched in the last two days: the phone fires those at their
     /// instants, the server files them in the inbox then.
     var held: [String: Held] = [:]
-    /// When the server's plan last dropped a request or changed its content or time: a stale
-    /// fire's age counts from there.
+    /// When the server's plan first dropped a request or changed its content or time since the
+    /// phone's last pull (a pull hears of every change before it): a stale fire's age counts
+    /// from there, and its cause is read from what the phone could hear since.
     var changedAt: [String: Int64] = [:]
+    /// The user's profile as the server held it at the phone's last pull: a setting changed
+    /// since, which the phone's copies do not know of (`Shard.unavoidableCause`).
+    var pulledProfile: UserProfile?
     /// The horizon's end of the plan the phone last pulled: when its next refresh is asked for.
     var horizonEnd: Instant?
     /// What the plan the phone last applied holds: what the app moves onto its clock while the
@@ -70,7 +74,7 @@ struct PhonePlan {
     /// Takes the server's commit of a step: the withdrawn requests and the rows made pending.
     mutating func commit(cancelled: [RequestID], rows: [OutboxRow], at now: Instant) {
         for id in cancelled.map(\.rawValue) where held.removeValue(forKey: id) != nil {
-            changedAt[id] = now.secondsSinceEpoch
+            changedAt[id] = changedAt[id] ?? now.secondsSinceEpoch
         }
         for row in rows where row.channel == .inbox {
             guard case .inboxItem(let request, shownBy: .local) = row.payload else { continue }
@@ -78,9 +82,16 @@ struct PhonePlan {
             let previous = held.updateValue(next, forKey: request.identifier)
             // A series' row due again at its next match is the same request.
             if let previous, previous != next, !(previous.repeats && next.repeats && previous.content == next.content) {
-                changedAt[request.identifier] = now.secondsSinceEpoch
+                changedAt[request.identifier] = changedAt[request.identifier] ?? now.secondsSinceEpoch
             }
         }
+    }
+
+    /// The phone holds the server's plan as it stands, `profile` its user's: every change so far
+    /// is heard of.
+    mutating func heardEverything(profile: UserProfile) {
+        changedAt = [:]
+        pulledProfile = profile
     }
 
     /// Whether a request the phone fired at true time `instant` is one the server's plan holds

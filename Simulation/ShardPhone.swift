@@ -156,6 +156,7 @@ extension Shard {
         let started = users[local].phone.sync.startPull()
         let version = inPlace(local) { $0.engine.localPlanRevision }
         guard started.heldVersion != version else {
+            users[local].phone.heardEverything(profile: users[local].engine.profile)
             stats.deployment.notModified += 1
             try journal.log(&users[local], now, "planPull") { $0.id("outcome", "notModified") }
             return
@@ -183,6 +184,7 @@ extension Shard {
         users[local].phone.horizonEnd = plan.horizonEnd
         // What the server observed: the plan it answered (the engine counts it as the phone's).
         users[local].engine.phoneApplied(plan.requests.lazy.map { ($0.request.identifier, $0.nextFireAt) }, at: now)
+        users[local].phone.heardEverything(profile: users[local].engine.profile)
         tape?.record(.planServed, of: users[local].traits.profile.id, at: now)
         users[local].phone.pulled = plan.requests.map {
             BelievedRequest(id: $0.request.identifier, fireAt: $0.nextFireAt, repeatsDaily: $0.request.trigger.repeats)
