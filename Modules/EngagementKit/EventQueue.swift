@@ -13,9 +13,9 @@ public struct QueuedEvent: Codable, Hashable, Sendable {
     public var attempts: Int
     /// Not sent again before this instant (the back-off).
     public var nextAttemptAt: Instant
-    /// When the first attempt was made that the server answered with neither a 2xx nor a
-    /// refusal: it may have applied the event then, its answer lost, and it keeps the key for
-    /// `EventQueue.keyLifetimeSeconds` from that attempt.
+    /// When the first attempt was made that was not answered with a 2xx or a refusal (no answer
+    /// at all included): the server may have applied the event then, its answer lost, and it
+    /// keeps the key for `EventQueue.keyLifetimeSeconds` from that attempt.
     public var firstAttemptAt: Instant?
 
     public init(
@@ -148,8 +148,10 @@ public struct FlushReport: Hashable, Sendable {
 ///
 /// The server's two bounds, and what the queue does past each:
 /// - it refuses an `at` more than 7 days old (`maximumAgeSeconds`): the queue removes such an
-///   event unsent and reports it (`FlushReport.expired`). A user's deed that waited a week on a
-///   phone that never reached the server no longer shapes what the engine plans;
+///   event unsent, once it is older than that and the server's allowance for a device clock
+///   that runs ahead (`clockSkewSeconds`), and reports it (`FlushReport.expired`); nearer the
+///   bound the server's 422 decides (`FlushReport.dropped`). A user's deed that waited a week
+///   on a phone that never reached the server no longer shapes what the engine plans;
 /// - it keeps an idempotency key for 24 hours (`keyLifetimeSeconds`): an event whose answer was
 ///   lost and that is sent again more than a day later (the app was not run in between) goes
 ///   with its key all the same, since losing what the user did is worse than counting it twice,
@@ -160,6 +162,9 @@ public actor EventQueue {
     public static let maximumAgeSeconds: Int64 = 7 * 86_400
     /// How long the server keeps an idempotency key: 24 hours.
     public static let keyLifetimeSeconds: Int64 = 86_400
+    /// How far ahead of the server's clock an `at` may be: a device whose clock runs ahead sees
+    /// its events older than the server does.
+    public static let clockSkewSeconds: Int64 = 300
 
     /// The back-off between attempts of one event.
     public struct RetryDelays: Hashable, Sendable {
@@ -229,7 +234,7 @@ public actor EventQueue {
                 report.nextAttemptAt = head.nextAttemptAt
                 break
             }
-            if now - head.enqueuedAt > Self.maximumAgeSeconds {
+            if now - head.enqueuedAt > Self.maximumAgeSeconds + Self.clockSkewSeconds {
                 try store.remove(sequence: head.sequence)
                 report.expired.append(head.sequence)
                 continue

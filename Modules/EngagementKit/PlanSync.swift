@@ -185,7 +185,7 @@ public struct PlanSync: Sendable {
     /// How long the kit keeps an event that withdraws requests: as long as the server takes
     /// an event's `at` (7 days). An event older than that never reaches the server, which then
     /// withdraws nothing for it.
-    public static let eventRetentionSeconds: Int64 = 7 * 86_400
+    public static let eventRetentionSeconds: Int64 = EventQueue.maximumAgeSeconds
     /// At most this many such events are kept, the newest.
     public static let eventLimit = 256
 

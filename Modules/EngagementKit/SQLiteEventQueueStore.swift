@@ -35,10 +35,12 @@ public final class SQLiteEventQueueStore: EventQueueStore, Sendable {
                         userID TEXT NOT NULL,
                         installation TEXT NOT NULL);
                     """)
-            // A file made before `firstAttemptAt` gains the column, empty: its events' first
-            // unanswered attempt is not known, so none is reported past the key's lifetime.
+            // A file made before `firstAttemptAt` gains the column. An event already tried has
+            // its first attempt no earlier than it was queued: that bound is taken, so it is
+            // reported rather than missed past the key's lifetime.
             if try !db.columns(in: "queuedEvent").contains(where: { $0.name == "firstAttemptAt" }) {
                 try db.execute(sql: "ALTER TABLE queuedEvent ADD COLUMN firstAttemptAt INTEGER")
+                try db.execute(sql: "UPDATE queuedEvent SET firstAttemptAt = enqueuedAt WHERE attempts > 0")
             }
             try db.execute(
                 sql: "INSERT OR IGNORE INTO queueIdentity (one, userID, installation) VALUES (1, ?, ?)",

@@ -14,27 +14,31 @@ struct EventQueueBoundsTests {
 
     @Test func anEventOlderThanTheServerTakesIsRemovedUnsentAndTheRestGoOn() async throws {
         let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 1)
-        let week = EventQueue.maximumAgeSeconds
-        let expired = try await queue.enqueue(.activity(.mealLogged(.lunch)), at: Self.now - week - 1)
-        let oldest = try await queue.enqueue(.activity(.mealLogged(.dinner)), at: Self.now - week)
+        let bound = EventQueue.maximumAgeSeconds + EventQueue.clockSkewSeconds
+        let expired = try await queue.enqueue(.activity(.mealLogged(.lunch)), at: Self.now - bound - 1)
+        // Past 7 days by the phone's clock but within the skew: the server's 422 decides.
+        let nearTheBound = try await queue.enqueue(.activity(.mealLogged(.dinner)), at: Self.now - bound)
         let fresh = try await queue.enqueue(.activity(.moodLogged), at: Self.now)
-        let sender = ScriptedSender()
+        let sender = ScriptedSender([EventAnswer(status: 422)])
         let report = try await queue.flush(via: sender, at: Self.now)
         #expect(report.expired == [expired.sequence])
-        #expect(report.sent == 2 && report.dropped.isEmpty)
-        // The oldest the server takes is sent; the expired event never was.
-        #expect(sender.attempts.withLock { $0.map(\.key) } == ["p-\(oldest.sequence)", "p-\(fresh.sequence)"])
+        #expect(report.dropped == [DroppedEvent(sequence: nearTheBound.sequence, status: 422)])
+        #expect(report.sent == 1)
+        // The expired event was never sent.
+        #expect(
+            sender.attempts.withLock { $0.map(\.key) } == ["p-\(nearTheBound.sequence)", "p-\(fresh.sequence)"])
         #expect(try await queue.count() == 0)
     }
 
     @Test func anEventThatWaitedAWeekForTheNetworkExpiresAtTheFlushThatFindsItSo() async throws {
         let queue = EventQueue(store: InMemoryEventQueueStore(userID: "ana", installation: "p"), seed: 2)
         let event = try await queue.enqueue(.activity(.workoutCompleted(durationMinutes: 30)), at: Self.now)
-        // Offline for the first attempt; the next one is a week and a second later.
+        // Offline for the first attempt; the next one is past the bound.
         var report = try await queue.flush(via: ScriptedSender([nil]), at: Self.now)
         #expect(report.sent == 0 && report.expired.isEmpty)
         let sender = ScriptedSender()
-        report = try await queue.flush(via: sender, at: Self.now + EventQueue.maximumAgeSeconds + 1)
+        let later = Self.now + EventQueue.maximumAgeSeconds + EventQueue.clockSkewSeconds + 1
+        report = try await queue.flush(via: sender, at: later)
         #expect(report.expired == [event.sequence] && report.sent == 0)
         #expect(sender.attempts.withLock { $0.isEmpty })
     }
@@ -87,7 +91,8 @@ struct EventQueueBoundsTests {
         }
         let store = try SQLiteEventQueueStore(path: path, userID: "ana", newInstallation: "q")
         let kept = try #require(try store.oldest(limit: 1).first)
-        #expect(kept.attempts == 1 && kept.firstAttemptAt == nil)
+        // Tried already: its first attempt is taken as no earlier than it was queued.
+        #expect(kept.attempts == 1 && kept.firstAttemptAt == Self.now)
         var tried = kept
         tried.firstAttemptAt = Self.now + 60
         try store.update(tried)
