@@ -121,11 +121,12 @@ final class FakeCompletions: Sendable {
     @Test func aSlowServerIsCutAtTheDeadlineAndTheTemplateIsUsed() async throws {
         let (decision, _) = try await decide(
             .slow(seconds: 30, answer: "Late|Too late."), generator: shortDeadline)
-        // Cut at the deadline (0.5 s): a call that ran on would have the server's answer at 30 s,
-        // the coach's copy. The coach's own timeout is 120 s here: what cuts the call is the
-        // caller's cancellation.
+        // Cut at the deadline (0.5 s): only a cut call leaves no latency; one that ran on to the
+        // server's answer at 30 s would have one, its late copy refused. The coach's own timeout
+        // is 120 s here: what cuts the call is the caller's cancellation.
         #expect(decision.source == .template)
         #expect(decision.reason == .coachTimeout)
+        #expect(decision.coachLatencyMillis == nil)
     }
 
     @Test func anErrorStatusFallsBackToTheTemplateNamingTheStatus() async throws {
