@@ -214,7 +214,8 @@ public enum Planner {
     /// (`PlanningContext.heldLater`): if the phone does not hear that the pass moved or dropped
     /// that copy (it lost its network, iOS dropped the sync), it fires the copy beside the push.
     /// The push's rules and budget count each held copy at the instant the phone holds, as
-    /// well as what this pass placed; a copy placed again at that same instant counts once.
+    /// well as what this pass placed; a copy placed again at that same instant counts once. So
+    /// does a committed copy the pass does not keep: the phone fires it unless it hears first.
     public static func allocate(
         _ candidates: [Candidate], series: [Candidate] = [], reservedFireTimes: [Instant] = [],
         context: PlanningContext
@@ -279,11 +280,14 @@ public enum Planner {
         // No room reserved for the whole slot budget: the plan is kept in the engine's state
         // until the next pass, and most plans hold far fewer.
         // What a push is placed around: what this pass placed, and each copy the phone holds at
-        // the instant it holds it (once, when the pass places it there again).
+        // the instant it holds it (once, when the pass places it there again). A committed copy
+        // this pass does not keep (its candidate gone, or withdrawn by the user's intent) still
+        // fires on a phone that does not hear in time: a push counts it too.
         var pushLedger: CapLedger?
-        if !context.heldLater.isEmpty {
+        if !context.heldLater.isEmpty || kept.count < context.committed.count {
             var held = ledger
             for entry in context.heldLater.entries { held.insert(entry.value) }
+            for entry in context.committed.entries where kept[entry.id] == nil { held.insert(entry.value) }
             pushLedger = held
         }
         var decisions: [PlanDecision] = []

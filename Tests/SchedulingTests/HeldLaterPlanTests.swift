@@ -74,4 +74,21 @@ struct HeldLaterPlanTests {
         #expect(Self.fireAt(meal.id, in: allocation) == Self.noon)
         #expect(Self.fireAt(push.id, in: allocation) == Self.noon + 900)
     }
+
+    /// A committed copy whose candidate is gone (the engine no longer proposes it) still fires
+    /// on a phone that does not hear in time: a push is placed around it, a local one is not.
+    @Test func aCommittedCopyWithoutItsCandidateStillHoldsAPushBack() {
+        let meal = T.candidate(.mealReminder, .meal(.lunch), at: 2 * 3_600)
+        let push = T.candidate(.workoutKudos, .group(1), at: 2 * 3_600 + 900, relevance: 0.9)
+        let greeting = T.candidate(.morningGreeting, at: 2 * 3_600 + 900, relevance: 0.9)
+        var preferences = NotificationPreferences()
+        preferences.maxPerHour = 1
+        var context = T.context(preferences: preferences, previous: [T.planned(meal)])
+        context.committed = OccurrenceMap([(meal.id, Self.noon)])
+        let pushed = Planner.allocate([push], context: context)
+        #expect(Self.fireAt(push.id, in: pushed).map { $0 >= Self.noon + 3_600 } ?? true)
+        #expect(Self.fireAt(push.id, in: pushed) != Self.noon + 900)
+        let local = Planner.allocate([greeting], context: context)
+        #expect(Self.fireAt(greeting.id, in: local) == Self.noon + 900)
+    }
 }
