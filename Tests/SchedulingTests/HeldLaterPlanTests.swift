@@ -8,7 +8,8 @@ import Testing
 @Suite("Planner: a push never takes the room of a copy the phone holds")
 struct HeldLaterPlanTests {
     typealias T = PlannerTests
-    static let noon = T.now + 2 * 3_600
+    typealias C = CommittedPlanTests
+    static let noon = C.noon
 
     /// A held lunch reminder at noon and a more valuable candidate of `kind` fifteen minutes
     /// later, under `perHour`, with the reminder held beyond the committed when `held`.
@@ -17,18 +18,14 @@ struct HeldLaterPlanTests {
     ) -> (meal: Candidate, rival: Candidate, allocation: Allocation) {
         let meal = T.candidate(.mealReminder, .meal(.lunch), at: 2 * 3_600, relevance: 0.2)
         let rival = T.candidate(kind, kind.isSocial ? .group(1) : .day, at: 2 * 3_600 + 900, relevance: 0.9)
-        var preferences = NotificationPreferences()
-        preferences.maxPerHour = perHour
-        var context = T.context(preferences: preferences, previous: [T.planned(meal)])
+        var context = T.context(preferences: C.preferences(perHour: perHour), previous: [T.planned(meal)])
         if held { context.heldLater = OccurrenceMap([(meal.id, noon)]) }
         var candidates = [meal, rival]
         Planner.order(&candidates)
         return (meal, rival, Planner.allocate(candidates, context: context))
     }
 
-    static func fireAt(_ id: OccurrenceID, in allocation: Allocation) -> Instant? {
-        allocation.plan.first { $0.id == id }?.fireAt
-    }
+    static func fireAt(_ id: OccurrenceID, in allocation: Allocation) -> Instant? { C.fireAt(id, in: allocation) }
 
     @Test func aPushIsPlacedAroundACopyThePhoneHolds() throws {
         #expect(ChannelPolicy.channel(for: .workoutKudos) == .remote)
@@ -63,9 +60,7 @@ struct HeldLaterPlanTests {
         // room for the push beside it, counted once.
         let meal = T.candidate(.mealReminder, .meal(.lunch), at: 2 * 3_600, relevance: 0.9)
         let push = T.candidate(.workoutKudos, .group(1), at: 2 * 3_600 + 900, relevance: 0.2)
-        var preferences = NotificationPreferences()
-        preferences.maxPerHour = 2
-        var context = T.context(preferences: preferences, previous: [T.planned(meal)])
+        var context = T.context(preferences: C.preferences(perHour: 2), previous: [T.planned(meal)])
         context.heldLater = OccurrenceMap([(meal.id, Self.noon)])
         var candidates = [meal, push]
         Planner.order(&candidates)
@@ -81,9 +76,7 @@ struct HeldLaterPlanTests {
         let meal = T.candidate(.mealReminder, .meal(.lunch), at: 2 * 3_600)
         let push = T.candidate(.workoutKudos, .group(1), at: 2 * 3_600 + 900, relevance: 0.9)
         let greeting = T.candidate(.morningGreeting, at: 2 * 3_600 + 900, relevance: 0.9)
-        var preferences = NotificationPreferences()
-        preferences.maxPerHour = 1
-        var context = T.context(preferences: preferences, previous: [T.planned(meal)])
+        var context = T.context(preferences: C.preferences(perHour: 1), previous: [T.planned(meal)])
         context.committed = OccurrenceMap([(meal.id, Self.noon)])
         let pushed = Planner.allocate([push], context: context)
         #expect(Self.fireAt(push.id, in: pushed).map { $0 >= Self.noon + 3_600 } ?? true)

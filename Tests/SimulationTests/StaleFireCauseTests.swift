@@ -6,8 +6,9 @@ import Testing
 
 /// A stale fire's cause, read from what the phone could hear between the change and the fire.
 @Suite struct StaleFireCauseTests {
-    /// A change on a slot's boundary: its sync is due at the next slot (1,830 s on), sent within
-    /// a minute of it, and handed to the app within a quarter of an hour: 2,790 s on.
+    /// A change on a slot's boundary: its sync is due at the next slot, sent within the grace,
+    /// and handed to the app within the delivery window (`SilentPushPlan.phoneHears`); the
+    /// first test holds `hears` to the plan.
     let changedAt = Instant(secondsSinceEpoch: 1_830 * 1_000_000)
     var hears: Instant { changedAt + 2_790 }
 
