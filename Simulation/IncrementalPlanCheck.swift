@@ -40,7 +40,7 @@ public struct IncrementalPlanCheck: Codable, Sendable, Equatable {
         let changes = missed.map { effect -> String in
             switch effect {
             case .schedule(let request, let fireAt, _): "schedule \(request.identifier) at \(fireAt)"
-            case .cancel(let ids): "cancel \(ids.joined(separator: ", "))"
+            case .cancel(let ids): "cancel \(ids.map(\.rawValue).joined(separator: ", "))"
             default: "\(effect)"
             }
         }

@@ -76,7 +76,7 @@ enum PlatformAgreement {
             case .schedule(let request, let fireAt, .local):
                 say(request.identifier, (fireAt, request.trigger.repeats))
             case .cancel(let ids):
-                for id in ids { say(id, nil) }
+                for id in ids { say(id.rawValue, nil) }
             default: break
             }
         }

@@ -8,7 +8,9 @@ extension UserEngine {
     mutating func retireFired(through now: Instant, into effects: inout [Effect]) {
         // The phone's copies first: one it showed at another time than the plan's is gone.
         let shownElsewhen = retireHeldCopies(through: now)
-        if !shownElsewhen.isEmpty { effects.append(.cancel(requestIDs: shownElsewhen.map(\.description).sorted())) }
+        if !shownElsewhen.isEmpty {
+            effects.append(.cancel(requestIDs: shownElsewhen.map { RequestID($0.description) }.sorted()))
+        }
         // A daily series stays pending: it only moves on to its next day.
         if state.plan.planned.contains(where: { $0.repeatsDaily && $0.fireAt <= now }) {
             for index in state.plan.planned.indices

@@ -238,8 +238,8 @@ extension UserEngine {
     /// Turns the planner's changes into effects and trace entries, in order.
     private mutating func apply(_ changes: [PlanChange], at now: Instant, into effects: inout [Effect]) {
         if changes.contains(where: \.changesLocalPlan) { state.plan.countLocalChange(at: now) }
-        let cancelledIDs = changes.compactMap { change -> String? in
-            if case .cancel(let old, _) = change { return old.id.description }
+        let cancelledIDs = changes.compactMap { change -> RequestID? in
+            if case .cancel(let old, _) = change { return RequestID(old.id.description) }
             return nil
         }
         if !cancelledIDs.isEmpty { effects.append(.cancel(requestIDs: cancelledIDs)) }

@@ -105,7 +105,7 @@ public enum Effect: Hashable, Sendable {
     /// the device's pending requests; a remote one is sent by the server when due.
     case schedule(NotificationRequest, fireAt: Instant, channel: DeliveryChannel)
     /// Remove pending requests.
-    case cancel(requestIDs: [String])
+    case cancel(requestIDs: [RequestID])
     case setBadge(Int)
     /// Clear the app's delivered notifications from Notification Center (the user has seen the app).
     case clearDeliveredNotifications

@@ -290,7 +290,7 @@ public struct UserEngine: Sendable {
         if !firedOnPhone.isEmpty {
             state.plan.lastKey = nil
             // Out of the server's copy of the plan too: its rows still hold the old instants.
-            effects.append(.cancel(requestIDs: firedOnPhone.keys.map(\.description).sorted()))
+            effects.append(.cancel(requestIDs: firedOnPhone.keys.map { RequestID($0.description) }.sorted()))
         }
         if !firedOnPhone.isEmpty || moved.contains(where: { ChannelPolicy.channel(for: $0.kind) == .local }) {
             state.plan.countLocalChange(at: now)

@@ -51,7 +51,6 @@ public enum OutboxPlan {
                             requestID: request.requestID, dueAt: fireAt, payload: payload))
                 }
             case .cancel(let ids):
-                let ids = ids.map(RequestID.init(rawValue:))
                 cancelled += ids
                 let withdrawn = Set(ids)
                 rows.removeAll { $0.channel != .job && withdrawn.contains($0.requestID) }

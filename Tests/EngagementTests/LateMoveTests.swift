@@ -38,7 +38,7 @@ struct LateMoveTests {
         // Out of the server's copy of the plan, and never scheduled again.
         #expect(
             effects.contains {
-                if case .cancel(let ids) = $0 { ids.contains(held.id.description) } else { false }
+                if case .cancel(let ids) = $0 { ids.contains(RequestID(held.id.description)) } else { false }
             })
         #expect(
             !effects.contains {

@@ -16,7 +16,7 @@ struct LocalPlanRevisionTests {
         return effects.contains { effect in
             switch effect {
             case .schedule(_, _, let channel): channel == .local
-            case .cancel(let ids): ids.contains(where: localBefore.contains)
+            case .cancel(let ids): ids.contains { localBefore.contains($0.rawValue) }
             default: false
             }
         }

@@ -36,7 +36,7 @@ extension [Effect] {
     var traces: [TraceEntry] { compactMap { if case .trace(let entry) = $0 { entry } else { nil } } }
     var cancelledIDs: [String] {
         var ids: [String] = []
-        for effect in self { if case .cancel(let cancelled) = effect { ids += cancelled } }
+        for effect in self { if case .cancel(let cancelled) = effect { ids += cancelled.map(\.rawValue) } }
         return ids
     }
 }
