@@ -94,20 +94,14 @@ public struct SimulatedAPNs: Hashable, Sendable {
         return .accepted
     }
 
-    /// Whether `instant` falls in one of the windows that start in an hour with probability
-    /// `ratePerWeek / 168` and last `outageMinutes`: a function of the seed and the hour alone.
+    /// Whether `instant` falls in one of the windows of a fault with `ratePerWeek`, each
+    /// `outageMinutes` long (`FaultWindows`).
     func isInWindow(_ instant: Instant, ratePerWeek: Double, stream: UInt64) -> Bool {
         guard ratePerWeek > 0 else { return false }
-        let length = Int64(max(1, conditions.outageMinutes) * 60)
-        let hour = instant.secondsSinceEpoch.floorDivided(by: 3_600)
-        let reach = (length + 3_599) / 3_600
-        for start in (hour - reach)...hour {
-            var draws = SeededGenerator(seed: seed ^ stream).derived(UInt64(bitPattern: start))
-            guard draws.chance(ratePerWeek / 168) else { continue }
-            let begins = start * 3_600 + Int64(draws.int(in: 0...3_599))
-            if instant.secondsSinceEpoch >= begins && instant.secondsSinceEpoch < begins + length { return true }
-        }
-        return false
+        let windows = FaultWindows(
+            ratePerWeek: ratePerWeek, lengthSeconds: Int64(max(1, conditions.outageMinutes) * 60), seed: seed,
+            stream: stream)
+        return windows.window(containing: instant) != nil
     }
 }
 

@@ -154,6 +154,25 @@ struct SimulatedAPNsTests {
         #expect(covered > 0 && covered < 0.03)
     }
 
+    /// A fault's window is found from any instant inside it, with its bounds: a stalled server
+    /// resumes at its end, and is not stalled there.
+    @Test func aFaultWindowKnowsItsBoundsFromAnyInstantInside() throws {
+        let windows = FaultWindows(ratePerWeek: 5, lengthSeconds: 5_400, seed: 3, stream: 0x57A1)
+        let week = (0..<(7 * 24 * 60)).map { Self.start + Int64($0) * 60 }
+        let inside = try #require(week.first { windows.window(containing: $0) != nil })
+        let window = try #require(windows.window(containing: inside))
+        #expect(window.begins <= inside && inside < window.ends)
+        #expect(window.ends - window.begins == 5_400)
+        #expect(windows.window(containing: window.begins)?.begins == window.begins)
+        #expect(windows.window(containing: window.ends - 1)?.ends == window.ends)
+        #expect(windows.window(containing: window.begins - 1).map { $0.begins < window.begins } ?? true)
+        // Another stream of the same seed is another fault; no rate, no window.
+        let other = FaultWindows(ratePerWeek: 5, lengthSeconds: 5_400, seed: 3, stream: 0x0A7A)
+        #expect(week.map { other.window(containing: $0) != nil } != week.map { windows.window(containing: $0) != nil })
+        let none = FaultWindows(ratePerWeek: 0, lengthSeconds: 5_400, seed: 3, stream: 0x57A1)
+        #expect(week.allSatisfy { none.window(containing: $0) == nil })
+    }
+
     @Test func duringAnOutageEveryAttemptIs503() {
         var apns = SimulatedAPNs(conditions: APNsConditions(), seed: 7)
         var draws = SeededGenerator(seed: 1)
