@@ -53,6 +53,9 @@ struct RemoteChannel {
     static let topic = "com.example.fitness"
     static let retryPolicy = RetryPolicy()
     static let silentPushes = SilentPushPlan()
+    /// How long the simulated server remembers a completed key. It never replays a commit, so a
+    /// key comes back only when a step at the instant it was completed makes it again.
+    static let completedKeyRetentionSeconds: Int64 = 3_600
 
     var device: SimulatedPushDevice<PushNote>
     /// The phone's registration in the server's registry (the app registers its token once, at
@@ -60,10 +63,9 @@ struct RemoteChannel {
     let registration: DeviceRegistration
     /// The server's registry: when a 410 retired the token (nil: live).
     var retiredAt: Instant?
-    /// The server's pending rows of this user.
-    var outbox = UserOutbox()
-    /// What the server's store keeps for the claim-time rules (`OutboxClaim`).
-    var claims = ClaimState()
+    /// The server's pending rows of this user, with what its store keeps for the claim-time
+    /// rules (`OutboxClaim`), kept as every store keeps them.
+    var outbox = PendingOutbox(completedKeyRetentionSeconds: completedKeyRetentionSeconds)
     /// The request ids each merged alert stands for and when it was merged, until it is shown
     /// or two days have passed.
     var mergedParts: [String: (parts: [String], at: Instant)] = [:]
@@ -72,6 +74,8 @@ struct RemoteChannel {
     var inbox = SimulatedInbox()
     /// The unread count the device was last sent (by an alert's badge or a sync).
     var lastSentUnread = 0
+    /// When the server's dispatch resumes after the stall that found rows due (nil: not stalled).
+    var dispatchResumesAt: Instant?
     /// The pending `.remote` event of the world loop.
     var eventAt: Int64?
     /// The user's draws for APNs and the device's network (apart from the behaviour's, so a
@@ -108,6 +112,7 @@ struct RemoteChannel {
     /// The next instant the channel has something to do (no allocation: it is asked after every step).
     var nextEventAt: Instant? {
         var next = outbox.nextDueAt
+        if let resumes = dispatchResumesAt, let due = next, due < resumes { next = resumes }
         for index in inFlight.indices {
             let at = inFlight[index].nextAttemptAt
             if next == nil || at < next! { next = at }
@@ -118,49 +123,68 @@ struct RemoteChannel {
 
 }
 
-/// The in-app notification center of one user: every user-visible notification is added when it
-/// is due (so a user who turned push off still finds it); the badge is its unread count. Holds
-/// the identifiers of the last two days for `inboxHoldsEveryVisibleNotification`.
+/// The in-app notification center of one user, as the runtime's inbox keeps it: every
+/// user-visible notification becomes an item when its inbox row is due (so a user who turned
+/// push off still finds it), keyed by the row's key; the badge is its unread count. Holds the
+/// items of the last two days for `inboxHoldsEveryVisibleNotification`.
+///
+/// A simulated user reads what they look at: an opened notification reads its item, and an
+/// opened app reads them all. No item is seen and left unread, so `unseen` equals `unread`.
 struct SimulatedInbox {
-    private(set) var unread: Set<String> = []
-    /// Each item with its identifier's hash value, which a lookup compares before the text
-    /// (equal strings have equal hash values): the inbox is asked on every delivery
-    /// (docs/PERFORMANCE.md, "Copies avoided").
-    private(set) var recent: [(id: String, at: Int64, hash: Int)] = []
+    struct Item {
+        /// The outbox row's key (`InboxItem.id`).
+        var key: String
+        var requestID: String
+        /// The request id's hash value, compared before the text (equal strings have equal hash
+        /// values): the inbox is asked on every delivery (docs/PERFORMANCE.md, "Copies avoided").
+        var requestHash: Int
+        var at: Int64
+    }
+
+    /// Unread items, in the order they were delivered.
+    private(set) var unread: [Item] = []
+    /// The items of the last two days, in the order they were delivered.
+    private(set) var recent: [Item] = []
     /// The earliest `at` in `recent` (`Int64.max` when it is empty).
     private var oldestRecentAt = Int64.max
     private(set) var total = 0
 
     var unreadCount: Int { unread.count }
 
-    mutating func add(_ id: String, at now: Instant) {
+    /// The counts a badge sync carries.
+    var counts: InboxCounts { InboxCounts(total: total, unread: unread.count, unseen: unread.count) }
+
+    /// Delivers the item of the row `key` showing `requestID`; a key delivered already (in the
+    /// last two days) is not delivered again, as a store never performs a completed row twice.
+    mutating func add(key: String, requestID: String, at now: Instant) {
         // The earliest time among `recent` says whether any item is over two days old, without
         // a pass over them on every add.
         if !recent.isEmpty, now.secondsSinceEpoch - oldestRecentAt > 2 * .secondsPerDay {
             recent.removeAll { now.secondsSinceEpoch - $0.at > 2 * .secondsPerDay }
             oldestRecentAt = recent.lazy.map(\.at).min() ?? .max
         }
-        let hash = id.hashValue
-        guard !holds(id, hash: hash) else { return }
-        recent.append((id, now.secondsSinceEpoch, hash))
-        oldestRecentAt = min(oldestRecentAt, now.secondsSinceEpoch)
-        unread.insert(id)
+        guard !recent.contains(where: { $0.key == key }) else { return }
+        let item = Item(key: key, requestID: requestID, requestHash: requestID.hashValue, at: now.secondsSinceEpoch)
+        recent.append(item)
+        oldestRecentAt = min(oldestRecentAt, item.at)
+        unread.append(item)
         total += 1
     }
 
-    func holds(_ id: String) -> Bool { holds(id, hash: id.hashValue) }
-
-    private func holds(_ id: String, hash: Int) -> Bool {
-        recent.contains { $0.hash == hash && $0.id == id }
+    /// Whether an item of `requestID` was delivered in the last two days.
+    func holds(requestID: String) -> Bool {
+        let hash = requestID.hashValue
+        return recent.contains { $0.requestHash == hash && $0.requestID == requestID }
     }
 
-    /// Reads one item (a repeating request's occurrences are keyed `id@instant`: the earliest
-    /// unread one is read); returns whether the unread count changed.
-    mutating func read(_ id: String) -> Bool {
-        if unread.remove(id) != nil { return true }
-        let prefix = id + "@"
-        guard let occurrence = unread.filter({ $0.hasPrefix(prefix) }).min() else { return false }
-        unread.remove(occurrence)
+    /// Reads the earliest unread item of `requestID` (a daily series has one per occurrence);
+    /// returns whether the unread count changed.
+    mutating func read(_ requestID: String) -> Bool {
+        let hash = requestID.hashValue
+        guard let index = unread.firstIndex(where: { $0.requestHash == hash && $0.requestID == requestID }) else {
+            return false
+        }
+        unread.remove(at: index)
         return true
     }
 

@@ -168,6 +168,7 @@ public enum Simulator {
                 "storeBatchesFailedAndRetried": stats.storeBatchesRetried,
                 "deviceClockJumps": stats.clockJumps,
                 "releasedByClockJump": stats.releasedByClockJump,
+                "serverRowsDispatchedLate": stats.rowsDispatchedLate,
             ],
             content: ContentFigures(
                 millis: stats.contentMillis, bySource: stats.content.bySource,

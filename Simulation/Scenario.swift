@@ -80,6 +80,12 @@ public struct FaultRates: Hashable, Sendable {
     /// Probability per user and week that the user sets the device's clock 1 to 12 hours off by
     /// hand; the network time puts it right after about 12 hours (exponential, at least 1).
     public var clockSetByUserPerUserWeek: Double = 0
+    /// Stalls of the server's dispatch per week, each `serverStallMinutes` long: the server takes
+    /// inputs and answers pulls, but performs no due row until the stall ends (a deploy, a
+    /// database failover, a loop that fell behind), and then claims its backlog late, by the
+    /// claim-time rules (`OutboxClaim`). The same windows for every user.
+    public var serverStallsPerWeek: Double = 0
+    public var serverStallMinutes: Double = 10
 }
 
 /// Everything that defines a run. Command-line flags override the file's values.
@@ -178,7 +184,7 @@ extension Scenario {
         "apnsTooManyRequestsBurstsPerWeek", "apnsTooManyRequestsShare", "apnsLatencySeconds",
         "apnsUnregisteredAfterHours", "deviceOfflinePerUserDay", "deviceOfflineMeanHours", "uninstallOnChurn",
         "appKilledPerUserDay", "upgradeShareOfRelaunches", "storeWriteFailure", "clockCorrectionPerUserDay",
-        "clockSetByUserPerUserWeek",
+        "clockSetByUserPerUserWeek", "serverStallsPerWeek", "serverStallMinutes",
     ]
 
     static func parse(_ document: JSONNode, file: String) throws(ScenarioError) -> Scenario {
@@ -230,6 +236,8 @@ extension Scenario {
         try rate("storeWriteFailure", \.storeWriteFailure, max: 0.5)
         try rate("clockCorrectionPerUserDay", \.clockCorrectionPerUserDay)
         try rate("clockSetByUserPerUserWeek", \.clockSetByUserPerUserWeek)
+        try rate("serverStallsPerWeek", \.serverStallsPerWeek, max: 168)
+        try rate("serverStallMinutes", \.serverStallMinutes, max: 1_440)
 
         func weights(
             _ key: String, in source: [String: JSONNode], path: String, default fallback: [(String, Double)],

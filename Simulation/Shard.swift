@@ -35,6 +35,8 @@ final class Shard {
     /// Apple's push service as the scenario's faults shape it (one for the run: its outage
     /// windows are a function of the seed and the hour).
     var apns: SimulatedAPNs
+    /// When the server's dispatch stalls (`FaultRates.serverStallsPerWeek`).
+    var serverStalls: FaultWindows
     /// In the drain phase (`drain(from:first:)`), and how many notifications it still watches.
     var draining = false
     var watching = 0
@@ -69,6 +71,10 @@ final class Shard {
             coach: scenario.coach, library: templates.defaultLibrary, deployment: scenario.deployment)
         self.stats = ShardStats(weeks: scenario.weeks)
         self.apns = SimulatedAPNs(conditions: scenario.faults.apns, seed: scenario.seed)
+        serverStalls = FaultWindows(
+            ratePerWeek: scenario.faults.serverStallsPerWeek,
+            lengthSeconds: Int64(max(1, scenario.faults.serverStallMinutes) * 60), seed: scenario.seed,
+            stream: 0x57A1)
     }
 
     /// Runs the shard to the end of the scenario. Throws `SimulationError` when the event log or

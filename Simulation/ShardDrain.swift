@@ -8,7 +8,7 @@ import Storage
 
 /// The drain phase (after TigerBeetle's VOPR and FoundationDB's simulation): once the last week
 /// is over, the world stands still (no new days, activity, answers, social events, travel or
-/// permission changes) and APNs' faults stop, while the platform and the engine run on (the
+/// permission changes) and APNs' faults and the server's stalls stop, while the platform and the engine run on (the
 /// device fires what it holds, background tasks launch, the server sends what is due and runs
 /// its daily job for each user, the coach answers). Every one-off notification waiting at the
 /// end, on the device or at the server, due within `watchedHorizonSeconds` (a week), and every
@@ -30,6 +30,7 @@ extension Shard {
         draining = true
         apns.conditions.outagesPerWeek = 0
         apns.conditions.tooManyRequestsBurstsPerWeek = 0
+        serverStalls.ratePerWeek = 0
         let horizon = Instant(
             secondsSinceEpoch: end + min(Self.watchedHorizonSeconds, Int64(scenario.drainDays - 1) * .secondsPerDay))
         for local in users.indices where !users[local].notificationsBlocked {

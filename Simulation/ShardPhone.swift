@@ -5,6 +5,7 @@ import Models
 import Runtime
 import Scheduling
 import SimulatedPlatform
+import Storage
 
 /// The phone in the server topology (`Deployment.server`): it holds a copy of the server's local
 /// plan, pulled through EngagementKit's `PlanSync`, and every local notification it fires is

@@ -32,7 +32,11 @@ extension Shard {
         guard zoneChanged || effects.contains(where: { Self.isServed($0, onServer: isServerDeployment) }) else {
             return
         }
-        let signals = isServerDeployment && Self.source(of: input) == .backend
+        // The caller's rule, as the runtime applies it; a simulated user has one phone. On the
+        // device topology the engine is on the phone: nothing is signalled.
+        let signals =
+            isServerDeployment
+            && (try? PlanSignal.asksForSync(source: Self.source(of: input), otherDevices: { false })) == true
         var plan = inPlace(local) { user in
             // Read before the call: a closure reading `user` while `user.engine` is borrowed
             // would make the compiler copy the whole engine for the call.
@@ -42,7 +46,8 @@ extension Shard {
                 zoneChanged: zoneChanged, pending: { pending }, silentPushes: RemoteChannel.silentPushes, at: now)
         }
         if !isServerDeployment { plan.rows.removeAll { $0.channel == .job } }
-        users[local].remote.outbox.commit(cancelled: plan.cancelled, rows: plan.rows)
+        users[local].remote.outbox.commit(
+            userID: users[local].traits.profile.id, cancelled: plan.cancelled, rows: plan.rows)
         if isServerDeployment { users[local].phone.commit(cancelled: plan.cancelled, rows: plan.rows, at: now) }
     }
 
@@ -62,33 +67,13 @@ extension Shard {
         guard users[local].remote.eventAt == now.secondsSinceEpoch else { return }  // superseded
         users[local].remote.eventAt = nil
         try retryInFlight(local, at: now)
-        var due = users[local].remote.outbox.takeDue(at: now)
-        if !due.isEmpty {
-            tape?.record(.dispatched, of: users[local].traits.profile.id, at: now)
-            due = claim(local, due, at: now)
+        // A stalled server performs no due row until the stall ends; APNs delivers meanwhile.
+        if let stall = serverStalls.window(containing: now) {
+            users[local].remote.dispatchResumesAt = stall.ends
+        } else {
+            users[local].remote.dispatchResumesAt = nil
+            try dispatchDue(local, at: now)
         }
-        // As `EngineRuntime.dispatchDue`: every step the server performs itself first, then the sends.
-        var sends: [OutboxRow] = []
-        for row in OutboxSteps.inboxFirst(due) {
-            let zone = users[local].engine.zone
-            switch OutboxSteps.step(for: row, zone: zone, silentPushes: RemoteChannel.silentPushes, at: now) {
-            case .deliverToInbox(let delivery, let next):
-                try deliverToInbox(local, delivery, next: next, at: now)
-            case .moveSync(let next):
-                users[local].remote.outbox.enqueue(next)
-            case .send:
-                sends.append(row)
-            case .runJob(let job) where isServerDeployment:
-                // As `EngineRuntime.dispatchDue`: the job's step commits its next run.
-                try step(local, .backgroundTaskLaunched(job), at: now, timing: .backgroundRun)
-                stats.backgroundRuns += 1
-            case .runJob, .discard:
-                // On the device topology the simulated server holds no jobs (the device runs its
-                // own), and it writes only rows it reads: neither step can come up.
-                assertionFailure("the simulated server took an unexpected step for \(row.key)")
-            }
-        }
-        for row in sends { try startSend(local, row, at: now) }
         for arrival in users[local].remote.device.receive(through: now) {
             switch arrival.note {
             case .alert(let request):
@@ -96,7 +81,7 @@ extension Shard {
                     users[local].remote.mergedParts.removeValue(forKey: request.identifier)?.parts ?? [
                         request.identifier
                     ]
-                if !parts.allSatisfy({ users[local].remote.inbox.holds($0) }) {
+                if !parts.allSatisfy({ users[local].remote.inbox.holds(requestID: $0) }) {
                     try journal.violation(
                         .inboxHoldsEveryVisibleNotification, &users[local], at: now, detail: request.identifier,
                         stats: &stats)
@@ -124,39 +109,62 @@ extension Shard {
         rescheduleRemote(local)
     }
 
+    /// The server's due rows, as `EngineRuntime.dispatchDueBatch` performs them: claimed by the
+    /// claim-time rules, then every step the server performs itself, then the sends.
+    private func dispatchDue(_ local: Int, at now: Instant) throws {
+        var due = Array(users[local].remote.outbox.due(through: now))
+        guard !due.isEmpty else { return }
+        tape?.record(.dispatched, of: users[local].traits.profile.id, at: now)
+        stats.rowsDispatchedLate += due.count { now - $0.dueAt > 60 }
+        due = claim(local, due, at: now)
+        // Completed as they are taken: a send's retries run in virtual time, and a row a commit
+        // makes again meanwhile is refused, as a store refuses it once the send is done.
+        for row in due { users[local].remote.outbox.complete(row.key, at: now) }
+        // As `EngineRuntime.dispatchDue`: every step the server performs itself first, then the sends.
+        var sends: [OutboxRow] = []
+        for row in OutboxSteps.inboxFirst(due) {
+            let zone = users[local].engine.zone
+            switch OutboxSteps.step(for: row, zone: zone, silentPushes: RemoteChannel.silentPushes, at: now) {
+            case .deliverToInbox(let delivery, let next):
+                try deliverToInbox(local, delivery, next: next, at: now)
+            case .moveSync(let next):
+                users[local].remote.outbox.enqueue(next)
+            case .send:
+                sends.append(row)
+            case .runJob(let job) where isServerDeployment:
+                // As `EngineRuntime.dispatchDue`: the job's step commits its next run.
+                try step(local, .backgroundTaskLaunched(job), at: now, timing: .backgroundRun)
+                stats.backgroundRuns += 1
+            case .runJob:
+                // On the device topology the simulated server holds no jobs: the device runs its own.
+                assertionFailure("the simulated server of the device topology ran the job of \(row.key)")
+            case .discard(let reason):
+                // As the runtime: completed unperformed (above), and logged.
+                try journal.log(&users[local], now, "rowDiscarded") { $0.field("reason", reason) }
+            }
+        }
+        for row in sends { try startSend(local, row, at: now) }
+    }
+
     /// The claim-time rules over the due rows, as a store that lists rows as they stand has the
-    /// runtime apply them (`EngineRuntime.claim`): the rows to perform now. Deferred rows are
-    /// pending again at their new instant, and the alerts left for the next claim at theirs; the
-    /// next claim follows at once (`rescheduleRemote`). Every performed row is completed in
-    /// this dispatch, so none is kept as attempted.
+    /// runtime apply them (`EngineRuntime.claim`): the record is written to the pending rows
+    /// (`PendingOutbox.apply`), and the rows to perform now are returned. Deferred rows are
+    /// pending at their new instant, and the alerts left for the next claim at theirs; the next
+    /// claim follows at once (`rescheduleRemote`).
     private func claim(_ local: Int, _ due: [OutboxRow], at now: Instant) -> [OutboxRow] {
         guard due.contains(where: { $0.channel == .push }) else { return due }
         let profile = users[local].engine.profile
         let zone = users[local].engine.zone
         let outcome = OutboxClaim.decide(
             due, rules: [profile.id: ClaimTimePolicy.UserRules(profile)], unreadable: [], zone: { _ in zone },
-            state: users[local].remote.claims, at: now)
-        var gone = Set(outcome.perform.map(\.key))
+            state: users[local].remote.outbox.claims, at: now)
         for merge in outcome.record.merges {
-            gone.formUnion(merge.replacedKeys)
             let parts = due.filter { merge.replacedKeys.contains($0.key) }.map(\.requestID.rawValue)
             // No alert is shown a day past its due instant (the longest staleness): two days is ample.
             users[local].remote.mergedParts = users[local].remote.mergedParts.filter { now - $0.value.at < 2 * 86_400 }
             users[local].remote.mergedParts[merge.row.requestID.rawValue] = (parts, now)
         }
-        let deferredUntil = Dictionary(outcome.record.deferrals.map { ($0.key, $0.until) }) { first, _ in first }
-        for var row in due where !gone.contains(row.key) {
-            if let until = deferredUntil[row.key] { row.dueAt = until }
-            users[local].remote.outbox.enqueue(row)
-        }
-        users[local].remote.claims.apply(outcome.record)
-        users[local].remote.claims.forget(gone)
-        // What is kept of rows a commit has since withdrawn or replaced goes too.
-        if !users[local].remote.claims.plannedAt.isEmpty {
-            let pending = Set(users[local].remote.outbox.rows.map(\.key))
-            users[local].remote.claims.forget(
-                users[local].remote.claims.plannedAt.keys.filter { !pending.contains($0) })
-        }
+        users[local].remote.outbox.apply(outcome.record, at: now)
         return outcome.perform
     }
 
@@ -193,14 +201,11 @@ extension Shard {
         try journal.violation(.badgeEqualsUnread, &users[local], at: now, detail: detail, stats: &stats)
     }
 
-    /// An inbox row's step: the item joins the inbox (an occurrence of a daily series as
-    /// `id@dueAt`, as the app keys it), and the rows that follow it are made pending.
+    /// An inbox row's step: the item joins the inbox, keyed by the row's key as the store keys
+    /// it, and the rows that follow it are made pending.
     private func deliverToInbox(_ local: Int, _ delivery: InboxDelivery, next: [OutboxRow], at now: Instant) throws {
         let row = delivery.row
-        let item =
-            row.payload.repeatingMatch == nil
-            ? row.requestID.rawValue : "\(row.requestID)@\(row.dueAt.secondsSinceEpoch)"
-        users[local].remote.inbox.add(item, at: now)
+        users[local].remote.inbox.add(key: row.key.rawValue, requestID: row.requestID.rawValue, at: now)
         stats.channels[.inbox].sent += 1
         for row in next { users[local].remote.outbox.enqueue(row) }
     }

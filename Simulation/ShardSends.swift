@@ -19,37 +19,35 @@ extension Shard {
     /// nothing is sent, but a Live Activity's push goes to the activity's own token all the same.
     func startSend(_ local: Int, _ row: OutboxRow, at now: Instant) throws {
         let channel = RowSends.channel(of: row)
+        let work = RowSends.work(for: row)
         let unread = users[local].remote.inbox.unreadCount
-        let devices = users[local].remote.devices
-        let prepared: RowSend
+        var facts = SendFacts(devices: users[local].remote.devices)
+        let reads = work.reads
+        if reads.contains(.counts) { facts.counts = users[local].remote.inbox.counts }
+        if reads.contains(.planVersion) { facts.planVersion = users[local].engine.localPlanRevision }
+        if reads.contains(.rules) {
+            facts.rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.engine.zone) }
+        }
+        // What the simulated device reads of the payload.
         let note: PushNote
-        switch RowSends.work(for: row) {
+        switch work {
         case .done(let report):
             try notSent(local, row, report, on: channel, at: now)
             return
         case .alert(var request):
             // The release the engine decided, at the time it chose.
             try judgeRelease(local, request, at: row.dueAt, shownNow: false)
-            let rules = inPlace(local) { ShowingRules(profile: $0.engine.profile, zone: $0.engine.zone) }
-            prepared = RowSends.alert(
-                request, of: row, badge: unread, rules: rules, devices: devices, topic: RemoteChannel.topic, at: now)
             request.content.badge = unread
             note = .alert(request)
         case .sync:
-            let planVersion = users[local].engine.localPlanRevision
-            let counts = InboxCounts(total: users[local].remote.inbox.total, unread: unread, unseen: unread)
-            prepared = .push(
-                RowSends.sync(
-                    of: row, counts: counts, planVersion: planVersion, devices: devices,
-                    silentPushes: RemoteChannel.silentPushes, topic: RemoteChannel.topic))
-            note = .sync(unread: unread, planVersion: planVersion)
-        case .liveActivity(let command, let token):
-            prepared = RowSends.liveActivity(
-                command, token: token, of: row, devices: devices, topic: RemoteChannel.topic)
+            note = .sync(unread: unread, planVersion: facts.planVersion ?? 0)
+        case .liveActivity(let command, _):
             note = .liveActivity(command)
         }
         let push: RowPush
-        switch prepared {
+        switch RowSends.prepare(
+            work, of: row, facts: facts, silentPushes: RemoteChannel.silentPushes, topic: RemoteChannel.topic, at: now)
+        {
         case .push(let ready): push = ready
         case .notSent(let report):
             try notSent(local, row, report, on: channel, at: now)

@@ -29,6 +29,7 @@ extension Shard {
         }
         if isServerDeployment && !sentLate { try phoneWithdraws(local, after: input, at: now) }
         let revisionBefore = isServerDeployment ? inPlace(local) { $0.engine.localPlanRevision } : 0
+        let zoneBefore = inPlace(local) { $0.engine.zone.identifier }
         let passBefore = checksIncrementalPlan ? users[local].engine.lastPlanPassAt : nil
         let phone = phoneHearing(of: input, at: now)
         let timed = timing != .sampledDecision || sampler.next()
@@ -68,8 +69,8 @@ extension Shard {
             try journal.violation(violation, &users[local], at: now, detail: "pending", stats: &stats)
         }
         users[local].droppedSeen = dropped
-        var zoneChanged = false
-        if case .timeZoneChanged = input { zoneChanged = true }
+        // As the runtime decides it: the engine's zone is not the one it had before the step.
+        let zoneChanged = inPlace(local) { $0.engine.zone.identifier != zoneBefore }
         commitServer(local, input, effects, revisionBefore: revisionBefore, zoneChanged: zoneChanged, at: now)
         // Events the kit sends from its queue are answered together: the phone pulls after the last.
         if isServerDeployment && !sentLate {

@@ -200,6 +200,9 @@ struct ShardStats {
     /// The devices' clocks jumping, and what a jump forward fired at once (`DeviceClock`).
     var clockJumps = 0
     var releasedByClockJump = 0
+    /// Rows the server performed over a minute past their due instant: a stall's backlog
+    /// (`FaultRates.serverStallsPerWeek`), claimed late.
+    var rowsDispatchedLate = 0
     /// The drain phase after the last week.
     var drain = DrainFigures()
     /// Plan pulls, signals and stale fires (`Deployment.server`).
@@ -268,6 +271,7 @@ struct ShardStats {
         channels.merge(other.channels)
         uninstalls += other.uninstalls
         relaunches += other.relaunches
+        rowsDispatchedLate += other.rowsDispatchedLate
         upgrades += other.upgrades
         commitsRetried += other.commitsRetried
         storeBatchesRetried += other.storeBatchesRetried

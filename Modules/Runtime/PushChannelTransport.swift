@@ -89,29 +89,17 @@ public struct PushChannelTransport: ChannelTransport {
         }
     }
 
-    /// The row's push, from what the store holds of its user now.
+    /// The row's push, from what the store holds of its user now: only the facts its work reads.
     private func prepare(_ row: OutboxRow) async throws(RuntimeError) -> RowSend {
-        switch RowSends.work(for: row) {
-        case .done(let report):
-            return .notSent(report)
-        case .alert(let request):
-            let counts = try await runtime.inboxCounts(of: row.userID)
-            let devices = try await runtime.devices(of: row.userID)
-            let rules = try await runtime.showingRules(of: row.userID)
-            return RowSends.alert(
-                request, of: row, badge: counts.badge, rules: rules, devices: devices, topic: topic, at: runtime.now())
-        case .sync:
-            let counts = try await runtime.inboxCounts(of: row.userID)
-            let planVersion = try await runtime.localPlanVersion(of: row.userID)
-            let devices = try await runtime.devices(of: row.userID)
-            return .push(
-                RowSends.sync(
-                    of: row, counts: counts, planVersion: planVersion, devices: devices,
-                    silentPushes: runtime.silentPushes, topic: topic))
-        case .liveActivity(let command, let token):
-            let devices = try await runtime.devices(of: row.userID)
-            return RowSends.liveActivity(command, token: token, of: row, devices: devices, topic: topic)
-        }
+        let work = RowSends.work(for: row)
+        if case .done(let report) = work { return .notSent(report) }
+        let reads = work.reads
+        var facts = SendFacts(devices: try await runtime.devices(of: row.userID))
+        if reads.contains(.counts) { facts.counts = try await runtime.inboxCounts(of: row.userID) }
+        if reads.contains(.planVersion) { facts.planVersion = try await runtime.localPlanVersion(of: row.userID) }
+        if reads.contains(.rules) { facts.rules = try await runtime.showingRules(of: row.userID) }
+        return RowSends.prepare(
+            work, of: row, facts: facts, silentPushes: runtime.silentPushes, topic: topic, at: runtime.now())
     }
 
     /// Sends each target's request at once; returns the outcomes, one per target.

@@ -17,6 +17,44 @@ public enum SendWork: Hashable, Sendable {
     case done(SendReport)
 }
 
+/// What a send reads of its user when it is prepared, each read only when the row's work
+/// needs it (`SendWork.reads`): a shell reads its store, the simulator its model.
+public struct SendFacts: Sendable {
+    /// The inbox's counts: the badge an alert carries, the counts a sync carries.
+    public var counts: InboxCounts?
+    /// The local plan's version a sync carries.
+    public var planVersion: Int?
+    /// The rules an alert is checked against when it is sent (quiet hours).
+    public var rules: ShowingRules?
+    /// The user's devices, as the registry holds them now.
+    public var devices: [DeviceRegistration]
+
+    public init(
+        counts: InboxCounts? = nil, planVersion: Int? = nil, rules: ShowingRules? = nil,
+        devices: [DeviceRegistration]
+    ) {
+        self.counts = counts
+        self.planVersion = planVersion
+        self.rules = rules
+        self.devices = devices
+    }
+
+    /// A fact of the user a send may read.
+    public enum Fact: Hashable, Sendable { case counts, planVersion, rules }
+}
+
+extension SendWork {
+    /// The facts its send reads beside the user's devices: an alert, the counts and the rules;
+    /// a sync, the counts and the plan's version; a Live Activity's push, none.
+    public var reads: Set<SendFacts.Fact> {
+        switch self {
+        case .alert: [.counts, .rules]
+        case .sync: [.counts, .planVersion]
+        case .liveActivity, .done: []
+        }
+    }
+}
+
 /// A due send row prepared: its push, or the report of a row done without a send.
 public enum RowSend: Hashable, Sendable {
     case push(RowPush)
@@ -91,6 +129,30 @@ public enum RowSends {
     public static func isLeftToTheApp(_ report: SendReport) -> Bool {
         guard case .withheld(let reason) = report else { return false }
         return reason == appStarts || reason == noToken
+    }
+
+    /// The push of `row` doing `work`, from the facts its work reads (`SendWork.reads`); a fact
+    /// it needs and was not given reads as nothing (a badge of 0, plan version 0, no rules).
+    public static func prepare(
+        _ work: SendWork, of row: OutboxRow, facts: SendFacts, silentPushes: SilentPushPlan, topic: String,
+        at now: Instant
+    ) -> RowSend {
+        switch work {
+        case .done(let report):
+            return .notSent(report)
+        case .alert(let request):
+            return alert(
+                request, of: row, badge: facts.counts?.badge ?? 0, rules: facts.rules, devices: facts.devices,
+                topic: topic, at: now)
+        case .sync:
+            return .push(
+                sync(
+                    of: row, counts: facts.counts ?? InboxCounts(total: 0, unread: 0, unseen: 0),
+                    planVersion: facts.planVersion ?? 0, devices: facts.devices, silentPushes: silentPushes,
+                    topic: topic))
+        case .liveActivity(let command, let token):
+            return liveActivity(command, token: token, of: row, devices: facts.devices, topic: topic)
+        }
     }
 
     /// The alert of `row` to each of `devices`, carrying `badge`, as `PushSends.alert` decides

@@ -21,12 +21,9 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         var ledger = InMemoryLedger()
         var states: [UserID: EngagementState] = [:]
         var snapshots: [UserID: [UInt8]] = [:]
-        /// Pending outbox rows by key, and the key of each (user, request, channel).
-        var outbox: [OutboxKey: OutboxRow] = [:]
-        var outboxSlots: [OutboxSlot: OutboxKey] = [:]
-        var completedKeys: Set<OutboxKey> = []
-        /// The claim-time rules' records (`ClaimRecordStore`), of pending rows only.
-        var claims = ClaimState()
+        /// Every user's pending outbox rows, completed keys and claim records, kept by the
+        /// outbox identity's rules (`PendingOutbox`).
+        var outbox = PendingOutbox()
         /// Each user's notification center.
         var inboxes: [UserID: InMemoryInbox] = [:]
         /// Per user, in (at, id) order; `lastTraceID` is the last id given.
@@ -75,88 +72,38 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
         writeTrace(commit.trace, userID: commit.userID, &storage)
         storage.snapshots[commit.userID] = commit.snapshot
         storage.userRecords.write(commit)
-        for requestID in commit.cancelledRequestIDs {
-            for (slot, key) in storage.outboxSlots where slot.userID == commit.userID && slot.requestID == requestID {
-                storage.outboxSlots[slot] = nil
-                storage.outbox[key] = nil
-            }
-        }
-        for row in commit.outbox { enqueue(row, &storage) }
-    }
-
-    /// Makes `row` pending, replacing the pending row of its request and channel, unless its key
-    /// was completed.
-    static func enqueue(_ row: OutboxRow, _ storage: inout Storage) {
-        guard !storage.completedKeys.contains(row.key) else { return }
-        let slot = row.slot
-        if let old = storage.outboxSlots[slot], old != row.key {
-            storage.outbox[old] = nil
-            storage.claims.forget([old])
-        }
-        storage.outboxSlots[slot] = row.key
-        storage.outbox[row.key] = row
+        storage.outbox.commit(userID: commit.userID, cancelled: commit.cancelledRequestIDs, rows: commit.outbox)
     }
 
     public func snapshot(userID: UserID) throws(StoreError) -> [UInt8]? { locked { $0.snapshots[userID] } }
 
     public func dueOutbox(through instant: Instant, limit: Int) throws(StoreError) -> [OutboxRow] {
-        locked { storage in
-            Array(
-                storage.outbox.values.filter { $0.dueAt <= instant }
-                    .sorted { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }.prefix(max(0, limit)))
-        }
+        locked { Array($0.outbox.due(through: instant).prefix(max(0, limit))) }
     }
 
     public func completeOutbox(keys: [OutboxKey], at instant: Instant) throws(StoreError) {
         locked { storage in
-            for key in keys { Self.complete(key, &storage) }
+            for key in keys { storage.outbox.complete(key, at: instant) }
         }
     }
 
-    static func complete(_ key: OutboxKey, _ storage: inout Storage) {
-        storage.completedKeys.insert(key)
-        storage.claims.forget([key])
-        if let row = storage.outbox.removeValue(forKey: key) {
-            storage.outboxSlots[row.slot] = nil
-        }
-    }
-
-    public func outboxDepth() throws(StoreError) -> Int { locked { $0.outbox.count } }
+    public func outboxDepth() throws(StoreError) -> Int { locked { $0.outbox.rows.count } }
 
     /// Due rows are listed as they stand: the runtime claims them.
     public var claimsWithRules: Bool { false }
 
     public func claimState(userIDs: [UserID]) throws(StoreError) -> ClaimState {
-        locked { storage in
-            let users = Set(userIDs)
-            let keys = Set(storage.outbox.values.filter { users.contains($0.userID) }.map(\.key))
-            return ClaimState(
-                tallies: storage.claims.tallies.filter { users.contains($0.key) },
-                attemptedKeys: storage.claims.attemptedKeys.intersection(keys),
-                plannedAt: storage.claims.plannedAt.filter { keys.contains($0.key) })
-        }
+        locked { $0.outbox.claimState(of: Set(userIDs)) }
     }
 
     public func recordClaim(_ record: ClaimRecord, at instant: Instant) throws(StoreError) {
-        locked { storage in
-            var record = record
-            record.deferrals.removeAll { storage.outbox[$0.key] == nil }
-            for deferral in record.deferrals { storage.outbox[deferral.key]?.dueAt = deferral.until }
-            for merge in record.merges {
-                for key in merge.replacedKeys { Self.complete(key, &storage) }
-                Self.enqueue(merge.row, &storage)
-            }
-            record.performedKeys.removeAll { storage.outbox[$0] == nil }
-            storage.claims.apply(record)
-        }
+        locked { $0.outbox.apply(record, at: instant) }
     }
 
     public func userIDs() throws(StoreError) -> [UserID] { locked { $0.profiles.keys.sorted() } }
 
     public func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow] {
-        locked { storage in
-            storage.outbox.values.filter { $0.userID == userID }.sorted { ($0.dueAt, $0.key) < ($1.dueAt, $1.key) }
-        }
+        locked { storage in storage.outbox.rows.filter { $0.userID == userID } }
     }
 
     public func profile(id: UserID) throws(StoreError) -> UserProfile? {

@@ -39,7 +39,7 @@ extension InMemoryEngagementStore {
         try InboxRules.check(delivery, next: next)
         let row = delivery.row
         return locked { storage in
-            let fresh = !storage.completedKeys.contains(row.key)
+            let fresh = !storage.outbox.wasCompleted(row.key)
             if fresh {
                 var inbox = storage.inboxes[row.userID] ?? InMemoryInbox()
                 inbox.lastSequence += 1
@@ -51,8 +51,8 @@ extension InMemoryEngagementStore {
                         state: .unseen))
                 storage.inboxes[row.userID] = inbox
             }
-            Self.complete(row.key, &storage)
-            for row in next { Self.enqueue(row, &storage) }
+            storage.outbox.complete(row.key, at: instant)
+            for row in next { storage.outbox.enqueue(row) }
             return fresh
         }
     }

@@ -1,6 +1,8 @@
 import Content
 import Delivery
+import EngagedAPI
 import Engagement
+import EngagementKit
 import Foundation
 import Logging
 import Models
@@ -70,6 +72,10 @@ struct ServerAgreementTests {
             scenario.faults.apns.tooManyRequestsShare = 0.5
             scenario.faults.apns.unregisteredAfterHours = 1
             scenario.faults.uninstallOnChurn = 1
+            // The dispatch stalls and claims its backlog late: the claim-time rules' deferrals
+            // and merges are compared too.
+            scenario.faults.serverStallsPerWeek = 7
+            scenario.faults.serverStallMinutes = 90
         }
         let tape = ServerTape()
         var options = RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil)
@@ -92,12 +98,14 @@ struct ServerAgreementTests {
         var failures = 0
         var retired = 0
         var missedSyncs = 0
+        var lateRows = 0
         for userID in tape.userIDs {
             let entries = tape.entries(of: userID)
             let expected = sentOrder(
                 entries.compactMap { if case .sent(let request) = $0.entry { (request, $0.at) } else { nil } })
-            let replayed = try await replay(
+            let (replayed, late) = try await replay(
                 entries, of: userID, configuration: configuration, runsJobs: deployment == .server)
+            lateRows += late
             inputs += entries.count { if case .input = $0.entry { true } else { false } }
             missedSyncs += entries.count { if case .input(.syncMissed, _) = $0.entry { true } else { false } }
             for case (.answered(_, let outcome), _) in entries {
@@ -123,15 +131,18 @@ struct ServerAgreementTests {
             #expect(failures > 10, "too few sends failed to mean much: \(failures)")
             #expect(retired > 0, "no token retired")
             if deployment == .server { #expect(missedSyncs > 0, "no sync missed the phone") }
+            #expect(lateRows > 10, "too few rows claimed late to mean much: \(lateRows)")
         }
     }
 
     /// Replays one user's asks through a fresh `engaged` runtime, its transport answering as the
-    /// simulated APNs did; returns the requests its APNs channel sent.
+    /// simulated APNs did; returns the requests its APNs channel sent, and how many rows its
+    /// dispatches performed over a minute past their due instant (a stall's backlog).
     private func replay(
         _ entries: [(entry: ServerTape.Entry, at: Instant)], of userID: UserID, configuration: EngineConfiguration,
         runsJobs: Bool
-    ) async throws -> [PushRequest] {
+    ) async throws -> (sent: [PushRequest], lateRows: Int) {
+        var lateRows = 0
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("agreement-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -162,9 +173,22 @@ struct ServerAgreementTests {
                 if runsJobs, case .backgroundTaskLaunched = input { continue }
                 // The dispatch told the engine of the sync it missed.
                 if case .syncMissed = input { continue }
-                try await runtime.apply(input, to: userID, from: source)
+                // On the server topology the input comes by the route a deployed app or backend
+                // takes: the phone's events as the kit's bytes, decoded by `engaged` and taken
+                // from the caller its route names (`EventKey.source`).
+                guard runsJobs else {
+                    try await runtime.apply(input, to: userID, from: source)
+                    continue
+                }
+                let routed = try Self.routed(input, of: userID, at: at)
+                #expect(
+                    routed.source == source,
+                    "\(userID) at \(at.iso8601): the simulator gives \(input) as \(source), the route as \(routed.source)"
+                )
+                try await runtime.apply(routed.input, to: userID, occurredAt: routed.occurredAt, from: routed.source)
             case .dispatched:
-                _ = try await runtime.dispatchDue(limit: 10_000, through: channel)
+                let completed = try await runtime.dispatchDue(limit: 10_000, through: channel)
+                lateRows += completed.count { at - $0.dueAt > 60 }
             case .read(let requestID):
                 let page = try await runtime.inbox(of: userID, cursor: nil, limit: 100)
                 let item = try #require(
@@ -186,7 +210,41 @@ struct ServerAgreementTests {
                 if !jobs.isEmpty { try store.completeOutbox(keys: jobs.map(\.key), at: at) }
             }
         }
-        return sentOrder(pushes.requests.withLock { $0 })
+        return (sentOrder(pushes.requests.withLock { $0 }), lateRows)
+    }
+}
+
+extension ServerAgreementTests {
+    /// `input` as `engaged` takes it on the server topology: an event of the user's own phone is
+    /// the kit's request body (`AppEvent.body`) decoded by the events route (`EventInput`), from
+    /// the caller of a user token; anything else comes from the backend or the server itself.
+    static func routed(_ input: EngineInput, of userID: UserID, at now: Instant) throws -> (
+        input: EngineInput, occurredAt: Instant?, source: InputSource
+    ) {
+        let event: AppEvent
+        var at = now
+        switch input {
+        case .activity(let kind, let occurredAt):
+            event = .activity(kind)
+            at = occurredAt ?? now
+        case .notificationResponse(let requestID, _, let action):
+            event = .notificationResponse(requestID: requestID, actionIdentifier: action.rawValue)
+        case .unrecognizedResponse(let requestID, _, let actionIdentifier):
+            event = .notificationResponse(requestID: requestID, actionIdentifier: actionIdentifier)
+        case .notificationPermission(let allowed):
+            event = .notificationPermission(allowed: allowed)
+        case .liveActivity(let liveActivity):
+            event = .liveActivity(liveActivity)
+        case .timeZoneChanged(let zone, let movedAt):
+            event = .timeZoneChanged(zone.identifier)
+            at = movedAt ?? now
+        default:
+            return (input, nil, EventKey.source(of: .backend))
+        }
+        let source = EventKey.source(of: .user(userID))
+        let decoded = try EventInput(JSONDecoder().decode(Components.Schemas.Event.self, from: event.body(at: at)))
+        try decoded.check(now: now, from: source)
+        return (decoded.input, decoded.occurredAt, source)
     }
 }
 

@@ -190,6 +190,46 @@ struct RowSendsTests {
         #expect(RowSends.report(push, outcomes: [.delivered], unreadNow: 5) == .acceptedWithOutdatedBadge)
     }
 
+    /// A send reads only what its work needs, and the one preparation both shells run gives
+    /// each channel's push from those facts.
+    @Test func eachWorkReadsItsFactsAndIsPreparedFromThem() throws {
+        let alert = Self.alertRow()
+        var sync = alert
+        sync.payload = .sync
+        let activity = Self.liveActivityRow(.update, token: "feed")
+        #expect(RowSends.work(for: alert).reads == [.counts, .rules])
+        #expect(RowSends.work(for: sync).reads == [.counts, .planVersion])
+        #expect(RowSends.work(for: activity).reads.isEmpty)
+        #expect(RowSends.work(for: Self.liveActivityRow(.start, token: nil)).reads.isEmpty)
+        let facts = SendFacts(
+            counts: InboxCounts(total: 3, unread: 2, unseen: 1), planVersion: 9, devices: [Self.device("a")])
+        let plan = SilentPushPlan()
+        guard
+            case .push(let pushed) = RowSends.prepare(
+                RowSends.work(for: alert), of: alert, facts: facts, silentPushes: plan, topic: Self.topic,
+                at: Self.now)
+        else {
+            Issue.record("an alert with a device is pushed")
+            return
+        }
+        #expect(pushed.carriedBadge == 2 && pushed.targets.count == 1)
+        guard
+            case .push(let synced) = RowSends.prepare(
+                .sync, of: sync, facts: facts, silentPushes: plan, topic: Self.topic, at: Self.now)
+        else {
+            Issue.record("a sync is pushed")
+            return
+        }
+        let direct = RowSends.sync(
+            of: sync, counts: try #require(facts.counts), planVersion: 9, devices: facts.devices, silentPushes: plan,
+            topic: Self.topic)
+        #expect(synced == direct)
+        #expect(
+            RowSends.prepare(
+                RowSends.work(for: Self.liveActivityRow(.start, token: nil)), of: activity, facts: facts,
+                silentPushes: plan, topic: Self.topic, at: Self.now) == .notSent(.withheld(reason: RowSends.appStarts)))
+    }
+
     @Test func aRetiredTokenRemovesItsDeviceUnlessRegisteredAgainSince() {
         let retiredAt = Self.now
         let gone = PushOutcome.tokenRetired(PushFailure(status: 410, reason: "Unregistered"), since: retiredAt)

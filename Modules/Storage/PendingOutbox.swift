@@ -1,0 +1,137 @@
+public import Models
+
+/// The outbox as every `RuntimeStore` keeps it (the outbox identity), in memory: the in-memory
+/// store holds one for all its users, and the simulated server one per user, so both keep rows
+/// by the same rules:
+/// - a commit withdraws the pending rows of its cancelled requests, then makes each of its rows
+///   pending;
+/// - a row replaces the pending row of its user, request and channel (its `slot`);
+/// - a completed key is never pending again: a row bearing it is refused;
+/// - a claim's record (`ClaimRecord`) defers rows to their new instant, completes the rows a
+///   merge replaces and makes the merged row pending, and marks performed rows attempted; it
+///   changes nothing of a key no longer pending.
+///
+/// A store remembers completed keys for ever, since a replayed commit may arrive at any time.
+/// A shell that never replays a commit may bound them (`completedKeyRetentionSeconds`): a key
+/// names the instant its work is due, and the engine plans nothing before its step's instant,
+/// so a key can only be made again at the instant it was completed.
+///
+/// A user has a few rows at a time, so rows are an array in due order searched in order.
+public struct PendingOutbox: Sendable {
+    /// In due order (`dueAt`, then key), as a store lists them: what is due is a prefix.
+    public private(set) var rows: [OutboxRow] = []
+    /// What the claim-time rules keep of past claims, of pending rows only.
+    public private(set) var claims = ClaimState()
+    /// Each completed key with the instant it was completed.
+    private var completed: [OutboxKey: Instant] = [:]
+    /// The earliest instant in `completed`, so a prune is a pass only when something is old.
+    private var oldestCompletedAt: Instant?
+    /// How long a completed key is remembered; nil: for ever.
+    public let completedKeyRetentionSeconds: Int64?
+
+    public init(completedKeyRetentionSeconds: Int64? = nil) {
+        self.completedKeyRetentionSeconds = completedKeyRetentionSeconds
+    }
+
+    /// Commits a step's rows: the cancelled requests' rows of `userID` are withdrawn, then each
+    /// row is made pending (`enqueue`).
+    public mutating func commit(userID: UserID, cancelled: [RequestID], rows new: [OutboxRow]) {
+        if !cancelled.isEmpty, !rows.isEmpty {
+            var withdrawn: [OutboxKey] = []
+            rows.removeAll { row in
+                guard row.userID == userID, cancelled.contains(row.requestID) else { return false }
+                withdrawn.append(row.key)
+                return true
+            }
+            if !withdrawn.isEmpty { claims.forget(withdrawn) }
+        }
+        for row in new { enqueue(row) }
+    }
+
+    /// Makes `row` pending, replacing the pending row of its slot, unless its key was completed.
+    /// Returns whether it was made pending.
+    @discardableResult
+    public mutating func enqueue(_ row: OutboxRow) -> Bool {
+        guard completed[row.key] == nil else { return false }
+        if let old = rows.firstIndex(where: {
+            $0.channel == row.channel && $0.requestID == row.requestID && $0.userID == row.userID
+        }) {
+            if rows[old].key != row.key { claims.forget([rows[old].key]) }
+            rows.remove(at: old)
+        }
+        insert(row)
+        return true
+    }
+
+    /// Completes `key` at `now`: no longer pending, and never pending again.
+    public mutating func complete(_ key: OutboxKey, at now: Instant) {
+        if let index = rows.firstIndex(where: { $0.key == key }) { rows.remove(at: index) }
+        claims.forget([key])
+        forgetOldCompletedKeys(at: now)
+        completed[key] = now
+        if oldestCompletedAt == nil { oldestCompletedAt = now }
+    }
+
+    /// Whether `key` was completed (and is still remembered).
+    public func wasCompleted(_ key: OutboxKey) -> Bool { completed[key] != nil }
+
+    /// The rows due by `now`, in due order.
+    public func due(through now: Instant) -> ArraySlice<OutboxRow> {
+        var count = 0
+        while count < rows.count, rows[count].dueAt <= now { count += 1 }
+        return rows[..<count]
+    }
+
+    /// Writes a claim's record, taken at `now` (the contract above).
+    public mutating func apply(_ record: ClaimRecord, at now: Instant) {
+        var record = record
+        record.deferrals.removeAll { deferral in
+            guard let index = rows.firstIndex(where: { $0.key == deferral.key }) else { return true }
+            var row = rows.remove(at: index)
+            row.dueAt = deferral.until
+            insert(row)
+            return false
+        }
+        for merge in record.merges {
+            for key in merge.replacedKeys { complete(key, at: now) }
+            enqueue(merge.row)
+        }
+        record.performedKeys.removeAll { key in !rows.contains { $0.key == key } }
+        claims.apply(record)
+    }
+
+    /// The soonest pending row's instant.
+    public var nextDueAt: Instant? { rows.first?.dueAt }
+
+    /// Whether a badge sync is pending.
+    public var hasSync: Bool { rows.contains { $0.channel == .silent } }
+
+    /// What the claim-time rules read of `userIDs`' past claims: their tallies, and which of
+    /// their pending rows were attempted or deferred.
+    public func claimState(of userIDs: Set<UserID>) -> ClaimState {
+        let keys = Set(rows.lazy.filter { userIDs.contains($0.userID) }.map(\.key))
+        return ClaimState(
+            tallies: claims.tallies.filter { userIDs.contains($0.key) },
+            attemptedKeys: claims.attemptedKeys.intersection(keys),
+            plannedAt: claims.plannedAt.filter { keys.contains($0.key) })
+    }
+
+    /// Inserts `row` at its place in due order.
+    private mutating func insert(_ row: OutboxRow) {
+        var low = 0
+        var high = rows.count
+        while low < high {
+            let middle = (low + high) / 2
+            if (rows[middle].dueAt, rows[middle].key) < (row.dueAt, row.key) { low = middle + 1 } else { high = middle }
+        }
+        rows.insert(row, at: low)
+    }
+
+    private mutating func forgetOldCompletedKeys(at now: Instant) {
+        guard let retention = completedKeyRetentionSeconds, let oldest = oldestCompletedAt,
+            now - oldest > retention
+        else { return }
+        completed = completed.filter { now - $0.value <= retention }
+        oldestCompletedAt = completed.values.min()
+    }
+}
