@@ -39,14 +39,20 @@ public struct SendFacts: Sendable {
         self.devices = devices
     }
 
-    /// A fact of the user a send may read.
-    public enum Fact: Hashable, Sendable { case counts, planVersion, rules }
+    /// The facts of the user a send may read (a set without an allocation: a send asks for it).
+    public struct Reads: OptionSet, Hashable, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let counts = Reads(rawValue: 1)
+        public static let planVersion = Reads(rawValue: 2)
+        public static let rules = Reads(rawValue: 4)
+    }
 }
 
 extension SendWork {
     /// The facts its send reads beside the user's devices: an alert, the counts and the rules;
     /// a sync, the counts and the plan's version; a Live Activity's push, none.
-    public var reads: Set<SendFacts.Fact> {
+    public var reads: SendFacts.Reads {
         switch self {
         case .alert: [.counts, .rules]
         case .sync: [.counts, .planVersion]

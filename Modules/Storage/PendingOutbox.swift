@@ -12,7 +12,8 @@ public import Models
 ///   changes nothing of a key no longer pending.
 ///
 /// A store remembers completed keys for ever, since a replayed commit may arrive at any time.
-/// A shell that never replays a commit may bound them (`completedKeyRetentionSeconds`): a key
+/// A shell that never replays a commit may bound them (`completedKeyRetentionSeconds`, kept at
+/// least that long and at most twice): a key
 /// names the instant its work is due, and the engine plans nothing before its step's instant,
 /// so a key can only be made again at the instant it was completed.
 ///
@@ -26,7 +27,7 @@ public struct PendingOutbox: Sendable {
     private var completed: [OutboxKey: Instant] = [:]
     /// The earliest instant in `completed`, so a prune is a pass only when something is old.
     private var oldestCompletedAt: Instant?
-    /// How long a completed key is remembered; nil: for ever.
+    /// How long a completed key is remembered at least (at most twice as long); nil: for ever.
     public let completedKeyRetentionSeconds: Int64?
 
     public init(completedKeyRetentionSeconds: Int64? = nil) {
@@ -52,11 +53,11 @@ public struct PendingOutbox: Sendable {
     /// Returns whether it was made pending.
     @discardableResult
     public mutating func enqueue(_ row: OutboxRow) -> Bool {
-        guard completed[row.key] == nil else { return false }
+        guard completed.isEmpty || completed[row.key] == nil else { return false }
         if let old = rows.firstIndex(where: {
             $0.channel == row.channel && $0.requestID == row.requestID && $0.userID == row.userID
         }) {
-            if rows[old].key != row.key { claims.forget([rows[old].key]) }
+            if rows[old].key != row.key { forgetClaims(of: rows[old].key) }
             rows.remove(at: old)
         }
         insert(row)
@@ -66,14 +67,14 @@ public struct PendingOutbox: Sendable {
     /// Completes `key` at `now`: no longer pending, and never pending again.
     public mutating func complete(_ key: OutboxKey, at now: Instant) {
         if let index = rows.firstIndex(where: { $0.key == key }) { rows.remove(at: index) }
-        claims.forget([key])
+        forgetClaims(of: key)
         forgetOldCompletedKeys(at: now)
         completed[key] = now
         if oldestCompletedAt == nil { oldestCompletedAt = now }
     }
 
     /// Whether `key` was completed (and is still remembered).
-    public func wasCompleted(_ key: OutboxKey) -> Bool { completed[key] != nil }
+    public func wasCompleted(_ key: OutboxKey) -> Bool { !completed.isEmpty && completed[key] != nil }
 
     /// The rows due by `now`, in due order.
     public func due(through now: Instant) -> ArraySlice<OutboxRow> {
@@ -127,9 +128,17 @@ public struct PendingOutbox: Sendable {
         rows.insert(row, at: low)
     }
 
+    /// What the claims keep of `key`, dropped (most rows were never deferred nor attempted).
+    private mutating func forgetClaims(of key: OutboxKey) {
+        guard !claims.attemptedKeys.isEmpty || !claims.plannedAt.isEmpty else { return }
+        claims.forget(CollectionOfOne(key))
+    }
+
+    /// Drops the keys completed over the retention ago, once the oldest is twice that old: a
+    /// pass at most once per retention, so each key is remembered one to two retentions.
     private mutating func forgetOldCompletedKeys(at now: Instant) {
         guard let retention = completedKeyRetentionSeconds, let oldest = oldestCompletedAt,
-            now - oldest > retention
+            now - oldest > 2 * retention
         else { return }
         completed = completed.filter { now - $0.value <= retention }
         oldestCompletedAt = completed.values.min()
