@@ -146,11 +146,11 @@ extension Scenario {
     public static func parse(json bytes: [UInt8], file: String) throws(ScenarioError) -> Scenario {
         let document: JSONNode
         do {
-            document = try JSONReader.parse(bytes)
+            document = try JSONScanner.parse(bytes)
         } catch {
-            if let key = error.key {
+            if case .duplicateKey = error.kind {
                 throw ScenarioError(
-                    file: file, key: key, problem: error.problem, line: error.line, column: error.column)
+                    file: file, key: error.path, problem: error.problem, line: error.line, column: error.column)
             }
             throw ScenarioError(
                 file: file, key: "(file)", problem: "not valid JSON: \(error.problem)", line: error.line,

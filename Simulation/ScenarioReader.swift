@@ -118,6 +118,20 @@ struct Reader {
     }
 }
 
+extension JSONNode.Value {
+    /// The value as a message shows it: strings quoted, numbers as written, containers by kind.
+    var quoted: String {
+        switch self {
+        case .object: "an object"
+        case .array: "an array"
+        case .string(let text): "\"\(text)\""
+        case .number(let literal): literal
+        case .bool(let flag): flag ? "true" : "false"
+        case .null: "null"
+        }
+    }
+}
+
 extension Double {
     /// `1` rather than `1.0`, `0.5` as is, `1e9` as `1000000000`: bounds as a person writes them.
     var shortText: String { self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self) }

@@ -196,8 +196,9 @@ struct RawRequestMiddleware: ServerMiddleware {
 /// The body rules the generated decoder does not keep, checked after authentication:
 /// - an operation whose body is required gets a JSON object: an empty body, or one that is not an
 ///   object, is 400 saying so;
-/// - duplicate keys, a trailing comma or nesting past `StrictJSON.maximumDepth` are 400 naming
-///   where (Foundation's decoder takes the last duplicate and forgives the comma);
+/// - malformed JSON, duplicate keys, a trailing comma or nesting past
+///   `JSONScanner.defaultMaximumDepth` are 400 naming where (Foundation's decoder takes the last
+///   duplicate and forgives the comma);
 /// - an operation whose body is optional reads an empty body as none.
 ///
 /// Size, encoding, media type and time were judged before routing (`RequestBodyMiddleware`).

@@ -1,28 +1,41 @@
 import Foundation
 import Hummingbird
+import Models
 
 /// Request bodies (at most 64 KB, one strict JSON object) and the JSON of problem answers.
 enum JSONBody {
     /// Bodies above this are refused with 413 before anything is decoded.
     static let maxBytes = 64 * 1024
 
-    /// Refuses a body that is not one JSON object in the strict form: empty, another value,
-    /// a key given twice, a trailing comma, or nesting too deep (`StrictJSON`); 400 naming where.
+    /// Refuses a body that is not one JSON object in the strict form (`JSONScanner`): empty,
+    /// another value, malformed (with its line and column), a key given twice, a trailing comma,
+    /// or nesting deeper than `JSONScanner.defaultMaximumDepth`; 400 naming where.
+    ///
+    /// A body is read at most twice: this scan, which builds nothing, and then the generated
+    /// `Codable` decoder over the same bytes. The scan is there because `JSONDecoder` takes the
+    /// last of two equal keys, forgives a trailing comma, and names no line or column; anything
+    /// more (a tree for the decoder, a second check) would read every body a third time and buy
+    /// nothing these two do not.
     static func check(_ bytes: [UInt8]) throws(Problem) {
         guard !bytes.isEmpty else { throw Problem.badRequest("the body is empty; a JSON object is expected") }
         guard bytes.first(where: { !Self.whitespace.contains($0) }) == UInt8(ascii: "{") else {
             throw Problem.badRequest("the body is not a JSON object; a JSON object is expected")
         }
-        switch StrictJSON.firstFinding(in: bytes) {
-        case .duplicateKey(let path, let key)?:
-            throw Problem.badRequest("the key \"\(key)\" is given twice in one object", field: path)
-        case .trailingComma(let path)?:
-            throw Problem.badRequest(
-                "the body is not valid JSON: a comma before a closing bracket", field: path.isEmpty ? nil : path)
-        case .tooDeep(let path)?:
-            throw Problem.badRequest(
-                "the body nests deeper than \(StrictJSON.maximumDepth) levels", field: path.isEmpty ? nil : path)
-        case nil: break
+        do {
+            try JSONScanner.check(bytes)
+        } catch {
+            let field = error.path.isEmpty ? nil : error.path
+            let position = "line \(error.line), column \(error.column)"
+            switch error.kind {
+            case .duplicateKey(let key, let firstLine):
+                throw Problem.badRequest(
+                    "the key \(Problem.quoted(key)) is given twice in one object (\(position); first at line "
+                        + "\(firstLine))", field: field)
+            case .tooDeep(let limit):
+                throw Problem.badRequest("the body nests deeper than \(limit) levels (\(position))", field: field)
+            case .trailingComma, .malformed:
+                throw Problem.badRequest("the body is not valid JSON: \(error.problem) (\(position))", field: field)
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Models
 
 /// Every setting of `engaged serve` and `engaged worker` from three places, in this order: the
 /// command line (`--rate-limit-user 10/30`), the environment (`ENGAGED_RATE_LIMIT_USER=10/30`),
@@ -112,11 +113,17 @@ enum SettingSources {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Failure(source: path, problem: "cannot be read")
         }
-        switch StrictJSON.firstFinding(in: Array(data)) {
-        case .duplicateKey(_, let key)?: throw Failure(source: path, problem: "the key \"\(key)\" is given twice")
-        case .trailingComma?: throw Failure(source: path, problem: "not valid JSON: a comma before a closing bracket")
-        case .tooDeep?: throw Failure(source: path, problem: "not a flat JSON object of settings")
-        case nil: break
+        do {
+            try JSONScanner.check(Array(data))
+        } catch {
+            let position = "line \(error.line), column \(error.column)"
+            switch error.kind {
+            case .duplicateKey(let key, _):
+                throw Failure(source: path, problem: "the key \"\(key)\" is given twice (\(position))")
+            case .tooDeep: throw Failure(source: path, problem: "not a flat JSON object of settings")
+            case .trailingComma, .malformed:
+                throw Failure(source: path, problem: "not valid JSON: \(error.problem) (\(position))")
+            }
         }
         guard let object = try? JSONDecoder().decode([String: FileValue].self, from: data) else {
             throw Failure(

@@ -243,7 +243,7 @@ struct UserTokenAuthority: Sendable {
     private static func header(_ segment: Substring) -> Header? {
         var base64 = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let bytes = Data(base64Encoded: base64), StrictJSON.firstFinding(in: Array(bytes)) == nil else {
+        guard let bytes = Data(base64Encoded: base64), (try? JSONScanner.check(Array(bytes))) != nil else {
             return nil
         }
         return try? JSONDecoder().decode(Header.self, from: bytes)

@@ -31,6 +31,9 @@ struct TemplateFileLoader {
     let file: String
     let limits = CopyLimits.lockScreen
 
+    /// A template file opens four containers at most (`social.groups.<kind>`): deeper is a mistake.
+    static let maximumDepth = 32
+
     init(file: String) { self.file = file }
 
     func fail(_ line: Int, _ name: String, _ problem: String) -> TemplateLoadError {
@@ -40,9 +43,11 @@ struct TemplateFileLoader {
     func load(_ text: String) throws(TemplateLoadError) -> TemplateLibrary {
         let root: JSONNode
         do {
-            root = try LineJSONReader.parse(text)
+            root = try JSONScanner.parse(Array(text.utf8), maximumDepth: Self.maximumDepth)
         } catch {
-            throw fail(error.line, "(file)", "malformed JSON at column \(error.column): \(error.message)")
+            throw fail(
+                error.line, error.path.isEmpty ? "(file)" : error.path,
+                "malformed JSON at column \(error.column): \(error.problem)")
         }
         let members = try object(root, "(file)")
         try rejectUnknownKeys(
@@ -58,10 +63,10 @@ struct TemplateFileLoader {
                 throw fail(languageNode.line, "language", "\"\(language)\" does not match the file name \(file)")
             }
         }
-        if let about = members.first(where: { $0.key == "about" }) { _ = try string(about.value, "about") }
+        if let about = members.first(where: { $0.key == "about" }) { _ = try string(about.node, "about") }
         let words = try readWords(try required("words", in: members, of: root, path: "(file)"))
         let categories = try readActions(try required("actions", in: members, of: root, path: "(file)"))
-        guard let socialNode = members.first(where: { $0.key == "social" })?.value else {
+        guard let socialNode = members.first(where: { $0.key == "social" })?.node else {
             throw fail(
                 root.line, "social", "missing: the grouped social copy (title, hidden, someone, periods, groups)")
         }
@@ -110,7 +115,7 @@ struct TemplateFileLoader {
         let members = try object(node, "words")
         if let name = members.first(where: { $0.key == "name" }) {
             throw fail(
-                name.value.line, "words.name",
+                name.node.line, "words.name",
                 "there is no word for a missing name: write the name in a clause that drops away, "
                     + "e.g. \"Good morning{, name} ☀️\"")
         }
@@ -161,9 +166,9 @@ struct TemplateFileLoader {
         try rejectUnknownKeys(members, allowed: used, in: "actions")
         var titles: [String: String] = [:]
         for member in members {
-            let title = try string(member.value, "actions.\(member.key)")
+            let title = try string(member.node, "actions.\(member.key)")
             guard title.trimmedOrNil == title, title.count <= 30 else {
-                throw fail(member.value.line, "actions.\(member.key)", "must be 1 to 30 characters without padding")
+                throw fail(member.node.line, "actions.\(member.key)", "must be 1 to 30 characters without padding")
             }
             titles[member.key] = title
         }
@@ -188,7 +193,7 @@ struct TemplateFileLoader {
         let anonymous = "templates[\(position)]"
         let members = try object(node, anonymous)
         var name = anonymous
-        if let nameNode = members.first(where: { $0.key == "name" })?.value {
+        if let nameNode = members.first(where: { $0.key == "name" })?.node {
             name = try string(nameNode, anonymous)
             guard name.trimmedOrNil == name, !name.contains(where: \.isNewline) else {
                 throw fail(node.line, anonymous, "a template's name must be non-empty text without padding")
@@ -217,7 +222,7 @@ struct TemplateFileLoader {
             throw fail(styleNode.line, name, "unknown style \"\(styleText)\"; known: any, \(known)")
         }
         var conditions: [TemplateCondition] = []
-        if let whenNode = members.first(where: { $0.key == "when" })?.value {
+        if let whenNode = members.first(where: { $0.key == "when" })?.node {
             guard case .array(let items) = whenNode.value else {
                 throw fail(whenNode.line, name, "\"when\" must be an array of conditions")
             }
@@ -315,7 +320,7 @@ struct TemplateFileLoader {
         guard let member = members.first(where: { $0.key == key }) else {
             throw fail(node.line, path, "missing \"\(key)\"")
         }
-        return member.value
+        return member.node
     }
 
     func rejectUnknownKeys(
@@ -323,8 +328,22 @@ struct TemplateFileLoader {
     ) throws(TemplateLoadError) {
         if let unknown = members.first(where: { !allowed.contains($0.key) }) {
             throw fail(
-                unknown.value.line, name,
+                unknown.node.line, name,
                 "unknown key \"\(unknown.key)\"; expected one of \(allowed.sorted().joined(separator: ", "))")
+        }
+    }
+}
+
+extension JSONNode {
+    /// The kind of value, for messages: `an object`, `a string`, `null`.
+    var typeName: String {
+        switch value {
+        case .object: "an object"
+        case .array: "an array"
+        case .string: "a string"
+        case .number: "a number"
+        case .bool: "a boolean"
+        case .null: "null"
         }
     }
 }

@@ -12,7 +12,7 @@ extension TemplateFileLoader {
             guard let member = members.first(where: { $0.key == key }) else {
                 throw fail(parent.line, "\(path).\(key)", "missing entry")
             }
-            return member.value
+            return member.node
         }
         func word(_ node: JSONNode, _ name: String) throws(TemplateLoadError) -> String {
             let value = try string(node, name)

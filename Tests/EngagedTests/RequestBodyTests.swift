@@ -132,34 +132,65 @@ struct RequestBodyTests {
     }
 }
 
-@Suite("StrictJSON")
-struct StrictJSONTests {
-    @Test(arguments: [
-        (#"{"a": 1, "a": 2}"#, StrictJSON.Finding.duplicateKey(path: "a", key: "a")),
-        (#"{"x": {"y": [1, {"z": 1, "z": 2}]}}"#, .duplicateKey(path: "x.y[1].z", key: "z")),
-        (#"{"items": [{"id": 1}, {"id": 2, "b": [], "id": 3}]}"#, .duplicateKey(path: "items[1].id", key: "id")),
-        (#"{"a\"b": 1, "a\u0022b": 2}"#, .duplicateKey(path: #"a"b"#, key: #"a"b"#)),
-        (#"{"😀": 1, "\ud83d\ude00": 2}"#, .duplicateKey(path: "😀", key: "😀")),
-        (#"{"a": 1,}"#, .trailingComma(path: "")),
-        (#"{"a": {"b": [1, 2 , ]}}"#, .trailingComma(path: "a.b")),
-        ("{\"a\": [{\"b\": true,\n}]}", .trailingComma(path: "a[0]")),
-        // At 64 open containers, the path of the deepest (the top one has no step).
-        (String(repeating: "[", count: 65), .tooDeep(path: (0..<63).map { _ in "[0]" }.joined())),
-        (
-            #"{"a": "# + String(repeating: #"{"a": "#, count: 70),
-            .tooDeep(path: Array(repeating: "a", count: 63).joined(separator: "."))
-        ),
-    ])
-    func findsTheFirstFindingWithItsPath(json: String, expected: StrictJSON.Finding) {
-        #expect(StrictJSON.firstFinding(in: Array(json.utf8)) == expected)
+/// How `JSONBody.check` words the scanner's refusals: what, the line and column, and the field.
+@Suite("JSONBody.check")
+struct JSONBodyCheckTests {
+    /// The detail and field of the problem `check` throws for `body`, or nil when it passes.
+    func refusal(_ body: String) -> (detail: String, field: String?)? {
+        do {
+            try JSONBody.check(Array(body.utf8))
+            return nil
+        } catch {
+            #expect(error.status == .badRequest)
+            return (error.detail, error.field)
+        }
+    }
+
+    @Test(
+        arguments: [
+            (
+                #"{"a": 1, "a": 2}"#, "a",
+                #"the key "a" is given twice in one object (line 1, column 10; first at line 1)"#
+            ),
+            (#"{"x": {"y": [1, {"z": 1, "z": 2}]}}"#, "x.y[1].z", #"the key "z" is given twice"#),
+            ("{\"a\": 1,\n \"a\": 2}", "a", "(line 2, column 2; first at line 1)"),
+            (#"{"a": 1,}"#, nil, "the body is not valid JSON: a comma before '}'; expected a key in double quotes"),
+            (#"{"a": {"b": [1, 2 , ]}}"#, "a.b", "a comma before ']'; expected a value (line 1, column 21)"),
+            (#"{"a": tru}"#, "a", "the body is not valid JSON: unexpected word; expected true (line 1, column 7)"),
+            (#"{"a": 1 "b": 2}"#, nil, "expected ',' or '}', found character '\"' (line 1, column 9)"),
+            (#"{"a": 012}"#, "a", "a number has a leading zero"),
+            (
+                #"{"a": "# + String(repeating: "[", count: 70), "a" + String(repeating: "[0]", count: 63),
+                "the body nests deeper than 64 levels (line 1, column 70)"
+            ),
+            (#"{"a": 1"#, nil, "expected ',' or '}', found end of file (line 1, column 8)"),
+        ] as [(String, String?, String)])
+    func aRefusalSaysWhatAndWhere(body: String, field: String?, detail: String) throws {
+        let answer = try #require(refusal(body))
+        #expect(answer.field == field)
+        #expect(answer.detail.contains(detail), "\(answer.detail)")
+    }
+
+    /// A client's key in a detail is clipped, however long it is.
+    @Test func aLongDuplicateKeyIsClippedInTheDetailAndTheField() throws {
+        let key = String(repeating: "k", count: 500)
+        let answer = try #require(refusal(#"{"\#(key)": 1, "\#(key)": 2}"#))
+        #expect(answer.detail.count < 200, "\(answer.detail)")
+        #expect(answer.field == String(repeating: "k", count: 64) + "...")
+    }
+
+    @Test(arguments: ["", "  ", "[]", "3", #""a""#, "\u{FEFF}{}"])
+    func aBodyThatIsNotAnObjectIsRefusedBeforeTheScan(body: String) throws {
+        let answer = try #require(refusal(body))
+        #expect(answer.detail.contains("a JSON object is expected"), "\(answer.detail)")
     }
 
     @Test(arguments: [
-        #"{"a": 1, "b": {"a": 2}}"#, #"[{"a": 1}, {"a": 2}]"#, #"{"a": "}{\",:", "b": "a"}"#,
-        #"{"a": [1, 2, "a", "a"], "b": null, "c": true, "d": -1.5e3}"#, "", "{", #"{"a": "#, "[]", "\"a\"",
-        #"{"a": 1, "A": 2}"#, #"{"a": ",}", "b": [","]}"#,
+        #"{"a": 1, "b": {"a": 2}}"#, #"{"a": [{"a": 1}, {"a": 2}]}"#, #"{"a": "}{\",:", "b": "a"}"#,
+        #"{"a": [1, 2, "a", "a"], "b": null, "c": true, "d": -1.5e3}"#, #"{"a": 1, "A": 2}"#,
+        " {\"a\": 18446744073709551616}\n",
     ])
-    func acceptsWhatHasNoDuplicate(json: String) {
-        #expect(StrictJSON.firstFinding(in: Array(json.utf8)) == nil)
+    func aStrictObjectPasses(body: String) {
+        #expect(refusal(body) == nil)
     }
 }
