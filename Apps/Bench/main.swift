@@ -200,6 +200,10 @@ timings.append(
                 for: contentRequest))
     })
 
+// A workout's Live Activity update: its push payload and its 4 KB measure, hand-written and
+// through JSONEncoder (the same bytes).
+timings += liveActivityPayloadTimings()
+
 print("engine benchmark (release)                       calls    p50 us    p99 us    max us")
 for timing in timings { print(timing.line()) }
 print("largest plan held \(plannedCount) pending requests (limit 64, 4 reserved)")
