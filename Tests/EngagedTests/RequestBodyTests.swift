@@ -7,7 +7,7 @@ import Testing
 
 @testable import engaged
 
-/// What a body must be before a route reads it (`RequestBodyMiddleware`, `StrictJSON`);
+/// What a body must be before a route reads it (`RequestBodyMiddleware`, `JSONBody.check`);
 /// each refusal changes nothing.
 @Suite("engaged: request bodies")
 struct RequestBodyTests {
