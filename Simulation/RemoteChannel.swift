@@ -53,9 +53,11 @@ struct RemoteChannel {
     static let topic = "com.example.fitness"
     static let retryPolicy = RetryPolicy()
     static let silentPushes = SilentPushPlan()
-    /// How long the simulated server remembers a completed key. It never replays a commit, so a
-    /// key comes back only when a step at the instant it was completed makes it again.
-    static let completedKeyRetentionSeconds: Int64 = 3_600
+    /// How long the simulated server remembers a completed key. It never replays a commit, and a
+    /// key names the instant its work is due, which the engine never plans before its step's
+    /// instant: a key comes back only when a step at the instant it was completed makes it
+    /// again. A minute is ample.
+    static let completedKeyRetentionSeconds: Int64 = 60
 
     var device: SimulatedPushDevice<PushNote>
     /// The phone's registration in the server's registry (the app registers its token once, at
@@ -154,8 +156,8 @@ struct SimulatedInbox {
     /// The counts a badge sync carries.
     var counts: InboxCounts { InboxCounts(total: total, unread: unread.count, unseen: unread.count) }
 
-    /// Delivers the item of the row `key` showing `requestID`; a key delivered already (in the
-    /// last two days) is not delivered again, as a store never performs a completed row twice.
+    /// Delivers the item of the row `key` showing `requestID`. The outbox performs a row once
+    /// (`PendingOutbox`): a key comes here once.
     mutating func add(key: String, requestID: String, at now: Instant) {
         // The earliest time among `recent` says whether any item is over two days old, without
         // a pass over them on every add.
@@ -163,7 +165,6 @@ struct SimulatedInbox {
             recent.removeAll { now.secondsSinceEpoch - $0.at > 2 * .secondsPerDay }
             oldestRecentAt = recent.lazy.map(\.at).min() ?? .max
         }
-        guard !recent.contains(where: { $0.key == key }) else { return }
         let item = Item(key: key, requestID: requestID, requestHash: requestID.hashValue, at: now.secondsSinceEpoch)
         recent.append(item)
         oldestRecentAt = min(oldestRecentAt, item.at)

@@ -12,8 +12,7 @@ public import Models
 ///   changes nothing of a key no longer pending.
 ///
 /// A store remembers completed keys for ever, since a replayed commit may arrive at any time.
-/// A shell that never replays a commit may bound them (`completedKeyRetentionSeconds`, kept at
-/// least that long and at most twice): a key
+/// A shell that never replays a commit may bound them (`completedKeyRetentionSeconds`): a key
 /// names the instant its work is due, and the engine plans nothing before its step's instant,
 /// so a key can only be made again at the instant it was completed.
 ///
@@ -23,11 +22,12 @@ public struct PendingOutbox: Sendable {
     public private(set) var rows: [OutboxRow] = []
     /// What the claim-time rules keep of past claims, of pending rows only.
     public private(set) var claims = ClaimState()
-    /// Each completed key with the instant it was completed.
-    private var completed: [OutboxKey: Instant] = [:]
-    /// The earliest instant in `completed`, so a prune is a pass only when something is old.
-    private var oldestCompletedAt: Instant?
-    /// How long a completed key is remembered at least (at most twice as long); nil: for ever.
+    /// The completed keys, when they are remembered for ever.
+    private var completedForever: Set<OutboxKey> = []
+    /// The keys completed within the retention, in the order they were completed, when it is
+    /// bounded: a few, searched in order, so nothing is hashed.
+    private var completedRecently: [(key: OutboxKey, at: Instant)] = []
+    /// How long a completed key is remembered; nil: for ever.
     public let completedKeyRetentionSeconds: Int64?
 
     public init(completedKeyRetentionSeconds: Int64? = nil) {
@@ -53,7 +53,7 @@ public struct PendingOutbox: Sendable {
     /// Returns whether it was made pending.
     @discardableResult
     public mutating func enqueue(_ row: OutboxRow) -> Bool {
-        guard completed.isEmpty || completed[row.key] == nil else { return false }
+        guard !wasCompleted(row.key) else { return false }
         if let old = rows.firstIndex(where: {
             $0.channel == row.channel && $0.requestID == row.requestID && $0.userID == row.userID
         }) {
@@ -68,13 +68,23 @@ public struct PendingOutbox: Sendable {
     public mutating func complete(_ key: OutboxKey, at now: Instant) {
         if let index = rows.firstIndex(where: { $0.key == key }) { rows.remove(at: index) }
         forgetClaims(of: key)
-        forgetOldCompletedKeys(at: now)
-        completed[key] = now
-        if oldestCompletedAt == nil { oldestCompletedAt = now }
+        guard let retention = completedKeyRetentionSeconds else {
+            completedForever.insert(key)
+            return
+        }
+        var old = 0
+        while old < completedRecently.count, now - completedRecently[old].at > retention { old += 1 }
+        if old > 0 { completedRecently.removeFirst(old) }
+        completedRecently.append((key, now))
     }
 
     /// Whether `key` was completed (and is still remembered).
-    public func wasCompleted(_ key: OutboxKey) -> Bool { !completed.isEmpty && completed[key] != nil }
+    public func wasCompleted(_ key: OutboxKey) -> Bool {
+        guard completedKeyRetentionSeconds != nil else {
+            return !completedForever.isEmpty && completedForever.contains(key)
+        }
+        return completedRecently.contains { $0.key == key }
+    }
 
     /// The rows due by `now`, in due order.
     public func due(through now: Instant) -> ArraySlice<OutboxRow> {
@@ -132,15 +142,5 @@ public struct PendingOutbox: Sendable {
     private mutating func forgetClaims(of key: OutboxKey) {
         guard !claims.attemptedKeys.isEmpty || !claims.plannedAt.isEmpty else { return }
         claims.forget(CollectionOfOne(key))
-    }
-
-    /// Drops the keys completed over the retention ago, once the oldest is twice that old: a
-    /// pass at most once per retention, so each key is remembered one to two retentions.
-    private mutating func forgetOldCompletedKeys(at now: Instant) {
-        guard let retention = completedKeyRetentionSeconds, let oldest = oldestCompletedAt,
-            now - oldest > 2 * retention
-        else { return }
-        completed = completed.filter { now - $0.value <= retention }
-        oldestCompletedAt = completed.values.min()
     }
 }
