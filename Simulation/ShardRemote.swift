@@ -115,7 +115,7 @@ extension Shard {
         var due = Array(users[local].remote.outbox.due(through: now))
         guard !due.isEmpty else { return }
         tape?.record(.dispatched, of: users[local].traits.profile.id, at: now)
-        stats.rowsDispatchedLate += due.count { now - $0.dueAt > 60 }
+        stats.rowsDispatchedLate += due.count { !ClaimTimePolicy.isOnTime($0.dueAt, at: now) }
         due = claim(local, due, at: now)
         // Completed as they are taken: a send's retries run in virtual time, and a row a commit
         // makes again meanwhile is refused, as a store refuses it once the send is done.

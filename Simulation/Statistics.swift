@@ -200,7 +200,7 @@ struct ShardStats {
     /// The devices' clocks jumping, and what a jump forward fired at once (`DeviceClock`).
     var clockJumps = 0
     var releasedByClockJump = 0
-    /// Rows the server performed over a minute past their due instant: a stall's backlog
+    /// Rows the server performed late (`ClaimTimePolicy.isOnTime`): a stall's backlog
     /// (`FaultRates.serverStallsPerWeek`), claimed late.
     var rowsDispatchedLate = 0
     /// The drain phase after the last week.

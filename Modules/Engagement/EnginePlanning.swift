@@ -5,8 +5,8 @@ import Scheduling
 /// The planning pass: gather the candidate sources, run the planner's stages (`Planner.order`,
 /// `allocate`, `diff`), then turn its changes into effects and trace entries. Regrouping is a
 /// stage of its own: a social group the rules block moves into the digest, and the pass runs
-/// again over the new groups (at most five times more: a digest the copies a phone holds block
-/// moves a day a pass across the plan's horizon).
+/// again over the new groups, up to `maximumPassesPerInput` passes in all (a digest the copies
+/// a phone holds block moves a day a pass across the plan's horizon).
 extension UserEngine {
     mutating func plan(at now: Instant, phone: PhoneHearing = .atOnce, into effects: inout [Effect]) {
         // What the clock alone moved since the last pass asks for one pass; after a pass at

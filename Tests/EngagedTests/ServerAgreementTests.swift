@@ -137,7 +137,7 @@ struct ServerAgreementTests {
 
     /// Replays one user's asks through a fresh `engaged` runtime, its transport answering as the
     /// simulated APNs did; returns the requests its APNs channel sent, and how many rows its
-    /// dispatches performed over a minute past their due instant (a stall's backlog).
+    /// dispatches performed late (`ClaimTimePolicy.isOnTime`: a stall's backlog).
     private func replay(
         _ entries: [(entry: ServerTape.Entry, at: Instant)], of userID: UserID, configuration: EngineConfiguration,
         runsJobs: Bool
@@ -188,7 +188,7 @@ struct ServerAgreementTests {
                 try await runtime.apply(routed.input, to: userID, occurredAt: routed.occurredAt, from: routed.source)
             case .dispatched:
                 let completed = try await runtime.dispatchDue(limit: 10_000, through: channel)
-                lateRows += completed.count { at - $0.dueAt > 60 }
+                lateRows += completed.count { !ClaimTimePolicy.isOnTime($0.dueAt, at: at) }
             case .read(let requestID):
                 let page = try await runtime.inbox(of: userID, cursor: nil, limit: 100)
                 let item = try #require(
