@@ -166,17 +166,7 @@ public struct InvariantChecker: Sendable {
         {
             broken.append(.noDeliveryAfterDeadline)
         }
-        if let items = itemsOfGroup.removeValue(forKey: request) {
-            keyOfGroup.removeValue(forKey: request)
-            sendAtOfGroup.removeValue(forKey: request)
-            for item in items {
-                groupOfItem.removeValue(forKey: item)
-                let itemFiring = FiringKey(request: item, firedAt: nil)
-                if deliveredItems.updateValue(delivery.at.secondsSinceEpoch, forKey: itemFiring) != nil {
-                    broken.append(.foldedItemInExactlyOneGroup)
-                }
-            }
-        }
+        broken += deliverItems(ofGroup: request, at: delivery.at.secondsSinceEpoch)
         if delivery.kind == .mealReminder || delivery.kind == .workoutReminder, let reminded = occurrence {
             let date = reminded.date
             let doneKey: DoneThing? =
@@ -249,17 +239,51 @@ public struct InvariantChecker: Sendable {
         }
     }
 
-    /// The nominal local time of an occurrence's slot, rebuilt from its identifier and the
-    /// preferences (`SlotWindow.nominalMinute`, the table of slots, not the engine's plan); nil
-    /// for a snoozed copy or a kind without a wall-clock slot. A daily series' day is the day it
-    /// fired.
-    static func nominal(
-        of id: OccurrenceID, deliveredAt local: LocalDateTime, preferences: NotificationPreferences
-    ) -> LocalDateTime? {
-        guard id.snooze == 0 else { return nil }
-        guard let minute = SlotWindow.nominalMinute(of: id, preferences: preferences) else { return nil }
-        let day = id.isDailySeries ? local.daysSinceEpoch : Int64(id.day)
-        return LocalDateTime(localSeconds: day * .secondsPerDay + Int64(minute) * .secondsPerMinute)
+    /// The folded items of `group` (if it is one), delivered with it at `seconds`.
+    private mutating func deliverItems(ofGroup group: RequestKey, at seconds: Int64) -> [Invariant] {
+        var broken: [Invariant] = []
+        for item in closeGroup(group) {
+            if deliveredItems.updateValue(seconds, forKey: FiringKey(request: item, firedAt: nil)) != nil {
+                broken.append(.foldedItemInExactlyOneGroup)
+            }
+        }
+        return broken
+    }
+
+    /// The parts of an alert the claim-time rules merged (`ClaimTimePolicy`), released inside it
+    /// at `instant`: each part is delivered once and by its deadline, and a group's folded items
+    /// are delivered with it. (The merged alert itself is judged as any release.)
+    public mutating func observeMergedParts(_ parts: [String], at instant: Instant) -> [Invariant] {
+        var broken: [Invariant] = []
+        let seconds = instant.secondsSinceEpoch
+        for part in parts {
+            let firing = FiringKey(request: RequestKey(part), firedAt: nil)
+            if deliveredIDs.updateValue(seconds, forKey: firing) != nil { broken.append(.noDuplicateDelivery) }
+            if let deadline = deadlines.removeValue(forKey: firing), seconds > deadline.seconds {
+                broken.append(.noDeliveryAfterDeadline)
+            }
+            broken += deliverItems(ofGroup: firing.request, at: seconds)
+        }
+        return broken
+    }
+
+    /// An alert the claim-time rules found past its staleness and completed unsent
+    /// (`ClaimRecord.expiredKeys`): no longer owed, and a group's folded items with it (the
+    /// inbox keeps them all).
+    public mutating func observeExpired(_ requestID: String) {
+        let request = RequestKey(requestID)
+        deadlines.removeValue(forKey: FiringKey(request: request, firedAt: nil))
+        closeGroup(request)
+    }
+
+    /// Forgets `group` (if it is one) and its items' membership; returns the items.
+    @discardableResult
+    private mutating func closeGroup(_ group: RequestKey) -> Set<RequestKey> {
+        guard let items = itemsOfGroup.removeValue(forKey: group) else { return [] }
+        keyOfGroup.removeValue(forKey: group)
+        sendAtOfGroup.removeValue(forKey: group)
+        for item in items { groupOfItem.removeValue(forKey: item) }
+        return items
     }
 
     /// The campaign's cap, a second delivery of one attempt, and the local night.
@@ -348,23 +372,5 @@ public struct InvariantChecker: Sendable {
                 && (sendAtOfGroup[group] ?? .max) + .secondsPerDay < end.secondsSinceEpoch
         }
         return lost ? [.foldedItemInExactlyOneGroup] : []
-    }
-}
-
-extension InvariantChecker {
-    /// Checks one delivered payload: within APNs' 4 KB, and free of personal data the recipient's
-    /// privacy level forbids. Returns its size and the broken invariants with their detail.
-    static func checkPayload(
-        _ content: NotificationContent, id: String, recipient: Recipient
-    ) -> (bytes: Int, broken: [(Invariant, String)]) {
-        var broken: [(Invariant, String)] = []
-        let bytes = PayloadBuilder.byteCount(of: content)
-        if bytes > PayloadBuilder.maxBytes {
-            broken.append((.payloadWithin4KB, "\(id) \(bytes) bytes"))
-        }
-        if let leak = PrivacyAudit.violations(in: content, for: recipient).first {
-            broken.append((.noPersonalDataInPayload, "\(id) \(leak)"))
-        }
-        return (bytes, broken)
     }
 }

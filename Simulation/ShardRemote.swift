@@ -122,9 +122,11 @@ extension Shard {
         for row in due { users[local].remote.outbox.complete(row.key, at: now) }
         // As `EngineRuntime.dispatchDue`: every step the server performs itself first, then the sends.
         var sends: [OutboxRow] = []
-        for row in OutboxSteps.inboxFirst(due) {
-            let zone = users[local].engine.zone
-            switch OutboxSteps.step(for: row, zone: zone, silentPushes: RemoteChannel.silentPushes, at: now) {
+        let zone = users[local].engine.zone
+        for (row, dueStep) in OutboxSteps.steps(
+            for: due, zone: { _ in zone }, silentPushes: RemoteChannel.silentPushes, at: now)
+        {
+            switch dueStep {
             case .deliverToInbox(let delivery, let next):
                 try deliverToInbox(local, delivery, next: next, at: now)
             case .moveSync(let next):
@@ -163,6 +165,15 @@ extension Shard {
             // No alert is shown a day past its due instant (the longest staleness): two days is ample.
             users[local].remote.mergedParts = users[local].remote.mergedParts.filter { now - $0.value.at < 2 * 86_400 }
             users[local].remote.mergedParts[merge.row.requestID.rawValue] = (parts, now)
+        }
+        for key in outcome.record.expiredKeys {
+            guard let row = due.first(where: { $0.key == key }) else { continue }
+            // Completed unsent, as stale: the inbox keeps it, and nothing is owed any more.
+            let id = row.requestID.rawValue
+            drainResolved(local, id)
+            for item in users[local].checker.items(ofGroup: id) { drainResolved(local, item) }
+            users[local].checker.observeExpired(id)
+            stats.channels[.remote].failed["Stale", default: 0] += 1
         }
         users[local].remote.outbox.apply(outcome.record, at: now)
         return outcome.perform

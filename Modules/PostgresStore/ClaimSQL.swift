@@ -8,11 +8,11 @@ public import Storage
 /// caller's transaction, by the workers' claim (`OutboxQueue`) and by the store itself when a
 /// runtime applies the rules (`PostgresRuntimeStore.recordClaim`).
 extension PostgresPool {
-    /// Writes `record`'s deferrals, merges and tallies (not its performed keys: the queue marks
-    /// them with its claim, the store as attempted).
+    /// Writes `record`'s deferrals, merges, expired keys and tallies (not its performed keys: the
+    /// queue marks them with its claim, the store as attempted).
     func writeClaim(_ record: ClaimRecord, at now: Instant, _ connection: PostgresConnection) throws {
         try writeDeferrals(record.deferrals, connection)
-        try writeMerges(record.merges, at: now, connection)
+        try writeCompletions(merges: record.merges, expired: record.expiredKeys, at: now, connection)
         try writeTallies(record.tallies, connection)
     }
 
@@ -42,22 +42,24 @@ extension PostgresPool {
             """, on: connection)
     }
 
-    private func writeMerges(_ merges: [OutboxMerge], at now: Instant, _ connection: PostgresConnection)
-        throws
-    {
-        guard !merges.isEmpty else { return }
+    /// The merges' parts and the expired alerts completed, and the merged rows made pending.
+    private func writeCompletions(
+        merges: [OutboxMerge], expired: [OutboxKey], at now: Instant, _ connection: PostgresConnection
+    ) throws {
+        guard !merges.isEmpty || !expired.isEmpty else { return }
         let replaced = merges.flatMap(\.replacedKeys)
         let into = merges.flatMap { merge in merge.replacedKeys.map { _ in merge.row.key } }
         let rows = merges.map(\.row)
-        // The parts' keys and the merged rows' keys under one ordered lock, as every writer of
-        // `outbox_done` takes them: a merged row whose key another process completes meanwhile is
-        // seen done below.
-        try query(OutboxSQL.lockKeys(replaced + rows.map(\.key)), on: connection)
+        // Every key under one ordered lock, as every writer of `outbox_done` takes them: a merged
+        // row whose key another process completes meanwhile is seen done below.
+        try query(OutboxSQL.lockKeys(replaced + expired + rows.map(\.key)), on: connection)
         // Completed as the store completes keys (`OutboxSQL.complete`: under their key locks), so a
-        // replayed commit of a merged part in another process cannot make it pending again.
-        for statement in OutboxSQL.complete(keys: replaced, doneAt: now.secondsSinceEpoch) {
+        // replayed commit of a merged part or an expired alert in another process cannot make it
+        // pending again.
+        for statement in OutboxSQL.complete(keys: replaced + expired, doneAt: now.secondsSinceEpoch) {
             try query(statement, on: connection)
         }
+        guard !merges.isEmpty else { return }
         try query(
             """
             INSERT INTO outbox_merged (key, merged_into, merged_at)

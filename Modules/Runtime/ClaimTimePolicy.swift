@@ -1,5 +1,6 @@
 import Foundation
 public import Models
+import Scheduling
 public import Storage
 
 /// What a shell does with one user's due rows at the moment it claims them (a worker's claim,
@@ -27,6 +28,9 @@ public import Storage
 ///   would deliver it twice under two ids. A critical alert goes alone (its level must not
 ///   spread to others or be lost in a merge), and so does a repeating one (its series goes on
 ///   from its own row). What follows such an alert waits for the next claim, in order.
+/// - **Stale alerts are not sent.** A late alert past its staleness deadline, counted from the
+///   instant it was first due (`stalenessSeconds(of:)`), is completed unsent: shown now, it
+///   would tell of something long past. The inbox keeps its item.
 /// - **Rules that cannot be applied hold the alerts.** A zone the worker does not know defers
 ///   late alerts an hour; they are never sent unchecked.
 ///
@@ -68,6 +72,8 @@ public enum ClaimTimePolicy {
         public var perform: [OutboxRow] = []
         /// Alert rows moved to a later instant (key and new due instant), untouched otherwise.
         public var deferred: [Deferral] = []
+        /// Late alerts past their staleness deadline: completed unsent.
+        public var expired: [OutboxKey] = []
         /// The alert that replaces several due alerts, with the keys it replaces (they are
         /// completed when the merged row is written, so a replay never brings them back).
         public var merged: Merge?
@@ -137,7 +143,9 @@ public enum ClaimTimePolicy {
         var sendable: [(row: OutboxRow, request: NotificationRequest?)] = []
         for row in late {
             let request = row.payload.notification
-            if request?.content.interruptionLevel == .critical {
+            if let request, now > (firstDueAt[row.key] ?? row.dueAt) + stalenessSeconds(of: request) {
+                decision.expired.append(row.key)
+            } else if request?.content.interruptionLevel == .critical {
                 sendable.append((row, request))
             } else if let (until, reason) = claimedBefore.contains(row.key) ? resendHold : hold {
                 decision.deferred.append(deferral(row, until: until, reason: reason))
@@ -177,6 +185,14 @@ public enum ClaimTimePolicy {
         }
         if ordinary, let quiet = rules.quietHours { decision.sendBefore = nextStart(of: quiet, after: now, in: zone) }
         return decision
+    }
+
+    /// How long after it was first due an alert may still be sent, in seconds: its kind's
+    /// staleness (`KindPolicy`); a social kind's alert is a group's (a single, a batch or a
+    /// digest), which waits up to a day.
+    public static func stalenessSeconds(of request: NotificationRequest) -> Int64 {
+        let kind = request.content.kind
+        return kind.slotMeaning == .group ? .secondsPerDay : KindPolicy.standard(for: kind).stalenessSeconds
     }
 
     /// How late a claim may find an alert and still send it as planned, in seconds: workers

@@ -46,7 +46,7 @@ extension EngineRuntime {
         let merges = outcome.record.merges
         let accounted =
             outcome.perform.count - merges.count + merges.reduce(0) { $0 + $1.replacedKeys.count }
-            + outcome.record.deferrals.count
+            + outcome.record.deferrals.count + outcome.record.expiredKeys.count
         return (outcome.perform, due.count - accounted)
     }
 }

@@ -13,7 +13,7 @@ extension EngineRuntime {
     }
 
     /// Performs the rows due by the clock's time, at most `limit`, each by its step
-    /// (`OutboxSteps.step`): a job applies its background job to the engine; an inbox row
+    /// (`OutboxSteps.steps`): a job applies its background job to the engine; an inbox row
     /// becomes an item of the user's inbox in the transaction that completes it
     /// (`InboxStore.deliverToInbox`); a badge sync past its slot's grace moves to the next slot;
     /// a row this build cannot read is completed unperformed; the rest go to `transport`,
@@ -40,12 +40,11 @@ extension EngineRuntime {
         let listed = due.count
         var heldBack = 0
         if !store.claimsWithRules { (due, heldBack) = try claim(due, at: now) }
-        due = OutboxSteps.inboxFirst(due)
         var completed: [OutboxRow] = []
         var discarded: [(key: OutboxKey, reason: String)] = []
         var sends: [OutboxRow] = []
-        for row in due {
-            switch OutboxSteps.step(for: row, zone: seriesZone(of: row), silentPushes: silentPushes, at: now) {
+        for (row, step) in OutboxSteps.steps(for: due, zone: seriesZone(of:), silentPushes: silentPushes, at: now) {
+            switch step {
             case .runJob(let job):
                 // The job's own commit replaces this row with the job's next run. A user whose
                 // engine cannot be loaded keeps the row and holds up no one else.

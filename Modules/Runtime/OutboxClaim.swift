@@ -54,6 +54,7 @@ public enum OutboxClaim {
                 tally: state.tallies[user] ?? .none, at: now, guardSeconds: guardSeconds,
                 claimedBefore: state.attemptedKeys, firstDueAt: state.plannedAt)
             outcome.record.deferrals += decision.deferred
+            outcome.record.expiredKeys += decision.expired
             if let merge = decision.merged { outcome.record.merges.append(merge) }
             if let tally = decision.tallyAfter { outcome.record.tallies[user] = tally }
             if let deadline = decision.sendBefore { outcome.sendBefore[user] = deadline }

@@ -98,14 +98,16 @@ public enum OutboxSteps {
     /// (`inboxFirst`), so an alert counts its own item in the badge it carries.
     /// - a `job` row runs its background job (a job this build does not know is discarded);
     /// - an `inbox` row delivers its notification to the inbox; a daily series' row is due
-    ///   again at its next match, and for a notification the phone shows itself (`shownBy`
-    ///   local), which carries no badge from the server, a badge sync follows (`SilentPushPlan`); one whose payload cannot be read
-    ///   is discarded;
+    ///   again at its next match, and a badge sync follows (`SilentPushPlan`) unless an alert
+    ///   carries the new count (`alertCarriesCount`): a notification the phone shows itself
+    ///   (`shownBy` local) carries no badge from the server; one whose payload cannot be read is
+    ///   discarded;
     /// - a `silent` row past its slot's grace moves to the next slot unsent;
     /// - a row whose payload this build cannot read, whatever its channel, is discarded;
     /// - anything else is sent.
     public static func step(
-        for row: OutboxRow, zone: ZoneRules?, silentPushes: SilentPushPlan, at now: Instant
+        for row: OutboxRow, zone: ZoneRules?, silentPushes: SilentPushPlan, at now: Instant,
+        alertCarriesCount: Bool = true
     ) -> DueStep {
         switch row.payload {
         case .unreadable(_, let channel):
@@ -115,7 +117,7 @@ public enum OutboxSteps {
         case .inboxItem:
             guard let delivery = InboxDelivery(row) else { return .discard(reason: "NotANotification") }
             var next = zone.flatMap { nextRepeat(of: row, in: $0) }.map { [$0] } ?? []
-            if row.payload.shownBy == .local {
+            if row.payload.shownBy == .local || !alertCarriesCount {
                 next.append(silentPushes.row(for: row.userID, changedAt: now))
             }
             return .deliverToInbox(delivery, next: next)
@@ -123,6 +125,23 @@ public enum OutboxSteps {
             return .moveSync(next: silentPushes.row(for: row.userID, changedAt: now))
         case .alert, .sync, .liveActivity:
             return .send
+        }
+    }
+
+    /// The steps of one claim's rows to perform (`OutboxClaim`), in the order a shell takes them:
+    /// each instant's inbox rows before its other rows (`inboxFirst`). An inbox item the server
+    /// shows by its alert counts on the badge that alert carries; when no alert of its user is
+    /// performed with it (the claim deferred or expired the alert), a badge sync follows, so the
+    /// badge does not wait for the alert. `zone` gives a row's zone (`step`).
+    public static func steps(
+        for rows: [OutboxRow], zone: (OutboxRow) -> ZoneRules?, silentPushes: SilentPushPlan, at now: Instant
+    ) -> [(row: OutboxRow, step: DueStep)] {
+        let alerted = Set(rows.lazy.filter { $0.channel == .push }.map(\.userID))
+        return inboxFirst(rows).map { row in
+            let carried = row.channel != .inbox || alerted.contains(row.userID)
+            return (
+                row, step(for: row, zone: zone(row), silentPushes: silentPushes, at: now, alertCarriesCount: carried)
+            )
         }
     }
 

@@ -84,6 +84,7 @@ public struct ClaimState: Hashable, Sendable {
         for deferral in record.deferrals { plannedAt[deferral.key] = plannedAt[deferral.key] ?? deferral.firstDueAt }
         attemptedKeys.formUnion(record.performedKeys)
         for merge in record.merges { forget(merge.replacedKeys) }
+        forget(record.expiredKeys)
     }
 
     /// Drops what is kept of rows no longer pending.
@@ -103,15 +104,19 @@ public struct ClaimRecord: Hashable, Sendable {
     public var tallies: [UserID: AlertTally] = [:]
     /// Every row the claim hands to be performed: marked as attempted before anything is sent.
     public var performedKeys: [OutboxKey] = []
+    /// Late alerts past their staleness deadline, counted from the instant each was first due:
+    /// completed unsent (the inbox keeps their items).
+    public var expiredKeys: [OutboxKey] = []
 
     public init(
         deferrals: [OutboxDeferral] = [], merges: [OutboxMerge] = [], tallies: [UserID: AlertTally] = [:],
-        performedKeys: [OutboxKey] = []
+        performedKeys: [OutboxKey] = [], expiredKeys: [OutboxKey] = []
     ) {
         self.deferrals = deferrals
         self.merges = merges
         self.tallies = tallies
         self.performedKeys = performedKeys
+        self.expiredKeys = expiredKeys
     }
 }
 
@@ -125,8 +130,9 @@ public struct ClaimRecord: Hashable, Sendable {
 ///   and is due at its new instant, and the first instant it was due is kept (the deferral's
 ///   `firstDueAt` when it was never deferred before); a merge completes the
 ///   replaced keys (a replayed commit never makes them pending again) and makes the merged row
-///   pending; tallies replace the users' tallies; performed keys are marked attempted. A
-///   deferral or mark for a key no longer pending changes nothing.
+///   pending; expired keys are completed as a send completes them; tallies replace the users'
+///   tallies; performed keys are marked attempted. A deferral or mark for a key no longer
+///   pending changes nothing.
 /// - A commit that replaces a row (a new key for its request and channel) starts it afresh.
 public protocol ClaimRecordStore: Sendable {
     func claimState(userIDs: [UserID]) throws(StoreError) -> ClaimState

@@ -107,6 +107,7 @@ public struct PendingOutbox: Sendable {
             for key in merge.replacedKeys { complete(key, at: now) }
             enqueue(merge.row)
         }
+        for key in record.expiredKeys { complete(key, at: now) }
         record.performedKeys.removeAll { key in !rows.contains { $0.key == key } }
         claims.apply(record)
     }

@@ -42,6 +42,7 @@ extension SQLiteEngagementStore {
                     for key in merge.replacedKeys { try Self.completeOutboxKey(key, at: instant, db) }
                     try Self.enqueueOutbox(merge.row, db)
                 }
+                for key in record.expiredKeys { try Self.completeOutboxKey(key, at: instant, db) }
                 for (user, tally) in record.tallies {
                     try db.cachedStatement(sql: SQLiteClaimStatements.upsertAlertTally).execute(arguments: [
                         user.rawValue, tally.localDay, tally.localHour, tally.sentToday, tally.sentThisHour,

@@ -1,5 +1,6 @@
 import Foundation
 import Models
+import Scheduling
 import Storage
 import Testing
 
@@ -25,11 +26,14 @@ struct ClaimTimePolicyTests {
         return UserProfile(id: "u1", displayName: "Ana Lima", timeZone: zone, preferences: preferences)
     }
 
-    static func alert(_ name: String, at due: Instant, level: InterruptionLevel = .active) -> OutboxRow {
+    /// An alert of `kind`: by default a mention, which a claim may still send a day late.
+    static func alert(
+        _ name: String, at due: Instant, level: InterruptionLevel = .active, kind: NotificationKind = .mention
+    ) -> OutboxRow {
         let request = NotificationRequest(
             identifier: name,
             content: NotificationContent(
-                kind: .workoutReminder, title: "Title \(name)", body: "Body", interruptionLevel: level),
+                kind: kind, title: "Title \(name)", body: "Body", interruptionLevel: level),
             trigger: .date(due))
         return OutboxRow(
             key: OutboxKey.make("u1", request.requestID, due, .push), userID: "u1", requestID: request.requestID,
@@ -179,6 +183,28 @@ struct ClaimTimePolicyTests {
             claimedBefore: [late.key])
         #expect(rescue.perform == [late])
         #expect(rescue.deferred.map(\.key) == [next.key] && rescue.deferred.first?.reason == "maxPerHour")
+    }
+
+    @Test("A late alert past its kind's staleness, from when it was first due, is completed unsent")
+    func aStaleAlertExpires() {
+        let now = Self.instant("2027-03-01T11:00:00Z")  // 12:00 in Berlin
+        // A workout reminder is stale ten minutes after it was due; a mention (a social group's
+        // alert) after a day; a deferral moves the row's due instant, not the first one.
+        let stale = Self.alert("w", at: now - 660, kind: .workoutReminder)
+        let deferred = Self.alert("d", at: now - 120, kind: .workoutReminder)
+        let fresh = Self.alert("m", at: now - 20 * 3_600)
+        let decision = ClaimTimePolicy.decide(
+            rows: [fresh, stale, deferred], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now,
+            firstDueAt: [deferred.key: now - 3_600])
+        #expect(Set(decision.expired) == [stale.key, deferred.key])
+        #expect(decision.perform == [fresh])
+        #expect(decision.tallyAfter?.sentToday == 1)
+        let onTime = Self.alert("t", at: now - 30, kind: .workoutReminder)
+        let within = Self.alert("i", at: now - 540, kind: .workoutReminder)
+        let kept = ClaimTimePolicy.decide(
+            rows: [within, onTime], rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now)
+        #expect(kept.expired.isEmpty)
+        #expect(kept.merged?.replacedKeys == [within.key, onTime.key])
     }
 
     @Test("A zone the worker does not know holds the alerts an hour, unsent")
@@ -336,6 +362,21 @@ struct OutboxClaimTests {
             outcome.record.deferrals == [
                 OutboxDeferral(key: alert.key, until: now + 3_600, reason: "unreadableProfile", firstDueAt: now - 7_200)
             ])
+    }
+
+    @Test("Expired alerts are in the claim's record, apart from what is performed")
+    func expiredAlertsAreRecorded() {
+        let now = Policy.instant("2027-03-01T11:00:00Z")
+        let stale = Policy.alert("w", at: now - 3_600, kind: .workoutReminder)
+        let inbox = OutboxRow(
+            key: "k-inbox", userID: "u1", requestID: "w", dueAt: now - 3_600,
+            payload: .inboxItem(stale.payload.notification!, shownBy: .remote))
+        let outcome = OutboxClaim.decide(
+            [inbox, stale], rules: ["u1": .init(Policy.profile())], unreadable: [],
+            zone: { ZoneRules(identifier: $0) }, state: ClaimState(), at: now)
+        #expect(outcome.record.expiredKeys == [stale.key])
+        #expect(outcome.perform == [inbox])  // the inbox keeps it
+        #expect(outcome.record.performedKeys == [inbox.key])
     }
 
     @Test("Rows deferred to one instant keep the order they were planned in")

@@ -49,6 +49,27 @@ struct OutboxStepsTests {
         #expect(next.isEmpty)
     }
 
+    @Test func aRemoteKindsInboxRowWithoutItsAlertInTheClaimAsksForABadgeSync() {
+        let mention = request(.mention, "mention.1")
+        let inbox = row(mention, .inbox)
+        let alert = row(mention, .push)
+        func next(of rows: [OutboxRow]) -> [OutboxRow]? {
+            let steps = OutboxSteps.steps(
+                for: rows, zone: { _ in Self.berlin }, silentPushes: Self.silent, at: Self.now)
+            #expect(steps.map(\.row) == [inbox] + rows.filter { $0.channel != .inbox })
+            guard case .deliverToInbox(_, let next) = steps.first?.step else { return nil }
+            return next
+        }
+        // Its alert carries the new count.
+        #expect(next(of: [alert, inbox]) == [])
+        // The claim deferred or expired its alert: the badge is synced without it.
+        #expect(next(of: [inbox]) == [Self.silent.row(for: "u1", changedAt: Self.now)])
+        // Another user's alert carries nothing of this user's.
+        var others = row(request(.mention, "mention.2"), .push)
+        others.userID = "u2"
+        #expect(next(of: [inbox, others]) == [Self.silent.row(for: "u1", changedAt: Self.now)])
+    }
+
     @Test func aLocalKindsInboxRowAsksForABadgeSyncAtTheNextSlot() {
         let inbox = row(request(.mealReminder, "meal.lunch"), .inbox)
         let step = OutboxSteps.step(for: inbox, zone: Self.berlin, silentPushes: Self.silent, at: Self.now)

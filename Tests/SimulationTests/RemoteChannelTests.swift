@@ -85,10 +85,10 @@ import Testing
 
     /// A server whose dispatch stalls claims its backlog late, by the claim-time rules, and keeps
     /// what those rules promise: nothing in quiet hours, nothing twice, no push to a retired
-    /// token, the silent budget, every shown alert in the inbox. Not yet held under a backlog, and
-    /// so not asserted here: the caps against what the phone fired itself in the hour a late alert
-    /// lands in, an alert's staleness deadline, the judge's view of a merged alert's parts, and
-    /// the badge while syncs wait out the stall.
+    /// token, the silent budget, every shown alert in the inbox, no alert past its staleness, a
+    /// merged alert's folded items delivered once, and the badge synced when a deferred alert
+    /// cannot carry it. Not yet held under a backlog, and so not asserted here: the caps against
+    /// what the phone fired itself in the hour a late alert lands in.
     @Test(arguments: [Deployment.server, .device])
     func aStalledServerClaimsItsBacklogLateAndKeepsTheClaimsPromises(deployment: Deployment) throws {
         let report = try run(weeks: 2) { scenario in
@@ -99,12 +99,13 @@ import Testing
         let promised: [Invariant] = [
             .noDeliveryInQuietHours, .noDuplicateDelivery, .noPushToRetiredToken, .silentWithinBudget,
             .inboxHoldsEveryVisibleNotification, .noOccurrenceOnTwoChannels, .noReminderForDoneThing,
-            .disabledKindNeverDelivered,
+            .disabledKindNeverDelivered, .noDeliveryAfterDeadline, .foldedItemInExactlyOneGroup, .badgeEqualsUnread,
         ]
         for invariant in promised {
             #expect(report.invariantViolations[invariant.rawValue, default: 0] == 0, "\(invariant)")
         }
         #expect(report.platform["serverRowsDispatchedLate", default: 0] > 50, "\(report.platform)")
+        #expect(report.livenessHeld, "\(report.drain)")
         let calm = try run(weeks: 2) { $0.deployment = deployment }
         #expect(calm.platform["serverRowsDispatchedLate", default: 0] == 0)
         #expect(calm.invariantsHeld, "\(calm.violationExamples)")

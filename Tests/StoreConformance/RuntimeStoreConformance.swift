@@ -12,7 +12,7 @@ public enum RuntimeStoreCheck: String, CaseIterable, Sendable {
     case dueRowsComeByTimeThenKeyUpToTheLimit
     case anInvalidCommitChangesNothing
     case aDeferredRowKeepsItsKeyAndFirstDueInstant
-    case aMergeCompletesWhatItReplaces
+    case aClaimCompletesWhatItMergesOrExpires
     case talliesAndAttemptsAreKeptUntilTheRowIsReplaced
 }
 
@@ -140,16 +140,18 @@ public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, 
             #expect(try store.dueOutbox(through: t0 + 3_600, limit: 10).map(\.requestID) == ["b"])
             let state = try store.claimState(userIDs: [userID])
             #expect(state.plannedAt == [a.key: a.dueAt] && state.attemptedKeys.isEmpty && state.tallies.isEmpty)
-        case .aMergeCompletesWhatItReplaces:
+        case .aClaimCompletesWhatItMergesOrExpires:
             let parts = [row("a", dueIn: 60), row("b", dueIn: 90)]
-            let commit = RuntimeCommit(userID: userID, snapshot: [1], outbox: parts + [row("c", dueIn: 600)])
+            let stale = row("s", dueIn: 30)
+            let commit = RuntimeCommit(userID: userID, snapshot: [1], outbox: parts + [stale, row("c", dueIn: 600)])
             try store.commit(commit)
             let merged = row("merged/a", dueIn: 90, key: "merged-key")
             try store.recordClaim(
                 ClaimRecord(
-                    merges: [OutboxMerge(row: merged, replacedKeys: parts.map(\.key))], performedKeys: [merged.key]),
+                    merges: [OutboxMerge(row: merged, replacedKeys: parts.map(\.key))], performedKeys: [merged.key],
+                    expiredKeys: [stale.key, "not-pending"]),
                 at: t0 + 120)
-            // A replayed commit of the parts does not bring them back.
+            // A replayed commit of the parts, or of the expired alert, does not bring them back.
             try store.commit(commit)
             #expect(try store.pendingOutbox(userID: userID).map(\.requestID) == ["merged/a", "c"])
             #expect(try store.claimState(userIDs: [userID]).attemptedKeys == [merged.key])
