@@ -69,10 +69,11 @@ struct ScaleLoad {
                 let requestID: RequestID = "scale-\(index)-\(number)"
                 let request = NotificationRequest(
                     identifier: requestID.rawValue,
+                    // An announcement: stale only a day after it was due (`ClaimTimePolicy`), so
+                    // the backlog and the late claims of the faults are sent, not expired.
                     content: NotificationContent(
-                        kind: .workoutReminder, title: "Workout \(number + 1)",
-                        body: "Time to move, \(profile.firstName)",
-                        deepLink: .workoutStart),
+                        kind: .featureAnnouncement, title: "Update \(number + 1)",
+                        body: "Something new for you, \(profile.firstName)"),
                     trigger: .date(dueAt))
                 let key = OutboxKey.make(userID, requestID, dueAt, .push)
                 rows.append(

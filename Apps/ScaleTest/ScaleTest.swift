@@ -28,7 +28,10 @@ struct ScaleTest: AsyncParsableCommand {
     @Option(help: "Worker processes (1-16).")
     var workers = 4
     @Option(
-        name: .customLong("backlog-hours"), help: "Overdue alerts are spread over this many hours before the start.")
+        name: .customLong("backlog-hours"),
+        help: ArgumentHelp(
+            "Overdue alerts are spread over this many hours before the start (at most 12: a claim "
+                + "completes an alert a day late unsent)."))
     var backlogHours = 6
     @Option(name: .customLong("future-hours"), help: "The others over this many hours after it.")
     var futureHours = 2
@@ -68,9 +71,10 @@ struct ScaleTest: AsyncParsableCommand {
     func validate() throws {
         guard (1...1_000_000).contains(users) else { throw ValidationError("--users must be in 1...1000000") }
         guard (1...16).contains(workers) else { throw ValidationError("--workers must be in 1...16") }
-        guard (0...48).contains(backlogHours), (0...48).contains(futureHours) else {
-            throw ValidationError("--backlog-hours and --future-hours must be in 0...48")
+        guard (0...12).contains(backlogHours) else {
+            throw ValidationError("--backlog-hours must be in 0...12 (an alert a day late is stale and not sent)")
         }
+        guard (0...48).contains(futureHours) else { throw ValidationError("--future-hours must be in 0...48") }
         guard speed > 0, speed <= 100_000 else { throw ValidationError("--speed must be in (0, 100000]") }
         guard (1...600).contains(leaseSeconds) else { throw ValidationError("--lease-seconds must be in 1...600") }
         guard (1...10_000).contains(batchUsers) else { throw ValidationError("--batch-users must be in 1...10000") }

@@ -13,9 +13,10 @@ import Testing
 struct OutboxQueueTests {
     static let now = Instant(iso8601: "2027-03-01T11:00:00Z")!  // 12:00 in Berlin
 
+    /// A mention's alert: a claim still sends it hours late (stale only after a day).
     static func alert(_ user: UserID, _ name: String, at due: Instant) -> OutboxRow {
         let request = NotificationRequest(
-            identifier: name, content: NotificationContent(kind: .workoutReminder, title: name, body: "Body"),
+            identifier: name, content: NotificationContent(kind: .mention, title: name, body: "Body"),
             trigger: .date(due))
         return OutboxRow(
             key: OutboxKey.make(user, request.requestID, due, .push), userID: user, requestID: request.requestID,
