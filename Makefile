@@ -15,7 +15,8 @@ help:
 	@echo "make help       this list"
 	@echo "make setup      install what a fresh machine needs (SQLite headers, chromium, PostgreSQL), resolve packages"
 	@echo "make build      debug build of every target"
-	@echo "make test       the whole test suite (Swift Testing), with a throwaway PostgreSQL on loopback (.pgtest/)"
+	@echo "make test       the whole test suite (Swift Testing) on the testable release build, with a throwaway"
+	@echo "                PostgreSQL on loopback (.pgtest/); swift test --filter NAME for one suite in debug"
 	@echo "make simulate   release build, then the default scenario (SCENARIO=smoke SEED=42 ARGS='--users 500')"
 	@echo "make smoke      release build, then the smoke scenario: about 200 users for a week (SEED=, ARGS= as simulate)"
 	@echo "make soak       release build, then swarm testing: SEEDS=N seeds (20) of scenario swarm, each drawing"
@@ -60,8 +61,15 @@ setup:
 build:
 	$(SWIFT) build
 
+# The suite runs on the release build made testable (ENGAGEMENT_TESTABLE=1, Package.swift:
+# `@testable import` works, exclusivity checks stay on): the simulation suites run whole scenarios,
+# several times faster optimized, and CI's simulations and benchmarks use the same build instead
+# of compiling every dependency a second time in debug. `--disable-testable-imports` leaves
+# testability to Package.swift, which gives it to this package's targets only: swift test's own
+# switch would give it to every dependency, a build of its own. `swift test --filter NAME` is
+# the quick debug loop for one suite.
 # The PostgreSQL suites need a server: one is started on loopback for the run and stopped after.
-# The tests run in two passes. The simulation suites run whole scenarios on the calling thread,
+# The tests run in three passes. The simulation suites run whole scenarios on the calling thread,
 # and Swift Testing runs every test at once on a cooperative pool as wide as the machine: beside
 # them, the servers' tests wait their turn long enough to pass their clients' read timeouts on a
 # two-core machine. Both passes always run; the status is the first failure's.
@@ -70,15 +78,16 @@ SIMULATION_TESTS = ^(SimulationTests|SimulatorTests)\.
 # alone, after the server pass: beside it they would take the cores the other suites' clients
 # wait on, and what they measure (a probe's latency during the flood) would measure the rest.
 SOLO_TESTS = ^EngagedTests\.(SlowlorisTests|DescriptorTests)
+test: export ENGAGEMENT_TESTABLE = 1
 test:
 	@url=$$(scripts/pg-local.sh start .pgtest) || { echo "PostgreSQL could not be started (scripts/pg-local.sh)"; exit 69; }; \
-	ENGAGED_TEST_DATABASE_URL="$$url" $(SWIFT) test --skip '$(SIMULATION_TESTS)|$(SOLO_TESTS)'; status=$$?; \
+	ENGAGED_TEST_DATABASE_URL="$$url" $(SWIFT) test -c release --disable-testable-imports --skip '$(SIMULATION_TESTS)|$(SOLO_TESTS)'; status=$$?; \
 	scripts/pg-local.sh stop .pgtest; \
 	echo "== the connection-flood suites, alone"; \
-	$(SWIFT) test --skip-build --filter '$(SOLO_TESTS)'; solo=$$?; \
+	$(SWIFT) test -c release --disable-testable-imports --skip-build --filter '$(SOLO_TESTS)'; solo=$$?; \
 	if [ $$status -eq 0 ]; then status=$$solo; fi; \
 	echo "== the simulation suites"; \
-	$(SWIFT) test --skip-build --filter '$(SIMULATION_TESTS)'; second=$$?; \
+	$(SWIFT) test -c release --disable-testable-imports --skip-build --filter '$(SIMULATION_TESTS)'; second=$$?; \
 	if [ $$status -eq 0 ]; then status=$$second; fi; exit $$status
 
 simulate:

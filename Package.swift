@@ -3,13 +3,31 @@ import PackageDescription
 
 // MARK: - Settings shared by every target
 
+/// With `ENGAGEMENT_TESTABLE=1` (`make test` and CI set it), the release builds of the package's
+/// own targets can be tested: `-enable-testing` lets the tests `@testable import` them. `make
+/// test` runs the suite on that build (the simulation suites run whole scenarios, several times
+/// faster optimized), and CI builds its release products with it too, so it compiles one
+/// configuration of every dependency, not a debug and a release one. Measured builds leave it
+/// unset. (`-assert-config Debug`, which would keep `assert` as a debug build does, makes Swift
+/// 6.3.1's optimizer crash on `engaged`; the code's few `assert`s are sanity checks, and every
+/// `precondition` runs in release as in debug.)
+let testableRelease = Context.environment["ENGAGEMENT_TESTABLE"] == "1"
+
 /// One settings list for every target: Swift 6 language mode is the package default;
 /// strict concurrency is complete in that mode, and these make the intent explicit.
-let swiftSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
-    .enableUpcomingFeature("MemberImportVisibility"),
-]
+let swiftSettings: [SwiftSetting] =
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+    + (testableRelease ? [.unsafeFlags(["-enable-testing"], .when(configuration: .release))] : [])
+
+/// The test targets and what only tests use: in a testable release build they are compiled
+/// without optimization (the code under test is optimized; optimizing the tests themselves would
+/// only lengthen the build).
+let testSettings: [SwiftSetting] =
+    swiftSettings + (testableRelease ? [.unsafeFlags(["-Onone"], .when(configuration: .release))] : [])
 
 /// With `ENGAGEMENT_OPTIMIZE=1` (the Makefile and CI set it), the engine's and the simulator's
 /// modules are built with cross-module optimization in release: function bodies cross module
@@ -25,12 +43,12 @@ let engineSettings: [SwiftSetting] =
 /// The simulator's world (a class per shard, touched on every event) with the same switch also
 /// skips the runtime's dynamic exclusivity checks in release: each access to a shard's stored
 /// properties would ask the runtime to record and clear it.
-/// The compiler's static checks still apply, and debug builds keep the dynamic ones: `swift
-/// test` (and so `make test` and CI's tests) runs the simulator's code with them, while the
-/// release runs (`make simulate`, the smoke and soak runs) run it without.
+/// The compiler's static checks still apply, and the tests keep the dynamic ones (a debug build,
+/// or a testable release build: `make test` and everything CI runs), while the measured release
+/// runs (`make simulate`, `make bench`) run without them.
 let simulatorSettings: [SwiftSetting] =
     engineSettings
-    + (crossModuleOptimization
+    + (crossModuleOptimization && !testableRelease
         ? [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))] : [])
 
 /// The targets holding generated API code (`EngagedAPI`, `EngagedClient`): imports without an
@@ -100,7 +118,7 @@ func module(
             swiftSettings: settings),
         .testTarget(
             name: "\(name)Tests", dependencies: [.target(name: name)] + dependencies + testDependencies,
-            path: "Tests/\(name)Tests", swiftSettings: swiftSettings),
+            path: "Tests/\(name)Tests", swiftSettings: testSettings),
     ]
 }
 
@@ -207,12 +225,12 @@ let package = Package(
         + [
             // What several test targets share (the bundled templates); tests only.
             .target(
-                name: "TestSupport", dependencies: ["Content"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
+                name: "TestSupport", dependencies: ["Content"], path: "Tests/TestSupport", swiftSettings: testSettings),
             // The stores' contracts as executable checks, run by every conformer's tests; tests only.
             .target(
                 name: "StoreConformance", dependencies: ["Storage", "Models", "Scheduling"],
                 path: "Tests/StoreConformance",
-                swiftSettings: swiftSettings),
+                swiftSettings: testSettings),
             // A fake APNs for tests and the APNs benchmark: real HTTP/2 over TLS on loopback.
             .target(
                 name: "FakeAPNs",
@@ -233,7 +251,7 @@ let package = Package(
                     "Simulation", "Models", "Scheduling", "Delivery", "Engagement", "Content", "Storage", "TestSupport",
                     "SimulatedPlatform",
                 ],
-                path: "Tests/SimulationTests", swiftSettings: swiftSettings),
+                path: "Tests/SimulationTests", swiftSettings: testSettings),
             .executableTarget(
                 name: "bench",
                 dependencies: [
@@ -257,7 +275,7 @@ let package = Package(
             // The simulator's command line: flags, limits, exit statuses (imports `simulate` with @testable).
             .testTarget(
                 name: "SimulatorTests", dependencies: ["simulate", "Simulation", argumentParser],
-                path: "Tests/SimulatorTests", swiftSettings: swiftSettings),
+                path: "Tests/SimulatorTests", swiftSettings: testSettings),
             // The server: a thin HTTP shell over the runtime (docs/ARCHITECTURE.md). Its routes and
             // command live in the executable target; the tests import it with @testable.
             .executableTarget(
@@ -290,7 +308,7 @@ let package = Package(
                     // The listener's handlers, driven on an embedded channel.
                     nioCore, .product(name: "NIOEmbedded", package: "swift-nio"),
                 ],
-                path: "Tests/EngagedTests", swiftSettings: swiftSettings),
+                path: "Tests/EngagedTests", swiftSettings: testSettings),
             // Several `engaged worker` processes over one PostgreSQL, one killed: exactly once?
             .executableTarget(
                 name: "scale-test",
@@ -304,7 +322,7 @@ let package = Package(
             // from the executable with @testable.
             .testTarget(
                 name: "ScaleTestTests", dependencies: ["scale-test", "PostgresStore"], path: "Tests/ScaleTestTests",
-                swiftSettings: swiftSettings),
+                swiftSettings: testSettings),
             .executableTarget(
                 name: "store-crash-writer", dependencies: ["Storage", "Models", argumentParser],
                 path: "Apps/StoreCrashWriter",
