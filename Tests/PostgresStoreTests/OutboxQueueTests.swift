@@ -196,12 +196,13 @@ struct OutboxQueueTests {
                 #expect(try queue.claim(through: night, users: 10).isEmpty)  // early deferred to 07:00
                 #expect(try queue.claim(through: night + 600, users: 10).isEmpty)  // later too
                 let claiming = ClaimingRuntimeStore(base: store, queue: queue)
-                let merged = try claiming.dueOutbox(through: morning, limit: 10)
-                #expect(merged.count == 1)
+                let due = try claiming.dueOutbox(through: morning, limit: 10)
+                #expect(due.count == 1)
+                let merged = try #require(due.first)
                 let parts = try database.query(
-                    "SELECT key FROM outbox_merged WHERE merged_into = \(merged[0].key.rawValue) ORDER BY key")
+                    "SELECT key FROM outbox_merged WHERE merged_into = \(merged.key.rawValue) ORDER BY key")
                 #expect(parts.count == 2)
-                #expect(merged[0].requestID == "merged/zzz-early")  // the early one leads the merge
+                #expect(merged.requestID == "merged/zzz-early")  // the early one leads the merge
             }
         }
     }
