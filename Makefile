@@ -102,8 +102,12 @@ soak:
 	$(SWIFT) build -c release --product simulate
 	SEEDS=$(or $(SEEDS),20) bash scripts/soak.sh
 
+# The products it runs, one by one: `swift build` without a product would also build every
+# dependency's own example programs.
 bench:
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --product bench
+	$(SWIFT) build -c release --product store-crash-writer
+	$(SWIFT) build -c release --product simulate
 	./.build/release/bench
 	rm -f .simulate/bench-store.sqlite* && mkdir -p .simulate
 	./.build/release/store-crash-writer --bench .simulate/bench-store.sqlite --users $(or $(BENCH_STORE_USERS),1000) --weeks $(or $(BENCH_STORE_WEEKS),2)
