@@ -29,10 +29,7 @@ extension Shard {
     ) throws {
         let content = request.content
         let id = request.identifier
-        drainResolved(local, id)
-        if draining {
-            for item in users[local].checker.items(ofGroup: id) { drainResolved(local, item) }
-        }
+        drainResolvedWithItems(local, id)
         let observed = ObservedDelivery(request, at: instant, releasedEarly: releasedEarly)
         let profile = inPlace(local) { $0.engine.profile }
         let broken =

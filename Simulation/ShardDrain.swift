@@ -115,6 +115,13 @@ extension Shard {
         guard draining, users[local].drainWatch.remove(id) != nil else { return }
         watching -= 1
     }
+
+    /// `drainResolved` for `id` and, when it is a group, for the folded items still in it.
+    func drainResolvedWithItems(_ local: Int, _ id: String) {
+        drainResolved(local, id)
+        guard draining else { return }
+        for item in users[local].checker.items(ofGroup: id) { drainResolved(local, item) }
+    }
 }
 
 /// The drain phase's figures (`Shard.drain`).

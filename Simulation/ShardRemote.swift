@@ -170,8 +170,7 @@ extension Shard {
             guard let row = due.first(where: { $0.key == key }) else { continue }
             // Completed unsent, as stale: the inbox keeps it, and nothing is owed any more.
             let id = row.requestID.rawValue
-            drainResolved(local, id)
-            for item in users[local].checker.items(ofGroup: id) { drainResolved(local, item) }
+            drainResolvedWithItems(local, id)
             users[local].checker.observeExpired(id)
             stats.channels[.remote].failed["Stale", default: 0] += 1
         }

@@ -39,10 +39,7 @@ extension Shard {
             try judgeRelease(local, request, at: row.dueAt, shownNow: false)
             if let parts = users[local].remote.mergedParts[request.identifier]?.parts {
                 // A merged alert releases its parts with it (`ClaimTimePolicy`).
-                for part in parts {
-                    drainResolved(local, part)
-                    for item in users[local].checker.items(ofGroup: part) { drainResolved(local, item) }
-                }
+                for part in parts { drainResolvedWithItems(local, part) }
                 for violation in users[local].checker.observeMergedParts(parts, at: row.dueAt) {
                     try journal.violation(
                         violation, &users[local], at: row.dueAt, detail: request.identifier, stats: &stats)
