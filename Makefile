@@ -62,12 +62,12 @@ build:
 	$(SWIFT) build
 
 # The suite runs on the release build made testable (ENGAGEMENT_TESTABLE=1, Package.swift:
-# `@testable import` works, exclusivity checks stay on): the simulation suites run whole scenarios,
-# several times faster optimized, and CI's simulations and benchmarks use the same build instead
-# of compiling every dependency a second time in debug. `--disable-testable-imports` leaves
-# testability to Package.swift, which gives it to this package's targets only: swift test's own
-# switch would give it to every dependency, a build of its own. `swift test --filter NAME` is
-# the quick debug loop for one suite.
+# `@testable import` works, exclusivity checks stay on): the simulation suites run whole scenarios
+# optimized, and CI's simulations and benchmarks use the same build instead of compiling every
+# dependency a second time in debug (the times are in docs/PERFORMANCE.md).
+# `--disable-testable-imports` leaves testability to Package.swift, which gives it to this
+# package's targets only: swift test's own switch would give it to every dependency, a build of
+# its own. `swift test --filter NAME` is the quick debug loop for one suite.
 # The PostgreSQL suites need a server: one is started on loopback for the run and stopped after.
 # The tests run in three passes. The simulation suites run whole scenarios on the calling thread,
 # and Swift Testing runs every test at once on a cooperative pool as wide as the machine: beside

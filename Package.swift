@@ -5,9 +5,9 @@ import PackageDescription
 
 /// With `ENGAGEMENT_TESTABLE=1` (`make test` and CI set it), the release builds of the package's
 /// own targets can be tested: `-enable-testing` lets the tests `@testable import` them. `make
-/// test` runs the suite on that build (the simulation suites run whole scenarios, several times
-/// faster optimized), and CI builds its release products with it too, so it compiles one
-/// configuration of every dependency, not a debug and a release one. Measured builds leave it
+/// test` runs the suite on that build (the simulation suites run whole scenarios, and run them
+/// optimized), and CI builds its release products with it too, so it compiles one configuration
+/// of every dependency, not a debug and a release one (the times are in docs/PERFORMANCE.md). Measured builds leave it
 /// unset. (`-assert-config Debug`, which would keep `assert` as a debug build does, makes Swift
 /// 6.3.1's optimizer crash on `engaged`; the code's few `assert`s are sanity checks, and every
 /// `precondition` runs in release as in debug.)

@@ -161,9 +161,7 @@ public struct InvariantChecker: Sendable {
         if delivery.kind == .reEngagement {
             broken += observeNudge(delivery, occurrence: occurrence, local: local, profile: profile, timed: timed)
         }
-        if !delivery.repeats, let deadline = deadlines.removeValue(forKey: firing), timed,
-            delivery.at.secondsSinceEpoch > deadline.seconds
-        {
+        if !delivery.repeats, takeDeadline(of: firing, passedAt: delivery.at.secondsSinceEpoch), timed {
             broken.append(.noDeliveryAfterDeadline)
         }
         broken += deliverItems(ofGroup: request, at: delivery.at.secondsSinceEpoch)
@@ -239,6 +237,12 @@ public struct InvariantChecker: Sendable {
         }
     }
 
+    /// Forgets `firing`'s deadline; whether `seconds` is past it.
+    private mutating func takeDeadline(of firing: FiringKey, passedAt seconds: Int64) -> Bool {
+        guard let deadline = deadlines.removeValue(forKey: firing) else { return false }
+        return seconds > deadline.seconds
+    }
+
     /// The folded items of `group` (if it is one), delivered with it at `seconds`.
     private mutating func deliverItems(ofGroup group: RequestKey, at seconds: Int64) -> [Invariant] {
         var broken: [Invariant] = []
@@ -259,9 +263,7 @@ public struct InvariantChecker: Sendable {
         for part in parts {
             let firing = FiringKey(request: RequestKey(part), firedAt: nil)
             if deliveredIDs.updateValue(seconds, forKey: firing) != nil { broken.append(.noDuplicateDelivery) }
-            if let deadline = deadlines.removeValue(forKey: firing), seconds > deadline.seconds {
-                broken.append(.noDeliveryAfterDeadline)
-            }
+            if takeDeadline(of: firing, passedAt: seconds) { broken.append(.noDeliveryAfterDeadline) }
             broken += deliverItems(ofGroup: firing.request, at: seconds)
         }
         return broken

@@ -136,7 +136,9 @@ public enum OutboxSteps {
     public static func steps(
         for rows: [OutboxRow], zone: (OutboxRow) -> ZoneRules?, silentPushes: SilentPushPlan, at now: Instant
     ) -> [(row: OutboxRow, step: DueStep)] {
-        let alerted = Set(rows.lazy.filter { $0.channel == .push }.map(\.userID))
+        // Built only when an inbox item counts on an alert's badge: a set per dispatch otherwise.
+        let waitsOnAlert = rows.contains { $0.channel == .inbox && $0.payload.shownBy != .local }
+        let alerted: Set<UserID> = waitsOnAlert ? Set(rows.lazy.filter { $0.channel == .push }.map(\.userID)) : []
         return inboxFirst(rows).map { row in
             let carried = row.channel != .inbox || alerted.contains(row.userID)
             return (
