@@ -16,7 +16,7 @@ enum Absence: Equatable {
 /// is (for a nudge, which attempt), how relevant it is and which actions it offers. Never its
 /// words: a simulated person must react to what the engine decided, not to a template's copy.
 struct PerceivedNotification: Equatable {
-    var requestID: String
+    var requestID: RequestID
     var kind: NotificationKind
     /// Parsed from the request identifier; nil for identifiers that name no single occurrence
     /// (a batch of social items).
@@ -25,7 +25,7 @@ struct PerceivedNotification: Equatable {
     var category: NotificationCategoryID
 
     init(
-        requestID: String, kind: NotificationKind, occurrence: OccurrenceID?, relevance: Double,
+        requestID: RequestID, kind: NotificationKind, occurrence: OccurrenceID?, relevance: Double,
         category: NotificationCategoryID
     ) {
         self.requestID = requestID

@@ -50,11 +50,11 @@ struct PhonePlan {
     /// The server's local plan by identifier, as its commits left it (a request's inbox row),
     /// and the one-offs it dispatched in the last two days: the phone fires those at their
     /// instants, the server files them in the inbox then.
-    var held: [String: Held] = [:]
+    var held: [RequestID: Held] = [:]
     /// When the server's plan first dropped a request or changed its content or time since the
     /// phone's last pull (a pull hears of every change before it): a stale fire's age counts
     /// from there, and its cause is read from what the phone could hear since.
-    var changedAt: [String: Int64] = [:]
+    var changedAt: [RequestID: Int64] = [:]
     /// The user's profile as the server held it at the phone's last pull: a setting changed
     /// since, which the phone's copies do not know of (`Shard.unavoidableCause`).
     var pulledProfile: UserProfile?
@@ -73,7 +73,7 @@ struct PhonePlan {
 
     /// Takes the server's commit of a step: the withdrawn requests and the rows made pending.
     mutating func commit(cancelled: [RequestID], rows: [OutboxRow], at now: Instant) {
-        for id in cancelled.map(\.rawValue) where held.removeValue(forKey: id) != nil {
+        for id in cancelled where held.removeValue(forKey: id) != nil {
             changedAt[id] = changedAt[id] ?? now.secondsSinceEpoch
         }
         for row in rows where row.channel == .inbox {
@@ -114,7 +114,7 @@ struct PhonePlan {
 /// A request the app believes planned, with its next firing: on the device topology the
 /// engine's plan, on the server topology the plan the phone last pulled.
 struct BelievedRequest {
-    var id: String
+    var id: RequestID
     var fireAt: Instant
     var repeatsDaily: Bool
 }

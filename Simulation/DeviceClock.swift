@@ -53,7 +53,7 @@ enum DeviceClock {
 
     /// The next occurrence of daily series `id` after the one at `occurrence` (true time): its
     /// time of day on the next local date.
-    static func nextOccurrence(of id: String, after occurrence: Instant, in zone: ZoneRules) -> Instant? {
+    static func nextOccurrence(of id: RequestID, after occurrence: Instant, in zone: ZoneRules) -> Instant? {
         guard let minute = OccurrenceID(requestID: id)?.minuteOfDay else { return nil }
         let date = zone.localDate(at: occurrence).adding(days: 1)
         return zone.instant(for: LocalDateTime(date: date, secondOfDay: minute * 60))
@@ -76,7 +76,7 @@ extension UserState {
 
     /// The true time the next occurrence of series `id` should fire, given the engine's `fireAt`:
     /// the one after the occurrence last shown when that one was shown already.
-    func seriesFire(_ id: String, plannedAt fireAt: Instant) -> Instant {
+    func seriesFire(_ id: RequestID, plannedAt fireAt: Instant) -> Instant {
         guard let shown = seriesShown[id], shown >= fireAt.secondsSinceEpoch else { return fireAt }
         return DeviceClock.nextOccurrence(of: id, after: Instant(secondsSinceEpoch: shown), in: zone) ?? fireAt
     }
@@ -127,7 +127,7 @@ extension Shard {
             try deliverLocal(local, released, offsetSeconds: oldOffset, releasedEarly: true, at: now)
         }
         users[local].clockOffsetSeconds = offset
-        var believed: [String: Instant] = [:]
+        var believed: [RequestID: Instant] = [:]
         for item in appBelieves(local) where item.repeatsDaily { believed[item.id] = item.fireAt }
         if offset == 0 { users[local].heldSeries = [:] }
         for pending in users[local].center.pendingNotificationRequests {
@@ -184,7 +184,7 @@ extension Shard {
     func resyncAfterZoneChange(_ local: Int, at now: Instant) {
         let offset = users[local].clockOffsetSeconds
         guard offset != 0 else { return }
-        var believed: [String: Instant] = [:]
+        var believed: [RequestID: Instant] = [:]
         for item in appBelieves(local) { believed[item.id] = item.fireAt }
         for pending in users[local].center.pendingNotificationRequests {
             let id = pending.request.identifier

@@ -61,7 +61,7 @@ struct EffectExecutor {
             }
         case .cancel(let ids):
             // The server withdraws its rows of them (`Shard.commitServer`).
-            user.center.removePendingNotificationRequests(withIdentifiers: ids.map(\.rawValue))
+            user.center.removePendingNotificationRequests(withIdentifiers: ids)
         case .setBadge(let count):
             user.center.setBadgeCount(count)
         case .submitBackgroundTask(let request):

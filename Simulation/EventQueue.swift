@@ -10,14 +10,14 @@ enum EventKind {
     case fire
     case launch
     // Boxed: keeps `Event` small, so the heap moves pointers instead of strings.
-    indirect case response(requestID: String, kind: NotificationKind, action: NotificationActionID)
+    indirect case response(requestID: RequestID, kind: NotificationKind, action: NotificationActionID)
     case travel
     case permission(granted: Bool)
     indirect case social(SocialEvent)
     /// The coach's answer reaching the app (at most the content deadline after the request). The
     /// request travels with it so the simulator can ask the content module why an answer was
     /// rejected, as a value.
-    indirect case content(requestID: String, request: CoachRequest, outcome: CoachOutcome)
+    indirect case content(requestID: RequestID, request: CoachRequest, outcome: CoachOutcome)
     /// The end of a simulated week: the user's engagement figures for it.
     case weekEnd(week: Int)
     /// The remote channel's next step: a push due, a retry, a badge sync or an arrival.

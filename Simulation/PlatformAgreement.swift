@@ -23,7 +23,7 @@ enum PlatformAgreement {
     /// The first difference, for a person; nil when the two agree.
     static func difference(
         planned: [PlannedNotification], pending: [PendingNotification], effects: [Effect], now: Instant,
-        deviceOffsetSeconds offset: Int64 = 0, releasedEarly: [String: Int64] = [:]
+        deviceOffsetSeconds offset: Int64 = 0, releasedEarly: [RequestID: Int64] = [:]
     ) -> String? {
         var believed: [Instant] = []
         believed.reserveCapacity(planned.count)
@@ -31,7 +31,7 @@ enum PlatformAgreement {
         for item in planned where ChannelPolicy.channel(for: item.kind) == .local {
             if item.repeatsDaily {
                 believedSeries += 1
-            } else if item.fireAt > now, releasedEarly.isEmpty || releasedEarly[item.id.description] == nil {
+            } else if item.fireAt > now, releasedEarly.isEmpty || releasedEarly[item.id.requestID] == nil {
                 believed.append(item.fireAt)
             }
         }
@@ -63,8 +63,8 @@ enum PlatformAgreement {
         // The last word on each identifier in the step (a later pass may withdraw what an
         // earlier one scheduled): its fire time, or nil when cancelled. A step names a handful of
         // identifiers, so a list searched from its end beats hashing each string.
-        var lastWords: [(id: String, word: (fireAt: Instant, repeats: Bool)?)] = []
-        func say(_ id: String, _ word: (fireAt: Instant, repeats: Bool)?) {
+        var lastWords: [(id: RequestID, word: (fireAt: Instant, repeats: Bool)?)] = []
+        func say(_ id: RequestID, _ word: (fireAt: Instant, repeats: Bool)?) {
             if let index = lastWords.lastIndex(where: { $0.id == id }) {
                 lastWords[index].word = word
             } else {
@@ -76,7 +76,7 @@ enum PlatformAgreement {
             case .schedule(let request, let fireAt, .local):
                 say(request.identifier, (fireAt, request.trigger.repeats))
             case .cancel(let ids):
-                for id in ids { say(id.rawValue, nil) }
+                for id in ids { say(id, nil) }
             default: break
             }
         }

@@ -70,7 +70,7 @@ struct RemoteChannel {
     var outbox = PendingOutbox(completedKeyRetentionSeconds: completedKeyRetentionSeconds)
     /// The request ids each merged alert stands for and when it was merged, until it is shown
     /// or two days have passed.
-    var mergedParts: [String: (parts: [String], at: Instant)] = [:]
+    var mergedParts: [RequestID: (parts: [RequestID], at: Instant)] = [:]
     /// Sends being retried by the APNs client.
     var inFlight: [InFlight] = []
     var inbox = SimulatedInbox()
@@ -136,7 +136,7 @@ struct SimulatedInbox {
     struct Item {
         /// The outbox row's key (`InboxItem.id`).
         var key: String
-        var requestID: String
+        var requestID: RequestID
         /// The request id's hash value, compared before the text (equal strings have equal hash
         /// values): the inbox is asked on every delivery (docs/PERFORMANCE.md, "Copies avoided").
         var requestHash: Int
@@ -158,7 +158,7 @@ struct SimulatedInbox {
 
     /// Delivers the item of the row `key` showing `requestID`. The outbox performs a row once
     /// (`PendingOutbox`): a key comes here once.
-    mutating func add(key: String, requestID: String, at now: Instant) {
+    mutating func add(key: String, requestID: RequestID, at now: Instant) {
         // The earliest time among `recent` says whether any item is over two days old, without
         // a pass over them on every add.
         if !recent.isEmpty, now.secondsSinceEpoch - oldestRecentAt > 2 * .secondsPerDay {
@@ -173,14 +173,14 @@ struct SimulatedInbox {
     }
 
     /// Whether an item of `requestID` was delivered in the last two days.
-    func holds(requestID: String) -> Bool {
+    func holds(requestID: RequestID) -> Bool {
         let hash = requestID.hashValue
         return recent.contains { $0.requestHash == hash && $0.requestID == requestID }
     }
 
     /// Reads the earliest unread item of `requestID` (a daily series has one per occurrence);
     /// returns whether the unread count changed.
-    mutating func read(_ requestID: String) -> Bool {
+    mutating func read(_ requestID: RequestID) -> Bool {
         let hash = requestID.hashValue
         guard let index = unread.firstIndex(where: { $0.requestHash == hash && $0.requestID == requestID }) else {
             return false

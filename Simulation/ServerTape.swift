@@ -21,7 +21,7 @@ public final class ServerTape: @unchecked Sendable {
         /// The user's due rows were dispatched.
         case dispatched
         /// An item of the request was opened (the earliest unread one of a daily series).
-        case read(requestID: String)
+        case read(requestID: RequestID)
         /// The app was opened: everything delivered so far is read.
         case readAll
         /// The user's phone pulled the plan and was answered it (`EngineRuntime.phoneWasServed`).

@@ -28,7 +28,7 @@ extension Shard {
         shownNow: Bool = true
     ) throws {
         let content = request.content
-        let id = request.identifier
+        let id = request.identifier.rawValue
         drainResolvedWithItems(local, id)
         let observed = ObservedDelivery(request, at: instant, releasedEarly: releasedEarly)
         let profile = inPlace(local) { $0.engine.profile }
@@ -59,7 +59,7 @@ extension Shard {
     private func broke(_ violation: Invariant, _ local: Int, by request: NotificationRequest, at instant: Instant)
         throws
     {
-        let id = request.identifier
+        let id = request.identifier.rawValue
         guard let cause = unavoidableCause(of: violation, local, request, at: instant) else {
             try journal.violation(violation, &users[local], at: instant, detail: id, stats: &stats)
             return
@@ -82,7 +82,7 @@ extension Shard {
         _ local: Int, _ notification: DeliveredNotification, on channel: DeliveryChannel, at now: Instant
     ) throws {
         let content = notification.request.content
-        let id = notification.request.identifier
+        let id = notification.request.identifier.rawValue
         let deliveredAt = notification.deliveredAt
         try journal.log(&users[local], deliveredAt, "delivered") {
             $0.id("kind", content.kind.rawValue)
@@ -113,7 +113,9 @@ extension Shard {
                 deliveredAt: notification.presentation == .banner || notification.presentation == .quiet
                     ? deliveredAt : nil, opened: false, acted: false))
         users[local].weekDeliveryIDs.append(id)
-        storeWriter?.recordLedger(userID: users[local].traits.profile.id, id, content.kind, .delivered, at: deliveredAt)
+        storeWriter?.recordLedger(
+            userID: users[local].traits.profile.id, notification.request.identifier, content.kind, .delivered,
+            at: deliveredAt)
         react(local, to: PerceivedNotification(notification), at: now)
         try considerOptOut(local, of: content.kind, at: now)
     }
@@ -157,7 +159,7 @@ extension Shard {
     }
 
     func respond(
-        _ local: Int, requestID: String, kind: NotificationKind, action: NotificationActionID, at now: Instant
+        _ local: Int, requestID: RequestID, kind: NotificationKind, action: NotificationActionID, at now: Instant
     ) throws {
         stats.responses[action] += 1
         users[local].checker.observeResponse(action)
@@ -173,14 +175,14 @@ extension Shard {
             let heldOut = inPlace(local) { $0.engine.isHeldOutOfBudget }
             stats.attention[heldOut: heldOut].opened += 1
             if action != .defaultTap { stats.attention[heldOut: heldOut].acted += 1 }
-            if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID) {
+            if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID.rawValue) {
                 users[local].weekDeliveries[index].opened = true
                 users[local].weekDeliveries[index].acted = action != .defaultTap
             }
         }
         try journal.log(&users[local], now, "response") {
             $0.id("kind", kind.rawValue)
-            $0.id("id", requestID)
+            $0.id("id", requestID.rawValue)
             $0.id("action", action.rawValue)
         }
         storeWriter?.recordLedger(userID: users[local].traits.profile.id, requestID, kind, .responded, at: now)
@@ -192,7 +194,8 @@ extension ObservedDelivery {
     /// `request` delivered at `instant`, as the checker sees it.
     init(_ request: NotificationRequest, at instant: Instant, releasedEarly: Bool = false) {
         self.init(
-            id: request.identifier, kind: request.content.kind, level: request.content.interruptionLevel, at: instant,
+            id: request.identifier.rawValue, kind: request.content.kind, level: request.content.interruptionLevel,
+            at: instant,
             repeats: DeviceClock.isDailySeries(request), releasedEarly: releasedEarly)
     }
 }

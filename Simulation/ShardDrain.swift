@@ -42,14 +42,14 @@ extension Shard {
                 // passes, as the device topology's centre no longer holds it either.
                 for row in users[local].remote.outbox.rows
                 where !users[local].phone.uninstalled && row.channel == .inbox && row.payload.repeatingMatch == nil
-                    && row.dueAt <= horizon && users[local].releasedEarly[row.requestID.rawValue] == nil
+                    && row.dueAt <= horizon && users[local].releasedEarly[row.requestID] == nil
                 {
                     if row.payload.shownBy == .local { watched.insert(row.requestID.rawValue) }
                 }
             } else {
                 for pending in users[local].center.pendingNotificationRequests
                 where !DeviceClock.isDailySeries(pending.request) && pending.nextFire <= horizon {
-                    watched.insert(pending.request.identifier)
+                    watched.insert(pending.request.identifier.rawValue)
                 }
             }
             for row in users[local].remote.outbox.rows where row.channel == .push && row.dueAt <= horizon {

@@ -24,7 +24,7 @@ extension Shard {
     func appBelieves(_ local: Int) -> [BelievedRequest] {
         if isServerDeployment { return users[local].phone.pulled }
         return users[local].engine.planned.map {
-            BelievedRequest(id: $0.id.description, fireAt: $0.fireAt, repeatsDaily: $0.repeatsDaily)
+            BelievedRequest(id: $0.id.requestID, fireAt: $0.fireAt, repeatsDaily: $0.repeatsDaily)
         }
     }
 
@@ -250,7 +250,7 @@ extension Shard {
     func phoneWithdraws(_ local: Int, after input: EngineInput, at now: Instant) throws {
         guard !users[local].phone.uninstalled else { return }
         let at = now
-        var withdrawn: [String] = []
+        var withdrawn: [RequestID] = []
         switch input {
         case .activity(let activity, _):
             let event = WithdrawingEvent(activity, at: at)
@@ -274,7 +274,9 @@ extension Shard {
         // it from the last plan it pulled (`holdSeries`), outside the kit's hands.
         for id in withdrawn { users[local].heldSeries[id] = nil }
         rescheduleFire(local)
-        try journal.log(&users[local], now, "withdrawnOnPhone") { $0.field("ids", withdrawn.joined(separator: " ")) }
+        try journal.log(&users[local], now, "withdrawnOnPhone") {
+            $0.field("ids", withdrawn.map(\.rawValue).joined(separator: " "))
+        }
     }
 
     /// What `input` changes of `old`'s settings that rules requests out.
@@ -313,7 +315,7 @@ extension Shard {
             stats.deployment.staleFiresByCause[cause] += 1
             if cause.phoneCouldHear { stats.deployment.heardStaleAgeSeconds.record(UInt64(age)) }
             try journal.log(&users[local], notification.deliveredAt, "staleFire") {
-                $0.id("id", notification.request.identifier)
+                $0.id("id", notification.request.identifier.rawValue)
                 $0.field("ageSeconds", "\(age)")
                 $0.id("cause", cause.rawValue)
             }

@@ -83,7 +83,8 @@ extension Shard {
                     ]
                 if !parts.allSatisfy({ users[local].remote.inbox.holds(requestID: $0) }) {
                     try journal.violation(
-                        .inboxHoldsEveryVisibleNotification, &users[local], at: now, detail: request.identifier,
+                        .inboxHoldsEveryVisibleNotification, &users[local], at: now,
+                        detail: request.identifier.rawValue,
                         stats: &stats)
                 }
                 if let shown = users[local].center.present(request, at: arrival.at) {
@@ -161,10 +162,10 @@ extension Shard {
             due, rules: [profile.id: ClaimTimePolicy.UserRules(profile)], unreadable: [], zone: { _ in zone },
             state: users[local].remote.outbox.claims, at: now)
         for merge in outcome.record.merges {
-            let parts = due.filter { merge.replacedKeys.contains($0.key) }.map(\.requestID.rawValue)
+            let parts = due.filter { merge.replacedKeys.contains($0.key) }.map(\.requestID)
             // No alert is shown a day past its due instant (the longest staleness): two days is ample.
             users[local].remote.mergedParts = users[local].remote.mergedParts.filter { now - $0.value.at < 2 * 86_400 }
-            users[local].remote.mergedParts[merge.row.requestID.rawValue] = (parts, now)
+            users[local].remote.mergedParts[merge.row.requestID] = (parts, now)
         }
         for key in outcome.record.expiredKeys {
             guard let row = due.first(where: { $0.key == key }) else { continue }
@@ -215,7 +216,7 @@ extension Shard {
     /// it, and the rows that follow it are made pending.
     private func deliverToInbox(_ local: Int, _ delivery: InboxDelivery, next: [OutboxRow], at now: Instant) throws {
         let row = delivery.row
-        users[local].remote.inbox.add(key: row.key.rawValue, requestID: row.requestID.rawValue, at: now)
+        users[local].remote.inbox.add(key: row.key.rawValue, requestID: row.requestID, at: now)
         stats.channels[.inbox].sent += 1
         for row in next { users[local].remote.outbox.enqueue(row) }
     }

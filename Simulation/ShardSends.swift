@@ -39,10 +39,10 @@ extension Shard {
             try judgeRelease(local, request, at: row.dueAt, shownNow: false)
             if let parts = users[local].remote.mergedParts[request.identifier]?.parts {
                 // A merged alert releases its parts with it (`ClaimTimePolicy`).
-                for part in parts { drainResolvedWithItems(local, part) }
-                for violation in users[local].checker.observeMergedParts(parts, at: row.dueAt) {
+                for part in parts { drainResolvedWithItems(local, part.rawValue) }
+                for violation in users[local].checker.observeMergedParts(parts.map(\.rawValue), at: row.dueAt) {
                     try journal.violation(
-                        violation, &users[local], at: row.dueAt, detail: request.identifier, stats: &stats)
+                        violation, &users[local], at: row.dueAt, detail: request.identifier.rawValue, stats: &stats)
                 }
             }
             request.content.badge = unread

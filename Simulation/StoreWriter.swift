@@ -41,9 +41,9 @@ struct StoreWriter {
 
     /// Adds a ledger transition the platform observed (delivered, responded).
     mutating func recordLedger(
-        userID: UserID, _ requestID: String, _ kind: NotificationKind, _ state: LedgerState, at: Instant
+        userID: UserID, _ requestID: RequestID, _ kind: NotificationKind, _ state: LedgerState, at: Instant
     ) {
-        pending.ledgerEntries.append(StepRecords.ledgerEntry(userID: userID, RequestID(requestID), kind, state, at: at))
+        pending.ledgerEntries.append(StepRecords.ledgerEntry(userID: userID, requestID, kind, state, at: at))
     }
 
     /// Applies the pending writes in one transaction; throws `SimulationError.store` when the

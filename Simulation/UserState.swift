@@ -50,7 +50,7 @@ struct UserState {
 
     /// The device refused `identifier` (notifications are off): the app withdraws the request it
     /// was meant to replace, so it never fires at its old time, and tells the engine.
-    mutating func withdrawRefused(_ identifier: String) {
+    mutating func withdrawRefused(_ identifier: RequestID) {
         center.removePendingNotificationRequests(withIdentifiers: [identifier])
         refusalToReport = true
     }
@@ -70,12 +70,12 @@ struct UserState {
     /// engine planned them for: shown already (the app's delivered list has them), so never added
     /// again, and not on the device although the engine counts them pending until that time. (A
     /// series' occurrence goes to `seriesShown`.)
-    var releasedEarly: [String: Int64] = [:]
+    var releasedEarly: [RequestID: Int64] = [:]
     /// When each daily series last fired, in true time (`UserState.addingTime`).
-    var seriesShown: [String: Int64] = [:]
+    var seriesShown: [RequestID: Int64] = [:]
     /// While the clock is off: the daily series the app holds one occurrence at a time, as the
     /// engine made them (`Shard.holdSeries`).
-    var heldSeries: [String: NotificationRequest] = [:]
+    var heldSeries: [RequestID: NotificationRequest] = [:]
     /// In the drain phase: the notifications waiting at the end that have not reached an end yet.
     var drainWatch: Set<String> = []
 

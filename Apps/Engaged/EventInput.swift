@@ -46,11 +46,13 @@ struct EventInput {
                 throw Problem.invalidField("requestID", "not a request identifier of the engine: \(error.problem)")
             }
             if let action = NotificationActionID(rawValue: body.actionIdentifier) {
-                self.init(.notificationResponse(requestID: body.requestID, kind: occurrence.kind, action: action))
+                self.init(
+                    .notificationResponse(requestID: RequestID(body.requestID), kind: occurrence.kind, action: action))
             } else {
                 self.init(
                     .unrecognizedResponse(
-                        requestID: body.requestID, kind: occurrence.kind, actionIdentifier: body.actionIdentifier))
+                        requestID: RequestID(body.requestID), kind: occurrence.kind,
+                        actionIdentifier: body.actionIdentifier))
             }
         case .notificationPermission(let body):
             self.init(.notificationPermission(allowed: body.allowed))

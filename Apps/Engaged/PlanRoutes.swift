@@ -70,7 +70,7 @@ extension Components.Schemas.LocalPlan {
                         rawValue: content.interruptionLevel.rawValue)
                 else { throw APIAnswerError(detail: "interruption level \(content.interruptionLevel.rawValue)") }
                 return Components.Schemas.LocalRequest(
-                    identifier: request.identifier, kind: content.kind.rawValue, title: content.title,
+                    identifier: request.identifier.rawValue, kind: content.kind.rawValue, title: content.title,
                     subtitle: Nullable(content.subtitle), body: content.body,
                     categoryIdentifier: content.category.rawValue, threadIdentifier: content.threadID,
                     interruptionLevel: level, relevanceScore: content.relevanceScore,

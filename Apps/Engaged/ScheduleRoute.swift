@@ -25,7 +25,7 @@ extension Components.Schemas.Schedule {
             items: zip(engine.plannedRequestIDs, engine.plannedFireTimes).map { id, fireAt in
                 let kind = OccurrenceID(requestID: id)?.kind
                 return Components.Schemas.ScheduleItem(
-                    id: id, kind: kind?.rawValue ?? "unknown",
+                    id: id.rawValue, kind: kind?.rawValue ?? "unknown",
                     // `local`: the app puts it in the device's pending list, the server only files it
                     // in the inbox when due; `remote`: the server pushes it when due (`ChannelPolicy`).
                     channel: kind.flatMap { .init(rawValue: ChannelPolicy.channel(for: $0).rawValue) } ?? .unknown,

@@ -68,7 +68,7 @@ struct ScaleLoad {
                 let dueAt = overdue ? start - offset : start + offset
                 let requestID: RequestID = "scale-\(index)-\(number)"
                 let request = NotificationRequest(
-                    identifier: requestID.rawValue,
+                    identifier: requestID,
                     // An announcement: stale only a day after it was due (`ClaimTimePolicy`), so
                     // the backlog and the late claims of the faults are sent, not expired.
                     content: NotificationContent(

@@ -119,7 +119,7 @@ public protocol LocalNotificationCenter {
     /// Schedules `request` at `now`, replacing any pending request with its identifier.
     mutating func add(_ request: NotificationRequest, at now: Instant) throws(NotificationCenterError)
     /// Removes the pending requests with these identifiers; unknown identifiers are ignored.
-    mutating func removePendingNotificationRequests(withIdentifiers identifiers: [String])
+    mutating func removePendingNotificationRequests(withIdentifiers identifiers: [RequestID])
     /// Removes every pending request.
     mutating func removeAllPendingNotificationRequests()
     /// The pending requests, ordered by `nextFire`, then identifier; at most 64.
@@ -128,7 +128,7 @@ public protocol LocalNotificationCenter {
     /// The delivered notifications still in Notification Center, most recent last.
     var deliveredNotifications: [DeliveredNotification] { get }
     /// Removes the delivered notifications with these identifiers; unknown identifiers are ignored.
-    mutating func removeDeliveredNotifications(withIdentifiers identifiers: [String])
+    mutating func removeDeliveredNotifications(withIdentifiers identifiers: [RequestID])
     /// Removes every delivered notification of the app from Notification Center.
     mutating func removeAllDeliveredNotifications()
 

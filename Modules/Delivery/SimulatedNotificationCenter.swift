@@ -153,7 +153,7 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
         }
     }
 
-    public mutating func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
+    public mutating func removePendingNotificationRequests(withIdentifiers identifiers: [RequestID]) {
         if identifiers.count == 1 {
             removePending(identifier: identifiers[0])
         } else if !identifiers.isEmpty {
@@ -263,7 +263,7 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
 
     // MARK: - Delivered notifications and badge
 
-    public mutating func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
+    public mutating func removeDeliveredNotifications(withIdentifiers identifiers: [RequestID]) {
         guard !identifiers.isEmpty else { return }
         let doomed = Set(identifiers)
         deliveredNotifications.removeAll { doomed.contains($0.request.identifier) }
@@ -297,7 +297,7 @@ public struct SimulatedNotificationCenter: LocalNotificationCenter, Sendable, Eq
         pendingNotificationRequests.insert(pending, at: low)
     }
 
-    private mutating func removePending(identifier: String) {
+    private mutating func removePending(identifier: RequestID) {
         if let index = pendingNotificationRequests.firstIndex(where: { $0.request.identifier == identifier }) {
             pendingNotificationRequests.remove(at: index)
         }

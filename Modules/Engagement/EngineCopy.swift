@@ -51,13 +51,13 @@ extension UserEngine {
             interruptionLevel: candidate.level, relevanceScore: candidate.policy.relevance,
             sound: profile.preferences.soundEnabled ? NotificationStyling.sound(for: candidate.kind) : nil,
             deepLink: ResponseRouting.defaultLink(for: candidate.kind, meal: request.context.meal))
-        return NotificationRequest(identifier: candidate.id.description, content: body, trigger: requestTrigger)
+        return NotificationRequest(identifier: candidate.id.requestID, content: body, trigger: requestTrigger)
     }
 
     /// Asks the coach for the copy of a request just scheduled, for the kinds that use it, once
     /// per occurrence.
     mutating func askCoach(
-        for candidate: Candidate, requestID: String, fireAt: Instant, into effects: inout [Effect]
+        for candidate: Candidate, requestID: RequestID, fireAt: Instant, into effects: inout [Effect]
     ) {
         guard configuration.coachKinds.contains(candidate.kind), !candidate.id.isDailySeries,
             state.copy.coachCopy[candidate.id] == nil
@@ -71,7 +71,7 @@ extension UserEngine {
     /// The coach answered: replace the template copy if the answer is valid and the request still
     /// pending; either way the trace says which copy goes out and why.
     mutating func applyCoachCopy(
-        _ outcome: CoachOutcome, to requestID: String, at now: Instant, into effects: inout [Effect]
+        _ outcome: CoachOutcome, to requestID: RequestID, at now: Instant, into effects: inout [Effect]
     ) {
         guard let id = OccurrenceID(requestID: requestID), let item = state.plan.planned.first(where: { $0.id == id }),
             item.fireAt > now
@@ -90,7 +90,7 @@ extension UserEngine {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, subject: .external(requestID), kind: id.kind,
+                        at: now, userID: profile.id, subject: .external(requestID.rawValue), kind: id.kind,
                         decision: .copyChosen, reason: .coachCopy, plannedAt: item.plannedAt, fireAt: item.fireAt,
                         why: .coachCopyAccepted))
             )
@@ -98,7 +98,7 @@ extension UserEngine {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, subject: .external(requestID), kind: id.kind,
+                        at: now, userID: profile.id, subject: .external(requestID.rawValue), kind: id.kind,
                         decision: .copyChosen, reason: .templateFallback, plannedAt: item.plannedAt,
                         fireAt: item.fireAt, why: .templateKept(code: reason.code))))
         }

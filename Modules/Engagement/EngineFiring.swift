@@ -9,7 +9,7 @@ extension UserEngine {
         // The phone's copies first: one it showed at another time than the plan's is gone.
         let shownElsewhen = retireHeldCopies(through: now)
         if !shownElsewhen.isEmpty {
-            effects.append(.cancel(requestIDs: shownElsewhen.map { RequestID($0.description) }.sorted()))
+            effects.append(.cancel(requestIDs: shownElsewhen.map { $0.requestID }.sorted()))
         }
         // A daily series stays pending: it only moves on to its next day.
         if state.plan.planned.contains(where: { $0.repeatsDaily && $0.fireAt <= now }) {

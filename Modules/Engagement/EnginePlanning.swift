@@ -239,7 +239,7 @@ extension UserEngine {
     private mutating func apply(_ changes: [PlanChange], at now: Instant, into effects: inout [Effect]) {
         if changes.contains(where: \.changesLocalPlan) { state.plan.countLocalChange(at: now) }
         let cancelledIDs = changes.compactMap { change -> RequestID? in
-            if case .cancel(let old, _) = change { return RequestID(old.id.description) }
+            if case .cancel(let old, _) = change { return old.id.requestID }
             return nil
         }
         if !cancelledIDs.isEmpty { effects.append(.cancel(requestIDs: cancelledIDs)) }

@@ -59,10 +59,10 @@ public enum EngineInput: Hashable, Sendable {
     /// the engine took as fired since then never showed (`UserEngine.unfireWithdrawn`).
     case activity(ActivityKind, occurredAt: Instant? = nil)
     /// The user answered a notification.
-    case notificationResponse(requestID: String, kind: NotificationKind, action: NotificationActionID)
+    case notificationResponse(requestID: RequestID, kind: NotificationKind, action: NotificationActionID)
     /// The system reported an action identifier no category declares (a stale category, a
     /// newer app version) on a notification of `kind`: traced, never crashed on.
-    case unrecognizedResponse(requestID: String, kind: NotificationKind, actionIdentifier: String)
+    case unrecognizedResponse(requestID: RequestID, kind: NotificationKind, actionIdentifier: String)
     /// The system launched a background job.
     case backgroundTaskLaunched(BackgroundJob)
     /// The user changed their notification preferences.
@@ -79,7 +79,7 @@ public enum EngineInput: Hashable, Sendable {
     /// Another user did something that concerns this user (from the server).
     case socialEvent(SocialEvent)
     /// The coach's answer (or failure, or timeout) for a `generateContent` effect.
-    case contentGenerated(requestID: String, outcome: CoachOutcome)
+    case contentGenerated(requestID: RequestID, outcome: CoachOutcome)
     /// A workout or a meal window began, changed or ended, or an activity's push token arrived
     /// (`LiveActivityTracker`).
     case liveActivity(LiveActivityEvent)
@@ -114,7 +114,7 @@ public enum Effect: Hashable, Sendable {
     case openDeepLink(DeepLink)
     /// Ask the AI coach for the copy of a scheduled request, within the content deadline (2 s);
     /// the answer comes back as `contentGenerated`. The request already carries template copy.
-    case generateContent(requestID: String, request: CoachRequest)
+    case generateContent(requestID: RequestID, request: CoachRequest)
     /// Record a decision.
     case trace(TraceEntry)
     /// Start, update or end a Live Activity (on the device, or by push from the server).

@@ -30,7 +30,7 @@ extension UserEngine {
     /// Returns whether the engine's state changed (what the phone holds, or that it hears).
     @discardableResult
     public mutating func phoneApplied(
-        _ requests: some Sequence<(requestID: String, fireAt: Instant)>, at now: Instant
+        _ requests: some Sequence<(requestID: RequestID, fireAt: Instant)>, at now: Instant
     ) -> Bool {
         // What the phone held from its last pull and fired since is counted before the record
         // is replaced: no input may have come between.

@@ -14,8 +14,9 @@ extension UserEngine {
     }
 
     /// Records the user's answer to a notification of `kind`.
-    mutating func learnResponse(_ outcome: ResponseOutcome, requestID: String, kind: NotificationKind, at now: Instant)
-    {
+    mutating func learnResponse(
+        _ outcome: ResponseOutcome, requestID: RequestID, kind: NotificationKind, at now: Instant
+    ) {
         guard let id = OccurrenceID(requestID: requestID),
             let index = state.coaching.unanswered.firstIndex(where: { $0.id == id })
         else { return }

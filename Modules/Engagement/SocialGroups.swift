@@ -312,7 +312,7 @@ extension UserEngine {
             sound: profile.preferences.soundEnabled ? NotificationStyling.sound(for: group.kind) : nil,
             deepLink: .inbox)
         return NotificationRequest(
-            identifier: group.id.description, content: body, trigger: TriggerChoice.trigger(for: fireAt, in: zone))
+            identifier: group.id.requestID, content: body, trigger: TriggerChoice.trigger(for: fireAt, in: zone))
     }
 }
 

@@ -52,7 +52,7 @@ public struct UserEngine: Sendable {
     public var reEngagementAttemptsSent: Int { state.lapse.lastAttemptSent }
 
     /// Requests the engine believes are pending on the device.
-    public var plannedRequestIDs: [String] { state.plan.planned.map(\.id.description) }
+    public var plannedRequestIDs: [RequestID] { state.plan.planned.map { $0.id.requestID } }
 
     /// When the requests the engine believes pending will fire, soonest first.
     public var plannedFireTimes: [Instant] { state.plan.planned.map(\.fireAt) }
@@ -146,7 +146,7 @@ public struct UserEngine: Sendable {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, subject: .external(requestID), kind: kind,
+                        at: now, userID: profile.id, subject: .external(requestID.rawValue), kind: kind,
                         decision: .suppressed, reason: .unknownAction, why: .unknownAction(actionIdentifier)))
             )
         case .contentGenerated(let requestID, let outcome):
@@ -199,7 +199,7 @@ public struct UserEngine: Sendable {
     }
 
     private mutating func respond(
-        to action: NotificationActionID, requestID: String, kind: NotificationKind, at now: Instant,
+        to action: NotificationActionID, requestID: RequestID, kind: NotificationKind, at now: Instant,
         effects: inout [Effect]
     ) {
         learnResponse(ResponseOutcome(action: action), requestID: requestID, kind: kind, at: now)
@@ -208,7 +208,8 @@ public struct UserEngine: Sendable {
             effects.append(
                 .trace(
                     TraceEntry(
-                        at: now, userID: profile.id, subject: .external(requestID), kind: kind, decision: .deferred,
+                        at: now, userID: profile.id, subject: .external(requestID.rawValue), kind: kind,
+                        decision: .deferred,
                         reason: .snoozed, fireAt: now + snoozeSeconds, why: .snoozedFor(minutes: snoozeSeconds / 60))))
             return
         }
@@ -290,7 +291,7 @@ public struct UserEngine: Sendable {
         if !firedOnPhone.isEmpty {
             state.plan.lastKey = nil
             // Out of the server's copy of the plan too: its rows still hold the old instants.
-            effects.append(.cancel(requestIDs: firedOnPhone.keys.map { RequestID($0.description) }.sorted()))
+            effects.append(.cancel(requestIDs: firedOnPhone.keys.map { $0.requestID }.sorted()))
         }
         if !firedOnPhone.isEmpty || moved.contains(where: { ChannelPolicy.channel(for: $0.kind) == .local }) {
             state.plan.countLocalChange(at: now)

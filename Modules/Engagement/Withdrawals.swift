@@ -51,12 +51,13 @@ extension UserEngine {
 
     /// `withdrawals(of:)` for a request identifier; none for one that names no occurrence of
     /// this engine.
-    public func withdrawals(ofRequest identifier: String) -> [Withdrawal] {
+    public func withdrawals(ofRequest identifier: RequestID) -> [Withdrawal] {
         Self.withdrawals(ofRequest: identifier, zone: zone, lastActiveAt: lastActiveAt)
     }
 
     /// `withdrawals(ofRequest:)` without the engine (`withdrawals(of:zone:lastActiveAt:)`).
-    public static func withdrawals(ofRequest identifier: String, zone: ZoneRules, lastActiveAt: Instant) -> [Withdrawal]
+    public static func withdrawals(ofRequest identifier: RequestID, zone: ZoneRules, lastActiveAt: Instant)
+        -> [Withdrawal]
     {
         OccurrenceID(requestID: identifier).map { withdrawals(of: $0, zone: zone, lastActiveAt: lastActiveAt) } ?? []
     }

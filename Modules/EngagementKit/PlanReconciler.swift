@@ -20,17 +20,17 @@ public import Models
 ///   sync does not take the plan's version, so every later pull places what then fits.
 public struct PlanReconciliation: Hashable, Sendable {
     /// Identifiers to remove from the pending list.
-    public var remove: [String]
+    public var remove: [RequestID]
     /// Requests to add (new or replaced), soonest first.
     public var add: [NotificationRequest]
     /// The plan's requests left out for want of a slot, soonest first.
-    public var leftOut: [String]
+    public var leftOut: [RequestID]
     /// What the kit owns after the reconciliation: the plan's requests placed.
-    public var owned: Set<String>
+    public var owned: Set<RequestID>
 
     /// The operations that turn `pending` into the plan's `entries`.
     public init(
-        entries: [ServerPlan.Entry], pending: [PendingNotification], owned: Set<String>, shown: Set<String> = [],
+        entries: [ServerPlan.Entry], pending: [PendingNotification], owned: Set<RequestID>, shown: Set<RequestID> = [],
         pendingLimit: Int = 64
     ) {
         let others = pending.filter { !owned.contains($0.request.identifier) }
@@ -39,7 +39,7 @@ public struct PlanReconciliation: Hashable, Sendable {
         // the app's: never replaced by the plan.
         var seen = Set(others.map(\.request.identifier))
         var placed: [ServerPlan.Entry] = []
-        var leftOut: [String] = []
+        var leftOut: [RequestID] = []
         for entry in entries where seen.insert(entry.request.identifier).inserted {
             if !entry.request.trigger.repeats, shown.contains(entry.request.identifier) { continue }
             if placed.count < free { placed.append(entry) } else { leftOut.append(entry.request.identifier) }

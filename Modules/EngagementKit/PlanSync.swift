@@ -17,17 +17,17 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
     public var version: Int?
     /// The identifiers of the pending requests the kit placed: the only ones it ever removes
     /// or replaces.
-    public var owned: Set<String>
+    public var owned: Set<RequestID>
     /// The version of the last plan applied, in full or in part: what a later answer is older
     /// than (`PlanPull`).
     public var lastApplied: Int?
     /// The one-off requests the kit placed, with the instant each fires, for two days after it:
     /// one no longer pending after its instant has fired, and is never placed again
     /// (`PlanReconciliation`), whether or not the delivered list still shows it.
-    public var oneOffs: [String: Instant]
+    public var oneOffs: [RequestID: Instant]
     /// What withdraws each request the kit placed (`ServerPlan.Entry.withdrawnBy`), for those
     /// with anything: what `PlanSync.withdraw` matches an event against.
-    public var withdrawals: [String: [Withdrawal]]
+    public var withdrawals: [RequestID: [Withdrawal]]
     /// The user's recent events that withdraw requests (`PlanSync.withdraw`), oldest first: a
     /// plan the server made before it heard of one still lists what it withdrew, and the kit
     /// keeps that withdrawn. Kept for `PlanSync.eventRetentionSeconds`, at most
@@ -35,8 +35,8 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
     public var events: [WithdrawingEvent]
 
     public init(
-        version: Int? = nil, owned: Set<String> = [], lastApplied: Int? = nil, oneOffs: [String: Instant] = [:],
-        withdrawals: [String: [Withdrawal]] = [:], events: [WithdrawingEvent] = []
+        version: Int? = nil, owned: Set<RequestID> = [], lastApplied: Int? = nil, oneOffs: [RequestID: Instant] = [:],
+        withdrawals: [RequestID: [Withdrawal]] = [:], events: [WithdrawingEvent] = []
     ) {
         self.version = version
         self.owned = owned
@@ -53,10 +53,10 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         version = try container.decodeIfPresent(Int.self, forKey: .version)
-        owned = try container.decode(Set<String>.self, forKey: .owned)
+        owned = try container.decode(Set<RequestID>.self, forKey: .owned)
         lastApplied = try container.decodeIfPresent(Int.self, forKey: .lastApplied) ?? version
-        oneOffs = try container.decodeIfPresent([String: Instant].self, forKey: .oneOffs) ?? [:]
-        withdrawals = try container.decodeIfPresent([String: [Withdrawal]].self, forKey: .withdrawals) ?? [:]
+        oneOffs = try container.decodeIfPresent([RequestID: Instant].self, forKey: .oneOffs) ?? [:]
+        withdrawals = try container.decodeIfPresent([RequestID: [Withdrawal]].self, forKey: .withdrawals) ?? [:]
         events = try container.decodeIfPresent([WithdrawingEvent].self, forKey: .events) ?? []
     }
 }
@@ -68,7 +68,7 @@ public enum PlanSyncOutcome: Equatable, Sendable {
     /// The plan was applied: the operations made, the requests the center refused (by
     /// identifier), which the next pull tries again, and the plan's requests left out because
     /// the user already did what withdraws them (`PlanSync.withdraw`), soonest first.
-    case applied(PlanReconciliation, refused: [String: NotificationCenterError], withdrawn: [String])
+    case applied(PlanReconciliation, refused: [RequestID: NotificationCenterError], withdrawn: [RequestID])
     /// The answer is older than the plan the device holds and was overtaken: another answer was
     /// applied after it was asked for (or it came without its `PlanPull`). It never replaces it.
     case refusedOlder(held: Int, offered: Int)
@@ -137,7 +137,7 @@ public struct PlanSync: Sendable {
         Self.registerCategories(in: &center)
         forgetEvents(before: now - Self.eventRetentionSeconds)
         var entries: [ServerPlan.Entry] = []
-        var withdrawn: [String] = []
+        var withdrawn: [RequestID] = []
         for entry in plan.requests {
             if isWithdrawn(entry.withdrawnBy) {
                 withdrawn.append(entry.request.identifier)
@@ -156,7 +156,7 @@ public struct PlanSync: Sendable {
         if !reconciliation.remove.isEmpty {
             center.removePendingNotificationRequests(withIdentifiers: reconciliation.remove)
         }
-        var refused: [String: NotificationCenterError] = [:]
+        var refused: [RequestID: NotificationCenterError] = [:]
         for request in reconciliation.add {
             do throws(NotificationCenterError) { try center.add(request, at: now) } catch {
                 refused[request.identifier] = error
@@ -199,7 +199,7 @@ public struct PlanSync: Sendable {
     @discardableResult
     public mutating func withdraw<Center: LocalNotificationCenter>(
         after event: WithdrawingEvent, from center: inout Center
-    ) -> [String] {
+    ) -> [RequestID] {
         let moot = withdraw(after: event)
         if !moot.isEmpty { center.removePendingNotificationRequests(withIdentifiers: moot) }
         return moot
@@ -207,7 +207,7 @@ public struct PlanSync: Sendable {
 
     /// `withdraw(after:from:)` without a center: keeps the event and returns the identifiers
     /// to remove from the center's pending requests, which the kit no longer holds.
-    public mutating func withdraw(after event: WithdrawingEvent) -> [String] {
+    public mutating func withdraw(after event: WithdrawingEvent) -> [RequestID] {
         state.events.append(event)
         state.events.sort { $0.at < $1.at }
         forgetEvents(before: event.at - Self.eventRetentionSeconds)
@@ -219,7 +219,7 @@ public struct PlanSync: Sendable {
     }
 
     /// The kit no longer holds `identifiers`: withdrawn, they are no longer its to remove.
-    mutating func forgetWithdrawn(_ identifiers: [String]) {
+    mutating func forgetWithdrawn(_ identifiers: [RequestID]) {
         for id in identifiers {
             state.withdrawals[id] = nil
             state.owned.remove(id)

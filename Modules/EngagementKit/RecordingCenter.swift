@@ -11,9 +11,9 @@ public struct RecordingCenter: LocalNotificationCenter, Sendable {
     public enum Operation: Hashable, Sendable {
         case setCategories([NotificationCategory])
         case add(NotificationRequest)
-        case removePending([String])
+        case removePending([RequestID])
         case removeAllPending
-        case removeDelivered([String])
+        case removeDelivered([RequestID])
         case removeAllDelivered
         case setBadge(Int)
     }
@@ -58,7 +58,7 @@ public struct RecordingCenter: LocalNotificationCenter, Sendable {
         operations.append(.add(request))
     }
 
-    public mutating func removePendingNotificationRequests(withIdentifiers identifiers: [String]) {
+    public mutating func removePendingNotificationRequests(withIdentifiers identifiers: [RequestID]) {
         record(.removePending(identifiers)) { $0.removePendingNotificationRequests(withIdentifiers: identifiers) }
     }
 
@@ -66,7 +66,7 @@ public struct RecordingCenter: LocalNotificationCenter, Sendable {
         record(.removeAllPending) { $0.removeAllPendingNotificationRequests() }
     }
 
-    public mutating func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
+    public mutating func removeDeliveredNotifications(withIdentifiers identifiers: [RequestID]) {
         record(.removeDelivered(identifiers)) { $0.removeDeliveredNotifications(withIdentifiers: identifiers) }
     }
 

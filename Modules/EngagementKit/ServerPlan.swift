@@ -176,7 +176,8 @@ extension PlanWire.Request {
             deepLink: deepLink)
         return .success(
             ServerPlan.Entry(
-                request: NotificationRequest(identifier: identifier, content: content, trigger: notificationTrigger),
+                request: NotificationRequest(
+                    identifier: RequestID(identifier), content: content, trigger: notificationTrigger),
                 nextFireAt: next))
     }
 }

@@ -39,7 +39,7 @@ extension PlanSync {
     @discardableResult
     public mutating func withdraw<Center: LocalNotificationCenter>(
         ruledOutBy change: SettingChange, zone: ZoneRules, from center: inout Center
-    ) -> [String] {
+    ) -> [RequestID] {
         let moot = center.pendingNotificationRequests.filter { pending in
             state.owned.contains(pending.request.identifier) && change.rulesOut(pending, in: zone)
         }.map(\.request.identifier).sorted()

@@ -121,14 +121,13 @@ public struct NotificationContent: Codable, Hashable, Sendable {
 /// A local notification request (UNNotificationRequest): scheduling one whose identifier is
 /// already pending replaces it.
 public struct NotificationRequest: Codable, Hashable, Sendable {
-    public var identifier: String
+    /// The request's identity: the key of its outbox slot, of the phone's pending request and of
+    /// the trace's decisions. Text only where it leaves the process (`rawValue`).
+    public var identifier: RequestID
     public var content: NotificationContent
     public var trigger: NotificationTrigger
 
-    /// The identifier as the runtime's outbox and stores key it.
-    public var requestID: RequestID { RequestID(identifier) }
-
-    public init(identifier: String, content: NotificationContent, trigger: NotificationTrigger) {
+    public init(identifier: RequestID, content: NotificationContent, trigger: NotificationTrigger) {
         self.identifier = identifier
         self.content = content
         self.trigger = trigger

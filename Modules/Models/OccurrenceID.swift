@@ -259,6 +259,12 @@ public struct OccurrenceID: Hashable, Sendable, Comparable, CustomStringConverti
         self = parsed
     }
 
+    /// `init?(requestID:)` for a typed request identifier.
+    public init?(requestID: RequestID) { self.init(requestID: requestID.rawValue) }
+
+    /// The identifier of this occurrence's request (its text form above).
+    public var requestID: RequestID { RequestID(rawValue: description) }
+
     /// Parses a request identifier of the forms above, or says what is wrong with it.
     public init(parsing requestID: String) throws(OccurrenceIDError) {
         if let canonical = OccurrenceID.canonical(requestID) {

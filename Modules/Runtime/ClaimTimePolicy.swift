@@ -264,7 +264,7 @@ public enum ClaimTimePolicy {
             let titles = alerts.compactMap { $0.request?.content.title }.filter { !$0.isEmpty }
             var body = "\(alerts.count) updates: " + titles.joined(separator: " · ")
             if body.count > 180 { body = String(body.prefix(179)) + "…" }
-            request.identifier = requestID.rawValue
+            request.identifier = requestID
             request.content.body = body
             payload = .alert(request)
         }

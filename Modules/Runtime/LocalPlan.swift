@@ -53,7 +53,7 @@ public struct LocalPlan: Hashable, Sendable {
     /// Each request names what withdraws it (`withdrawals`, the engine's `withdrawals(ofRequest:)`).
     public init(
         pending: [OutboxRow], version: Int, zone: ZoneRules, horizonEnd: Instant?,
-        withdrawals: (String) -> [Withdrawal], at now: Instant
+        withdrawals: (RequestID) -> [Withdrawal], at now: Instant
     ) {
         var entries: [Entry] = []
         for row in pending where row.channel == .inbox {

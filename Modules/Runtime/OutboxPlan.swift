@@ -47,8 +47,8 @@ public enum OutboxPlan {
                         channel == .push ? .alert(request) : .inboxItem(request, shownBy: delivery)
                     add(
                         OutboxRow(
-                            key: OutboxKey.make(userID, request.requestID, fireAt, channel), userID: userID,
-                            requestID: request.requestID, dueAt: fireAt, payload: payload))
+                            key: OutboxKey.make(userID, request.identifier, fireAt, channel), userID: userID,
+                            requestID: request.identifier, dueAt: fireAt, payload: payload))
                 }
             case .cancel(let ids):
                 cancelled += ids

@@ -139,7 +139,8 @@ public enum PushSends {
             PreparedPush(
                 id: key.rawValue, pushType: .alert, topic: topic, priority: .immediate,
                 expiration: last.map { .at($0) } ?? .nowOrNever,
-                collapseID: ChannelPolicy.collapseID(of: content.kind, requestID: request.identifier) ?? key.rawValue,
+                collapseID: ChannelPolicy.collapseID(of: content.kind, requestID: request.identifier.rawValue)
+                    ?? key.rawValue,
                 payload: payload))
     }
 

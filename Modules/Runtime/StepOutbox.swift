@@ -23,7 +23,7 @@ public enum StepOutbox {
         }
         if zoneChanged {
             outbox.rows += OutboxSteps.moved(
-                try pending(), plannedIDs: engine.plannedRequestIDs.map(RequestID.init(rawValue:)),
+                try pending(), plannedIDs: engine.plannedRequestIDs,
                 fireTimes: engine.plannedFireTimes,
                 touched: Set(outbox.cancelled).union(outbox.rows.map(\.requestID)), at: now)
         }

@@ -57,7 +57,7 @@ struct DeliveredAndBadgeTests {
 
     @Test func removingDeliveredNotifications() throws {
         var center = SimulatedNotificationCenter(timeZone: .utc)
-        for name in ["a", "b", "c", "d"] { try center.add(request(name, .date(base + 60)), at: base) }
+        for name: RequestID in ["a", "b", "c", "d"] { try center.add(request(name, .date(base + 60)), at: base) }
         _ = center.fireDue(through: base + 60)
         center.removeDeliveredNotifications(withIdentifiers: ["b", "d", "unknown"])
         center.removeDeliveredNotifications(withIdentifiers: [])

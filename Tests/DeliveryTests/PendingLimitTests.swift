@@ -53,7 +53,7 @@ struct PendingLimitTests {
     @Test func tiesAtTheLimitAreBrokenByIdentifier() throws {
         var center = SimulatedNotificationCenter(timeZone: .utc)
         let fire = base + 600
-        let identifiers = (0..<66).map { "t\(1_000 + $0)" }
+        let identifiers = (0..<66).map { RequestID("t\(1_000 + $0)") }
         for identifier in identifiers.reversed() { try center.add(request(identifier, .date(fire)), at: base) }
         #expect(center.pendingIdentifiers == Array(identifiers.prefix(64)))
         #expect(center.droppedByLimitCount == 2)

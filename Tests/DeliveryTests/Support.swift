@@ -15,7 +15,7 @@ func at(_ text: String) -> Instant {
 }
 
 func request(
-    _ identifier: String, _ trigger: NotificationTrigger, badge: Int? = nil, title: String = "Title"
+    _ identifier: RequestID, _ trigger: NotificationTrigger, badge: Int? = nil, title: String = "Title"
 ) -> NotificationRequest {
     NotificationRequest(
         identifier: identifier,
@@ -28,8 +28,8 @@ func daily(_ hour: Int, _ minute: Int) -> NotificationTrigger {
 }
 
 extension SimulatedNotificationCenter {
-    var pendingIdentifiers: [String] { pendingNotificationRequests.map(\.request.identifier) }
-    var deliveredIdentifiers: [String] { deliveredNotifications.map(\.request.identifier) }
+    var pendingIdentifiers: [RequestID] { pendingNotificationRequests.map(\.request.identifier) }
+    var deliveredIdentifiers: [RequestID] { deliveredNotifications.map(\.request.identifier) }
 
     /// The pending order invariant: strictly ascending by (next fire, identifier), at most 64.
     var pendingIsSorted: Bool {

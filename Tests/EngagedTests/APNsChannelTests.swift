@@ -161,7 +161,7 @@ struct APNsChannelTests {
     }
 
     static func row(
-        _ title: String, kind: NotificationKind = .mention, id: String = "mention.2027-03-01.1",
+        _ title: String, kind: NotificationKind = .mention, id: Models.RequestID = "mention.2027-03-01.1",
         channel: OutboxChannel = .push
     ) -> OutboxRow {
         let request = NotificationRequest(
@@ -169,7 +169,8 @@ struct APNsChannelTests {
             trigger: .date(TestServer.start + 60))
         let dueAt = TestServer.start + 60
         return OutboxRow(
-            key: OutboxKey.make("ana", request.requestID, dueAt, channel), userID: "ana", requestID: request.requestID,
+            key: OutboxKey.make("ana", request.identifier, dueAt, channel), userID: "ana",
+            requestID: request.identifier,
             dueAt: dueAt,
             payload: channel == .inbox
                 ? .inboxItem(request, shownBy: ChannelPolicy.channel(for: kind)) : .alert(request))

@@ -36,7 +36,7 @@ struct ClaimedTransportTests {
             identifier: "a", content: NotificationContent(kind: .workoutReminder, title: "A", body: "Body"),
             trigger: .date(now))
         return OutboxRow(
-            key: OutboxKey.make("u1", request.requestID, now, .push), userID: "u1", requestID: request.requestID,
+            key: OutboxKey.make("u1", request.identifier, now, .push), userID: "u1", requestID: request.identifier,
             dueAt: now, payload: .alert(request))
     }()
 

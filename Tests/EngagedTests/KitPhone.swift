@@ -85,7 +85,7 @@ struct KitPhone {
     let link: PhoneLink
     let pushToken = Data(repeating: 0x5a, count: 32)
     /// Each request's next firing in the last plan pulled, until it fires.
-    var planned: [String: Instant] = [:]
+    var planned: [Models.RequestID: Instant] = [:]
     var pulls = 0
     var heldToPlan = 0
     /// The status of the last pull: 200 or 304.
@@ -93,7 +93,7 @@ struct KitPhone {
 
     init(link: PhoneLink) { self.link = link }
 
-    var pendingIDs: Set<String> { Set(center.pendingNotificationRequests.map(\.request.identifier)) }
+    var pendingIDs: Set<Models.RequestID> { Set(center.pendingNotificationRequests.map(\.request.identifier)) }
 
     /// Launch, or coming to the foreground: tells the server what it has not been told, sends the
     /// queue and pulls the plan when the queue's answers or the lack of a plan say so.
@@ -127,7 +127,7 @@ struct KitPhone {
 
     /// The identifiers of the server's local plan (at most 64: the phone's limit), read with the
     /// API key.
-    static func serverPlan(_ client: any TestClientProtocol) async throws -> Set<String> {
+    static func serverPlan(_ client: any TestClientProtocol) async throws -> Set<Models.RequestID> {
         let plan = try ServerPlan.decode(Data(try await client.send(.get, "/v1/users/ana/plan").text.utf8))
         return Set(plan.requests.prefix(64).map(\.request.identifier))
     }

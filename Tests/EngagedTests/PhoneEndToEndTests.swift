@@ -80,7 +80,8 @@ struct PhoneEndToEndTests {
             let meal = try #require(dayOne.first { $0.request.content.kind == .mealReminder }, "no meal reminder fired")
             let response = try #require(
                 NotificationResponse(
-                    requestID: meal.request.identifier, actionIdentifier: NotificationActionID.logMeal.rawValue,
+                    requestID: meal.request.identifier.rawValue,
+                    actionIdentifier: NotificationActionID.logMeal.rawValue,
                     link: meal.request.content.deepLink.description))
             guard case .mealLog(let loggedMeal?)? = response.deepLink else {
                 Issue.record("the meal reminder's action opens \(String(describing: response.deepLink))")
@@ -98,7 +99,7 @@ struct PhoneEndToEndTests {
             let heldToPlanOnline = phone.heldToPlan
             var offlineFired: [DeliveredNotification] = []
             var enqueued: [Instant] = []
-            var mealsLoggedOffline: [(id: String, at: Instant)] = []
+            var mealsLoggedOffline: [(id: Models.RequestID, at: Instant)] = []
             for _ in 0..<2 {
                 offlineFired += try await live(hours: 12, &phone)
                 enqueued.append(clock.now())
@@ -158,7 +159,7 @@ struct PhoneEndToEndTests {
             #expect(put.status == .ok)
             _ = try await live(hours: 1, &phone)
             #expect(syncsReceived > syncsBefore && phone.pulls == pullsBefore + 1)
-            #expect(!phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
+            #expect(!phone.pendingIDs.contains { $0.rawValue.hasPrefix("mealReminder.") })
             #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
             let unread = try await client.send(.get, "/v1/users/ana/inbox").json["unread"] as? Int
             #expect(phone.center.badgeCount == unread)

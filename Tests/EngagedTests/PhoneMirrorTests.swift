@@ -51,13 +51,13 @@ struct PhoneMirrorTests {
                 return
             }
             #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
-            #expect(phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
+            #expect(phone.pendingIDs.contains { $0.rawValue.hasPrefix("mealReminder.") })
             #expect(try await phone.pull(at: now) == .unchanged)
             #expect(phone.lastStatus == .notModified)
 
             // The phone's own event: its answer says the plan moved; one pull follows it, and
             // today's lunch reminder is gone from the phone.
-            let todaysLunch = "mealReminder.2027-03-01.lunch"
+            let todaysLunch: Models.RequestID = "mealReminder.2027-03-01.lunch"
             #expect(phone.pendingIDs.contains(todaysLunch))
             let lunch = try await client.send(
                 .post, "/v1/users/ana/events", #"{"type": "mealLogged", "meal": "lunch"}"#,
@@ -84,7 +84,7 @@ struct PhoneMirrorTests {
             #expect(phone.sync.needsPull(signalled: signalled))
             _ = try await phone.pull(at: now)
             #expect(phone.lastStatus == .ok && phone.sync.state.version == signalled)
-            #expect(!phone.pendingIDs.contains { $0.hasPrefix("mealReminder.") })
+            #expect(!phone.pendingIDs.contains { $0.rawValue.hasPrefix("mealReminder.") })
             #expect(!phone.pendingIDs.isEmpty)
             #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
         }

@@ -192,7 +192,7 @@ struct ServerAgreementTests {
             case .read(let requestID):
                 let page = try await runtime.inbox(of: userID, cursor: nil, limit: 100)
                 let item = try #require(
-                    page.items.filter { $0.requestID.rawValue == requestID && $0.state < .read }.min {
+                    page.items.filter { $0.requestID == requestID && $0.state < .read }.min {
                         $0.sequence < $1.sequence
                     },
                     "\(userID) read \(requestID) at \(at.iso8601): not unread in engaged's inbox")
@@ -228,9 +228,9 @@ extension ServerAgreementTests {
             event = .activity(kind)
             at = occurredAt ?? now
         case .notificationResponse(let requestID, _, let action):
-            event = .notificationResponse(requestID: requestID, actionIdentifier: action.rawValue)
+            event = .notificationResponse(requestID: requestID.rawValue, actionIdentifier: action.rawValue)
         case .unrecognizedResponse(let requestID, _, let actionIdentifier):
-            event = .notificationResponse(requestID: requestID, actionIdentifier: actionIdentifier)
+            event = .notificationResponse(requestID: requestID.rawValue, actionIdentifier: actionIdentifier)
         case .notificationPermission(let allowed):
             event = .notificationPermission(allowed: allowed)
         case .liveActivity(let liveActivity):

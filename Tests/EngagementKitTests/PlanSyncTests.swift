@@ -13,7 +13,7 @@ struct PlanSyncTests {
     static let berlin = ZoneRules(identifier: "Europe/Berlin")!
     static let now = Instant(iso8601: "2027-03-01T06:00:00Z")!
 
-    static func entry(_ identifier: String, in minutes: Int64, title: String = "Lunch", repeats: Bool = false)
+    static func entry(_ identifier: RequestID, in minutes: Int64, title: String = "Lunch", repeats: Bool = false)
         -> ServerPlan.Entry
     {
         let at = now + minutes * 60
@@ -31,7 +31,7 @@ struct PlanSyncTests {
         .plan(ServerPlan(version: version, timeZone: "Europe/Berlin", horizonEnd: nil, requests: entries))
     }
 
-    static func pendingIDs(_ center: SimulatedNotificationCenter) -> Set<String> {
+    static func pendingIDs(_ center: SimulatedNotificationCenter) -> Set<RequestID> {
         Set(center.pendingNotificationRequests.map(\.request.identifier))
     }
 
@@ -233,5 +233,8 @@ struct PlanSyncTests {
         // A state an earlier build wrote keeps only the version and what the kit owns.
         let earlier = try JSONDecoder().decode(PlanSyncState.self, from: Data(#"{"version":9,"owned":["a"]}"#.utf8))
         #expect(earlier == PlanSyncState(version: 9, owned: ["a"], lastApplied: 9))
+        // The one-offs are an object keyed by identifier, as builds with text keys wrote them.
+        let object = try JSONSerialization.jsonObject(with: bytes) as? [String: Any]
+        #expect((object?["oneOffs"] as? [String: Any])?.keys.sorted() == ["a"])
     }
 }

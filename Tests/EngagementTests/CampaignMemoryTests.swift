@@ -51,18 +51,20 @@ import Testing
         var engine = UserEngine(profile: makeProfile(absence: .checkInOnMe), zone: london, now: t0)
         let first = engine.handle(.appLaunched, at: t0)
         answerCoach(first, &engine, at: t0 + 1)
-        let nudges = first.scheduled.map(\.request.identifier).filter { $0.hasPrefix("reEngagement.") }
+        let nudges = first.scheduled.map(\.request.identifier).filter { $0.rawValue.hasPrefix("reEngagement.") }
         try #require(nudges.count == 3)
 
         let returned = engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: t0 + .secondsPerDay)
         #expect(Set(returned.cancelledIDs).isSuperset(of: nudges))
-        let cancelTraces = returned.traces.filter { $0.decision == .cancelled && nudges.contains($0.requestID) }
-        #expect(cancelTraces.map(\.requestID).sorted() == nudges.sorted())
+        let cancelTraces = returned.traces.filter {
+            $0.decision == .cancelled && nudges.contains(RequestID($0.requestID))
+        }
+        #expect(cancelTraces.map(\.requestID).sorted() == nudges.map(\.rawValue).sorted())
         // The next campaign's nudges are planned and the coach is asked for them.
-        let asked = returned.compactMap { effect -> String? in
+        let asked = returned.compactMap { effect -> RequestID? in
             if case .generateContent(let requestID, _) = effect { requestID } else { nil }
         }
-        #expect(asked.filter { $0.hasPrefix("reEngagement.") }.count == 3)
+        #expect(asked.filter { $0.rawValue.hasPrefix("reEngagement.") }.count == 3)
         #expect(Set(asked).isDisjoint(with: nudges))
     }
 }

@@ -50,7 +50,7 @@ import Testing
         let morning = Instant(iso8601: "2027-06-01T08:00:00+01:00")!
         var engine = UserEngine(profile: makeProfile(), zone: london, now: morning)
         _ = engine.handle(.appLaunched, at: morning)
-        let lunch = "mealReminder.2027-06-01.lunch"
+        let lunch: RequestID = "mealReminder.2027-06-01.lunch"
         try #require(engine.plannedRequestIDs.contains(lunch))
 
         let long = Instant(iso8601: "2027-06-01T12:20:00+01:00")!

@@ -38,11 +38,15 @@ struct LateMoveTests {
         // Out of the server's copy of the plan, and never scheduled again.
         #expect(
             effects.contains {
-                if case .cancel(let ids) = $0 { ids.contains(RequestID(held.id.description)) } else { false }
+                if case .cancel(let ids) = $0 { ids.contains(held.id.requestID) } else { false }
             })
         #expect(
             !effects.contains {
-                if case .schedule(let request, _, _) = $0 { request.identifier == held.id.description } else { false }
+                if case .schedule(let request, _, _) = $0 {
+                    request.identifier.rawValue == held.id.description
+                } else {
+                    false
+                }
             })
     }
 
@@ -75,7 +79,7 @@ struct LateMoveTests {
         #expect(
             effects.contains {
                 if case .schedule(let request, let at, _) = $0 {
-                    request.identifier == held.id.description && at == firedAt
+                    request.identifier.rawValue == held.id.description && at == firedAt
                 } else {
                     false
                 }

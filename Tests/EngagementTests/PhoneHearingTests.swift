@@ -17,9 +17,9 @@ struct PhoneHearingTests {
         engineWithPulledPlan(in: ZoneRules(identifier: "Europe/London")!, at: t0)
     }
 
-    static func localPlan(_ engine: UserEngine) -> [(requestID: String, fireAt: Instant)] {
+    static func localPlan(_ engine: UserEngine) -> [(requestID: RequestID, fireAt: Instant)] {
         engine.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }.map {
-            (requestID: $0.id.description, fireAt: $0.fireAt)
+            (requestID: $0.id.requestID, fireAt: $0.fireAt)
         }
     }
 
@@ -68,7 +68,7 @@ struct PhoneHearingTests {
         let hearsBy = t0 + 2_400
         Self.switchOffFirstLocalKind(&engine, at: t0 + 600, hearsBy: hearsBy)
         let later = hearsBy + 60
-        let held = engine.state.plan.phoneHolds.entries.map { (requestID: $0.id.description, fireAt: $0.value) }
+        let held = engine.state.plan.phoneHolds.entries.map { (requestID: $0.id.requestID, fireAt: $0.value) }
         // Same holds: the engine still changed, since the phone is heard from again.
         let heardAgain = engine.phoneApplied(held, at: later)
         #expect(heardAgain)

@@ -40,7 +40,7 @@ import Testing
         let lunch = try #require(engine.state.plan.planned.first { $0.id.description.hasSuffix("lunch") })
         let effects = engine.handle(.activity(.mealLogged(.lunch)), at: morning + 600)
         #expect(engine.lastPlanPassAt == morning + 600)
-        #expect(effects.cancelledIDs.contains(lunch.id.description))
+        #expect(effects.cancelledIDs.contains(lunch.id.requestID))
     }
 
     /// Under a budget, a response at an hour no candidate of its kind falls in leaves every

@@ -101,7 +101,7 @@ import Testing
             if step % 5 == 0 {
                 engine.phoneApplied(
                     engine.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }.map {
-                        ($0.id.description, $0.fireAt)
+                        ($0.id.requestID, $0.fireAt)
                     }, at: now)
             }
             let phone: PhoneHearing =

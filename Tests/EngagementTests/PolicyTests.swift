@@ -48,7 +48,7 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
         for (_, items) in groups { #expect(Set(items.map(\.groupKey)).count == 1) }
         // Two morning-run kudos reach the maximum: that batch goes out at once.
         let morning = groups.values.first { $0.count == 2 }!
-        let request = effects.scheduled.last { $0.request.identifier == morning[0].groupID }
+        let request = effects.scheduled.last { $0.request.identifier.rawValue == morning[0].groupID }
         #expect(request?.fireAt == t0 + 21)
     }
 
@@ -168,11 +168,13 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
         let hydration = effects.scheduled.filter { $0.request.content.kind == .hydration }
         #expect(hydration.count == 15)
         #expect(
-            hydration.allSatisfy { $0.request.trigger.repeats && $0.request.identifier.hasPrefix("hydration.daily.") })
+            hydration.allSatisfy {
+                $0.request.trigger.repeats && $0.request.identifier.rawValue.hasPrefix("hydration.daily.")
+            })
         // A day later nothing needs re-sending: the series stays pending.
         let later = engine.handle(.backgroundTaskLaunched(.lapseDetection), at: t0 + .secondsPerDay)
         #expect(!later.scheduled.contains { $0.request.content.kind == .hydration })
-        #expect(engine.plannedRequestIDs.filter { $0.hasPrefix("hydration.daily.") }.count == 15)
+        #expect(engine.plannedRequestIDs.filter { $0.rawValue.hasPrefix("hydration.daily.") }.count == 15)
     }
 
     @Test func aCapThatCouldBlockAnOccurrenceKeepsHydrationAsSingleOccurrences() {
@@ -239,12 +241,12 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
     let london = ZoneRules(identifier: "Europe/London")!
     let t0 = Instant(iso8601: "2027-06-01T12:00:00+01:00")!
 
-    func plannedMorning(_ engine: inout UserEngine) -> (id: String, request: CoachRequest) {
+    func plannedMorning(_ engine: inout UserEngine) -> (id: RequestID, request: CoachRequest) {
         let effects = engine.handle(.appLaunched, at: t0)
-        let asks = effects.compactMap { effect -> (String, CoachRequest)? in
+        let asks = effects.compactMap { effect -> (RequestID, CoachRequest)? in
             if case .generateContent(let id, let request) = effect { (id, request) } else { nil }
         }
-        let morning = asks.first { $0.0.hasPrefix("morningGreeting.") }!
+        let morning = asks.first { $0.0.rawValue.hasPrefix("morningGreeting.") }!
         return morning
     }
 
@@ -258,7 +260,7 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
             at: t0 + 1)
         let replaced = effects.scheduled.first { $0.request.identifier == id }
         #expect(replaced?.request.content.body == "A short walk sets up the day.")
-        #expect(effects.traces.contains { $0.requestID == id && $0.reason == .coachCopy })
+        #expect(effects.traces.contains { $0.requestID == id.rawValue && $0.reason == .coachCopy })
     }
 
     @Test(arguments: [
@@ -273,7 +275,7 @@ func kudos(_ n: Int, topic: String = "morning run", mutual: Bool = true) -> Soci
         let (id, _) = plannedMorning(&engine)
         let effects = engine.handle(.contentGenerated(requestID: id, outcome: outcome), at: t0 + 1)
         #expect(effects.scheduled.isEmpty)
-        let trace = effects.traces.first { $0.requestID == id }
+        let trace = effects.traces.first { $0.requestID == id.rawValue }
         #expect(trace?.reason == .templateFallback)
         #expect(trace?.detail.contains(reason) == true, "\(trace?.detail ?? "")")
     }

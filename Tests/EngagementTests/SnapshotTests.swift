@@ -109,7 +109,7 @@ struct SnapshotTests {
             let phone: PhoneHearing = seed % 2 == 1 ? .whenItPulls : .atOnce
             if seed % 2 == 1, index % 4 == 0 {
                 let held = whole.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }.map {
-                    (requestID: $0.id.description, fireAt: $0.fireAt)
+                    (requestID: $0.id.requestID, fireAt: $0.fireAt)
                 }
                 whole.phoneApplied(held, at: at)
                 stopped.phoneApplied(held, at: at)

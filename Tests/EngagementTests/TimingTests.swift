@@ -217,12 +217,12 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
             profile: makeProfile(zone: homeName, absence: .checkInOnMe), zone: home, now: t0)
         _ = engine.handle(.appLaunched, at: t0)
         _ = engine.handle(.activity(.appOpened(sessionSeconds: 60)), at: t0)
-        let campaign = engine.plannedRequestIDs.filter { $0.hasPrefix("reEngagement.") }.sorted()
+        let campaign = engine.plannedRequestIDs.filter { $0.rawValue.hasPrefix("reEngagement.") }.sorted()
         // Named by the UTC date of the last activity, whatever the zone.
         let utcDate = ZoneRules.utc.localDate(at: t0)
         #expect(campaign == (1...3).map { "reEngagement.\(utcDate).\($0)" })
         _ = engine.handle(.timeZoneChanged(away), at: t0 + .secondsPerDay)
-        #expect(engine.plannedRequestIDs.filter { $0.hasPrefix("reEngagement.") }.sorted() == campaign)
+        #expect(engine.plannedRequestIDs.filter { $0.rawValue.hasPrefix("reEngagement.") }.sorted() == campaign)
         // Back and forth through the absence: three nudges, each attempt once, in waking hours.
         let flights = [
             (at: t0 + 5 * .secondsPerDay + 3_333, zone: home), (at: t0 + 8 * .secondsPerDay + 7_777, zone: away),
@@ -231,7 +231,7 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         let fired = run(
             &engine, from: t0 + .secondsPerDay, to: t0 + 17 * .secondsPerDay, flights: flights
         ).filter { $0.id.kind == .reEngagement }
-        #expect(fired.map(\.id.description).sorted() == campaign)
+        #expect(fired.map(\.id.requestID).sorted() == campaign)
         for nudge in fired {
             let time = nudge.zone.localDateTime(at: nudge.at).timeOfDay
             #expect(time >= LocalTimeOfDay("07:00")! && time < LocalTimeOfDay("22:00")!, "\(nudge.id) at \(time)")
@@ -348,7 +348,7 @@ private func local(_ zone: ZoneRules, _ instant: Instant) -> String { zone.local
         #expect(snoozed?.reason == .snoozed)
         #expect(snoozed?.detail == "the user snoozed mealReminder.2027-06-01.breakfast")
         // The coach's answer changes the copy of the morning greeting, not its time: one line that says so.
-        let asked = effects.compactMap { effect -> String? in
+        let asked = effects.compactMap { effect -> RequestID? in
             if case .generateContent(let id, _) = effect { id } else { nil }
         }
         let answer = engine.handle(

@@ -24,7 +24,7 @@ func engineWithPulledPlan(in zone: ZoneRules, at t0: Instant) -> UserEngine {
     var engine = UserEngine(profile: makeProfile(), zone: zone, now: t0, configuration: .withoutAttentionBudget)
     _ = engine.handle(.appLaunched, at: t0)
     let local = engine.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }
-    let applied = engine.phoneApplied(local.map { (requestID: $0.id.description, fireAt: $0.fireAt) }, at: t0)
+    let applied = engine.phoneApplied(local.map { (requestID: $0.id.requestID, fireAt: $0.fireAt) }, at: t0)
     #expect(applied)
     return engine
 }
@@ -34,9 +34,9 @@ extension [Effect] {
         compactMap { if case .schedule(let request, let fireAt, _) = $0 { (request, fireAt) } else { nil } }
     }
     var traces: [TraceEntry] { compactMap { if case .trace(let entry) = $0 { entry } else { nil } } }
-    var cancelledIDs: [String] {
-        var ids: [String] = []
-        for effect in self { if case .cancel(let cancelled) = effect { ids += cancelled.map(\.rawValue) } }
+    var cancelledIDs: [RequestID] {
+        var ids: [RequestID] = []
+        for effect in self { if case .cancel(let cancelled) = effect { ids += cancelled } }
         return ids
     }
 }
@@ -77,7 +77,7 @@ extension [Effect] {
         var engine = UserEngine(profile: profile, zone: kathmandu, now: instant("2027-03-01T00:00:00+05:45"))
         let effects = engine.handle(.appLaunched, at: instant("2027-03-01T00:00:00+05:45"))
         let meals = effects.scheduled.filter {
-            $0.request.content.kind == .mealReminder && $0.request.identifier.contains("2027-03-01")
+            $0.request.content.kind == .mealReminder && $0.request.identifier.rawValue.contains("2027-03-01")
         }
         let local = meals.map { kathmandu.localDateTime(at: $0.fireAt).timeOfDay.description }
         #expect(local == ["08:00", "12:30", "15:00", "18:30"])
@@ -166,7 +166,7 @@ extension [Effect] {
         #expect(nudges[0].request.content.body != nudges[1].request.content.body)
         // The user comes back on day 2: every pending nudge is cancelled, with the reason.
         let back = engine.handle(.activity(.workoutCompleted(durationMinutes: 30)), at: t0 + 2 * .secondsPerDay)
-        for nudge in nudges where nudge.request.identifier.hasPrefix("reEngagement.2027-06-01") {
+        for nudge in nudges where nudge.request.identifier.rawValue.hasPrefix("reEngagement.2027-06-01") {
             #expect(back.cancelledIDs.contains(nudge.request.identifier))
         }
         #expect(
@@ -195,7 +195,7 @@ extension [Effect] {
         preferences.settings[.mealReminder] = .disabled
         let effects = engine.handle(.preferencesChanged(preferences), at: t0 + 60)
         #expect(!effects.cancelledIDs.isEmpty)
-        #expect(effects.cancelledIDs.allSatisfy { $0.hasPrefix("mealReminder.") })
+        #expect(effects.cancelledIDs.allSatisfy { $0.rawValue.hasPrefix("mealReminder.") })
         #expect(effects.traces.filter { $0.decision == .cancelled }.allSatisfy { $0.reason == .kindDisabled })
     }
 
@@ -228,7 +228,7 @@ extension [Effect] {
         _ = engine.handle(.timeZoneChanged(tokyo), at: t0 + 60)
         // Calendar triggers follow the device to Tokyo; the plan follows them: 07:00 Tokyo time.
         let plan = Dictionary(uniqueKeysWithValues: zip(engine.plannedRequestIDs, engine.plannedFireTimes))
-        let mornings = plan.filter { $0.key.hasPrefix("morningGreeting.") }
+        let mornings = plan.filter { $0.key.rawValue.hasPrefix("morningGreeting.") }
         #expect(!mornings.isEmpty)
         for (_, fireAt) in mornings { #expect(tokyo.localDateTime(at: fireAt).timeOfDay.description == "07:00") }
         #expect(engine.profile.timeZone == "Asia/Tokyo")
@@ -243,7 +243,7 @@ extension [Effect] {
             .notificationResponse(requestID: "mealReminder.2027-06-01.lunch", kind: .mealReminder, action: .snooze30),
             at: at)
         let snoozed = effects.scheduled.filter {
-            $0.request.identifier.hasPrefix("mealReminder.2027-06-01.lunch.snooze")
+            $0.request.identifier.rawValue.hasPrefix("mealReminder.2027-06-01.lunch.snooze")
         }
         #expect(snoozed.count == 1)
         #expect(snoozed.first?.fireAt == at + 1_800)

@@ -16,10 +16,10 @@ struct OutboxQueueTests {
     /// A mention's alert: a claim still sends it hours late (stale only after a day).
     static func alert(_ user: UserID, _ name: String, at due: Instant) -> OutboxRow {
         let request = NotificationRequest(
-            identifier: name, content: NotificationContent(kind: .mention, title: name, body: "Body"),
+            identifier: RequestID(name), content: NotificationContent(kind: .mention, title: name, body: "Body"),
             trigger: .date(due))
         return OutboxRow(
-            key: OutboxKey.make(user, request.requestID, due, .push), userID: user, requestID: request.requestID,
+            key: OutboxKey.make(user, request.identifier, due, .push), userID: user, requestID: request.identifier,
             dueAt: due, payload: .alert(request))
     }
 

@@ -30,7 +30,7 @@ private final class TimedTransport: ChannelTransport {
 struct ChannelRoutingTests {
     static let start = Instant(iso8601: "2027-03-27T22:00:00Z")!
 
-    private func request(_ kind: NotificationKind, _ id: String) -> NotificationRequest {
+    private func request(_ kind: NotificationKind, _ id: RequestID) -> NotificationRequest {
         NotificationRequest(
             identifier: id, content: NotificationContent(kind: kind, title: "t", body: "b"),
             trigger: .date(Self.start + 600))
@@ -221,7 +221,7 @@ struct ConcurrentSendTests {
                     dueAt: dueAt,
                     payload: .alert(
                         NotificationRequest(
-                            identifier: requestID.rawValue,
+                            identifier: requestID,
                             content: NotificationContent(kind: .mention, title: "Ben", body: "Hi"),
                             trigger: .date(dueAt))))
             }

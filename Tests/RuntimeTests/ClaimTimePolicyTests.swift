@@ -31,12 +31,12 @@ struct ClaimTimePolicyTests {
         _ name: String, at due: Instant, level: InterruptionLevel = .active, kind: NotificationKind = .mention
     ) -> OutboxRow {
         let request = NotificationRequest(
-            identifier: name,
+            identifier: RequestID(name),
             content: NotificationContent(
                 kind: kind, title: "Title \(name)", body: "Body", interruptionLevel: level),
             trigger: .date(due))
         return OutboxRow(
-            key: OutboxKey.make("u1", request.requestID, due, .push), userID: "u1", requestID: request.requestID,
+            key: OutboxKey.make("u1", request.identifier, due, .push), userID: "u1", requestID: request.identifier,
             dueAt: due, payload: .alert(request))
     }
 
@@ -67,7 +67,7 @@ struct ClaimTimePolicyTests {
         #expect(merge.row.dueAt == rows[2].dueAt)
         let request = try #require(merge.row.payload.notification)
         #expect(request.content.body.hasPrefix("3 updates: Title a · Title b · Title c"))
-        #expect(request.identifier == merge.row.requestID.rawValue)
+        #expect(request.identifier == merge.row.requestID)
         let again = ClaimTimePolicy.decide(
             rows: rows, rules: .init(Self.profile()), zone: Self.berlin, tally: .none, at: now + 5)
         #expect(again.merged?.row.key == merge.row.key)  // a rescue merges to the same apns-id

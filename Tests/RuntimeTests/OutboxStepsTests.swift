@@ -16,7 +16,8 @@ struct OutboxStepsTests {
     static let berlin = ZoneRules(identifier: "Europe/Berlin")!
     static let silent = SilentPushPlan()
 
-    func request(_ kind: NotificationKind, _ id: String, trigger: NotificationTrigger? = nil) -> NotificationRequest {
+    func request(_ kind: NotificationKind, _ id: RequestID, trigger: NotificationTrigger? = nil) -> NotificationRequest
+    {
         NotificationRequest(
             identifier: id, content: NotificationContent(kind: kind, title: "t", body: "b"),
             trigger: trigger ?? .date(Self.now))
@@ -24,7 +25,7 @@ struct OutboxStepsTests {
 
     func row(_ request: NotificationRequest, _ channel: OutboxChannel, dueAt: Instant = now) -> OutboxRow {
         OutboxRow(
-            key: OutboxKey.make("u1", request.requestID, dueAt, channel), userID: "u1", requestID: request.requestID,
+            key: OutboxKey.make("u1", request.identifier, dueAt, channel), userID: "u1", requestID: request.identifier,
             dueAt: dueAt,
             payload: channel == .inbox
                 ? .inboxItem(request, shownBy: ChannelPolicy.channel(for: request.content.kind)) : .alert(request))

@@ -34,13 +34,13 @@ struct PhoneCommitmentTests {
         try await runtime.putUser(Self.oneAnHour())
         let plan = try await runtime.localPlan(of: "u1")
         // A meal reminder: a routine the engine plans as one-off requests, outside quiet hours.
-        let held = try #require(plan.entries.first { $0.request.identifier.hasPrefix("mealReminder.") })
+        let held = try #require(plan.entries.first { $0.request.identifier.rawValue.hasPrefix("mealReminder.") })
         if served { try await runtime.phoneWasServed(plan, userID: "u1") }
         clock.advance(by: held.nextFireAt - 300 - Self.created)
         try await runtime.apply(Self.comment, to: "u1", from: .backend)
         let pending = try store.pendingOutbox(userID: "u1")
         return (
-            held, pending.filter { $0.channel == .inbox && $0.requestID.rawValue == held.request.identifier },
+            held, pending.filter { $0.channel == .inbox && $0.requestID == held.request.identifier },
             pending.filter { $0.channel == .push && $0.requestID.rawValue.hasPrefix("workoutComment.") }
         )
     }

@@ -23,7 +23,7 @@ struct PushSendsTests {
     }
 
     static func request(
-        _ id: String = "comment-1", kind: NotificationKind = .workoutComment, level: InterruptionLevel = .active,
+        _ id: RequestID = "comment-1", kind: NotificationKind = .workoutComment, level: InterruptionLevel = .active,
         body: String = "Nice run"
     ) -> NotificationRequest {
         NotificationRequest(

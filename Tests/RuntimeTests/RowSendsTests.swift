@@ -27,7 +27,7 @@ struct RowSendsTests {
         let content = NotificationContent(kind: kind, title: "Ben", body: "mentioned you")
         let request = NotificationRequest(identifier: "mention.1", content: content, trigger: .date(now))
         return OutboxRow(
-            key: OutboxKey.make("u1", request.requestID, now, .push), userID: "u1", requestID: request.requestID,
+            key: OutboxKey.make("u1", request.identifier, now, .push), userID: "u1", requestID: request.identifier,
             dueAt: now, payload: .alert(request))
     }
 

@@ -123,7 +123,7 @@ struct RuntimeTests {
         }
         #expect(!rows.isEmpty)
         for row in rows {
-            #expect(row.dueAt == fireTimes[row.requestID.rawValue], "\(row.requestID) \(row.channel)")
+            #expect(row.dueAt == fireTimes[row.requestID], "\(row.requestID) \(row.channel)")
         }
     }
 
@@ -150,7 +150,7 @@ struct RuntimeTests {
             })
         let engine = try #require(try await runtime.engine(of: "u1"))
         #expect(engine.profile.communication.absenceResponse == .giveMeSpace)
-        #expect(!engine.plannedRequestIDs.contains { $0.hasPrefix("reEngagement.") })
+        #expect(!engine.plannedRequestIDs.contains { $0.rawValue.hasPrefix("reEngagement.") })
     }
 
     @Test func aDailySeriesRowComesBackForItsNextDay() async throws {

@@ -18,7 +18,7 @@ import Testing
 
     func nudge(attempt: Int) -> OccurrenceID? { OccurrenceID(requestID: "reEngagement.2027-03-01.\(attempt)") }
 
-    func perceived(_ kind: NotificationKind, id: String, relevance: Double = 0.5) -> PerceivedNotification {
+    func perceived(_ kind: NotificationKind, id: RequestID, relevance: Double = 0.5) -> PerceivedNotification {
         PerceivedNotification(
             requestID: id, kind: kind, occurrence: OccurrenceID(requestID: id), relevance: relevance,
             category: kind.category)

@@ -11,7 +11,7 @@ import Testing
 @Suite struct DeviceClockTests {
     let newYork = ZoneRules(identifier: "America/New_York")!
 
-    func request(_ id: String, _ trigger: NotificationTrigger) -> NotificationRequest {
+    func request(_ id: RequestID, _ trigger: NotificationTrigger) -> NotificationRequest {
         NotificationRequest(
             identifier: id, content: NotificationContent(kind: .hydration, title: "Water", body: "A glass"),
             trigger: trigger)

@@ -53,7 +53,7 @@ import Testing
         missing.removePendingNotificationRequests(withIdentifiers: [first.request.identifier])
         #expect(difference(engine, missing, effects)?.contains("believes") == true)
         #expect(
-            difference(engine, center, [.cancel(requestIDs: [first.request.requestID])])
+            difference(engine, center, [.cancel(requestIDs: [first.request.identifier])])
                 == "\(first.request.identifier) was cancelled but the device still holds it")
     }
 

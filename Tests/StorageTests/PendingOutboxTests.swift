@@ -17,7 +17,7 @@ struct PendingOutboxTests {
 
     func row(_ user: UserID, _ request: RequestID, _ channel: OutboxChannel, dueAt: Instant) -> OutboxRow {
         let notification = NotificationRequest(
-            identifier: request.rawValue, content: NotificationContent(kind: .mention, title: "t", body: "b"),
+            identifier: request, content: NotificationContent(kind: .mention, title: "t", body: "b"),
             trigger: .date(dueAt))
         let payload: OutboxPayload =
             switch channel {

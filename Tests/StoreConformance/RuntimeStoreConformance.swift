@@ -22,7 +22,7 @@ private let t0 = Instant(iso8601: "2027-03-01T08:00:00Z")!
 /// A lunch reminder of request `requestID`.
 private func sampleRequest(_ requestID: RequestID) -> NotificationRequest {
     NotificationRequest(
-        identifier: requestID.rawValue,
+        identifier: requestID,
         content: NotificationContent(kind: .mealReminder, title: "Lunch", body: "Log your lunch"),
         trigger: .date(Instant(iso8601: "2027-03-01T08:00:00Z")!))
 }

@@ -46,10 +46,10 @@
                 case .add(let request):
                     do { try await center.add(AppleNotifications.request(request, at: now)) } catch { failed = true }
                 case .removePending(let identifiers):
-                    center.removePendingNotificationRequests(withIdentifiers: identifiers)
+                    center.removePendingNotificationRequests(withIdentifiers: identifiers.map(\.rawValue))
                 case .removeAllPending: center.removeAllPendingNotificationRequests()
                 case .removeDelivered(let identifiers):
-                    center.removeDeliveredNotifications(withIdentifiers: identifiers)
+                    center.removeDeliveredNotifications(withIdentifiers: identifiers.map(\.rawValue))
                 case .removeAllDelivered: center.removeAllDeliveredNotifications()
                 case .setBadge(let count):
                     do { try await center.setBadgeCount(count) } catch { failed = true }
@@ -66,9 +66,9 @@
         @discardableResult
         public mutating func withdraw(
             after event: WithdrawingEvent, from center: UNUserNotificationCenter
-        ) -> [String] {
+        ) -> [RequestID] {
             let moot = withdraw(after: event)
-            if !moot.isEmpty { center.removePendingNotificationRequests(withIdentifiers: moot) }
+            if !moot.isEmpty { center.removePendingNotificationRequests(withIdentifiers: moot.map(\.rawValue)) }
             return moot
         }
     }
@@ -108,7 +108,7 @@
             }
             let at = Instant(secondsSinceEpoch: Int64((next ?? .distantFuture).timeIntervalSince1970))
             return NotificationRequest(
-                identifier: pending.identifier,
+                identifier: RequestID(pending.identifier),
                 content: NotificationContent(kind: .morningGreeting, title: pending.content.title, body: ""),
                 trigger: .date(at))
         }
@@ -132,7 +132,7 @@
             }
             content.userInfo = userInfo
             return UNNotificationRequest(
-                identifier: request.identifier, content: content, trigger: trigger(request.trigger))
+                identifier: request.identifier.rawValue, content: content, trigger: trigger(request.trigger))
         }
 
         static func trigger(_ trigger: NotificationTrigger) -> UNNotificationTrigger {
