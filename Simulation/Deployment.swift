@@ -70,6 +70,9 @@ struct PhonePlan {
     var queuedEvents: [EngineInput] = []
     /// The user deleted the app: nothing is pending on the phone, and it pulls no more.
     var uninstalled = false
+    /// Pulls answered with a plan (200), counted per user: which are measured
+    /// (`DeploymentStats.measuresPlanBytes`) is then the same on any number of threads.
+    var plansAnswered = 0
 
     /// Takes the server's commit of a step: the withdrawn requests and the rows made pending.
     mutating func commit(cancelled: [RequestID], rows: [OutboxRow], at now: Instant) {
@@ -147,6 +150,15 @@ struct DeploymentStats {
     /// first few with their invariant.
     var unavoidable = Tally<UnavoidableCause>()
     var unavoidableExamples: [String] = []
+    /// The body of a pull answered with a plan, in bytes as the server sends it
+    /// (`PlanWire.answerBytes`), for the answers `measuresPlanBytes` picks.
+    var planAnswerBytes = LatencyHistogram()
+
+    /// Whether the `answered`-th plan answer (from 0) of user `index` is measured: one in 64,
+    /// each user's sample starting at another answer, so every answer of a user's life (the
+    /// first, whole plan and the later, smaller ones) is measured as often. Encoding each answer
+    /// would cost the run more than half its time again.
+    static func measuresPlanBytes(answered: Int, index: Int) -> Bool { (answered + index) % 64 == 0 }
 
     var pulls: Int { pullsAfterEvent + pullsOnSignal + pullsOnRefresh }
 
@@ -163,6 +175,7 @@ struct DeploymentStats {
         staleAgeSeconds.merge(other.staleAgeSeconds)
         staleFiresByCause.merge(other.staleFiresByCause)
         heardStaleAgeSeconds.merge(other.heardStaleAgeSeconds)
+        planAnswerBytes.merge(other.planAnswerBytes)
         unavoidable.merge(other.unavoidable)
         unavoidableExamples += other.unavoidableExamples.prefix(
             max(0, ShardStats.violationExampleLimit - unavoidableExamples.count))
@@ -177,6 +190,12 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
     public var pullsPerUserDay: Double
     public var pullsByReason: [String: Int]
     public var notModifiedShare: Double
+    /// The bytes of a pull's answer when it carries the plan (a 304 carries none), p50 and p99,
+    /// as `engaged` encodes it (`PlanWire.answerBytes`; a test holds the two equal), measured on
+    /// one answer in 64 (`DeploymentStats.measuresPlanBytes`); and how many were measured.
+    public var planAnswerBytesP50: Double
+    public var planAnswerBytesP99: Double
+    public var planAnswersMeasured: Int
     /// Pulls an offline phone could not make.
     public var pullsWhileOffline: Int
     /// Signals (background sync rows asked for because the plan changed) per user-day.
@@ -212,6 +231,9 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
             "event": stats.pullsAfterEvent, "signal": stats.pullsOnSignal, "refresh": stats.pullsOnRefresh,
         ]
         notModifiedShare = stats.pulls == 0 ? 0 : Double(stats.notModified) / Double(stats.pulls)
+        planAnswerBytesP50 = stats.planAnswerBytes.value(at: 0.5)
+        planAnswerBytesP99 = stats.planAnswerBytes.value(at: 0.99)
+        planAnswersMeasured = Int(stats.planAnswerBytes.count)
         pullsWhileOffline = stats.pullsOffline
         signalsPerUserDay = Double(stats.signals) / days
         withdrawnOnPhonePerUserDay = Double(stats.withdrawnOnPhone) / days

@@ -162,18 +162,23 @@ extension Shard {
             try journal.log(&users[local], now, "planPull") { $0.id("outcome", "notModified") }
             return
         }
-        let plan = inPlace(local) { user in
+        let served = inPlace(local) { user in
             // Read before the call, not through the engine inside the closure (which would copy
             // it). The server's zone, which lags the device's while a move waits offline.
             let zone = user.engine.zone
             let lastActiveAt = user.engine.lastActiveAt
-            return ServerPlan(
-                LocalPlan(
-                    pending: user.remote.outbox.rows, version: version, zone: zone,
-                    horizonEnd: user.engine.planHorizonEnd,
-                    withdrawals: { UserEngine.withdrawals(ofRequest: $0, zone: zone, lastActiveAt: lastActiveAt) },
-                    at: now))
+            return LocalPlan(
+                pending: user.remote.outbox.rows, version: version, zone: zone, horizonEnd: user.engine.planHorizonEnd,
+                withdrawals: { UserEngine.withdrawals(ofRequest: $0, zone: zone, lastActiveAt: lastActiveAt) },
+                at: now)
         }
+        if DeploymentStats.measuresPlanBytes(
+            answered: users[local].phone.plansAnswered, index: users[local].traits.index)
+        {
+            stats.deployment.planAnswerBytes.record(UInt64(PlanWire(served).answerBytes))
+        }
+        users[local].phone.plansAnswered += 1
+        let plan = ServerPlan(served)
         let outcome = inPlace(local) { user in
             user.phone.sync.apply(.plan(plan), to: &user.center, at: user.deviceTime(now), answering: started)
         }

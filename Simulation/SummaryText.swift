@@ -54,6 +54,7 @@ public enum SummaryText {
         return [
             "deployment server: pulls/user-day=\(format(figures.pullsPerUserDay)) (\(reasons.joined(separator: " "))"
                 + ", 304 share \(format(figures.notModifiedShare)), \(figures.pullsWhileOffline) offline)"
+                + " plan bytes/answer p50=\(Int(figures.planAnswerBytesP50)) p99=\(Int(figures.planAnswerBytesP99))"
                 + " signals/user-day=\(format(figures.signalsPerUserDay))"
                 + " withdrawn on the phone/user-day=\(format(figures.withdrawnOnPhonePerUserDay))"
                 + " queued offline/user-day=\(format(figures.eventsQueuedOfflinePerUserDay))",

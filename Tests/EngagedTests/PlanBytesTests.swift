@@ -1,0 +1,71 @@
+import EngagedAPI
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Models
+import Runtime
+import Testing
+
+@testable import engaged
+
+/// The simulator measures what a pull carries with `PlanWire(plan).answerBytes`, without a
+/// server: these hold that figure to the bytes `engaged` sends, in two halves. The wire form a
+/// plan becomes is the server's, field for field; and the server's body is that wire form as
+/// `answerBytes` encodes it, byte for byte.
+@Suite("engaged plan bytes")
+struct PlanBytesTests {
+    static let berlinZone = ZoneRules(identifier: "Europe/Berlin")!
+    static let at = Instant(iso8601: "2027-03-01T10:00:00Z")!
+
+    /// A plan with every shape a request takes: a subtitle and none, a sound and none, a date,
+    /// a daily series and an interval, withdrawals and none.
+    static var plan: LocalPlan {
+        func entry(
+            _ id: Models.RequestID, _ kind: NotificationKind, subtitle: String?, sound: NotificationSound?,
+            trigger: NotificationTrigger, withdrawnBy: [Withdrawal]
+        ) -> LocalPlan.Entry {
+            let content = NotificationContent(
+                kind: kind, title: "Lunch \"time\"", subtitle: subtitle, body: "Log it / now ü", sound: sound)
+            return LocalPlan.Entry(
+                request: NotificationRequest(identifier: id, content: content, trigger: trigger),
+                nextFireAt: at + 3_600, withdrawnBy: withdrawnBy)
+        }
+        return LocalPlan(
+            version: 1_803_952_800, zone: berlinZone, horizonEnd: at + 60 * 3_600,
+            entries: [
+                entry(
+                    "mealReminder.2027-03-01.lunch", .mealReminder, subtitle: "Half past", sound: .reminder,
+                    trigger: .date(at + 3_600), withdrawnBy: [Withdrawal(.mealLogged(.lunch), from: at - 600)]),
+                entry(
+                    "hydration.daily.1300", .hydration, subtitle: nil, sound: nil,
+                    trigger: .calendar(.daily(at: LocalTimeOfDay(minutesSinceMidnight: 13 * 60)), repeats: true),
+                    withdrawnBy: []),
+                entry(
+                    "checkInReminder.2027-03-01.r1-1200", .checkInReminder, subtitle: nil, sound: .urgent,
+                    trigger: .timeInterval(seconds: 3_600, repeats: false),
+                    withdrawnBy: [Withdrawal(.checkInCompleted, from: at, until: at + 7_200)]),
+            ])
+    }
+
+    @Test func aPlansWireFormIsTheServersFieldForField() throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let server = try encoder.encode(try Components.Schemas.LocalPlan(Self.plan))
+        #expect(try JSONDecoder().decode(PlanWire.self, from: server) == PlanWire(Self.plan))
+        #expect(PlanWire(Self.plan).requests.allSatisfy { $0.withdrawnBy != nil }, "an empty list, not absent")
+    }
+
+    @Test func theServersAnswerIsItsWireFormByteForByte() async throws {
+        let server = try await TestServer()
+        try await server.run { client in
+            #expect(try await client.send(.put, "/v1/users/ana", berlin).status == .created)
+            let answer = try await client.send(.get, "/v1/users/ana/plan")
+            #expect(answer.status == .ok)
+            let bytes = Array(answer.body.readableBytesView)
+            let wire = try JSONDecoder().decode(PlanWire.self, from: Data(bytes))
+            #expect(!wire.requests.isEmpty)
+            #expect(wire.answerBytes == bytes.count, "\(answer.text.prefix(400))")
+        }
+    }
+}
