@@ -154,11 +154,11 @@ struct DeploymentStats {
     /// (`PlanWire.answerBytes`), for the answers `measuresPlanBytes` picks.
     var planAnswerBytes = LatencyHistogram()
 
-    /// Whether the `answered`-th plan answer (from 0) of user `index` is measured: one in 64,
+    /// Whether the `answered`-th plan answer (from 0) of user `index` is measured: one in 128,
     /// each user's sample starting at another answer, so every answer of a user's life (the
-    /// first, whole plan and the later, smaller ones) is measured as often. Encoding each answer
-    /// would cost the run more than half its time again.
-    static func measuresPlanBytes(answered: Int, index: Int) -> Bool { (answered + index) % 64 == 0 }
+    /// first, whole plan and the later ones) is measured as often. Foundation's `JSONEncoder`
+    /// is the cost: docs/PERFORMANCE.md has what encoding each answer, or one in 64, costs.
+    static func measuresPlanBytes(answered: Int, index: Int) -> Bool { (answered + index) % 128 == 0 }
 
     var pulls: Int { pullsAfterEvent + pullsOnSignal + pullsOnRefresh }
 
@@ -192,7 +192,7 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
     public var notModifiedShare: Double
     /// The bytes of a pull's answer when it carries the plan (a 304 carries none), p50 and p99,
     /// as `engaged` encodes it (`PlanWire.answerBytes`; a test holds the two equal), measured on
-    /// one answer in 64 (`DeploymentStats.measuresPlanBytes`); and how many were measured.
+    /// one answer in 128 (`DeploymentStats.measuresPlanBytes`); and how many were measured.
     public var planAnswerBytesP50: Double
     public var planAnswerBytesP99: Double
     public var planAnswersMeasured: Int
