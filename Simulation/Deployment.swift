@@ -151,14 +151,25 @@ struct DeploymentStats {
     var unavoidable = Tally<UnavoidableCause>()
     var unavoidableExamples: [String] = []
     /// The body of a pull answered with a plan, in bytes as the server sends it
-    /// (`PlanWire.answerBytes`), for the answers `measuresPlanBytes` picks.
+    /// (`PlanWire.encodedAnswer`), for the answers `measuresPlanBytes` picks. (The histogram keeps
+    /// three significant digits.)
     var planAnswerBytes = LatencyHistogram()
 
-    /// Whether the `answered`-th plan answer (from 0) of user `index` is measured: one in 128,
-    /// each user's sample starting at another answer, so every answer of a user's life (the
-    /// first, whole plan and the later ones) is measured as often. Foundation's `JSONEncoder`
-    /// is the cost: docs/PERFORMANCE.md has what encoding each answer, or one in 64, costs.
-    static func measuresPlanBytes(answered: Int, index: Int) -> Bool { (answered + index) % 128 == 0 }
+    /// One plan answer in this many is measured: encoding with Foundation's `JSONEncoder` is the
+    /// cost (docs/PERFORMANCE.md, "What a pull carries").
+    static let planBytesSampleRate: UInt64 = 128
+
+    /// Whether the `answered`-th plan answer (from 0) of the scenario's user `userIndex` is
+    /// measured: a mix of the two numbers picks one in `planBytesSampleRate`, spread over users
+    /// and over each user's answers (the first one after install as often as any later one),
+    /// the same on any number of threads.
+    static func measuresPlanBytes(answered: Int, userIndex: Int) -> Bool {
+        var mixed =
+            UInt64(truncatingIfNeeded: userIndex) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(truncatingIfNeeded: answered)
+        mixed = (mixed ^ (mixed >> 31)) &* 0xBF58_476D_1CE4_E5B9
+        mixed ^= mixed >> 29
+        return mixed % planBytesSampleRate == 0
+    }
 
     var pulls: Int { pullsAfterEvent + pullsOnSignal + pullsOnRefresh }
 
@@ -191,8 +202,8 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
     public var pullsByReason: [String: Int]
     public var notModifiedShare: Double
     /// The bytes of a pull's answer when it carries the plan (a 304 carries none), p50 and p99,
-    /// as `engaged` encodes it (`PlanWire.answerBytes`; a test holds the two equal), measured on
-    /// one answer in 128 (`DeploymentStats.measuresPlanBytes`); and how many were measured.
+    /// as `engaged` encodes it (`PlanWire.encodedAnswer`; a test holds the two equal), measured on
+    /// the answers `DeploymentStats.measuresPlanBytes` picks; and how many were measured.
     public var planAnswerBytesP50: Double
     public var planAnswerBytesP99: Double
     public var planAnswersMeasured: Int

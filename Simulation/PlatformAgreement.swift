@@ -62,7 +62,7 @@ enum PlatformAgreement {
         }
         // The last word on each identifier in the step (a later pass may withdraw what an
         // earlier one scheduled): its fire time, or nil when cancelled. A step names a handful of
-        // identifiers, so a list searched from its end beats hashing each string.
+        // identifiers, so a list searched from its end beats hashing each identifier.
         var lastWords: [(id: RequestID, word: (fireAt: Instant, repeats: Bool)?)] = []
         func say(_ id: RequestID, _ word: (fireAt: Instant, repeats: Bool)?) {
             if let index = lastWords.lastIndex(where: { $0.id == id }) {

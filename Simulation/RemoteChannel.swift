@@ -137,7 +137,7 @@ struct SimulatedInbox {
         /// The outbox row's key (`InboxItem.id`).
         var key: String
         var requestID: RequestID
-        /// The request id's hash value, compared before the text (equal strings have equal hash
+        /// The request id's hash value, compared before the text (equal identifiers have equal hash
         /// values): the inbox is asked on every delivery (docs/PERFORMANCE.md, "Copies avoided").
         var requestHash: Int
         var at: Int64

@@ -112,7 +112,7 @@ extension Shard {
                 kind: content.kind, sentAt: deliveredAt,
                 deliveredAt: notification.presentation == .banner || notification.presentation == .quiet
                     ? deliveredAt : nil, opened: false, acted: false))
-        users[local].weekDeliveryIDs.append(id)
+        users[local].weekDeliveryIDs.append(notification.request.identifier)
         storeWriter?.recordLedger(
             userID: users[local].traits.profile.id, notification.request.identifier, content.kind, .delivered,
             at: deliveredAt)
@@ -175,7 +175,7 @@ extension Shard {
             let heldOut = inPlace(local) { $0.engine.isHeldOutOfBudget }
             stats.attention[heldOut: heldOut].opened += 1
             if action != .defaultTap { stats.attention[heldOut: heldOut].acted += 1 }
-            if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID.rawValue) {
+            if let index = users[local].weekDeliveryIDs.lastIndex(of: requestID) {
                 users[local].weekDeliveries[index].opened = true
                 users[local].weekDeliveries[index].acted = action != .defaultTap
             }

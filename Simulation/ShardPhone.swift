@@ -173,9 +173,10 @@ extension Shard {
                 at: now)
         }
         if DeploymentStats.measuresPlanBytes(
-            answered: users[local].phone.plansAnswered, index: users[local].traits.index)
+            answered: users[local].phone.plansAnswered, userIndex: users[local].traits.index),
+            let answer = try? PlanWire(served).encodedAnswer()
         {
-            stats.deployment.planAnswerBytes.record(UInt64(PlanWire(served).answerBytes))
+            stats.deployment.planAnswerBytes.record(UInt64(answer.count))
         }
         users[local].phone.plansAnswered += 1
         let plan = ServerPlan(served)

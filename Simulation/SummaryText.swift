@@ -54,7 +54,11 @@ public enum SummaryText {
         return [
             "deployment server: pulls/user-day=\(format(figures.pullsPerUserDay)) (\(reasons.joined(separator: " "))"
                 + ", 304 share \(format(figures.notModifiedShare)), \(figures.pullsWhileOffline) offline)"
-                + " plan bytes/answer p50=\(Int(figures.planAnswerBytesP50)) p99=\(Int(figures.planAnswerBytesP99))"
+                + " plan bytes/answer "
+                + (figures.planAnswersMeasured == 0
+                    ? "not measured"
+                    : "p50=\(Int(figures.planAnswerBytesP50)) p99=\(Int(figures.planAnswerBytesP99))"
+                        + " (\(figures.planAnswersMeasured) measured)")
                 + " signals/user-day=\(format(figures.signalsPerUserDay))"
                 + " withdrawn on the phone/user-day=\(format(figures.withdrawnOnPhonePerUserDay))"
                 + " queued offline/user-day=\(format(figures.eventsQueuedOfflinePerUserDay))",

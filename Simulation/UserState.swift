@@ -40,7 +40,7 @@ struct UserState {
     /// This week's activity (plus the last one before it) and deliveries, for the weekly metrics.
     var weekActivity: [ActivityEvent] = []
     var weekDeliveries: [DeliveryRecord] = []
-    var weekDeliveryIDs: [String] = []
+    var weekDeliveryIDs: [RequestID] = []
     /// The platform refused or silenced notifications at some point (permission denied or revoked):
     /// what the engine planned may never have been shown, so "never lost" cannot be judged.
     var notificationsBlocked = false

@@ -11,7 +11,7 @@ import Storage
 /// the same file answering one input for every stored user (each restored from its snapshot).
 func runtimeFigures(
     content: ContentGenerator, durability: SQLiteEngagementStore.Options.Durability, users: Int = 1_000,
-    inputs: Int = 5_000
+    inputs: Int = 20_000
 ) async throws -> [String] {
     let options = SQLiteEngagementStore.Options(durability: durability)
     let label = durability == .fsyncEveryCommit ? "fsync each" : "fsync at checkpoint"

@@ -233,7 +233,8 @@ for users in [100_000, 1_000_000] {
 }
 
 // The runtime: an input through the engine and one SQLite transaction (with an fsync each, the
-// default, and with fsync at checkpoints), and a restart over the same file.
+// default, and with fsync at checkpoints), and a restart over the same file. 5,000 inputs keep the
+// report short; `bench runtime` runs the full 20,000 for profiling.
 for durability in [SQLiteEngagementStore.Options.Durability.fsyncEveryCommit, .fsyncAtCheckpoint] {
-    for line in try await runtimeFigures(content: generator, durability: durability) { print(line) }
+    for line in try await runtimeFigures(content: generator, durability: durability, inputs: 5_000) { print(line) }
 }

@@ -55,9 +55,27 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
         version = try container.decodeIfPresent(Int.self, forKey: .version)
         owned = try container.decode(Set<RequestID>.self, forKey: .owned)
         lastApplied = try container.decodeIfPresent(Int.self, forKey: .lastApplied) ?? version
-        oneOffs = try container.decodeIfPresent([RequestID: Instant].self, forKey: .oneOffs) ?? [:]
-        withdrawals = try container.decodeIfPresent([RequestID: [Withdrawal]].self, forKey: .withdrawals) ?? [:]
+        oneOffs = Self.keyed(try container.decodeIfPresent([String: Instant].self, forKey: .oneOffs))
+        withdrawals = Self.keyed(try container.decodeIfPresent([String: [Withdrawal]].self, forKey: .withdrawals))
         events = try container.decodeIfPresent([WithdrawingEvent].self, forKey: .events) ?? []
+    }
+
+    /// Writes the identifiers as the text keys of a `[String: _]`, which an encoder's
+    /// `keyEncodingStrategy` leaves alone (it would convert the keys of a `[RequestID: _]`), so
+    /// an app's own encoder settings never change what it reads back.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(version, forKey: .version)
+        try container.encode(owned, forKey: .owned)
+        try container.encodeIfPresent(lastApplied, forKey: .lastApplied)
+        try container.encode(Dictionary(uniqueKeysWithValues: oneOffs.map { ($0.rawValue, $1) }), forKey: .oneOffs)
+        try container.encode(
+            Dictionary(uniqueKeysWithValues: withdrawals.map { ($0.rawValue, $1) }), forKey: .withdrawals)
+        try container.encode(events, forKey: .events)
+    }
+
+    private static func keyed<Value>(_ text: [String: Value]?) -> [RequestID: Value] {
+        Dictionary(uniqueKeysWithValues: (text ?? [:]).map { (RequestID($0), $1) })
     }
 }
 

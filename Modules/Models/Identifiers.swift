@@ -3,10 +3,9 @@
 /// expected. Each is a struct around its text, declared in the engine's modules (so with
 /// `ENGAGEMENT_OPTIMIZE=1` comparing and hashing one is specialized where it is used, as it is for
 /// the text itself); a string literal or interpolation makes one where the type is known, and
-/// `rawValue` gives the text back where bytes leave the process. Codable as the bare string, and
-/// a dictionary keyed by one as an object keyed by the text, as a `[String: _]` is.
+/// `rawValue` gives the text back where bytes leave the process. Codable as the bare string.
 public protocol StringIdentifier: RawRepresentable, Hashable, Comparable, Sendable, Codable,
-    CodingKeyRepresentable, ExpressibleByStringInterpolation, CustomStringConvertible
+    ExpressibleByStringInterpolation, CustomStringConvertible
 where RawValue == String, StringLiteralType == String, StringInterpolation == DefaultStringInterpolation {
     init(rawValue: String)
 }
@@ -16,8 +15,6 @@ extension StringIdentifier {
     public init(stringLiteral value: String) { self.init(rawValue: value) }
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
     public var description: String { rawValue }
-    public var codingKey: any CodingKey { IdentifierKey(stringValue: rawValue) }
-    public init?<Key: CodingKey>(codingKey: Key) { self.init(rawValue: codingKey.stringValue) }
     /// Whether the text is empty (the stores and the routes refuse an empty identifier).
     public var isEmpty: Bool { rawValue.isEmpty }
 }
@@ -34,12 +31,4 @@ public struct UserID: StringIdentifier {
 public struct RequestID: StringIdentifier {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-}
-
-/// The coding key of a dictionary keyed by a `StringIdentifier`: its text.
-private struct IdentifierKey: CodingKey {
-    let stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
 }

@@ -23,12 +23,12 @@ extension PlanWire {
             })
     }
 
-    /// The bytes of the answer's body as the server sends them: compact JSON with sorted keys and
-    /// slashes unescaped, as the API's generated code is configured (`Configuration.engaged`).
-    /// Used to measure what a pull carries (the simulator's report), never to answer one.
-    public var answerBytes: Int {
+    /// The answer's body as the server sends it: compact JSON with sorted keys and slashes
+    /// unescaped, as the API's generated code is configured (`Configuration.engaged`). Used to
+    /// measure what a pull carries (the simulator's report), never to answer one.
+    public func encodedAnswer() throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(self).count) ?? 0
+        return Array(try encoder.encode(self))
     }
 }

@@ -171,8 +171,9 @@ struct APNsClientTests {
 
     @Test func concurrentPushesShareOneConnectionAndOneProviderToken() async throws {
         try await Harness.with { harness in
-            // Held answers keep the streams open together.
-            harness.fake.answer(token: deviceToken, with: .delay(.milliseconds(200)))
+            // Held answers keep the streams open together: long enough that the 200 sends all
+            // start inside the hold even when other suites share the cores.
+            harness.fake.answer(token: deviceToken, with: .delay(.seconds(2)))
             let outcomes = await withTaskGroup(of: PushOutcome.self) { group in
                 for n in 1...200 { group.addTask { await harness.client.send(alert(n)) } }
                 return await group.reduce(into: []) { $0.append($1) }

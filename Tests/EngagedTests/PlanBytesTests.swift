@@ -9,10 +9,10 @@ import Testing
 
 @testable import engaged
 
-/// The simulator measures what a pull carries with `PlanWire(plan).answerBytes`, without a
-/// server: these hold that figure to the bytes `engaged` sends, in two halves. The wire form a
-/// plan becomes is the server's, field for field; and the server's body is that wire form as
-/// `answerBytes` encodes it, byte for byte.
+/// The simulator measures what a pull carries with `PlanWire(plan).encodedAnswer()`, without a
+/// server: these hold it to the bytes `engaged` sends, in two halves. The wire form a plan
+/// becomes is the server's, field for field; and the server's body is that wire form as
+/// `encodedAnswer` encodes it, byte for byte.
 @Suite("engaged plan bytes")
 struct PlanBytesTests {
     static let berlinZone = ZoneRules(identifier: "Europe/Berlin")!
@@ -65,7 +65,7 @@ struct PlanBytesTests {
             let bytes = Array(answer.body.readableBytesView)
             let wire = try JSONDecoder().decode(PlanWire.self, from: Data(bytes))
             #expect(!wire.requests.isEmpty)
-            #expect(wire.answerBytes == bytes.count, "\(answer.text.prefix(400))")
+            #expect(try wire.encodedAnswer() == bytes, "\(answer.text.prefix(400))")
         }
     }
 }

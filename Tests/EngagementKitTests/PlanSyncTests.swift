@@ -237,4 +237,21 @@ struct PlanSyncTests {
         let object = try JSONSerialization.jsonObject(with: bytes) as? [String: Any]
         #expect((object?["oneOffs"] as? [String: Any])?.keys.sorted() == ["a"])
     }
+
+    @Test func aStateWithOneOffsAndWithdrawalsReadsBackWhateverTheAppsEncoderConvertsKeysTo() throws {
+        let state = PlanSyncState(
+            version: 4, owned: ["mealReminder.2027-03-01.lunch"], lastApplied: 4,
+            oneOffs: ["mealReminder.2027-03-01.lunch": Self.now],
+            withdrawals: ["mealReminder.2027-03-01.lunch": [Withdrawal(.mealLogged(.lunch), from: Self.now - 600)]])
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        #expect(try decoder.decode(PlanSyncState.self, from: try encoder.encode(state)) == state)
+        // As an earlier build wrote it, with text keys.
+        let earlier = try JSONEncoder().encode(state)
+        let text = String(decoding: earlier, as: UTF8.self)
+        #expect(text.contains(#""oneOffs":{"mealReminder.2027-03-01.lunch":"#))
+        #expect(try JSONDecoder().decode(PlanSyncState.self, from: earlier) == state)
+    }
 }

@@ -43,7 +43,7 @@ struct LateMoveTests {
         #expect(
             !effects.contains {
                 if case .schedule(let request, _, _) = $0 {
-                    request.identifier.rawValue == held.id.description
+                    request.identifier == held.id.requestID
                 } else {
                     false
                 }
@@ -79,7 +79,7 @@ struct LateMoveTests {
         #expect(
             effects.contains {
                 if case .schedule(let request, let at, _) = $0 {
-                    request.identifier.rawValue == held.id.description && at == firedAt
+                    request.identifier == held.id.requestID && at == firedAt
                 } else {
                     false
                 }

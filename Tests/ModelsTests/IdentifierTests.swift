@@ -21,18 +21,6 @@ struct IdentifierTests {
         #expect(try JSONDecoder().decode(Holder.self, from: Data(json.utf8)) == holder)
     }
 
-    @Test func aDictionaryKeyedByAnIdentifierEncodesAsAnObjectKeyedByItsText() throws {
-        let fired: [RequestID: Int] = ["mealReminder.2027-03-01.lunch": 7, "a": 1]
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let json = String(decoding: try encoder.encode(fired), as: UTF8.self)
-        #expect(json == #"{"a":1,"mealReminder.2027-03-01.lunch":7}"#)
-        // What a `[String: Int]` wrote reads back keyed by identifiers, and the other way round.
-        let text = try encoder.encode(["a": 1, "mealReminder.2027-03-01.lunch": 7] as [String: Int])
-        #expect(try JSONDecoder().decode([RequestID: Int].self, from: text) == fired)
-        #expect(try JSONDecoder().decode([String: Int].self, from: Data(json.utf8)).count == 2)
-    }
-
     @Test func aValueThatIsNotTextDoesNotDecode() {
         #expect(throws: DecodingError.self) {
             try JSONDecoder().decode(Holder.self, from: Data(#"{"user":7,"request":"r","users":[]}"#.utf8))

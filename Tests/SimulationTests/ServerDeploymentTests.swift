@@ -43,6 +43,22 @@ import Testing
         #expect(report.invariantViolations["planMatchesPlatform", default: 0] == 0, "\(report.violationExamples)")
         #expect(figures.staleShareOfLocalDeliveries < 0.05, "\(figures)")
         #expect(figures.staleFires == 0 || figures.staleAgeSecondsP99 > 0)
+        // Some answers are measured, and a plan of a few reminders is more than a few bytes.
+        #expect(figures.planAnswersMeasured > 0)
+        #expect(figures.planAnswerBytesP50 > 500 && figures.planAnswerBytesP99 >= figures.planAnswerBytesP50)
+    }
+
+    @Test func aPlanAnswerIsMeasuredOnceInEveryHundredAndTwentyEightOrSo() {
+        var measured = 0
+        for user in 0..<200 {
+            for answer in 0..<128 where DeploymentStats.measuresPlanBytes(answered: answer, userIndex: user) {
+                measured += 1
+            }
+        }
+        // 200 expected; a mix that favoured some answers or users would land far off.
+        #expect((150...250).contains(measured), "\(measured)")
+        let firstAnswers = (0..<12_800).count { DeploymentStats.measuresPlanBytes(answered: 0, userIndex: $0) }
+        #expect((60...140).contains(firstAnswers), "\(firstAnswers)")
     }
 
     @Test func anOfflinePhoneMissesPullsAndCatchesUpWhenTheNetworkIsBack() throws {
