@@ -160,15 +160,13 @@ struct DeploymentStats {
     static let planBytesSampleRate: UInt64 = 128
 
     /// Whether the `answered`-th plan answer (from 0) of the scenario's user `userIndex` is
-    /// measured: a mix of the two numbers picks one in `planBytesSampleRate`, spread over users
-    /// and over each user's answers (the first one after install as often as any later one),
-    /// the same on any number of threads.
+    /// measured: a draw of the user's stream for that answer (`SeededGenerator.derived`) picks one
+    /// in `planBytesSampleRate`, spread over users and over each user's answers (the first one
+    /// after install as often as any later one), the same on any number of threads.
     static func measuresPlanBytes(answered: Int, userIndex: Int) -> Bool {
-        var mixed =
-            UInt64(truncatingIfNeeded: userIndex) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(truncatingIfNeeded: answered)
-        mixed = (mixed ^ (mixed >> 31)) &* 0xBF58_476D_1CE4_E5B9
-        mixed ^= mixed >> 29
-        return mixed % planBytesSampleRate == 0
+        var draw = SeededGenerator(seed: UInt64(truncatingIfNeeded: userIndex))
+            .derived(UInt64(truncatingIfNeeded: answered))
+        return draw.next() % planBytesSampleRate == 0
     }
 
     var pulls: Int { pullsAfterEvent + pullsOnSignal + pullsOnRefresh }

@@ -45,8 +45,9 @@ public struct RunOptions: Sendable {
     public var tape: ServerTape?
     /// After every engine step, run a full planning pass on a copy of the engine
     /// (`UserEngine.fullReplanChanges`) and count the steps where it would schedule or cancel
-    /// anything: the incremental plan held to a full one (`Report.incrementalPlan`). It roughly
-    /// doubles the engine's share of the run, and changes nothing the run does.
+    /// anything: the incremental plan held to a full one (`Report.incrementalPlan`). A second
+    /// planning pass per step (its cost: docs/PERFORMANCE.md, "The incremental plan held to a
+    /// full pass"); it changes nothing the run does.
     public var checksIncrementalPlan = false
 
     /// The store the simulator writes through.

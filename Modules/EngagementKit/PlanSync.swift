@@ -68,14 +68,17 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
         try container.encodeIfPresent(version, forKey: .version)
         try container.encode(owned, forKey: .owned)
         try container.encodeIfPresent(lastApplied, forKey: .lastApplied)
-        try container.encode(Dictionary(uniqueKeysWithValues: oneOffs.map { ($0.rawValue, $1) }), forKey: .oneOffs)
-        try container.encode(
-            Dictionary(uniqueKeysWithValues: withdrawals.map { ($0.rawValue, $1) }), forKey: .withdrawals)
+        try container.encode(Self.texted(oneOffs), forKey: .oneOffs)
+        try container.encode(Self.texted(withdrawals), forKey: .withdrawals)
         try container.encode(events, forKey: .events)
     }
 
     private static func keyed<Value>(_ text: [String: Value]?) -> [RequestID: Value] {
         Dictionary(uniqueKeysWithValues: (text ?? [:]).map { (RequestID($0), $1) })
+    }
+
+    private static func texted<Value>(_ keyed: [RequestID: Value]) -> [String: Value] {
+        Dictionary(uniqueKeysWithValues: keyed.map { ($0.rawValue, $1) })
     }
 }
 
