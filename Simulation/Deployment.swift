@@ -154,6 +154,10 @@ struct DeploymentStats {
     /// (`PlanWire.encodedAnswer`), for the answers `measuresPlanBytes` picks. (The histogram keeps
     /// three significant digits.)
     var planAnswerBytes = LatencyHistogram()
+    /// Pulls answered with a plan (200), and those answered with only what changed since the
+    /// version the phone held (`ServedPlans`).
+    var plansAnswered = 0
+    var deltaAnswers = 0
 
     /// One plan answer in this many is measured: encoding with Foundation's `JSONEncoder` is the
     /// cost (docs/PERFORMANCE.md, "What a pull carries").
@@ -185,6 +189,8 @@ struct DeploymentStats {
         staleFiresByCause.merge(other.staleFiresByCause)
         heardStaleAgeSeconds.merge(other.heardStaleAgeSeconds)
         planAnswerBytes.merge(other.planAnswerBytes)
+        plansAnswered += other.plansAnswered
+        deltaAnswers += other.deltaAnswers
         unavoidable.merge(other.unavoidable)
         unavoidableExamples += other.unavoidableExamples.prefix(
             max(0, ShardStats.violationExampleLimit - unavoidableExamples.count))
@@ -205,6 +211,9 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
     public var planAnswerBytesP50: Double
     public var planAnswerBytesP99: Double
     public var planAnswersMeasured: Int
+    /// The share of the pulls answered with a plan that carried only what changed since the
+    /// version the phone held (a delta, `?since=`), not the whole plan.
+    public var deltaShareOfPlanAnswers: Double
     /// Pulls an offline phone could not make.
     public var pullsWhileOffline: Int
     /// Signals (background sync rows asked for because the plan changed) per user-day.
@@ -243,6 +252,8 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
         planAnswerBytesP50 = stats.planAnswerBytes.value(at: 0.5)
         planAnswerBytesP99 = stats.planAnswerBytes.value(at: 0.99)
         planAnswersMeasured = Int(stats.planAnswerBytes.count)
+        deltaShareOfPlanAnswers =
+            stats.plansAnswered == 0 ? 0 : Double(stats.deltaAnswers) / Double(stats.plansAnswered)
         pullsWhileOffline = stats.pullsOffline
         signalsPerUserDay = Double(stats.signals) / days
         withdrawnOnPhonePerUserDay = Double(stats.withdrawnOnPhone) / days
@@ -262,13 +273,13 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
 }
 
 extension ServerPlan {
-    /// The plan as the phone reads it from `GET /v1/users/{id}/plan`: the same requests and
-    /// times, passed as values (the simulated network carries no bytes).
+    /// The plan as the phone reads it from `GET /v1/users/{id}/plan`, whole or a delta: the
+    /// same requests and times, passed as values (the simulated network carries no bytes).
     init(_ plan: LocalPlan) {
         self.init(
             version: plan.version, timeZone: plan.zone.identifier, horizonEnd: plan.horizonEnd,
             requests: plan.entries.map {
                 Entry(request: $0.request, nextFireAt: $0.nextFireAt, withdrawnBy: $0.withdrawnBy)
-            })
+            }, since: plan.delta?.since, removed: plan.delta?.removed ?? [])
     }
 }

@@ -68,6 +68,9 @@ struct RemoteChannel {
     /// The server's pending rows of this user, with what its store keeps for the claim-time
     /// rules (`OutboxClaim`), kept as every store keeps them.
     var outbox = PendingOutbox(completedKeyRetentionSeconds: completedKeyRetentionSeconds)
+    /// The plans the server answered the phone lately, which a pull's `since` names
+    /// (`ServedPlans`): it answers with only what changed since.
+    var servedPlans = ServedPlans()
     /// The request ids each merged alert stands for and when it was merged, until it is shown
     /// or two days have passed.
     var mergedParts: [RequestID: (parts: [RequestID], at: Instant)] = [:]

@@ -172,28 +172,35 @@ extension Shard {
                 withdrawals: { UserEngine.withdrawals(ofRequest: $0, zone: zone, lastActiveAt: lastActiveAt) },
                 at: now)
         }
+        // The server answers with only what changed since the version the phone holds, when
+        // it still knows that version (`ServedPlans`).
+        let answered = users[local].remote.servedPlans.answer(served, since: started.since)
         if DeploymentStats.measuresPlanBytes(
             answered: users[local].phone.plansAnswered, userIndex: users[local].traits.index),
-            let answer = try? PlanWire(served).encodedAnswer()
+            let answer = try? PlanWire(answered).encodedAnswer()
         {
             stats.deployment.planAnswerBytes.record(UInt64(answer.count))
         }
         users[local].phone.plansAnswered += 1
-        let plan = ServerPlan(served)
+        stats.deployment.plansAnswered += 1
+        if answered.delta != nil { stats.deployment.deltaAnswers += 1 }
+        let plan = ServerPlan(answered)
         let outcome = inPlace(local) { user in
             user.phone.sync.apply(.plan(plan), to: &user.center, at: user.deviceTime(now), answering: started)
         }
-        if case .refusedOlder = outcome {
+        switch outcome {
+        case .refusedOlder, .refusedDelta:
             // A pull is made and answered at one instant: none is ever overtaken.
-            assertionFailure("a simulated pull was refused as overtaken")
+            assertionFailure("a simulated pull was refused: \(outcome)")
             return
+        case .unchanged, .applied: break
         }
         users[local].phone.horizonEnd = plan.horizonEnd
         // What the server observed: the plan it answered (the engine counts it as the phone's).
-        users[local].engine.phoneApplied(plan.requests.lazy.map { ($0.request.identifier, $0.nextFireAt) }, at: now)
+        users[local].engine.phoneApplied(served.entries.lazy.map { ($0.request.identifier, $0.nextFireAt) }, at: now)
         users[local].phone.heardEverything(profile: users[local].engine.profile)
         tape?.record(.planServed, of: users[local].traits.profile.id, at: now)
-        users[local].phone.pulled = plan.requests.map {
+        users[local].phone.pulled = served.entries.map {
             BelievedRequest(id: $0.request.identifier, fireAt: $0.nextFireAt, repeatsDaily: $0.request.trigger.repeats)
         }
         try journal.log(&users[local], now, "planPull") {
@@ -208,7 +215,7 @@ extension Shard {
         if refused.values.contains(.notificationsNotAllowed) { users[local].notificationsBlocked = true }
         let offset = users[local].clockOffsetSeconds
         let fireTimes = Dictionary(
-            plan.requests.map { ($0.request.identifier, $0.nextFireAt) }, uniquingKeysWith: { first, _ in first })
+            served.entries.map { ($0.request.identifier, $0.nextFireAt) }, uniquingKeysWith: { first, _ in first })
         for request in reconciliation.add where refused[request.identifier] == nil {
             let id = request.identifier
             if !request.trigger.repeats, users[local].releasedEarly[id] != nil {

@@ -262,6 +262,7 @@ struct Routes: APIProtocol, Sendable {
     static func preflightChecks(_ environment: ServerEnvironment) -> [String: RawRequestMiddleware.Check] {
         [
             "getInbox": { _ = try InboxQuery($0.queryItems) },
+            "getPlan": { _ = try PlanQuery($0.queryItems) },
             "explain": { _ = try ExplainQuery($0.queryItems, now: $0.now) },
             "revokeUserTokens": { _ = try RevokeQuery($0.queryItems, now: $0.now) },
             "postEvent": { _ = try EventKey.scoped($0.headerFields, from: EventKey.source(of: RequestScope.caller)) },

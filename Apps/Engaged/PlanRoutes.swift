@@ -11,10 +11,12 @@ import Scheduling
 /// inbox is. The answer's `version` is its weak `ETag` (`W/"7"`): the revision of the plan's
 /// requests, which a phone holding them need not pull again, though the answer's times move on
 /// as requests fire (`LocalPlan.version`). A request whose `If-None-Match` names it gets 304 and
-/// no body, so an app can ask often and cheaply.
+/// no body, so an app can ask often and cheaply. One whose `?since=` names a version the runtime
+/// kept is answered with only what changed since (`ServedPlans`).
 extension Routes {
     func getPlan(_ input: Operations.GetPlan.Input) async throws -> Operations.GetPlan.Output {
         let id = try Self.userID(input.path.id)
+        let since = try PlanQuery(RequestScope.queryItems).since
         // A client that holds the current version costs the version only, not the plan. Every
         // `If-None-Match` line counts (RFC 9110: they form one list).
         let header = RequestScope.headerFields[values: .ifNoneMatch].joined(separator: ",")
@@ -30,10 +32,37 @@ extension Routes {
         if EventKey.source(of: RequestScope.caller) == .device {
             try await perform { try await runtime.phoneWasServed(plan, userID: id) }
         }
+        let answer = await runtime.answer(plan, of: id, since: since)
         return .ok(
             .init(
                 headers: .init(eTag: PlanTag.of(plan.version), cacheControl: "no-cache"),
-                body: .json(try Components.Schemas.LocalPlan(plan))))
+                body: .json(try Components.Schemas.LocalPlan(answer))))
+    }
+}
+
+/// `?since=` of `GET /v1/users/{id}/plan`: the version the client holds in full, a whole number
+/// of at least 0; absent, the whole plan. Any other parameter, or one given twice, is refused.
+struct PlanQuery: Equatable {
+    var since: Int?
+
+    init(_ parameters: some Collection<(key: Substring, value: Substring)>) throws(Problem) {
+        since = nil
+        var seen = false
+        for (name, value) in parameters {
+            guard name == "since" else {
+                throw Problem.badRequest("unknown query parameter \"\(name)\"; expected since", field: String(name))
+            }
+            guard !seen else {
+                throw Problem.badRequest("the query parameter since is given more than once", field: "since")
+            }
+            seen = true
+            guard let version = Int(value), version >= 0 else {
+                throw Problem.badRequest(
+                    "since is the version of the plan held, a whole number of at least 0, got \"\(value)\"",
+                    field: "since")
+            }
+            since = version
+        }
     }
 }
 
@@ -57,7 +86,7 @@ enum PlanTag {
 
 extension Components.Schemas.LocalPlan {
     /// The plan's answer: each request's content under the plan's privacy, its trigger, and its
-    /// next firing in UTC and in the user's zone.
+    /// next firing in UTC and in the user's zone; for a delta, what it changes.
     init(_ plan: LocalPlan) throws {
         let zone = plan.zone
         self.init(
@@ -79,7 +108,7 @@ extension Components.Schemas.LocalPlan {
                     trigger: Components.Schemas.LocalTrigger(request.trigger), nextFireAt: entry.nextFireAt.date,
                     localTime: zone.formatted(entry.nextFireAt),
                     withdrawnBy: entry.withdrawnBy.map(Components.Schemas.PlanWithdrawal.init))
-            })
+            }, since: plan.delta?.since, removed: plan.delta?.removed.map(\.rawValue))
     }
 }
 

@@ -33,10 +33,15 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
     /// keeps that withdrawn. Kept for `PlanSync.eventRetentionSeconds`, at most
     /// `PlanSync.eventLimit`.
     public var events: [WithdrawingEvent]
+    /// The plan of `version` as the server answered it (each request, the kit's to place or
+    /// not, with its next firing and what withdraws it): what a delta answer changes
+    /// (`ServerPlan.since`). Nil when no version is held in full, and in a state an earlier
+    /// build kept: the next pull then asks for the whole plan.
+    public var plan: [ServerPlan.Entry]?
 
     public init(
         version: Int? = nil, owned: Set<RequestID> = [], lastApplied: Int? = nil, oneOffs: [RequestID: Instant] = [:],
-        withdrawals: [RequestID: [Withdrawal]] = [:], events: [WithdrawingEvent] = []
+        withdrawals: [RequestID: [Withdrawal]] = [:], events: [WithdrawingEvent] = [], plan: [ServerPlan.Entry]? = nil
     ) {
         self.version = version
         self.owned = owned
@@ -44,12 +49,16 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
         self.oneOffs = oneOffs
         self.withdrawals = withdrawals
         self.events = events
+        self.plan = plan
     }
 
-    private enum CodingKeys: String, CodingKey { case version, owned, lastApplied, oneOffs, withdrawals, events }
+    private enum CodingKeys: String, CodingKey {
+        case version, owned, lastApplied, oneOffs, withdrawals, events, plan
+    }
 
     /// Reads a state written by this build or an earlier one (which kept only `version` and
-    /// `owned`, then no withdrawals).
+    /// `owned`, then no withdrawals, then no plan). A plan kept that this build cannot read
+    /// back is dropped: the next pull asks for the whole plan.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         version = try container.decodeIfPresent(Int.self, forKey: .version)
@@ -58,6 +67,7 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
         oneOffs = Self.keyed(try container.decodeIfPresent([String: Instant].self, forKey: .oneOffs))
         withdrawals = Self.keyed(try container.decodeIfPresent([String: [Withdrawal]].self, forKey: .withdrawals))
         events = try container.decodeIfPresent([WithdrawingEvent].self, forKey: .events) ?? []
+        plan = (try? container.decodeIfPresent([PlanWire.Request].self, forKey: .plan)).flatMap(ServerPlan.entries)
     }
 
     /// Writes the identifiers as the text keys of a `[String: _]`, which an encoder's
@@ -71,6 +81,7 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
         try container.encode(Self.texted(oneOffs), forKey: .oneOffs)
         try container.encode(Self.texted(withdrawals), forKey: .withdrawals)
         try container.encode(events, forKey: .events)
+        try container.encodeIfPresent(plan.map(ServerPlan.wire), forKey: .plan)
     }
 
     private static func keyed<Value>(_ text: [String: Value]?) -> [RequestID: Value] {
@@ -93,6 +104,9 @@ public enum PlanSyncOutcome: Equatable, Sendable {
     /// The answer is older than the plan the device holds and was overtaken: another answer was
     /// applied after it was asked for (or it came without its `PlanPull`). It never replaces it.
     case refusedOlder(held: Int, offered: Int)
+    /// The answer is a delta of a version the device does not hold in full, or not the one its
+    /// pull named (another answer was applied after it left): nothing changed. Pull again.
+    case refusedDelta(held: Int?, since: Int)
 }
 
 /// A pull on its way: the version the device held when it asked (`PlanSync.startPull`). Handed
@@ -105,6 +119,15 @@ public struct PlanPull: Hashable, Sendable {
     public let heldVersion: Int?
     /// The version of the last plan applied when the request left (`PlanSyncState.lastApplied`).
     public let lastApplied: Int?
+    /// The version a delta may change (`?since=`): the one held in full, when the kit keeps its
+    /// plan (`PlanSyncState.plan`); nil asks for the whole plan.
+    public let since: Int?
+
+    public init(heldVersion: Int?, lastApplied: Int?, since: Int? = nil) {
+        self.heldVersion = heldVersion
+        self.lastApplied = lastApplied
+        self.since = since
+    }
 
     /// The request's `If-None-Match` header (`W/"7"`), nil when the device held no plan in full.
     public var ifNoneMatch: String? { heldVersion.map { "W/\"\($0)\"" } }
@@ -118,6 +141,8 @@ public struct PlanSync: Sendable {
     public private(set) var state: PlanSyncState
     /// At most this many requests pending on the device (the platform's limit).
     public var pendingLimit: Int
+    /// The rules of the plan's zone, kept from one delta to the next (`merging`).
+    var zoneRules: ZoneRules?
 
     public init(state: PlanSyncState = PlanSyncState(), pendingLimit: Int = 64) {
         self.state = state
@@ -138,12 +163,19 @@ public struct PlanSync: Sendable {
     }
 
     /// Starts a pull: send its `ifNoneMatch`, and hand it back to `apply` with the answer.
-    public func startPull() -> PlanPull { PlanPull(heldVersion: state.version, lastApplied: state.lastApplied) }
+    public func startPull() -> PlanPull {
+        PlanPull(
+            heldVersion: state.version, lastApplied: state.lastApplied,
+            since: state.plan == nil ? nil : state.version)
+    }
 
     /// Applies a pull's answer to `center` at `now`: registers the categories the plan's actions
     /// need, then removes and adds what `PlanReconciliation` says. A plan older than the last one
     /// applied replaces it only when it answers `pull` and nothing was applied since that pull
-    /// left (the server went back); otherwise it was overtaken and is refused. The version is taken only when
+    /// left (the server went back); otherwise it was overtaken and is refused. A delta
+    /// (`ServerPlan.since`) is first merged into the plan the kit keeps (`PlanSyncState.plan`),
+    /// and applied as that whole plan; one of a version not held in full, or not the one `pull`
+    /// named, is refused (`refusedDelta`). The version is taken only when
     /// the device then holds the whole plan: a request the center refused (permission denied, a
     /// malformed trigger), one left out for want of a slot, or one this build cannot read leaves
     /// it untaken, so the next pull gets the whole plan again. A refused replacement leaves the
@@ -151,9 +183,15 @@ public struct PlanSync: Sendable {
     public mutating func apply<Center: LocalNotificationCenter>(
         _ answer: PlanAnswer, to center: inout Center, at now: Instant, answering pull: PlanPull? = nil
     ) -> PlanSyncOutcome {
-        guard case .plan(let plan) = answer else { return .unchanged }
+        guard case .plan(var plan) = answer else { return .unchanged }
         if let last = state.lastApplied, plan.version < last, pull?.lastApplied != last {
             return .refusedOlder(held: last, offered: plan.version)
+        }
+        if let since = plan.since {
+            guard let held = state.plan, state.version == since, pull.map({ $0.since == since }) ?? true else {
+                return .refusedDelta(held: state.version, since: since)
+            }
+            plan = merging(plan, into: held, at: now)
         }
         Self.registerCategories(in: &center)
         forgetEvents(before: now - Self.eventRetentionSeconds)
@@ -187,6 +225,7 @@ public struct PlanSync: Sendable {
         state.owned = reconciliation.owned.filter { refused[$0] == nil || pendingNow.contains($0) }
         let whole = refused.isEmpty && reconciliation.leftOut.isEmpty && plan.unreadable.isEmpty
         state.version = whole ? plan.version : nil
+        state.plan = whole ? plan.requests : nil
         state.lastApplied = plan.version
         // Kept: what fired (two days), and the one-offs the kit now holds, at their instants.
         let forgetBefore = now - 2 * 86_400
@@ -260,7 +299,10 @@ public struct PlanSync: Sendable {
 
     /// Forgets the version held: the platform refused a change after the plan was made (an
     /// asynchronous center, `RecordingCenter`), so the next pull brings the whole plan again.
-    mutating func forgetVersion() { state.version = nil }
+    mutating func forgetVersion() {
+        state.version = nil
+        state.plan = nil
+    }
 
     /// The categories of every kind, as the server's copy names them (`NotificationCategory.all`),
     /// registered when the center's differ.

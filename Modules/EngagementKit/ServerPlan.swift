@@ -16,8 +16,15 @@ public struct ServerPlan: Hashable, Sendable {
     public var timeZone: String
     /// Where the server's planning stopped; nil before its first pass.
     public var horizonEnd: Instant?
-    /// The requests this build can read, soonest first, each with its next firing.
+    /// The requests this build can read, soonest first, each with its next firing. In a delta,
+    /// only those added or replaced.
     public var requests: [Entry]
+    /// Nil for a whole plan. In a delta (`GET /v1/users/{id}/plan?since=7`), the version it
+    /// changes: the device keeps each request of that version the delta neither lists nor
+    /// removes (`PlanSync.apply`).
+    public var since: Int?
+    /// In a delta, the identifiers the plan no longer holds; empty in a whole plan.
+    public var removed: [RequestID]
     /// The identifiers of the requests it cannot read, with why.
     public var unreadable: [UnreadableRequest]
     /// The withdrawals it cannot read (an activity a newer server names), by request: each
@@ -39,25 +46,35 @@ public struct ServerPlan: Hashable, Sendable {
     }
 
     public init(
-        version: Int, timeZone: String, horizonEnd: Instant?, requests: [Entry], unreadable: [UnreadableRequest] = [],
-        unreadableWithdrawals: [UnreadableRequest] = []
+        version: Int, timeZone: String, horizonEnd: Instant?, requests: [Entry], since: Int? = nil,
+        removed: [RequestID] = [], unreadable: [UnreadableRequest] = [], unreadableWithdrawals: [UnreadableRequest] = []
     ) {
         self.version = version
         self.timeZone = timeZone
         self.horizonEnd = horizonEnd
         self.requests = requests
+        self.since = since
+        self.removed = removed
         self.unreadable = unreadable
         self.unreadableWithdrawals = unreadableWithdrawals
     }
 
     /// Reads the answer's JSON body. A body that is not a plan at all (not JSON, no `version`,
-    /// a negative version) throws `PlanReadError`, naming the field.
+    /// a negative version, a delta whose `since` is negative or names no `removed` list, an
+    /// empty identifier removed) throws `PlanReadError`, naming the field.
     public static func decode(_ body: Data) throws(PlanReadError) -> ServerPlan {
         let wire: PlanWire
         do { wire = try JSONDecoder().decode(PlanWire.self, from: body) } catch {
             throw PlanReadError(field: Self.field(of: error), reason: "\(error)")
         }
         guard wire.version >= 0 else { throw PlanReadError(field: "version", reason: "negative: \(wire.version)") }
+        if let since = wire.since, since < 0 { throw PlanReadError(field: "since", reason: "negative: \(since)") }
+        if wire.since != nil, wire.removed == nil {
+            throw PlanReadError(field: "removed", reason: "missing from a delta (an answer with since)")
+        }
+        if let index = wire.removed?.firstIndex(where: \.isEmpty) {
+            throw PlanReadError(field: "removed.\(index)", reason: "an empty identifier")
+        }
         var horizonEnd: Instant?
         if let text = wire.horizonEnd {
             guard let instant = Instant(iso8601: text) else {
@@ -65,7 +82,9 @@ public struct ServerPlan: Hashable, Sendable {
             }
             horizonEnd = instant
         }
-        var plan = ServerPlan(version: wire.version, timeZone: wire.timeZone, horizonEnd: horizonEnd, requests: [])
+        var plan = ServerPlan(
+            version: wire.version, timeZone: wire.timeZone, horizonEnd: horizonEnd, requests: [], since: wire.since,
+            removed: wire.since == nil ? [] : (wire.removed ?? []).map { RequestID($0) })
         for item in wire.requests {
             switch item.entry() {
             case .success(var entry):

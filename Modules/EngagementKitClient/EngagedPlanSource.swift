@@ -6,7 +6,8 @@ import Models
 
 /// The plan pull on the generated client: `GET /v1/users/{id}/plan` for the credential's user,
 /// with `If-None-Match` naming the plan the device holds in full, so an unchanged plan costs a
-/// 304 and no body.
+/// 304 and no body, and `?since=` naming it when the kit keeps that plan (`PlanPull.since`), so
+/// a changed one may come as a delta that `PlanSync.apply` merges.
 ///
 /// ```swift
 /// let pull = sync.startPull()
@@ -23,8 +24,9 @@ public struct EngagedPlanSource: Sendable {
 
     public init(_ connection: EngagedConnection) { self.connection = connection }
 
-    /// Asks for the plan, naming the one `pull` holds (`PlanPull.ifNoneMatch`), and answers:
-    /// - 200: the plan (`PlanAnswer.plan`), or `PlanPullError.unreadable` naming the field when
+    /// Asks for the plan, naming the one `pull` holds (`PlanPull.ifNoneMatch`, `PlanPull.since`),
+    /// and answers:
+    /// - 200: the plan, whole or a delta (`PlanAnswer.plan`), or `PlanPullError.unreadable` naming the field when
     ///   its body is not a plan;
     /// - 304: `PlanAnswer.notModified`, when the pull named a plan and the answer's `ETag` (if
     ///   any) names the same version (compared weakly, as the route does); a 304 to a pull that
@@ -39,7 +41,9 @@ public struct EngagedPlanSource: Sendable {
         let answer: RecordedAnswer
         do {
             answer = try await connection.exchange { client in
-                try await client.getPlan(path: .init(id: userID.rawValue), headers: .init(ifNoneMatch: ifNoneMatch))
+                try await client.getPlan(
+                    path: .init(id: userID.rawValue), query: .init(since: pull.since),
+                    headers: .init(ifNoneMatch: ifNoneMatch))
             }.answer
         } catch { throw .noAnswer("\(error)") }
         switch answer.status {

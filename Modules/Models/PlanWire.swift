@@ -8,13 +8,23 @@ public struct PlanWire: Codable, Hashable, Sendable {
     public var timeZone: String
     /// ISO 8601 UTC; null before the server's first planning pass.
     public var horizonEnd: String?
+    /// In full: every request. In a delta: only those added or replaced since `since`.
     public var requests: [Request]
+    /// Absent from a whole plan; in a delta, the version it changes (the pull's `since`).
+    public var since: Int?
+    /// Absent from a whole plan; in a delta, the identifiers the plan no longer holds.
+    public var removed: [String]?
 
-    public init(version: Int, timeZone: String, horizonEnd: String?, requests: [Request]) {
+    public init(
+        version: Int, timeZone: String, horizonEnd: String?, requests: [Request], since: Int? = nil,
+        removed: [String]? = nil
+    ) {
         self.version = version
         self.timeZone = timeZone
         self.horizonEnd = horizonEnd
         self.requests = requests
+        self.since = since
+        self.removed = removed
     }
 
     /// A notification trigger: `date` (fires once at `fireAt`), `calendar` (fires when the
@@ -153,6 +163,23 @@ public struct PlanWire: Codable, Hashable, Sendable {
             self.withdrawnBy = withdrawnBy
         }
 
+        /// The wire form of `request`, firing next at `nextFireAt` (`localTime`: the same instant
+        /// in the user's zone, nil to leave it out), withdrawn by `withdrawnBy`.
+        public init(
+            _ request: NotificationRequest, nextFireAt: Instant, localTime: String?,
+            withdrawnBy: [Models.Withdrawal]
+        ) {
+            let content = request.content
+            self.init(
+                identifier: request.identifier.rawValue, kind: content.kind.rawValue, title: content.title,
+                subtitle: content.subtitle, body: content.body, categoryIdentifier: content.category.rawValue,
+                threadIdentifier: content.threadID, interruptionLevel: content.interruptionLevel.rawValue,
+                relevanceScore: content.relevanceScore, sound: content.sound.map { "\($0.rawValue).caf" },
+                userInfo: ["link": content.deepLink.description, "kind": content.kind.rawValue],
+                trigger: Trigger(request.trigger), nextFireAt: nextFireAt.iso8601, localTime: localTime,
+                withdrawnBy: withdrawnBy.map(Withdrawal.init))
+        }
+
         private enum CodingKeys: String, CodingKey {
             case identifier, kind, title, subtitle, body, categoryIdentifier, threadIdentifier, interruptionLevel
             case relevanceScore, sound, userInfo, trigger, nextFireAt, localTime, withdrawnBy
@@ -179,7 +206,7 @@ public struct PlanWire: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case version, timeZone, horizonEnd, requests
+        case version, timeZone, horizonEnd, requests, since, removed
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -188,5 +215,7 @@ public struct PlanWire: Codable, Hashable, Sendable {
         try c.encode(timeZone, forKey: .timeZone)
         try c.encode(horizonEnd, forKey: .horizonEnd)  // null before the first pass
         try c.encode(requests, forKey: .requests)
+        try c.encodeIfPresent(since, forKey: .since)
+        try c.encodeIfPresent(removed, forKey: .removed)
     }
 }

@@ -70,6 +70,9 @@ public actor EngineRuntime {
     /// One write at a time per user's profile, and per idempotency key (`EngineRuntime+Users`).
     nonisolated let writeGate = KeyedGate()
     private var engines: [UserID: CachedEngine] = [:]
+    /// The plans each user was answered lately (`ServedPlans`), for delta answers; forgotten
+    /// with the cache (a delta's base is then answered in full).
+    var servedPlans: [UserID: ServedPlans] = [:]
     private var zones: [String: ZoneRules] = [:]
     /// Numbers steps and engine loads in the order they happen (`GroupCommit.Entry`).
     var sequence: UInt64 = 0
@@ -308,5 +311,6 @@ public actor EngineRuntime {
     public func evictCache() async {
         await group.settled(through: sequence)
         engines.removeAll()
+        servedPlans.removeAll()
     }
 }

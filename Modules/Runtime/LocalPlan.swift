@@ -35,14 +35,32 @@ public struct LocalPlan: Hashable, Sendable {
     /// Where the engine's last planning pass stopped: nothing later is planned yet; nil before
     /// the first pass.
     public var horizonEnd: Instant?
-    /// Soonest first (then by identifier).
+    /// Soonest first (then by identifier). In a delta, only the requests added or replaced.
     public var entries: [Entry]
+    /// Nil for the whole plan; set when `entries` are only what changed since a version the
+    /// client holds (`ServedPlans.answer`).
+    public var delta: Delta?
 
-    public init(version: Int, zone: ZoneRules, horizonEnd: Instant?, entries: [Entry]) {
+    /// What a delta answer changes of the plan its client holds: the client keeps each request
+    /// of version `since` that the answer neither lists nor removes.
+    public struct Delta: Hashable, Sendable {
+        /// The version the client holds (its pull's `since`).
+        public var since: Int
+        /// The identifiers the plan no longer holds, sorted.
+        public var removed: [RequestID]
+
+        public init(since: Int, removed: [RequestID]) {
+            self.since = since
+            self.removed = removed
+        }
+    }
+
+    public init(version: Int, zone: ZoneRules, horizonEnd: Instant?, entries: [Entry], delta: Delta? = nil) {
         self.version = version
         self.zone = zone
         self.horizonEnd = horizonEnd
         self.entries = entries
+        self.delta = delta
     }
 
     /// The plan in `pending` (one user's pending outbox rows) at `now`: the `inbox` rows the
@@ -99,6 +117,13 @@ extension EngineRuntime {
         return LocalPlan(
             pending: pending, version: version, zone: engine.zone, horizonEnd: engine.planHorizonEnd,
             withdrawals: engine.withdrawals(ofRequest:), at: clock.now())
+    }
+
+    /// The answer to a pull of `plan` (the user's whole plan, `localPlan(of:)`) from a client
+    /// holding version `since` (nil: none in full): only what changed since, when the runtime
+    /// still keeps that version (`ServedPlans`), else `plan`. Keeps `plan` as answered.
+    public func answer(_ plan: LocalPlan, of userID: UserID, since: Int?) -> LocalPlan {
+        servedPlans[userID, default: ServedPlans()].answer(plan, since: since)
     }
 
     /// Records that the user's phone was answered `plan` (`UserEngine.phoneApplied`), so that

@@ -64,8 +64,9 @@ final class PhoneLink: EventSender, DeviceReportSender {
         return Int(response.status.code)
     }
 
-    func pull(ifNoneMatch: String?) async throws -> PlanAnswer {
-        let response = try await request(.get, "/v1/users/\(userID)/plan", ifNoneMatch: ifNoneMatch)
+    func pull(_ pull: PlanPull) async throws -> PlanAnswer {
+        let query = pull.since.map { "?since=\($0)" } ?? ""
+        let response = try await request(.get, "/v1/users/\(userID)/plan\(query)", ifNoneMatch: pull.ifNoneMatch)
         switch response.status {
         case .notModified: return .notModified
         case .ok: return .plan(try ServerPlan.decode(Data(response.text.utf8)))
@@ -87,6 +88,8 @@ struct KitPhone {
     /// Each request's next firing in the last plan pulled, until it fires.
     var planned: [Models.RequestID: Instant] = [:]
     var pulls = 0
+    /// Pulls answered with a delta (`?since=`).
+    var deltas = 0
     var heldToPlan = 0
     /// The status of the last pull: 200 or 304.
     var lastStatus: HTTPResponse.Status?
@@ -108,20 +111,28 @@ struct KitPhone {
         }
     }
 
-    /// Pulls the plan with `If-None-Match` and mirrors it; afterwards the phone holds exactly the
-    /// server's plan. Returns what applying it did.
+    /// Pulls the plan with `If-None-Match` and `?since=` (a delta when the server kept the
+    /// version held) and mirrors it; afterwards the phone holds exactly the server's plan.
+    /// Returns what applying it did.
     @discardableResult
     mutating func pull(at now: Instant) async throws -> PlanSyncOutcome {
         let started = sync.startPull()
-        let answer = try await link.pull(ifNoneMatch: started.ifNoneMatch)
+        let answer = try await link.pull(started)
         pulls += 1
         lastStatus = .notModified
         if case .plan(let plan) = answer {
             lastStatus = .ok
-            planned = Dictionary(plan.requests.map { ($0.request.identifier, $0.nextFireAt) }) { first, _ in first }
+            if plan.since != nil { deltas += 1 }
         }
         let outcome = sync.apply(answer, to: &center, at: now, answering: started)
-        if case .refusedOlder = outcome { Issue.record("an older plan was offered at \(now.iso8601)") }
+        switch outcome {
+        case .refusedOlder, .refusedDelta: Issue.record("\(outcome) at \(now.iso8601)")
+        case .applied, .unchanged: break
+        }
+        // The plan the phone now holds: the answer, or the plan it stands for when a delta.
+        if case .plan(let plan) = answer, let held = plan.since == nil ? plan.requests : sync.state.plan {
+            planned = Dictionary(held.map { ($0.request.identifier, $0.nextFireAt) }) { first, _ in first }
+        }
         return outcome
     }
 

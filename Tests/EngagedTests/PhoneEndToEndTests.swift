@@ -159,6 +159,9 @@ struct PhoneEndToEndTests {
             #expect(put.status == .ok)
             _ = try await live(hours: 1, &phone)
             #expect(syncsReceived > syncsBefore && phone.pulls == pullsBefore + 1)
+            // The pulls named the plan held (`?since=`): the server answered with what changed,
+            // and the phone still holds the server's plan.
+            #expect(phone.deltas > 0)
             #expect(!phone.pendingIDs.contains { $0.rawValue.hasPrefix("mealReminder.") })
             #expect(phone.pendingIDs == (try await KitPhone.serverPlan(client)))
             let unread = try await client.send(.get, "/v1/users/ana/inbox").json["unread"] as? Int

@@ -48,12 +48,22 @@ struct PlanBytesTests {
             ])
     }
 
-    @Test func aPlansWireFormIsTheServersFieldForField() throws {
+    /// `plan` as a delta from an earlier version: its first request, and two removed.
+    static var delta: LocalPlan {
+        var delta = plan
+        delta.entries = [plan.entries[0]]
+        delta.delta = LocalPlan.Delta(since: 1_803_949_200, removed: ["hydration.daily.0700", "mood.2027-03-01"])
+        return delta
+    }
+
+    @Test(arguments: [plan, delta])
+    func aPlansWireFormIsTheServersFieldForField(plan: LocalPlan) throws {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
-        let server = try encoder.encode(try Components.Schemas.LocalPlan(Self.plan))
-        #expect(try JSONDecoder().decode(PlanWire.self, from: server) == PlanWire(Self.plan))
-        #expect(PlanWire(Self.plan).requests.allSatisfy { $0.withdrawnBy != nil }, "an empty list, not absent")
+        let server = try encoder.encode(try Components.Schemas.LocalPlan(plan))
+        #expect(try JSONDecoder().decode(PlanWire.self, from: server) == PlanWire(plan))
+        #expect(PlanWire(plan).requests.allSatisfy { $0.withdrawnBy != nil }, "an empty list, not absent")
+        #expect((PlanWire(plan).since == nil) == (plan.delta == nil))
     }
 
     @Test func theServersAnswerIsItsWireFormByteForByte() async throws {
@@ -66,6 +76,15 @@ struct PlanBytesTests {
             let wire = try JSONDecoder().decode(PlanWire.self, from: Data(bytes))
             #expect(!wire.requests.isEmpty)
             #expect(try wire.encodedAnswer() == bytes, "\(answer.text.prefix(400))")
+            // A delta: lunch logged removes today's lunch reminder.
+            #expect(
+                try await client.send(.post, "/v1/users/ana/events", #"{"type": "mealLogged", "meal": "lunch"}"#).status
+                    == .accepted)
+            let delta = try await client.send(.get, "/v1/users/ana/plan?since=\(wire.version)")
+            let deltaBytes = Array(delta.body.readableBytesView)
+            let deltaWire = try JSONDecoder().decode(PlanWire.self, from: Data(deltaBytes))
+            #expect(deltaWire.since == wire.version && deltaWire.removed?.isEmpty == false)
+            #expect(try deltaWire.encodedAnswer() == deltaBytes, "\(delta.text.prefix(400))")
         }
     }
 }

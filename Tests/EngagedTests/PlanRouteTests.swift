@@ -120,6 +120,43 @@ struct PlanRouteTests {
         }
     }
 
+    @Test func sinceAKeptVersionAnswersWhatChangedAndAnyOtherTheWholePlan() async throws {
+        try await withAna { client in
+            let first = try await client.send(.get, "/v1/users/ana/plan")
+            let version = try #require(first.json["version"] as? Int)
+            #expect(first.json["since"] == nil && first.json["removed"] == nil, "a whole plan says so")
+            let lunch = try #require(
+                Self.requests(first).compactMap { $0["identifier"] as? String }.first { $0.hasSuffix(".lunch") })
+            let event = try await client.send(
+                .post, "/v1/users/ana/events", #"{"type": "mealLogged", "meal": "lunch"}"#)
+            let newVersion = try #require(event.json["planVersion"] as? Int)
+
+            // From the version answered: only what changed, and lunch removed.
+            let delta = try await client.send(.get, "/v1/users/ana/plan?since=\(version)")
+            #expect(delta.status == .ok && delta.headers[.eTag] == "W/\"\(newVersion)\"")
+            #expect(delta.json["version"] as? Int == newVersion && delta.json["since"] as? Int == version)
+            let removed = try #require(delta.json["removed"] as? [String])
+            #expect(removed.contains(lunch) && removed == removed.sorted())
+            let changed = Self.requests(delta).compactMap { $0["identifier"] as? String }
+            #expect(changed.count < Self.requests(first).count - removed.count, "\(changed)")
+            // From a version never answered: the whole plan.
+            let whole = try await client.send(.get, "/v1/users/ana/plan?since=\(version - 1)")
+            #expect(whole.status == .ok && whole.json["since"] == nil && whole.json["removed"] == nil)
+            #expect(Self.requests(whole).count == Self.requests(first).count - 1)
+            // From the version held, with If-None-Match naming it: 304, as without since.
+            var current = headers()
+            current[.ifNoneMatch] = "W/\"\(newVersion)\""
+            let same = try await client.send(.get, "/v1/users/ana/plan?since=\(newVersion)", headers: current)
+            #expect(same.status == .notModified)
+
+            for query in ["since=-1", "since=abc", "since=1.5", "since=", "since=1&since=2"] {
+                try await client.send(.get, "/v1/users/ana/plan?\(query)").expectProblem(
+                    400, "bad-request", field: "since")
+            }
+            try await client.send(.get, "/v1/users/ana/plan?sinse=1").expectProblem(400, "bad-request", field: "sinse")
+        }
+    }
+
     @Test func theUsersOwnTokenReadsItsPlanAndNoOneElses() async throws {
         try await withAna { client in
             let ana = try await userToken("ana")

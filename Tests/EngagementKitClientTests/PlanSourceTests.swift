@@ -53,6 +53,35 @@ struct PlanSourceTests {
         #expect(server.requests.first?.request.headerFields[.ifNoneMatch] == #"W/"7""#)
     }
 
+    @Test func aPullHoldingItsPlanAsksForWhatChangedAndAppliesTheDelta() async throws {
+        let dinner = FakeEngaged.lunch("mealReminder.2027-03-01.dinner")
+        let delta = FakeEngaged.plan(version: 13, requests: [dinner]).replacingOccurrences(
+            of: #""timeZone""#, with: #""removed":["mealReminder.2027-03-01.lunch"],"since":12,"timeZone""#)
+        let server = FakeEngaged(script: [
+            "getPlan": [
+                .answer(
+                    .ok, body: FakeEngaged.plan(version: 12, requests: [FakeEngaged.lunch()]),
+                    headers: [.eTag: #"W/"12""#]),
+                .answer(.ok, body: delta, headers: [.eTag: #"W/"13""#]),
+            ]
+        ])
+        let source = EngagedPlanSource(connection(to: server))
+        var sync = PlanSync()
+        var center = SimulatedNotificationCenter(timeZone: ZoneRules(identifier: "Europe/Berlin")!)
+        for _ in 0..<2 {
+            let pull = sync.startPull()
+            let answer = try await source.pull(pull)
+            guard case .applied = sync.apply(answer, to: &center, at: Self.now, answering: pull) else {
+                Issue.record("expected the plan applied, got \(answer)")
+                return
+            }
+        }
+        #expect(server.requests.map(\.request.path) == ["/v1/users/ana/plan", "/v1/users/ana/plan?since=12"])
+        #expect(server.requests.last?.request.headerFields[.ifNoneMatch] == #"W/"12""#)
+        #expect(center.pendingNotificationRequests.map(\.request.identifier) == ["mealReminder.2027-03-01.dinner"])
+        #expect(sync.state.version == 13 && sync.startPull().since == 13)
+    }
+
     /// A request a newer server added is left out and named; the generated `LocalPlan` would
     /// refuse the whole plan.
     @Test func aRequestThisBuildCannotReadLeavesTheRestOfThePlan() async throws {

@@ -39,8 +39,8 @@ struct PlanSyncTests {
         var center = SimulatedNotificationCenter(timeZone: Self.berlin)
         var sync = PlanSync()
         #expect(sync.ifNoneMatch == nil)
-        let outcome = sync.apply(
-            Self.plan(3, [Self.entry("a", in: 60), Self.entry("b", in: 120)]), to: &center, at: Self.now)
+        let entries = [Self.entry("a", in: 60), Self.entry("b", in: 120)]
+        let outcome = sync.apply(Self.plan(3, entries), to: &center, at: Self.now)
         guard case .applied(let made, let refused, _) = outcome else {
             Issue.record("expected applied, got \(outcome)")
             return
@@ -51,7 +51,8 @@ struct PlanSyncTests {
         #expect(
             sync.state
                 == PlanSyncState(
-                    version: 3, owned: ["a", "b"], oneOffs: ["a": Self.now + 3_600, "b": Self.now + 7_200]))
+                    version: 3, owned: ["a", "b"], oneOffs: ["a": Self.now + 3_600, "b": Self.now + 7_200],
+                    plan: entries))
         #expect(sync.ifNoneMatch == #"W/"3""#)
     }
 
@@ -135,7 +136,7 @@ struct PlanSyncTests {
         // An empty plan removes everything the kit placed, and nothing else.
         _ = sync.apply(Self.plan(2, []), to: &center, at: Self.now)
         #expect(center.pendingNotificationRequests.isEmpty)
-        #expect(sync.state == PlanSyncState(version: 2, owned: []))
+        #expect(sync.state == PlanSyncState(version: 2, owned: [], plan: []))
     }
 
     @Test func aOneOffTheDeviceShowedIsNotPlacedAgainWhenALaterPlanMovesIt() {

@@ -1289,7 +1289,12 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
     /// device too, so the answer's times move on under the same version). With `If-None-Match`
     /// naming it the answer is 304 and no body. The answer to an event and the background sync
     /// push carry the same number (`planVersion`), so an app pulls only when it differs from
-    /// the one it holds. Open to the API key and to the user's own token.
+    /// the one it holds. With `since` naming the version the app holds in full, the answer
+    /// may be a delta: only the requests added or replaced since, and the identifiers removed
+    /// (`since` and `removed` are then present). The server keeps the last 3 versions it
+    /// answered each user, a fingerprint per request; for any other version (or after a
+    /// restart, or from another server process) the answer is the whole plan, without `since`.
+    /// Open to the API key and to the user's own token.
     ///
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/plan`.
@@ -1313,6 +1318,13 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                     name: "id",
                     as: Components.Parameters.UserID.self
                 ))
+                let query: Operations.GetPlan.Input.Query = .init(since: try converter.getOptionalQueryItemAsURI(
+                    in: request.soar_query,
+                    style: .form,
+                    explode: true,
+                    name: "since",
+                    as: Swift.Int.self
+                ))
                 let headers: Operations.GetPlan.Input.Headers = .init(
                     ifNoneMatch: try converter.getOptionalHeaderFieldAsURI(
                         in: request.headerFields,
@@ -1323,6 +1335,7 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                 )
                 return Operations.GetPlan.Input(
                     path: path,
+                    query: query,
                     headers: headers
                 )
             },

@@ -1572,31 +1572,57 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/LocalPlan/horizonEnd`.
             public var horizonEnd: Components.Schemas.NullableInstant?
+            /// Soonest first. In a delta (`since` present), only the requests added or replaced since
+            /// that version, each replacing the one of its identifier.
+            ///
+            ///
             /// - Remark: Generated from `#/components/schemas/LocalPlan/requests`.
             public var requests: [Components.Schemas.LocalRequest]
+            /// Present only in a delta: the version (the pull's `since`) this answer changes. The
+            /// client keeps each request of that version the answer neither lists nor removes, and
+            /// applies the result as the whole plan `version`. A client that no longer holds that
+            /// version in full pulls again without `since`.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalPlan/since`.
+            public var since: Swift.Int?
+            /// Present only in a delta: the identifiers of the requests of `since` that the plan no
+            /// longer holds (withdrawn, moved to the server, or fired), sorted.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalPlan/removed`.
+            public var removed: [Swift.String]?
             /// Creates a new `LocalPlan`.
             ///
             /// - Parameters:
             ///   - version: The plan's revision (its weak `ETag` is `W/"<version>"`); it grows whenever a request is
             ///   - timeZone: The user's IANA zone, in which calendar triggers match.
             ///   - horizonEnd: Where the engine's last planning pass stopped; null before the first.
-            ///   - requests:
+            ///   - requests: Soonest first. In a delta (`since` present), only the requests added or replaced since
+            ///   - since: Present only in a delta: the version (the pull's `since`) this answer changes. The
+            ///   - removed: Present only in a delta: the identifiers of the requests of `since` that the plan no
             public init(
                 version: Swift.Int,
                 timeZone: Swift.String,
                 horizonEnd: Components.Schemas.NullableInstant? = nil,
-                requests: [Components.Schemas.LocalRequest]
+                requests: [Components.Schemas.LocalRequest],
+                since: Swift.Int? = nil,
+                removed: [Swift.String]? = nil
             ) {
                 self.version = version
                 self.timeZone = timeZone
                 self.horizonEnd = horizonEnd
                 self.requests = requests
+                self.since = since
+                self.removed = removed
             }
             public enum CodingKeys: String, CodingKey {
                 case version
                 case timeZone
                 case horizonEnd
                 case requests
+                case since
+                case removed
             }
         }
         /// - Remark: Generated from `#/components/schemas/LocalRequest`.

@@ -1828,7 +1828,12 @@ public enum Operations {
     /// device too, so the answer's times move on under the same version). With `If-None-Match`
     /// naming it the answer is 304 and no body. The answer to an event and the background sync
     /// push carry the same number (`planVersion`), so an app pulls only when it differs from
-    /// the one it holds. Open to the API key and to the user's own token.
+    /// the one it holds. With `since` naming the version the app holds in full, the answer
+    /// may be a delta: only the requests added or replaced since, and the identifiers removed
+    /// (`since` and `removed` are then present). The server keeps the last 3 versions it
+    /// answered each user, a fingerprint per request; for any other version (or after a
+    /// restart, or from another server process) the answer is the whole plan, without `since`.
+    /// Open to the API key and to the user's own token.
     ///
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/plan`.
@@ -1851,6 +1856,25 @@ public enum Operations {
                 }
             }
             public var path: Operations.GetPlan.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// The version of the plan the client holds in full (the `version` of the last answer
+                /// it applied, whole or merged): the answer may then carry only what changed since.
+                /// Absent: the whole plan. Not a whole number, negative, given twice, or beside any other
+                /// query parameter: 400.
+                ///
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/query/since`.
+                public var since: Swift.Int?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - since: The version of the plan the client holds in full (the `version` of the last answer
+                public init(since: Swift.Int? = nil) {
+                    self.since = since
+                }
+            }
+            public var query: Operations.GetPlan.Input.Query
             /// - Remark: Generated from `#/paths/v1/users/{id}/plan/GET/header`.
             public struct Headers: Sendable, Hashable {
                 /// The `ETag` of a plan the client holds (or a list of them, or `*`); compared weakly.
@@ -1876,12 +1900,15 @@ public enum Operations {
             ///
             /// - Parameters:
             ///   - path:
+            ///   - query:
             ///   - headers:
             public init(
                 path: Operations.GetPlan.Input.Path,
+                query: Operations.GetPlan.Input.Query = .init(),
                 headers: Operations.GetPlan.Input.Headers = .init()
             ) {
                 self.path = path
+                self.query = query
                 self.headers = headers
             }
         }

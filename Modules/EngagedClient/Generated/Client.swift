@@ -1311,7 +1311,12 @@ public struct Client: APIProtocol {
     /// device too, so the answer's times move on under the same version). With `If-None-Match`
     /// naming it the answer is 304 and no body. The answer to an event and the background sync
     /// push carry the same number (`planVersion`), so an app pulls only when it differs from
-    /// the one it holds. Open to the API key and to the user's own token.
+    /// the one it holds. With `since` naming the version the app holds in full, the answer
+    /// may be a delta: only the requests added or replaced since, and the identifiers removed
+    /// (`since` and `removed` are then present). The server keeps the last 3 versions it
+    /// answered each user, a fingerprint per request; for any other version (or after a
+    /// restart, or from another server process) the answer is the whole plan, without `since`.
+    /// Open to the API key and to the user's own token.
     ///
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/plan`.
@@ -1332,6 +1337,13 @@ public struct Client: APIProtocol {
                     method: .get
                 )
                 suppressMutabilityWarning(&request)
+                try converter.setQueryItemAsURI(
+                    in: &request,
+                    style: .form,
+                    explode: true,
+                    name: "since",
+                    value: input.query.since
+                )
                 try converter.setHeaderFieldAsURI(
                     in: &request.headerFields,
                     name: "If-None-Match",
