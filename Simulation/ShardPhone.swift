@@ -166,10 +166,10 @@ extension Shard {
             // Read before the call, not through the engine inside the closure (which would copy
             // it). The server's zone, which lags the device's while a move waits offline.
             let zone = user.engine.zone
-            let lastActiveAt = user.engine.lastActiveAt
+            let heard = user.engine.heardActivity
             return LocalPlan(
                 pending: user.remote.outbox.rows, version: version, zone: zone, horizonEnd: user.engine.planHorizonEnd,
-                withdrawals: { UserEngine.withdrawals(ofRequest: $0, zone: zone, lastActiveAt: lastActiveAt) },
+                withdrawals: { UserEngine.withdrawals(ofRequest: $0, zone: zone, heard: heard) },
                 at: now)
         }
         // The server answers with only what changed since the version the phone holds, when

@@ -81,7 +81,8 @@ extension UserEngine {
         let known = min(lastActiveAt, occurredAt - 1)
         for (id, firedAt) in state.plan.fired.entries
         where firedAt > occurredAt && firedAt <= now && ChannelPolicy.channel(for: id.kind) == .local {
-            let withdrawals = Self.withdrawals(of: id, zone: zone, lastActiveAt: known)
+            let withdrawals = Self.withdrawals(
+                of: id, zone: zone, heard: HeardActivity(lastActiveAt: known, done: state.activity.done))
             guard withdrawals.contains(where: { $0.isMet(by: event) }) else { continue }
             state.plan.ledger.remove(firedAt)
             // Still in `fired` (never planned again, as the kit never places it again), at the

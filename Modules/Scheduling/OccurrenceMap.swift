@@ -81,6 +81,11 @@ public struct OccurrenceMap<Value: Sendable>: Sendable {
         values.contains(where: predicate)
     }
 
+    /// Calls `body` with each entry in key order (no entries are built).
+    @inlinable public func forEach(_ body: (_ id: OccurrenceID, _ value: Value) throws -> Void) rethrows {
+        for (key, value) in zip(keys, values) { try body(OccurrenceID(packed: key)!, value) }
+    }
+
     /// The entries in key order.
     @inlinable public var entries: [(id: OccurrenceID, value: Value)] {
         zip(keys, values).map { (OccurrenceID(packed: $0)!, $1) }

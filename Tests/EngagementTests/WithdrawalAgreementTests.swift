@@ -77,7 +77,8 @@ struct WithdrawalAgreementTests {
     @Test func aMealReminderIsWithdrawnByThatMealOnItsLocalDayOnly() throws {
         let zone = try #require(ZoneRules(identifier: "Asia/Kathmandu"))  // UTC+5:45
         let id = OccurrenceID(.mealReminder, date: LocalDate(year: 2027, month: 3, day: 1), .meal(.lunch))
-        let withdrawals = UserEngine.withdrawals(of: id, zone: zone, lastActiveAt: instant("2027-02-20T00:00:00Z"))
+        let withdrawals = UserEngine.withdrawals(
+            of: id, zone: zone, heard: HeardActivity(lastActiveAt: instant("2027-02-20T00:00:00Z")))
         #expect(withdrawals.count == 1)
         let lunch = { (at: String) in WithdrawingEvent(.mealLogged(.lunch), at: instant(at)) }
         // Local midnight is 18:15 UTC the day before.
@@ -93,13 +94,42 @@ struct WithdrawalAgreementTests {
 
     @Test func onlyWhatTheEngineHasNotHeardOfWithdraws() throws {
         let zone = try #require(ZoneRules(identifier: "Asia/Kathmandu"))
-        let id = OccurrenceID(.mealReminder, date: LocalDate(year: 2027, month: 3, day: 1), .meal(.dinner))
+        let id = try #require(OccurrenceID(requestID: "postWorkoutCheckIn.2027-03-01.0700"))
         let heard = instant("2027-03-01T06:00:00Z")
-        let withdrawal = try #require(UserEngine.withdrawals(of: id, zone: zone, lastActiveAt: heard).first)
+        let withdrawal = try #require(
+            UserEngine.withdrawals(of: id, zone: zone, heard: HeardActivity(lastActiveAt: heard)).first)
         #expect(withdrawal.from == heard + 1)
-        #expect(!withdrawal.isMet(by: WithdrawingEvent(.mealLogged(.dinner), at: heard)))
+        #expect(!withdrawal.isMet(by: WithdrawingEvent(.workoutCompleted(durationMinutes: 30), at: heard)))
         // Past the day's end the engine has heard of the whole day: nothing left to withdraw by.
-        #expect(UserEngine.withdrawals(of: id, zone: zone, lastActiveAt: instant("2027-03-01T18:15:00Z")).isEmpty)
+        #expect(
+            UserEngine.withdrawals(
+                of: id, zone: zone, heard: HeardActivity(lastActiveAt: instant("2027-03-01T18:15:00Z"))
+            ).isEmpty)
+    }
+
+    @Test func aMealOrCheckInReminderCountsFromItsDaysStartWhateverTheEngineHeard() throws {
+        let zone = try #require(ZoneRules(identifier: "Asia/Kathmandu"))
+        let day = LocalDate(year: 2027, month: 3, day: 1)
+        let start = instant("2027-02-28T18:15:00Z")
+        for id in [OccurrenceID(.mealReminder, date: day, .meal(.dinner)), OccurrenceID(.checkInReminder, date: day)] {
+            let withdrawals = ["2027-02-27T00:00:00Z", "2027-03-01T06:00:00Z", "2027-03-01T12:00:00Z"].map {
+                UserEngine.withdrawals(of: id, zone: zone, heard: HeardActivity(lastActiveAt: instant($0)))
+            }
+            #expect(withdrawals.allSatisfy { $0 == withdrawals[0] } && withdrawals[0].first?.from == start, "\(id)")
+            #expect(
+                UserEngine.withdrawals(
+                    of: id, zone: zone, heard: HeardActivity(lastActiveAt: instant("2027-03-01T18:15:00Z"))
+                ).isEmpty)
+        }
+        // A dinner heard of inside the day (logged in another zone, on its own date there):
+        // only a later one withdraws. One logged after the last activity heard of is not heard.
+        let dinner = OccurrenceID(.mealReminder, date: day, .meal(.dinner))
+        let logged = instant("2027-03-01T01:00:00Z")
+        let elsewhere = OccurrenceID(.mealReminder, date: LocalDate(year: 2027, month: 2, day: 28), .meal(.dinner))
+        let heard = HeardActivity(lastActiveAt: logged, done: OccurrenceMap([(elsewhere, logged)]))
+        #expect(UserEngine.withdrawals(of: dinner, zone: zone, heard: heard).first?.from == logged + 1)
+        let notYet = HeardActivity(lastActiveAt: logged - 1, done: OccurrenceMap([(elsewhere, logged)]))
+        #expect(UserEngine.withdrawals(of: dinner, zone: zone, heard: notYet).first?.from == start)
     }
 
     @Test func aDayOfTwentyFiveHoursIsWithdrawnWhole() throws {
@@ -107,7 +137,9 @@ struct WithdrawalAgreementTests {
         let zone = try #require(ZoneRules(identifier: "Europe/Berlin"))
         let id = OccurrenceID(.checkInReminder, date: LocalDate(year: 2027, month: 10, day: 31), .day)
         let withdrawal = try #require(
-            UserEngine.withdrawals(of: id, zone: zone, lastActiveAt: instant("2027-10-01T00:00:00Z")).first)
+            UserEngine.withdrawals(
+                of: id, zone: zone, heard: HeardActivity(lastActiveAt: instant("2027-10-01T00:00:00Z"))
+            ).first)
         #expect(withdrawal.from == instant("2027-10-30T22:00:00Z"))
         #expect(withdrawal.until == instant("2027-10-31T23:00:00Z"))
     }
@@ -116,7 +148,8 @@ struct WithdrawalAgreementTests {
         let zone = try #require(ZoneRules(identifier: "America/St_Johns"))  // UTC-3:30
         let id = OccurrenceID(.reEngagement, date: LocalDate(year: 2027, month: 3, day: 4), .attempt(1))
         let last = instant("2027-03-01T12:00:00Z")
-        let withdrawal = try #require(UserEngine.withdrawals(of: id, zone: zone, lastActiveAt: last).first)
+        let withdrawal = try #require(
+            UserEngine.withdrawals(of: id, zone: zone, heard: HeardActivity(lastActiveAt: last)).first)
         #expect(withdrawal.until == nil)
         #expect(!withdrawal.isMet(by: WithdrawingEvent(.appOpened(sessionSeconds: 5), at: last)))
         #expect(withdrawal.isMet(by: WithdrawingEvent(.moodLogged, at: last + 1)))
@@ -130,8 +163,12 @@ struct WithdrawalAgreementTests {
         let day = LocalDate(year: 2027, month: 3, day: 1)
         let last = instant("2027-02-27T00:00:00Z")
         #expect(
-            UserEngine.withdrawals(of: OccurrenceID(.morningGreeting, date: day), zone: zone, lastActiveAt: last)
+            UserEngine.withdrawals(
+                of: OccurrenceID(.morningGreeting, date: day), zone: zone, heard: HeardActivity(lastActiveAt: last)
+            )
+            .isEmpty)
+        #expect(
+            UserEngine.withdrawals(ofRequest: "not an occurrence", zone: zone, heard: HeardActivity(lastActiveAt: last))
                 .isEmpty)
-        #expect(UserEngine.withdrawals(ofRequest: "not an occurrence", zone: zone, lastActiveAt: last).isEmpty)
     }
 }
