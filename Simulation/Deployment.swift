@@ -280,6 +280,6 @@ extension ServerPlan {
             version: plan.version, timeZone: plan.zone.identifier, horizonEnd: plan.horizonEnd,
             requests: plan.entries.map {
                 Entry(request: $0.request, nextFireAt: $0.nextFireAt, withdrawnBy: $0.withdrawnBy)
-            }, since: plan.delta?.since, removed: plan.delta?.removed ?? [])
+            }, since: plan.delta?.since, removed: plan.delta?.removed ?? [], digest: plan.digest)
     }
 }

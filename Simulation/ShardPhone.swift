@@ -174,7 +174,7 @@ extension Shard {
         }
         // The server answers with only what changed since the version the phone holds, when
         // it still knows that version (`ServedPlans`).
-        let answered = users[local].remote.servedPlans.answer(served, since: started.since)
+        let answered = users[local].remote.servedPlans.answer(served, since: started.since, at: now)
         if DeploymentStats.measuresPlanBytes(
             answered: users[local].phone.plansAnswered, userIndex: users[local].traits.index),
             let answer = try? PlanWire(answered).encodedAnswer()
@@ -190,8 +190,11 @@ extension Shard {
         }
         switch outcome {
         case .refusedOlder, .refusedDelta:
-            // A pull is made and answered at one instant: none is ever overtaken.
-            assertionFailure("a simulated pull was refused: \(outcome)")
+            // A pull is made and answered at one instant, against the one server's copy of the
+            // version the phone holds: a refusal means the phone's plan and the server's differ.
+            try journal.violation(
+                .planMatchesPlatform, &users[local], at: now, detail: "the kit refused the answer: \(outcome)",
+                stats: &stats)
             return
         case .unchanged, .applied: break
         }

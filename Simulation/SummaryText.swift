@@ -59,7 +59,7 @@ public enum SummaryText {
                     ? "not measured"
                     : "p50=\(Int(figures.planAnswerBytesP50)) p99=\(Int(figures.planAnswerBytesP99))"
                         + " (\(figures.planAnswersMeasured) measured)")
-                + ", \(format(figures.deltaShareOfPlanAnswers)) deltas"
+                + ", \(format(figures.deltaShareOfPlanAnswers)) deltas,"
 
                 + " signals/user-day=\(format(figures.signalsPerUserDay))"
                 + " withdrawn on the phone/user-day=\(format(figures.withdrawnOnPhonePerUserDay))"

@@ -16,7 +16,8 @@ import Scheduling
 extension Routes {
     func getPlan(_ input: Operations.GetPlan.Input) async throws -> Operations.GetPlan.Output {
         let id = try Self.userID(input.path.id)
-        let since = try PlanQuery(RequestScope.queryItems).since
+        // `PlanQuery` checked the query before the generated code read it (`preflightChecks`).
+        let since = input.query.since
         // A client that holds the current version costs the version only, not the plan. Every
         // `If-None-Match` line counts (RFC 9110: they form one list).
         let header = RequestScope.headerFields[values: .ifNoneMatch].joined(separator: ",")
@@ -40,8 +41,9 @@ extension Routes {
     }
 }
 
-/// `?since=` of `GET /v1/users/{id}/plan`: the version the client holds in full, a whole number
-/// of at least 0; absent, the whole plan. Any other parameter, or one given twice, is refused.
+/// `?since=` of `GET /v1/users/{id}/plan`, checked before the generated code reads it: the
+/// version the client holds in full, a whole number of at least 0; absent, the whole plan. Any
+/// other parameter, or one given twice, is refused, naming it.
 struct PlanQuery: Equatable {
     var since: Int?
 
@@ -108,7 +110,8 @@ extension Components.Schemas.LocalPlan {
                     trigger: Components.Schemas.LocalTrigger(request.trigger), nextFireAt: entry.nextFireAt.date,
                     localTime: zone.formatted(entry.nextFireAt),
                     withdrawnBy: entry.withdrawnBy.map(Components.Schemas.PlanWithdrawal.init))
-            }, since: plan.delta?.since, removed: plan.delta?.removed.map(\.rawValue))
+            }, since: plan.delta?.since, removed: plan.delta?.removed.map(\.rawValue),
+            digest: plan.digest)
     }
 }
 

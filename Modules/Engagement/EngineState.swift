@@ -60,8 +60,16 @@ public struct ActivityState: Sendable {
     }
     /// The circular mean of `recentOpenMinutes` (from five of them), kept with them.
     public private(set) var habitualActiveTime: LocalTimeOfDay?
-    /// Occurrences made moot by what the user did (meal logged, workout done, skipped).
+    /// Occurrences made moot by what the user did (meal logged, workout done, skipped), with
+    /// the latest instant each was done at.
     var done = OccurrenceMap<Instant>()
+
+    /// Records `id` done at `instant`, keeping the later instant when it was done already: an
+    /// event sent late (queued offline) never moves it back, so what withdrawals count after
+    /// (`HeardActivity`) never goes back past one heard of.
+    mutating func markDone(_ id: OccurrenceID, at instant: Instant) {
+        done[id] = max(done[id] ?? instant, instant)
+    }
 }
 
 /// The planner's state.

@@ -175,13 +175,13 @@ public struct UserEngine: Sendable {
         let today = zone.localDate(at: now)
         switch activity {
         case .mealLogged(let meal):
-            state.activity.done[OccurrenceID(.mealReminder, date: today, .meal(meal))] = now
+            state.activity.markDone(OccurrenceID(.mealReminder, date: today, .meal(meal)), at: now)
         case .workoutCompleted(let durationMinutes):
             markWorkoutsDone(on: today, at: now)
             recordWorkout(at: now, durationMinutes: durationMinutes)
         case .checkInCompleted:
             // Today's check-in reminders are moot; a reflection follows a day later.
-            state.activity.done[OccurrenceID(.checkInReminder, date: today)] = now
+            state.activity.markDone(OccurrenceID(.checkInReminder, date: today), at: now)
             scheduleReflection(after: now)
         default: break
         }

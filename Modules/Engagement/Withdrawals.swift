@@ -78,8 +78,8 @@ extension UserEngine {
 public struct HeardActivity: Sendable {
     /// The last activity heard of.
     public var lastActiveAt: Instant
-    /// When each done thing was heard of (a meal logged, a check-in), by occurrence; only those
-    /// up to `lastActiveAt` count.
+    /// When each thing was done (a meal logged, a check-in), by occurrence, as the engine heard
+    /// of it; only those up to `lastActiveAt` count.
     public var done: OccurrenceMap<Instant>
 
     public init(lastActiveAt: Instant, done: OccurrenceMap<Instant> = OccurrenceMap()) {

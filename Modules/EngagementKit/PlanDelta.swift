@@ -1,4 +1,4 @@
-public import Models
+import Models
 
 /// Delta answers (`GET /v1/users/{id}/plan?since=7`): the kit keeps the plan it holds in full
 /// (`PlanSyncState.plan`) and merges a delta into it, so a delta is applied as the whole plan

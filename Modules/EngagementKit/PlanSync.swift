@@ -105,7 +105,9 @@ public enum PlanSyncOutcome: Equatable, Sendable {
     /// applied after it was asked for (or it came without its `PlanPull`). It never replaces it.
     case refusedOlder(held: Int, offered: Int)
     /// The answer is a delta of a version the device does not hold in full, or not the one its
-    /// pull named (another answer was applied after it left): nothing changed. Pull again.
+    /// pull named (another answer was applied after it left), or one whose merge is not the
+    /// plan its digest names (then the next pull asks for the whole plan): nothing changed.
+    /// Pull again.
     case refusedDelta(held: Int?, since: Int)
 }
 
@@ -188,10 +190,21 @@ public struct PlanSync: Sendable {
             return .refusedOlder(held: last, offered: plan.version)
         }
         if let since = plan.since {
+            // Another pull that named the same version was answered first: held already.
+            if let held = state.version, held == plan.version { return .unchanged }
             guard let held = state.plan, state.version == since, pull.map({ $0.since == since }) ?? true else {
                 return .refusedDelta(held: state.version, since: since)
             }
-            plan = merging(plan, into: held, at: now)
+            let merged = merging(plan, into: held, at: now)
+            // Made against another copy of `since` than the one held (another server process
+            // answered it): take nothing, and ask for the whole plan next.
+            if let digest = plan.digest, merged.unreadable.isEmpty, merged.unreadableWithdrawals.isEmpty,
+                merged.requestsDigest != digest
+            {
+                state.plan = nil
+                return .refusedDelta(held: state.version, since: since)
+            }
+            plan = merged
         }
         Self.registerCategories(in: &center)
         forgetEvents(before: now - Self.eventRetentionSeconds)
@@ -225,7 +238,8 @@ public struct PlanSync: Sendable {
         state.owned = reconciliation.owned.filter { refused[$0] == nil || pendingNow.contains($0) }
         let whole = refused.isEmpty && reconciliation.leftOut.isEmpty && plan.unreadable.isEmpty
         state.version = whole ? plan.version : nil
-        state.plan = whole ? plan.requests : nil
+        // A withdrawal this build cannot read leaves the kept plan unchecked by its digest.
+        state.plan = whole && plan.unreadableWithdrawals.isEmpty ? plan.requests : nil
         state.lastApplied = plan.version
         // Kept: what fired (two days), and the one-offs the kit now holds, at their instants.
         let forgetBefore = now - 2 * 86_400

@@ -25,6 +25,9 @@ public struct ServerPlan: Hashable, Sendable {
     public var since: Int?
     /// In a delta, the identifiers the plan no longer holds; empty in a whole plan.
     public var removed: [RequestID]
+    /// The digest of the whole plan's requests (`PlanDigest`), whole or a delta: what a merged
+    /// delta must come to. Nil from a server before it.
+    public var digest: String?
     /// The identifiers of the requests it cannot read, with why.
     public var unreadable: [UnreadableRequest]
     /// The withdrawals it cannot read (an activity a newer server names), by request: each
@@ -47,7 +50,8 @@ public struct ServerPlan: Hashable, Sendable {
 
     public init(
         version: Int, timeZone: String, horizonEnd: Instant?, requests: [Entry], since: Int? = nil,
-        removed: [RequestID] = [], unreadable: [UnreadableRequest] = [], unreadableWithdrawals: [UnreadableRequest] = []
+        removed: [RequestID] = [], digest: String? = nil, unreadable: [UnreadableRequest] = [],
+        unreadableWithdrawals: [UnreadableRequest] = []
     ) {
         self.version = version
         self.timeZone = timeZone
@@ -55,13 +59,15 @@ public struct ServerPlan: Hashable, Sendable {
         self.requests = requests
         self.since = since
         self.removed = removed
+        self.digest = digest
         self.unreadable = unreadable
         self.unreadableWithdrawals = unreadableWithdrawals
     }
 
     /// Reads the answer's JSON body. A body that is not a plan at all (not JSON, no `version`,
     /// a negative version, a delta whose `since` is negative or names no `removed` list, an
-    /// empty identifier removed) throws `PlanReadError`, naming the field.
+    /// empty identifier removed, a digest not of 16 lowercase hexadecimal digits) throws
+    /// `PlanReadError`, naming the field.
     public static func decode(_ body: Data) throws(PlanReadError) -> ServerPlan {
         let wire: PlanWire
         do { wire = try JSONDecoder().decode(PlanWire.self, from: body) } catch {
@@ -75,6 +81,10 @@ public struct ServerPlan: Hashable, Sendable {
         if let index = wire.removed?.firstIndex(where: \.isEmpty) {
             throw PlanReadError(field: "removed.\(index)", reason: "an empty identifier")
         }
+        if let digest = wire.digest, digest.utf8.count != 16 || !digest.utf8.allSatisfy(Self.isLowercaseHex) {
+            throw PlanReadError(
+                field: "digest", reason: "not 16 lowercase hexadecimal digits: \"\(digest.prefix(40))\"")
+        }
         var horizonEnd: Instant?
         if let text = wire.horizonEnd {
             guard let instant = Instant(iso8601: text) else {
@@ -84,7 +94,7 @@ public struct ServerPlan: Hashable, Sendable {
         }
         var plan = ServerPlan(
             version: wire.version, timeZone: wire.timeZone, horizonEnd: horizonEnd, requests: [], since: wire.since,
-            removed: wire.since == nil ? [] : (wire.removed ?? []).map { RequestID($0) })
+            removed: wire.since == nil ? [] : (wire.removed ?? []).map { RequestID($0) }, digest: wire.digest)
         for item in wire.requests {
             switch item.entry() {
             case .success(var entry):
@@ -101,6 +111,16 @@ public struct ServerPlan: Hashable, Sendable {
             }
         }
         return plan
+    }
+
+    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
+
+    /// The digest of the requests (`PlanDigest`): what `digest` says when they are the whole plan.
+    public var requestsDigest: String {
+        PlanDigest.of(
+            requests.lazy.map { PlanDigest.hash($0.request, nextFireAt: $0.nextFireAt, withdrawnBy: $0.withdrawnBy) })
     }
 
     private static func field(of error: any Error) -> String {

@@ -14,10 +14,12 @@ public struct PlanWire: Codable, Hashable, Sendable {
     public var since: Int?
     /// Absent from a whole plan; in a delta, the identifiers the plan no longer holds.
     public var removed: [String]?
+    /// The whole plan's digest (`PlanDigest`), whole or a delta; absent from a server before it.
+    public var digest: String?
 
     public init(
         version: Int, timeZone: String, horizonEnd: String?, requests: [Request], since: Int? = nil,
-        removed: [String]? = nil
+        removed: [String]? = nil, digest: String? = nil
     ) {
         self.version = version
         self.timeZone = timeZone
@@ -25,6 +27,7 @@ public struct PlanWire: Codable, Hashable, Sendable {
         self.requests = requests
         self.since = since
         self.removed = removed
+        self.digest = digest
     }
 
     /// A notification trigger: `date` (fires once at `fireAt`), `calendar` (fires when the
@@ -206,7 +209,7 @@ public struct PlanWire: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case version, timeZone, horizonEnd, requests, since, removed
+        case version, timeZone, horizonEnd, requests, since, removed, digest
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -217,5 +220,6 @@ public struct PlanWire: Codable, Hashable, Sendable {
         try c.encode(requests, forKey: .requests)
         try c.encodeIfPresent(since, forKey: .since)
         try c.encodeIfPresent(removed, forKey: .removed)
+        try c.encodeIfPresent(digest, forKey: .digest)
     }
 }

@@ -40,6 +40,9 @@ public struct LocalPlan: Hashable, Sendable {
     /// Nil for the whole plan; set when `entries` are only what changed since a version the
     /// client holds (`ServedPlans.answer`).
     public var delta: Delta?
+    /// The digest of the whole plan's requests (`PlanDigest`), whole or a delta; set on an
+    /// answer (`ServedPlans.answer`), nil on a plan read from the rows.
+    public var digest: String?
 
     /// What a delta answer changes of the plan its client holds: the client keeps each request
     /// of version `since` that the answer neither lists nor removes.
@@ -121,9 +124,10 @@ extension EngineRuntime {
 
     /// The answer to a pull of `plan` (the user's whole plan, `localPlan(of:)`) from a client
     /// holding version `since` (nil: none in full): only what changed since, when the runtime
-    /// still keeps that version (`ServedPlans`), else `plan`. Keeps `plan` as answered.
+    /// still keeps that version (`ServedPlans`), else `plan`; with the plan's digest. Keeps
+    /// `plan` as answered.
     public func answer(_ plan: LocalPlan, of userID: UserID, since: Int?) -> LocalPlan {
-        servedPlans[userID, default: ServedPlans()].answer(plan, since: since)
+        servedPlans[userID, default: ServedPlans()].answer(plan, since: since, at: clock.now())
     }
 
     /// Records that the user's phone was answered `plan` (`UserEngine.phoneApplied`), so that

@@ -1,4 +1,5 @@
 import EngagedAPI
+import EngagementKit
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -76,6 +77,9 @@ struct PlanBytesTests {
             let wire = try JSONDecoder().decode(PlanWire.self, from: Data(bytes))
             #expect(!wire.requests.isEmpty)
             #expect(try wire.encodedAnswer() == bytes, "\(answer.text.prefix(400))")
+            // The kit comes to the server's digest from the plan it reads.
+            let read = try ServerPlan.decode(Data(bytes))
+            #expect(read.digest != nil && read.requestsDigest == read.digest)
             // A delta: lunch logged removes today's lunch reminder.
             #expect(
                 try await client.send(.post, "/v1/users/ana/events", #"{"type": "mealLogged", "meal": "lunch"}"#).status
@@ -84,6 +88,7 @@ struct PlanBytesTests {
             let deltaBytes = Array(delta.body.readableBytesView)
             let deltaWire = try JSONDecoder().decode(PlanWire.self, from: Data(deltaBytes))
             #expect(deltaWire.since == wire.version && deltaWire.removed?.isEmpty == false)
+            #expect(deltaWire.digest != nil && deltaWire.digest != wire.digest)
             #expect(try deltaWire.encodedAnswer() == deltaBytes, "\(delta.text.prefix(400))")
         }
     }

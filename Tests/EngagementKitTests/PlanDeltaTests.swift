@@ -15,12 +15,16 @@ struct PlanDeltaTests {
 
     static func delta(
         _ version: Int, since: Int, _ entries: [ServerPlan.Entry], removed: [RequestID] = [],
-        unreadable: [UnreadableRequest] = []
+        unreadable: [UnreadableRequest] = [], digest: String? = nil
     ) -> PlanAnswer {
         .plan(
             ServerPlan(
                 version: version, timeZone: "Europe/Berlin", horizonEnd: nil, requests: entries, since: since,
-                removed: removed, unreadable: unreadable))
+                removed: removed, digest: digest, unreadable: unreadable))
+    }
+
+    static func digest(_ entries: [ServerPlan.Entry]) -> String {
+        ServerPlan(version: 0, timeZone: "UTC", horizonEnd: nil, requests: entries).requestsDigest
     }
 
     /// A device holding version 3 of `held`, with nothing else pending.
@@ -48,8 +52,8 @@ struct PlanDeltaTests {
         let later = Self.now + 600
         let byWhole = wholeSync.apply(Fixture.plan(5, whole), to: &wholeCenter, at: later)
         let byDelta = deltaSync.apply(
-            Self.delta(5, since: 3, [whole[0], whole[2]], removed: ["a"]), to: &deltaCenter, at: later,
-            answering: pull)
+            Self.delta(5, since: 3, [whole[0], whole[2]], removed: ["a"], digest: Self.digest(whole)),
+            to: &deltaCenter, at: later, answering: pull)
         #expect(byDelta == byWhole)
         #expect(deltaCenter.pendingNotificationRequests == wholeCenter.pendingNotificationRequests)
         #expect(deltaSync.state == wholeSync.state)
@@ -75,6 +79,31 @@ struct PlanDeltaTests {
         #expect(earlier.startPull().since == nil && earlier.startPull().heldVersion == 3)
         #expect(
             earlier.apply(Self.delta(5, since: 3, []), to: &center, at: Self.now) == .refusedDelta(held: 3, since: 3))
+    }
+
+    @Test func aDeltaWhoseMergeIsNotThePlanItsDigestNamesIsRefusedAndTheNextPullIsWhole() {
+        var (center, sync) = Self.holding(Self.held)
+        let before = (center.pendingNotificationRequests, sync.state.version)
+        // The server's copy of version 3 did not hold c: its delta does not remove it.
+        let servers = [Fixture.entry("a", in: 60), Fixture.entry("b", in: 120), Fixture.entry("d", in: 200)]
+        let outcome = sync.apply(
+            Self.delta(5, since: 3, [servers[2]], removed: ["s"], digest: Self.digest(servers)), to: &center,
+            at: Self.now)
+        #expect(outcome == .refusedDelta(held: 3, since: 3))
+        #expect(center.pendingNotificationRequests == before.0 && sync.state.version == before.1)
+        #expect(sync.state.plan == nil && sync.startPull().since == nil && sync.startPull().heldVersion == 3)
+    }
+
+    @Test func aSecondAnswerToTheSameVersionIsHeldAlready() {
+        var (center, sync) = Self.holding(Self.held)
+        let pull = sync.startPull()
+        let added = [Fixture.entry("d", in: 200)]
+        let answer = Self.delta(5, since: 3, added, digest: Self.digest(Self.held + added))
+        guard case .applied = sync.apply(answer, to: &center, at: Self.now, answering: pull) else {
+            Issue.record("expected applied")
+            return
+        }
+        #expect(sync.apply(answer, to: &center, at: Self.now, answering: pull) == .unchanged)
     }
 
     @Test func aDeltaWithAnUnreadableRequestLeavesTheVersionUntakenSoTheNextPullIsWhole() {
@@ -122,7 +151,10 @@ struct PlanDeltaTests {
         #expect(delta.since == 3 && delta.removed == ["a", "b"])
         let whole = try ServerPlan.decode(body(""))
         #expect(whole.since == nil && whole.removed.isEmpty)
+        let digested = try ServerPlan.decode(body(#","since":3,"removed":[],"digest":"00ff00ff00ff00ff""#))
+        #expect(digested.digest == "00ff00ff00ff00ff")
         for (tail, field) in [
+            (#","digest":"00FF00FF00FF00FF""#, "digest"), (#","digest":"abc""#, "digest"),
             (#","since":-1,"removed":[]"#, "since"), (#","since":3"#, "removed"),
             (#","since":3,"removed":["a",""]"#, "removed.1"), (#","since":"3","removed":[]"#, "since"),
         ] {

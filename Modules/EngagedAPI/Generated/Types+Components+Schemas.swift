@@ -1592,6 +1592,17 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/LocalPlan/removed`.
             public var removed: [Swift.String]?
+            /// A digest of the whole plan's requests (16 lowercase hexadecimal digits), the same
+            /// whether this answer is whole or a delta: the sum, wrapping at 2^64, of an FNV-1a 64-bit
+            /// hash of each request's identifier, content, trigger, withdrawals and, for a one-off,
+            /// next firing. A client that merged a delta checks the result against it and, when it
+            /// differs (a delta made against another copy of `since`), keeps what it held and pulls
+            /// the whole plan. EngagementKit computes it (`PlanDigest`); a client may ignore it.
+            /// Absent from a server before the field.
+            ///
+            ///
+            /// - Remark: Generated from `#/components/schemas/LocalPlan/digest`.
+            public var digest: Swift.String?
             /// Creates a new `LocalPlan`.
             ///
             /// - Parameters:
@@ -1601,13 +1612,15 @@ extension Components {
             ///   - requests: Soonest first. In a delta (`since` present), only the requests added or replaced since
             ///   - since: Present only in a delta: the version (the pull's `since`) this answer changes. The
             ///   - removed: Present only in a delta: the identifiers of the requests of `since` that the plan no
+            ///   - digest: A digest of the whole plan's requests (16 lowercase hexadecimal digits), the same
             public init(
                 version: Swift.Int,
                 timeZone: Swift.String,
                 horizonEnd: Components.Schemas.NullableInstant? = nil,
                 requests: [Components.Schemas.LocalRequest],
                 since: Swift.Int? = nil,
-                removed: [Swift.String]? = nil
+                removed: [Swift.String]? = nil,
+                digest: Swift.String? = nil
             ) {
                 self.version = version
                 self.timeZone = timeZone
@@ -1615,6 +1628,7 @@ extension Components {
                 self.requests = requests
                 self.since = since
                 self.removed = removed
+                self.digest = digest
             }
             public enum CodingKeys: String, CodingKey {
                 case version
@@ -1623,6 +1637,7 @@ extension Components {
                 case requests
                 case since
                 case removed
+                case digest
             }
         }
         /// - Remark: Generated from `#/components/schemas/LocalRequest`.
