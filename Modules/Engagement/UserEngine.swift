@@ -314,17 +314,17 @@ public struct UserEngine: Sendable {
 
     private mutating func markWorkoutsDone(on date: LocalDate, at now: Instant) {
         for workout in profile.preferences.workoutSchedule where workout.weekday == date.weekday {
-            state.activity.done[
-                OccurrenceID(.workoutReminder, date: date, .minuteOfDay(workout.time.minutesSinceMidnight))] =
-                now
+            state.activity.markDone(
+                OccurrenceID(.workoutReminder, date: date, .minuteOfDay(workout.time.minutesSinceMidnight)), at: now)
         }
         // The day's coaching around the workout is moot too.
         if let habit = state.coaching.habits.habit(for: date.weekday) {
             for kind in [NotificationKind.preWorkout, .postWorkoutCheckIn] {
-                state.activity.done[OccurrenceID(kind, date: date, .minuteOfDay(habit.time.minutesSinceMidnight))] = now
+                state.activity.markDone(
+                    OccurrenceID(kind, date: date, .minuteOfDay(habit.time.minutesSinceMidnight)), at: now)
             }
         }
-        state.activity.done[OccurrenceID(.streakReminder, date: date)] = now
+        state.activity.markDone(OccurrenceID(.streakReminder, date: date), at: now)
     }
 
     private func nextRun(of job: BackgroundJob, after now: Instant) -> Instant {

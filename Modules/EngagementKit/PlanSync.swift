@@ -190,8 +190,13 @@ public struct PlanSync: Sendable {
             return .refusedOlder(held: last, offered: plan.version)
         }
         if let since = plan.since {
-            // Another pull that named the same version was answered first: held already.
-            if let held = state.version, held == plan.version { return .unchanged }
+            // Another pull that named the same version was answered first: held already, when
+            // it is the same plan (another process may hold the version's other copy).
+            if let held = state.version, held == plan.version {
+                if plan.digest == nil || state.plan.map(Self.digest) == plan.digest { return .unchanged }
+                forgetVersion()
+                return .refusedDelta(held: held, since: since)
+            }
             guard let held = state.plan, state.version == since, pull.map({ $0.since == since }) ?? true else {
                 return .refusedDelta(held: state.version, since: since)
             }
@@ -238,8 +243,10 @@ public struct PlanSync: Sendable {
         state.owned = reconciliation.owned.filter { refused[$0] == nil || pendingNow.contains($0) }
         let whole = refused.isEmpty && reconciliation.leftOut.isEmpty && plan.unreadable.isEmpty
         state.version = whole ? plan.version : nil
-        // A withdrawal this build cannot read leaves the kept plan unchecked by its digest.
-        state.plan = whole && plan.unreadableWithdrawals.isEmpty ? plan.requests : nil
+        // Kept to merge deltas into only when it is the plan its digest names (a withdrawal
+        // this build cannot read leaves it unchecked): else every delta would miss it.
+        let checked = plan.unreadableWithdrawals.isEmpty && (plan.digest.map { $0 == plan.requestsDigest } ?? true)
+        state.plan = whole && checked ? plan.requests : nil
         state.lastApplied = plan.version
         // Kept: what fired (two days), and the one-offs the kit now holds, at their instants.
         let forgetBefore = now - 2 * 86_400
@@ -309,6 +316,12 @@ public struct PlanSync: Sendable {
     private mutating func forgetEvents(before cutoff: Instant) {
         state.events.removeAll { $0.at < cutoff }
         if state.events.count > Self.eventLimit { state.events.removeFirst(state.events.count - Self.eventLimit) }
+    }
+
+    /// The digest of `entries` (`PlanDigest`).
+    static func digest(_ entries: [ServerPlan.Entry]) -> String {
+        PlanDigest.of(
+            entries.lazy.map { PlanDigest.hash($0.request, nextFireAt: $0.nextFireAt, withdrawnBy: $0.withdrawnBy) })
     }
 
     /// Forgets the version held: the platform refused a change after the plan was made (an

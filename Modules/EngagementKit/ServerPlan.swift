@@ -118,10 +118,7 @@ public struct ServerPlan: Hashable, Sendable {
     }
 
     /// The digest of the requests (`PlanDigest`): what `digest` says when they are the whole plan.
-    public var requestsDigest: String {
-        PlanDigest.of(
-            requests.lazy.map { PlanDigest.hash($0.request, nextFireAt: $0.nextFireAt, withdrawnBy: $0.withdrawnBy) })
-    }
+    public var requestsDigest: String { PlanSync.digest(requests) }
 
     private static func field(of error: any Error) -> String {
         switch error as? DecodingError {

@@ -65,6 +65,11 @@ struct PlanBytesTests {
         #expect(try JSONDecoder().decode(PlanWire.self, from: server) == PlanWire(plan))
         #expect(PlanWire(plan).requests.allSatisfy { $0.withdrawnBy != nil }, "an empty list, not absent")
         #expect((PlanWire(plan).since == nil) == (plan.delta == nil))
+        // The kit comes to the server's digest from the JSON, for every shape of request.
+        var served = ServedPlans()
+        let whole = served.answer(Self.plan, since: nil, at: Self.at)
+        let read = try ServerPlan.decode(try encoder.encode(try Components.Schemas.LocalPlan(whole)))
+        #expect(read.unreadable.isEmpty && read.digest != nil && read.requestsDigest == read.digest)
     }
 
     @Test func theServersAnswerIsItsWireFormByteForByte() async throws {

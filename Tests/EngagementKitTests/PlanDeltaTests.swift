@@ -104,6 +104,21 @@ struct PlanDeltaTests {
             return
         }
         #expect(sync.apply(answer, to: &center, at: Self.now, answering: pull) == .unchanged)
+        // The same version with another plan (another server process's copy): not held after
+        // all; the next pull asks for the whole plan.
+        let other = Self.delta(5, since: 3, added, digest: Self.digest(added))
+        #expect(sync.apply(other, to: &center, at: Self.now, answering: pull) == .refusedDelta(held: 5, since: 3))
+        #expect(sync.state.version == nil && sync.state.plan == nil && sync.startPull().since == nil)
+    }
+
+    @Test func aWholePlanThatMissesItsDigestIsAppliedButNotKeptForDeltas() {
+        var center = SimulatedNotificationCenter(timeZone: Fixture.berlin)
+        var sync = PlanSync()
+        let plan = ServerPlan(
+            version: 3, timeZone: "Europe/Berlin", horizonEnd: nil, requests: Self.held, digest: "0000000000000001")
+        _ = sync.apply(.plan(plan), to: &center, at: Self.now)
+        #expect(Fixture.pendingIDs(center) == Set(Self.held.map(\.request.identifier)))
+        #expect(sync.state.version == 3 && sync.state.plan == nil && sync.startPull().since == nil)
     }
 
     @Test func aDeltaWithAnUnreadableRequestLeavesTheVersionUntakenSoTheNextPullIsWhole() {

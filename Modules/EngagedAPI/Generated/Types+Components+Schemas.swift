@@ -1595,10 +1595,10 @@ extension Components {
             /// A digest of the whole plan's requests (16 lowercase hexadecimal digits), the same
             /// whether this answer is whole or a delta: the sum, wrapping at 2^64, of an FNV-1a 64-bit
             /// hash of each request's identifier, content, trigger, withdrawals and, for a one-off,
-            /// next firing. A client that merged a delta checks the result against it and, when it
-            /// differs (a delta made against another copy of `since`), keeps what it held and pulls
-            /// the whole plan. EngagementKit computes it (`PlanDigest`); a client may ignore it.
-            /// Absent from a server before the field.
+            /// next firing, in a byte layout EngagementKit defines (`PlanDigest`) and keeps for v1. A
+            /// client that merged a delta checks the result against it and, when it differs (a delta
+            /// made against another copy of `since`), keeps what it held and pulls the whole plan;
+            /// another client may ignore it. Absent from a server before the field.
             ///
             ///
             /// - Remark: Generated from `#/components/schemas/LocalPlan/digest`.
