@@ -189,6 +189,7 @@ public struct PlanSync: Sendable {
         if let last = state.lastApplied, plan.version < last, pull?.lastApplied != last {
             return .refusedOlder(held: last, offered: plan.version)
         }
+        let isDelta = plan.since != nil
         if let since = plan.since {
             // Another pull that named the same version was answered first: held already, when
             // it is the same plan (another process may hold the version's other copy).
@@ -245,7 +246,9 @@ public struct PlanSync: Sendable {
         state.version = whole ? plan.version : nil
         // Kept to merge deltas into only when it is the plan its digest names (a withdrawal
         // this build cannot read leaves it unchecked): else every delta would miss it.
-        let checked = plan.unreadableWithdrawals.isEmpty && (plan.digest.map { $0 == plan.requestsDigest } ?? true)
+        // A merged delta came to its digest above (or holds what this build cannot read).
+        let checked =
+            plan.unreadableWithdrawals.isEmpty && (isDelta || plan.digest.map { $0 == plan.requestsDigest } ?? true)
         state.plan = whole && checked ? plan.requests : nil
         state.lastApplied = plan.version
         // Kept: what fired (two days), and the one-offs the kit now holds, at their instants.
