@@ -134,6 +134,9 @@ struct DeploymentStats {
     var pullsOffline = 0
     /// Steps not from the phone that moved the plan and asked for the signal.
     var signals = 0
+    /// Syncs sent before their slot, because a step withdrew what the phone would fire before
+    /// the slot's sync reached it (`SilentPushPlan.earlyRows`).
+    var earlySyncs = 0
     /// Requests the phone withdrew at once on its user's own event (`PlanSync.withdraw`).
     var withdrawnOnPhone = 0
     /// The user's events the kit queued offline and sent when the network came back.
@@ -182,6 +185,7 @@ struct DeploymentStats {
         notModified += other.notModified
         pullsOffline += other.pullsOffline
         signals += other.signals
+        earlySyncs += other.earlySyncs
         withdrawnOnPhone += other.withdrawnOnPhone
         eventsQueuedOffline += other.eventsQueuedOffline
         staleFires += other.staleFires
@@ -218,6 +222,9 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
     public var pullsWhileOffline: Int
     /// Signals (background sync rows asked for because the plan changed) per user-day.
     public var signalsPerUserDay: Double
+    /// Syncs sent outside the slots' grid, early, because a step withdrew what the phone would
+    /// fire before the slot's sync reached it, per user-day.
+    public var earlySyncsPerUserDay: Double
     /// Requests the phone withdrew on its user's own event, before the server heard of it, per
     /// user-day.
     public var withdrawnOnPhonePerUserDay: Double
@@ -256,6 +263,7 @@ public struct DeploymentFigures: Codable, Sendable, Equatable {
             stats.plansAnswered == 0 ? 0 : Double(stats.deltaAnswers) / Double(stats.plansAnswered)
         pullsWhileOffline = stats.pullsOffline
         signalsPerUserDay = Double(stats.signals) / days
+        earlySyncsPerUserDay = Double(stats.earlySyncs) / days
         withdrawnOnPhonePerUserDay = Double(stats.withdrawnOnPhone) / days
         eventsQueuedOfflinePerUserDay = Double(stats.eventsQueuedOffline) / days
         staleFires = stats.staleFires

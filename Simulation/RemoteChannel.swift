@@ -56,8 +56,9 @@ struct RemoteChannel {
     /// How long the simulated server remembers a completed key. It never replays a commit, and a
     /// key names the instant its work is due, which the engine never plans before its step's
     /// instant: a key comes back only when a step at the instant it was completed makes it
-    /// again. A minute is ample.
-    static let completedKeyRetentionSeconds: Int64 = 60
+    /// again, or, for a sync sent before its slot, until that slot. An early sync's budget reads
+    /// the keys of the last slots too: `SilentPushPlan.historySeconds` covers both.
+    static let completedKeyRetentionSeconds: Int64 = silentPushes.historySeconds
 
     var device: SimulatedPushDevice<PushNote>
     /// The phone's registration in the server's registry (the app registers its token once, at

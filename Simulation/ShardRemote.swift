@@ -41,8 +41,14 @@ extension Shard {
             // Read before the call: a closure reading `user` while `user.engine` is borrowed
             // would make the compiler copy the whole engine for the call.
             let pending = zoneChanged ? user.remote.outbox.rows : []
+            let outbox = signals ? user.remote.outbox : nil
             return StepOutbox.rows(
                 for: effects, engine: user.engine, revisionBefore: revisionBefore, signals: { signals },
+                phone: PhoneHearing.of(Self.source(of: input), silentPushes: RemoteChannel.silentPushes, at: now),
+                syncHistory: { keys in
+                    SilentPushPlan.SyncHistory(
+                        pending: outbox?.rows ?? [], completed: Set(keys.filter { outbox?.wasCompleted($0) == true }))
+                },
                 zoneChanged: zoneChanged, pending: { pending }, silentPushes: RemoteChannel.silentPushes, at: now)
         }
         if !isServerDeployment { plan.rows.removeAll { $0.channel == .job } }
@@ -133,6 +139,7 @@ extension Shard {
             case .moveSync(let next):
                 users[local].remote.outbox.enqueue(next)
             case .send:
+                if RemoteChannel.silentPushes.isEarly(row) { stats.deployment.earlySyncs += 1 }
                 sends.append(row)
             case .runJob(let job) where isServerDeployment:
                 // As `EngineRuntime.dispatchDue`: the job's step commits its next run.

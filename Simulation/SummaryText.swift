@@ -62,6 +62,7 @@ public enum SummaryText {
                 + ", \(format(figures.deltaShareOfPlanAnswers)) deltas,"
 
                 + " signals/user-day=\(format(figures.signalsPerUserDay))"
+                + " early syncs/user-day=\(format(figures.earlySyncsPerUserDay, 4))"
                 + " withdrawn on the phone/user-day=\(format(figures.withdrawnOnPhonePerUserDay))"
                 + " queued offline/user-day=\(format(figures.eventsQueuedOfflinePerUserDay))",
             "stale fires: \(figures.staleFires) (\(format(figures.staleShareOfLocalDeliveries * 100, 3)) % of local "

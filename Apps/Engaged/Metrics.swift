@@ -32,7 +32,8 @@ import Storage
 ///   `remote`, `silent`, `inbox`): `inbox` `delivered` (an item added); `local` `due` (the
 ///   device fires it from its own plan; counted when its inbox item is due); `remote` and
 ///   `silent` `sent` (one per device), `accepted` (APNs 200), `rejected`, `failed` (after the
-///   client's retries) and `token_retired`.
+///   client's retries) and `token_retired`; `silent` `early` besides `sent` for a sync sent
+///   before its slot (the runtime's early sync, `SilentPushPlan.earlyRows`).
 /// - `engaged_delivery_failures_total{channel, outcome, reason}`: the last three by APNs'
 ///   `reason` (`BadDeviceToken`, `TooManyRequests`, ...).
 /// - `engaged_responses_total{channel, response}`: what users did with notifications of each
@@ -51,7 +52,7 @@ struct ServerMetrics: Sendable {
 
     /// What became of a delivery, as `engaged_deliveries_total` counts it.
     enum DeliveryOutcome: String {
-        case delivered, due, sent, accepted, rejected, failed
+        case delivered, due, sent, early, accepted, rejected, failed
         case tokenRetired = "token_retired"
     }
 

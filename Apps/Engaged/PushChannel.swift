@@ -92,9 +92,12 @@ enum APNsSettingsError: Error, Hashable, CustomStringConvertible {
 struct ServerSendObserver: SendObserver {
     let metrics: ServerMetrics
     let logger: Logger
+    /// The runtime's silent plan: a sync sent before its slot is counted as `early` too.
+    let silentPushes: SilentPushPlan
 
     func sending(_ row: OutboxRow, on channel: DeliveryChannel) {
         metrics.delivered(channel, outcome: .sent)
+        if silentPushes.isEarly(row) { metrics.delivered(channel, outcome: .early) }
     }
 
     func notSent(_ row: OutboxRow, on channel: DeliveryChannel, report: SendReport) {
@@ -156,6 +159,7 @@ extension PushChannelTransport {
     /// The push channel of `engaged`: counted in `metrics`, logged to `logger`.
     init(runtime: EngineRuntime, push: any PushTransport, topic: String, metrics: ServerMetrics, logger: Logger) {
         self.init(
-            runtime: runtime, push: push, topic: topic, observer: ServerSendObserver(metrics: metrics, logger: logger))
+            runtime: runtime, push: push, topic: topic,
+            observer: ServerSendObserver(metrics: metrics, logger: logger, silentPushes: runtime.silentPushes))
     }
 }

@@ -62,7 +62,7 @@ struct Worker: AsyncParsableCommand {
 
     @Option(
         name: .customLong("done-retention-hours"),
-        help: "Completed rows are remembered this long, then pruned (1-8760).")
+        help: "Completed rows are remembered this long, then pruned (2-8760: an early sync reads the last 1.5 hours).")
     var doneRetentionHours = 168
 
     @Option(
@@ -88,8 +88,8 @@ struct Worker: AsyncParsableCommand {
         guard (10...60_000).contains(idleMilliseconds) else {
             throw ValidationError("--idle-milliseconds must be in 10...60000")
         }
-        guard (1...8_760).contains(doneRetentionHours) else {
-            throw ValidationError("--done-retention-hours must be in 1...8760")
+        guard (2...8_760).contains(doneRetentionHours) else {
+            throw ValidationError("--done-retention-hours must be in 2...8760")
         }
         if let workerID, workerID.isEmpty || workerID.count > 200 {
             throw ValidationError("--worker-id must be 1-200 characters")

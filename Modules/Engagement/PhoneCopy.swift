@@ -141,6 +141,41 @@ extension UserEngine {
         state.plan.phoneHearsBy = instant
     }
 
+    /// Whether a step at `now`, heard of as `phone` (as the step was given it), withdrew or moved
+    /// with its `effects` a copy the phone holds and fires before it hears: one the pass took as
+    /// committed (`committed(at:phone:)`). A pass keeps every such copy where the phone holds it
+    /// unless the user's own intent withdraws it (`Planner.isWithdrawnByIntent`: a kind disabled,
+    /// a silence asked for, the thing done, quiet hours), or, rarely, the plan's slot budget has
+    /// no room left for it; so a true answer means the phone fires what the user ruled out unless
+    /// it hears sooner, and the runtime asks for its sync early (`SilentPushPlan.earlyRows`).
+    /// False for a phone that hears at once, and when the phone holds nothing.
+    public func withdrewHeldCopy(in effects: [Effect], phone: PhoneHearing, at now: Instant) -> Bool {
+        guard !state.plan.phoneHolds.isEmpty else { return false }
+        let hearsAt: Instant
+        switch effectiveHearing(phone, at: now) {
+        case .atOnce: return false
+        case .by(let instant): hearsAt = instant
+        case .whenItPulls: hearsAt = Instant(secondsSinceEpoch: .max)
+        }
+        func firesBeforeHearing(_ requestID: RequestID, unlessAt fireAt: Instant?) -> Bool {
+            guard let id = OccurrenceID(requestID: requestID), let held = state.plan.phoneHolds[id] else {
+                return false
+            }
+            return held > now && held < hearsAt && held != fireAt
+        }
+        for effect in effects {
+            switch effect {
+            case .cancel(let requestIDs):
+                if requestIDs.contains(where: { firesBeforeHearing($0, unlessAt: nil) }) { return true }
+            case .schedule(let request, let fireAt, .local):
+                if firesBeforeHearing(request.identifier, unlessAt: fireAt) { return true }
+            default:
+                continue
+            }
+        }
+        return false
+    }
+
     /// What the phone holds (`phoneApplied`) of requests still ahead at `now`, committed for a
     /// pass whose change reaches the phone as `phone` says.
     func committed(at now: Instant, phone: PhoneHearing) -> OccurrenceMap<Instant> {

@@ -73,6 +73,9 @@ public final class ClaimingRuntimeStore: RuntimeStore {
     public func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow] {
         try base.pendingOutbox(userID: userID)
     }
+    public func completedOutboxKeys(among keys: [OutboxKey]) throws(StoreError) -> Set<OutboxKey> {
+        try base.completedOutboxKeys(among: keys)
+    }
     public func userIDs() throws(StoreError) -> [UserID] { try base.userIDs() }
     public func apply(_ batch: StoreBatch) throws(StoreError) { try base.apply(batch) }
     public func profile(id: UserID) throws(StoreError) -> UserProfile? { try base.profile(id: id) }

@@ -49,7 +49,8 @@ public enum OutboxSQL {
 
     /// Makes a row pending unless its key is done, replacing the pending row of its request and
     /// channel; returns `due_at` when it wrote the row. A row replaced by one with another key is
-    /// new work, so its claim and attempts are cleared; the same key keeps them. Run it under
+    /// new work, so its claim and attempts are cleared; the same key keeps them, and the earlier
+    /// of the two due instants (`RuntimeStore`'s outbox identity). Run it under
     /// the row's `lockKeys`.
     static func enqueue(
         userID: UserID, requestID: RequestID, channel: String, key: OutboxKey, dueAt: Int64, payload: String
@@ -59,7 +60,8 @@ public enum OutboxSQL {
         SELECT \(userID.rawValue), \(requestID.rawValue), \(channel), \(key.rawValue), \(dueAt), \(payload)
         WHERE NOT EXISTS (SELECT 1 FROM outbox_done WHERE outbox_done.key = \(key.rawValue))
         ON CONFLICT (user_id, request_id, channel) DO UPDATE SET
-            key = excluded.key, due_at = excluded.due_at, payload = excluded.payload,
+            key = excluded.key, payload = excluded.payload,
+            due_at = CASE WHEN outbox.key = excluded.key THEN LEAST(outbox.due_at, excluded.due_at) ELSE excluded.due_at END,
             claimed_by = CASE WHEN outbox.key = excluded.key THEN outbox.claimed_by END,
             lease_until = CASE WHEN outbox.key = excluded.key THEN outbox.lease_until END,
             attempts = CASE WHEN outbox.key = excluded.key THEN outbox.attempts ELSE 0 END,

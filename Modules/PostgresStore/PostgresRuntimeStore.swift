@@ -191,6 +191,18 @@ public final class PostgresRuntimeStore: RuntimeStore {
         }
     }
 
+    public func completedOutboxKeys(among keys: [OutboxKey]) throws(StoreError) -> Set<OutboxKey> {
+        guard !keys.isEmpty else { return [] }
+        return try pool.reading { session in
+            var completed: Set<OutboxKey> = []
+            for row in try session.rows("SELECT key FROM outbox_done WHERE key = ANY(\(keys.map(\.rawValue)))") {
+                completed.insert(
+                    OutboxKey(rawValue: try PostgresColumns.decode(row, as: String.self, table: "outbox_done")))
+            }
+            return completed
+        }
+    }
+
     public func outboxDepth() throws(StoreError) -> Int {
         try pool.reading { session in
             try session.rows("SELECT COUNT(*) FROM outbox").first.map { row throws(StoreError) in

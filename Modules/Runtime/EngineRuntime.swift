@@ -204,6 +204,16 @@ public actor EngineRuntime {
         do { return try store.devices(userID: userID).count > 1 } catch { throw .store(error) }
     }
 
+    /// What an early sync's budget reads of `userID`'s syncs (`SilentPushPlan.earlyRows`): their
+    /// pending rows with those of their steps not yet written, and which of `keys` were completed.
+    private func syncHistory(of userID: UserID, keys: [OutboxKey]) throws(RuntimeError) -> SilentPushPlan.SyncHistory {
+        do throws(StoreError) {
+            return SilentPushPlan.SyncHistory(
+                pending: try store.pendingOutbox(userID: userID) + group.unwrittenRows(of: userID),
+                completed: try store.completedOutboxKeys(among: keys))
+        } catch { throw .store(error) }
+    }
+
     /// Asks for a badge sync of `userID`'s devices after a change of their inbox's counts.
     func requestInboxSync(of userID: UserID) async throws(RuntimeError) {
         try await commitRows([silentPushes.row(for: userID, changedAt: clock.now())], for: userID)
@@ -231,6 +241,8 @@ public actor EngineRuntime {
                     source: source,
                     otherDevices: { () throws(RuntimeError) in try hasSeveralDevices(engine.profile.id) })
             },
+            phone: PhoneHearing.of(source, silentPushes: silentPushes, at: now),
+            syncHistory: { (keys) throws(RuntimeError) in try syncHistory(of: engine.profile.id, keys: keys) },
             zoneChanged: previous.map { $0.zone.identifier != engine.zone.identifier } ?? false,
             pending: { () throws(RuntimeError) in
                 do throws(StoreError) { return try store.pendingOutbox(userID: engine.profile.id) } catch {

@@ -34,6 +34,8 @@ final class GroupCommit: Sendable {
     private struct State {
         var waiting: [Waiting] = []
         var writing = false
+        /// The group being written, until its transaction ends.
+        var inFlight: [Entry] = []
         /// The newest failed step of each user that had one.
         var lastFailure: [UserID: UInt64] = [:]
         /// Everything up to this step has been written or has failed.
@@ -90,6 +92,14 @@ final class GroupCommit: Sendable {
     /// Commits queued behind the group being written.
     var waitingCount: Int { state.withLock { $0.waiting.count } }
 
+    /// The outbox rows of `userID`'s commits not yet written (queued, or in the group being
+    /// written): what a read of the store cannot see yet.
+    func unwrittenRows(of userID: UserID) -> [OutboxRow] {
+        state.withLock { state in
+            (state.inFlight + state.waiting.map(\.entry)).filter { $0.commit.userID == userID }.flatMap(\.commit.outbox)
+        }
+    }
+
     static func derivedFromFailure(_ userID: UserID) -> StoreError {
         .unavailable("an earlier change of user \"\(userID)\" failed to commit; this one built on it and was refused")
     }
@@ -102,6 +112,7 @@ final class GroupCommit: Sendable {
                 let count = min(maxGroupSize, state.waiting.count)
                 let group = Array(state.waiting.prefix(count))
                 state.waiting.removeFirst(count)
+                state.inFlight = group.map(\.entry)
                 return group
             }
             if group.isEmpty { break }  // idle: the next commit starts a writer again
@@ -125,6 +136,7 @@ final class GroupCommit: Sendable {
                     return derived
                 }
             }
+            state.withLock { $0.inFlight = [] }
             for waiting in group { waiting.continuation.resume(returning: failure) }
             for waiting in refused {
                 waiting.continuation.resume(returning: Self.derivedFromFailure(waiting.entry.commit.userID))

@@ -102,7 +102,8 @@ public enum OutboxSteps {
     ///   carries the new count (`alertCarriesCount`): a notification the phone shows itself
     ///   (`shownBy` local) carries no badge from the server; one whose payload cannot be read is
     ///   discarded;
-    /// - a `silent` row past its slot's grace moves to the next slot unsent;
+    /// - a `silent` row past its slot's grace moves to the next slot unsent (an early sync's
+    ///   grace runs from the slot it names, `SilentPushPlan.isSendable`);
     /// - a row whose payload this build cannot read, whatever its channel, is discarded;
     /// - anything else is sent.
     public static func step(
@@ -121,8 +122,8 @@ public enum OutboxSteps {
                 next.append(silentPushes.row(for: row.userID, changedAt: now))
             }
             return .deliverToInbox(delivery, next: next)
-        case .sync where !silentPushes.isSendable(dueAt: row.dueAt, at: now):
-            return .moveSync(next: silentPushes.row(for: row.userID, changedAt: now))
+        case .sync where !silentPushes.isSendable(row, at: now):
+            return .moveSync(next: silentPushes.row(for: row.userID, following: row, at: now))
         case .alert, .sync, .liveActivity:
             return .send
         }
@@ -152,9 +153,9 @@ public enum OutboxSteps {
     /// - an alert withheld, refused or failed leaves the inbox's count off the device's badge, and
     ///   an alert or a sync that got through carrying a count that changed meanwhile may have set
     ///   an older one than a push sent while it was retried: a badge sync follows at the next
-    ///   slot;
-    /// - a badge sync that failed after the client's retries moves to the next slot: the last
-    ///   change is always synced (a refused one would be refused again);
+    ///   slot (for a sync, the next after the slot it names, whose key it holds);
+    /// - a badge sync that failed after the client's retries moves to the next slot, as above:
+    ///   the last change is always synced (a refused one would be refused again);
     /// - a badge sync that failed, was withheld or was refused did not tell the phone of the plan's
     ///   change: the engine is told the sync was missed (`SendFollowUp.syncMissed`).
     public static func afterSend(
@@ -164,11 +165,12 @@ public enum OutboxSteps {
         switch (row.channel, report) {
         case (_, .accepted), (.liveActivity, _), (.unknown, _), (.job, _), (.inbox, _):
             break
-        case (.push, .withheld), (.push, .refused), (.push, .failed), (.push, .acceptedWithOutdatedBadge),
-            (.silent, .acceptedWithOutdatedBadge):
+        case (.push, .withheld), (.push, .refused), (.push, .failed), (.push, .acceptedWithOutdatedBadge):
             followUp.badgeSync = silentPushes.row(for: row.userID, changedAt: now)
+        case (.silent, .acceptedWithOutdatedBadge):
+            followUp.badgeSync = silentPushes.row(for: row.userID, following: row, at: now)
         case (.silent, .failed):
-            followUp.badgeSync = silentPushes.row(for: row.userID, changedAt: now)
+            followUp.badgeSync = silentPushes.row(for: row.userID, following: row, at: now)
             followUp.syncMissed = true
         case (.silent, .withheld), (.silent, .refused):
             followUp.syncMissed = true

@@ -60,6 +60,18 @@ public struct SilentPushPlan: Hashable, Sendable {
     /// Whether a sync row due at `dueAt` may still be sent at `now`.
     public func isSendable(dueAt: Instant, at now: Instant) -> Bool { now - dueAt <= graceSeconds }
 
+    /// Whether the sync `row` may still be sent at `now`: within the grace of its slot, which is
+    /// after its due instant for an early sync (`earlyRows`).
+    public func isSendable(_ row: OutboxRow, at now: Instant) -> Bool {
+        isSendable(dueAt: max(row.dueAt, Self.slot(of: row.requestID) ?? row.dueAt), at: now)
+    }
+
+    /// The sync row of `userID` that follows `row`, a sync that did not go (failed, or past its
+    /// grace) at `now`: the next slot after now and after `row`'s own slot, whose key it holds.
+    public func row(for userID: UserID, following row: OutboxRow, at now: Instant) -> OutboxRow {
+        self.row(for: userID, changedAt: max(now, Self.slot(of: row.requestID) ?? now))
+    }
+
     /// The sync row of `userID` for a change at `now`.
     public func row(for userID: UserID, changedAt now: Instant) -> OutboxRow {
         row(for: userID, dueAt: slot(after: now))
@@ -77,5 +89,14 @@ public struct SilentPushPlan: Hashable, Sendable {
     /// one per slot, so a later slot's row never replaces a pending earlier one.
     public static func requestID(forSlot dueAt: Instant) -> RequestID {
         RequestID(rawValue: "\(collapseID)-\(dueAt.secondsSinceEpoch)")
+    }
+
+    /// The slot a sync's request names (`requestID(forSlot:)`); nil for any other request.
+    public static func slot(of requestID: RequestID) -> Instant? {
+        let text = requestID.rawValue
+        guard text.hasPrefix(collapseID + "-"), let seconds = Int64(text.dropFirst(collapseID.count + 1)) else {
+            return nil
+        }
+        return Instant(secondsSinceEpoch: seconds)
     }
 }

@@ -89,6 +89,10 @@ public final class InMemoryEngagementStore: RuntimeStore, @unchecked Sendable {
 
     public func outboxDepth() throws(StoreError) -> Int { locked { $0.outbox.rows.count } }
 
+    public func completedOutboxKeys(among keys: [OutboxKey]) throws(StoreError) -> Set<OutboxKey> {
+        locked { storage in Set(keys.filter { storage.outbox.wasCompleted($0) }) }
+    }
+
     /// Due rows are listed as they stand: the runtime claims them.
     public var claimsWithRules: Bool { false }
 

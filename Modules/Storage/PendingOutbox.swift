@@ -5,7 +5,9 @@ public import Models
 /// by the same rules:
 /// - a commit withdraws the pending rows of its cancelled requests, then makes each of its rows
 ///   pending;
-/// - a row replaces the pending row of its user, request and channel (its `slot`);
+/// - a row replaces the pending row of its user, request and channel (its `slot`); one with the
+///   same key is the same work, due at the earlier of the two instants (a sync sent before its
+///   slot stays early, an alert asked again is due at its instant again);
 /// - a completed key is never pending again: a row bearing it is refused;
 /// - a claim's record (`ClaimRecord`) defers rows to their new instant, completes the rows a
 ///   merge replaces and makes the merged row pending, and marks performed rows attempted; it
@@ -14,7 +16,9 @@ public import Models
 /// A store remembers completed keys for ever, since a replayed commit may arrive at any time.
 /// A shell that never replays a commit may bound them (`completedKeyRetentionSeconds`): a key
 /// names the instant its work is due, and the engine plans nothing before its step's instant,
-/// so a key can only be made again at the instant it was completed.
+/// so a key can only be made again at the instant it was completed, or, for a sync sent before
+/// its slot, until that slot; the budget of such a sync reads the keys of the last few slots
+/// (the runtime's `SilentPushPlan.historySeconds` bounds both).
 ///
 /// A user has a few rows at a time, so rows are an array in due order searched in order.
 public struct PendingOutbox: Sendable {
@@ -54,10 +58,15 @@ public struct PendingOutbox: Sendable {
     @discardableResult
     public mutating func enqueue(_ row: OutboxRow) -> Bool {
         guard !wasCompleted(row.key) else { return false }
+        var row = row
         if let old = rows.firstIndex(where: {
             $0.channel == row.channel && $0.requestID == row.requestID && $0.userID == row.userID
         }) {
-            if rows[old].key != row.key { forgetClaims(of: rows[old].key) }
+            if rows[old].key != row.key {
+                forgetClaims(of: rows[old].key)
+            } else {
+                row.dueAt = min(row.dueAt, rows[old].dueAt)
+            }
             rows.remove(at: old)
         }
         insert(row)

@@ -297,7 +297,8 @@ public struct RuntimeCommit: Hashable, Sendable {
 ///   several inputs (of one user or many) in order in one transaction, all or none: the runtime
 ///   groups concurrent inputs so that one write (and one fsync) serves them all.
 /// - **Outbox identity.** At most one pending row per (user, request, channel); a new one
-///   replaces it. A row whose key was completed is never pending again, whatever is replayed.
+///   replaces it. One with the same key is the same work: it stays due at the earlier of the two
+///   instants. A row whose key was completed is never pending again, whatever is replayed.
 /// - **Due order.** `dueOutbox` lists pending rows due at or before the instant, by due time,
 ///   then key, at most `limit` of them.
 /// - **Completion.** `completeOutbox` removes the rows from the pending set and remembers their
@@ -325,6 +326,9 @@ public protocol RuntimeStore: EngagementStore, InboxStore, UserVersionStore, Ide
     func outboxDepth() throws(StoreError) -> Int
     /// The user's pending rows, by due time.
     func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow]
+    /// Which of `keys` were completed, as far as the store remembers completed keys: what a
+    /// sync's budget reads (the runtime's `SilentPushPlan.earlyRows`).
+    func completedOutboxKeys(among keys: [OutboxKey]) throws(StoreError) -> Set<OutboxKey>
     /// Every user with a stored profile, sorted (a server's start-up reads it once).
     func userIDs() throws(StoreError) -> [UserID]
     /// Returns when the store answers a read and its schema is the one this build reads

@@ -95,6 +95,20 @@ extension SQLiteEngagementStore {
         }
     }
 
+    public func completedOutboxKeys(among keys: [OutboxKey]) throws(StoreError) -> Set<OutboxKey> {
+        try read { db in
+            var completed: Set<OutboxKey> = []
+            for key in keys
+            where try Bool.fetchOne(
+                db.cachedStatement(sql: SQLiteStatements.selectOutboxDone), arguments: [key.rawValue])
+                != nil
+            {
+                completed.insert(key)
+            }
+            return completed
+        }
+    }
+
     /// A scan of the profile table's key, for start-up only (not in `SQLiteStatements.all`, whose
     /// statements are all index searches).
     public func userIDs() throws(StoreError) -> [UserID] {

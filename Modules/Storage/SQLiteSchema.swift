@@ -207,7 +207,8 @@ enum SQLiteStatements {
     static let selectOutboxDone = "SELECT 1 FROM outboxDone WHERE key = ?"
     static let upsertOutbox = """
         INSERT INTO outbox (userID, requestID, channel, key, dueAt, payload) VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT (userID, requestID, channel) DO UPDATE SET key = excluded.key, dueAt = excluded.dueAt,
+        ON CONFLICT (userID, requestID, channel) DO UPDATE SET key = excluded.key,
+            dueAt = CASE WHEN outbox.key = excluded.key THEN MIN(outbox.dueAt, excluded.dueAt) ELSE excluded.dueAt END,
             payload = excluded.payload,
             attempts = CASE WHEN outbox.key = excluded.key THEN outbox.attempts ELSE 0 END,
             plannedAt = CASE WHEN outbox.key = excluded.key THEN outbox.plannedAt END

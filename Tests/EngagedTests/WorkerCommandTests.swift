@@ -33,6 +33,7 @@ struct WorkerCommandTests {
             [] as [String], ["--database", "mysql://a@h/d"], ["--database", "postgres://h/d"],
             database + ["--lease-seconds", "0"], database + ["--batch-users", "0"],
             database + ["--idle-milliseconds", "5"], database + ["--done-retention-hours", "0"],
+            database + ["--done-retention-hours", "1"],
             database + ["--quiet-guard-seconds", "-1"], database + ["--worker-id", ""],
             database + ["--scaled-clock", "2027-03-01T06:00:00Z,600"],
             database + ["--scaled-clock", "yesterday,600,1790000000000"],

@@ -51,6 +51,9 @@ final class ControlledStore: RuntimeStore {
         try base.traceRecords(userID: userID, after: position, limit: limit)
     }
     func pendingOutbox(userID: UserID) throws(StoreError) -> [OutboxRow] { try base.pendingOutbox(userID: userID) }
+    func completedOutboxKeys(among keys: [OutboxKey]) throws(StoreError) -> Set<OutboxKey> {
+        try base.completedOutboxKeys(among: keys)
+    }
     func apply(_ batch: StoreBatch) throws(StoreError) { try base.apply(batch) }
     func profile(id: UserID) throws(StoreError) -> UserProfile? { try base.profile(id: id) }
     func activityEvents(userID: UserID, since: Instant) throws(StoreError) -> [ActivityEvent] {

@@ -9,6 +9,8 @@ public enum RuntimeStoreCheck: String, CaseIterable, Sendable {
     case aRowReplacesThePendingRowOfItsRequestAndChannel
     case cancellingWithdrawsEveryChannelOfTheRequest
     case aCompletedKeyNeverComesBack
+    case theSameKeyStaysDueAtTheEarlierInstant
+    case completedKeysAreAnsweredAmongThoseAsked
     case dueRowsComeByTimeThenKeyUpToTheLimit
     case anInvalidCommitChangesNothing
     case aDeferredRowKeepsItsKeyAndFirstDueInstant
@@ -88,6 +90,27 @@ public func checkRuntimeStoreConformance(_ make: () throws -> any RuntimeStore, 
                 RuntimeCommit(
                     userID: userID, snapshot: [2], outbox: [row("z", dueIn: 60, key: "completed-before-any-row")]))
             #expect(try store.outboxDepth() == 0)
+        case .theSameKeyStaysDueAtTheEarlierInstant:
+            // A sync sent before its slot: asked again for the slot, it stays early.
+            let slot = row("sync", .silent, dueIn: 1_800)
+            var early = slot
+            early.dueAt = t0 + 60
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [1], outbox: [slot]))
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [2], outbox: [early]))
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [3], outbox: [slot]))
+            #expect(try store.pendingOutbox(userID: userID).map(\.dueAt) == [t0 + 60])
+            // Another key is new work, due at its own instant.
+            try store.commit(RuntimeCommit(userID: userID, snapshot: [4], outbox: [row("sync", .silent, dueIn: 3_600)]))
+            #expect(try store.pendingOutbox(userID: userID).map(\.dueAt) == [t0 + 3_600])
+        case .completedKeysAreAnsweredAmongThoseAsked:
+            #expect(try store.completedOutboxKeys(among: []).isEmpty)
+            let commit = RuntimeCommit(
+                userID: userID, snapshot: [1], outbox: [row("a", dueIn: 60), row("b", dueIn: 60)])
+            try store.commit(commit)
+            try store.completeOutbox(keys: [commit.outbox[0].key, "never-a-row"], at: t0 + 61)
+            #expect(
+                try store.completedOutboxKeys(among: [commit.outbox[0].key, commit.outbox[1].key, "never-a-row", "x"])
+                    == [commit.outbox[0].key, "never-a-row"])
         case .dueRowsComeByTimeThenKeyUpToTheLimit:
             try store.commit(
                 RuntimeCommit(
