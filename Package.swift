@@ -163,7 +163,7 @@ let package = Package(
     targets: module("Models")
         + module(
             "Storage", dependencies: ["Models", "Scheduling", "LiveActivity", grdb],
-            testDependencies: ["StoreConformance"])
+            testDependencies: ["StoreConformance", "TestSupport"])
         // The runtime's store and the workers' queue on PostgreSQL: postgres-nio stays out of the engine.
         + module(
             "PostgresStore",

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import engaged

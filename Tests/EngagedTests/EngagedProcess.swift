@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The built `engaged` binary as an operator runs it, for what only a process shows: its exit
 /// status, its log on standard error, its open-file limit (`ulimit -n` in the shell that starts
 /// it) and its CPU time.
 final class EngagedProcess: @unchecked Sendable {
-    let process = Process()
+    let process: SpawnedProcess
     let folder: URL
     let logFile: URL
 
@@ -31,23 +32,20 @@ final class EngagedProcess: @unchecked Sendable {
         logFile = folder.appendingPathComponent("log")
         FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let binary = try Self.binary().path
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
         let quoted = ([binary] + arguments).map { "'\($0.replacingOccurrences(of: "'", with: "'\\''"))'" }
-        process.arguments = [
-            "-c", (openFiles.map { "ulimit -n \($0) && " } ?? "") + "exec " + quoted.joined(separator: " "),
-        ]
-        process.environment = ProcessInfo.processInfo.environment
-            .merging(["ENGAGED_API_KEY": Self.apiKey, "ENGAGED_USER_TOKEN_KEYS": Self.userTokenKeys]) { $1 }
-            .merging(environment) { $1 }
-        process.standardError = try FileHandle(forWritingTo: logFile)
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        // `SpawnedProcess`, not Foundation's `Process`, whose launch crashes now and then in a
+        // process with as many descriptors open as this suite's.
+        process = try SpawnedProcess(
+            "/bin/sh",
+            ["-c", (openFiles.map { "ulimit -n \($0) && " } ?? "") + "exec " + quoted.joined(separator: " ")],
+            environment: ProcessInfo.processInfo.environment
+                .merging(["ENGAGED_API_KEY": Self.apiKey, "ENGAGED_USER_TOKEN_KEYS": Self.userTokenKeys]) { $1 }
+                .merging(environment) { $1 },
+            standardError: .file(logFile.path))
     }
 
-    deinit {
-        if process.isRunning { process.terminate() }
-        try? FileManager.default.removeItem(at: folder)
-    }
+    /// A server still running is killed and reaped with `process`.
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Models
 import Storage
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -94,27 +95,29 @@ struct SQLiteCrashTests {
     private func runAndKill(
         _ writer: URL, path: String, from: Int, afterLines: Int, delayMicros: Int
     ) throws -> Int? {
-        let process = Process()
-        process.executableURL = writer
-        process.arguments = [path, "--from", String(from), "--count", "100000"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        var pipe: [Int32] = [0, 0]
+        guard Glibc.pipe(&pipe) == 0 else { throw SpawnError(description: "pipe: \(errno)") }
+        let output = FileHandle(fileDescriptor: pipe[0], closeOnDealloc: true)
+        let process: SpawnedProcess
+        do {
+            defer { close(pipe[1]) }
+            process = try SpawnedProcess(
+                writer.path, [path, "--from", String(from), "--count", "100000"], standardOutput: .descriptor(pipe[1]))
+        }
         var text = ""
         var seen = 0
         // Bounded: the writer prints a line every few milliseconds; EOF means it exited.
         for _ in 0..<10_000 where seen < afterLines {
-            let chunk = output.fileHandleForReading.availableData
+            let chunk = output.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
             seen = text.split(separator: "\n").filter { $0.hasPrefix("committed ") }.count
         }
         usleep(UInt32(delayMicros))
-        kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         process.waitUntilExit()
-        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationReason == .uncaughtSignal, "the writer exited on its own: \(text.suffix(500))")
+        text += String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.endedBySignal, "the writer exited on its own: \(text.suffix(500))")
         return text.split(separator: "\n").compactMap { line in
             line.hasPrefix("committed ") ? Int(line.dropFirst("committed ".count)) : nil
         }.max()

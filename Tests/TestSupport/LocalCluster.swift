@@ -56,9 +56,8 @@ public final class LocalCluster: @unchecked Sendable {
         for pid in try processIDs() { kill(pid, signal) }
     }
 
-    /// Runs `scripts/pg-local.sh ARGUMENTS` and returns its standard output, trimmed. Spawned
-    /// and waited for with POSIX calls: Foundation's `Process` reaps its children on a thread
-    /// of its own, which a test process does not always run.
+    /// Runs `scripts/pg-local.sh ARGUMENTS` and returns its standard output, trimmed
+    /// (`SpawnedProcess`: the server it starts inherits no descriptor of the test process).
     @discardableResult
     public static func script(_ arguments: [String]) throws -> String {
         try run(root.appendingPathComponent("scripts/pg-local.sh").path, arguments)
@@ -73,27 +72,24 @@ public final class LocalCluster: @unchecked Sendable {
         // starts keeps the pipe open.
         guard Glibc.pipe(&pipe) == 0 else { throw LocalClusterError(description: "pipe: \(errno)") }
         for descriptor in pipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
-        close(pipe[1])
+        let child: SpawnedProcess
+        do {
+            defer { close(pipe[1]) }
+            child = try SpawnedProcess(
+                path, arguments, standardOutput: .descriptor(pipe[1]), standardError: .descriptor(2))
+        } catch {
+            close(pipe[0])
+            throw LocalClusterError(description: "\(error)")
+        }
         defer { close(pipe[0]) }
-        guard spawned == 0 else { throw LocalClusterError(description: "cannot run \(path): \(spawned)") }
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4_096)
         while true {
             let count = read(pipe[0], &buffer, buffer.count)
             if count > 0 { output += buffer[0..<count] } else if count == 0 || errno != EINTR { break }
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
-        let exitStatus = (status >> 8) & 0xff
-        guard status & 0x7f == 0, exitStatus == 0 else {
+        let status = child.waitUntilExit()
+        guard !child.endedBySignal, status == 0 else {
             throw LocalClusterError(description: "\(path) \(arguments) exited with status \(status)")
         }
         return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
