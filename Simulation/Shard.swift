@@ -245,7 +245,9 @@ final class Shard {
         case .content(let requestID, let request, let outcome):
             let effects = try step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now).effects
             for case .trace(let entry) in effects where entry.reason == .templateFallback {
-                if let reason = ContentTally.reason(
+                if entry.why == .templateKept(code: ContentReason.heldByPhone.code) {
+                    stats.content.fallbackReasons[.heldByPhone, default: 0] += 1
+                } else if let reason = ContentTally.reason(
                     rejecting: outcome, to: request, for: inPlace(local) { $0.engine.recipient }, by: content)
                 {
                     stats.content.fallbackReasons[reason, default: 0] += 1

@@ -18,6 +18,9 @@ public enum ContentReason: Hashable, Sendable, CustomStringConvertible {
     case coachError(String)
     /// The coach answered in time with something that may not be shown.
     case malformedOutput(OutputProblem)
+    /// The coach answered for a copy the user's phone already holds and shows before it could
+    /// hear of another: the template stays, so the inbox says what the phone shows.
+    case heldByPhone
 
     /// A stable, low-cardinality code for traces and reports: `coachAccepted`, `coachTimeout`,
     /// `coachError`, `malformedOutput.missingSeparator`, `malformedOutput.personalData.email`, ...
@@ -28,6 +31,7 @@ public enum ContentReason: Hashable, Sendable, CustomStringConvertible {
         case .coachTimeout: "coachTimeout"
         case .coachError: "coachError"
         case .malformedOutput(let problem): "malformedOutput.\(problem.code)"
+        case .heldByPhone: "heldByPhone"
         }
     }
 

@@ -69,13 +69,26 @@ extension UserEngine {
     }
 
     /// The coach answered: replace the template copy if the answer is valid and the request still
-    /// pending; either way the trace says which copy goes out and why.
+    /// pending; either way the trace says which copy goes out and why. A copy the phone holds and
+    /// fires before it hears of this step (`phoneFiresBeforeHearing`, heard of as `phone`) keeps
+    /// its template, as the phone shows it: the inbox and the banner then say the same
+    /// (`heldByPhone`).
     mutating func applyCoachCopy(
-        _ outcome: CoachOutcome, to requestID: RequestID, at now: Instant, into effects: inout [Effect]
+        _ outcome: CoachOutcome, to requestID: RequestID, phone: PhoneHearing, at now: Instant,
+        into effects: inout [Effect]
     ) {
         guard let id = OccurrenceID(requestID: requestID), let item = state.plan.planned.first(where: { $0.id == id }),
             item.fireAt > now
         else { return }
+        if phoneFiresBeforeHearing(id, phone: phone, at: now) {
+            effects.append(
+                .trace(
+                    TraceEntry(
+                        at: now, userID: profile.id, subject: .external(requestID.rawValue), kind: id.kind,
+                        decision: .copyChosen, reason: .templateFallback, plannedAt: item.plannedAt,
+                        fireAt: item.fireAt, why: .templateKept(code: ContentReason.heldByPhone.code))))
+            return
+        }
         let candidate = candidate(id, at: item.plannedAt)
         let request = contentRequest(for: candidate, fireAt: item.fireAt)
         switch content.judge(outcome, for: request) {

@@ -150,12 +150,8 @@ extension UserEngine {
     /// it hears sooner, and the runtime asks for its sync early (`SilentPushPlan.earlyRows`).
     /// False for a phone that hears at once, and when the phone holds nothing.
     public func withdrewHeldCopy(in effects: [Effect], phone: PhoneHearing, at now: Instant) -> Bool {
-        guard !state.plan.phoneHolds.isEmpty else { return false }
-        let hearsAt: Instant
-        switch effectiveHearing(phone, at: now) {
-        case .atOnce: return false
-        case .by(let instant): hearsAt = instant
-        case .whenItPulls: hearsAt = Instant(secondsSinceEpoch: .max)
+        guard !state.plan.phoneHolds.isEmpty, let hearsAt = Self.hearingBound(effectiveHearing(phone, at: now)) else {
+            return false
         }
         func firesBeforeHearing(_ requestID: RequestID, unlessAt fireAt: Instant?) -> Bool {
             guard let id = OccurrenceID(requestID: requestID), let held = state.plan.phoneHolds[id] else {
@@ -174,6 +170,23 @@ extension UserEngine {
             }
         }
         return false
+    }
+
+    /// When a phone that hears as `phone` hears of a change: nil at once, the end of time when it
+    /// pulls (everything it holds fires first).
+    static func hearingBound(_ phone: PhoneHearing) -> Instant? {
+        switch phone {
+        case .atOnce: nil
+        case .by(let instant): instant
+        case .whenItPulls: Instant(secondsSinceEpoch: .max)
+        }
+    }
+
+    /// Whether the phone holds `id` and fires it after `now` and before it hears of a step heard
+    /// of as `phone` (already effective): one of the copies `committed(at:phone:)` keeps.
+    func phoneFiresBeforeHearing(_ id: OccurrenceID, phone: PhoneHearing, at now: Instant) -> Bool {
+        guard let hearsAt = Self.hearingBound(phone), let held = state.plan.phoneHolds[id] else { return false }
+        return held > now && held < hearsAt
     }
 
     /// What the phone holds (`phoneApplied`) of requests still ahead at `now`, committed for a

@@ -150,7 +150,7 @@ public struct UserEngine: Sendable {
                         decision: .suppressed, reason: .unknownAction, why: .unknownAction(actionIdentifier)))
             )
         case .contentGenerated(let requestID, let outcome):
-            applyCoachCopy(outcome, to: requestID, at: now, into: &effects)
+            applyCoachCopy(outcome, to: requestID, phone: effectiveHearing(phone, at: now), at: now, into: &effects)
         case .liveActivity(let event):
             effects += state.liveActivities.handle(event, at: now).map(Effect.liveActivity)
         case .notificationPermission(let allowed):

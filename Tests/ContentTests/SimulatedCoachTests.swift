@@ -61,7 +61,7 @@ struct SimulatedCoachTests {
             case .coachAccepted:
                 accepted += 1
                 inTimeLatencies.append(decision.coachLatencyMillis ?? -1)
-            case .coachNotAsked: Issue.record("not asked")
+            case .coachNotAsked, .heldByPhone: Issue.record("\(decision.reason)")
             }
         }
         let total = Double(all.count)

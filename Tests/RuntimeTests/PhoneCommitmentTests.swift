@@ -1,3 +1,4 @@
+import Content
 import Engagement
 import Models
 import Storage
@@ -53,6 +54,35 @@ struct PhoneCommitmentTests {
         #expect(
             pushes.allSatisfy { abs($0.dueAt - held.nextFireAt) >= 3_600 },
             "\(held.request.identifier) at \(held.nextFireAt), pushes at \(pushes.map(\.dueAt))")
+    }
+
+    /// The coach answers for a greeting the phone already holds and fires before it hears: the
+    /// template stays, as the phone shows it; a greeting the phone was not served takes the copy.
+    @Test(arguments: [true, false])
+    func theCoachsCopyLeavesACopyThePhoneFiresFirst(served: Bool) async throws {
+        let store = InMemoryEngagementStore()
+        let clock = ManualClock(Self.created)
+        let runtime = EngineRuntime(
+            store: store, clock: clock, content: bundledContent, configuration: withoutAttentionBudget)
+        try await runtime.putUser(profile(zone: "Europe/Berlin"))
+        let plan = try await runtime.localPlan(of: "u1")
+        let greeting = try #require(
+            plan.entries.first { $0.request.identifier.rawValue.hasPrefix("morningGreeting.") })
+        if served { try await runtime.phoneWasServed(plan, userID: "u1") }
+        clock.advance(by: greeting.nextFireAt - 600 - Self.created)
+        let coach = "Sunrise run?|A fresh morning for a few easy miles."
+        let applied = try await runtime.apply(
+            .contentGenerated(requestID: greeting.request.identifier, outcome: .text(coach, latencyMillis: 300)),
+            to: "u1", from: .backend)
+        let kept = applied.effects.contains { effect in
+            guard case .trace(let entry) = effect else { return false }
+            return entry.reason == .templateFallback && entry.why == .templateKept(code: ContentReason.heldByPhone.code)
+        }
+        #expect(kept == served)
+        let after = try await runtime.localPlan(of: "u1").entries.first {
+            $0.request.identifier == greeting.request.identifier
+        }
+        #expect((after?.request.content.title == "Sunrise run?") == !served)
     }
 
     @Test func servingAPlanToAnUnknownUserIsRefused() async throws {
