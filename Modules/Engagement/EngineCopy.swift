@@ -80,13 +80,15 @@ extension UserEngine {
         guard let id = OccurrenceID(requestID: requestID), let item = state.plan.planned.first(where: { $0.id == id }),
             item.fireAt > now
         else { return }
-        if phoneFiresBeforeHearing(id, phone: phone, at: now) {
-            effects.append(
-                .trace(
-                    TraceEntry(
-                        at: now, userID: profile.id, subject: .external(requestID.rawValue), kind: id.kind,
-                        decision: .copyChosen, reason: .templateFallback, plannedAt: item.plannedAt,
-                        fireAt: item.fireAt, why: .templateKept(code: ContentReason.heldByPhone.code))))
+        /// The trace of the copy chosen, and why.
+        func chosen(_ reason: ReasonCode, _ why: TraceDetail) -> Effect {
+            .trace(
+                TraceEntry(
+                    at: now, userID: profile.id, subject: .external(requestID.rawValue), kind: id.kind,
+                    decision: .copyChosen, reason: reason, plannedAt: item.plannedAt, fireAt: item.fireAt, why: why))
+        }
+        guard !phoneFiresBeforeHearing(id, phone: phone, at: now) else {
+            effects.append(chosen(.templateFallback, .templateKept(code: ContentReason.heldByPhone.code)))
             return
         }
         let candidate = candidate(id, at: item.plannedAt)
@@ -100,20 +102,9 @@ extension UserEngine {
                 .schedule(
                     makeRequest(for: candidate, fireAt: item.fireAt, copy: copy), fireAt: item.fireAt,
                     channel: ChannelPolicy.channel(for: id.kind)))
-            effects.append(
-                .trace(
-                    TraceEntry(
-                        at: now, userID: profile.id, subject: .external(requestID.rawValue), kind: id.kind,
-                        decision: .copyChosen, reason: .coachCopy, plannedAt: item.plannedAt, fireAt: item.fireAt,
-                        why: .coachCopyAccepted))
-            )
+            effects.append(chosen(.coachCopy, .coachCopyAccepted))
         case .rejected(let reason, _):
-            effects.append(
-                .trace(
-                    TraceEntry(
-                        at: now, userID: profile.id, subject: .external(requestID.rawValue), kind: id.kind,
-                        decision: .copyChosen, reason: .templateFallback, plannedAt: item.plannedAt,
-                        fireAt: item.fireAt, why: .templateKept(code: reason.code))))
+            effects.append(chosen(.templateFallback, .templateKept(code: reason.code)))
         }
     }
 }

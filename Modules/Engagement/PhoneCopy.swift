@@ -17,6 +17,17 @@ public enum PhoneHearing: Hashable, Sendable {
     case by(Instant)
     /// When the phone next pulls, with no bound known: everything it holds is committed.
     case whenItPulls
+
+    /// Whether a copy the phone holds at `fireAt` fires after `now` and before the phone hears:
+    /// never for a phone that hears at once, always (once ahead) for one that hears when it
+    /// pulls. What `UserEngine.committed(at:phone:)` keeps.
+    func firesBeforeHearing(_ fireAt: Instant, at now: Instant) -> Bool {
+        switch self {
+        case .atOnce: false
+        case .by(let hearsAt): fireAt > now && fireAt < hearsAt
+        case .whenItPulls: fireAt > now
+        }
+    }
 }
 
 extension UserEngine {
@@ -150,21 +161,21 @@ extension UserEngine {
     /// it hears sooner, and the runtime asks for its sync early (`SilentPushPlan.earlyRows`).
     /// False for a phone that hears at once, and when the phone holds nothing.
     public func withdrewHeldCopy(in effects: [Effect], phone: PhoneHearing, at now: Instant) -> Bool {
-        guard !state.plan.phoneHolds.isEmpty, let hearsAt = Self.hearingBound(effectiveHearing(phone, at: now)) else {
-            return false
-        }
-        func firesBeforeHearing(_ requestID: RequestID, unlessAt fireAt: Instant?) -> Bool {
+        guard !state.plan.phoneHolds.isEmpty else { return false }
+        let phone = effectiveHearing(phone, at: now)
+        /// Held, firing before the phone hears, and not at `fireAt` any more.
+        func withdrawn(_ requestID: RequestID, unlessAt fireAt: Instant?) -> Bool {
             guard let id = OccurrenceID(requestID: requestID), let held = state.plan.phoneHolds[id] else {
                 return false
             }
-            return held > now && held < hearsAt && held != fireAt
+            return held != fireAt && phone.firesBeforeHearing(held, at: now)
         }
         for effect in effects {
             switch effect {
             case .cancel(let requestIDs):
-                if requestIDs.contains(where: { firesBeforeHearing($0, unlessAt: nil) }) { return true }
+                if requestIDs.contains(where: { withdrawn($0, unlessAt: nil) }) { return true }
             case .schedule(let request, let fireAt, .local):
-                if firesBeforeHearing(request.identifier, unlessAt: fireAt) { return true }
+                if withdrawn(request.identifier, unlessAt: fireAt) { return true }
             default:
                 continue
             }
@@ -172,32 +183,20 @@ extension UserEngine {
         return false
     }
 
-    /// When a phone that hears as `phone` hears of a change: nil at once, the end of time when it
-    /// pulls (everything it holds fires first).
-    static func hearingBound(_ phone: PhoneHearing) -> Instant? {
-        switch phone {
-        case .atOnce: nil
-        case .by(let instant): instant
-        case .whenItPulls: Instant(secondsSinceEpoch: .max)
-        }
-    }
-
-    /// Whether the phone holds `id` and fires it after `now` and before it hears of a step heard
-    /// of as `phone` (already effective): one of the copies `committed(at:phone:)` keeps.
+    /// Whether the phone holds `id` and fires it before it hears of a step at `now` heard of as
+    /// `phone` (already effective): one of the copies `committed(at:phone:)` keeps.
     func phoneFiresBeforeHearing(_ id: OccurrenceID, phone: PhoneHearing, at now: Instant) -> Bool {
-        guard let hearsAt = Self.hearingBound(phone), let held = state.plan.phoneHolds[id] else { return false }
-        return held > now && held < hearsAt
+        state.plan.phoneHolds[id].map { phone.firesBeforeHearing($0, at: now) } ?? false
     }
 
     /// What the phone holds (`phoneApplied`) of requests still ahead at `now`, committed for a
-    /// pass whose change reaches the phone as `phone` says.
+    /// pass whose change reaches the phone as `phone` says (`PhoneHearing.firesBeforeHearing`).
     func committed(at now: Instant, phone: PhoneHearing) -> OccurrenceMap<Instant> {
         guard phone != .atOnce, !state.plan.phoneHolds.isEmpty else { return OccurrenceMap() }
-        let hearsAt: Instant? = if case .by(let instant) = phone { instant } else { nil }
         return OccurrenceMap(
-            state.plan.phoneHolds.entries.lazy.filter { held in
-                held.value > now && (hearsAt.map { held.value < $0 } ?? true)
-            }.map { ($0.id, $0.value) })
+            state.plan.phoneHolds.entries.lazy.filter { phone.firesBeforeHearing($0.value, at: now) }.map {
+                ($0.id, $0.value)
+            })
     }
 
     /// What the phone holds of requests still ahead at `now` that are not committed for a pass

@@ -34,8 +34,8 @@ final class GroupCommit: Sendable {
     private struct State {
         var waiting: [Waiting] = []
         var writing = false
-        /// The group being written, until its transaction ends.
-        var inFlight: [Entry] = []
+        /// The group being written, until its transaction ends (the same array: nothing copied).
+        var inFlight: [Waiting] = []
         /// The newest failed step of each user that had one.
         var lastFailure: [UserID: UInt64] = [:]
         /// Everything up to this step has been written or has failed.
@@ -96,7 +96,7 @@ final class GroupCommit: Sendable {
     /// written): what a read of the store cannot see yet.
     func unwrittenRows(of userID: UserID) -> [OutboxRow] {
         state.withLock { state in
-            (state.inFlight + state.waiting.map(\.entry)).filter { $0.commit.userID == userID }.flatMap(\.commit.outbox)
+            (state.inFlight + state.waiting).filter { $0.entry.commit.userID == userID }.flatMap(\.entry.commit.outbox)
         }
     }
 
@@ -112,7 +112,7 @@ final class GroupCommit: Sendable {
                 let count = min(maxGroupSize, state.waiting.count)
                 let group = Array(state.waiting.prefix(count))
                 state.waiting.removeFirst(count)
-                state.inFlight = group.map(\.entry)
+                state.inFlight = group
                 return group
             }
             if group.isEmpty { break }  // idle: the next commit starts a writer again
