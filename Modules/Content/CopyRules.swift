@@ -47,6 +47,9 @@ public enum CopyRules {
     /// form of address.
     static let fallbackNames: Set<String> = ["there", "du"]
 
+    /// The stand-ins' lengths in characters.
+    static let fallbackNameLengths: [Int] = Array(Set(fallbackNames.map(\.count)))
+
     /// The first rule `copy` breaks, title first; nil when it reads right. `titleNeedsEmoji`:
     /// templates carry an emoji in every title; the coach's answers need not.
     public static func firstBreak(
@@ -67,12 +70,16 @@ public enum CopyRules {
     }
 
     /// The first rule one piece of text breaks, of those that need no more than the text.
+    ///
+    /// Every check reads the text's characters (grapheme clusters) once, in one array, and compares
+    /// characters one by one: no string is rebuilt and no substring searched, since the coach's
+    /// every answer passes here inside the scheduling decision.
     static func firstBreak(in text: String) -> CopyRule? {
         let characters = Array(text)
         if characters.contains(where: { $0 == "{" || $0 == "}" }) { return .placeholderLeft }
         if hasEmptyClause(characters) { return .emptyClause }
         if hasFallbackName(characters) { return .fallbackName }
-        if text.contains("  ") { return .doubleSpace }
+        if contains([" ", " "], in: characters) { return .doubleSpace }
         for index in characters.indices.dropLast() where characters[index] == " " {
             if isPunctuation(characters[index + 1]) { return .spaceBeforePunctuation }
         }
@@ -80,7 +87,20 @@ public enum CopyRules {
         return nil
     }
 
-    static func isPunctuation(_ character: Character) -> Bool { ",.;:!?".contains(character) }
+    static func isPunctuation(_ character: Character) -> Bool {
+        switch character {
+        case ",", ".", ";", ":", "!", "?": true
+        default: false
+        }
+    }
+
+    /// Punctuation that opens a clause: what follows it must be more than spaces and emoji.
+    static func isClausePunctuation(_ character: Character) -> Bool {
+        switch character {
+        case ",", ";", ":": true
+        default: false
+        }
+    }
 
     /// A character made only of emoji scalars (with their selectors and joiners).
     static func isEmojiCharacter(_ character: Character) -> Bool {
@@ -91,10 +111,22 @@ public enum CopyRules {
     /// A real emoji scalar: ASCII digits, `#` and `*` have the property too, as keycap bases.
     static func isEmoji(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isEmoji && !scalar.isASCII }
 
+    /// Brackets and quotes with nothing between them.
+    static let emptyPairs: [[Character]] = [["(", ")"], ["(", " ", ")"], ["“", "”"], ["\"", "\""], ["„", "“"]]
+
+    /// Whether `run` appears in `characters`, character for character.
+    static func contains(_ run: [Character], in characters: [Character]) -> Bool {
+        guard let first = run.first, run.count <= characters.count else { return run.isEmpty }
+        for start in 0...(characters.count - run.count) where characters[start] == first {
+            if characters[start..<(start + run.count)].elementsEqual(run) { return true }
+        }
+        return false
+    }
+
     private static func hasEmptyClause(_ characters: [Character]) -> Bool {
         if let first = characters.first, isPunctuation(first) { return true }
-        for pair in ["()", "( )", "“”", "\"\"", "„“"] where String(characters).contains(pair) { return true }
-        for (index, character) in characters.enumerated() where ",;:".contains(character) {
+        for pair in emptyPairs where contains(pair, in: characters) { return true }
+        for (index, character) in characters.enumerated() where isClausePunctuation(character) {
             var next = index + 1
             while next < characters.count, characters[next] == " " || isEmojiCharacter(characters[next]) {
                 next += 1
@@ -104,17 +136,26 @@ public enum CopyRules {
         return false
     }
 
+    /// `Character.isLetter`, answered without Unicode's tables for ASCII.
+    static func isLetter(_ character: Character) -> Bool {
+        guard let ascii = character.asciiValue else { return character.isLetter }
+        return (ascii | 0x20) >= UInt8(ascii: "a") && (ascii | 0x20) <= UInt8(ascii: "z")
+    }
+
+    /// Whether a stand-in for a name ends a clause after a comma. A word is lower-cased and looked
+    /// up only when it is as long as a stand-in: letter case maps one letter to one letter.
     private static func hasFallbackName(_ characters: [Character]) -> Bool {
         var index = 0
         while index < characters.count {
-            guard characters[index].isLetter else {
+            guard isLetter(characters[index]) else {
                 index += 1
                 continue
             }
             var end = index
-            while end < characters.count, characters[end].isLetter { end += 1 }
-            let word = String(characters[index..<end]).lowercased()
-            if fallbackNames.contains(word) {
+            while end < characters.count, isLetter(characters[end]) { end += 1 }
+            if fallbackNameLengths.contains(end - index),
+                fallbackNames.contains(String(characters[index..<end]).lowercased())
+            {
                 var before = index - 1
                 while before >= 0, characters[before] == " " { before -= 1 }
                 var after = end
@@ -131,7 +172,7 @@ public enum CopyRules {
     }
 
     /// Scalars that only make sense attached to an emoji, found without one.
-    private static func hasBrokenEmoji(_ text: String) -> Bool {
+    static func hasBrokenEmoji(_ text: String) -> Bool {
         let scalars = Array(text.unicodeScalars)
         var regionalRun = 0
         for (index, scalar) in scalars.enumerated() {
