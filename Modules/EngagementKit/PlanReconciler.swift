@@ -33,21 +33,37 @@ public struct PlanReconciliation: Hashable, Sendable {
         entries: [ServerPlan.Entry], pending: [PendingNotification], owned: Set<RequestID>, shown: Set<RequestID> = [],
         pendingLimit: Int = 64
     ) {
-        let others = pending.filter { !owned.contains($0.request.identifier) }
+        // The pending requests by owner, each read once: the app's and other libraries' keep
+        // their slots; the kit's own (the first of an identifier) are what it may replace.
+        var others: [RequestID] = []
+        var held: [RequestID: NotificationRequest] = [:]
+        held.reserveCapacity(min(pending.count, owned.count))
+        for notification in pending {
+            let id = notification.request.identifier
+            if !owned.contains(id) {
+                others.append(id)
+            } else if held[id] == nil {
+                held[id] = notification.request
+            }
+        }
         let free = max(0, pendingLimit - others.count)
         // One entry per identifier (the first, soonest); an identifier the app uses itself is
         // the app's: never replaced by the plan.
-        var seen = Set(others.map(\.request.identifier))
+        var seen = Set(others)
+        seen.reserveCapacity(others.count + entries.count)
         var placed: [ServerPlan.Entry] = []
+        var placedIDs = Set<RequestID>(minimumCapacity: min(entries.count, free))
         var leftOut: [RequestID] = []
         for entry in entries where seen.insert(entry.request.identifier).inserted {
-            if !entry.request.trigger.repeats, shown.contains(entry.request.identifier) { continue }
-            if placed.count < free { placed.append(entry) } else { leftOut.append(entry.request.identifier) }
+            let id = entry.request.identifier
+            if !entry.request.trigger.repeats, shown.contains(id) { continue }
+            if placed.count < free {
+                placed.append(entry)
+                placedIDs.insert(id)
+            } else {
+                leftOut.append(id)
+            }
         }
-        let held = Dictionary(
-            pending.filter { owned.contains($0.request.identifier) }.map { ($0.request.identifier, $0.request) },
-            uniquingKeysWith: { first, _ in first })
-        let placedIDs = Set(placed.map(\.request.identifier))
         remove = held.keys.filter { !placedIDs.contains($0) }.sorted()
         add = placed.map(\.request).filter { held[$0.identifier] != $0 }
         self.leftOut = leftOut

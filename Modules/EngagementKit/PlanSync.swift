@@ -240,8 +240,11 @@ public struct PlanSync: Sendable {
                 refused[request.identifier] = error
             }
         }
-        let pendingNow = Set(center.pendingNotificationRequests.map(\.request.identifier))
-        state.owned = reconciliation.owned.filter { refused[$0] == nil || pendingNow.contains($0) }
+        state.owned = reconciliation.owned
+        if !refused.isEmpty {
+            let pendingNow = Set(center.pendingNotificationRequests.map(\.request.identifier))
+            state.owned = state.owned.filter { refused[$0] == nil || pendingNow.contains($0) }
+        }
         let whole = refused.isEmpty && reconciliation.leftOut.isEmpty && plan.unreadable.isEmpty
         state.version = whole ? plan.version : nil
         // Kept to merge deltas into only when it is the plan its digest names (a withdrawal
@@ -338,6 +341,8 @@ public struct PlanSync: Sendable {
     /// registered when the center's differ.
     static func registerCategories<Center: LocalNotificationCenter>(in center: inout Center) {
         let wanted = NotificationCategory.all
+        // What the kit registered last time, as it registered it: nothing to compare by id.
+        if center.notificationCategories == wanted { return }
         let byID = { (categories: [NotificationCategory]) in
             Dictionary(categories.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         }

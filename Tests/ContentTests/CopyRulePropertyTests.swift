@@ -94,7 +94,9 @@ struct CopyRulePropertyTests {
 @Suite("Copy rules: letters")
 struct CopyRuleLetterTests {
     @Test func asciiAndUnicodeLettersAnswerAsCharacterDoes() {
-        let samples: [Character] = ["a", "z", "A", "Z", "@", "[", "`", "{", "0", " ", "ö", "ß", "e\u{301}", "💪", "\r\n", "Ω"]
+        let samples: [Character] = [
+            "a", "z", "A", "Z", "@", "[", "`", "{", "0", " ", "ö", "ß", "e\u{301}", "💪", "\r\n", "Ω",
+        ]
         for character in samples {
             #expect(CopyRules.isLetter(character) == character.isLetter, "\(character.unicodeScalars.map(\.value))")
         }

@@ -108,6 +108,23 @@ struct OperationsTests {
         #expect(lines.allSatisfy { $0.metadata["route"]?.description.contains("ana") == false })
     }
 
+    /// The access log's duration reads as `%.3f` would write it, to the microsecond.
+    @Test func durationsAreMillisecondsWithThreeDecimals() {
+        let format = AccessLogMiddleware<BasicRequestContext>.milliseconds
+        #expect(format(.zero) == "0.000")
+        #expect(format(.microseconds(5)) == "0.005")
+        #expect(format(.microseconds(1_616)) == "1.616")
+        #expect(format(.nanoseconds(1_616_499)) == "1.616")
+        #expect(format(.nanoseconds(1_616_500)) == "1.617")
+        #expect(format(.microseconds(12_040)) == "12.040")
+        #expect(format(.seconds(2)) == "2000.000")
+        #expect(format(.seconds(-1)) == "0.000")
+        for micros in stride(from: 0, through: 3_000_000, by: 7_919) {
+            let expected = String(format: "%.3f", Double(micros) / 1_000)
+            #expect(format(.microseconds(micros)) == expected, "\(micros)")
+        }
+    }
+
     /// RFC 3339 with the offset (`Z` for UTC) and milliseconds.
     @Test func jsonLogTimesCarryTheirOffset() {
         let time = JSONLogHandler.timestamp(Date(timeIntervalSince1970: 1_803_794_400.1235))
