@@ -24,7 +24,7 @@ public enum PlanDigest {
         hashing.add(content.interruptionLevel.rawValue)
         hashing.add(Int64(bitPattern: content.relevanceScore.bitPattern))
         hashing.add(content.sound?.rawValue)
-        hashing.add(content.deepLink.description)
+        hashing.add(content.deepLink)
         switch request.trigger {
         case .date(let instant):
             hashing.add("date")
@@ -57,7 +57,7 @@ public enum PlanDigest {
     }
 
     /// FNV-1a over fields, each followed by a separator byte, absent text by a byte of its own.
-    private struct Hashing {
+    struct Hashing {
         var value = FNV1a.offsetBasis
 
         mutating func add(_ text: String?) {
@@ -67,6 +67,15 @@ public enum PlanDigest {
                 mix(0x00)
             }
             mix(0x1F)
+        }
+
+        /// A deep link as its URL (`DeepLink.description`), the meal's link hashed in its pieces
+        /// rather than joined into a new string.
+        mutating func add(_ link: DeepLink) {
+            guard case .mealLog(let meal?) = link else { return add(link.description) }
+            value = FNV1a.hash(DeepLink.mealLog(nil).description, basis: value)
+            value = FNV1a.hash("/", basis: value)
+            add(meal.rawValue)
         }
 
         mutating func add(_ number: Int64) {

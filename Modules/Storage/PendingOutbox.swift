@@ -59,9 +59,9 @@ public struct PendingOutbox: Sendable {
     public mutating func enqueue(_ row: OutboxRow) -> Bool {
         guard !wasCompleted(row.key) else { return false }
         var row = row
-        if let old = rows.firstIndex(where: {
-            $0.channel == row.channel && $0.requestID == row.requestID && $0.userID == row.userID
-        }) {
+        let channel = row.channel
+        if let old = index(where: { $0.requestID == row.requestID && $0.channel == channel && $0.userID == row.userID })
+        {
             if rows[old].key != row.key {
                 forgetClaims(of: rows[old].key)
             } else {
@@ -75,7 +75,7 @@ public struct PendingOutbox: Sendable {
 
     /// Completes `key` at `now`: no longer pending, and never pending again.
     public mutating func complete(_ key: OutboxKey, at now: Instant) {
-        if let index = rows.firstIndex(where: { $0.key == key }) { rows.remove(at: index) }
+        if let index = index(where: { $0.key == key }) { rows.remove(at: index) }
         forgetClaims(of: key)
         guard let retention = completedKeyRetentionSeconds else {
             completedForever.insert(key)
@@ -92,7 +92,8 @@ public struct PendingOutbox: Sendable {
         guard completedKeyRetentionSeconds != nil else {
             return !completedForever.isEmpty && completedForever.contains(key)
         }
-        return completedRecently.contains { $0.key == key }
+        for index in completedRecently.indices where completedRecently[index].key == key { return true }
+        return false
     }
 
     /// The rows due by `now`, in due order.
@@ -106,7 +107,7 @@ public struct PendingOutbox: Sendable {
     public mutating func apply(_ record: ClaimRecord, at now: Instant) {
         var record = record
         record.deferrals.removeAll { deferral in
-            guard let index = rows.firstIndex(where: { $0.key == deferral.key }) else { return true }
+            guard let index = index(where: { $0.key == deferral.key }) else { return true }
             var row = rows.remove(at: index)
             row.dueAt = deferral.until
             insert(row)
@@ -117,7 +118,7 @@ public struct PendingOutbox: Sendable {
             enqueue(merge.row)
         }
         for key in record.expiredKeys { complete(key, at: now) }
-        record.performedKeys.removeAll { key in !rows.contains { $0.key == key } }
+        record.performedKeys.removeAll { key in index(where: { $0.key == key }) == nil }
         claims.apply(record)
     }
 
@@ -125,7 +126,7 @@ public struct PendingOutbox: Sendable {
     public var nextDueAt: Instant? { rows.first?.dueAt }
 
     /// Whether a badge sync is pending.
-    public var hasSync: Bool { rows.contains { $0.channel == .silent } }
+    public var hasSync: Bool { index(where: { $0.channel == .silent }) != nil }
 
     /// What the claim-time rules read of `userIDs`' past claims: their tallies, and which of
     /// their pending rows were attempted or deferred.
@@ -137,13 +138,25 @@ public struct PendingOutbox: Sendable {
             plannedAt: claims.plannedAt.filter { keys.contains($0.key) })
     }
 
+    /// The first row `matches`, read in place: a closure over the array's elements as a sequence
+    /// would be handed a copy of each row it looks at, retaining its key, identifiers and payload.
+    private func index(where matches: (borrowing OutboxRow) -> Bool) -> Int? {
+        for index in rows.indices where matches(rows[index]) { return index }
+        return nil
+    }
+
     /// Inserts `row` at its place in due order.
     private mutating func insert(_ row: OutboxRow) {
         var low = 0
         var high = rows.count
         while low < high {
             let middle = (low + high) / 2
-            if (rows[middle].dueAt, rows[middle].key) < (row.dueAt, row.key) { low = middle + 1 } else { high = middle }
+            let dueAt = rows[middle].dueAt
+            if dueAt < row.dueAt || (dueAt == row.dueAt && rows[middle].key < row.key) {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
         rows.insert(row, at: low)
     }
