@@ -28,10 +28,10 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
     /// What withdraws each request the kit placed (`ServerPlan.Entry.withdrawnBy`), for those
     /// with anything: what `PlanSync.withdraw` matches an event against.
     public var withdrawals: [RequestID: [Withdrawal]]
-    /// The user's recent events that withdraw requests (`PlanSync.withdraw`), oldest first: a
-    /// plan the server made before it heard of one still lists what it withdrew, and the kit
-    /// keeps that withdrawn. Kept for `PlanSync.eventRetentionSeconds`, at most
-    /// `PlanSync.eventLimit`.
+    /// The user's recent events that withdraw requests (`PlanSync.withdraw`), oldest first (the
+    /// kit forgets the oldest as a prefix; a state made or read is put in that order): a plan the
+    /// server made before it heard of one still lists what it withdrew, and the kit keeps that
+    /// withdrawn. Kept for `PlanSync.eventRetentionSeconds`, at most `PlanSync.eventLimit`.
     public var events: [WithdrawingEvent]
     /// The plan of `version` as the server answered it (each request, the kit's to place or
     /// not, with its next firing and what withdraws it): what a delta answer changes
@@ -48,12 +48,17 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
         self.lastApplied = lastApplied ?? version
         self.oneOffs = oneOffs
         self.withdrawals = withdrawals
-        self.events = events
+        self.events = Self.oldestFirst(events)
         self.plan = plan
     }
 
     private enum CodingKeys: String, CodingKey {
         case version, owned, lastApplied, oneOffs, withdrawals, events, plan
+    }
+
+    /// `events` by their instant, those of one instant in the order given.
+    private static func oldestFirst(_ events: [WithdrawingEvent]) -> [WithdrawingEvent] {
+        events.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
     }
 
     /// Reads a state written by this build or an earlier one (which kept only `version` and
@@ -66,7 +71,7 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
         lastApplied = try container.decodeIfPresent(Int.self, forKey: .lastApplied) ?? version
         oneOffs = Self.keyed(try container.decodeIfPresent([String: Instant].self, forKey: .oneOffs))
         withdrawals = Self.keyed(try container.decodeIfPresent([String: [Withdrawal]].self, forKey: .withdrawals))
-        events = try container.decodeIfPresent([WithdrawingEvent].self, forKey: .events) ?? []
+        events = Self.oldestFirst(try container.decodeIfPresent([WithdrawingEvent].self, forKey: .events) ?? [])
         plan = (try? container.decodeIfPresent([PlanWire.Request].self, forKey: .plan)).flatMap(ServerPlan.entries)
     }
 
@@ -295,12 +300,16 @@ public struct PlanSync: Sendable {
     /// `withdraw(after:from:)` without a center: keeps the event and returns the identifiers
     /// to remove from the center's pending requests, which the kit no longer holds.
     public mutating func withdraw(after event: WithdrawingEvent) -> [RequestID] {
-        state.events.append(event)
-        state.events.sort { $0.at < $1.at }
+        // After every event kept at or before its instant: the order a stable sort would give.
+        let place = state.events.lastIndex { $0.at <= event.at }.map { $0 + 1 } ?? 0
+        state.events.insert(event, at: place)
         forgetEvents(before: event.at - Self.eventRetentionSeconds)
-        let moot = state.withdrawals.filter { id, withdrawals in
-            state.owned.contains(id) && withdrawals.contains { $0.isMet(by: event) }
-        }.keys.sorted()
+        var moot: [RequestID] = []
+        for (id, withdrawals) in state.withdrawals
+        where state.owned.contains(id) && withdrawals.contains(where: { $0.isMet(by: event) }) {
+            moot.append(id)
+        }
+        moot.sort()
         forgetWithdrawn(moot)
         return moot
     }
@@ -319,8 +328,10 @@ public struct PlanSync: Sendable {
         !withdrawals.isEmpty && state.events.contains { event in withdrawals.contains { $0.isMet(by: event) } }
     }
 
+    /// Events are kept in time order, so those before `cutoff` are a prefix.
     private mutating func forgetEvents(before cutoff: Instant) {
-        state.events.removeAll { $0.at < cutoff }
+        let old = state.events.firstIndex { $0.at >= cutoff } ?? state.events.count
+        if old > 0 { state.events.removeFirst(old) }
         if state.events.count > Self.eventLimit { state.events.removeFirst(state.events.count - Self.eventLimit) }
     }
 

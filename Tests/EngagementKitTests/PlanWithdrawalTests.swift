@@ -99,6 +99,30 @@ struct PlanWithdrawalTests {
         #expect(sync.state.events.count == 1)
     }
 
+    /// An event queued late (the app's clock, or an offline queue) takes its place in time, so
+    /// the oldest are always the first forgotten; a state made out of order is put in order.
+    @Test func eventsStayOldestFirstWhateverOrderTheyCome() {
+        var center = SimulatedNotificationCenter(timeZone: Self.berlin)
+        var sync = PlanSync()
+        for offset: Int64 in [300, 100, 200, 100, 0] {
+            sync.withdraw(after: WithdrawingEvent(.moodLogged, at: Self.now + offset), from: &center)
+        }
+        #expect(sync.state.events.map(\.at) == [0, 100, 100, 200, 300].map { Self.now + $0 })
+        sync.withdraw(
+            after: WithdrawingEvent(.moodLogged, at: Self.now + 150 + PlanSync.eventRetentionSeconds), from: &center)
+        #expect(
+            sync.state.events.map(\.at) == [
+                Self.now + 200, Self.now + 300, Self.now + 150 + PlanSync.eventRetentionSeconds,
+            ])
+        let made = PlanSyncState(events: [
+            WithdrawingEvent(.moodLogged, at: Self.now + 9),
+            WithdrawingEvent(.workoutCompleted(durationMinutes: 30), at: Self.now + 1),
+            WithdrawingEvent(.mealLogged(.lunch), at: Self.now + 9),
+        ])
+        #expect(made.events.map(\.at) == [Self.now + 1, Self.now + 9, Self.now + 9])
+        #expect(made.events.last?.kinds.contains(.mealLogged(.lunch)) == true)
+    }
+
     @Test func theStateWithWithdrawalsSurvivesARelaunchAndAnOlderStateReads() throws {
         var (sync, center) = Self.synced([Self.lunch()])
         sync.withdraw(after: WithdrawingEvent(.moodLogged, at: Self.now + 60), from: &center)
