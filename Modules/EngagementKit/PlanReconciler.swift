@@ -35,15 +35,16 @@ public struct PlanReconciliation: Hashable, Sendable {
     ) {
         // The pending requests by owner, each read once: the app's and other libraries' keep
         // their slots; the kit's own (the first of an identifier) are what it may replace.
+        // Requests are compared where they lie, by index, and copied only to be added.
         var others: [RequestID] = []
-        var held: [RequestID: NotificationRequest] = [:]
+        var held: [RequestID: Int] = [:]
         held.reserveCapacity(min(pending.count, owned.count))
-        for notification in pending {
-            let id = notification.request.identifier
+        for index in pending.indices {
+            let id = pending[index].request.identifier
             if !owned.contains(id) {
                 others.append(id)
             } else if held[id] == nil {
-                held[id] = notification.request
+                held[id] = index
             }
         }
         let free = max(0, pendingLimit - others.count)
@@ -51,21 +52,28 @@ public struct PlanReconciliation: Hashable, Sendable {
         // the app's: never replaced by the plan.
         var seen = Set(others)
         seen.reserveCapacity(others.count + entries.count)
-        var placed: [ServerPlan.Entry] = []
+        var placed: [Int] = []
         var placedIDs = Set<RequestID>(minimumCapacity: min(entries.count, free))
         var leftOut: [RequestID] = []
-        for entry in entries where seen.insert(entry.request.identifier).inserted {
-            let id = entry.request.identifier
-            if !entry.request.trigger.repeats, shown.contains(id) { continue }
+        for index in entries.indices {
+            let id = entries[index].request.identifier
+            guard seen.insert(id).inserted else { continue }
+            if !entries[index].request.trigger.repeats, shown.contains(id) { continue }
             if placed.count < free {
-                placed.append(entry)
+                placed.append(index)
                 placedIDs.insert(id)
             } else {
                 leftOut.append(id)
             }
         }
         remove = held.keys.filter { !placedIDs.contains($0) }.sorted()
-        add = placed.map(\.request).filter { held[$0.identifier] != $0 }
+        add = []
+        for index in placed {
+            if let old = held[entries[index].request.identifier], pending[old].request == entries[index].request {
+                continue
+            }
+            add.append(entries[index].request)
+        }
         self.leftOut = leftOut
         self.owned = placedIDs
     }
