@@ -71,33 +71,72 @@ public enum CopyRules {
 
     /// The first rule one piece of text breaks, of those that need no more than the text.
     ///
-    /// Every check reads the text's characters (grapheme clusters) once, in one array, and compares
-    /// characters one by one: no string is rebuilt and no substring searched, since the coach's
-    /// every answer passes here inside the scheduling decision.
+    /// The text is read once into its characters (grapheme clusters) and, beside them, one code
+    /// each (`CharacterCodes`); the rules compare codes, not characters, since the coach's every
+    /// answer passes here inside the scheduling decision.
     static func firstBreak(in text: String) -> CopyRule? {
-        let characters = Array(text)
-        if characters.contains(where: { $0 == "{" || $0 == "}" }) { return .placeholderLeft }
-        if hasEmptyClause(characters) { return .emptyClause }
-        if hasFallbackName(characters) { return .fallbackName }
-        if contains([" ", " "], in: characters) { return .doubleSpace }
-        for index in characters.indices.dropLast() where characters[index] == " " {
-            if isPunctuation(characters[index + 1]) { return .spaceBeforePunctuation }
+        let text = CharacterCodes(text)
+        let codes = text.codes
+        if codes.contains(where: { $0 == 0x7B || $0 == 0x7D }) { return .placeholderLeft }
+        if hasEmptyClause(text) { return .emptyClause }
+        if hasFallbackName(text) { return .fallbackName }
+        for index in codes.indices.dropLast() where codes[index] == space {
+            if codes[index + 1] == space { return .doubleSpace }
         }
-        if hasBrokenEmoji(text) { return .invalidEmoji }
+        for index in codes.indices.dropLast() where codes[index] == space {
+            if isPunctuation(codes[index + 1]) { return .spaceBeforePunctuation }
+        }
+        if hasBrokenEmoji(text.text) { return .invalidEmoji }
         return nil
     }
 
-    static func isPunctuation(_ character: Character) -> Bool {
-        switch character {
-        case ",", ".", ";", ":", "!", "?": true
+    /// A text's characters and a code for each: the scalar's value for a character of one scalar,
+    /// `CharacterCodes.cluster` for one of several. A rule about a character of one scalar (a
+    /// comma, a space, a quote) then compares a number, and a cluster never equals one (a comma
+    /// with a combining mark is not a comma).
+    struct CharacterCodes {
+        static let cluster: UInt32 = .max
+
+        let text: String
+        let characters: [Character]
+        let codes: [UInt32]
+
+        init(_ text: String) {
+            self.text = text
+            characters = Array(text)
+            codes = characters.map { character in
+                var scalars = character.unicodeScalars.makeIterator()
+                guard let first = scalars.next(), scalars.next() == nil else { return Self.cluster }
+                return first.value
+            }
+        }
+
+        /// Whether `run`'s scalars stand as characters of one scalar each in the text, in a row.
+        func contains(_ run: [UInt32]) -> Bool {
+            guard let first = run.first, run.count <= codes.count else { return run.isEmpty }
+            for start in 0...(codes.count - run.count) where codes[start] == first {
+                if codes[start..<(start + run.count)].elementsEqual(run) { return true }
+            }
+            return false
+        }
+
+        /// A space, or a character made only of emoji: what may stand in an empty clause.
+        func isBlank(_ index: Int) -> Bool { codes[index] == space || isEmojiCharacter(characters[index]) }
+    }
+
+    static let space = UInt32(0x20)
+
+    static func isPunctuation(_ code: UInt32) -> Bool {
+        switch code {
+        case 0x2C, 0x2E, 0x3B, 0x3A, 0x21, 0x3F: true  // , . ; : ! ?
         default: false
         }
     }
 
     /// Punctuation that opens a clause: what follows it must be more than spaces and emoji.
-    static func isClausePunctuation(_ character: Character) -> Bool {
-        switch character {
-        case ",", ";", ":": true
+    static func isClausePunctuation(_ code: UInt32) -> Bool {
+        switch code {
+        case 0x2C, 0x3B, 0x3A: true  // , ; :
         default: false
         }
     }
@@ -111,59 +150,51 @@ public enum CopyRules {
     /// A real emoji scalar: ASCII digits, `#` and `*` have the property too, as keycap bases.
     static func isEmoji(_ scalar: Unicode.Scalar) -> Bool { scalar.properties.isEmoji && !scalar.isASCII }
 
-    /// Brackets and quotes with nothing between them.
-    static let emptyPairs: [[Character]] = [["(", ")"], ["(", " ", ")"], ["“", "”"], ["\"", "\""], ["„", "“"]]
+    /// Brackets and quotes with nothing between them: `()`, `( )`, `“”`, `""` and `„“`.
+    static let emptyPairs: [[UInt32]] = [
+        [0x28, 0x29], [0x28, 0x20, 0x29], [0x201C, 0x201D], [0x22, 0x22], [0x201E, 0x201C],
+    ]
 
-    /// Whether `run` appears in `characters`, character for character.
-    static func contains(_ run: [Character], in characters: [Character]) -> Bool {
-        guard let first = run.first, run.count <= characters.count else { return run.isEmpty }
-        for start in 0...(characters.count - run.count) where characters[start] == first {
-            if characters[start..<(start + run.count)].elementsEqual(run) { return true }
-        }
-        return false
-    }
-
-    private static func hasEmptyClause(_ characters: [Character]) -> Bool {
-        if let first = characters.first, isPunctuation(first) { return true }
-        for pair in emptyPairs where contains(pair, in: characters) { return true }
-        for (index, character) in characters.enumerated() where isClausePunctuation(character) {
+    private static func hasEmptyClause(_ text: CharacterCodes) -> Bool {
+        let codes = text.codes
+        if let first = codes.first, isPunctuation(first) { return true }
+        for pair in emptyPairs where text.contains(pair) { return true }
+        for index in codes.indices where isClausePunctuation(codes[index]) {
             var next = index + 1
-            while next < characters.count, characters[next] == " " || isEmojiCharacter(characters[next]) {
-                next += 1
-            }
-            if next == characters.count || isPunctuation(characters[next]) { return true }
+            while next < codes.count, text.isBlank(next) { next += 1 }
+            if next == codes.count || isPunctuation(codes[next]) { return true }
         }
         return false
     }
 
-    /// `Character.isLetter`, answered without Unicode's tables for ASCII.
-    static func isLetter(_ character: Character) -> Bool {
-        guard let ascii = character.asciiValue else { return character.isLetter }
-        return (ascii | 0x20) >= UInt8(ascii: "a") && (ascii | 0x20) <= UInt8(ascii: "z")
+    /// `Character.isLetter` for a character of `text`, answered from its code for ASCII.
+    private static func isLetter(_ text: CharacterCodes, _ index: Int) -> Bool {
+        let code = text.codes[index]
+        guard code < 0x80 else { return text.characters[index].isLetter }
+        return (code | 0x20) >= 0x61 && (code | 0x20) <= 0x7A
     }
 
     /// Whether a stand-in for a name ends a clause after a comma. A word is lower-cased and looked
     /// up only when it is as long as a stand-in: letter case maps one letter to one letter.
-    private static func hasFallbackName(_ characters: [Character]) -> Bool {
+    private static func hasFallbackName(_ text: CharacterCodes) -> Bool {
+        let codes = text.codes
         var index = 0
-        while index < characters.count {
-            guard isLetter(characters[index]) else {
+        while index < codes.count {
+            guard isLetter(text, index) else {
                 index += 1
                 continue
             }
             var end = index
-            while end < characters.count, isLetter(characters[end]) { end += 1 }
+            while end < codes.count, isLetter(text, end) { end += 1 }
             if fallbackNameLengths.contains(end - index),
-                fallbackNames.contains(String(characters[index..<end]).lowercased())
+                fallbackNames.contains(String(text.characters[index..<end]).lowercased())
             {
                 var before = index - 1
-                while before >= 0, characters[before] == " " { before -= 1 }
+                while before >= 0, codes[before] == space { before -= 1 }
                 var after = end
-                while after < characters.count, characters[after] == " " || isEmojiCharacter(characters[after]) {
-                    after += 1
-                }
-                let afterComma = before >= 0 && characters[before] == ","
-                let endsClause = after == characters.count || isPunctuation(characters[after])
+                while after < codes.count, text.isBlank(after) { after += 1 }
+                let afterComma = before >= 0 && codes[before] == 0x2C
+                let endsClause = after == codes.count || isPunctuation(codes[after])
                 if afterComma && endsClause { return true }
             }
             index = end

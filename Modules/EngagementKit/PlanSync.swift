@@ -219,15 +219,13 @@ public struct PlanSync: Sendable {
         }
         Self.registerCategories(in: &center)
         forgetEvents(before: now - Self.eventRetentionSeconds)
-        var entries: [ServerPlan.Entry] = []
+        // Read in place; the plan's array is shared, not copied, when an event kept withdraws
+        // none of it.
         var withdrawn: [RequestID] = []
-        for entry in plan.requests {
-            if isWithdrawn(entry.withdrawnBy) {
-                withdrawn.append(entry.request.identifier)
-            } else {
-                entries.append(entry)
-            }
+        for index in plan.requests.indices where isWithdrawn(plan.requests[index].withdrawnBy) {
+            withdrawn.append(plan.requests[index].request.identifier)
         }
+        let entries = withdrawn.isEmpty ? plan.requests : plan.requests.filter { !isWithdrawn($0.withdrawnBy) }
         let pending = center.pendingNotificationRequests
         let pendingIDs = Set(pending.lazy.map(\.request.identifier))
         // What fired: a one-off placed for an instant now past and pending no more, and what the
@@ -262,14 +260,20 @@ public struct PlanSync: Sendable {
         // Kept: what fired (two days), and the one-offs the kit now holds, at their instants.
         let forgetBefore = now - 2 * 86_400
         state.oneOffs = state.oneOffs.filter { id, at in shown.contains(id) && at > forgetBefore }
-        for entry in entries where !entry.request.trigger.repeats {
-            let id = entry.request.identifier
-            if state.owned.contains(id) && !shown.contains(id) { state.oneOffs[id] = entry.nextFireAt }
+        state.oneOffs.reserveCapacity(state.oneOffs.count + entries.count)
+        var withdrawals: [RequestID: [Withdrawal]] = [:]
+        for index in entries.indices {
+            let id = entries[index].request.identifier
+            guard state.owned.contains(id) else { continue }
+            if !entries[index].request.trigger.repeats, !shown.contains(id) {
+                state.oneOffs[id] = entries[index].nextFireAt
+            }
+            if !entries[index].withdrawnBy.isEmpty {
+                if withdrawals.isEmpty { withdrawals.reserveCapacity(entries.count) }
+                withdrawals[id] = entries[index].withdrawnBy
+            }
         }
-        state.withdrawals = [:]
-        for entry in entries where !entry.withdrawnBy.isEmpty && state.owned.contains(entry.request.identifier) {
-            state.withdrawals[entry.request.identifier] = entry.withdrawnBy
-        }
+        state.withdrawals = withdrawals
         if reconciliation.isEmpty && refused.isEmpty && withdrawn.isEmpty { return .unchanged }
         return .applied(reconciliation, refused: refused, withdrawn: withdrawn)
     }

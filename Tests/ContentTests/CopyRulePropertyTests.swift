@@ -12,7 +12,8 @@ struct CopyRulePropertyTests {
     /// marks that make one character of two scalars.
     static let pieces: [String] = [
         "(", ")", " ", "“", "”", "\"", "„", ",", ";", ":", ".", "!", "?", "{", "}", "there", "There",
-        "THERE", "du", "Du", "then", "dust", "a", "Zoë", "e\u{301}", "\u{301}", "(\u{301}", "💪", "☀️",
+        "THERE", "du", "Du", "then", "dust", "a", "Zoë", "e\u{301}", "\u{301}", "(\u{301}", ",\u{301}", " \u{301}",
+        "“\u{301}", "💪", "☀️",
         "\u{FE0F}", "\u{200D}", "👨‍👩‍👧", "🇩", "🇪", "1", "1️⃣", "\u{20E3}", "👍", "\u{1F3FD}", "Straße", "ß",
     ]
 
@@ -37,12 +38,15 @@ struct CopyRulePropertyTests {
     }
 
     @Test func aRunIsFoundWhereverItStands() {
-        let text = Array("ab(c)“”")
-        #expect(CopyRules.contains(["“", "”"], in: text))
-        #expect(CopyRules.contains(["a"], in: text))
-        #expect(!CopyRules.contains(["(", ")"], in: text))
-        #expect(CopyRules.contains([], in: text))
-        #expect(!CopyRules.contains(Array("ab(c)“”x"), in: text))
+        let text = CopyRules.CharacterCodes("ab(c)“”")
+        #expect(text.contains([0x201C, 0x201D]))
+        #expect(text.contains([0x61]))
+        #expect(!text.contains([0x28, 0x29]))
+        #expect(text.contains([]))
+        #expect(!text.contains(Array("ab(c)“”x".unicodeScalars.map(\.value))))
+        // A comma with a combining mark is one character, and not a comma.
+        let marked = CopyRules.CharacterCodes(",\u{301} a")
+        #expect(marked.codes == [CopyRules.CharacterCodes.cluster, 0x20, 0x61])
     }
 
     // MARK: - The plain reading
@@ -88,21 +92,5 @@ struct CopyRulePropertyTests {
             index = end
         }
         return false
-    }
-}
-
-@Suite("Copy rules: letters")
-struct CopyRuleLetterTests {
-    @Test func asciiAndUnicodeLettersAnswerAsCharacterDoes() {
-        let samples: [Character] = [
-            "a", "z", "A", "Z", "@", "[", "`", "{", "0", " ", "ö", "ß", "e\u{301}", "💪", "\r\n", "Ω",
-        ]
-        for character in samples {
-            #expect(CopyRules.isLetter(character) == character.isLetter, "\(character.unicodeScalars.map(\.value))")
-        }
-        for value in UInt8(0)...127 {
-            let character = Character(Unicode.Scalar(value))
-            #expect(CopyRules.isLetter(character) == character.isLetter, "\(value)")
-        }
     }
 }
