@@ -42,11 +42,14 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 extension AccessLogMiddleware {
-    /// `duration` in milliseconds with three decimals, rounded to the microsecond ("1.616"), as
-    /// `%.3f` writes it, without a format string parsed per request.
+    /// `duration` in milliseconds with three decimals ("1.616"), without a format string parsed
+    /// per request: rounded to the nearest microsecond, a half up (`%.3f` would round an exact
+    /// half to even), never below zero, and at most a billion seconds, so no duration can
+    /// overflow.
     static func milliseconds(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
-        let micros = max(0, seconds * 1_000_000 + (attoseconds + 500_000_000_000) / 1_000_000_000_000)
+        guard seconds >= 0, attoseconds >= 0 else { return "0.000" }
+        let micros = min(seconds, 1_000_000_000) * 1_000_000 + (attoseconds + 500_000_000_000) / 1_000_000_000_000
         let fraction = String(micros % 1_000)
         return "\(micros / 1_000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }

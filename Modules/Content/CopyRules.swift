@@ -90,8 +90,9 @@ public enum CopyRules {
         return nil
     }
 
-    /// A text's characters and a code for each: the scalar's value for a character of one scalar,
-    /// `CharacterCodes.cluster` for one of several. A rule about a character of one scalar (a
+    /// A text's characters and a code for each: the scalar's value for a character of one scalar
+    /// (its canonical equivalent's among those the rules name), `CharacterCodes.cluster` for one
+    /// of several. A rule about a character of one scalar (a
     /// comma, a space, a quote) then compares a number, and a cluster never equals one (a comma
     /// with a combining mark is not a comma).
     struct CharacterCodes {
@@ -107,9 +108,13 @@ public enum CopyRules {
             codes = characters.map { character in
                 var scalars = character.unicodeScalars.makeIterator()
                 guard let first = scalars.next(), scalars.next() == nil else { return Self.cluster }
-                return first.value
+                return Self.canonical(first.value)
             }
         }
+
+        /// The one scalar a rule names that another scalar is canonically equivalent to, as
+        /// `Character`'s equality finds: the Greek question mark is a semicolon.
+        static func canonical(_ scalar: UInt32) -> UInt32 { scalar == 0x037E ? 0x3B : scalar }
 
         /// Whether `run`'s scalars stand as characters of one scalar each in the text, in a row.
         func contains(_ run: [UInt32]) -> Bool {

@@ -29,10 +29,13 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
     /// with anything: what `PlanSync.withdraw` matches an event against.
     public var withdrawals: [RequestID: [Withdrawal]]
     /// The user's recent events that withdraw requests (`PlanSync.withdraw`), oldest first (the
-    /// kit forgets the oldest as a prefix; a state made or read is put in that order): a plan the
+    /// kit forgets the oldest as a prefix; events made, read or set in another order are put in
+    /// that order, those of one instant as given): a plan the
     /// server made before it heard of one still lists what it withdrew, and the kit keeps that
     /// withdrawn. Kept for `PlanSync.eventRetentionSeconds`, at most `PlanSync.eventLimit`.
-    public var events: [WithdrawingEvent]
+    public var events: [WithdrawingEvent] {
+        didSet { if !Self.isOldestFirst(events) { events = Self.oldestFirst(events) } }
+    }
     /// The plan of `version` as the server answered it (each request, the kit's to place or
     /// not, with its next firing and what withdraws it): what a delta answer changes
     /// (`ServerPlan.since`). Nil when no version is held in full, and in a state an earlier
@@ -54,6 +57,10 @@ public struct PlanSyncState: Codable, Hashable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case version, owned, lastApplied, oneOffs, withdrawals, events, plan
+    }
+
+    private static func isOldestFirst(_ events: [WithdrawingEvent]) -> Bool {
+        events.indices.dropFirst().allSatisfy { events[$0 - 1].at <= events[$0].at }
     }
 
     /// `events` by their instant, those of one instant in the order given.

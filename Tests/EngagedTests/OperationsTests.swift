@@ -108,7 +108,8 @@ struct OperationsTests {
         #expect(lines.allSatisfy { $0.metadata["route"]?.description.contains("ana") == false })
     }
 
-    /// The access log's duration reads as `%.3f` would write it, to the microsecond.
+    /// The access log's duration reads as `%.3f` would write it, to the microsecond (an exact
+    /// half rounds up), and no duration can make it fail.
     @Test func durationsAreMillisecondsWithThreeDecimals() {
         let format = AccessLogMiddleware<BasicRequestContext>.milliseconds
         #expect(format(.zero) == "0.000")
@@ -119,6 +120,8 @@ struct OperationsTests {
         #expect(format(.microseconds(12_040)) == "12.040")
         #expect(format(.seconds(2)) == "2000.000")
         #expect(format(.seconds(-1)) == "0.000")
+        #expect(format(.nanoseconds(62_500)) == "0.063")
+        #expect(format(.seconds(Int64.max)) == "1000000000000.000")
         for micros in stride(from: 0, through: 3_000_000, by: 7_919) {
             let expected = String(format: "%.3f", Double(micros) / 1_000)
             #expect(format(.microseconds(micros)) == expected, "\(micros)")

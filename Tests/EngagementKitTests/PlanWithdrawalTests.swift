@@ -121,6 +121,15 @@ struct PlanWithdrawalTests {
         ])
         #expect(made.events.map(\.at) == [Self.now + 1, Self.now + 9, Self.now + 9])
         #expect(made.events.last?.kinds.contains(.mealLogged(.lunch)) == true)
+        // Set out of order after it was made: still oldest first, so the stale one is forgotten.
+        var state = PlanSyncState()
+        state.events = [
+            WithdrawingEvent(.moodLogged, at: Self.now), WithdrawingEvent(.moodLogged, at: Self.now - 8 * 86_400),
+        ]
+        #expect(state.events.map(\.at) == [Self.now - 8 * 86_400, Self.now])
+        var restored = PlanSync(state: state)
+        restored.withdraw(after: WithdrawingEvent(.moodLogged, at: Self.now + 1), from: &center)
+        #expect(restored.state.events.map(\.at) == [Self.now, Self.now + 1])
     }
 
     @Test func theStateWithWithdrawalsSurvivesARelaunchAndAnOlderStateReads() throws {
