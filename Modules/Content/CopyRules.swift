@@ -77,12 +77,10 @@ public enum CopyRules {
     static func firstBreak(in text: String) -> CopyRule? {
         let text = CharacterCodes(text)
         let codes = text.codes
-        if codes.contains(where: { $0 == 0x7B || $0 == 0x7D }) { return .placeholderLeft }
+        if codes.contains(where: { $0 == 0x7B || $0 == 0x7D }) { return .placeholderLeft }  // { }
         if hasEmptyClause(text) { return .emptyClause }
         if hasFallbackName(text) { return .fallbackName }
-        for index in codes.indices.dropLast() where codes[index] == space {
-            if codes[index + 1] == space { return .doubleSpace }
-        }
+        if text.contains([space, space]) { return .doubleSpace }
         for index in codes.indices.dropLast() where codes[index] == space {
             if isPunctuation(codes[index + 1]) { return .spaceBeforePunctuation }
         }
@@ -92,9 +90,9 @@ public enum CopyRules {
 
     /// A text's characters and a code for each: the scalar's value for a character of one scalar
     /// (its canonical equivalent's among those the rules name), `CharacterCodes.cluster` for one
-    /// of several. A rule about a character of one scalar (a
-    /// comma, a space, a quote) then compares a number, and a cluster never equals one (a comma
-    /// with a combining mark is not a comma).
+    /// of several. A rule about a character of one scalar (a comma, a space, a quote) then
+    /// compares a number, and a cluster never equals one (a comma with a combining mark is not a
+    /// comma).
     struct CharacterCodes {
         static let cluster: UInt32 = .max
 
