@@ -87,7 +87,7 @@ struct EffectExecutor {
             let seconds = Int64((millis + 999) / 1_000)
             return FollowUp(
                 time: now.secondsSinceEpoch + max(1, seconds),
-                kind: .content(requestID: requestID, request: request, outcome: settled))
+                kind: .content(requestID: requestID, outcome: settled))
         case .clearDeliveredNotifications:
             user.center.removeAllDeliveredNotifications()
         case .trace:

@@ -14,10 +14,8 @@ enum EventKind {
     case travel
     case permission(granted: Bool)
     indirect case social(SocialEvent)
-    /// The coach's answer reaching the app (at most the content deadline after the request). The
-    /// request travels with it so the simulator can ask the content module why an answer was
-    /// rejected, as a value.
-    indirect case content(requestID: RequestID, request: CoachRequest, outcome: CoachOutcome)
+    /// The coach's answer reaching the app (at most the content deadline after the request).
+    indirect case content(requestID: RequestID, outcome: CoachOutcome)
     /// The end of a simulated week: the user's engagement figures for it.
     case weekEnd(week: Int)
     /// The remote channel's next step: a push due, a retry, a badge sync or an arrival.

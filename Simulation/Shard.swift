@@ -242,17 +242,10 @@ final class Shard {
             try jumpClock(local, bySeconds: Int64(seconds), at: now)
         case .planPull:
             try pullAfterReconnecting(local, at: now)
-        case .content(let requestID, let request, let outcome):
-            let effects = try step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now).effects
-            for case .trace(let entry) in effects where entry.reason == .templateFallback {
-                if entry.why == .templateKept(code: ContentReason.heldByPhone.code) {
-                    stats.content.fallbackReasons[.heldByPhone, default: 0] += 1
-                } else if let reason = ContentTally.reason(
-                    rejecting: outcome, to: request, for: inPlace(local) { $0.engine.recipient }, by: content)
-                {
-                    stats.content.fallbackReasons[reason, default: 0] += 1
-                }
-            }
+        case .content(let requestID, let outcome):
+            // The copy chosen, and why the coach's answer was turned down, are tallied from the
+            // engine's trace (`recordDecision`): the engine's own ruling, not a second one.
+            try step(local, .contentGenerated(requestID: requestID, outcome: outcome), at: now)
         case .social(let social):
             try journal.log(&users[local], now, "social") {
                 $0.id("kind", social.kind.rawValue)

@@ -133,7 +133,9 @@ extension Shard {
         stats.decisions[entry.decision] += 1
         switch entry.reason {
         case .coachCopy: stats.content.ai += 1
-        case .templateFallback: stats.content.templateFallback += 1
+        case .templateFallback:
+            stats.content.templateFallback += 1
+            if case .templateKept(let code) = entry.why { stats.content.fallbackReasons[code, default: 0] += 1 }
         default: break
         }
         for violation in users[local].checker.observe(entry, zone: users[local].engine.zone) {

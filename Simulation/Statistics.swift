@@ -1,4 +1,3 @@
-import Content
 import Engagement
 import Foundation
 import Models
@@ -100,24 +99,12 @@ struct WeeklyTally: Equatable {
 }
 
 /// Where each notification's copy came from: the coach's (`ai`), or templates after the coach's
-/// answer was turned down, with the content module's reason as a value.
+/// answer was turned down, counted by the stable code of the reason the engine traced
+/// (`TraceDetail.templateKept(code:)`: `coachTimeout`, `heldByPhone`, ...).
 struct ContentTally: Equatable {
     var ai = 0
     var templateFallback = 0
-    var fallbackReasons: [ContentReason: Int] = [:]
-
-    /// Why the coach's answer to `request` was turned down, as the content module rules on it:
-    /// the same ruling the engine made on the same answer, request and recipient (nil: accepted).
-    static func reason(
-        rejecting outcome: CoachOutcome, to request: CoachRequest, for recipient: Recipient,
-        by content: ContentGenerator
-    ) -> ContentReason? {
-        let asked = ContentRequest(
-            kind: request.kind, style: request.style, language: request.language, recipient: recipient,
-            context: request.facts)
-        guard case .rejected(let reason, _) = content.judge(outcome, for: asked) else { return nil }
-        return reason
-    }
+    var fallbackReasons: [String: Int] = [:]
 
     mutating func merge(_ other: ContentTally) {
         ai += other.ai
@@ -128,10 +115,9 @@ struct ContentTally: Equatable {
     /// The report's table: `ai`, `templateFallback` and each fallback reason's stable code
     /// (`coachTimeout`, `malformedOutput.missingSeparator`, ...).
     var bySource: [String: Int] {
-        var table: [String: Int] = [:]
+        var table = fallbackReasons
         if ai > 0 { table["ai"] = ai }
         if templateFallback > 0 { table["templateFallback"] = templateFallback }
-        for (reason, count) in fallbackReasons { table[reason.code, default: 0] += count }
         return table
     }
 }

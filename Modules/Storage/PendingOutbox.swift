@@ -60,7 +60,8 @@ public struct PendingOutbox: Sendable {
         guard !wasCompleted(row.key) else { return false }
         var row = row
         let channel = row.channel
-        if let old = index(where: { $0.requestID == row.requestID && $0.channel == channel && $0.userID == row.userID })
+        // The channel first: comparing it is a switch, where identifiers are compared byte by byte.
+        if let old = index(where: { $0.channel == channel && $0.requestID == row.requestID && $0.userID == row.userID })
         {
             if rows[old].key != row.key {
                 forgetClaims(of: rows[old].key)

@@ -1,6 +1,7 @@
 import Content
 import Engagement
 import Models
+import SimulatedPlatform
 import TestSupport
 import Testing
 
@@ -99,33 +100,35 @@ import Testing
         var first = ContentTally()
         first.ai = 3
         first.templateFallback = 2
-        first.fallbackReasons[.coachError("coach unavailable")] = 1
-        first.fallbackReasons[.coachTimeout] = 1
+        first.fallbackReasons[ContentReason.coachError("coach unavailable").code, default: 0] += 1
+        first.fallbackReasons[ContentReason.coachTimeout.code, default: 0] += 1
         var second = ContentTally()
         second.templateFallback = 1
-        second.fallbackReasons[.coachError("connection reset")] = 1
+        second.fallbackReasons[ContentReason.coachError("connection reset").code, default: 0] += 1
         first.merge(second)
         #expect(
             first.bySource == ["ai": 3, "templateFallback": 3, "coachError": 2, "coachTimeout": 1])
     }
 
-    @Test func theFallbackReasonIsTheContentModulesRuling() {
-        let content = ContentGenerator(catalog: bundledTemplates)
-        let recipient = Recipient(privacyLevel: .public, firstName: "Ana", fullName: "Ana Example")
-        let request = CoachRequest(kind: .morningGreeting, style: .encouraging, facts: CopyContext(firstName: "Ana"))
-        #expect(
-            ContentTally.reason(rejecting: .timedOut, to: request, for: recipient, by: content) == .coachTimeout)
-        #expect(
-            ContentTally.reason(
-                rejecting: .failed(reason: "down", latencyMillis: 10), to: request, for: recipient, by: content)
-                == .coachError("down"))
-        let malformed = ContentTally.reason(
-            rejecting: .text("no separator here", latencyMillis: 10), to: request, for: recipient, by: content)
-        #expect(malformed?.code.hasPrefix("malformedOutput.") == true)
-        #expect(
-            ContentTally.reason(
-                rejecting: .text("Good morning ☀️|Ready for today?", latencyMillis: 10), to: request,
-                for: recipient, by: content) == nil)
+    /// The tally reads the engine's own ruling from its trace: every template fallback counts
+    /// under exactly one reason, and the coach's failures, timeouts and malformed answers each
+    /// show under their code.
+    @Test func everyFallbackIsTalliedUnderTheReasonTheEngineTraced() throws {
+        var scenario = try Scenario.parse(baseScenario(), file: "test.json")
+        scenario.users = 40
+        scenario.coach.slowShare = 0.2
+        scenario.coach.failureShare = 0.2
+        scenario.coach.malformedShare = 0.2
+        let report = try Simulator.run(
+            RunOptions(scenario: scenario, templates: bundledTemplates, outputDirectory: nil))
+        let table = report.content.bySource
+        let fallbacks = try #require(table["templateFallback"])
+        let reasons = table.filter { $0.key != "ai" && $0.key != "templateFallback" }
+        #expect(reasons.values.reduce(0, +) == fallbacks)
+        #expect(reasons["coachError", default: 0] > 0)
+        #expect(reasons["coachTimeout", default: 0] > 0)
+        #expect(reasons.keys.contains { $0.hasPrefix("malformedOutput.") })
+        #expect(table["ai", default: 0] + fallbacks == report.decisions["copyChosen"])
     }
 
     @Test func responseRatesAreComputedForDeliveredKindsOnly() {
