@@ -115,7 +115,8 @@ public enum ReportPage {
                     "incrementalPlanMatchesFullPass",
                     "after each of \(PageText.integer(check.checkedSteps)) steps (\(PageText.integer(check.skippedSteps)) "
                         + "of them skipping the pass), a full planning pass would schedule or cancel nothing "
-                        + "(--check-plans)", check.differingSteps))
+                        + "(--check-plans); the passes by what changed: "
+                        + PageText.escape(check.causesText), check.differingSteps))
             exampleLines += check.examples
         }
         let examples =

@@ -30,7 +30,7 @@ extension Shard {
         if isServerDeployment && !sentLate { try phoneWithdraws(local, after: input, at: now) }
         let revisionBefore = isServerDeployment ? inPlace(local) { $0.engine.localPlanRevision } : 0
         let zoneBefore = inPlace(local) { $0.engine.zone.identifier }
-        let passBefore = checksIncrementalPlan ? users[local].engine.lastPlanPassAt : nil
+        let engineBefore = checksIncrementalPlan ? users[local].engine : nil
         let phone = phoneHearing(of: input, at: now)
         let timed = timing != .sampledDecision || sampler.next()
         let started = timed ? threadCPUNanoseconds() : 0
@@ -48,9 +48,8 @@ extension Shard {
             }
         }
         stats.engineCalls += 1
-        if checksIncrementalPlan {
-            stats.incrementalPlan.check(
-                users[local].engine, passBefore: passBefore, after: input, phone: phone, at: now)
+        if let engineBefore {
+            stats.incrementalPlan.check(users[local].engine, before: engineBefore, after: input, phone: phone, at: now)
         }
         for effect in effects {
             if case .trace(let entry) = effect {

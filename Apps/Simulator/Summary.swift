@@ -101,6 +101,7 @@ extension Simulate {
                     + " (of \(check.checkedSteps) steps checked, \(check.skippedSteps) of them skipping the pass; "
                     + "\(check.unsettledSteps) left regrouping to the next input)"
             )
+            say("  passes by what changed: " + check.causesText)
             for example in check.examples { say("  " + example) }
         }
         say("")

@@ -1,3 +1,4 @@
+import Engagement
 import Foundation
 import Models
 import TestSupport
@@ -47,6 +48,12 @@ import Testing
         let check = try #require(try run("default", seedOffset: 0, deployment: .server).incrementalPlan)
         #expect(check.checkedSteps > 500 && check.skippedSteps > 100 && check.unsettledSteps == 0)
         #expect(check.differingSteps == 0, "\(check.examples)")
+        // Every pass is traced to at least one cause, each a cause's name; those alone are fewer.
+        let passes = check.checkedSteps - check.skippedSteps
+        #expect(check.passCauses.values.reduce(0, +) >= passes)
+        #expect(check.passSoleCauses.values.reduce(0, +) <= passes)
+        #expect(check.passCauses.keys.allSatisfy { PlanPassCause(rawValue: $0) != nil }, "\(check.passCauses)")
+        #expect(check.passCauses["heldLater", default: 0] > 0, "the phone's copies move the server's plan")
     }
 
     /// Without the option the report holds no figures, so a run that did not check never reads
