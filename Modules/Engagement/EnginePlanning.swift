@@ -113,9 +113,9 @@ extension UserEngine {
     /// reference-counted fields, twice per input and again to keep it. A test holds the answer
     /// with `exactly` equal to comparing a built key; a field added to `PlanKey` goes in both.
     ///
-    /// Two fields may differ where the last pass's candidates show the difference moves nothing
-    /// (`doneChangesLeaveThePlan`, `responsesKeepTheOrder`); the kept key then takes their new
-    /// values. `exactly` leaves that out.
+    /// Three fields may differ where the last pass's candidates show the difference moves nothing
+    /// (`doneChangesLeaveThePlan`, `responsesKeepTheOrder`, `heldLaterChangesLeaveThePlan`); the
+    /// kept key then takes the new values of the first two. `exactly` leaves that out.
     mutating func lastKeyMatches(
         at now: Instant, horizonEnd: Instant, phone: PhoneHearing = .atOnce, exactly: Bool = false
     ) -> Bool {
@@ -129,9 +129,12 @@ extension UserEngine {
         else { return false }
         let times = currentReEngagementTimes()
         guard state.plan.lastKey?.reEngagementTimes == times else { return false }
-        guard state.plan.lastKey?.committed == committed(at: now, phone: phone),
-            state.plan.lastKey?.heldLater == heldLater(at: now, phone: phone)
-        else { return false }
+        guard state.plan.lastKey?.committed == committed(at: now, phone: phone) else { return false }
+        // Kept as the pass saw it: a restored engine rebuilds the key for the pass's instant.
+        let held = heldLater(at: now, phone: phone)
+        if let known = state.plan.lastKey?.heldLater, known != held {
+            guard !exactly, heldLaterChangesLeaveThePlan(from: known, to: held, at: now) else { return false }
+        }
         if state.plan.lastKey?.done != state.activity.done {
             guard !exactly, doneChangesLeaveThePlan() else { return false }
             state.plan.lastKey?.done = state.activity.done

@@ -9,6 +9,8 @@ struct OrderedCandidate: Hashable, Sendable {
     var kind: NotificationKind
     var plannedAt: Instant
     var relevance: Double
+    /// How long after `plannedAt` the rules may still place it (`KindPolicy.stalenessSeconds`).
+    var stalenessSeconds: Int64
 }
 
 /// Inputs that change the plan's key without changing the plan. Logging a meal or a check-in
@@ -27,7 +29,7 @@ extension UserEngine {
             order.append(
                 OrderedCandidate(
                     id: candidate.id, kind: candidate.kind, plannedAt: candidate.plannedAt,
-                    relevance: candidate.policy.relevance))
+                    relevance: candidate.policy.relevance, stalenessSeconds: candidate.policy.stalenessSeconds))
         }
         state.plan.lastOrder = order
     }
@@ -43,6 +45,46 @@ extension UserEngine {
             fired.contains(candidate.id)
                 || PlanningContext.isDone(candidate.id, in: done) == PlanningContext.isDone(candidate.id, in: known)
         }
+    }
+
+    /// Whether a pass with `held` as the phone's other copies (`UserEngine.heldLater`), the last
+    /// pass's `known` being the only other input that differs, places what the last one placed.
+    /// Those copies reach only the pushes' rules: `Planner.allocate` counts them in the ledger a
+    /// push on the remote channel is measured against, and nothing else. A push's rules try times
+    /// from its planned time to its deadline (`DeliveryRules.evaluate`: its staleness, or just
+    /// after `now`), and read that ledger on each time's local day and within an hour of it
+    /// (`pushReadSpan`). When no copy that differs (held in one and not the other, or at another
+    /// instant) lies in that span for any push among the last pass's candidates, every push meets
+    /// the same counts, and the plan is the same.
+    func heldLaterChangesLeaveThePlan(
+        from known: OccurrenceMap<Instant>, to held: OccurrenceMap<Instant>, at now: Instant
+    )
+        -> Bool
+    {
+        guard let order = state.plan.lastOrder else { return false }
+        var changed: [Instant] = []
+        for entry in known.entries where held[entry.id] != entry.value { changed.append(entry.value) }
+        for entry in held.entries where known[entry.id] != entry.value { changed.append(entry.value) }
+        for candidate in order where ChannelPolicy.channel(for: candidate.kind) == .remote {
+            let span = pushReadSpan(
+                plannedAt: candidate.plannedAt, deadline: max(candidate.plannedAt + candidate.stalenessSeconds, now + 1)
+            )
+            if changed.contains(where: span.contains) { return false }
+        }
+        return true
+    }
+
+    /// The instants whose presence in the ledger a push planned at `plannedAt` may read, trying
+    /// times up to `deadline`: the local days from the first to the last (the daily cap and the
+    /// attention budget count a time's day), and the hour each side (the hourly cap).
+    func pushReadSpan(plannedAt: Instant, deadline: Instant) -> ClosedRange<Instant> {
+        let firstDay = zone.localDateTime(at: plannedAt).daysSinceEpoch
+        let lastDay = zone.localDateTime(at: deadline).daysSinceEpoch
+        let from = min(
+            zone.instant(for: LocalDateTime(localSeconds: firstDay * .secondsPerDay)), plannedAt - .secondsPerHour)
+        let to = max(
+            zone.instant(for: LocalDateTime(localSeconds: (lastDay + 1) * .secondsPerDay)), deadline + .secondsPerHour)
+        return from...to
     }
 
     /// Whether, under an attention budget, the response counts now leave the candidates due at
