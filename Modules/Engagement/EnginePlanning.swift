@@ -22,6 +22,7 @@ extension UserEngine {
             state.plan.lastKey = planKey(at: now, horizonEnd: horizonEnd, phone: phone)
             state.plan.lastPassAt = now
             state.plan.lastPassPhone = phone
+            state.plan.holdsAtLastPass = nil
             let changes = planPass(at: now, horizonEnd: horizonEnd, phone: phone)
             apply(changes, at: now, into: &effects)
         }
@@ -82,9 +83,13 @@ extension UserEngine {
     /// itself set them. The candidates come from the state now, which the key shows unchanged
     /// since but for what fired (which a pass skips) and what is done and the response counts
     /// (which the last input found to move nothing, or it would have run a pass).
+    /// What the phone held then is `PlanState.holdsAtLastPass` when a pull changed it since.
     mutating func rememberLastPass(at lastPassAt: Instant) {
         let horizonEnd = routineHorizonEnd(at: lastPassAt)
+        let holdsNow = state.plan.phoneHolds
+        if let held = state.plan.holdsAtLastPass { state.plan.phoneHolds = held }
         state.plan.lastKey = planKey(at: lastPassAt, horizonEnd: horizonEnd, phone: state.plan.lastPassPhone)
+        state.plan.phoneHolds = holdsNow
         _ = gatherCandidates(at: lastPassAt, horizonEnd: horizonEnd)
     }
 

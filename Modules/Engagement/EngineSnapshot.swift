@@ -35,6 +35,10 @@ import Scheduling
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
 ///
 /// Versions:
+/// - 9: what the phone held when the last pass ran, when a pull has changed it since
+///   (`PlanState.holdsAtLastPass`), an optional map like the holds, after when the phone was to hear: the reader
+///   rebuilds the last pass's key from it. Read from an older snapshot, which stores no pass
+///   when the holds changed since: none.
 /// - 8: when the phone was to hear of the first change it has not pulled
 ///   (`PlanState.phoneHearsBy`), optional, after how it was to hear of the last pass. Read from
 ///   an older snapshot: none, so the phone is taken to hear until the next unpulled change.
@@ -64,9 +68,9 @@ import Scheduling
 ///   the 13:00 hydration time for 13:00), else the slot whose window holds the hour's middle;
 ///   a cell no slot claims (a shift learned across slots) is forgotten.
 public enum EngineSnapshot {
-    public static let version: UInt64 = 8
+    public static let version: UInt64 = 9
     /// Every version the reader reads.
-    public static let readableVersions: ClosedRange<UInt64> = 1...8
+    public static let readableVersions: ClosedRange<UInt64> = 1...9
     static let magic: [UInt8] = [0x45, 0x53]
 }
 
@@ -201,8 +205,9 @@ struct SnapshotCodec {
             time(traced.plannedAt, &w)
             w.optional(traced.fireAt) { $0.signed($1 - traced.plannedAt) }
         }
-        // An older version cannot hold all the plan's inputs (a device's refusal, before 4): its
-        // reader plans afresh at its first input rather than trust a key it cannot rebuild.
+        // An older version cannot hold all the plan's inputs (a device's refusal, before 4; the
+        // holds of the last pass, before 9): its reader plans afresh at its first input rather
+        // than trust a key it cannot rebuild.
         w.optional(plan.lastKey == nil || version < EngineSnapshot.version ? nil : plan.lastPassAt) { time($1, &$0) }
 
         w.count(state.lapse.lastAttemptSent)
@@ -272,6 +277,10 @@ struct SnapshotCodec {
             }
         }
         if version >= 8 { w.optional(state.plan.phoneHearsBy) { time($1, &$0) } }
+        if version >= 9 {
+            let held = state.plan.lastKey == nil ? nil : state.plan.holdsAtLastPass
+            w.optional(held) { w, holds in writeMap(holds, &w) { time($1, &$0) } }
+        }
         if version >= 4 { w.bool(state.plan.deviceRefuses) }
         if version >= 6 { w.count(state.plan.localRevision) }
     }

@@ -103,6 +103,11 @@ struct PlanState: Sendable {
     var lastKey: PlanKey?
     /// When the last pass ran (a snapshot recomputes `lastKey` for this instant).
     var lastPassAt: Instant?
+    /// What the phone held when the last pass ran, once a pull has changed it since
+    /// (`UserEngine.phoneApplied`); nil while unchanged. The kept key still decides the next
+    /// input (`lastKeyMatches` compares what it takes as committed and held); a snapshot stores
+    /// these holds, so its reader rebuilds that key from them and not from the holds now.
+    var holdsAtLastPass: OccurrenceMap<Instant>?
     /// The candidates the last pass handed to the planner, in its order (derived, like `lastKey`;
     /// nil before the first pass). Lets an input that changes only what is done or the response
     /// counts keep the plan (`doneChangesLeaveThePlan`, `responsesKeepTheOrder`).

@@ -35,8 +35,9 @@ extension UserEngine {
     /// answered, `LocalPlan`): each request by its identifier, at the instant it fires next.
     /// Daily series, identifiers the engine does not read and what fires by `now` are left out.
     /// It replaces what was recorded before: the phone applies a plan whole. A change of zone
-    /// moves it as the phone does (`phoneMoves`). A change of what the phone holds makes the
-    /// next input plan afresh.
+    /// moves it as the phone does (`phoneMoves`). A change of what the phone holds plans again at
+    /// the next input when it changes what that input takes as committed or held
+    /// (`lastKeyMatches`).
     /// A pull also tells that the phone hears again (`PlanState.phoneHearsBy`).
     /// Returns whether the engine's state changed (what the phone holds, or that it hears).
     @discardableResult
@@ -55,10 +56,10 @@ extension UserEngine {
         let heardLate = state.plan.phoneHearsBy != nil
         state.plan.phoneHearsBy = nil
         guard holds != state.plan.phoneHolds else { return heardLate }
+        if state.plan.lastKey != nil, state.plan.holdsAtLastPass == nil {
+            state.plan.holdsAtLastPass = state.plan.phoneHolds
+        }
         state.plan.phoneHolds = holds
-        // What the next pass takes as committed may differ from what the last pass's key holds,
-        // and a restored engine could not rebuild that key: the next input plans afresh.
-        state.plan.lastKey = nil
         return true
     }
 

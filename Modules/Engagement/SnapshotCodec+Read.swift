@@ -123,6 +123,7 @@ extension SnapshotCodec {
                 }
         }
         if version >= 8 { state.plan.phoneHearsBy = try r.optional { r in try time(&r) } }
+        if version >= 9 { state.plan.holdsAtLastPass = try r.optional { r in try readMap(&r) { r in try time(&r) } } }
         if version >= 4 { state.plan.deviceRefuses = try r.bool() }
         if version >= 6 { state.plan.localRevision = try r.count(limit: Int.max) }
         return legacyResponses

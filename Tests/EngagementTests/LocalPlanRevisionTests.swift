@@ -101,7 +101,7 @@ struct LocalPlanRevisionTests {
         }
         #expect(throws: SnapshotError.self) { try EngineSnapshot.localPlanRevision(of: [0x45, 0x53]) }
         #expect(throws: SnapshotError.self) { try EngineSnapshot.localPlanRevision(of: [1, 2, 3, 4]) }
-        #expect(throws: SnapshotError.self) { try EngineSnapshot.localPlanRevision(of: [0x45, 0x53, 9, 0]) }
+        #expect(throws: SnapshotError.self) { try EngineSnapshot.localPlanRevision(of: [0x45, 0x53, 10, 0]) }
         #expect(throws: SnapshotError.self) { try EngineSnapshot.localPlanRevision(of: [0x45, 0x53, 6, 0, 0x80]) }
     }
 }

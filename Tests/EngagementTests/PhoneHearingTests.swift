@@ -176,4 +176,54 @@ struct PhoneHearingTests {
             content: bundledContent)
         #expect(older.state.plan.phoneHearsBy == nil)
     }
+
+    /// A pull that changes what the phone holds keeps the last pass's key: the next input plans
+    /// again only when that changes what it takes as committed or held, and the plan is the one a
+    /// full pass makes. A snapshot taken before that input keeps what the phone held at the pass
+    /// (version 9), so the restored engine rebuilds the same key and decides the same; an older
+    /// version cannot, and its reader plans afresh, to the same plan.
+    @Test func aPullThatChangesTheHoldsKeepsTheKeyAndASnapshotRebuildsIt() throws {
+        var engine = servedEngine()
+        Self.switchOffFirstLocalKind(&engine, at: t0 + 600, hearsBy: t0 + 2_400)
+        let passAt = try #require(engine.lastPlanPassAt)
+        let heldAtPass = engine.state.plan.phoneHolds
+        let holdsChanged = engine.phoneApplied(Self.localPlan(engine), at: t0 + 900)
+        #expect(holdsChanged)
+        #expect(engine.planIsSettled, "the key is kept")
+        #expect(engine.lastPlanPassAt == passAt)
+        #expect(engine.state.plan.holdsAtLastPass == heldAtPass)
+
+        func restore(version: UInt64) throws -> UserEngine {
+            try UserEngine(
+                restoring: engine.snapshot(version: version), profile: engine.profile, zone: engine.zone,
+                configuration: engine.configuration, content: bundledContent)
+        }
+        var restored = try restore(version: EngineSnapshot.version)
+        #expect(restored.lastPlanPassAt == passAt)
+        // Rebuilt from what the phone held at the pass, not from what it holds now.
+        #expect(restored.state.plan.lastKey?.committed == engine.state.plan.lastKey?.committed)
+        #expect(restored.state.plan.lastKey?.heldLater == engine.state.plan.lastKey?.heldLater)
+        var older = try restore(version: 8)
+        #expect(older.lastPlanPassAt == nil, "a version 8 snapshot stores no pass")
+
+        var original = engine
+        let at = t0 + 1_000
+        let expected = original.handle(.activity(.moodLogged), at: at, phone: .whenItPulls)
+        #expect(restored.handle(.activity(.moodLogged), at: at, phone: .whenItPulls) == expected)
+        let afresh = older.handle(.activity(.moodLogged), at: at, phone: .whenItPulls)
+        #expect(afresh.filter(\.isPlanChange) == expected.filter(\.isPlanChange))
+        #expect(older.planned == original.planned)
+        #expect(original.fullReplanChanges(at: at, phone: .whenItPulls).isEmpty)
+        #expect(restored.snapshot() == original.snapshot())
+    }
+}
+
+extension Effect {
+    /// A schedule or a cancellation: what a pass changes, leaving out what it traces.
+    fileprivate var isPlanChange: Bool {
+        switch self {
+        case .schedule, .cancel: true
+        default: false
+        }
+    }
 }

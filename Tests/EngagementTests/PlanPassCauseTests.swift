@@ -1,5 +1,6 @@
 import Models
 import Scheduling
+import TestSupport
 import Testing
 
 @testable import Engagement
@@ -43,12 +44,21 @@ import Testing
         _ = engine.handle(.preferencesChanged(preferences), at: start + 120)
         #expect(engine.planPassCauses(since: before, at: start + 120).contains(.profileRevision))
 
-        // A pull that changes what the phone holds forgets the key: the next input plans afresh.
+        // A pull that changes what the phone holds keeps the key: an input the phone hears of at
+        // once (nothing committed, nothing held later) plans nothing.
         let held = engine.planned.map { (requestID: $0.id.requestID, fireAt: $0.fireAt) }
         let holdsChanged = engine.phoneApplied(held, at: start + 180)
         #expect(holdsChanged)
         before = engine
         _ = engine.handle(.activity(.moodLogged), at: start + 240)
-        #expect(engine.planPassCauses(since: before, at: start + 240) == [.keyForgottenBefore])
+        #expect(engine.planPassCauses(since: before, at: start + 240).isEmpty)
+
+        // A snapshot of the version before stores no pass: the restored engine plans afresh.
+        var restored = try UserEngine(
+            restoring: engine.snapshot(version: 8), profile: engine.profile, zone: engine.zone,
+            content: bundledContent)
+        before = restored
+        _ = restored.handle(.activity(.moodLogged), at: start + 300)
+        #expect(restored.planPassCauses(since: before, at: start + 300) == [.keyForgottenBefore])
     }
 }

@@ -131,7 +131,7 @@ struct SnapshotTests {
     }
 
     @Test(arguments: [
-        ([UInt8](), "truncated"), ([0x45, 0x53, 9], "version 9 is not one this engine reads (it reads 1...8)"),
+        ([UInt8](), "truncated"), ([0x45, 0x53, 10], "version 10 is not one this engine reads (it reads 1...9)"),
         ([0x00, 0x53, 1], "not an engine snapshot (bad magic bytes)"),
     ])
     func badBytesAreAnErrorNeverAFreshState(bytes: [UInt8], problem: String) {
