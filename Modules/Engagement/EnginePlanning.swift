@@ -88,8 +88,9 @@ extension UserEngine {
         let horizonEnd = routineHorizonEnd(at: lastPassAt)
         let holdsNow = state.plan.phoneHolds
         if let held = state.plan.holdsAtLastPass { state.plan.phoneHolds = held }
-        state.plan.lastKey = planKey(at: lastPassAt, horizonEnd: horizonEnd, phone: state.plan.lastPassPhone)
+        let key = planKey(at: lastPassAt, horizonEnd: horizonEnd, phone: state.plan.lastPassPhone)
         state.plan.phoneHolds = holdsNow
+        state.plan.lastKey = key
         _ = gatherCandidates(at: lastPassAt, horizonEnd: horizonEnd)
     }
 

@@ -6,13 +6,14 @@ import Scheduling
 /// after a restart: restoring and continuing gives exactly the effects of an engine that never
 /// stopped.
 ///
-/// Format, version 8 (`CompactWriter`: LEB128 varints, zigzag for signed values):
+/// Format, version 9 (`CompactWriter`: LEB128 varints, zigzag for signed values):
 /// - the magic bytes `E` `S`, then the version;
 /// - `base`: the last activity, in seconds since 1970; every other instant is written as its
 ///   signed distance from `base` (most are within days of it, so two or three bytes);
 /// - then, in order, the state's groups as `EngineState` declares them: activity, user,
 ///   plan, lapse, reminders, social, coaching, copy, Live Activities, then what the phone holds
-///   of the local plan, whether the device refuses notifications and the local plan's revision. Instants are minutes from `base` when whole
+///   of the local plan (and what it held at the last pass, when that changed since), whether the
+///   device refuses notifications and the local plan's revision. Instants are minutes from `base` when whole
 ///   minutes (flag bit 0), else seconds (flag bit 1). Occurrence identities in lists are
 ///   (day from base's day, kind ordinal, slot, snooze); the keys of maps are their packed form
 ///   (`OccurrenceID.packed`), each as its distance from the one before. Lists have their count first.
@@ -35,10 +36,10 @@ import Scheduling
 /// bytes that do not parse, are an error (`SnapshotError`), never a silent fresh state.
 ///
 /// Versions:
-/// - 9: what the phone held when the last pass ran, when a pull has changed it since
-///   (`PlanState.holdsAtLastPass`), an optional map like the holds, after when the phone was to hear: the reader
-///   rebuilds the last pass's key from it. Read from an older snapshot, which stores no pass
-///   when the holds changed since: none.
+/// - 9: what the phone held when the last pass ran, when something has changed it since
+///   (`PlanState.holdsAtLastPass`): an optional map like the holds, after when the phone was to
+///   hear. The reader rebuilds the last pass's key from it. Read from an older snapshot, which
+///   stores no pass: none.
 /// - 8: when the phone was to hear of the first change it has not pulled
 ///   (`PlanState.phoneHearsBy`), optional, after how it was to hear of the last pass. Read from
 ///   an older snapshot: none, so the phone is taken to hear until the next unpulled change.

@@ -83,8 +83,13 @@ struct PlanState: Sendable {
     var ledger = CapLedger()
     /// What the user's phone was last given of the local plan (`UserEngine.phoneApplied`): each
     /// one-off request still ahead, at the instant the phone fires it. Empty where the engine
-    /// runs on the phone itself.
-    var phoneHolds = OccurrenceMap<Instant>()
+    /// runs on the phone itself. Whatever changes it after a pass (a pull, a firing, a move of
+    /// zone) keeps what it was at the pass first (`holdsAtLastPass`).
+    var phoneHolds = OccurrenceMap<Instant>() {
+        didSet {
+            if lastKey != nil, holdsAtLastPass == nil, oldValue != phoneHolds { holdsAtLastPass = oldValue }
+        }
+    }
     /// How the phone was to hear of the last pass (`PhoneHearing`), which decided what it took
     /// as committed: a restored engine rebuilds that pass's key with it.
     var lastPassPhone = PhoneHearing.atOnce
@@ -103,10 +108,12 @@ struct PlanState: Sendable {
     var lastKey: PlanKey?
     /// When the last pass ran (a snapshot recomputes `lastKey` for this instant).
     var lastPassAt: Instant?
-    /// What the phone held when the last pass ran, once a pull has changed it since
-    /// (`UserEngine.phoneApplied`); nil while unchanged. The kept key still decides the next
-    /// input (`lastKeyMatches` compares what it takes as committed and held); a snapshot stores
-    /// these holds, so its reader rebuilds that key from them and not from the holds now.
+    /// What the phone held when the last pass ran, kept at the first change since (a pull,
+    /// `UserEngine.phoneApplied`; a copy's time passing, `retireFired`); nil while unchanged, and
+    /// meaningless once the key is forgotten (a snapshot then stores none). The kept key still
+    /// decides the next input (`lastKeyMatches` compares what it takes as committed and held); a
+    /// snapshot stores these holds, so its reader rebuilds that key from them, not from the holds
+    /// now.
     var holdsAtLastPass: OccurrenceMap<Instant>?
     /// The candidates the last pass handed to the planner, in its order (derived, like `lastKey`;
     /// nil before the first pass). Lets an input that changes only what is done or the response

@@ -35,9 +35,9 @@ extension UserEngine {
     /// answered, `LocalPlan`): each request by its identifier, at the instant it fires next.
     /// Daily series, identifiers the engine does not read and what fires by `now` are left out.
     /// It replaces what was recorded before: the phone applies a plan whole. A change of zone
-    /// moves it as the phone does (`phoneMoves`). A change of what the phone holds plans again at
-    /// the next input when it changes what that input takes as committed or held
-    /// (`lastKeyMatches`).
+    /// moves it as the phone does (`phoneMoves`). A change of what the phone holds keeps the last
+    /// pass's key: the next input plans again when what it takes as committed changes, or a copy
+    /// held later that a push's rules read (`lastKeyMatches`, `heldLaterChangesLeaveThePlan`).
     /// A pull also tells that the phone hears again (`PlanState.phoneHearsBy`).
     /// Returns whether the engine's state changed (what the phone holds, or that it hears).
     @discardableResult
@@ -56,9 +56,6 @@ extension UserEngine {
         let heardLate = state.plan.phoneHearsBy != nil
         state.plan.phoneHearsBy = nil
         guard holds != state.plan.phoneHolds else { return heardLate }
-        if state.plan.lastKey != nil, state.plan.holdsAtLastPass == nil {
-            state.plan.holdsAtLastPass = state.plan.phoneHolds
-        }
         state.plan.phoneHolds = holds
         return true
     }

@@ -1,9 +1,10 @@
 import Models
 import Scheduling
 
-/// A candidate of the last planning pass, as far as its place in the planner's order and the
-/// done check read it (`PlanState.lastOrder`): no reference-counted field, so the list is one
-/// buffer, reused from pass to pass.
+/// A candidate of the last planning pass, as far as its place in the planner's order, the done
+/// check and the span a push's rules read (`heldLaterChangesLeaveThePlan`) need it
+/// (`PlanState.lastOrder`): no reference-counted field, so the list is one buffer, reused from
+/// pass to pass.
 struct OrderedCandidate: Hashable, Sendable {
     var id: OccurrenceID
     var kind: NotificationKind
@@ -54,8 +55,8 @@ extension UserEngine {
     /// from its planned time to its deadline (`DeliveryRules.evaluate`: its staleness, or just
     /// after `now`), and read that ledger on each time's local day and within an hour of it
     /// (`pushReadSpan`). When no copy that differs (held in one and not the other, or at another
-    /// instant) lies in that span for any push among the last pass's candidates, every push meets
-    /// the same counts, and the plan is the same.
+    /// instant) lies in that span for any push among the last pass's candidates that a pass now
+    /// would evaluate, every push meets the same counts, and the plan is the same.
     func heldLaterChangesLeaveThePlan(
         from known: OccurrenceMap<Instant>, to held: OccurrenceMap<Instant>, at now: Instant
     )
@@ -66,6 +67,10 @@ extension UserEngine {
         for entry in known.entries where held[entry.id] != entry.value { changed.append(entry.value) }
         for entry in held.entries where known[entry.id] != entry.value { changed.append(entry.value) }
         for candidate in order where ChannelPolicy.channel(for: candidate.kind) == .remote {
+            // What a pass now skips reads nothing: fired, or past its time and never planned. A
+            // fired group is gone from the state (a restored engine's candidates lack it).
+            if state.plan.fired.contains(candidate.id) { continue }
+            if candidate.plannedAt <= now, !state.plan.planned.contains(where: { $0.id == candidate.id }) { continue }
             let span = pushReadSpan(
                 plannedAt: candidate.plannedAt, deadline: max(candidate.plannedAt + candidate.stalenessSeconds, now + 1)
             )

@@ -3,11 +3,13 @@ public import Models
 /// Why an input ran a planning pass rather than keep the last pass's plan (`lastKeyMatches`):
 /// an input of the pass that changed since the last one (a field of the plan's key), the clock
 /// alone (`planMovesWithClock`), or a key the engine had forgotten, which no field shows (a
-/// firing under a daily cap, a restored snapshot that stored no pass). `simulate --check-plans` tallies them, so the inputs that make the engine
-/// plan again can be counted before planning is made cheaper or rarer.
+/// firing under a daily cap, a restored snapshot that stored no pass). `simulate --check-plans`
+/// tallies them, so the inputs that make the engine plan again can be counted before planning is
+/// made cheaper or rarer.
 public enum PlanPassCause: String, CaseIterable, Codable, Sendable {
-    /// The engine held no key before this input (restored from a snapshot that stored no pass,
-    /// or the last input left regrouping unsettled): it planned afresh.
+    /// The engine held no key before this input (restored from a snapshot that stored no pass, a
+    /// pull that found held copies fired off the plan, `retireHeldCopies`, or the last input
+    /// left regrouping unsettled): it planned afresh.
     case keyForgottenBefore
     /// This input forgot the key (`retireFired`, a withdrawal by an event heard late).
     case keyForgottenByInput

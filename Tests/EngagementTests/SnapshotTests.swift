@@ -105,8 +105,10 @@ struct SnapshotTests {
                     restoring: bytes, profile: stopped.profile, zone: stopped.zone, content: bundledContent)
             }
             // Odd seeds run as a server's engine: the phone is given the plan every few inputs,
-            // and what it holds is committed until it pulls again, which the snapshot keeps.
-            let phone: PhoneHearing = seed % 2 == 1 ? .whenItPulls : .atOnce
+            // and what it holds is committed until it pulls again, which the snapshot keeps; or,
+            // one seed in four, it hears by a sync half an hour on, and holds the rest later.
+            let phone: PhoneHearing =
+                seed % 2 == 0 ? .atOnce : seed % 4 == 1 ? .whenItPulls : .by(at + 1_800)
             if seed % 2 == 1, index % 4 == 0 {
                 let held = whole.planned.filter { ChannelPolicy.channel(for: $0.kind) == .local }.map {
                     (requestID: $0.id.requestID, fireAt: $0.fireAt)
