@@ -1,5 +1,6 @@
 import Models
 import Scheduling
+import TestSupport
 import Testing
 
 @testable import Engagement
@@ -70,5 +71,47 @@ import Testing
             !served.heldLaterChangesLeaveThePlan(from: far, to: OccurrenceMap([(id, spans[0].upperBound)]), at: now))
         served.state.plan.lastOrder = nil
         #expect(!served.heldLaterChangesLeaveThePlan(from: none, to: far, at: now))
+    }
+}
+
+extension HeldLaterChangeTests {
+    /// End to end on a server's engine whose only push is a lapse nudge days ahead: the phone's
+    /// copies come to be held later (it hears by a sync), then a pull takes one away; each next
+    /// input skips the pass, a full pass would change nothing, and an engine restored from the
+    /// snapshot taken before the input decides the same.
+    @Test func heldCopiesAwayFromEveryPushSkipThePass() throws {
+        let t0 = instant("2027-03-01T07:00:00Z")
+        var served = engineWithPulledPlan(in: ZoneRules(identifier: "Europe/London")!, at: t0)
+        let passAt = served.lastPlanPassAt
+        let pushes = try #require(served.state.plan.lastOrder).filter {
+            ChannelPolicy.channel(for: $0.kind) == .remote
+        }
+        #expect(pushes.map(\.kind) == [.reEngagement])
+        let spans = pushes.map {
+            served.pushReadSpan(plannedAt: $0.plannedAt, deadline: $0.plannedAt + $0.stalenessSeconds)
+        }
+        let held = served.state.plan.phoneHolds.entries
+        #expect(!held.isEmpty && held.allSatisfy { entry in !spans.contains { $0.contains(entry.value) } })
+
+        /// Handles a backend job at `now`, heard of by a sync half an hour on, and checks it
+        /// skipped the pass as a full pass and a restored engine agree.
+        func skipsThePass(at now: Instant) throws {
+            let phone = PhoneHearing.by(now + 1_800)
+            #expect(served.heldLater(at: now, phone: phone) != served.state.plan.lastKey?.heldLater)
+            var restored = try UserEngine(
+                restoring: served.snapshot(), profile: served.profile, zone: served.zone,
+                configuration: served.configuration, content: bundledContent)
+            let effects = served.handle(.backgroundTaskLaunched(.lapseDetection), at: now, phone: phone)
+            #expect(served.lastPlanPassAt == passAt, "the pass is skipped")
+            #expect(served.fullReplanChanges(at: now, phone: phone).isEmpty)
+            #expect(restored.handle(.backgroundTaskLaunched(.lapseDetection), at: now, phone: phone) == effects)
+        }
+        // Held later now, where the pass at t0 took the phone to hear at once.
+        try skipsThePass(at: t0 + 60)
+        // A pull takes the last copy away.
+        let pulled = held.dropLast().map { (requestID: $0.id.requestID, fireAt: $0.value) }
+        let holdsChanged = served.phoneApplied(pulled, at: t0 + 90)
+        #expect(holdsChanged)
+        try skipsThePass(at: t0 + 120)
     }
 }
