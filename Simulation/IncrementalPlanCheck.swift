@@ -56,8 +56,8 @@ public struct IncrementalPlanCheck: Codable, Sendable, Equatable {
             "user \(engine.profile.id) at \(now) after \(input): a full pass would \(changes.joined(separator: "; "))")
     }
 
-    /// The pass causes most first, each with the passes it alone asked for:
-    /// "heldLater 17686 (alone 2960), clock 16530 (alone 1020)".
+    /// The pass causes most first, each as `name count (alone count)`, the second count being the
+    /// passes it alone asked for; pairs apart by commas.
     public var causesText: String {
         passCauses.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
             .map { "\($0.key) \($0.value) (alone \(passSoleCauses[$0.key, default: 0]))" }.joined(separator: ", ")

@@ -112,13 +112,7 @@ extension Shard {
     /// list, or (`always`) after the device changed on its own (a change of zone, a relaunch).
     func checkPlanMatchesPlatform(_ local: Int, after effects: [Effect], at now: Instant, always: Bool = false) throws {
         guard
-            always
-                || effects.contains(where: {
-                    switch $0 {
-                    case .schedule, .cancel: true
-                    default: false
-                    }
-                })
+            always || effects.contains(where: \.changesThePlan)
         else { return }
         guard
             let difference = PlatformAgreement.difference(

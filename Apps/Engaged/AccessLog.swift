@@ -42,7 +42,7 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 extension AccessLogMiddleware {
-    /// `duration` in milliseconds with three decimals ("1.616"), without a format string parsed
+    /// `duration` in milliseconds with three decimals (`%.3f`'s form), without a format string parsed
     /// per request: rounded to the nearest microsecond, a half up (`%.3f` would round an exact
     /// half to even), never below zero, and at most a billion seconds, so no duration can
     /// overflow.

@@ -56,12 +56,7 @@ extension UserEngine {
         fresh.state.plan.lastKey = nil
         var effects: [Effect] = []
         fresh.plan(at: now, phone: effectiveHearing(phone, at: now), into: &effects)
-        return effects.filter { effect in
-            switch effect {
-            case .schedule, .cancel: true
-            default: false
-            }
-        }
+        return effects.filter(\.changesThePlan)
     }
 
     mutating func planKey(at now: Instant, horizonEnd: Instant, phone: PhoneHearing = .atOnce) -> PlanKey {

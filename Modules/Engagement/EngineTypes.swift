@@ -122,6 +122,16 @@ public enum Effect: Hashable, Sendable {
 }
 
 extension Effect {
+    /// A schedule or a cancellation: what changes the platform's pending list, traces left out.
+    public var changesThePlan: Bool {
+        switch self {
+        case .schedule, .cancel: true
+        default: false
+        }
+    }
+}
+
+extension Effect {
     /// The channel of an effect that reaches the person: a scheduled notification's is its
     /// kind's (`ChannelPolicy`), a badge's is the inbox's; nil for the effects that do not reach
     /// anyone (background work, copy requests, traces, clearing, navigation).

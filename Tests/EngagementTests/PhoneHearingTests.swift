@@ -211,19 +211,9 @@ struct PhoneHearingTests {
         let expected = original.handle(.activity(.moodLogged), at: at, phone: .whenItPulls)
         #expect(restored.handle(.activity(.moodLogged), at: at, phone: .whenItPulls) == expected)
         let afresh = older.handle(.activity(.moodLogged), at: at, phone: .whenItPulls)
-        #expect(afresh.filter(\.isPlanChange) == expected.filter(\.isPlanChange))
+        #expect(afresh.filter(\.changesThePlan) == expected.filter(\.changesThePlan))
         #expect(older.planned == original.planned)
         #expect(original.fullReplanChanges(at: at, phone: .whenItPulls).isEmpty)
         #expect(restored.snapshot() == original.snapshot())
-    }
-}
-
-extension Effect {
-    /// A schedule or a cancellation: what a pass changes, leaving out what it traces.
-    fileprivate var isPlanChange: Bool {
-        switch self {
-        case .schedule, .cancel: true
-        default: false
-        }
     }
 }

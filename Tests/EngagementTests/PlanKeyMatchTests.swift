@@ -11,13 +11,15 @@ import Testing
     let start = Instant(iso8601: "2027-03-10T08:00:00-05:00")!
 
     /// `PlanKey`'s fields: a new one must be compared in `lastKeyMatches` too (then
-    /// this count changes with it).
+    /// this count changes with it), and be a `PlanPassCause` of its own name.
     @Test func theMatcherKnowsEveryField() {
         let engine = UserEngine(
             profile: UserProfile(id: "u1", displayName: "Ana", timeZone: zone.identifier), zone: zone, now: start)
         var copy = engine
         let key = copy.planKey(at: start, horizonEnd: copy.routineHorizonEnd(at: start))
-        #expect(Mirror(reflecting: key).children.count == 17)
+        let fields = Mirror(reflecting: key).children.compactMap(\.label)
+        #expect(fields.count == 17)
+        #expect(fields.allSatisfy { PlanPassCause(rawValue: $0) != nil }, "\(fields)")
     }
 
     /// Each field of the kept key is compared: the key of the last pass matches, and the same key
